@@ -1,0 +1,419 @@
+//! Operator calls: queue sizes, throughput, job listings, dead letters,
+//! pausing. The console and the `redq` subcommands use only these.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use fred::interfaces::{ClientLike, HashesInterface, SetsInterface};
+use serde::Serialize;
+
+use crate::job::ms_to_time;
+use crate::limits::{self, check_queue_name};
+use crate::meta::Meta;
+use crate::queue::{num, text};
+use crate::scripts::{reply, Op};
+use crate::{DeadLetterReport, JobRecord, JobState, QueueError, RedisQueue};
+
+/// Width of one throughput bucket.
+pub const STATS_BUCKET: Duration = Duration::from_secs(5);
+
+/// How many jobs a queue holds, by state, read in one atomic snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueCounts {
+    /// The queue.
+    pub queue: String,
+    /// Due now, waiting to be claimed.
+    pub waiting: u64,
+    /// Delayed, or backing off before a retry.
+    pub scheduled: u64,
+    /// Claimed under a lease.
+    pub leased: u64,
+    /// In the dead-letter set.
+    pub dead: u64,
+    /// Waiting behind an earlier job with the same ordering key.
+    pub blocked: u64,
+    /// Leases past their expiry that nobody reclaimed yet.
+    pub lapsed: u64,
+    /// Claims hand out nothing while paused.
+    pub paused: bool,
+    /// Enqueue time of the job at the head of the queue.
+    pub head_enqueued_at: Option<SystemTime>,
+    /// Redis's clock when the snapshot was taken.
+    pub now: SystemTime,
+}
+
+/// One throughput bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StatsBucket {
+    /// Start of the bucket (Redis clock).
+    pub start: SystemTime,
+    /// Jobs acknowledged in it.
+    pub processed: u64,
+    /// Failed attempts in it (retries and dead letters).
+    pub failed: u64,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page<T> {
+    /// How many items the whole listing has.
+    pub total: u64,
+    /// The items of this page.
+    pub items: Vec<T>,
+}
+
+/// A dead-letter event from the `{ns}:events` stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueEvent {
+    /// The stream entry id (time-ordered).
+    pub event_id: String,
+    /// What happened (`dead`).
+    pub kind: String,
+    /// The queue.
+    pub queue: String,
+    /// The job.
+    pub job_id: String,
+    /// The job type name, if any.
+    pub name: Option<String>,
+    /// The error that ended it.
+    pub error: String,
+    /// Failed attempts.
+    pub attempts: u32,
+    /// When it happened.
+    pub at: SystemTime,
+}
+
+impl RedisQueue {
+    /// Every queue that has ever been enqueued to, sorted.
+    pub async fn queues(&self) -> Result<Vec<String>, QueueError> {
+        let mut names: Vec<String> = self
+            .client()
+            .smembers(self.inner.keys.queues())
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        names.sort();
+        Ok(names)
+    }
+
+    /// The queue's size by state, in one atomic snapshot.
+    pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
+        let items = reply::array(self.run(Op::Counts, queue, Vec::new()).await?)?;
+        let field = |i: usize| {
+            items
+                .get(i)
+                .map(reply::int)
+                .transpose()
+                .map(|v| v.unwrap_or(0).max(0) as u64)
+        };
+        let head = field(7)?;
+        Ok(QueueCounts {
+            queue: queue.to_owned(),
+            waiting: field(0)?,
+            scheduled: field(1)?,
+            leased: field(2)?,
+            dead: field(3)?,
+            blocked: field(4)?,
+            lapsed: field(5)?,
+            paused: field(6)? == 1,
+            head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
+            now: ms_to_time(field(8)?),
+        })
+    }
+
+    /// Processed and failed counts of the last ~16 minutes in
+    /// [`STATS_BUCKET`]-wide buckets, oldest first; buckets without
+    /// activity are absent.
+    pub async fn stats(&self, queue: &str) -> Result<Vec<StatsBucket>, QueueError> {
+        check_queue_name(queue)?;
+        let fields: std::collections::HashMap<String, u64> = self
+            .client()
+            .hgetall(self.inner.keys.stats(queue))
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let mut buckets: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        for (field, count) in fields {
+            let (kind, index) = field.split_at(1.min(field.len()));
+            let Ok(index) = index.parse::<u64>() else {
+                continue;
+            };
+            let entry = buckets.entry(index).or_default();
+            match kind {
+                "p" => entry.0 += count,
+                "f" => entry.1 += count,
+                _ => {}
+            }
+        }
+        let width = STATS_BUCKET.as_millis() as u64;
+        Ok(buckets
+            .into_iter()
+            .map(|(index, (processed, failed))| StatsBucket {
+                start: ms_to_time(index * width),
+                processed,
+                failed,
+            })
+            .collect())
+    }
+
+    /// One page of a queue's jobs in `state` (waiting in claim order,
+    /// scheduled soonest first, leased soonest expiry first, dead newest
+    /// first). `count` is 1 to 1000. Blocked jobs are not listed here.
+    pub async fn list_jobs(
+        &self,
+        queue: &str,
+        state: JobState,
+        offset: u64,
+        count: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        limits::check_limit("page size", count, 1000)?;
+        if state == JobState::Blocked {
+            return Err(QueueError::invalid(
+                "state",
+                "blocked",
+                "one of waiting, scheduled, leased, dead",
+            ));
+        }
+        let args = vec![text(state.as_str()), num(offset), num(count as u64)];
+        let items = reply::array(self.run(Op::ListJobs, queue, args).await?)?;
+        let total = items.first().map(reply::int).transpose()?.unwrap_or(0) as u64;
+        let mut jobs = Vec::new();
+        let mut rest = items.into_iter().skip(2);
+        while let (Some(id), Some(score), Some(meta), Some(payload)) =
+            (rest.next(), rest.next(), rest.next(), rest.next())
+        {
+            let meta_raw = reply::bytes(meta)?;
+            if meta_raw.is_empty() {
+                continue;
+            }
+            let score = reply::score(&score).ok();
+            jobs.push(JobRecord::from_parts(
+                reply::text(id)?,
+                state,
+                &reply::bytes(payload)?,
+                Meta::decode(&meta_raw)?,
+                score,
+            ));
+        }
+        Ok(Page { total, items: jobs })
+    }
+
+    /// Dead letters of a queue, newest first.
+    pub async fn dead_letters(
+        &self,
+        queue: &str,
+        offset: u64,
+        count: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        self.list_jobs(queue, JobState::Dead, offset, count).await
+    }
+
+    /// Everything about one job, or `None` when no such job exists.
+    pub async fn inspect(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
+        limits::check_id(id)?;
+        let raw: Option<Vec<u8>> = self
+            .client()
+            .hget(self.inner.keys.jobs(), id)
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let Some(raw) = raw else { return Ok(None) };
+        let queue = Meta::decode(&raw)?.queue;
+        let items = reply::array(self.run(Op::Inspect, &queue, vec![text(id)]).await?)?;
+        let mut it = items.into_iter();
+        let (Some(state), Some(meta), Some(payload)) = (it.next(), it.next(), it.next()) else {
+            return Ok(None);
+        };
+        let state = reply::text(state)?;
+        let state = JobState::parse(&state)
+            .ok_or_else(|| QueueError::Protocol(format!("unknown job state {state}")))?;
+        let meta = Meta::decode(&reply::bytes(meta)?)?;
+        let due = (state == JobState::Scheduled).then_some(meta.not_before_ms as f64);
+        Ok(Some(JobRecord::from_parts(
+            id.to_owned(),
+            state,
+            &reply::bytes(payload)?,
+            meta,
+            due,
+        )))
+    }
+
+    /// Requeue these dead letters of `queue` (attempts reset to 0), in
+    /// batches of [`limits::DEAD_BATCH`].
+    pub async fn requeue_dead(
+        &self,
+        queue: &str,
+        ids: &[String],
+    ) -> Result<DeadLetterReport, QueueError> {
+        self.dead_by_ids(Op::RequeueDead, queue, ids).await
+    }
+
+    /// Delete these dead letters of `queue` for good.
+    pub async fn delete_dead(
+        &self,
+        queue: &str,
+        ids: &[String],
+    ) -> Result<DeadLetterReport, QueueError> {
+        self.dead_by_ids(Op::DeleteDead, queue, ids).await
+    }
+
+    /// Requeue every dead letter of `queue`, [`limits::DEAD_BATCH`] per
+    /// script call; `progress` is told (done so far, left). Stops after as
+    /// many batches as the dead set held at the start, so jobs dying again
+    /// meanwhile cannot keep it looping.
+    pub async fn requeue_all_dead(
+        &self,
+        queue: &str,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_dead(Op::RequeueDead, queue, progress).await
+    }
+
+    /// Delete every dead letter of `queue`, in bounded batches.
+    pub async fn purge_dead(
+        &self,
+        queue: &str,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_dead(Op::DeleteDead, queue, progress).await
+    }
+
+    async fn dead_by_ids(
+        &self,
+        op: Op,
+        queue: &str,
+        ids: &[String],
+    ) -> Result<DeadLetterReport, QueueError> {
+        for id in ids {
+            limits::check_id(id)?;
+        }
+        self.queue_keys(queue)?;
+        let mut total = DeadLetterReport::default();
+        for chunk in ids.chunks(limits::DEAD_BATCH) {
+            let mut args = vec![num(limits::DEAD_BATCH as u64)];
+            args.extend(chunk.iter().map(|id| text(id.as_str())));
+            let report = self.dead_call(op, queue, args).await?;
+            total.done += report.done;
+            total.not_found += report.not_found;
+            total.dead_left = report.dead_left;
+        }
+        Ok(total)
+    }
+
+    async fn drain_dead(
+        &self,
+        op: Op,
+        queue: &str,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        let initial = self.counts(queue).await?.dead;
+        let max_rounds = initial / limits::DEAD_BATCH as u64 + 1;
+        let mut done = 0;
+        for _ in 0..max_rounds {
+            let report = self
+                .dead_call(op, queue, vec![num(limits::DEAD_BATCH as u64)])
+                .await?;
+            done += report.done;
+            progress(done, report.dead_left);
+            if report.done == 0 || report.dead_left == 0 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    async fn dead_call(
+        &self,
+        op: Op,
+        queue: &str,
+        args: Vec<fred::types::Value>,
+    ) -> Result<DeadLetterReport, QueueError> {
+        let items = reply::array(self.run(op, queue, args).await?)?;
+        let field = |i: usize| {
+            items
+                .get(i)
+                .map(reply::int)
+                .transpose()
+                .map(|v| v.unwrap_or(0) as u64)
+        };
+        Ok(DeadLetterReport {
+            done: field(0)?,
+            not_found: field(1)?,
+            dead_left: field(2)?,
+        })
+    }
+
+    /// Pause a queue: claims hand out nothing until it is resumed. Jobs can
+    /// still be enqueued, and held leases run to their end.
+    pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
+        check_queue_name(queue)?;
+        let _: i64 = self
+            .client()
+            .sadd(self.inner.keys.paused(), queue)
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        Ok(())
+    }
+
+    /// Resume a paused queue and wake its idle workers.
+    pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
+        check_queue_name(queue)?;
+        let client = self.client();
+        let _: i64 = client
+            .srem(self.inner.keys.paused(), queue)
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let _: i64 = fred::interfaces::PubsubInterface::publish(
+            client,
+            self.inner.keys.wake_channel(),
+            queue,
+        )
+        .await
+        .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        Ok(())
+    }
+
+    /// The latest `count` events (dead letters), newest first.
+    pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
+        limits::check_limit("event count", count, 10_000)?;
+        let raw: fred::types::Value = self
+            .client()
+            .custom(
+                fred::types::CustomCommand::new_static(
+                    "XREVRANGE",
+                    fred::types::ClusterHash::FirstKey,
+                    false,
+                ),
+                vec![
+                    self.inner.keys.events(),
+                    "+".into(),
+                    "-".into(),
+                    "COUNT".into(),
+                    count.to_string(),
+                ],
+            )
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let mut events = Vec::new();
+        for entry in reply::array(raw)? {
+            let mut parts = reply::array(entry)?.into_iter();
+            let (Some(id), Some(fields)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let mut map = std::collections::HashMap::new();
+            let mut kv = reply::array(fields)?.into_iter();
+            while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
+                map.insert(reply::text(k)?, reply::text(v)?);
+            }
+            let get = |k: &str| map.get(k).cloned().unwrap_or_default();
+            events.push(QueueEvent {
+                event_id: reply::text(id)?,
+                kind: get("kind"),
+                queue: get("queue"),
+                job_id: get("id"),
+                name: Some(get("name")).filter(|n| !n.is_empty()),
+                error: get("error"),
+                attempts: get("attempts").parse().unwrap_or(0),
+                at: ms_to_time(get("at").parse().unwrap_or(0)),
+            });
+        }
+        Ok(events)
+    }
+}

@@ -1,0 +1,226 @@
+//! Connecting: the builder, its defaults, and the checks done at connect.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use fred::clients::Pool;
+use fred::interfaces::ClientLike;
+use fred::types::config::{Config, ReconnectPolicy};
+
+use crate::identity::WorkerIdentity;
+use crate::keys::{Keys, QueueKeys};
+use crate::limits::check_namespace;
+use crate::redact::redact_url;
+use crate::{scripts, QueueError, RedisQueue};
+
+/// Default namespace: every key starts with `{redq}:`.
+pub const DEFAULT_NAMESPACE: &str = "redq";
+/// Default payload limit: 1 MiB of JSON.
+pub const DEFAULT_PAYLOAD_LIMIT: usize = 1024 * 1024;
+/// Default command timeout.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default number of connections.
+pub const DEFAULT_POOL_SIZE: usize = 2;
+
+/// Settings for [`RedisQueue`]; see each method for its default.
+#[derive(Clone)]
+pub struct RedisQueueBuilder {
+    url: String,
+    namespace: String,
+    identity: Option<WorkerIdentity>,
+    pool_size: usize,
+    payload_limit: usize,
+    command_timeout: Duration,
+}
+
+impl std::fmt::Debug for RedisQueueBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisQueueBuilder")
+            .field("url", &redact_url(&self.url))
+            .field("namespace", &self.namespace)
+            .field("identity", &self.identity)
+            .field("pool_size", &self.pool_size)
+            .field("payload_limit", &self.payload_limit)
+            .field("command_timeout", &self.command_timeout)
+            .finish()
+    }
+}
+
+pub(crate) struct Inner {
+    pub pool: Pool,
+    pub keys: Keys,
+    pub namespace: String,
+    pub url: String,
+    pub identity: WorkerIdentity,
+    pub payload_limit: usize,
+    pub timeout: Duration,
+    pub queue_keys: RwLock<HashMap<String, Arc<QueueKeys>>>,
+    /// Leases this handle took, so the seed trait's id-only calls stay fenced.
+    pub held: Mutex<HashMap<String, crate::Lease>>,
+}
+
+impl RedisQueueBuilder {
+    pub(crate) fn new(url: &str) -> Self {
+        RedisQueueBuilder {
+            url: url.to_owned(),
+            namespace: DEFAULT_NAMESPACE.to_owned(),
+            identity: None,
+            pool_size: DEFAULT_POOL_SIZE,
+            payload_limit: DEFAULT_PAYLOAD_LIMIT,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+        }
+    }
+
+    /// The namespace (default `redq`): the hash tag of every key, so several
+    /// applications can share one Redis without seeing each other's queues.
+    #[must_use]
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// The worker identity recorded on leases (default: a random node id per
+    /// process and a new instance number per connection).
+    #[must_use]
+    pub fn identity(mut self, node: u64, instance: u32) -> Self {
+        self.identity = Some(WorkerIdentity { node, instance });
+        self
+    }
+
+    /// How many connections to keep (default 2). Commands are pipelined on
+    /// each, so a few go a long way.
+    #[must_use]
+    pub fn pool_size(mut self, size: usize) -> Self {
+        self.pool_size = size;
+        self
+    }
+
+    /// The largest payload accepted, in bytes of JSON (default 1 MiB).
+    #[must_use]
+    pub fn payload_limit(mut self, bytes: usize) -> Self {
+        self.payload_limit = bytes;
+        self
+    }
+
+    /// How long a command may take before it fails with
+    /// [`QueueError::Timeout`] (default 10 s).
+    #[must_use]
+    pub fn command_timeout(mut self, timeout: Duration) -> Self {
+        self.command_timeout = timeout;
+        self
+    }
+
+    /// Connect, load the scripts, and check the server's eviction policy.
+    ///
+    /// Accepted URLs: `redis://[user:password@]host[:port][/db]`,
+    /// `rediss://…` (TLS with rustls, verified against the system's root
+    /// certificates; never a plaintext fallback) and
+    /// `redis+unix:///path/to/redis.sock`.
+    pub async fn connect(self) -> Result<RedisQueue, QueueError> {
+        check_namespace(&self.namespace)?;
+        if self.pool_size == 0 || self.pool_size > 64 {
+            return Err(QueueError::invalid(
+                "pool size",
+                self.pool_size.to_string(),
+                "1 to 64",
+            ));
+        }
+        if self.payload_limit == 0 || self.payload_limit > 512 * 1024 * 1024 {
+            return Err(QueueError::invalid(
+                "payload limit",
+                self.payload_limit.to_string(),
+                "1 byte to 512 MiB",
+            ));
+        }
+        let redacted = redact_url(&self.url);
+        let config = parse_config(&self.url, &redacted)?;
+        let pool = fred::types::Builder::from_config(config)
+            .with_performance_config(|perf| perf.default_command_timeout = self.command_timeout)
+            .with_connection_config(|conn| {
+                conn.connection_timeout = self.command_timeout;
+                conn.internal_command_timeout = self.command_timeout;
+            })
+            .set_policy(ReconnectPolicy::new_exponential(0, 50, 2_000, 2))
+            .build_pool(self.pool_size)
+            .map_err(|e| QueueError::Config(format!("{redacted}: {}", e.details())))?;
+        pool.init()
+            .await
+            .map_err(|e| connect_error(e, &redacted, self.command_timeout))?;
+        scripts::load_all(pool.next())
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
+        warn_unless_noeviction(&pool, &redacted).await;
+        Ok(RedisQueue {
+            inner: Arc::new(Inner {
+                pool,
+                keys: Keys::new(&self.namespace),
+                namespace: self.namespace,
+                url: redacted,
+                identity: self.identity.unwrap_or_else(WorkerIdentity::unique),
+                payload_limit: self.payload_limit,
+                timeout: self.command_timeout,
+                queue_keys: RwLock::new(HashMap::new()),
+                held: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
+    let scheme = url.split("://").next().unwrap_or_default();
+    if !matches!(scheme, "redis" | "rediss" | "redis+unix") {
+        return Err(QueueError::Config(format!(
+            "{redacted}: unsupported scheme; accepted: redis://, rediss:// (TLS), redis+unix://"
+        )));
+    }
+    let config = Config::from_url(url)
+        .map_err(|e| QueueError::Config(format!("{redacted}: {}", scrub(e.details(), url))))?;
+    if scheme == "rediss" && config.tls.is_none() {
+        return Err(QueueError::Config(format!(
+            "{redacted}: TLS was requested but is not configured"
+        )));
+    }
+    Ok(config)
+}
+
+/// fred's messages can quote the URL it was given: never let the raw URL
+/// (and its password) through.
+fn scrub(message: &str, url: &str) -> String {
+    let mut out = message.replace(url, "<url>");
+    if let Ok(parsed) = url::Url::parse(url) {
+        if let Some(password) = parsed.password().filter(|p| !p.is_empty()) {
+            out = out.replace(password, "<password>");
+        }
+    }
+    out
+}
+
+fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> QueueError {
+    match QueueError::from_redis(err, timeout) {
+        QueueError::Redis(inner) => {
+            QueueError::Config(format!("cannot connect to {redacted}: {inner}"))
+        }
+        other => other,
+    }
+}
+
+/// Evicting a queue's keys loses jobs silently; say so once at connect.
+async fn warn_unless_noeviction(pool: &Pool, redacted: &str) {
+    let command =
+        fred::types::CustomCommand::new_static("CONFIG", fred::types::ClusterHash::Random, false);
+    // CONFIG may be refused (managed Redis, ACLs): then there is nothing to say.
+    let reply: Result<Vec<String>, _> = pool
+        .next()
+        .custom(command, vec!["GET", "maxmemory-policy"])
+        .await;
+    if let Ok(settings) = reply {
+        if let Some(policy) = settings.get(1).filter(|p| p.as_str() != "noeviction") {
+            tracing::warn!(
+                url = %redacted,
+                policy = %policy,
+                "redis maxmemory-policy is not noeviction: under memory pressure Redis may evict queue keys and lose jobs"
+            );
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Every Redis key name redq uses, built here and nowhere else.
+//!
+//! One namespace is one hash tag, `{ns}`, so every key of a namespace lives in
+//! one Redis Cluster slot and each script touches a single slot.
+//!
+//! | key | type | contents |
+//! |---|---|---|
+//! | `{ns}:jobs` | hash | job id → msgpack meta record (queue, priority, attempts, lease, error…) |
+//! | `{ns}:payloads` | hash | job id → payload JSON |
+//! | `{ns}:q:<queue>:waiting` | zset | due jobs; score orders by priority, then enqueue order |
+//! | `{ns}:q:<queue>:scheduled` | zset | delayed jobs and retries; score = due time (ms) |
+//! | `{ns}:q:<queue>:leased` | zset | claimed jobs; score = lease expiry (ms) |
+//! | `{ns}:q:<queue>:dead` | zset | dead letters; score = died at (ms) |
+//! | `{ns}:q:<queue>:stats` | hash | `p<bucket>` / `f<bucket>` processed / failed per 5 s bucket; expires when idle |
+//! | `{ns}:dedup` | hash | dedup key → job id |
+//! | `{ns}:dedup:ttl` | zset | dedup key → expiry (TTL-mode keys) |
+//! | `{ns}:ord:active` | hash | ordering key → the job holding it |
+//! | `{ns}:ord:blocked` | zset | lex members `key\nseq\nid`: jobs queued behind a holder |
+//! | `{ns}:ord:ready` | zset | lex members `queue\nseq\nid`: successors released to a queue |
+//! | `{ns}:ord:blocked:n` | hash | queue → how many of its jobs are blocked |
+//! | `{ns}:events` | stream | capped feed of dead-letter events |
+//! | `{ns}:seq` | string | enqueue sequence (FIFO within a priority) |
+//! | `{ns}:lease:seq` | string | lease id generator: the fencing token |
+//! | `{ns}:queues` | set | every queue name enqueued to |
+//! | `{ns}:paused` | set | paused queues |
+//! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
+
+/// Key names of one namespace.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    tag: String,
+}
+
+/// The list of keys every queue-scoped script receives, in the order
+/// `lua/lib.lua` names them.
+#[derive(Debug, Clone)]
+pub struct QueueKeys(pub Vec<String>);
+
+impl Keys {
+    /// Keys of `namespace` (already validated).
+    pub fn new(namespace: &str) -> Self {
+        Keys {
+            tag: format!("{{{namespace}}}"),
+        }
+    }
+
+    fn key(&self, suffix: &str) -> String {
+        format!("{}:{suffix}", self.tag)
+    }
+
+    /// `{ns}:jobs`
+    pub fn jobs(&self) -> String {
+        self.key("jobs")
+    }
+    /// `{ns}:payloads`
+    pub fn payloads(&self) -> String {
+        self.key("payloads")
+    }
+    /// `{ns}:queues`
+    pub fn queues(&self) -> String {
+        self.key("queues")
+    }
+    /// `{ns}:paused`
+    pub fn paused(&self) -> String {
+        self.key("paused")
+    }
+    /// `{ns}:events`
+    pub fn events(&self) -> String {
+        self.key("events")
+    }
+    /// `{ns}:wake`, the pub/sub channel that wakes idle workers.
+    pub fn wake_channel(&self) -> String {
+        self.key("wake")
+    }
+    /// `{ns}:q:<queue>:stats`
+    pub fn stats(&self, queue: &str) -> String {
+        self.key(&format!("q:{queue}:stats"))
+    }
+
+    /// The 18 keys of `lua/lib.lua`, for one queue (already validated).
+    pub fn queue(&self, queue: &str) -> QueueKeys {
+        let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
+        QueueKeys(vec![
+            self.jobs(),
+            self.payloads(),
+            q("waiting"),
+            q("scheduled"),
+            q("leased"),
+            q("dead"),
+            q("stats"),
+            self.key("dedup"),
+            self.key("dedup:ttl"),
+            self.key("ord:active"),
+            self.key("ord:blocked"),
+            self.key("ord:ready"),
+            self.key("ord:blocked:n"),
+            self.events(),
+            self.key("seq"),
+            self.key("lease:seq"),
+            self.queues(),
+            self.paused(),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_carries_the_namespace_hash_tag() {
+        let keys = Keys::new("shop");
+        for key in keys.queue("emails").0 {
+            assert!(key.starts_with("{shop}:"), "{key}");
+        }
+        assert_eq!(keys.queue("emails").0[2], "{shop}:q:emails:waiting");
+    }
+}

@@ -1,0 +1,77 @@
+//! redq: a Redis-backed job queue.
+//!
+//! # The model
+//!
+//! Producers enqueue JSON jobs into named queues. A job is **waiting** when it
+//! is due, **scheduled** while delayed or backing off before a retry,
+//! **blocked** while an earlier job with its ordering key is unfinished,
+//! **leased** once a worker claimed it, and **dead** in the dead-letter set
+//! once it may not be tried again. Completed jobs are removed.
+//!
+//! Every transition is one Lua script (in `lua/`) run atomically inside
+//! Redis, reading Redis's own clock, so any number of producers, workers and
+//! consoles can share one Redis, whatever their clocks say.
+//!
+//! A claim takes a **lease**: the job is held until the lease expires, and
+//! carries a lease id, a fencing token. Ack, nack, extend and release present
+//! that token; after the lease lapsed and the job was reclaimed or claimed
+//! again, they fail with [`QueueError::LeaseLost`] and change nothing. A lapsed
+//! lease counts a failed attempt and returns the job to its queue (first in
+//! line), or dead-letters it when its attempts or retry window are spent.
+//!
+//! Delivery is **at least once**: a worker that dies mid-job has its job run
+//! again after the lease lapses. Make handlers idempotent. Not promised:
+//! exactly-once execution, or ordering between jobs without an ordering key
+//! beyond "higher priority first, then oldest first".
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use redq::{NewJob, RedisQueue};
+//!
+//! # async fn demo() -> Result<(), redq::QueueError> {
+//! let queue = RedisQueue::connect("redis://127.0.0.1:6379").await?;
+//! queue.add("emails", NewJob::new(serde_json::json!({"to": "ada@example.com"})).max_attempts(5)).await?;
+//!
+//! for job in queue.claim("emails", 10, Duration::from_secs(30)).await? {
+//!     match send(&job.payload).await {
+//!         Ok(()) => { queue.ack(&job.lease()).await?; }
+//!         Err(e) => { queue.nack(&job.lease(), Duration::from_secs(5), &e).await?; }
+//!     }
+//! }
+//! # Ok(()) }
+//! # async fn send(_: &serde_json::Value) -> Result<(), String> { Ok(()) }
+//! ```
+//!
+//! The seed trait [`Queue`] offers the same core as seven methods.
+#![warn(missing_docs)]
+
+mod admin;
+mod connect;
+mod error;
+mod identity;
+mod job;
+pub mod keys;
+pub mod limits;
+mod meta;
+mod options;
+mod outcome;
+mod queue;
+mod redact;
+mod scripts;
+mod seed;
+
+pub use admin::{Page, QueueCounts, QueueEvent, StatsBucket, STATS_BUCKET};
+pub use connect::{
+    RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
+    DEFAULT_POOL_SIZE,
+};
+pub use error::{QueueError, RedisError};
+pub use identity::WorkerIdentity;
+pub use job::{Job, JobRecord, JobState, Lease};
+pub use options::NewJob;
+pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
+pub use queue::RedisQueue;
+pub use redact::redact_url;
+pub use seed::Queue;

@@ -1,0 +1,127 @@
+//! Input rules, checked in Rust before anything reaches Redis.
+//!
+//! The scripts check the same bounds again (see `lua/lib.lua`), because a
+//! script that errors after its first write leaves that write in place.
+
+use std::time::Duration;
+
+use crate::QueueError;
+
+/// Longest queue name, in bytes.
+pub const MAX_QUEUE_NAME: usize = 128;
+/// Longest dedup or ordering key, in bytes.
+pub const MAX_KEY_LEN: usize = 512;
+/// Longest job type name, in bytes.
+pub const MAX_JOB_NAME: usize = 256;
+/// Longest job id accepted by the scripts, in bytes.
+pub const MAX_ID_LEN: usize = 64;
+/// Error texts are cut to this many bytes when recorded.
+pub const MAX_ERROR_LEN: usize = 4096;
+/// Longest delay, lease, retry window or dedup TTL: ten years.
+pub const MAX_DURATION: Duration = Duration::from_millis(315_360_000_000);
+/// Most jobs one `claim` may return.
+pub const MAX_CLAIM: usize = 1000;
+/// Most jobs sent to Redis in one enqueue script call; larger batches are
+/// split into pipelined chunks of this size (each chunk atomic).
+pub const ENQUEUE_CHUNK: usize = 1000;
+/// Most dead letters touched by one requeue or delete script call.
+pub const DEAD_BATCH: usize = 1000;
+/// Latest accepted not-before time, in unix milliseconds (2^47).
+pub const MAX_TIME_MS: u64 = 1 << 47;
+
+/// Queue names become part of Redis key names: non-empty, bounded, and free
+/// of the characters that would break the key layout or a cluster hash tag.
+pub fn check_queue_name(name: &str) -> Result<(), QueueError> {
+    let rule = "a queue name is 1 to 128 bytes without control characters or '{', '}', ':'";
+    if name.is_empty() || name.len() > MAX_QUEUE_NAME {
+        return Err(QueueError::invalid("queue name", name, rule));
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '{' | '}' | ':'))
+    {
+        return Err(QueueError::invalid("queue name", name, rule));
+    }
+    Ok(())
+}
+
+/// Namespaces form the hash tag of every key: same rule as queue names.
+pub fn check_namespace(name: &str) -> Result<(), QueueError> {
+    let rule = "a namespace is 1 to 128 bytes without control characters or '{', '}', ':'";
+    if name.is_empty()
+        || name.len() > MAX_QUEUE_NAME
+        || name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '{' | '}' | ':'))
+    {
+        return Err(QueueError::invalid("namespace", name, rule));
+    }
+    Ok(())
+}
+
+/// Dedup and ordering keys, job names: bounded, no control characters
+/// (the scripts use "\n" as a separator inside sorted-set members).
+pub fn check_text(what: &'static str, value: &str, max: usize) -> Result<(), QueueError> {
+    if value.is_empty() || value.len() > max || value.chars().any(char::is_control) {
+        return Err(QueueError::invalid(
+            what,
+            value,
+            format!("1 to {max} bytes without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Job ids as accepted from callers (dead-letter operations, inspect).
+pub fn check_id(id: &str) -> Result<(), QueueError> {
+    check_text("job id", id, MAX_ID_LEN)
+}
+
+/// Durations sent to the scripts in whole milliseconds.
+pub fn check_duration(what: &'static str, value: Duration) -> Result<u64, QueueError> {
+    if value > MAX_DURATION {
+        return Err(QueueError::invalid(
+            what,
+            format!("{value:?}"),
+            "at most ten years",
+        ));
+    }
+    Ok(value.as_millis() as u64)
+}
+
+/// Leases must be at least a millisecond.
+pub fn check_lease(value: Duration) -> Result<u64, QueueError> {
+    let ms = check_duration("lease", value)?;
+    if ms == 0 {
+        return Err(QueueError::invalid(
+            "lease",
+            format!("{value:?}"),
+            "at least 1 ms",
+        ));
+    }
+    Ok(ms)
+}
+
+/// Claim and page sizes.
+pub fn check_limit(what: &'static str, value: usize, max: usize) -> Result<(), QueueError> {
+    if value == 0 || value > max {
+        return Err(QueueError::invalid(
+            what,
+            value.to_string(),
+            format!("1 to {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Error texts are recorded cut to [`MAX_ERROR_LEN`] bytes on a char boundary.
+pub fn cut_error(error: &str) -> &str {
+    if error.len() <= MAX_ERROR_LEN {
+        return error;
+    }
+    let mut end = MAX_ERROR_LEN;
+    while !error.is_char_boundary(end) {
+        end -= 1;
+    }
+    &error[..end]
+}

@@ -1,0 +1,119 @@
+//! What a producer says about a job when it enqueues it.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+/// A job to enqueue: its payload and options. Every option has a default
+/// that matches [`crate::Queue::enqueue`]: priority 0, due now, no dedup or
+/// ordering key, unlimited attempts, no retry window, no name.
+///
+/// ```
+/// # use std::time::Duration;
+/// let job = redq::NewJob::new(serde_json::json!({"to": "ada@example.com"}))
+///     .priority(5)
+///     .delay(Duration::from_secs(30))
+///     .dedup_key("welcome-mail:ada")
+///     .max_attempts(5);
+/// ```
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub(crate) payload: Value,
+    pub(crate) priority: u8,
+    pub(crate) delay: Duration,
+    pub(crate) not_before: Option<SystemTime>,
+    pub(crate) dedup: Option<(String, Option<Duration>)>,
+    pub(crate) ordering_key: Option<String>,
+    pub(crate) max_attempts: u32,
+    pub(crate) retry_window: Option<Duration>,
+    pub(crate) name: Option<String>,
+}
+
+impl NewJob {
+    /// A job carrying `payload`, with every option at its default.
+    pub fn new(payload: Value) -> Self {
+        NewJob {
+            payload,
+            priority: 0,
+            delay: Duration::ZERO,
+            not_before: None,
+            dedup: None,
+            ordering_key: None,
+            max_attempts: 0,
+            retry_window: None,
+            name: None,
+        }
+    }
+
+    /// Higher priorities are claimed first (default 0, at most 255). Within a
+    /// priority, jobs come out oldest first.
+    #[must_use]
+    pub fn priority(mut self, priority: u8) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Not claimable until this long after it reaches Redis (Redis clock).
+    #[must_use]
+    pub fn delay(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// Not claimable before this wall-clock time. With [`NewJob::delay`] too,
+    /// the later of the two applies.
+    #[must_use]
+    pub fn not_before(mut self, at: SystemTime) -> Self {
+        self.not_before = Some(at);
+        self
+    }
+
+    /// While a job with this key is waiting, scheduled, leased or awaiting a
+    /// retry, enqueueing another with the same key creates nothing and
+    /// returns the existing job's id. The key is free again once that job
+    /// completes or is dead-lettered.
+    #[must_use]
+    pub fn dedup_key(mut self, key: impl Into<String>) -> Self {
+        self.dedup = Some((key.into(), None));
+        self
+    }
+
+    /// TTL mode: the key suppresses duplicates for `ttl` from this enqueue,
+    /// whatever happens to the job (debouncing, "at most once per hour").
+    #[must_use]
+    pub fn dedup_key_for(mut self, key: impl Into<String>, ttl: Duration) -> Self {
+        self.dedup = Some((key.into(), Some(ttl)));
+        self
+    }
+
+    /// Jobs sharing an ordering key run one at a time, in enqueue order,
+    /// across every queue of the namespace.
+    #[must_use]
+    pub fn ordering_key(mut self, key: impl Into<String>) -> Self {
+        self.ordering_key = Some(key.into());
+        self
+    }
+
+    /// Dead-letter after this many failed attempts (0, the default, means
+    /// unlimited).
+    #[must_use]
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// Once enqueue time + `window` has passed, a failure dead-letters the job
+    /// instead of retrying it.
+    #[must_use]
+    pub fn retry_window(mut self, window: Duration) -> Self {
+        self.retry_window = Some(window);
+        self
+    }
+
+    /// The job's type name, shown by the console and used by typed workers.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}

@@ -1,0 +1,74 @@
+//! Outcomes of queue calls that are not errors.
+
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+/// What an enqueue did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "id", rename_all = "lowercase")]
+pub enum Enqueued {
+    /// A new job was created with this id.
+    Created(String),
+    /// A live job with the same dedup key exists; nothing was created.
+    Duplicate(String),
+}
+
+impl Enqueued {
+    /// The id of the new job, or of the existing one for a duplicate.
+    pub fn id(&self) -> &str {
+        match self {
+            Enqueued::Created(id) | Enqueued::Duplicate(id) => id,
+        }
+    }
+}
+
+/// What an acknowledgement did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Acked {
+    /// The job was completed and removed.
+    Completed,
+    /// The job no longer exists: an earlier ack already completed it.
+    AlreadyGone,
+}
+
+/// What a failure report did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Nacked {
+    /// The job will be claimable again at `due_at`.
+    Retrying {
+        /// Failed attempts including this one.
+        attempts: u32,
+        /// When it is due again.
+        due_at: SystemTime,
+    },
+    /// The job is in the dead-letter set.
+    DeadLettered {
+        /// Failed attempts including this one.
+        attempts: u32,
+    },
+}
+
+/// What a bounded reclaim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Reclaimed {
+    /// Lapsed jobs returned to their queue.
+    pub requeued: u64,
+    /// Lapsed jobs whose attempts or retry window were spent.
+    pub dead_lettered: u64,
+    /// Lapsed leases left for the next call.
+    pub still_lapsed: u64,
+}
+
+/// What a dead-letter requeue or delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct DeadLetterReport {
+    /// Jobs requeued (or deleted).
+    pub done: u64,
+    /// Ids that were not dead letters of that queue.
+    pub not_found: u64,
+    /// Dead letters left in the queue afterwards.
+    pub dead_left: u64,
+}

@@ -1,0 +1,395 @@
+//! `RedisQueue`: enqueue, claim, and the lease-fenced transitions.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use fred::types::Value;
+
+use crate::connect::{Inner, RedisQueueBuilder};
+use crate::job::{ms_to_time, parse_payload, time_to_ms};
+use crate::keys::QueueKeys;
+use crate::limits::{self, check_queue_name};
+use crate::meta::Meta;
+use crate::scripts::{self, reply, Op};
+use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
+
+/// A handle on the queues of one namespace in one Redis. Cheap to clone:
+/// clones share the connection pool.
+#[derive(Clone)]
+pub struct RedisQueue {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RedisQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisQueue")
+            .field("url", &self.inner.url)
+            .field("namespace", &self.inner.namespace)
+            .field("identity", &self.inner.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn text(s: impl Into<String>) -> Value {
+    Value::String(s.into().into())
+}
+
+pub(crate) fn num(n: u64) -> Value {
+    text(n.to_string())
+}
+
+impl RedisQueue {
+    /// Connect with every setting at its default; see [`RedisQueue::builder`].
+    pub async fn connect(url: &str) -> Result<RedisQueue, QueueError> {
+        RedisQueue::builder(url).connect().await
+    }
+
+    /// Settings for a connection to `url`.
+    pub fn builder(url: &str) -> RedisQueueBuilder {
+        RedisQueueBuilder::new(url)
+    }
+
+    /// The namespace this handle works in.
+    pub fn namespace(&self) -> &str {
+        &self.inner.namespace
+    }
+
+    /// The identity recorded on the leases this handle takes.
+    pub fn identity(&self) -> WorkerIdentity {
+        self.inner.identity
+    }
+
+    /// The URL connected to, with any password removed.
+    pub fn redacted_url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// The pub/sub channel on which queue names are published when they get
+    /// due work (workers subscribe to sleep without polling).
+    pub fn wake_channel(&self) -> String {
+        self.inner.keys.wake_channel()
+    }
+
+    /// The underlying client pool, for the crate's own background duties.
+    pub(crate) fn client(&self) -> &fred::clients::Client {
+        self.inner.pool.next()
+    }
+
+    pub(crate) fn queue_keys(&self, queue: &str) -> Result<Arc<QueueKeys>, QueueError> {
+        if let Some(keys) = self
+            .inner
+            .queue_keys
+            .read()
+            .expect("queue key cache poisoned")
+            .get(queue)
+        {
+            return Ok(keys.clone());
+        }
+        check_queue_name(queue)?;
+        let keys = Arc::new(self.inner.keys.queue(queue));
+        self.inner
+            .queue_keys
+            .write()
+            .expect("queue key cache poisoned")
+            .insert(queue.to_owned(), keys.clone());
+        Ok(keys)
+    }
+
+    /// Run a queue-scoped script: ARGV starts with the queue and the channel.
+    pub(crate) async fn run(
+        &self,
+        op: Op,
+        queue: &str,
+        mut args: Vec<Value>,
+    ) -> Result<Value, QueueError> {
+        let keys = self.queue_keys(queue)?;
+        let mut argv = Vec::with_capacity(args.len() + 2);
+        argv.push(text(queue));
+        argv.push(text(self.inner.keys.wake_channel()));
+        argv.append(&mut args);
+        scripts::run(self.client(), op, &keys, argv)
+            .await
+            .map_err(|e| scripts::map_error(e, self.inner.timeout))
+    }
+
+    /// Enqueue one job; see [`NewJob`] for the options.
+    pub async fn add(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
+        let mut outcomes = self.add_batch(queue, vec![job]).await?;
+        outcomes
+            .pop()
+            .ok_or_else(|| QueueError::Protocol("enqueue returned no outcome".into()))
+    }
+
+    /// Enqueue a batch in one round trip; outcomes come back in input order.
+    ///
+    /// Every job is validated before anything is sent: one bad job fails the
+    /// whole batch with nothing written. Batches over
+    /// [`limits::ENQUEUE_CHUNK`] jobs are sent as pipelined chunks, each
+    /// applied atomically.
+    pub async fn add_batch(
+        &self,
+        queue: &str,
+        jobs: Vec<NewJob>,
+    ) -> Result<Vec<Enqueued>, QueueError> {
+        self.queue_keys(queue)?;
+        let mut encoded = Vec::with_capacity(jobs.len());
+        for job in &jobs {
+            encoded.push(self.encode(job)?);
+        }
+        let chunks = encoded.chunks(limits::ENQUEUE_CHUNK).map(|chunk| {
+            let mut args = vec![
+                num(self.inner.payload_limit as u64),
+                num(chunk.len() as u64),
+            ];
+            for fields in chunk {
+                args.extend(fields.iter().cloned());
+            }
+            self.run(Op::Enqueue, queue, args)
+        });
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        for result in futures::future::join_all(chunks).await {
+            let items = reply::array(result?)?;
+            for pair in items.chunks(2) {
+                let [code, id] = pair else {
+                    return Err(QueueError::Protocol(
+                        "enqueue reply has an odd length".into(),
+                    ));
+                };
+                let id = reply::text(id.clone())?;
+                outcomes.push(match reply::int(code)? {
+                    0 => Enqueued::Duplicate(id),
+                    _ => Enqueued::Created(id),
+                });
+            }
+        }
+        Ok(outcomes)
+    }
+
+    /// Validate one job and lay it out as the 11 ARGV fields of enqueue.lua.
+    fn encode(&self, job: &NewJob) -> Result<[Value; 11], QueueError> {
+        let payload = serde_json::to_string(&job.payload)
+            .map_err(|e| QueueError::invalid("payload", e.to_string(), "serializable JSON"))?;
+        if payload.len() > self.inner.payload_limit {
+            return Err(QueueError::PayloadTooLarge {
+                size: payload.len(),
+                limit: self.inner.payload_limit,
+            });
+        }
+        let delay = limits::check_duration("delay", job.delay)?;
+        let not_before = job.not_before.map(time_to_ms).unwrap_or(0);
+        if not_before > limits::MAX_TIME_MS {
+            return Err(QueueError::invalid(
+                "not_before",
+                format!("{:?}", job.not_before),
+                "a time before the year 6000",
+            ));
+        }
+        let (dedup_key, dedup_ttl) = match &job.dedup {
+            Some((key, ttl)) => {
+                limits::check_text("dedup key", key, limits::MAX_KEY_LEN)?;
+                let ttl = match ttl {
+                    Some(ttl) if ttl.is_zero() => {
+                        return Err(QueueError::invalid("dedup TTL", "0s", "at least 1 ms"));
+                    }
+                    Some(ttl) => limits::check_duration("dedup TTL", *ttl)?,
+                    None => 0,
+                };
+                (key.as_str(), ttl)
+            }
+            None => ("", 0),
+        };
+        if let Some(key) = &job.ordering_key {
+            limits::check_text("ordering key", key, limits::MAX_KEY_LEN)?;
+        }
+        if let Some(name) = &job.name {
+            limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
+        }
+        let retry_window = match job.retry_window {
+            Some(window) if window.is_zero() => {
+                return Err(QueueError::invalid(
+                    "retry window",
+                    "0s",
+                    "at least 1 ms (leave it unset for none)",
+                ));
+            }
+            Some(window) => limits::check_duration("retry window", window)?,
+            None => 0,
+        };
+        Ok([
+            text(ulid::Ulid::new().to_string()),
+            text(payload),
+            num(job.priority as u64),
+            num(delay),
+            num(not_before),
+            text(dedup_key),
+            num(dedup_ttl),
+            text(job.ordering_key.as_deref().unwrap_or("")),
+            num(job.max_attempts as u64),
+            num(retry_window),
+            text(job.name.as_deref().unwrap_or("")),
+        ])
+    }
+
+    /// Claim up to `limit` (1 to 1000) due jobs of `queue` for `lease`.
+    ///
+    /// Highest priority first, oldest first within a priority. Before
+    /// claiming, lapsed leases of the queue are reclaimed (bounded per call)
+    /// and delayed jobs that came due are promoted. A paused queue returns
+    /// nothing.
+    pub async fn claim(
+        &self,
+        queue: &str,
+        limit: usize,
+        lease: Duration,
+    ) -> Result<Vec<Job>, QueueError> {
+        limits::check_limit("claim limit", limit, limits::MAX_CLAIM)?;
+        let lease_ms = limits::check_lease(lease)?;
+        let identity = self.inner.identity;
+        let args = vec![
+            num(limit as u64),
+            num(lease_ms),
+            num(identity.node),
+            num(identity.instance as u64),
+        ];
+        let items = reply::array(self.run(Op::Claim, queue, args).await?)?;
+        let mut jobs = Vec::with_capacity(items.len() / 3);
+        let mut rest = items.into_iter().skip(1);
+        while let (Some(id), Some(payload), Some(meta)) = (rest.next(), rest.next(), rest.next()) {
+            let meta = Meta::decode(&reply::bytes(meta)?)?;
+            let payload = parse_payload(&reply::bytes(payload)?);
+            jobs.push(Job::from_meta(reply::text(id)?, payload, meta));
+        }
+        Ok(jobs)
+    }
+
+    /// The job is done: remove it for good. Fenced by the lease: after the
+    /// lease was reclaimed or the job claimed again, returns
+    /// [`QueueError::LeaseLost`] and changes nothing. Acking a job that no
+    /// longer exists (a repeated ack) returns [`Acked::AlreadyGone`].
+    pub async fn ack(&self, lease: &Lease) -> Result<Acked, QueueError> {
+        let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
+        let code = reply::int(&self.run(Op::Ack, &lease.queue, args).await?)?;
+        match code {
+            1 => Ok(Acked::Completed),
+            0 => Ok(Acked::AlreadyGone),
+            _ => Err(lease_lost(lease)),
+        }
+    }
+
+    /// The attempt failed: retry after `delay`, unless attempts or the retry
+    /// window are spent, in which case the job is dead-lettered. Fenced like
+    /// [`RedisQueue::ack`].
+    pub async fn nack(
+        &self,
+        lease: &Lease,
+        delay: Duration,
+        error: &str,
+    ) -> Result<Nacked, QueueError> {
+        self.fail_attempt(lease, delay, error, false).await
+    }
+
+    /// The job must not be tried again: move it to the dead-letter set now.
+    pub async fn dead_letter(&self, lease: &Lease, error: &str) -> Result<Nacked, QueueError> {
+        self.fail_attempt(lease, Duration::ZERO, error, true).await
+    }
+
+    async fn fail_attempt(
+        &self,
+        lease: &Lease,
+        delay: Duration,
+        error: &str,
+        dead: bool,
+    ) -> Result<Nacked, QueueError> {
+        let delay = limits::check_duration("retry delay", delay)?;
+        let args = vec![
+            text(lease.id.as_str()),
+            num(lease.lease_id),
+            num(delay),
+            text(limits::cut_error(error)),
+            num(dead as u64),
+        ];
+        let items = reply::array(self.run(Op::Nack, &lease.queue, args).await?)?;
+        let field = |i: usize| {
+            items
+                .get(i)
+                .map(reply::int)
+                .transpose()
+                .map(|v| v.unwrap_or(0))
+        };
+        let (code, attempts, dead, due) = (field(0)?, field(1)? as u32, field(2)?, field(3)?);
+        match (code, dead) {
+            (1 | 2, 1) => Ok(Nacked::DeadLettered { attempts }),
+            (1 | 2, _) => Ok(Nacked::Retrying {
+                attempts,
+                due_at: if due > 0 {
+                    ms_to_time(due as u64)
+                } else {
+                    SystemTime::now()
+                },
+            }),
+            _ => Err(lease_lost(lease)),
+        }
+    }
+
+    /// Heartbeat: the lease now lapses `lease` from now (Redis clock).
+    /// Returns the new expiry, or [`QueueError::LeaseLost`].
+    pub async fn extend(&self, held: &Lease, lease: Duration) -> Result<SystemTime, QueueError> {
+        let lease_ms = limits::check_lease(lease)?;
+        let args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
+        let items = reply::array(self.run(Op::Extend, &held.queue, args).await?)?;
+        match items.as_slice() {
+            [code, expiry] if reply::int(code)? == 1 => Ok(ms_to_time(reply::int(expiry)? as u64)),
+            _ => Err(lease_lost(held)),
+        }
+    }
+
+    /// Give a claimed job back unrun: due again at once, no attempt counted
+    /// (graceful shutdown).
+    pub async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
+        let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
+        match reply::int(&self.run(Op::Release, &lease.queue, args).await?)? {
+            1 | 2 => Ok(()),
+            _ => Err(lease_lost(lease)),
+        }
+    }
+
+    /// Reclaim up to `limit` (1 to 10 000) lapsed leases of `queue`: each
+    /// counts a failed attempt and goes back to the queue, or to the
+    /// dead-letter set when spent. `claim` does this too; this is the bounded
+    /// call for janitors.
+    pub async fn reclaim(&self, queue: &str, limit: usize) -> Result<Reclaimed, QueueError> {
+        limits::check_limit("reclaim limit", limit, 10_000)?;
+        let items = reply::array(
+            self.run(Op::Reclaim, queue, vec![num(limit as u64)])
+                .await?,
+        )?;
+        let field = |i: usize| {
+            items
+                .get(i)
+                .map(reply::int)
+                .transpose()
+                .map(|v| v.unwrap_or(0) as u64)
+        };
+        Ok(Reclaimed {
+            requeued: field(0)?,
+            dead_lettered: field(1)?,
+            still_lapsed: field(2)?,
+        })
+    }
+
+    /// How long until a job of `queue` is due: `Some(ZERO)` when one is
+    /// waiting now, `None` when nothing is pending (or the queue is paused).
+    /// Lease expiries count, so an idle worker wakes to reclaim a crashed
+    /// peer's jobs.
+    pub async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {
+        let ms = reply::int(&self.run(Op::NextDue, queue, Vec::new()).await?)?;
+        Ok((ms >= 0).then(|| Duration::from_millis(ms as u64)))
+    }
+}
+
+pub(crate) fn lease_lost(lease: &Lease) -> QueueError {
+    QueueError::LeaseLost {
+        id: lease.id.clone(),
+        lease_id: lease.lease_id,
+    }
+}

@@ -1,0 +1,213 @@
+//! The Lua scripts: composed once, loaded at connect, called by SHA, reloaded
+//! on `NOSCRIPT`; and the only place raw script replies are decoded.
+//!
+//! Each transition lives in its own file in `lua/`. The shared helpers of
+//! `lua/lib.lua` are inserted after each script's first line (its `#!lua`
+//! shebang with the script's flags). Bodies are compile-time constants: no
+//! script text is ever built from user input.
+
+use std::sync::LazyLock;
+
+use fred::clients::Client;
+use fred::interfaces::LuaInterface;
+use fred::types::scripts::Script;
+use fred::types::Value;
+
+use crate::keys::QueueKeys;
+use crate::QueueError;
+
+const LIB: &str = include_str!("../../lua/lib.lua");
+
+/// One transition script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Enqueue,
+    Claim,
+    Ack,
+    Nack,
+    Extend,
+    Release,
+    Reclaim,
+    RequeueDead,
+    DeleteDead,
+    NextDue,
+    Counts,
+    Inspect,
+    ListJobs,
+}
+
+const ALL: [Op; 13] = [
+    Op::Enqueue,
+    Op::Claim,
+    Op::Ack,
+    Op::Nack,
+    Op::Extend,
+    Op::Release,
+    Op::Reclaim,
+    Op::RequeueDead,
+    Op::DeleteDead,
+    Op::NextDue,
+    Op::Counts,
+    Op::Inspect,
+    Op::ListJobs,
+];
+
+impl Op {
+    fn source(self) -> &'static str {
+        match self {
+            Op::Enqueue => include_str!("../../lua/enqueue.lua"),
+            Op::Claim => include_str!("../../lua/claim.lua"),
+            Op::Ack => include_str!("../../lua/ack.lua"),
+            Op::Nack => include_str!("../../lua/nack.lua"),
+            Op::Extend => include_str!("../../lua/extend.lua"),
+            Op::Release => include_str!("../../lua/release.lua"),
+            Op::Reclaim => include_str!("../../lua/reclaim.lua"),
+            Op::RequeueDead => include_str!("../../lua/requeue_dead.lua"),
+            Op::DeleteDead => include_str!("../../lua/delete_dead.lua"),
+            Op::NextDue => include_str!("../../lua/next_due.lua"),
+            Op::Counts => include_str!("../../lua/counts.lua"),
+            Op::Inspect => include_str!("../../lua/inspect.lua"),
+            Op::ListJobs => include_str!("../../lua/list_jobs.lua"),
+        }
+    }
+
+    fn index(self) -> usize {
+        ALL.iter()
+            .position(|op| *op == self)
+            .expect("every op is listed in ALL")
+    }
+}
+
+/// Shebang line, then the shared helpers, then the rest of the script.
+fn compose(source: &str) -> String {
+    let (shebang, body) = source
+        .split_once('\n')
+        .expect("every script starts with a shebang line");
+    format!("{shebang}\n{LIB}\n{body}")
+}
+
+static SCRIPTS: LazyLock<Vec<Script>> = LazyLock::new(|| {
+    ALL.iter()
+        .map(|op| Script::from_lua(compose(op.source())))
+        .collect()
+});
+
+/// `SCRIPT LOAD` every script (done at connect; `NOSCRIPT` reloads later).
+pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
+    for script in SCRIPTS.iter() {
+        script.load(client).await?;
+    }
+    Ok(())
+}
+
+/// Run `op` with the queue's keys, reloading it once on `NOSCRIPT`.
+pub async fn run(
+    client: &Client,
+    op: Op,
+    keys: &QueueKeys,
+    args: Vec<Value>,
+) -> Result<Value, fred::error::Error> {
+    let script = &SCRIPTS[op.index()];
+    match client
+        .evalsha::<Value, _, _, _>(script.sha1().clone(), keys.0.clone(), args.clone())
+        .await
+    {
+        Err(err) if err.details().starts_with("NOSCRIPT") => {
+            script.load(client).await?;
+            client
+                .evalsha(script.sha1().clone(), keys.0.clone(), args)
+                .await
+        }
+        result => result,
+    }
+}
+
+/// Decoding of script replies.
+pub mod reply {
+    use fred::types::Value;
+
+    use crate::QueueError;
+
+    fn unexpected(what: &str, value: &Value) -> QueueError {
+        QueueError::Protocol(format!("expected {what}, got {value:?}"))
+    }
+
+    /// An array reply.
+    pub fn array(value: Value) -> Result<Vec<Value>, QueueError> {
+        match value {
+            Value::Array(items) => Ok(items),
+            Value::Null => Ok(Vec::new()),
+            other => Err(unexpected("an array", &other)),
+        }
+    }
+
+    /// An integer reply (Lua numbers arrive as integers).
+    pub fn int(value: &Value) -> Result<i64, QueueError> {
+        match value {
+            Value::Integer(n) => Ok(*n),
+            Value::String(s) => s.parse().map_err(|_| unexpected("an integer", value)),
+            Value::Bytes(b) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| unexpected("an integer", value)),
+            other => Err(unexpected("an integer", other)),
+        }
+    }
+
+    /// A score reply (a string holding a float).
+    pub fn score(value: &Value) -> Result<f64, QueueError> {
+        match value {
+            Value::Double(f) => Ok(*f),
+            Value::Integer(n) => Ok(*n as f64),
+            Value::String(s) => s.parse().map_err(|_| unexpected("a score", value)),
+            Value::Bytes(b) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| unexpected("a score", value)),
+            other => Err(unexpected("a score", other)),
+        }
+    }
+
+    /// A bulk string reply as raw bytes.
+    pub fn bytes(value: Value) -> Result<Vec<u8>, QueueError> {
+        match value {
+            Value::Bytes(b) => Ok(b.to_vec()),
+            Value::String(s) => Ok(s.to_string().into_bytes()),
+            Value::Null => Ok(Vec::new()),
+            other => Err(unexpected("a string", &other)),
+        }
+    }
+
+    /// A bulk string reply as text.
+    pub fn text(value: Value) -> Result<String, QueueError> {
+        let raw = bytes(value)?;
+        String::from_utf8(raw).map_err(|e| QueueError::Protocol(format!("reply is not UTF-8: {e}")))
+    }
+}
+
+/// Script error replies that carry a validation message ("ERR redq: …") are
+/// bugs in the driver's own checks; surface them as protocol errors.
+pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> QueueError {
+    if let Some(pos) = err.details().find("redq: ") {
+        return QueueError::Protocol(format!(
+            "script refused input: {}",
+            &err.details()[pos + 6..]
+        ));
+    }
+    QueueError::from_redis(err, timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_opens_with_a_shebang_and_gets_the_helpers() {
+        for op in ALL {
+            let composed = compose(op.source());
+            assert!(composed.starts_with("#!lua"), "{op:?}");
+            assert!(composed.contains("local function uint("), "{op:?}");
+            assert_eq!(op.index(), ALL.iter().position(|o| *o == op).unwrap());
+        }
+    }
+}

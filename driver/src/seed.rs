@@ -1,0 +1,172 @@
+//! The seed `Queue` trait, and its Redis implementation.
+
+use std::future::Future;
+use std::time::Duration;
+
+use fred::interfaces::HashesInterface;
+use serde_json::Value;
+
+use crate::meta::Meta;
+use crate::{Job, Lease, NewJob, QueueError, RedisQueue};
+
+/// A queue backend.
+///
+/// One backend holds any number of named queues, each claimed separately, so
+/// that different kinds of work can share one store without one starving the
+/// other.
+pub trait Queue: Send + Sync + 'static {
+    /// Queue `payloads` in `queue`, due now.
+    fn enqueue(
+        &self,
+        queue: &str,
+        payloads: Vec<Value>,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Queue jobs in `queue`, due now, each with its ordering key. A job is
+    /// not claimed while another with the same key, queued before it in any
+    /// queue, is still waiting, claimed or due to be retried; once that one
+    /// is complete or failed, the next is. Jobs with different keys, and jobs
+    /// with none, are claimed as they come due.
+    fn enqueue_ordered(
+        &self,
+        queue: &str,
+        jobs: Vec<(String, Value)>,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Claim up to `limit` due jobs from `queue` for `lease`. None of them is
+    /// claimed again until the lease lapses.
+    fn claim(
+        &self,
+        queue: &str,
+        limit: usize,
+        lease: Duration,
+    ) -> impl Future<Output = Result<Vec<Job>, QueueError>> + Send;
+
+    /// A job is done; it will not be seen again.
+    fn complete(&self, id: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// A job is to be tried again after `delay`.
+    fn retry(
+        &self,
+        id: &str,
+        delay: Duration,
+        error: &str,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// A job will not be tried again.
+    fn fail(&self, id: &str, error: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// How long until the next job in `queue` is due, if one is waiting: how
+    /// long a worker with nothing to do may sleep.
+    fn next_due(
+        &self,
+        queue: &str,
+    ) -> impl Future<Output = Result<Option<Duration>, QueueError>> + Send;
+}
+
+/// The seed trait names jobs by id alone. `RedisQueue` remembers the lease of
+/// every job it claimed, so `complete`, `retry` and `fail` stay fenced: once
+/// the lease was reclaimed or the job claimed by someone else, they return
+/// [`QueueError::LeaseLost`]. For a job claimed through another handle, the
+/// job's current lease is used, whichever it is.
+impl Queue for RedisQueue {
+    async fn enqueue(&self, queue: &str, payloads: Vec<Value>) -> Result<(), QueueError> {
+        self.add_batch(queue, payloads.into_iter().map(NewJob::new).collect())
+            .await?;
+        Ok(())
+    }
+
+    async fn enqueue_ordered(
+        &self,
+        queue: &str,
+        jobs: Vec<(String, Value)>,
+    ) -> Result<(), QueueError> {
+        let jobs = jobs
+            .into_iter()
+            .map(|(key, payload)| NewJob::new(payload).ordering_key(key))
+            .collect();
+        self.add_batch(queue, jobs).await?;
+        Ok(())
+    }
+
+    async fn claim(
+        &self,
+        queue: &str,
+        limit: usize,
+        lease: Duration,
+    ) -> Result<Vec<Job>, QueueError> {
+        let jobs = RedisQueue::claim(self, queue, limit, lease).await?;
+        let mut held = self.inner.held.lock().expect("lease map poisoned");
+        if held.len() > 100_000 {
+            // Callers that never resolve their jobs must not grow this forever.
+            held.clear();
+        }
+        for job in &jobs {
+            held.insert(job.id.clone(), job.lease());
+        }
+        Ok(jobs)
+    }
+
+    async fn complete(&self, id: &str) -> Result<(), QueueError> {
+        let Some(lease) = self.held_lease(id).await? else {
+            return Ok(());
+        };
+        self.ack(&lease).await?;
+        self.forget(id);
+        Ok(())
+    }
+
+    async fn retry(&self, id: &str, delay: Duration, error: &str) -> Result<(), QueueError> {
+        let lease = self
+            .held_lease(id)
+            .await?
+            .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
+        self.nack(&lease, delay, error).await?;
+        self.forget(id);
+        Ok(())
+    }
+
+    async fn fail(&self, id: &str, error: &str) -> Result<(), QueueError> {
+        let lease = self
+            .held_lease(id)
+            .await?
+            .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
+        self.dead_letter(&lease, error).await?;
+        self.forget(id);
+        Ok(())
+    }
+
+    async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {
+        RedisQueue::next_due(self, queue).await
+    }
+}
+
+impl RedisQueue {
+    /// The lease this handle holds on `id`, or the job's current lease (id 0)
+    /// when it was claimed elsewhere; `None` when the job no longer exists.
+    async fn held_lease(&self, id: &str) -> Result<Option<Lease>, QueueError> {
+        crate::limits::check_id(id)?;
+        if let Some(lease) = self.inner.held.lock().expect("lease map poisoned").get(id) {
+            return Ok(Some(lease.clone()));
+        }
+        let raw: Option<Vec<u8>> = self
+            .client()
+            .hget(self.inner.keys.jobs(), id)
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let Some(raw) = raw else { return Ok(None) };
+        Ok(Some(Lease {
+            queue: Meta::decode(&raw)?.queue,
+            id: id.to_owned(),
+            lease_id: 0,
+        }))
+    }
+
+    fn forget(&self, id: &str) {
+        self.inner
+            .held
+            .lock()
+            .expect("lease map poisoned")
+            .remove(id);
+    }
+}

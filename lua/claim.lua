@@ -1,0 +1,73 @@
+#!lua flags=allow-oom
+-- claim.lua: lease up to `limit` due jobs of one queue (seed op Lease).
+--
+-- allow-oom: claiming must keep draining a queue while Redis is out of memory.
+-- Before popping, the script (bounded each call) returns lapsed leases to the
+-- queue (seed op Reclaim), promotes scheduled jobs that are now due, and moves
+-- released ordering-key successors into the queue. A paused queue hands out
+-- nothing. Within a priority, jobs come out in enqueue (seq) order.
+--
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name      ARGV[2] wake-up channel
+-- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
+-- ARGV[5] worker node id (decimal u64, kept as text)
+-- ARGV[6] worker instance (u32)
+-- Reply: { now_ms, id1, payload1, meta1, id2, payload2, meta2, ... } where
+-- meta is the msgpack record after leasing (lease id, expiry, holder set).
+local RECLAIM_PER_CALL = 100
+local PROMOTE_PER_CALL = 1000
+queue_name(QUEUE)
+local limit = uint(ARGV[3], 'claim limit', 1000)
+local lease_ms = uint(ARGV[4], 'lease_ms', MAX_MS)
+if limit < 1 then fail('claim limit must be at least 1') end
+if lease_ms < 1 then fail('lease_ms must be at least 1') end
+local node = ARGV[5]
+if type(node) ~= 'string' or #node == 0 or #node > 20 or not string.match(node, '^%d+$') then
+  fail('worker node must be a decimal u64')
+end
+local instance = uint(ARGV[6], 'worker instance', MAX_U32)
+
+local now = now_ms()
+reclaim_lapsed(now, RECLAIM_PER_CALL)
+
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, PROMOTE_PER_CALL)) do
+  redis.call('ZREM', K.scheduled, id)
+  local m = load_meta(id)
+  if m then redis.call('ZADD', K.waiting, waiting_score(m), id) end
+end
+
+local prefix = QUEUE .. '\n'
+for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. prefix, '(' .. QUEUE .. '\11',
+    'LIMIT', 0, PROMOTE_PER_CALL)) do
+  redis.call('ZREM', K.ord_ready, member)
+  local id = string.sub(member, #QUEUE + 19)
+  local m = load_meta(id)
+  if m then place(id, m, m[M.not_before], now) end
+end
+
+local reply = { now }
+if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return reply end
+
+local popped = redis.call('ZPOPMIN', K.waiting, limit)
+local count = #popped / 2
+if count == 0 then return reply end
+local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1
+local expiry = now + lease_ms
+for i = 1, count do
+  local id = popped[i * 2 - 1]
+  local m = load_meta(id)
+  if m then
+    m[M.lease_id] = next_lease
+    next_lease = next_lease + 1
+    m[M.lease_expiry] = expiry
+    m[M.worker_node] = node
+    m[M.worker_instance] = instance
+    local packed = cmsgpack.pack(m)
+    redis.call('HSET', K.jobs, id, packed)
+    redis.call('ZADD', K.leased, expiry, id)
+    reply[#reply + 1] = id
+    reply[#reply + 1] = redis.call('HGET', K.payloads, id) or ''
+    reply[#reply + 1] = packed
+  end
+end
+return reply

@@ -1,0 +1,30 @@
+#!lua flags=no-writes,allow-oom
+-- counts.lua: one consistent snapshot of a queue's size by state.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
+--          head_enqueued_at_ms (0 when none), now_ms }
+-- waiting includes released ordering successors not yet moved into the
+-- queue; blocked counts jobs waiting behind another job's ordering key;
+-- lapsed counts leases past their expiry that nobody reclaimed yet.
+queue_name(QUEUE)
+local now = now_ms()
+local waiting = redis.call('ZCARD', K.waiting) +
+  redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
+local head_at = 0
+local head = redis.call('ZRANGE', K.waiting, 0, 0)
+if head[1] then
+  local m = load_meta(head[1])
+  if m then head_at = m[M.enqueued_at] end
+end
+return {
+  waiting,
+  redis.call('ZCARD', K.scheduled),
+  redis.call('ZCARD', K.leased),
+  redis.call('ZCARD', K.dead),
+  tonumber(redis.call('HGET', K.ord_blocked_n, QUEUE) or '0'),
+  redis.call('ZCOUNT', K.leased, '-inf', now),
+  redis.call('SISMEMBER', K.paused, QUEUE),
+  head_at,
+  now,
+}

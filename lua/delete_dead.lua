@@ -1,0 +1,26 @@
+#!lua flags=allow-oom
+-- delete_dead.lua: delete dead letters for good: the listed ids, or, with no
+-- ids, up to `limit` of the queue's oldest (callers loop to purge).
+-- allow-oom: deleting frees memory.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
+-- ARGV[4..] job ids (at most `limit`)
+-- Reply: { deleted, not_dead, dead_left }
+queue_name(QUEUE)
+local limit = uint(ARGV[3], 'delete limit', 1000)
+if limit < 1 then fail('delete limit must be at least 1') end
+local ids = {}
+for i = 4, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
+if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
+if #ids == 0 then ids = redis.call('ZRANGE', K.dead, 0, limit - 1) end
+local deleted, missing = 0, 0
+for _, id in ipairs(ids) do
+  if redis.call('ZREM', K.dead, id) == 1 then
+    redis.call('HDEL', K.jobs, id)
+    redis.call('HDEL', K.payloads, id)
+    deleted = deleted + 1
+  else
+    missing = missing + 1
+  end
+end
+return { deleted, missing, redis.call('ZCARD', K.dead) }

@@ -1,0 +1,108 @@
+#!lua
+-- enqueue.lua: add a batch of jobs to one queue (seed op Enqueue).
+--
+-- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
+-- script before it runs, so an out-of-memory enqueue writes nothing.
+--
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name       ARGV[2] wake-up channel
+-- ARGV[3] payload limit (bytes)
+-- ARGV[4] n, the number of jobs; then 11 entries per job:
+--   id                 client-generated ULID (a resent script finds it and creates nothing)
+--   payload            JSON text
+--   priority           0..255, higher is claimed first
+--   delay_ms           due this long after now (Redis clock)
+--   not_before_ms      or due at this unix time in ms (0 = not set; the later of the two wins)
+--   dedup_key          "" for none
+--   dedup_ttl_ms       0: the key is held while the job lives; > 0: held this long from now
+--   ordering_key       "" for none
+--   max_attempts       0 = unlimited
+--   retry_window_ms    0 = none; after enqueued_at + window a failure dead-letters
+--   name               job type name, "" for none
+-- Reply: flat array, two entries per job in order: code, id.
+--   code 1 = created, 0 = duplicate (id is the existing job's), 2 = already
+--   created by an earlier send of this same script.
+-- Errors (nothing written): "ERR redq: ..." naming the bad argument.
+local FIELDS = 11
+local limit = uint(ARGV[3], 'payload limit', 1073741824)
+local n = uint(ARGV[4], 'job count', 100000)
+if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
+queue_name(QUEUE)
+
+local jobs = {}
+for i = 1, n do
+  local b = 4 + (i - 1) * FIELDS
+  local j = {
+    id = text(ARGV[b + 1], 'job id', 64),
+    payload = ARGV[b + 2],
+    priority = uint(ARGV[b + 3], 'priority', 255),
+    delay = uint(ARGV[b + 4], 'delay_ms', MAX_MS),
+    not_before = uint(ARGV[b + 5], 'not_before_ms', MAX_TIME_MS),
+    dedup_key = text(ARGV[b + 6], 'dedup key', 512),
+    dedup_ttl = uint(ARGV[b + 7], 'dedup_ttl_ms', MAX_MS),
+    ordering_key = text(ARGV[b + 8], 'ordering key', 512),
+    max_attempts = uint(ARGV[b + 9], 'max_attempts', MAX_U32),
+    retry_window = uint(ARGV[b + 10], 'retry_window_ms', MAX_MS),
+    name = text(ARGV[b + 11], 'job name', 256),
+  }
+  if #j.id == 0 then fail('job id must not be empty') end
+  if #j.payload == 0 or #j.payload > limit then
+    fail('payload of job ' .. j.id .. ' is ' .. #j.payload .. ' bytes; accepted: 1 to ' .. limit)
+  end
+  jobs[i] = j
+end
+
+-- Validation is complete: from here on the script writes.
+local now = now_ms()
+local first_seq = redis.call('INCRBY', K.seq, n) - n + 1
+redis.call('SADD', K.queues, QUEUE)
+
+-- Forget a few expired TTL-mode dedup keys per call so the set stays bounded.
+for _, dk in ipairs(redis.call('ZRANGEBYSCORE', K.dedup_ttl, '-inf', now, 'LIMIT', 0, 20)) do
+  redis.call('HDEL', K.dedup, dk)
+  redis.call('ZREM', K.dedup_ttl, dk)
+end
+
+local function live_duplicate(dk)
+  local existing = redis.call('HGET', K.dedup, dk)
+  if not existing then return nil end
+  local expiry = redis.call('ZSCORE', K.dedup_ttl, dk)
+  if expiry then
+    if tonumber(expiry) > now then return existing end
+  elseif redis.call('HEXISTS', K.jobs, existing) == 1 then
+    return existing
+  end
+  redis.call('HDEL', K.dedup, dk)
+  redis.call('ZREM', K.dedup_ttl, dk)
+  return nil
+end
+
+local reply = {}
+local wake = false
+for i, j in ipairs(jobs) do
+  local code, id = 1, j.id
+  local existing = j.dedup_key ~= '' and live_duplicate(j.dedup_key)
+  if redis.call('HEXISTS', K.jobs, j.id) == 1 then
+    code = 2
+  elseif existing then
+    code, id = 0, existing
+  else
+    local due = math.max(now + j.delay, j.not_before)
+    local m = {
+      QUEUE, j.priority, first_seq + i - 1, now, due, 0, j.max_attempts,
+      j.retry_window, j.dedup_key, j.dedup_ttl, j.ordering_key, j.name,
+      0, 0, '', 0, '', 0, 0,
+    }
+    store_meta(j.id, m)
+    redis.call('HSET', K.payloads, j.id, j.payload)
+    if j.dedup_key ~= '' then
+      redis.call('HSET', K.dedup, j.dedup_key, j.id)
+      if j.dedup_ttl > 0 then redis.call('ZADD', K.dedup_ttl, now + j.dedup_ttl, j.dedup_key) end
+    end
+    if admit(j.id, m, due, now) then wake = true end
+  end
+  reply[#reply + 1] = code
+  reply[#reply + 1] = id
+end
+if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+return reply

@@ -1,0 +1,22 @@
+#!lua flags=allow-oom
+-- extend.lua: push a held lease's expiry to now + lease_ms (a heartbeat).
+--
+-- An expired lease that nobody reclaimed yet can still be extended: no other
+-- worker holds the job. Once reclaimed or re-leased, the old token is refused.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
+-- ARGV[5] lease_ms (1..MAX_MS)
+-- Reply: { code, expiry_ms }: code 1 extended; -1 lease lost (nothing changed).
+queue_name(QUEUE)
+local id = text(ARGV[3], 'job id', 64)
+local lease = uint(ARGV[4], 'lease id', 9007199254740991)
+local lease_ms = uint(ARGV[5], 'lease_ms', MAX_MS)
+if lease_ms < 1 then fail('lease_ms must be at least 1') end
+local m = load_meta(id)
+if not m or m[M.queue] ~= QUEUE or not lease_matches(m, lease) then return { -1, 0 } end
+local expiry = now_ms() + lease_ms
+m[M.lease_expiry] = expiry
+store_meta(id, m)
+redis.call('ZADD', K.leased, expiry, id)
+return { 1, expiry }

@@ -1,0 +1,251 @@
+-- lib.lua: helpers shared by every redq script.
+--
+-- The Rust side (driver/src/scripts.rs) inserts this file after the first
+-- line (the shebang) of each transition script, so each script stays one
+-- self-contained EVALSHA body while the helpers exist once. Nothing here
+-- runs on its own; it only defines locals.
+--
+-- Every queue-scoped script receives the same KEYS, named here once:
+--   KEYS[1]  {ns}:jobs            hash   id -> msgpack meta record (see M below)
+--   KEYS[2]  {ns}:payloads        hash   id -> payload (JSON text, opaque to Lua)
+--   KEYS[3]  {ns}:q:Q:waiting     zset   id -> (255 - priority) * 2^44 + seq
+--   KEYS[4]  {ns}:q:Q:scheduled   zset   id -> due time (unix ms, Redis clock)
+--   KEYS[5]  {ns}:q:Q:leased      zset   id -> lease expiry (unix ms)
+--   KEYS[6]  {ns}:q:Q:dead        zset   id -> died at (unix ms)
+--   KEYS[7]  {ns}:q:Q:stats       hash   p<bucket>/f<bucket> -> processed/failed count
+--   KEYS[8]  {ns}:dedup           hash   dedup key -> job id
+--   KEYS[9]  {ns}:dedup:ttl       zset   dedup key -> expiry (TTL-mode keys only)
+--   KEYS[10] {ns}:ord:active      hash   ordering key -> id of the job holding it
+--   KEYS[11] {ns}:ord:blocked     zset   (lex) "key\nseq16\nid": jobs queued behind a holder
+--   KEYS[12] {ns}:ord:ready       zset   (lex) "queue\nseq16\nid": released successors
+--   KEYS[13] {ns}:ord:blocked:n   hash   queue -> number of its jobs in ord:blocked
+--   KEYS[14] {ns}:events          stream capped feed of dead-letter events
+--   KEYS[15] {ns}:seq             string job sequence (FIFO order within a priority)
+--   KEYS[16] {ns}:lease:seq       string lease id generator (the fencing token)
+--   KEYS[17] {ns}:queues          set    every queue name ever enqueued to
+--   KEYS[18] {ns}:paused          set    paused queue names
+-- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
+
+local K = {
+  jobs = KEYS[1], payloads = KEYS[2], waiting = KEYS[3], scheduled = KEYS[4],
+  leased = KEYS[5], dead = KEYS[6], stats = KEYS[7], dedup = KEYS[8],
+  dedup_ttl = KEYS[9], ord_active = KEYS[10], ord_blocked = KEYS[11],
+  ord_ready = KEYS[12], ord_blocked_n = KEYS[13], events = KEYS[14],
+  seq = KEYS[15], lease_seq = KEYS[16], queues = KEYS[17], paused = KEYS[18],
+}
+local QUEUE = ARGV[1]
+local CHANNEL = ARGV[2]
+
+-- Positions in the msgpack meta record. Always fully populated ("" and 0 for
+-- "none") so cmsgpack encodes it as a fixed-length array.
+local M = {
+  queue = 1, priority = 2, seq = 3, enqueued_at = 4, not_before = 5,
+  attempts = 6, max_attempts = 7, retry_window = 8, dedup_key = 9,
+  dedup_ttl = 10, ordering_key = 11, name = 12, lease_id = 13,
+  lease_expiry = 14, worker_node = 15, worker_instance = 16, error = 17,
+  died_at = 18, resolved_lease = 19,
+}
+local META_LEN = 19
+
+-- Upper bounds shared with driver/src/limits.rs (validated there first).
+local MAX_MS = 315360000000          -- ten years in milliseconds
+local MAX_TIME_MS = 140737488355328  -- 2^47 ms: year 6429
+local MAX_U32 = 4294967295
+local MAX_ERROR_BYTES = 4096
+local PRIORITY_SPAN = 17592186044416 -- 2^44: seq space per priority level
+local STATS_BUCKET_MS = 5000
+local STATS_KEEP_BUCKETS = 200       -- 1000 s: the console charts 15 minutes
+local EVENTS_MAXLEN = 10000
+
+local function fail(msg)
+  error({err = 'ERR redq: ' .. msg})
+end
+
+-- Whole numbers only: tonumber would also accept "nan", "inf", "0x10",
+-- " 12" and "1e3". Sixteen digits keep every value exact in a Lua double.
+local function uint(v, what, max)
+  if type(v) ~= 'string' or #v == 0 or #v > 16 or not string.match(v, '^%d+$') then
+    fail(what .. ' must be a whole number, got ' .. string.format('%q', tostring(v)))
+  end
+  local n = tonumber(v)
+  if n > max then
+    fail(what .. ' must be at most ' .. string.format('%d', max) .. ', got ' .. v)
+  end
+  return n
+end
+
+-- Text that becomes part of a lex member or a hash field: bounded and free of
+-- control characters (the lex members use "\n" as their separator).
+local function text(v, what, max_len)
+  if type(v) ~= 'string' or #v > max_len or string.find(v, '%c') then
+    fail(what .. ' must be at most ' .. max_len .. ' bytes without control characters')
+  end
+  return v
+end
+
+local function queue_name(v)
+  if type(v) ~= 'string' or #v == 0 or #v > 128 or string.find(v, '[%c{}:]') then
+    fail('queue name must be 1 to 128 bytes without control characters or { } :')
+  end
+  return v
+end
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function pad16(n)
+  return string.format('%016d', n)
+end
+
+local function load_meta(id)
+  local raw = redis.call('HGET', K.jobs, id)
+  if not raw then return nil end
+  return cmsgpack.unpack(raw)
+end
+
+local function store_meta(id, m)
+  redis.call('HSET', K.jobs, id, cmsgpack.pack(m))
+end
+
+local function waiting_score(m)
+  return (255 - m[M.priority]) * PRIORITY_SPAN + m[M.seq]
+end
+
+local function clear_lease(m)
+  m[M.lease_id] = 0
+  m[M.lease_expiry] = 0
+  m[M.worker_node] = ''
+  m[M.worker_instance] = 0
+end
+
+-- Count a processed ('p') or failed ('f') job in the current time bucket.
+-- Old buckets are dropped when a new bucket starts, so the hash stays bounded
+-- (at most 2 * STATS_KEEP_BUCKETS fields), and the key expires when idle.
+local function bump_stats(kind, now)
+  local bucket = math.floor(now / STATS_BUCKET_MS)
+  if redis.call('HINCRBY', K.stats, kind .. bucket, 1) == 1 then
+    redis.call('PEXPIRE', K.stats, STATS_BUCKET_MS * STATS_KEEP_BUCKETS)
+    local oldest = bucket - STATS_KEEP_BUCKETS
+    for _, field in ipairs(redis.call('HKEYS', K.stats)) do
+      local b = tonumber(string.sub(field, 2))
+      if b and b < oldest then redis.call('HDEL', K.stats, field) end
+    end
+  end
+end
+
+-- Make a job due at `due`: waiting when due now, scheduled otherwise.
+local function place(id, m, due, now)
+  if due > now then
+    redis.call('ZADD', K.scheduled, due, id)
+    return false
+  end
+  redis.call('ZADD', K.waiting, waiting_score(m), id)
+  return true
+end
+
+-- Enter a job into its queue, respecting its ordering key: while another job
+-- holds the key, this one waits in ord:blocked (FIFO by seq). Returns true
+-- when the job is due now (so the caller wakes idle workers).
+local function admit(id, m, due, now)
+  local key = m[M.ordering_key]
+  if key ~= '' then
+    local holder = redis.call('HGET', K.ord_active, key)
+    if holder and holder ~= id and redis.call('HEXISTS', K.jobs, holder) == 1 then
+      redis.call('ZADD', K.ord_blocked, 0, key .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
+      redis.call('HINCRBY', K.ord_blocked_n, m[M.queue], 1)
+      return false
+    end
+    redis.call('HSET', K.ord_active, key, id)
+  end
+  return place(id, m, due, now)
+end
+
+-- A job left for good (completed or dead): free its dedup key (unless the key
+-- lives on for a TTL) and hand its ordering key to the next job queued behind
+-- it, in whatever queue that job is. The successor goes to ord:ready, which
+-- its own queue's claim drains, so this script only touches declared keys.
+local function release_keys(id, m)
+  local dk = m[M.dedup_key]
+  if dk ~= '' and m[M.dedup_ttl] == 0 and redis.call('HGET', K.dedup, dk) == id then
+    redis.call('HDEL', K.dedup, dk)
+  end
+  local key = m[M.ordering_key]
+  if key == '' or redis.call('HGET', K.ord_active, key) ~= id then return end
+  local next_members = redis.call('ZRANGEBYLEX', K.ord_blocked,
+    '[' .. key .. '\n', '(' .. key .. '\11', 'LIMIT', 0, 1)
+  local member = next_members[1]
+  if not member then
+    redis.call('HDEL', K.ord_active, key)
+    return
+  end
+  redis.call('ZREM', K.ord_blocked, member)
+  local next_id = string.sub(member, #key + 19)
+  local nm = load_meta(next_id)
+  if not nm then
+    redis.call('HDEL', K.ord_active, key)
+    return
+  end
+  redis.call('HSET', K.ord_active, key, next_id)
+  local next_queue = nm[M.queue]
+  if redis.call('HINCRBY', K.ord_blocked_n, next_queue, -1) <= 0 then
+    redis.call('HDEL', K.ord_blocked_n, next_queue)
+  end
+  redis.call('ZADD', K.ord_ready, 0, next_queue .. '\n' .. pad16(nm[M.seq]) .. '\n' .. next_id)
+  redis.call('PUBLISH', CHANNEL, next_queue)
+end
+
+-- Record a failed attempt of a leased job: back to the queue after `delay`,
+-- or to the dead-letter set when forced, when attempts are spent, or when the
+-- retry window has passed. `resolved` is the lease this failure resolves when
+-- a worker reported it (so a resent nack is recognised), 0 for a reclaim.
+-- Returns dead (bool) and the due time when requeued.
+local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
+  m[M.attempts] = m[M.attempts] + 1
+  m[M.error] = string.sub(err, 1, MAX_ERROR_BYTES)
+  m[M.resolved_lease] = resolved
+  clear_lease(m)
+  redis.call('ZREM', K.leased, id)
+  bump_stats('f', now)
+  local spent = m[M.max_attempts] > 0 and m[M.attempts] >= m[M.max_attempts]
+  local expired = m[M.retry_window] > 0 and now >= m[M.enqueued_at] + m[M.retry_window]
+  if force_dead or spent or expired then
+    m[M.died_at] = now
+    store_meta(id, m)
+    redis.call('ZADD', K.dead, now, id)
+    release_keys(id, m)
+    redis.call('XADD', K.events, 'MAXLEN', '~', EVENTS_MAXLEN, '*',
+      'kind', 'dead', 'queue', m[M.queue], 'id', id, 'name', m[M.name],
+      'error', m[M.error], 'attempts', m[M.attempts], 'at', now)
+    return true, 0
+  end
+  store_meta(id, m)
+  local due = now + delay
+  if place(id, m, due, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  return false, due
+end
+
+-- Return up to `limit` lapsed leases of this queue to waiting (or the
+-- dead-letter set), each counting one failed attempt.
+local function reclaim_lapsed(now, limit)
+  local lapsed = redis.call('ZRANGEBYSCORE', K.leased, '-inf', now, 'LIMIT', 0, limit)
+  local requeued, dead = 0, 0
+  for _, id in ipairs(lapsed) do
+    local m = load_meta(id)
+    if m then
+      local why = 'lease expired (held by node ' .. m[M.worker_node] ..
+        ' instance ' .. m[M.worker_instance] .. ')'
+      if fail_attempt(id, m, now, why, false, 0, 0) then dead = dead + 1 else requeued = requeued + 1 end
+    else
+      redis.call('ZREM', K.leased, id)
+    end
+  end
+  return requeued, dead
+end
+
+-- Check a worker's lease token against the job's current lease. lease 0 means
+-- "whatever lease is current" (the seed trait's unfenced calls).
+local function lease_matches(m, lease)
+  return m[M.lease_id] ~= 0 and (lease == 0 or m[M.lease_id] == lease)
+end

@@ -1,0 +1,32 @@
+#!lua flags=allow-oom
+-- nack.lua: a leased job failed; retry it after a delay or dead-letter it
+-- (seed op Nack).
+--
+-- allow-oom: failures must be recorded and dead-lettered when Redis is full.
+-- Dead-letters when forced, when max_attempts failed tries are reached, or
+-- when enqueued_at + retry_window has passed. A dead letter releases the
+-- job's dedup and ordering keys and is announced on {ns}:events.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
+-- ARGV[5] delay_ms before the retry      ARGV[6] error text (cut to 4096 bytes)
+-- ARGV[7] 1 to dead-letter now, 0 to retry when attempts allow
+-- Reply: { code, attempts, dead (0/1), due_ms }
+--   code 1 applied; 2 this lease's failure was already recorded (a resent
+--   nack: nothing changed); -1 lease lost (nothing changed).
+queue_name(QUEUE)
+local id = text(ARGV[3], 'job id', 64)
+local lease = uint(ARGV[4], 'lease id', 9007199254740991)
+local delay = uint(ARGV[5], 'delay_ms', MAX_MS)
+local err = ARGV[6]
+if type(err) ~= 'string' then fail('error text is missing') end
+local force = uint(ARGV[7], 'dead-letter flag', 1) == 1
+local m = load_meta(id)
+if not m or m[M.queue] ~= QUEUE then return { -1, 0, 0, 0 } end
+if lease ~= 0 and m[M.resolved_lease] == lease then
+  return { 2, m[M.attempts], m[M.died_at] > 0 and 1 or 0, 0 }
+end
+if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end
+local now = now_ms()
+local dead, due = fail_attempt(id, m, now, err, force, delay, m[M.lease_id])
+return { 1, m[M.attempts], dead and 1 or 0, due }

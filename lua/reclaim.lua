@@ -1,0 +1,13 @@
+#!lua flags=allow-oom
+-- reclaim.lua: return up to `limit` lapsed leases of a queue to it, each
+-- counting a failed attempt, dead-lettering those whose attempts or retry
+-- window are spent (seed op Reclaim). claim.lua does the same inline; this is
+-- the bounded call for janitors and operators.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..10000)
+-- Reply: { requeued, dead_lettered, still_lapsed }
+queue_name(QUEUE)
+local limit = uint(ARGV[3], 'reclaim limit', 10000)
+local now = now_ms()
+local requeued, dead = reclaim_lapsed(now, limit)
+return { requeued, dead, redis.call('ZCOUNT', K.leased, '-inf', now) }

@@ -1,0 +1,71 @@
+//! Talking to a [`RedisServer`] from tests through fred, the same client
+//! library the driver uses (no dependency on `redis-cli`).
+
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::error::Error;
+use fred::interfaces::ClientLike;
+use fred::types::config::Config;
+use fred::types::{Builder, ClusterHash, CustomCommand, Value};
+
+use crate::server::RedisServer;
+
+/// Upper bound on any single harness command, so a wedged server fails the
+/// test instead of hanging it.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects a fred client to `url` (any form `Config::from_url` accepts).
+///
+/// The client has no reconnect policy: if the server goes away, commands
+/// fail instead of being retried, which is what tests that kill the server
+/// want to observe.
+pub async fn connect(url: &str) -> Result<Client, Error> {
+    let client = Builder::from_config(Config::from_url(url)?)
+        .with_performance_config(|perf| perf.default_command_timeout = COMMAND_TIMEOUT)
+        .build()?;
+    // `init` resolves once the connection is up; the returned handle is the
+    // background connection task, which ends on its own after `quit`.
+    client.init().await?;
+    Ok(client)
+}
+
+impl RedisServer {
+    /// A fred client connected over TCP, authenticated if a password is set.
+    /// Panics if it cannot connect.
+    pub async fn client(&self) -> Client {
+        self.try_client()
+            .await
+            .unwrap_or_else(|e| panic!("connecting to {}: {e}", self.url()))
+    }
+
+    async fn try_client(&self) -> Result<Client, Error> {
+        match self.password() {
+            Some(_) => connect(&self.url_with_password()).await,
+            None => connect(&self.url()).await,
+        }
+    }
+
+    /// Runs one command (`args[0]` is its name) on a fresh connection and
+    /// returns the reply; panics if it fails. For expected errors use
+    /// [`try_cmd`](Self::try_cmd).
+    pub async fn cmd(&self, args: &[&str]) -> Value {
+        self.try_cmd(args)
+            .await
+            .unwrap_or_else(|e| panic!("redis command {args:?} failed: {e}"))
+    }
+
+    /// Like [`cmd`](Self::cmd) but returns errors (redis replies such as
+    /// `-OOM`, or failing to connect to a killed server) instead of panicking.
+    pub async fn try_cmd(&self, args: &[&str]) -> Result<Value, Error> {
+        let (name, rest) = args
+            .split_first()
+            .expect("cmd() needs at least the command name");
+        let client = self.try_client().await?;
+        // The cluster hash is irrelevant for a centralized server.
+        let command = CustomCommand::new(name.to_string(), ClusterHash::FirstKey, false);
+        let reply = client.custom(command, rest.to_vec()).await;
+        let _ = client.quit().await;
+        reply
+    }
+}

@@ -1,0 +1,36 @@
+//! Test harness for running redq against real `redis-server` processes.
+//!
+//! Every test gets its own server ([`RedisServer`]) on a free loopback port
+//! with a throwaway data directory, so tests can run in parallel, kill and
+//! restart redis, or change its configuration without affecting each other.
+//! Conditions are awaited with [`wait_until`] rather than fixed sleeps.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use std::time::Duration;
+//! use redq_tests::{unique_namespace, wait_until, RedisServer};
+//!
+//! let server = RedisServer::builder().appendonly_always().start();
+//! let ns = unique_namespace("demo");
+//! server.cmd(&["SET", &format!("{ns}:k"), "v"]).await;
+//! wait_until(Duration::from_secs(5), "key to exist", async || {
+//!     server.cmd(&["EXISTS", &format!("{ns}:k")]).await == fred::types::Value::Integer(1)
+//! })
+//! .await;
+//! # }
+//! ```
+
+mod builder;
+mod client;
+mod namespace;
+mod port;
+mod probe;
+mod server;
+mod url;
+mod wait;
+
+pub use builder::RedisServerBuilder;
+pub use client::connect;
+pub use namespace::unique_namespace;
+pub use server::RedisServer;
+pub use wait::wait_until;
