@@ -124,8 +124,9 @@ impl RedisQueue {
     ///
     /// Every job is validated before anything is sent: one bad job fails the
     /// whole batch with nothing written. Batches over
-    /// [`limits::ENQUEUE_CHUNK`] jobs are sent as pipelined chunks, each
-    /// applied atomically.
+    /// [`limits::ENQUEUE_CHUNK`] jobs are sent as consecutive chunks, each
+    /// applied atomically, one after the other so that FIFO order holds
+    /// across chunks; if a chunk fails, the chunks after it are not sent.
     pub async fn add_batch(
         &self,
         queue: &str,
@@ -136,7 +137,11 @@ impl RedisQueue {
         for job in &jobs {
             encoded.push(self.encode(job)?);
         }
-        let chunks = encoded.chunks(limits::ENQUEUE_CHUNK).map(|chunk| {
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        // One chunk at a time: chunks sent concurrently go out over different
+        // pooled connections and may run in either order, which would break
+        // FIFO order (and leave holes after a failed chunk).
+        for chunk in encoded.chunks(limits::ENQUEUE_CHUNK) {
             let mut args = vec![
                 num(self.inner.payload_limit as u64),
                 num(chunk.len() as u64),
@@ -144,11 +149,7 @@ impl RedisQueue {
             for fields in chunk {
                 args.extend(fields.iter().cloned());
             }
-            self.run(Op::Enqueue, queue, args)
-        });
-        let mut outcomes = Vec::with_capacity(jobs.len());
-        for result in futures::future::join_all(chunks).await {
-            let items = reply::array(result?)?;
+            let items = reply::array(self.run(Op::Enqueue, queue, args).await?)?;
             for pair in items.chunks(2) {
                 let [code, id] = pair else {
                     return Err(QueueError::Protocol(
@@ -267,6 +268,7 @@ impl RedisQueue {
     /// [`QueueError::LeaseLost`] and changes nothing. Acking a job that no
     /// longer exists (a repeated ack) returns [`Acked::AlreadyGone`].
     pub async fn ack(&self, lease: &Lease) -> Result<Acked, QueueError> {
+        limits::check_id(&lease.id)?;
         let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
         let code = reply::int(&self.run(Op::Ack, &lease.queue, args).await?)?;
         match code {
@@ -300,6 +302,7 @@ impl RedisQueue {
         error: &str,
         dead: bool,
     ) -> Result<Nacked, QueueError> {
+        limits::check_id(&lease.id)?;
         let delay = limits::check_duration("retry delay", delay)?;
         let args = vec![
             text(lease.id.as_str()),
@@ -334,6 +337,7 @@ impl RedisQueue {
     /// Heartbeat: the lease now lapses `lease` from now (Redis clock).
     /// Returns the new expiry, or [`QueueError::LeaseLost`].
     pub async fn extend(&self, held: &Lease, lease: Duration) -> Result<SystemTime, QueueError> {
+        limits::check_id(&held.id)?;
         let lease_ms = limits::check_lease(lease)?;
         let args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
         let items = reply::array(self.run(Op::Extend, &held.queue, args).await?)?;
@@ -346,6 +350,7 @@ impl RedisQueue {
     /// Give a claimed job back unrun: due again at once, no attempt counted
     /// (graceful shutdown).
     pub async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
+        limits::check_id(&lease.id)?;
         let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
         match reply::int(&self.run(Op::Release, &lease.queue, args).await?)? {
             1 | 2 => Ok(()),

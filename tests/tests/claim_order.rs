@@ -1,0 +1,201 @@
+//! Claim order: FIFO within a priority, higher priorities first, and what a
+//! claimed job carries.
+
+mod common;
+
+use std::time::{Duration, SystemTime};
+
+use common::*;
+use redq::{JobState, NewJob, RedisQueue};
+use redq_tests::unique_namespace;
+use serde_json::json;
+
+#[tokio::test]
+async fn jobs_of_one_priority_come_out_oldest_first_across_claims() {
+    let server = server();
+    let queue = queue(&server, "fifo").await;
+    for job in numbered(50) {
+        queue.add("q", job).await.unwrap();
+    }
+    let mut claimed = Vec::new();
+    loop {
+        let jobs = queue.claim("q", 7, LONG).await.unwrap();
+        assert!(jobs.len() <= 7);
+        if jobs.is_empty() {
+            break;
+        }
+        claimed.extend(jobs);
+    }
+    assert_eq!(numbers(&claimed), (0..50).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn higher_priorities_come_out_first_then_oldest_first() {
+    let server = server();
+    let queue = queue(&server, "priority").await;
+    // (n, priority), enqueued in this order.
+    let plan = [
+        (0, 0u8),
+        (1, 5),
+        (2, 255),
+        (3, 0),
+        (4, 5),
+        (5, 1),
+        (6, 255),
+        (7, 0),
+    ];
+    for (n, priority) in plan {
+        queue
+            .add("q", NewJob::new(json!({ "n": n })).priority(priority))
+            .await
+            .unwrap();
+    }
+    let jobs = claim_n(&queue, "q", 8).await;
+    assert_eq!(numbers(&jobs), vec![2, 6, 1, 4, 5, 0, 3, 7]);
+    let priorities: Vec<u8> = jobs.iter().map(|j| j.priority).collect();
+    assert_eq!(priorities, vec![255, 255, 5, 5, 1, 0, 0, 0]);
+}
+
+#[tokio::test]
+async fn a_later_high_priority_job_overtakes_waiting_low_priority_ones() {
+    let server = server();
+    let queue = queue(&server, "overtake").await;
+    queue.add_batch("q", numbered(3)).await.unwrap();
+    let first = queue.claim("q", 1, LONG).await.unwrap();
+    assert_eq!(numbers(&first), vec![0]);
+    queue
+        .add("q", NewJob::new(json!({"n": 99})).priority(1))
+        .await
+        .unwrap();
+    assert_eq!(numbers(&claim_n(&queue, "q", 3).await), vec![99, 1, 2]);
+}
+
+#[tokio::test]
+async fn claim_hands_out_at_most_limit_and_nothing_from_an_empty_queue() {
+    let server = server();
+    let queue = queue(&server, "limit").await;
+    assert!(queue.claim("q", 10, LONG).await.unwrap().is_empty());
+    queue.add_batch("q", numbered(5)).await.unwrap();
+    assert_eq!(queue.claim("q", 1, LONG).await.unwrap().len(), 1);
+    assert_eq!(queue.claim("q", 3, LONG).await.unwrap().len(), 3);
+    assert_eq!(queue.claim("q", 10, LONG).await.unwrap().len(), 1);
+    assert!(queue.claim("q", 10, LONG).await.unwrap().is_empty());
+    let counts = queue.counts("q").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased), (0, 5));
+}
+
+#[tokio::test]
+async fn queues_are_claimed_separately() {
+    let server = server();
+    let queue = queue(&server, "separate").await;
+    queue
+        .add("deliveries", NewJob::new(json!("d")))
+        .await
+        .unwrap();
+    queue.add("inbox", NewJob::new(json!("i"))).await.unwrap();
+    let inbox = claim_n(&queue, "inbox", 1).await;
+    assert_eq!(inbox[0].payload, json!("i"));
+    assert_eq!(inbox[0].queue, "inbox");
+    let deliveries = claim_n(&queue, "deliveries", 1).await;
+    assert_eq!(deliveries[0].payload, json!("d"));
+}
+
+#[tokio::test]
+async fn a_claimed_job_carries_its_lease_and_the_lease_records_the_holder() {
+    let server = server();
+    let ns = unique_namespace("holder");
+    let queue = RedisQueue::builder(&server.url())
+        .namespace(&ns)
+        .identity(u64::MAX, u32::MAX)
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(queue.identity().node, u64::MAX);
+    queue.add_batch("q", numbered(3)).await.unwrap();
+    let before = SystemTime::now();
+    let jobs = queue.claim("q", 2, Duration::from_secs(30)).await.unwrap();
+    let after = queue.claim("q", 1, LONG).await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    for job in &jobs {
+        assert_eq!(job.attempts, 0, "the first claim sees 0 attempts");
+        assert!(job.lease_id > 0);
+        let expiry = job.lease_expires_at;
+        assert!(expiry > before + Duration::from_secs(29), "{expiry:?}");
+        assert!(expiry < SystemTime::now() + Duration::from_secs(31));
+        let record = queue.inspect(&job.id).await.unwrap().unwrap();
+        assert_eq!(record.state, JobState::Leased);
+        assert_eq!(record.lease_id, Some(job.lease_id));
+        assert_eq!(record.lease_expires_at, Some(job.lease_expires_at));
+        assert_eq!(record.holder, Some((u64::MAX, u32::MAX)));
+    }
+    // Lease ids are fresh and increasing: they are fencing tokens.
+    assert!(jobs[0].lease_id < jobs[1].lease_id);
+    assert!(jobs[1].lease_id < after[0].lease_id);
+}
+
+#[tokio::test]
+async fn handles_get_distinct_identities_by_default() {
+    let server = server();
+    let ns = unique_namespace("identities");
+    let a = handle(&server, &ns).await;
+    let b = handle(&server, &ns).await;
+    assert_ne!(a.identity(), b.identity());
+    a.add("q", NewJob::new(json!(1))).await.unwrap();
+    let job = claim_n(&b, "q", 1).await.remove(0);
+    let record = a.inspect(&job.id).await.unwrap().unwrap();
+    let identity = b.identity();
+    assert_eq!(record.holder, Some((identity.node, identity.instance)));
+}
+
+#[tokio::test]
+async fn a_released_job_is_due_again_at_once_in_its_old_place_without_an_attempt() {
+    let server = server();
+    let queue = queue(&server, "release").await;
+    queue.add_batch("q", numbered(3)).await.unwrap();
+    let first = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    queue.release(&first.lease()).await.unwrap();
+    // A resent release under the same lease is harmless.
+    queue.release(&first.lease()).await.unwrap();
+    let jobs = claim_n(&queue, "q", 3).await;
+    assert_eq!(numbers(&jobs), vec![0, 1, 2]);
+    assert_eq!(jobs[0].id, first.id);
+    assert_eq!(jobs[0].attempts, 0);
+    assert!(jobs[0].lease_id > first.lease_id);
+    // Releasing counted nothing as failed.
+    let failed: u64 = queue
+        .stats("q")
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| b.failed)
+        .sum();
+    assert_eq!(failed, 0);
+}
+
+#[tokio::test]
+async fn extend_pushes_the_lease_expiry_out() {
+    let server = server();
+    let queue = queue(&server, "extend").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let job = queue.claim("q", 1, SHORT).await.unwrap().remove(0);
+    let expiry = queue
+        .extend(&job.lease(), Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(expiry > SystemTime::now() + Duration::from_secs(59));
+    let record = queue.inspect(&job.id).await.unwrap().unwrap();
+    assert_eq!(record.lease_expires_at, Some(expiry));
+    // Well after the original lease would have lapsed, it is still held.
+    let original = job.lease_expires_at + Duration::from_millis(200);
+    redq_tests::wait_until(DEADLINE, "the original expiry to pass", async || {
+        SystemTime::now() > original
+    })
+    .await;
+    assert_eq!(queue.counts("q").await.unwrap().lapsed, 0);
+    queue.reclaim("q", 10).await.unwrap();
+    assert!(queue.claim("q", 1, LONG).await.unwrap().is_empty());
+    assert_eq!(
+        queue.ack(&job.lease()).await.unwrap(),
+        redq::Acked::Completed
+    );
+}
