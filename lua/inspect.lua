@@ -3,19 +3,25 @@
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] job id
 -- Reply: {} when no such job in this queue, else
---   { state, meta, payload, now_ms } with state one of
---   waiting | scheduled | leased | dead | blocked
+--   { state, meta, payload, now_ms, score } with state one of
+--   waiting | scheduled | leased | dead | blocked, and score the job's score
+--   in its state's sorted set ("" when blocked or released): the due time
+--   when scheduled, the lease expiry when leased, died-at when dead.
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local raw = redis.call('HGET', K.jobs, id)
 if not raw then return {} end
 local m = cmsgpack.unpack(raw)
 if m[M.queue] ~= QUEUE then return {} end
-local state = 'blocked'
-if redis.call('ZSCORE', K.leased, id) then state = 'leased'
-elseif redis.call('ZSCORE', K.dead, id) then state = 'dead'
-elseif redis.call('ZSCORE', K.waiting, id) then state = 'waiting'
-elseif redis.call('ZSCORE', K.scheduled, id) then state = 'scheduled'
-elseif redis.call('ZSCORE', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id) then state = 'waiting'
+local state, score = 'blocked', ''
+for _, candidate in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
+  local found = redis.call('ZSCORE', K[candidate], id)
+  if found then
+    state, score = candidate, found
+    break
+  end
 end
-return { state, raw, redis.call('HGET', K.payloads, id) or '', now_ms() }
+if state == 'blocked' and redis.call('ZSCORE', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id) then
+  state = 'waiting'
+end
+return { state, raw, redis.call('HGET', K.payloads, id) or '', now_ms(), score }

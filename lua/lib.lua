@@ -45,6 +45,9 @@ local M = {
   lease_expiry = 14, worker_node = 15, worker_instance = 16, error = 17,
   died_at = 18, resolved_lease = 19,
 }
+-- resolved_lease: the lease whose outcome was last recorded, so a resent
+-- call is recognised: the lease id after a nack, minus the lease id after a
+-- release, 0 after a reclaim or requeue.
 local META_LEN = 19
 
 -- Upper bounds shared with driver/src/limits.rs (validated there first).

@@ -7,15 +7,18 @@
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- Reply: 1 released; 2 already released under this lease (a resend);
 --        -1 lease lost (nothing changed).
+-- The resolved lease is recorded negated (-lease id), so that a resent
+-- release is recognised while a later nack under the same lease is not
+-- mistaken for a resent nack (nack.lua records the positive id).
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
 local m = load_meta(id)
 if not m or m[M.queue] ~= QUEUE then return -1 end
-if lease ~= 0 and m[M.resolved_lease] == lease then return 2 end
+if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
-m[M.resolved_lease] = m[M.lease_id]
+m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)
 store_meta(id, m)
 redis.call('ZREM', K.leased, id)

@@ -218,20 +218,22 @@ impl RedisQueue {
         let queue = Meta::decode(&raw)?.queue;
         let items = reply::array(self.run(Op::Inspect, &queue, vec![text(id)]).await?)?;
         let mut it = items.into_iter();
-        let (Some(state), Some(meta), Some(payload)) = (it.next(), it.next(), it.next()) else {
+        let (Some(state), Some(meta), Some(payload), _now, score) =
+            (it.next(), it.next(), it.next(), it.next(), it.next())
+        else {
             return Ok(None);
         };
         let state = reply::text(state)?;
         let state = JobState::parse(&state)
             .ok_or_else(|| QueueError::Protocol(format!("unknown job state {state}")))?;
         let meta = Meta::decode(&reply::bytes(meta)?)?;
-        let due = (state == JobState::Scheduled).then_some(meta.not_before_ms as f64);
+        let score = score.as_ref().and_then(|s| reply::score(s).ok());
         Ok(Some(JobRecord::from_parts(
             id.to_owned(),
             state,
             &reply::bytes(payload)?,
             meta,
-            due,
+            score,
         )))
     }
 

@@ -49,6 +49,9 @@ impl std::fmt::Debug for RedisQueueBuilder {
 
 pub(crate) struct Inner {
     pub pool: Pool,
+    /// Kept to open dedicated connections (a worker's wake-up subscriber).
+    /// Its `Debug` would print the password: never log it.
+    pub client_builder: fred::types::Builder,
     pub keys: Keys,
     pub namespace: String,
     pub url: String,
@@ -135,13 +138,15 @@ impl RedisQueueBuilder {
         }
         let redacted = redact_url(&self.url);
         let config = parse_config(&self.url, &redacted)?;
-        let pool = fred::types::Builder::from_config(config)
+        let mut client_builder = fred::types::Builder::from_config(config);
+        client_builder
             .with_performance_config(|perf| perf.default_command_timeout = self.command_timeout)
             .with_connection_config(|conn| {
                 conn.connection_timeout = self.command_timeout;
                 conn.internal_command_timeout = self.command_timeout;
             })
-            .set_policy(ReconnectPolicy::new_exponential(0, 50, 2_000, 2))
+            .set_policy(ReconnectPolicy::new_exponential(0, 50, 2_000, 2));
+        let pool = client_builder
             .build_pool(self.pool_size)
             .map_err(|e| QueueError::Config(format!("{redacted}: {}", e.details())))?;
         pool.init()
@@ -154,6 +159,7 @@ impl RedisQueueBuilder {
         Ok(RedisQueue {
             inner: Arc::new(Inner {
                 pool,
+                client_builder,
                 keys: Keys::new(&self.namespace),
                 namespace: self.namespace,
                 url: redacted,

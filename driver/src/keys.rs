@@ -23,6 +23,8 @@
 //! | `{ns}:lease:seq` | string | lease id generator: the fencing token |
 //! | `{ns}:queues` | set | every queue name enqueued to |
 //! | `{ns}:paused` | set | paused queues |
+//! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
+//! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
 
 /// Key names of one namespace.
@@ -72,6 +74,10 @@ impl Keys {
     pub fn wake_channel(&self) -> String {
         self.key("wake")
     }
+    /// `{ns}:workers` and `{ns}:workers:info`, the worker registry.
+    pub fn workers(&self) -> QueueKeys {
+        QueueKeys(vec![self.key("workers"), self.key("workers:info")])
+    }
     /// `{ns}:q:<queue>:stats`
     pub fn stats(&self, queue: &str) -> String {
         self.key(&format!("q:{queue}:stats"))
@@ -101,6 +107,7 @@ impl Keys {
             self.paused(),
         ])
     }
+
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ mod queue;
 mod redact;
 mod scripts;
 mod seed;
+pub mod worker;
 
 pub use admin::{Page, QueueCounts, QueueEvent, StatsBucket, STATS_BUCKET};
 pub use connect::{

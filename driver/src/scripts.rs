@@ -34,9 +34,11 @@ pub enum Op {
     Counts,
     Inspect,
     ListJobs,
+    WorkerBeat,
+    WorkersList,
 }
 
-const ALL: [Op; 13] = [
+const ALL: [Op; 15] = [
     Op::Enqueue,
     Op::Claim,
     Op::Ack,
@@ -50,6 +52,8 @@ const ALL: [Op; 13] = [
     Op::Counts,
     Op::Inspect,
     Op::ListJobs,
+    Op::WorkerBeat,
+    Op::WorkersList,
 ];
 
 impl Op {
@@ -68,6 +72,8 @@ impl Op {
             Op::Counts => include_str!("../../lua/counts.lua"),
             Op::Inspect => include_str!("../../lua/inspect.lua"),
             Op::ListJobs => include_str!("../../lua/list_jobs.lua"),
+            Op::WorkerBeat => include_str!("../../lua/worker_beat.lua"),
+            Op::WorkersList => include_str!("../../lua/workers_list.lua"),
         }
     }
 

@@ -22,6 +22,7 @@
 
 mod builder;
 mod client;
+pub mod jobs;
 mod namespace;
 mod port;
 mod probe;

@@ -1,0 +1,111 @@
+//! What a running job sees: its identity, its attempt, its lease, a
+//! cancellation signal, and the services the worker was given.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use tokio_util::sync::CancellationToken;
+
+/// Typed shared services (a DB pool, an HTTP client) handed to every job.
+/// Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Services {
+    by_type: Arc<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Services({} registered)", self.by_type.len())
+    }
+}
+
+impl Services {
+    /// No services.
+    pub fn new() -> Self {
+        Services::default()
+    }
+
+    /// Add a service, found again by its type; a second value of the same
+    /// type replaces the first.
+    #[must_use]
+    pub fn with<T: Send + Sync + 'static>(mut self, service: T) -> Self {
+        Arc::make_mut(&mut self.by_type).insert(TypeId::of::<T>(), Arc::new(service));
+        self
+    }
+
+    /// The service of type `T`, if one was added.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.by_type.get(&TypeId::of::<T>()).and_then(|s| s.downcast_ref::<T>())
+    }
+}
+
+/// What a running job sees.
+#[derive(Debug, Clone)]
+pub struct JobCx {
+    pub(crate) id: String,
+    pub(crate) queue: String,
+    pub(crate) name: String,
+    pub(crate) attempt: u32,
+    pub(crate) lease_expires_at: Arc<Mutex<SystemTime>>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) services: Services,
+}
+
+impl JobCx {
+    /// The job id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The queue the job was claimed from.
+    pub fn queue(&self) -> &str {
+        &self.queue
+    }
+
+    /// The job type name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// This run's attempt number: 1 on the first run, 2 after one failure…
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// When the current lease lapses; heartbeats push it forward while the
+    /// job runs.
+    pub fn lease_expires_at(&self) -> SystemTime {
+        *self.lease_expires_at.lock().expect("lease deadline poisoned")
+    }
+
+    /// True once the job should stop: the worker is shutting down past its
+    /// grace period, or the lease was lost to another worker.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the job should stop (see [`JobCx::is_cancelled`]).
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// The service of type `T` registered on the worker.
+    pub fn service<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.services.get::<T>()
+    }
+
+    /// A context for running a job outside a worker (inline mode, tests).
+    pub fn detached(id: impl Into<String>, queue: impl Into<String>, name: impl Into<String>, services: Services) -> Self {
+        JobCx {
+            id: id.into(),
+            queue: queue.into(),
+            name: name.into(),
+            attempt: 1,
+            lease_expires_at: Arc::new(Mutex::new(SystemTime::UNIX_EPOCH)),
+            cancel: CancellationToken::new(),
+            services,
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Running one claimed job: decode, run under its timeout with panics
+//! caught, keep its lease alive, and report the outcome.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures::FutureExt;
+use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::context::{JobCx, Services};
+use super::error::JobError;
+use super::events::JobFailed;
+use super::presence::Totals;
+use super::registry::Registry;
+use crate::{Job, Lease, Nacked, QueueError, RedisQueue};
+
+/// What every job task of one worker shares.
+pub(crate) struct Shared {
+    pub queue: RedisQueue,
+    pub registry: Arc<Registry>,
+    pub services: Services,
+    pub lease: Duration,
+    pub totals: Arc<Totals>,
+    pub failures: broadcast::Sender<JobFailed>,
+    /// Cancelled when shutdown begins: jobs may notice and wrap up.
+    pub shutdown: CancellationToken,
+    /// Cancelled when the grace period is over: running jobs are dropped and
+    /// released.
+    pub hard_stop: CancellationToken,
+}
+
+enum Outcome {
+    Succeeded,
+    Failed(JobError),
+    LeaseLost,
+    Interrupted,
+}
+
+/// Counts a job in flight for as long as it lives.
+struct InFlight(Arc<Totals>);
+
+impl InFlight {
+    fn new(totals: &Arc<Totals>) -> Self {
+        totals.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(totals.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Run `job` to its end, holding `permit` (one concurrency slot) throughout.
+pub(crate) async fn execute(shared: Arc<Shared>, job: Job, permit: OwnedSemaphorePermit) {
+    let _permit = permit;
+    let _in_flight = InFlight::new(&shared.totals);
+    let span = tracing::info_span!(
+        "redq.job",
+        queue = %job.queue,
+        job = job.name.as_deref().unwrap_or(""),
+        id = %job.id,
+        attempt = job.attempts + 1,
+    );
+    run_one(&shared, job).instrument(span).await;
+}
+
+async fn run_one(shared: &Shared, job: Job) {
+    let lease = job.lease();
+    let Some(runner) = job.name.as_deref().and_then(|name| shared.registry.get(name)) else {
+        let why = shared.registry.unknown(job.name.as_deref());
+        return dead_letter(shared, &job, &lease, &why).await;
+    };
+    let cx = JobCx {
+        id: job.id.clone(),
+        queue: job.queue.clone(),
+        name: job.name.clone().unwrap_or_default(),
+        attempt: job.attempts + 1,
+        lease_expires_at: Arc::new(Mutex::new(job.lease_expires_at)),
+        cancel: shared.shutdown.child_token(),
+        services: shared.services.clone(),
+    };
+    let future = match runner.start(&job.payload, &cx) {
+        Ok(future) => future,
+        Err(why) => return dead_letter(shared, &job, &lease, &why).await,
+    };
+    tracing::trace!(payload = %job.payload, "running");
+    let timeout = runner.timeout();
+    let guarded = tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind());
+    let outcome = tokio::select! {
+        result = guarded => match result {
+            Ok(Ok(Ok(()))) => Outcome::Succeeded,
+            Ok(Ok(Err(error))) => Outcome::Failed(error),
+            Ok(Err(panic)) => Outcome::Failed(JobError::retry(format!("panicked: {}", panic_message(&*panic)))),
+            Err(_) => Outcome::Failed(JobError::retry(format!("timed out after {timeout:?}"))),
+        },
+        () = keep_lease(&shared.queue, &lease, shared.lease, &cx) => Outcome::LeaseLost,
+        () = shared.hard_stop.cancelled() => Outcome::Interrupted,
+    };
+    match outcome {
+        Outcome::Succeeded => match shared.queue.ack(&lease).await {
+            Ok(_) => {
+                shared.totals.processed.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!("completed");
+            }
+            Err(QueueError::LeaseLost { .. }) => tracing::warn!("finished, but the lease was lost meanwhile; another worker may run it again"),
+            Err(e) => tracing::error!(error = %e, "finished, but the acknowledgement failed; the job will run again after its lease lapses"),
+        },
+        Outcome::Failed(JobError::Retry { error, after }) => {
+            let delay = after.unwrap_or_else(|| runner.backoff(job.attempts + 1));
+            report_failure(shared, &job, &lease, &error, delay, false).await;
+        }
+        Outcome::Failed(JobError::Fail { error }) => report_failure(shared, &job, &lease, &error, Duration::ZERO, true).await,
+        Outcome::LeaseLost => {
+            cx.cancel.cancel();
+            tracing::warn!("lease lost to another worker: job cancelled and not acknowledged");
+        }
+        Outcome::Interrupted => {
+            cx.cancel.cancel();
+            match shared.queue.release(&lease).await {
+                Ok(()) => tracing::info!("shutdown grace period over: job released for another worker"),
+                Err(e) => tracing::warn!(error = %e, "could not release the job; it returns after its lease lapses"),
+            }
+        }
+    }
+}
+
+/// Extend the lease every third of its length for as long as the job runs;
+/// return only when the lease was lost (the caller then drops the job).
+async fn keep_lease(queue: &RedisQueue, lease: &Lease, length: Duration, cx: &JobCx) {
+    let every = length / 3;
+    loop {
+        tokio::time::sleep(every).await;
+        match queue.extend(lease, length).await {
+            Ok(expiry) => *cx.lease_expires_at.lock().expect("lease deadline poisoned") = expiry,
+            Err(QueueError::LeaseLost { .. }) => return,
+            Err(e) => tracing::warn!(error = %e, "lease extension failed; retrying"),
+        }
+    }
+}
+
+async fn dead_letter(shared: &Shared, job: &Job, lease: &Lease, why: &str) {
+    report_failure(shared, job, lease, why, Duration::ZERO, true).await;
+}
+
+async fn report_failure(shared: &Shared, job: &Job, lease: &Lease, error: &str, delay: Duration, dead: bool) {
+    shared.totals.failed.fetch_add(1, Ordering::Relaxed);
+    let result = if dead {
+        shared.queue.dead_letter(lease, error).await
+    } else {
+        shared.queue.nack(lease, delay, error).await
+    };
+    match result {
+        Ok(Nacked::Retrying { attempts, due_at }) => {
+            let in_ms = due_at.duration_since(SystemTime::now()).unwrap_or_default().as_millis();
+            tracing::warn!(error, attempts, retry_in_ms = in_ms as u64, "failed; will retry");
+        }
+        Ok(Nacked::DeadLettered { attempts }) => {
+            tracing::error!(error, attempts, "failed; dead-lettered");
+            let _ = shared.failures.send(JobFailed {
+                queue: job.queue.clone(),
+                id: job.id.clone(),
+                name: job.name.clone(),
+                error: error.to_owned(),
+                attempts,
+            });
+        }
+        Err(QueueError::LeaseLost { .. }) => tracing::warn!(error, "failed, but the lease was lost meanwhile"),
+        Err(e) => tracing::error!(error, report_error = %e, "failed, and recording the failure failed; it returns after its lease lapses"),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a non-string panic payload".to_owned()
+    }
+}

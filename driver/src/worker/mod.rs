@@ -1,0 +1,300 @@
+//! Typed jobs and the `Worker` runtime.
+//!
+//! A job type is a serde struct implementing [`TypedJob`]. Producers push
+//! it ([`RedisQueue::push`], or [`JobQueue`] for inline mode); a [`Worker`]
+//! claims jobs in batches, runs up to `concurrency` at once, each under its
+//! timeout with panics caught, extends the leases of long jobs, and reports
+//! each outcome: success acks, [`JobError::Retry`] (or any `?` error) retries
+//! after an exponential backoff with jitter, [`JobError::Fail`] dead-letters.
+//! Attempts and the retry window are enforced by the scripts. A job whose
+//! name no handler is registered for, or whose payload does not decode, is
+//! dead-lettered at once with the reason: retrying cannot fix it.
+//!
+//! An idle worker sleeps until the next job is due or an enqueue wakes it
+//! (pub/sub on a dedicated connection): no polling.
+//!
+//! Shutdown is driven by a [`CancellationToken`]; the library installs no
+//! signal handler. On cancel the worker stops claiming, lets running jobs
+//! finish within the grace period (their [`JobCx::cancelled`] fires so they
+//! may wrap up early), then drops the rest and releases them at once: due
+//! again immediately, no attempt counted.
+//!
+//! ```no_run
+//! use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
+//! use redq::RedisQueue;
+//! use serde::{Deserialize, Serialize};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Resize { image: String }
+//!
+//! impl TypedJob for Resize {
+//!     const NAME: &'static str = "images::resize";
+//!     async fn run(&self, _cx: &JobCx) -> Result<(), JobError> { Ok(()) }
+//! }
+//!
+//! # async fn demo() -> Result<(), redq::QueueError> {
+//! let queue = RedisQueue::connect("redis://127.0.0.1:6379").await?;
+//! queue.push(&Resize { image: "cat.png".into() }).await?;
+//!
+//! let mut registry = Registry::new();
+//! registry.add_job::<Resize>();
+//! let worker = Worker::new(queue, registry, WorkOptions::new().concurrency(8))?;
+//! let shutdown = CancellationToken::new();
+//! // e.g. cancel `shutdown` from your own ctrl-c handler
+//! worker.run(shutdown).await?;
+//! # Ok(()) }
+//! ```
+
+mod backoff;
+mod context;
+mod error;
+mod events;
+mod execute;
+mod options;
+mod presence;
+mod push;
+mod registry;
+mod typed;
+mod wake;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, Notify, Semaphore};
+use tokio::task::JoinSet;
+pub use tokio_util::sync::CancellationToken;
+
+pub use backoff::{backoff_ceiling, exponential_backoff};
+pub use context::{JobCx, Services};
+pub use error::JobError;
+pub use events::JobFailed;
+pub use options::{QueueOrder, WorkOptions};
+pub use presence::{WorkerInfo, HEARTBEAT_EVERY, WORKER_TTL};
+pub use push::{JobQueue, Mode, Pushed};
+pub use registry::Registry;
+pub use typed::{TypedJob, DEFAULT_QUEUE};
+
+use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
+use crate::{Job, QueueError, RedisQueue};
+use execute::{execute, Shared};
+use presence::Totals;
+
+/// One worker loop over some queues of a [`RedisQueue`].
+pub struct Worker {
+    shared: Arc<Shared>,
+    options: WorkOptions,
+}
+
+/// What a worker did before it stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WorkerReport {
+    /// Jobs completed.
+    pub processed: u64,
+    /// Failed attempts (retried or dead-lettered).
+    pub failed: u64,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("queue", &self.shared.queue)
+            .field("registry", &self.shared.registry)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Worker {
+    /// A worker running the job types of `registry` with `options`.
+    /// Options are checked here: no queues, a bad queue name, concurrency or
+    /// claim batch 0 (or over 1000), or a lease under 30 ms are refused.
+    pub fn new(queue: RedisQueue, registry: Registry, options: WorkOptions) -> Result<Worker, QueueError> {
+        if options.queues.is_empty() {
+            return Err(QueueError::invalid("worker queues", "[]", "at least one queue"));
+        }
+        for (name, _) in &options.queues {
+            check_queue_name(name)?;
+        }
+        check_limit("concurrency", options.concurrency, 10_000)?;
+        check_limit("claim batch", options.claim_batch, MAX_CLAIM)?;
+        check_lease(options.lease)?;
+        if options.lease < Duration::from_millis(30) {
+            return Err(QueueError::invalid("lease", format!("{:?}", options.lease), "at least 30 ms, so heartbeats can keep it"));
+        }
+        let (failures, _) = broadcast::channel(1024);
+        Ok(Worker {
+            shared: Arc::new(Shared {
+                queue,
+                registry: Arc::new(registry),
+                services: Services::new(),
+                lease: options.lease,
+                totals: Arc::new(Totals::default()),
+                failures,
+                shutdown: CancellationToken::new(),
+                hard_stop: CancellationToken::new(),
+            }),
+            options,
+        })
+    }
+
+    /// Hand `services` to every job ([`JobCx::service`]).
+    #[must_use]
+    pub fn services(mut self, services: Services) -> Self {
+        Arc::get_mut(&mut self.shared).expect("worker not running yet").services = services;
+        self
+    }
+
+    /// Dead-letter events of this worker's jobs, as they happen.
+    pub fn failures(&self) -> broadcast::Receiver<JobFailed> {
+        self.shared.failures.subscribe()
+    }
+
+    /// Run until `shutdown` is cancelled, then shut down gracefully (see the
+    /// module docs) and return what was done.
+    pub async fn run(self, shutdown: CancellationToken) -> Result<WorkerReport, QueueError> {
+        let shared = self.shared;
+        let options = self.options;
+        let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
+        let background = CancellationToken::new();
+        let wake = Arc::new(Notify::new());
+        let mut duties = JoinSet::new();
+        duties.spawn(wake::listen_owned(shared.queue.clone(), queues.clone(), wake.clone(), background.clone()));
+        duties.spawn(presence::keep_alive(
+            shared.queue.clone(),
+            queues.clone(),
+            options.concurrency,
+            shared.totals.clone(),
+            background.clone(),
+        ));
+        if options.schedules {
+            duties.spawn(run_scheduler(shared.queue.clone(), background.clone()));
+        }
+
+        let slots = Arc::new(Semaphore::new(options.concurrency));
+        let mut running = JoinSet::new();
+        loop {
+            let first = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                permit = slots.clone().acquire_owned() => permit.expect("semaphore never closed"),
+            };
+            let mut permits = vec![first];
+            while permits.len() < options.claim_batch {
+                match slots.clone().try_acquire_owned() {
+                    Ok(permit) => permits.push(permit),
+                    Err(_) => break,
+                }
+            }
+            let jobs = match claim_some(&shared.queue, &options, permits.len()).await {
+                Ok(jobs) => jobs,
+                Err(e) => {
+                    tracing::warn!(error = %e, "claim failed; retrying shortly");
+                    drop(permits);
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
+                    }
+                }
+            };
+            if jobs.is_empty() {
+                drop(permits);
+                idle(&shared.queue, &queues, options.max_idle, &wake, &shutdown).await;
+                continue;
+            }
+            for job in jobs {
+                let permit = permits.pop().expect("never more jobs than permits");
+                running.spawn(execute(shared.clone(), job, permit));
+            }
+            while running.try_join_next().is_some() {}
+        }
+
+        // Shutdown: stop claiming (done), tell jobs, give them the grace period.
+        shared.shutdown.cancel();
+        let grace = tokio::time::sleep(options.grace);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                next = running.join_next() => if next.is_none() { break },
+                _ = &mut grace => {
+                    shared.hard_stop.cancel();
+                    while running.join_next().await.is_some() {}
+                    break;
+                }
+            }
+        }
+        background.cancel();
+        while duties.join_next().await.is_some() {}
+        Ok(WorkerReport {
+            processed: shared.totals.processed.load(Ordering::Relaxed),
+            failed: shared.totals.failed.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// Claim up to `n` jobs from the first queue (in strict or weighted order)
+/// that has any.
+async fn claim_some(queue: &RedisQueue, options: &WorkOptions, n: usize) -> Result<Vec<Job>, QueueError> {
+    for name in claim_order(options) {
+        let jobs = queue.claim(name, n, options.lease).await?;
+        if !jobs.is_empty() {
+            return Ok(jobs);
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// The queues in the order to try them this round.
+fn claim_order(options: &WorkOptions) -> Vec<&str> {
+    let mut pool: Vec<(&str, u32)> = options.queues.iter().map(|(q, w)| (q.as_str(), (*w).max(1))).collect();
+    if options.order == QueueOrder::Strict || pool.len() == 1 {
+        return pool.into_iter().map(|(q, _)| q).collect();
+    }
+    // Weighted draw without replacement.
+    let mut order = Vec::with_capacity(pool.len());
+    while !pool.is_empty() {
+        let total: u64 = pool.iter().map(|(_, w)| *w as u64).sum();
+        let mut pick = rand::random_range(0..total);
+        let index = pool
+            .iter()
+            .position(|(_, w)| {
+                if pick < *w as u64 {
+                    true
+                } else {
+                    pick -= *w as u64;
+                    false
+                }
+            })
+            .expect("pick is below the total weight");
+        order.push(pool.remove(index).0);
+    }
+    order
+}
+
+/// Sleep until a queue has due work, a wake-up arrives, `max_idle` passes,
+/// or shutdown.
+async fn idle(queue: &RedisQueue, queues: &[String], max_idle: Duration, wake: &Notify, shutdown: &CancellationToken) {
+    let mut sleep_for = max_idle;
+    for name in queues {
+        match queue.next_due(name).await {
+            Ok(Some(due)) => sleep_for = sleep_for.min(due),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, queue = %name, "next_due failed"),
+        }
+    }
+    // Something is due now yet nothing was claimed (a lease lapsing this very
+    // millisecond): wait a moment rather than spin.
+    let sleep_for = sleep_for.max(Duration::from_millis(1));
+    tokio::select! {
+        _ = wake.notified() => {}
+        _ = tokio::time::sleep(sleep_for) => {}
+        _ = shutdown.cancelled() => {}
+    }
+}
+
+async fn run_scheduler(_queue: RedisQueue, stop: CancellationToken) {
+    // Recurring schedules plug in here once they land.
+    stop.cancelled().await;
+}
+

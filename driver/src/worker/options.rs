@@ -1,0 +1,127 @@
+//! How one worker runs.
+
+use std::time::Duration;
+
+/// How a worker picks the next queue to claim from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueOrder {
+    /// Always try the queues in the order given: a later queue is served only
+    /// when every earlier one is empty.
+    Strict,
+    /// Draw the order at random for every claim, each queue's chance in
+    /// proportion to its weight, so no queue starves (the default).
+    #[default]
+    Weighted,
+}
+
+/// How one [`super::Worker`] runs. Every field has a default; see each.
+#[derive(Debug, Clone)]
+pub struct WorkOptions {
+    pub(crate) queues: Vec<(String, u32)>,
+    pub(crate) order: QueueOrder,
+    pub(crate) concurrency: usize,
+    pub(crate) lease: Duration,
+    pub(crate) claim_batch: usize,
+    pub(crate) grace: Duration,
+    pub(crate) max_idle: Duration,
+    pub(crate) schedules: bool,
+}
+
+impl Default for WorkOptions {
+    fn default() -> Self {
+        WorkOptions {
+            queues: vec![(super::DEFAULT_QUEUE.to_owned(), 1)],
+            order: QueueOrder::Weighted,
+            concurrency: 10,
+            lease: Duration::from_secs(30),
+            claim_batch: 10,
+            grace: Duration::from_secs(30),
+            max_idle: Duration::from_secs(10),
+            schedules: true,
+        }
+    }
+}
+
+impl WorkOptions {
+    /// Defaults: queue `default`, weighted order, concurrency 10, lease
+    /// 30 s, claim batch 10, grace 30 s, schedulers on.
+    pub fn new() -> Self {
+        WorkOptions::default()
+    }
+
+    /// The queues to serve, each with weight 1 (replaces the default).
+    #[must_use]
+    pub fn queues<I, S>(mut self, queues: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.queues = queues.into_iter().map(|q| (q.into(), 1)).collect();
+        self
+    }
+
+    /// The queues to serve with weights (for [`QueueOrder::Weighted`]).
+    #[must_use]
+    pub fn weighted_queues<I, S>(mut self, queues: I) -> Self
+    where
+        I: IntoIterator<Item = (S, u32)>,
+        S: Into<String>,
+    {
+        self.queues = queues.into_iter().map(|(q, w)| (q.into(), w)).collect();
+        self
+    }
+
+    /// Strict or weighted queue order (default weighted).
+    #[must_use]
+    pub fn order(mut self, order: QueueOrder) -> Self {
+        self.order = order;
+        self
+    }
+
+    /// Jobs run at once, exactly (default 10; 1 runs one job at a time).
+    #[must_use]
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n;
+        self
+    }
+
+    /// The lease taken on each claimed job (default 30 s). Running jobs are
+    /// extended every third of it, so a job may run far longer than its
+    /// lease; a crashed worker's jobs come back after at most one lease.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Most jobs claimed per round trip (default 10; never more than the
+    /// free concurrency slots).
+    #[must_use]
+    pub fn claim_batch(mut self, n: usize) -> Self {
+        self.claim_batch = n;
+        self
+    }
+
+    /// On shutdown, how long running jobs may finish before they are
+    /// cancelled and released (default 30 s).
+    #[must_use]
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Longest idle sleep between checks when no wake-up arrives (default
+    /// 10 s): a safety net for a wake-up lost while reconnecting.
+    #[must_use]
+    pub fn max_idle(mut self, max_idle: Duration) -> Self {
+        self.max_idle = max_idle;
+        self
+    }
+
+    /// Run a schedule scheduler inside this worker (default true).
+    #[must_use]
+    pub fn schedules(mut self, enabled: bool) -> Self {
+        self.schedules = enabled;
+        self
+    }
+}

@@ -1,0 +1,152 @@
+//! The worker registry: each running worker keeps a heartbeat record, so
+//! operators see live workers and know which lease belongs to which.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::job::{ms_to_time, time_to_ms};
+use crate::queue::{num, text};
+use crate::scripts::{self, reply, Op};
+use crate::{QueueError, RedisQueue};
+
+/// How often a worker refreshes its record.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// A worker silent this long is considered gone.
+pub const WORKER_TTL: Duration = Duration::from_secs(15);
+
+/// A live worker as the registry shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkerInfo {
+    /// `node-instance`: matches the holder recorded on its leases.
+    pub id: String,
+    /// Worker node id.
+    pub node: u64,
+    /// Worker instance.
+    pub instance: u32,
+    /// Host name.
+    pub host: String,
+    /// Process id.
+    pub pid: u32,
+    /// When the worker started.
+    pub started_at: SystemTime,
+    /// The queues it serves.
+    pub queues: Vec<String>,
+    /// Its concurrency limit.
+    pub concurrency: usize,
+    /// Jobs running now.
+    pub in_flight: u64,
+    /// Jobs completed since it started.
+    pub processed: u64,
+    /// Failed attempts since it started.
+    pub failed: u64,
+    /// Its last heartbeat (Redis clock).
+    pub last_heartbeat: SystemTime,
+}
+
+/// The JSON stored in `{ns}:workers:info`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    node: String,
+    instance: u32,
+    host: String,
+    pid: u32,
+    started_at_ms: u64,
+    queues: Vec<String>,
+    concurrency: usize,
+    in_flight: u64,
+    processed: u64,
+    failed: u64,
+}
+
+/// Live counters a worker publishes in its heartbeat.
+#[derive(Debug, Default)]
+pub(crate) struct Totals {
+    pub in_flight: AtomicU64,
+    pub processed: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+pub(crate) fn worker_id(queue: &RedisQueue) -> String {
+    let identity = queue.identity();
+    format!("{}-{}", identity.node, identity.instance)
+}
+
+async fn beat(queue: &RedisQueue, id: &str, record: &str) -> Result<(), QueueError> {
+    let args = vec![text(id), text(record), num(WORKER_TTL.as_millis() as u64)];
+    scripts::run(queue.client(), Op::WorkerBeat, &queue.inner.keys.workers(), args)
+        .await
+        .map_err(|e| scripts::map_error(e, queue.inner.timeout))?;
+    Ok(())
+}
+
+/// Keep this worker's record fresh until `stop`, then remove it.
+pub(crate) async fn keep_alive(queue: RedisQueue, queues: Vec<String>, concurrency: usize, totals: Arc<Totals>, stop: CancellationToken) {
+    let id = worker_id(&queue);
+    let identity = queue.identity();
+    let started_at_ms = time_to_ms(SystemTime::now());
+    let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    loop {
+        let record = Record {
+            node: identity.node.to_string(),
+            instance: identity.instance,
+            host: host.clone(),
+            pid: std::process::id(),
+            started_at_ms,
+            queues: queues.clone(),
+            concurrency,
+            in_flight: totals.in_flight.load(Ordering::Relaxed),
+            processed: totals.processed.load(Ordering::Relaxed),
+            failed: totals.failed.load(Ordering::Relaxed),
+        };
+        let json = serde_json::to_string(&record).expect("worker record serializes");
+        if let Err(e) = beat(&queue, &id, &json).await {
+            tracing::warn!(error = %e, "worker heartbeat failed; will retry");
+        }
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            _ = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+        }
+    }
+    if let Err(e) = beat(&queue, &id, "").await {
+        tracing::warn!(error = %e, "could not remove the worker record; it expires by itself");
+    }
+}
+
+impl RedisQueue {
+    /// The live workers of this namespace (heartbeat within
+    /// [`WORKER_TTL`] on the Redis clock), by id.
+    pub async fn workers(&self) -> Result<Vec<WorkerInfo>, QueueError> {
+        let args = vec![num(WORKER_TTL.as_millis() as u64), num(10_000)];
+        let value = scripts::run(self.client(), Op::WorkersList, &self.inner.keys.workers(), args)
+            .await
+            .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
+        let mut workers = Vec::new();
+        let mut items = reply::array(value)?.into_iter().skip(1);
+        while let (Some(id), Some(beat), Some(record)) = (items.next(), items.next(), items.next()) {
+            let id = reply::text(id)?;
+            let Ok(record) = serde_json::from_slice::<Record>(&reply::bytes(record)?) else {
+                continue;
+            };
+            workers.push(WorkerInfo {
+                id,
+                node: record.node.parse().unwrap_or(0),
+                instance: record.instance,
+                host: record.host,
+                pid: record.pid,
+                started_at: ms_to_time(record.started_at_ms),
+                queues: record.queues,
+                concurrency: record.concurrency,
+                in_flight: record.in_flight,
+                processed: record.processed,
+                failed: record.failed,
+                last_heartbeat: ms_to_time(reply::score(&beat)? as u64),
+            });
+        }
+        workers.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(workers)
+    }
+}

@@ -1,0 +1,83 @@
+//! The registry: job type names mapped to how to decode and run them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::context::JobCx;
+use super::error::JobError;
+use super::typed::TypedJob;
+
+/// How to run one registered job type, with its type parameters erased.
+pub(crate) trait Runner: Send + Sync {
+    /// Decode `payload` and start running it; a decode failure is an error
+    /// text (the job is dead-lettered: retrying cannot fix it).
+    fn start<'a>(&'a self, payload: &Value, cx: &'a JobCx) -> Result<BoxFuture<'a, Result<(), JobError>>, String>;
+    fn timeout(&self) -> Duration;
+    fn backoff(&self, attempt: u32) -> Duration;
+}
+
+struct TypedRunner<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T: TypedJob> Runner for TypedRunner<T> {
+    fn start<'a>(&'a self, payload: &Value, cx: &'a JobCx) -> Result<BoxFuture<'a, Result<(), JobError>>, String> {
+        let job: T = serde_json::from_value(payload.clone()).map_err(|e| format!("payload does not decode as {}: {e}", T::NAME))?;
+        Ok(Box::pin(async move { job.run(cx).await }))
+    }
+
+    fn timeout(&self) -> Duration {
+        T::TIMEOUT
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        T::backoff(attempt)
+    }
+}
+
+/// Job types a worker can run, by name. `registry.add_job::<T>()` is the
+/// typed way to contribute one.
+#[derive(Clone, Default)]
+pub struct Registry {
+    runners: BTreeMap<&'static str, Arc<dyn Runner>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.runners.keys()).finish()
+    }
+}
+
+impl Registry {
+    /// No job types.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Register `T` under `T::NAME`. Registering the same name twice keeps
+    /// the last one.
+    pub fn add_job<T: TypedJob>(&mut self) -> &mut Self {
+        self.runners.insert(T::NAME, Arc::new(TypedRunner::<T>(std::marker::PhantomData)));
+        self
+    }
+
+    /// The registered names, sorted.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.runners.keys().copied().collect()
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<dyn Runner>> {
+        self.runners.get(name)
+    }
+
+    /// Why a job with this name cannot run here, for the dead-letter reason.
+    pub(crate) fn unknown(&self, name: Option<&str>) -> String {
+        let known = self.names().join(", ");
+        match name {
+            Some(name) => format!("unknown job name {name:?}: no handler registered on this worker (registered: {known})"),
+            None => format!("job has no name: typed workers only run jobs pushed with a name (registered: {known})"),
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! The Worker runtime against a real redis-server: typed jobs run, fail,
+//! retry, time out, panic, heartbeat, shut down and dead-letter as documented.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use redq::worker::{
+    CancellationToken, JobCx, JobError, JobQueue, Pushed, Registry, Services, TypedJob,
+    WorkOptions, Worker, WorkerReport,
+};
+use redq::{JobState, NewJob, RedisQueue};
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// What jobs report back to the test.
+#[derive(Default)]
+struct Tracker {
+    runs: AtomicU32,
+    running: AtomicU32,
+    max_running: AtomicU32,
+    attempts: Mutex<Vec<u32>>,
+    cancelled: AtomicU32,
+    completed: AtomicU32,
+}
+
+impl Tracker {
+    fn enter(&self, cx: &JobCx) {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        self.attempts.lock().unwrap().push(cx.attempt());
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_running.fetch_max(now, Ordering::SeqCst);
+    }
+    fn leave(&self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn tracker(cx: &JobCx) -> &Arc<Tracker> {
+    cx.service::<Arc<Tracker>>().expect("tracker service")
+}
+
+#[derive(Serialize, Deserialize)]
+struct Quick {
+    n: u32,
+}
+impl TypedJob for Quick {
+    const NAME: &'static str = "t.quick";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let t = tracker(cx);
+        t.enter(cx);
+        tokio::time::sleep(Duration::from_millis(self.n as u64)).await;
+        t.leave();
+        t.completed.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Slow;
+impl TypedJob for Slow {
+    const NAME: &'static str = "t.slow";
+    const TIMEOUT: Duration = Duration::from_millis(150);
+    const MAX_ATTEMPTS: u32 = 1;
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        tracker(cx).enter(cx);
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Panicky;
+impl TypedJob for Panicky {
+    const NAME: &'static str = "t.panicky";
+    const MAX_ATTEMPTS: u32 = 1;
+    async fn run(&self, _cx: &JobCx) -> Result<(), JobError> {
+        panic!("boom at the disco");
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct AlwaysFails;
+impl TypedJob for AlwaysFails {
+    const NAME: &'static str = "t.always_fails";
+    const MAX_ATTEMPTS: u32 = 3;
+    fn backoff(_attempt: u32) -> Duration {
+        Duration::ZERO
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        tracker(cx).enter(cx);
+        tracker(cx).leave();
+        Err(std::io::Error::other("disk on fire"))?
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Windowed;
+impl TypedJob for Windowed {
+    const NAME: &'static str = "t.windowed";
+    const MAX_ATTEMPTS: u32 = 0;
+    const RETRY_WINDOW: Option<Duration> = Some(Duration::from_millis(400));
+    fn backoff(_attempt: u32) -> Duration {
+        Duration::from_millis(50)
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        tracker(cx).enter(cx);
+        tracker(cx).leave();
+        Err(JobError::retry("still broken"))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct FailsNow;
+impl TypedJob for FailsNow {
+    const NAME: &'static str = "t.fails_now";
+    async fn run(&self, _cx: &JobCx) -> Result<(), JobError> {
+        Err(JobError::fail("invoice is void"))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct RetryLater;
+impl TypedJob for RetryLater {
+    const NAME: &'static str = "t.retry_later";
+    fn backoff(_attempt: u32) -> Duration {
+        Duration::from_secs(20)
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        tracker(cx).enter(cx);
+        tracker(cx).leave();
+        Err(JobError::retry("rate limited"))
+    }
+}
+
+/// Sleeps `ms` unless cancelled first. Counts a cancellation whether it
+/// notices `cx.cancelled()` or the worker drops its future unfinished.
+#[derive(Serialize, Deserialize)]
+struct Patient {
+    ms: u64,
+}
+impl TypedJob for Patient {
+    const NAME: &'static str = "t.patient";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        struct Unfinished<'a>(&'a Tracker, bool);
+        impl Drop for Unfinished<'_> {
+            fn drop(&mut self) {
+                self.0.leave();
+                let counter = if self.1 {
+                    &self.0.completed
+                } else {
+                    &self.0.cancelled
+                };
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let t = tracker(cx);
+        t.enter(cx);
+        let mut guard = Unfinished(t, false);
+        tokio::select! {
+            _ = cx.cancelled() => {}
+            _ = tokio::time::sleep(Duration::from_millis(self.ms)) => guard.1 = true,
+        }
+        Ok(())
+    }
+}
+
+/// Ignores cancellation: only the grace period's end stops it.
+#[derive(Serialize, Deserialize)]
+struct Stubborn;
+impl TypedJob for Stubborn {
+    const NAME: &'static str = "t.stubborn";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        tracker(cx).enter(cx);
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(())
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    r.add_job::<Quick>()
+        .add_job::<Slow>()
+        .add_job::<Panicky>()
+        .add_job::<AlwaysFails>()
+        .add_job::<Windowed>()
+        .add_job::<FailsNow>()
+        .add_job::<RetryLater>()
+        .add_job::<Patient>()
+        .add_job::<Stubborn>();
+    r
+}
+
+async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(ns)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+struct Running {
+    stop: CancellationToken,
+    handle: JoinHandle<WorkerReport>,
+    tracker: Arc<Tracker>,
+}
+
+impl Running {
+    async fn shutdown(self) -> WorkerReport {
+        self.stop.cancel();
+        tokio::time::timeout(DEADLINE, self.handle)
+            .await
+            .expect("worker stops")
+            .expect("worker task")
+    }
+}
+
+fn start(queue: &RedisQueue, options: WorkOptions) -> Running {
+    start_with(queue, options, Arc::new(Tracker::default()))
+}
+
+fn start_with(queue: &RedisQueue, options: WorkOptions, tracker: Arc<Tracker>) -> Running {
+    let worker = Worker::new(queue.clone(), registry(), options.schedules(false))
+        .expect("options")
+        .services(Services::new().with(tracker.clone()));
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    let handle = tokio::spawn(async move { handle.await.expect("join").expect("worker run") });
+    Running {
+        stop,
+        handle,
+        tracker,
+    }
+}
+
+fn default_queue() -> WorkOptions {
+    WorkOptions::new().queues(["default"])
+}
+
+async fn dead_error(queue: &RedisQueue, id: &str) -> String {
+    let job = queue.inspect(id).await.unwrap().expect("job exists");
+    assert_eq!(job.state, JobState::Dead, "{job:?}");
+    job.last_error.unwrap_or_default()
+}
+
+async fn wait_dead(queue: &RedisQueue, id: &str) {
+    wait_until(
+        DEADLINE,
+        "the job to be dead-lettered",
+        async || matches!(queue.inspect(id).await.unwrap(), Some(j) if j.state == JobState::Dead),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_pushed_typed_job_runs_once_and_is_acknowledged() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("typed")).await;
+    let pushed = queue.push(&Quick { n: 1 }).await.unwrap();
+    assert!(matches!(pushed, Pushed::Queued { .. }));
+    let running = start(&queue, default_queue());
+    let t = running.tracker.clone();
+    wait_until(DEADLINE, "the job to complete", async || {
+        t.completed.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    wait_until(DEADLINE, "the job to be acknowledged", async || {
+        queue.inspect(pushed.id()).await.unwrap().is_none()
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(report.processed, 1);
+    assert_eq!(t.attempts.lock().unwrap().as_slice(), &[1]);
+}
+
+#[tokio::test]
+async fn a_timeout_is_a_failed_attempt_and_the_future_is_dropped() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("timeout")).await;
+    let id = queue.push(&Slow).await.unwrap().id().to_owned();
+    let running = start(&queue, default_queue());
+    wait_dead(&queue, &id).await;
+    assert!(dead_error(&queue, &id)
+        .await
+        .contains("timed out after 150ms"));
+    assert_eq!(queue.inspect(&id).await.unwrap().unwrap().attempts, 1);
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_panic_is_a_failed_attempt_carrying_its_message_and_the_worker_keeps_going() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("panic")).await;
+    let id = queue.push(&Panicky).await.unwrap().id().to_owned();
+    let running = start(&queue, default_queue().concurrency(1));
+    wait_dead(&queue, &id).await;
+    assert!(dead_error(&queue, &id)
+        .await
+        .contains("panicked: boom at the disco"));
+    queue.push(&Quick { n: 1 }).await.unwrap();
+    let t = running.tracker.clone();
+    wait_until(DEADLINE, "the next job to complete", async || {
+        t.completed.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn heartbeats_keep_a_job_running_three_times_its_lease_from_running_twice() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("heartbeat")).await;
+    let id = queue
+        .push(&Patient { ms: 900 })
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let lease = Duration::from_millis(300);
+    // Two workers: if the lease lapsed, the second would claim the job again.
+    let first = start(&queue, default_queue().lease(lease));
+    let second = start_with(&queue, default_queue().lease(lease), first.tracker.clone());
+    let t = first.tracker.clone();
+    wait_until(DEADLINE, "the job to complete", async || {
+        t.completed.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    wait_until(DEADLINE, "the ack", async || {
+        queue.inspect(&id).await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(t.runs.load(Ordering::SeqCst), 1, "the job ran twice");
+    first.shutdown().await;
+    second.shutdown().await;
+}
+
+#[tokio::test]
+async fn jobs_are_dead_lettered_after_exactly_max_attempts() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("attempts")).await;
+    let id = queue.push(&AlwaysFails).await.unwrap().id().to_owned();
+    let running = start(&queue, default_queue());
+    wait_dead(&queue, &id).await;
+    let job = queue.inspect(&id).await.unwrap().unwrap();
+    assert_eq!(job.attempts, 3);
+    assert_eq!(job.last_error.as_deref(), Some("disk on fire"));
+    assert_eq!(
+        running.tracker.attempts.lock().unwrap().as_slice(),
+        &[1, 2, 3]
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_retry_window_dead_letters_a_job_that_keeps_failing() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("window")).await;
+    let id = queue.push(&Windowed).await.unwrap().id().to_owned();
+    let running = start(&queue, default_queue());
+    wait_dead(&queue, &id).await;
+    let job = queue.inspect(&id).await.unwrap().unwrap();
+    let died = job
+        .died_at
+        .unwrap()
+        .duration_since(job.enqueued_at)
+        .unwrap();
+    assert!(
+        died >= Duration::from_millis(400),
+        "dead after {died:?}, inside the window"
+    );
+    assert!(
+        job.attempts >= 2,
+        "retried within the window: {}",
+        job.attempts
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn fail_now_skips_the_remaining_attempts() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("failnow")).await;
+    let id = queue.push(&FailsNow).await.unwrap().id().to_owned();
+    let running = start(&queue, default_queue());
+    wait_dead(&queue, &id).await;
+    let job = queue.inspect(&id).await.unwrap().unwrap();
+    assert_eq!(
+        (job.attempts, job.last_error.as_deref()),
+        (1, Some("invoice is void"))
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_retry_is_scheduled_after_the_job_types_backoff() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("backoff")).await;
+    let id = queue.push(&RetryLater).await.unwrap().id().to_owned();
+    let before = SystemTime::now();
+    let running = start(&queue, default_queue());
+    wait_until(DEADLINE, "the retry to be scheduled", async || {
+        matches!(queue.inspect(&id).await.unwrap(), Some(j) if j.state == JobState::Scheduled)
+    })
+    .await;
+    let job = queue.inspect(&id).await.unwrap().unwrap();
+    let due_in = job.due_at.unwrap().duration_since(before).unwrap();
+    assert!(
+        due_in >= Duration::from_secs(19) && due_in <= Duration::from_secs(22),
+        "due in {due_in:?}"
+    );
+    assert_eq!(job.attempts, 1);
+    assert_eq!(running.tracker.runs.load(Ordering::SeqCst), 1);
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_names_and_undecodable_payloads_are_dead_lettered_at_once() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("unknown")).await;
+    let unknown = queue
+        .add(
+            "default",
+            NewJob::new(serde_json::json!({}))
+                .name("billing.nope")
+                .max_attempts(25),
+        )
+        .await
+        .unwrap();
+    let garbled = queue
+        .add(
+            "default",
+            NewJob::new(serde_json::json!({"n": "not a number"}))
+                .name(Quick::NAME)
+                .max_attempts(25),
+        )
+        .await
+        .unwrap();
+    let running = start(&queue, default_queue());
+    wait_dead(&queue, unknown.id()).await;
+    wait_dead(&queue, garbled.id()).await;
+    let why = dead_error(&queue, unknown.id()).await;
+    assert!(why.contains("unknown job name \"billing.nope\""), "{why}");
+    assert!(why.contains("t.quick"), "lists what is registered: {why}");
+    let why = dead_error(&queue, garbled.id()).await;
+    assert!(why.contains("payload does not decode as t.quick"), "{why}");
+    assert_eq!(
+        queue.inspect(unknown.id()).await.unwrap().unwrap().attempts,
+        1
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_idle_worker_wakes_on_enqueue_without_polling() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wake")).await;
+    // With an hour of max idle, only the wake-up can start the job in time.
+    let running = start(&queue, default_queue().max_idle(Duration::from_secs(3600)));
+    wait_until(DEADLINE, "the worker to register", async || {
+        !queue.workers().await.unwrap().is_empty()
+    })
+    .await;
+    // Let it settle into its idle sleep.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    queue.push(&Quick { n: 1 }).await.unwrap();
+    let t = running.tracker.clone();
+    wait_until(
+        Duration::from_secs(5),
+        "the idle worker to run the new job",
+        async || t.completed.load(Ordering::SeqCst) == 1,
+    )
+    .await;
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn concurrency_is_honoured_exactly() {
+    for limit in [1u32, 3] {
+        let server = RedisServer::start();
+        let queue = connect(&server, &unique_namespace("concurrency")).await;
+        for _ in 0..12 {
+            queue.push(&Quick { n: 60 }).await.unwrap();
+        }
+        let running = start(
+            &queue,
+            default_queue().concurrency(limit as usize).claim_batch(10),
+        );
+        let t = running.tracker.clone();
+        wait_until(DEADLINE, "all jobs to complete", async || {
+            t.completed.load(Ordering::SeqCst) == 12
+        })
+        .await;
+        assert_eq!(
+            t.max_running.load(Ordering::SeqCst),
+            limit,
+            "concurrency {limit}"
+        );
+        running.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn graceful_shutdown_lets_short_jobs_finish_and_releases_the_rest_at_once() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("shutdown")).await;
+    let stubborn = queue.push(&Stubborn).await.unwrap().id().to_owned();
+    let patient = queue
+        .push(&Patient { ms: 60_000 })
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let running = start(
+        &queue,
+        default_queue()
+            .grace(Duration::from_millis(300))
+            .lease(Duration::from_secs(60)),
+    );
+    let t = running.tracker.clone();
+    wait_until(DEADLINE, "both jobs to start", async || {
+        t.runs.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    let report = running.shutdown().await;
+    // The cooperative job saw the cancellation and finished (acked).
+    assert_eq!(t.cancelled.load(Ordering::SeqCst), 1);
+    assert_eq!(report.processed, 1);
+    assert!(queue.inspect(&patient).await.unwrap().is_none());
+    // The stubborn one was released at once: waiting, no attempt counted,
+    // long before its 60 s lease would have lapsed.
+    let job = queue
+        .inspect(&stubborn)
+        .await
+        .unwrap()
+        .expect("still exists");
+    assert_eq!((job.state, job.attempts), (JobState::Waiting, 0));
+}
+
+#[tokio::test]
+async fn a_job_whose_lease_is_lost_is_cancelled_and_not_acknowledged() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("lost")).await;
+    let id = queue
+        .push(&Patient { ms: 60_000 })
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let running = start(&queue, default_queue().lease(Duration::from_millis(300)));
+    let t = running.tracker.clone();
+    wait_until(DEADLINE, "the job to start", async || {
+        t.runs.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    // An operator fails the job under its current lease: the worker's next
+    // heartbeat finds the lease gone.
+    let lease = redq::Lease {
+        queue: "default".into(),
+        id: id.clone(),
+        lease_id: 0,
+    };
+    queue
+        .nack(&lease, Duration::from_secs(3600), "taken away")
+        .await
+        .unwrap();
+    wait_until(DEADLINE, "the job to be cancelled", async || {
+        t.cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(report.processed, 0);
+    let job = queue.inspect(&id).await.unwrap().expect("not acknowledged");
+    assert_eq!(job.state, JobState::Scheduled);
+}
+
+#[tokio::test]
+async fn dead_letters_are_announced_in_process_and_to_other_processes() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events");
+    let queue = connect(&server, &ns).await;
+    let id = queue.push(&FailsNow).await.unwrap().id().to_owned();
+    let worker = Worker::new(queue.clone(), registry(), default_queue().schedules(false)).unwrap();
+    let mut failures = worker.failures();
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    let event = tokio::time::timeout(DEADLINE, failures.recv())
+        .await
+        .expect("event in time")
+        .unwrap();
+    assert_eq!(
+        (event.id.as_str(), event.error.as_str(), event.attempts),
+        (id.as_str(), "invoice is void", 1)
+    );
+    assert_eq!(event.name.as_deref(), Some("t.fails_now"));
+    // Another process: a separate connection reading the namespace's stream.
+    let other = connect(&server, &ns).await;
+    let events = other.events(10).await.unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        (
+            events[0].job_id.as_str(),
+            events[0].queue.as_str(),
+            events[0].kind.as_str()
+        ),
+        (id.as_str(), "default", "dead")
+    );
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn live_workers_are_listed_with_their_identity_and_removed_on_shutdown() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("registry")).await;
+    let running = start(
+        &queue,
+        WorkOptions::new()
+            .queues(["default", "mail"])
+            .concurrency(4),
+    );
+    wait_until(DEADLINE, "the worker record", async || {
+        queue.workers().await.unwrap().len() == 1
+    })
+    .await;
+    let worker = queue.workers().await.unwrap().remove(0);
+    assert_eq!(
+        (worker.node, worker.instance),
+        (queue.identity().node, queue.identity().instance)
+    );
+    assert_eq!(worker.queues, ["default", "mail"]);
+    assert_eq!((worker.pid, worker.concurrency), (std::process::id(), 4));
+    running.shutdown().await;
+    assert!(queue.workers().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn services_reach_the_job_and_inline_mode_runs_at_push() {
+    let tracker = Arc::new(Tracker::default());
+    let inline = JobQueue::inline(Services::new().with(tracker.clone()));
+    let pushed = inline.push(&Quick { n: 0 }).await.unwrap();
+    assert!(
+        matches!(pushed, Pushed::Ran { error: None, .. }),
+        "{pushed:?}"
+    );
+    assert_eq!(tracker.completed.load(Ordering::SeqCst), 1);
+    let failed = inline.push(&FailsNow).await.unwrap();
+    assert!(
+        matches!(failed, Pushed::Ran { error: Some(ref e), .. } if e == "invoice is void"),
+        "{failed:?}"
+    );
+}
+
+#[tokio::test]
+async fn worker_options_are_checked_before_running() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("options")).await;
+    for bad in [
+        WorkOptions::new().concurrency(0),
+        WorkOptions::new().claim_batch(0),
+        WorkOptions::new().queues(Vec::<String>::new()),
+        WorkOptions::new().queues(["bad:name"]),
+        WorkOptions::new().lease(Duration::from_millis(5)),
+    ] {
+        let err = Worker::new(queue.clone(), registry(), bad.clone()).unwrap_err();
+        assert!(
+            matches!(err, redq::QueueError::Invalid { .. }),
+            "{bad:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_killed_worker_process_job_runs_again_elsewhere_after_its_lease_lapses() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("kill9");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let id = queue
+        .push(&redq_tests::jobs::Recorded {
+            tag: "k".into(),
+            sleep_ms: 60_000,
+        })
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_redq-test-worker"))
+        .args([server.url(), ns.clone(), "500".into()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn worker process");
+    wait_until(
+        DEADLINE,
+        "the worker process to start the job",
+        async || redq_tests::jobs::recorded_runs(&client, "k").await.len() == 1,
+    )
+    .await;
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    // A second worker (this process) picks the job up once the lease lapses.
+    let mut registry = Registry::new();
+    registry.add_job::<redq_tests::jobs::Recorded>();
+    let options = WorkOptions::new()
+        .queues(["work"])
+        .lease(Duration::from_secs(5))
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .unwrap()
+        .services(Services::new().with(client.clone()));
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    wait_until(DEADLINE, "the job to run again", async || {
+        redq_tests::jobs::recorded_runs(&client, "k").await.len() == 2
+    })
+    .await;
+    let runs = redq_tests::jobs::recorded_runs(&client, "k").await;
+    assert_eq!(
+        runs,
+        vec![(id.clone(), 1), (id.clone(), 2)],
+        "second run is attempt 2"
+    );
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
