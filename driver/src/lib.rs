@@ -54,6 +54,7 @@ mod identity;
 mod job;
 pub mod keys;
 pub mod limits;
+mod memory;
 mod meta;
 mod options;
 mod outcome;
@@ -71,6 +72,7 @@ pub use connect::{
 pub use error::{QueueError, RedisError};
 pub use identity::WorkerIdentity;
 pub use job::{Job, JobRecord, JobState, Lease};
+pub use memory::MemoryQueue;
 pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use queue::RedisQueue;
