@@ -28,6 +28,10 @@ pub const ENQUEUE_CHUNK: usize = 1000;
 pub const DEAD_BATCH: usize = 1000;
 /// Latest accepted not-before time, in unix milliseconds (2^47).
 pub const MAX_TIME_MS: u64 = 1 << 47;
+/// Deepest accepted nesting of arrays and objects in a payload: serde_json
+/// refuses to read back anything deeper (its recursion limit is 128), so a
+/// deeper payload would come back from a claim as a string.
+pub const MAX_PAYLOAD_DEPTH: usize = 127;
 
 /// Queue names become part of Redis key names: non-empty, bounded, and free
 /// of the characters that would break the key layout or a cluster hash tag.
@@ -110,6 +114,35 @@ pub fn check_limit(what: &'static str, value: usize, max: usize) -> Result<(), Q
             value.to_string(),
             format!("1 to {max}"),
         ));
+    }
+    Ok(())
+}
+
+/// Payloads must read back as they were written: nesting at most
+/// [`MAX_PAYLOAD_DEPTH`] arrays and objects deep.
+pub fn check_payload_depth(payload: &serde_json::Value) -> Result<(), QueueError> {
+    use serde_json::Value;
+    // Iterative, so a pathological payload cannot overflow our own stack.
+    let mut stack = vec![(payload, 1usize)];
+    while let Some((value, depth)) = stack.pop() {
+        let children = match value {
+            Value::Array(items) => items.len(),
+            Value::Object(map) => map.len(),
+            _ => continue,
+        };
+        if depth > MAX_PAYLOAD_DEPTH {
+            return Err(QueueError::invalid(
+                "payload",
+                format!("nested more than {MAX_PAYLOAD_DEPTH} levels deep"),
+                format!("JSON nested at most {MAX_PAYLOAD_DEPTH} arrays/objects deep"),
+            ));
+        }
+        stack.reserve(children);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
     }
     Ok(())
 }

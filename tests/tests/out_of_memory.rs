@@ -1,0 +1,159 @@
+//! Redis at `maxmemory` with `noeviction`: enqueue fails with a typed error
+//! and writes nothing, while claim, ack and dead-lettering keep draining.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use redq::{Acked, Nacked, NewJob, QueueError, RedisQueue};
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde_json::json;
+
+/// A payload of about `kib` KiB.
+fn big(n: usize, kib: usize) -> NewJob {
+    NewJob::new(json!({ "n": n, "pad": "x".repeat(kib * 1024) }))
+}
+
+async fn used_memory(server: &RedisServer) -> u64 {
+    let info: String = server.cmd(&["INFO", "memory"]).await.convert().unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("INFO memory has used_memory")
+}
+
+/// A server whose memory limit is `headroom` bytes above what it uses now,
+/// and a queue handle on it.
+async fn full_server(headroom: u64) -> (RedisServer, RedisQueue) {
+    let server = RedisServer::builder()
+        .maxmemory(1 << 30)
+        .enable_debug()
+        .start();
+    let queue = RedisQueue::builder(&server.url())
+        .namespace(unique_namespace("oom"))
+        .connect()
+        .await
+        .unwrap();
+    let limit = used_memory(&server).await + headroom;
+    server
+        .cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()])
+        .await;
+    (server, queue)
+}
+
+/// Enqueue big jobs until Redis refuses; returns how many were created.
+async fn fill(queue: &RedisQueue) -> usize {
+    for n in 0..1000 {
+        match queue.add("q", big(n, 64)).await {
+            Ok(_) => continue,
+            Err(QueueError::OutOfMemory) => return n,
+            Err(other) => panic!("expected OutOfMemory, got {other:?}"),
+        }
+    }
+    panic!("redis never ran out of memory");
+}
+
+#[tokio::test]
+async fn enqueue_fails_with_out_of_memory_and_writes_nothing() {
+    let (server, queue) = full_server(3 << 20).await;
+    let created = fill(&queue).await;
+    assert!(created > 5, "only {created} jobs fit");
+
+    // No half-written job: every stored job has its payload and its place.
+    let counts = queue.counts("q").await.unwrap();
+    assert_eq!(counts.waiting, created as u64);
+    assert_eq!(hlen(&server, &queue, "jobs").await, created as i64);
+    assert_eq!(hlen(&server, &queue, "payloads").await, created as i64);
+
+    // Nothing at all is written by refused enqueues, single or batch.
+    let before = digest(&server).await;
+    let err = queue
+        .add("q", NewJob::new(json!("tiny")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, QueueError::OutOfMemory), "{err:?}");
+    assert!(err.to_string().contains("out of memory"), "{err}");
+    let batch = vec![NewJob::new(json!(1)), NewJob::new(json!(2)).dedup_key("d")];
+    assert!(matches!(
+        queue.add_batch("new-queue", batch).await,
+        Err(QueueError::OutOfMemory)
+    ));
+    assert!(matches!(
+        redq::Queue::enqueue(&queue, "q", vec![json!(1)]).await,
+        Err(QueueError::OutOfMemory)
+    ));
+    assert_eq!(digest(&server).await, before);
+    assert!(!queue.queues().await.unwrap().contains(&"new-queue".into()));
+}
+
+#[tokio::test]
+async fn claim_ack_nack_and_dead_lettering_keep_draining_while_out_of_memory() {
+    let (server, queue) = full_server(3 << 20).await;
+    let created = fill(&queue).await;
+    assert!(created >= 4);
+
+    let jobs = queue.claim("q", 4, LONG).await.unwrap();
+    assert_eq!(jobs.len(), 4);
+    assert_eq!(queue.ack(&jobs[0].lease()).await.unwrap(), Acked::Completed);
+    assert!(matches!(
+        queue
+            .nack(&jobs[1].lease(), Duration::ZERO, "retry")
+            .await
+            .unwrap(),
+        Nacked::Retrying { .. }
+    ));
+    assert_eq!(
+        queue.dead_letter(&jobs[2].lease(), "poison").await.unwrap(),
+        Nacked::DeadLettered { attempts: 1 }
+    );
+    queue.extend(&jobs[3].lease(), LONG).await.unwrap();
+    queue.release(&jobs[3].lease()).await.unwrap();
+    let events = queue.events(10).await.unwrap();
+    assert_eq!(events.len(), 1, "the dead letter was announced");
+
+    // A lapsed lease is reclaimed and dead-lettered too.
+    let short = queue.claim("q", 1, SHORT).await.unwrap();
+    assert_eq!(short.len(), 1);
+    wait_until(DEADLINE, "the lease to lapse", async || {
+        queue.counts("q").await.unwrap().lapsed == 1
+    })
+    .await;
+    assert_eq!(queue.reclaim("q", 10).await.unwrap().requeued, 1);
+
+    // Drain everything.
+    let mut drained = 1;
+    loop {
+        let jobs = queue.claim("q", 10, LONG).await.unwrap();
+        if jobs.is_empty() {
+            break;
+        }
+        for job in jobs {
+            queue.ack(&job.lease()).await.unwrap();
+            drained += 1;
+        }
+    }
+    assert_eq!(drained, created - 1, "all but the dead letter completed");
+    assert_eq!(queue.purge_dead("q", |_, _| {}).await.unwrap(), 1);
+    assert_eq!(hlen(&server, &queue, "jobs").await, 0);
+    assert_eq!(hlen(&server, &queue, "payloads").await, 0);
+
+    // With the memory freed, enqueueing works again.
+    queue.add("q", NewJob::new(json!("fits"))).await.unwrap();
+}
+
+#[tokio::test]
+async fn requeueing_dead_letters_works_while_out_of_memory() {
+    let (_server, queue) = full_server(3 << 20).await;
+    let created = fill(&queue).await;
+    let jobs = queue.claim("q", 2, LONG).await.unwrap();
+    for job in &jobs {
+        queue.dead_letter(&job.lease(), "x").await.unwrap();
+    }
+    assert!(matches!(
+        queue.add("q", NewJob::new(json!(0))).await,
+        Err(QueueError::OutOfMemory)
+    ));
+    assert_eq!(queue.requeue_all_dead("q", |_, _| {}).await.unwrap(), 2);
+    assert_eq!(queue.counts("q").await.unwrap().waiting, created as u64);
+}
