@@ -706,6 +706,7 @@ async fn a_killed_worker_process_job_runs_again_elsewhere_after_its_lease_lapses
     let options = WorkOptions::new()
         .queues(["work"])
         .lease(Duration::from_secs(5))
+        .grace(Duration::from_millis(100))
         .schedules(false);
     let worker = Worker::new(queue.clone(), registry, options)
         .unwrap()
