@@ -1,18 +1,17 @@
-//! `redq`: the operator console for redq queues.
-//!
-//! Until the console issue lands, this binary only prints its version and help.
+//! The `redq` binary; everything lives in the library (`redq_console`).
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
-/// The redq operator console (the live TUI and subcommands are coming).
-#[derive(Debug, Parser)]
-#[command(name = "redq", version, about)]
-struct Cli {}
-
-fn main() {
-    let _cli = Cli::parse();
-    println!(
-        "redq {}: the console is not built yet; see README.md",
-        env!("CARGO_PKG_VERSION")
-    );
+fn main() -> ExitCode {
+    // Usage errors exit 2 here (clap), --help and --version exit 0.
+    let cli = redq_console::cli::Cli::parse();
+    match redq_console::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("redq: {}", failure.message());
+            ExitCode::from(failure.code())
+        }
+    }
 }

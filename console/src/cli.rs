@@ -1,0 +1,250 @@
+//! The command line: the console by default, scriptable subcommands, and
+//! the connection options they share.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::clock::parse_duration;
+
+/// The default Redis URL.
+pub const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+/// The shortest refresh interval accepted.
+pub const MIN_REFRESH: Duration = Duration::from_millis(250);
+
+/// The redq operator console: a live view of redq queues in Redis, with
+/// keystrokes to requeue dead letters and pause queues. Subcommands do the
+/// same from scripts.
+///
+/// Exit codes: 0 ok, 1 failed (including refused by --read-only), 2 usage.
+#[derive(Debug, Parser)]
+#[command(name = "redq", version, about, long_about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Where the queues live.
+#[derive(Debug, Args, Clone)]
+pub struct Connection {
+    /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
+    /// redis+unix:///path. Prefer the REDIS_URL variable for passwords: a
+    /// flag is visible in `ps`. [default: redis://127.0.0.1:6379]
+    #[arg(long, env = "REDIS_URL", hide_env_values = true, global = true)]
+    pub url: Option<String>,
+    /// Key namespace of the queues.
+    #[arg(
+        long,
+        env = "REDQ_NAMESPACE",
+        default_value = redq::DEFAULT_NAMESPACE,
+        global = true
+    )]
+    pub namespace: String,
+}
+
+impl Connection {
+    /// The URL to use.
+    pub fn url(&self) -> &str {
+        self.url.as_deref().unwrap_or(DEFAULT_URL)
+    }
+}
+
+/// Options every mode shares.
+#[derive(Debug, Args, Clone)]
+pub struct Global {
+    /// Refuse every change (requeue, delete, purge, pause, resume, enqueue).
+    #[arg(long, global = true)]
+    pub read_only: bool,
+    /// Console refresh interval (at least 250ms).
+    #[arg(long, default_value = "1s", value_parser = parse_refresh, global = true)]
+    pub refresh: Duration,
+    /// No colours (also when NO_COLOR is set): bold, reverse and a marker.
+    #[arg(long, global = true)]
+    pub no_color: bool,
+    /// Write logs to this file (nothing is ever logged to the terminal).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub log_file: Option<PathBuf>,
+    /// Output format of subcommands.
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Table, global = true)]
+    pub output: Output,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Aligned columns for people.
+    Table,
+    /// JSON for scripts.
+    Json,
+}
+
+fn parse_refresh(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d < MIN_REFRESH {
+        return Err(format!("{text} is below the minimum of 250ms"));
+    }
+    Ok(d)
+}
+
+fn parse_delay(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+}
+
+/// Job states a listing can ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// Due, waiting to be claimed.
+    Waiting,
+    /// Delayed or backing off.
+    Scheduled,
+    /// Claimed under a lease.
+    Leased,
+    /// In the dead-letter set.
+    Dead,
+}
+
+impl StateArg {
+    /// The driver's state.
+    pub fn state(self) -> redq::JobState {
+        match self {
+            StateArg::Waiting => redq::JobState::Waiting,
+            StateArg::Scheduled => redq::JobState::Scheduled,
+            StateArg::Leased => redq::JobState::Leased,
+            StateArg::Dead => redq::JobState::Dead,
+        }
+    }
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Every queue with its size by state.
+    Queues,
+    /// Throughput over the last 15 minutes (of one queue, or all).
+    Stats {
+        /// Only this queue.
+        queue: Option<String>,
+    },
+    /// A page of a queue's jobs in one state.
+    Jobs {
+        /// The queue.
+        queue: String,
+        /// Which jobs.
+        #[arg(long, value_enum)]
+        state: StateArg,
+        /// Skip this many.
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// At most this many (1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Dead letters: list, show, requeue, delete, purge.
+    Dead {
+        #[command(subcommand)]
+        command: DeadCommand,
+    },
+    /// Pause a queue: workers claim nothing from it until it is resumed.
+    Pause {
+        /// The queue.
+        queue: String,
+    },
+    /// Resume a paused queue.
+    Resume {
+        /// The queue.
+        queue: String,
+    },
+    /// Recurring schedules.
+    Schedules,
+    /// Live workers.
+    Workers,
+    /// Enqueue one job.
+    Enqueue {
+        /// The queue.
+        queue: String,
+        /// The payload, as JSON.
+        json: String,
+        /// Priority 0-255, higher first.
+        #[arg(long, default_value_t = 0)]
+        priority: u8,
+        /// Not claimable before this delay has passed (e.g. 30s, 5m).
+        #[arg(long, value_parser = parse_delay)]
+        delay: Option<Duration>,
+        /// Skip the enqueue while a live job has this key.
+        #[arg(long)]
+        dedup_key: Option<String>,
+        /// Run one at a time, in order, with other jobs of this key.
+        #[arg(long)]
+        ordering_key: Option<String>,
+        /// The job type name.
+        #[arg(long)]
+        name: Option<String>,
+        /// Dead-letter after this many failed attempts (0 = unlimited).
+        #[arg(long, default_value_t = 0)]
+        max_attempts: u32,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// A private Redis with producers and workers, and the console on it.
+    ///
+    /// Without --url (or REDIS_URL), starts its own redis-server on a free
+    /// loopback port in a temporary directory; quitting the console stops
+    /// it all. With --url, fills that Redis with demo traffic instead.
+    Demo,
+}
+
+/// Dead-letter subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DeadCommand {
+    /// Dead letters, newest first (of one queue, or all).
+    List {
+        /// Only this queue.
+        queue: Option<String>,
+        /// Skip this many (per queue).
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// At most this many (per queue, 1 to 1000).
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Everything about one job: payload, error, attempts.
+    Show {
+        /// The job id.
+        id: String,
+    },
+    /// Requeue dead letters (attempts restart at 0).
+    #[command(group = clap::ArgGroup::new("which").required(true).args(["ids", "all"]))]
+    Requeue {
+        /// The queue.
+        queue: String,
+        /// The jobs.
+        ids: Vec<String>,
+        /// Every dead letter of the queue, in bounded batches.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Delete dead letters for good.
+    Delete {
+        /// The queue.
+        queue: String,
+        /// The jobs.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Delete every dead letter of a queue for good.
+    Purge {
+        /// The queue.
+        queue: String,
+        /// Required: purge cannot be undone.
+        #[arg(long)]
+        yes: bool,
+    },
+}

@@ -1,0 +1,61 @@
+//! `redq enqueue QUEUE JSON`.
+
+use std::time::Duration;
+
+use redq::{Enqueued, NewJob, RedisQueue};
+use serde_json::json;
+
+use crate::failure::Failure;
+use crate::output::print_json;
+
+/// Options of one enqueue.
+pub struct Options {
+    pub priority: u8,
+    pub delay: Option<Duration>,
+    pub dedup_key: Option<String>,
+    pub ordering_key: Option<String>,
+    pub name: Option<String>,
+    pub max_attempts: u32,
+}
+
+pub async fn run(
+    queue: &RedisQueue,
+    name: &str,
+    payload: &str,
+    options: Options,
+    json: bool,
+) -> Result<(), Failure> {
+    let payload: serde_json::Value = serde_json::from_str(payload)
+        .map_err(|e| Failure::Usage(format!("the payload is not JSON: {e}")))?;
+    let mut job = NewJob::new(payload)
+        .priority(options.priority)
+        .max_attempts(options.max_attempts);
+    if let Some(delay) = options.delay {
+        job = job.delay(delay);
+    }
+    if let Some(key) = options.dedup_key {
+        job = job.dedup_key(key);
+    }
+    if let Some(key) = options.ordering_key {
+        job = job.ordering_key(key);
+    }
+    if let Some(job_name) = options.name {
+        job = job.name(job_name);
+    }
+    let outcome = queue.add(name, job).await?;
+    let (kind, id) = match &outcome {
+        Enqueued::Created(id) => ("created", id),
+        Enqueued::Duplicate(id) => ("duplicate", id),
+    };
+    if json {
+        print_json(&json!({"outcome": kind, "id": id, "queue": name}));
+    } else {
+        match outcome {
+            Enqueued::Created(_) => println!("created {id}"),
+            Enqueued::Duplicate(_) => {
+                println!("duplicate: {id} already holds the dedup key; nothing was created")
+            }
+        }
+    }
+    Ok(())
+}

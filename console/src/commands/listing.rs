@@ -1,0 +1,291 @@
+//! Read-only listings (`queues`, `stats`, `jobs`, `workers`, `schedules`)
+//! and `pause` / `resume`.
+
+use std::time::{Duration, SystemTime};
+
+use redq::{JobState, RedisQueue, StatsBucket};
+use serde_json::{json, Value};
+
+use crate::clock;
+use crate::failure::Failure;
+use crate::output::{job_json, opt_time, print_json, time, Table};
+use crate::tui::state::metrics::{rate_text, rates};
+
+pub async fn queues(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
+    let mut all = Vec::new();
+    for name in queue.queues().await? {
+        all.push(queue.counts(&name).await?);
+    }
+    if json {
+        let rows: Vec<Value> = all
+            .iter()
+            .map(|c| {
+                json!({
+                    "queue": c.queue,
+                    "waiting": c.waiting,
+                    "scheduled": c.scheduled,
+                    "leased": c.leased,
+                    "dead": c.dead,
+                    "blocked": c.blocked,
+                    "lapsed": c.lapsed,
+                    "paused": c.paused,
+                    "oldest_waiting_enqueued_at": opt_time(c.head_enqueued_at.filter(|_| c.waiting > 0)),
+                })
+            })
+            .collect();
+        print_json(&Value::Array(rows));
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        "QUEUE",
+        ">WAITING",
+        ">SCHEDULED",
+        ">LEASED",
+        ">DEAD",
+        ">BLOCKED",
+        ">OLDEST",
+        "STATE",
+    ]);
+    for c in &all {
+        let oldest = match c.head_enqueued_at {
+            Some(at) if c.waiting > 0 => clock::compact(clock::age(at, c.now)),
+            _ => "-".into(),
+        };
+        t.row(vec![
+            c.queue.clone(),
+            c.waiting.to_string(),
+            c.scheduled.to_string(),
+            c.leased.to_string(),
+            c.dead.to_string(),
+            c.blocked.to_string(),
+            oldest,
+            if c.paused { "paused" } else { "active" }.into(),
+        ]);
+    }
+    t.print();
+    Ok(())
+}
+
+fn sum_since(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (u64, u64) {
+    let since = now.checked_sub(window).unwrap_or(SystemTime::UNIX_EPOCH);
+    stats
+        .iter()
+        .filter(|b| b.start >= since)
+        .fold((0, 0), |(p, f), b| (p + b.processed, f + b.failed))
+}
+
+pub async fn stats(queue: &RedisQueue, only: Option<String>, json: bool) -> Result<(), Failure> {
+    let names = match only {
+        Some(name) => vec![name],
+        None => queue.queues().await?,
+    };
+    let mut rows = Vec::new();
+    for name in names {
+        let now = queue.counts(&name).await?.now;
+        let stats = queue.stats(&name).await?;
+        rows.push((name, now, stats));
+    }
+    if json {
+        let out: Vec<Value> = rows
+            .iter()
+            .map(|(name, now, stats)| {
+                let (p, f) = rates(stats, *now);
+                let (p1, f1) = sum_since(stats, *now, Duration::from_secs(60));
+                let (p15, f15) = sum_since(stats, *now, Duration::from_secs(900));
+                json!({
+                    "queue": name,
+                    "processed_per_second": p,
+                    "failed_per_second": f,
+                    "processed_1m": p1, "failed_1m": f1,
+                    "processed_15m": p15, "failed_15m": f15,
+                    "bucket_seconds": redq::STATS_BUCKET.as_secs(),
+                    "buckets": stats.iter().map(|b| json!({
+                        "start": time(b.start), "processed": b.processed, "failed": b.failed,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        print_json(&Value::Array(out));
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        "QUEUE",
+        ">DONE/S",
+        ">FAIL/S",
+        ">DONE 1m",
+        ">FAILED 1m",
+        ">DONE 15m",
+        ">FAILED 15m",
+    ]);
+    for (name, now, stats) in &rows {
+        let (p, f) = rates(stats, *now);
+        let (p1, f1) = sum_since(stats, *now, Duration::from_secs(60));
+        let (p15, f15) = sum_since(stats, *now, Duration::from_secs(900));
+        t.row(vec![
+            name.clone(),
+            rate_text(p),
+            rate_text(f),
+            p1.to_string(),
+            f1.to_string(),
+            p15.to_string(),
+            f15.to_string(),
+        ]);
+    }
+    t.print();
+    Ok(())
+}
+
+/// Print a page of jobs (shared with `dead list`).
+pub fn print_jobs(jobs: &[redq::JobRecord], total: u64, offset: u64, json: bool) {
+    if json {
+        print_json(&json!({
+            "total": total,
+            "offset": offset,
+            "jobs": jobs.iter().map(job_json).collect::<Vec<_>>(),
+        }));
+        return;
+    }
+    let mut t = Table::new(&["ID", "QUEUE", "STATE", "NAME", ">TRIES", "WHEN", "ERROR"]);
+    for j in jobs {
+        let when = match j.state {
+            JobState::Scheduled => j.due_at,
+            JobState::Leased => j.lease_expires_at,
+            JobState::Dead => j.died_at,
+            _ => Some(j.enqueued_at),
+        }
+        .map(|at| format!("{}Z", clock::datetime(at).replace(' ', "T")))
+        .unwrap_or_else(|| "-".into());
+        let mut error = j.last_error.clone().unwrap_or_default();
+        if error.chars().count() > 60 {
+            error = crate::text::truncate(&error, 60);
+        }
+        t.row(vec![
+            j.id.clone(),
+            j.queue.clone(),
+            j.state.to_string(),
+            j.name.clone().unwrap_or_else(|| "-".into()),
+            j.attempts.to_string(),
+            when,
+            error,
+        ]);
+    }
+    t.print();
+    if !jobs.is_empty() || total > 0 {
+        println!(
+            "({} of {total}, from {})",
+            jobs.len(),
+            if jobs.is_empty() { offset } else { offset + 1 }
+        );
+    }
+}
+
+pub async fn jobs(
+    queue: &RedisQueue,
+    name: &str,
+    state: JobState,
+    offset: u64,
+    limit: usize,
+    json: bool,
+) -> Result<(), Failure> {
+    let page = queue.list_jobs(name, state, offset, limit).await?;
+    print_jobs(&page.items, page.total, offset, json);
+    Ok(())
+}
+
+pub async fn pause(queue: &RedisQueue, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
+    if pause {
+        queue.pause(name).await?;
+    } else {
+        queue.resume(name).await?;
+    }
+    tracing::info!(queue = %name, paused = pause, "queue pause changed");
+    if json {
+        print_json(&json!({"queue": name, "paused": pause}));
+    } else {
+        println!(
+            "{} {}",
+            if pause { "paused" } else { "resumed" },
+            crate::text::inert(name)
+        );
+    }
+    Ok(())
+}
+
+pub async fn workers(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
+    let workers = crate::registry::workers(queue).await?;
+    if json {
+        print_json(&serde_json::to_value(workers.unwrap_or_default()).unwrap_or_default());
+        return Ok(());
+    }
+    let Some(workers) = workers else {
+        println!("no workers registered (this driver version does not report workers yet)");
+        return Ok(());
+    };
+    if workers.is_empty() {
+        println!("no workers registered");
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        "WORKER",
+        "HOST",
+        ">PID",
+        "QUEUES",
+        ">RUNNING",
+        "HEARTBEAT",
+        ">DONE",
+        ">FAILED",
+    ]);
+    for w in &workers {
+        t.row(vec![
+            w.id.clone(),
+            w.host.clone(),
+            w.pid.to_string(),
+            w.queues.join(","),
+            w.in_flight.to_string(),
+            clock::rfc3339(w.last_heartbeat),
+            w.processed.to_string(),
+            w.failed.to_string(),
+        ]);
+    }
+    t.print();
+    Ok(())
+}
+
+pub async fn schedules(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
+    let schedules = crate::registry::schedules(queue).await?;
+    if json {
+        print_json(&serde_json::to_value(schedules.unwrap_or_default()).unwrap_or_default());
+        return Ok(());
+    }
+    let Some(schedules) = schedules else {
+        println!("no schedules (this driver version does not store recurring schedules yet)");
+        return Ok(());
+    };
+    if schedules.is_empty() {
+        println!("no schedules");
+        return Ok(());
+    }
+    let mut t = Table::new(&[
+        "NAME",
+        "QUEUE",
+        "EXPRESSION",
+        "TIMEZONE",
+        "NEXT",
+        "LAST",
+        "STATE",
+    ]);
+    for s in &schedules {
+        let when = |at: Option<SystemTime>| at.map(clock::rfc3339).unwrap_or_else(|| "-".into());
+        t.row(vec![
+            s.name.clone(),
+            s.queue.clone(),
+            s.expression.clone(),
+            s.timezone.clone(),
+            when(s.next_run),
+            when(s.last_run),
+            if s.paused { "paused" } else { "active" }.into(),
+        ]);
+    }
+    t.print();
+    Ok(())
+}

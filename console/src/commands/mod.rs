@@ -1,0 +1,98 @@
+//! The scriptable subcommands. Each reads or changes Redis through the
+//! driver's API only, and prints a table or JSON (`-o json`).
+
+mod dead;
+mod enqueue;
+mod listing;
+
+use std::time::Duration;
+
+use redq::RedisQueue;
+
+use crate::cli::{Command, Connection, Global};
+use crate::failure::Failure;
+
+/// Commands give up on a Redis that does not answer within this.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connect for a subcommand or the console.
+pub async fn connect(connection: &Connection) -> Result<RedisQueue, Failure> {
+    let queue = RedisQueue::builder(connection.url())
+        .namespace(connection.namespace.clone())
+        .command_timeout(COMMAND_TIMEOUT)
+        .connect()
+        .await?;
+    tracing::info!(url = %queue.redacted_url(), namespace = %queue.namespace(), "connected");
+    Ok(queue)
+}
+
+/// Whether a command changes Redis.
+pub fn mutates(command: &Command) -> Option<&'static str> {
+    use crate::cli::DeadCommand as D;
+    match command {
+        Command::Pause { .. } => Some("pause"),
+        Command::Resume { .. } => Some("resume"),
+        Command::Enqueue { .. } => Some("enqueue"),
+        Command::Dead { command } => match command {
+            D::Requeue { .. } => Some("dead requeue"),
+            D::Delete { .. } => Some("dead delete"),
+            D::Purge { .. } => Some("dead purge"),
+            D::List { .. } | D::Show { .. } => None,
+        },
+        Command::Demo => Some("demo"),
+        _ => None,
+    }
+}
+
+/// Run one subcommand (not `completions` or `demo`).
+pub async fn run(
+    connection: &Connection,
+    global: &Global,
+    command: Command,
+) -> Result<(), Failure> {
+    if let Some(what) = mutates(&command) {
+        if global.read_only {
+            return Err(Failure::read_only(what));
+        }
+    }
+    let queue = connect(connection).await?;
+    let json = global.output == crate::cli::Output::Json;
+    match command {
+        Command::Queues => listing::queues(&queue, json).await,
+        Command::Stats { queue: name } => listing::stats(&queue, name, json).await,
+        Command::Jobs {
+            queue: name,
+            state,
+            offset,
+            limit,
+        } => listing::jobs(&queue, &name, state.state(), offset, limit, json).await,
+        Command::Dead { command } => dead::run(&queue, command, json).await,
+        Command::Pause { queue: name } => listing::pause(&queue, &name, true, json).await,
+        Command::Resume { queue: name } => listing::pause(&queue, &name, false, json).await,
+        Command::Workers => listing::workers(&queue, json).await,
+        Command::Schedules => listing::schedules(&queue, json).await,
+        Command::Enqueue {
+            queue: name,
+            json: payload,
+            priority,
+            delay,
+            dedup_key,
+            ordering_key,
+            name: job_name,
+            max_attempts,
+        } => {
+            let options = enqueue::Options {
+                priority,
+                delay,
+                dedup_key,
+                ordering_key,
+                name: job_name,
+                max_attempts,
+            };
+            enqueue::run(&queue, &name, &payload, options, json).await
+        }
+        Command::Completions { .. } | Command::Demo => {
+            unreachable!("handled before connecting")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! How a run ends badly, and its exit code: 1 when something failed
+//! (including a refusal by `--read-only`), 2 when the command line was
+//! wrong (clap's own usage errors exit 2 as well).
+
+use redq::QueueError;
+
+/// A failed run.
+#[derive(Debug)]
+pub enum Failure {
+    /// The request itself was wrong: exit 2.
+    Usage(String),
+    /// It was understood but could not be done: exit 1.
+    Failed(String),
+}
+
+impl Failure {
+    /// The process exit code.
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Failed(_) => 1,
+        }
+    }
+
+    /// The message for stderr.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Usage(m) | Failure::Failed(m) => m,
+        }
+    }
+
+    /// A refusal because the console runs read-only.
+    pub fn read_only(what: &str) -> Failure {
+        Failure::Failed(format!(
+            "refused: {what} changes Redis, and --read-only is set"
+        ))
+    }
+}
+
+impl From<QueueError> for Failure {
+    fn from(e: QueueError) -> Failure {
+        match e {
+            QueueError::Invalid { .. } | QueueError::PayloadTooLarge { .. } => {
+                Failure::Usage(e.to_string())
+            }
+            other => Failure::Failed(other.to_string()),
+        }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Failure {
+        Failure::Failed(format!("{e:#}"))
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure::Failed(e.to_string())
+    }
+}

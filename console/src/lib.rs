@@ -1,0 +1,77 @@
+//! `redq`, the operator console for redq queues: a live terminal UI on a
+//! Redis URL (the default), scriptable subcommands, and a self-contained
+//! demo.
+//!
+//! The console never touches Redis keys itself: it reads and changes queues
+//! only through the driver's API (`redq::RedisQueue`), so every mutation is
+//! one of the driver's atomic scripts, run in bounded batches.
+//!
+//! Layout: `tui` holds the live console (state, input, source, view, theme,
+//! app), `commands` the subcommands, `demo` the demo, and small helpers
+//! (`clock`, `text`, `signature`, `output`) are shared by all three.
+
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod demo;
+pub mod failure;
+pub mod logging;
+pub mod output;
+pub mod registry;
+pub mod signature;
+pub mod text;
+pub mod tui;
+
+use clap::CommandFactory;
+
+use cli::{Cli, Command};
+use failure::Failure;
+use tui::state::Settings;
+use tui::theme::Theme;
+
+/// Whether colour is wanted: not with `--no-color`, nor when `NO_COLOR` is
+/// set to anything non-empty (<https://no-color.org>).
+pub fn color_wanted(no_color_flag: bool) -> bool {
+    !no_color_flag && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    if let Some(Command::Completions { shell }) = &cli.command {
+        clap_complete::generate(*shell, &mut Cli::command(), "redq", &mut std::io::stdout());
+        return Ok(());
+    }
+    if let Some(path) = &cli.global.log_file {
+        logging::to_file(path).map_err(|e| {
+            Failure::Failed(format!("cannot open log file {}: {e}", path.display()))
+        })?;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(async move {
+        match cli.command {
+            None => console(&cli.connection, &cli.global).await,
+            Some(Command::Demo) => demo::run(&cli.connection, &cli.global).await,
+            Some(command) => commands::run(&cli.connection, &cli.global, command).await,
+        }
+    });
+    // Background tasks (the Redis client's reconnect loop) must not keep the
+    // process alive after the console quit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    result
+}
+
+/// The live console on the connection's Redis.
+pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Result<(), Failure> {
+    let queue = commands::connect(connection).await?;
+    let settings = Settings {
+        url: queue.redacted_url().to_owned(),
+        namespace: queue.namespace().to_owned(),
+        read_only: global.read_only,
+        refresh: global.refresh,
+    };
+    tui::app::run(queue, settings, Theme::new(color_wanted(global.no_color))).await?;
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! Printing results: aligned tables for people, JSON for scripts. Every
+//! cell that came from Redis is made inert before it reaches the terminal.
+
+use std::time::SystemTime;
+
+use redq::JobRecord;
+use serde::Serializer;
+use serde_json::{json, Value};
+
+use crate::clock;
+use crate::text::inert;
+
+/// Serialize a time as RFC 3339 UTC.
+pub fn ser_time<S: Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&clock::rfc3339(*at))
+}
+
+/// Serialize an optional time as RFC 3339 UTC or null.
+pub fn ser_opt_time<S: Serializer>(at: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => s.serialize_str(&clock::rfc3339(*at)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A time as a JSON value.
+pub fn time(at: SystemTime) -> Value {
+    Value::String(clock::rfc3339(at))
+}
+
+/// An optional time as a JSON value.
+pub fn opt_time(at: Option<SystemTime>) -> Value {
+    at.map(time).unwrap_or(Value::Null)
+}
+
+/// A job as JSON (times in RFC 3339, payload as stored).
+pub fn job_json(job: &JobRecord) -> Value {
+    json!({
+        "id": job.id,
+        "queue": job.queue,
+        "state": job.state.as_str(),
+        "name": job.name,
+        "priority": job.priority,
+        "attempts": job.attempts,
+        "max_attempts": job.max_attempts,
+        "enqueued_at": time(job.enqueued_at),
+        "due_at": opt_time(job.due_at),
+        "lease_id": job.lease_id,
+        "lease_expires_at": opt_time(job.lease_expires_at),
+        "holder": job.holder.map(|(node, instance)| json!({"node": node, "instance": instance})),
+        "last_error": job.last_error,
+        "died_at": opt_time(job.died_at),
+        "dedup_key": job.dedup_key,
+        "ordering_key": job.ordering_key,
+        "retry_window_ms": job.retry_window.map(|w| w.as_millis() as u64),
+        "payload": job.payload,
+    })
+}
+
+/// Print JSON, pretty.
+pub fn print_json(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    );
+}
+
+/// A plain-text table.
+#[derive(Debug, Default)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    right: Vec<bool>,
+}
+
+impl Table {
+    /// A table with these columns; names starting with `>` are right-aligned.
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            header: columns
+                .iter()
+                .map(|c| c.trim_start_matches('>').to_owned())
+                .collect(),
+            right: columns.iter().map(|c| c.starts_with('>')).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Add a row; each cell is made inert.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells.iter().map(|c| inert(c)).collect());
+    }
+
+    /// The table as text, one line per row, no trailing spaces.
+    pub fn render(&self) -> String {
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate() {
+                if let Some(w) = widths.get_mut(i) {
+                    *w = (*w).max(cell.chars().count());
+                }
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut out = String::new();
+            for (i, cell) in cells.iter().enumerate() {
+                let w = widths.get(i).copied().unwrap_or(0);
+                let pad = w.saturating_sub(cell.chars().count());
+                if i > 0 {
+                    out.push_str("  ");
+                }
+                if self.right.get(i).copied().unwrap_or(false) {
+                    out.push_str(&" ".repeat(pad));
+                    out.push_str(cell);
+                } else {
+                    out.push_str(cell);
+                    out.push_str(&" ".repeat(pad));
+                }
+            }
+            out.trim_end().to_owned()
+        };
+        let mut out = line(&self.header);
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Print it.
+    pub fn print(&self) {
+        print!("{}", self.render());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Table;
+
+    #[test]
+    fn tables_align_and_neutralise_cells() {
+        let mut t = Table::new(&["NAME", ">COUNT"]);
+        t.row(vec!["emails".into(), "12".into()]);
+        t.row(vec!["x\u{1b}[2J".into(), "1234".into()]);
+        assert_eq!(
+            t.render(),
+            "NAME       COUNT\nemails        12\nx\\x1b[2J   1234\n"
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! Making untrusted text safe to put on a terminal.
+//!
+//! Job payloads, error messages, job names and queue names all come from
+//! whoever wrote to Redis. Printed as they are, an escape sequence in a
+//! payload could move the cursor, retitle the window or worse. Everything the
+//! console shows from Redis goes through [`inert`] first: control characters
+//! become visible escapes (`\u{1b}` shows as `\x1b`), so they are readable and
+//! harmless.
+
+use std::fmt::Write;
+
+/// `text` with every control character (C0, DEL, C1) replaced by a visible
+/// escape. Newlines and tabs are escaped too: a table cell is one line.
+pub fn inert(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_inert(&mut out, c, false);
+    }
+    out
+}
+
+/// Like [`inert`], but keeps newlines (for multi-line detail views, where
+/// each line is then drawn separately).
+pub fn inert_multiline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_inert(&mut out, c, true);
+    }
+    out
+}
+
+fn push_inert(out: &mut String, c: char, keep_newlines: bool) {
+    match c {
+        '\n' if keep_newlines => out.push('\n'),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c.is_control() => {
+            let code = c as u32;
+            if code <= 0xff {
+                let _ = write!(out, "\\x{code:02x}");
+            } else {
+                let _ = write!(out, "\\u{{{code:x}}}");
+            }
+        }
+        // Bidirectional overrides and zero-width characters can disguise
+        // what a line says; show them as escapes as well.
+        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// At most `width` characters of `text`, with `…` marking a cut.
+pub fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out: String = text.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_become_visible_text() {
+        let cases = [
+            ("plain", "plain"),
+            ("\u{1b}[2J\u{1b}]0;pwned\u{7}", "\\x1b[2J\\x1b]0;pwned\\x07"),
+            ("a\nb\tc\r", "a\\nb\\tc\\r"),
+            ("\u{9b}31m", "\\x9b31m"),
+            ("\u{7f}", "\\x7f"),
+            ("rtl\u{202e}txt", "rtl\\u{202e}txt"),
+            ("naïve ✓", "naïve ✓"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(inert(input), want, "input {input:?}");
+            assert!(!inert(input).chars().any(|c| c.is_control()));
+        }
+    }
+
+    #[test]
+    fn multiline_keeps_only_newlines() {
+        assert_eq!(inert_multiline("a\n\u{1b}b"), "a\n\\x1bb");
+    }
+
+    #[test]
+    fn truncate_marks_the_cut() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(truncate("abc", 0), "");
+    }
+}

@@ -1,0 +1,544 @@
+//! The one key table. It turns key presses into [`Action`]s, and the same
+//! rows draw the footer hints and the help screen, so a binding and its
+//! documentation cannot drift apart.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::state::{Action, Screen, State};
+use redq::JobState;
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A confirmation is open.
+    Confirm,
+    /// The filter is being typed.
+    Filter,
+    /// The job detail view.
+    Detail,
+    /// The jobs view of one queue.
+    Jobs,
+    /// The Queues screen.
+    Queues,
+    /// One dead letter: a row of the Dead letters screen (or a group), the
+    /// detail of a dead letter, a row of the jobs view listing dead jobs.
+    Dead,
+    /// Lists of dead letters: the Dead letters screen, and the jobs view
+    /// listing dead jobs (not the detail of one).
+    DeadList,
+    /// The Dead letters screen itself.
+    DeadScreen,
+    /// Screens that list rows (not the detail view).
+    Lists,
+    /// Anywhere outside a confirmation, the filter and help.
+    Main,
+}
+
+impl Scope {
+    /// The help screen's heading for this scope.
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Main => "Everywhere",
+            Scope::Lists => "Lists",
+            Scope::Queues => "Queues",
+            Scope::Jobs => "Jobs of a queue",
+            Scope::Dead => "Dead letters",
+            Scope::DeadList | Scope::DeadScreen => "Dead letters",
+            Scope::Detail => "Job detail",
+            Scope::Filter => "Typing a filter",
+            Scope::Confirm => "Confirmation",
+        }
+    }
+
+    /// Whether the binding is live in this state.
+    pub fn applies(self, state: &State) -> bool {
+        let modal = state.confirm.is_some() || state.filter_editing || state.help;
+        match self {
+            Scope::Confirm => state.confirm.is_some(),
+            Scope::Filter => state.filter_editing && state.confirm.is_none(),
+            _ if modal => false,
+            Scope::Main => true,
+            Scope::Detail => state.detail.is_some(),
+            Scope::Lists => state.detail.is_none(),
+            Scope::Jobs => state.jobs.is_some() && state.detail.is_none(),
+            Scope::Queues => {
+                state.screen == Screen::Queues && state.jobs.is_none() && state.detail.is_none()
+            }
+            Scope::Dead => match (&state.detail, &state.jobs) {
+                (Some(detail), _) => detail.record.state == JobState::Dead,
+                (None, Some(view)) => view.query.state == JobState::Dead,
+                (None, None) => state.screen == Screen::Dead,
+            },
+            Scope::DeadList => {
+                state.detail.is_none()
+                    && match &state.jobs {
+                        Some(view) => view.query.state == JobState::Dead,
+                        None => state.screen == Screen::Dead,
+                    }
+            }
+            Scope::DeadScreen => {
+                state.screen == Screen::Dead && state.jobs.is_none() && state.detail.is_none()
+            }
+        }
+    }
+}
+
+/// A key as written in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    /// The key.
+    pub code: KeyCode,
+    /// Required modifiers (Shift is ignored for characters: `R` is `R`).
+    pub mods: KeyModifiers,
+}
+
+const fn k(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn code(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+/// One row of the key table.
+#[derive(Debug)]
+pub struct Binding {
+    /// Where it applies.
+    pub scope: Scope,
+    /// The keys that trigger it.
+    pub keys: &'static [Key],
+    /// How the keys are written in help.
+    pub label: &'static str,
+    /// What it does, for help.
+    pub help: &'static str,
+    /// Footer hint, if it earns a place there.
+    pub hint: Option<&'static str>,
+    /// The action.
+    pub action: Action,
+}
+
+const fn bind(
+    scope: Scope,
+    keys: &'static [Key],
+    label: &'static str,
+    help: &'static str,
+    hint: Option<&'static str>,
+    action: Action,
+) -> Binding {
+    Binding {
+        scope,
+        keys,
+        label,
+        help,
+        hint,
+        action,
+    }
+}
+
+use KeyCode::{
+    BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
+};
+use Scope::{Confirm, Dead, DeadList, DeadScreen, Detail, Filter, Jobs, Lists, Main, Queues};
+
+/// Every binding, most specific scope first (the first match wins).
+pub static BINDINGS: &[Binding] = &[
+    bind(
+        Confirm,
+        &[k('y'), k('Y')],
+        "y",
+        "yes, do it",
+        Some("y yes"),
+        Action::Confirm,
+    ),
+    bind(
+        Confirm,
+        &[k('n'), code(Esc)],
+        "n Esc (any other key)",
+        "no (the default)",
+        Some("n/Esc no (default)"),
+        Action::Cancel,
+    ),
+    bind(
+        Filter,
+        &[code(Enter)],
+        "Enter",
+        "keep the filter",
+        Some("Enter keep"),
+        Action::FilterDone,
+    ),
+    bind(
+        Filter,
+        &[code(Esc)],
+        "Esc",
+        "clear the filter",
+        Some("Esc clear"),
+        Action::FilterClear,
+    ),
+    bind(
+        Filter,
+        &[code(Backspace)],
+        "Backspace",
+        "delete a character",
+        None,
+        Action::FilterBackspace,
+    ),
+    bind(
+        Dead,
+        &[k('r')],
+        "r",
+        "requeue the selected one (or group)",
+        Some("r requeue"),
+        Action::Requeue,
+    ),
+    bind(
+        DeadList,
+        &[k('R')],
+        "R",
+        "requeue all that match the filter",
+        Some("R all"),
+        Action::RequeueAll,
+    ),
+    bind(
+        Dead,
+        &[k('d')],
+        "d",
+        "delete the selected one (or group)",
+        Some("d delete"),
+        Action::Delete,
+    ),
+    bind(
+        DeadList,
+        &[k('D')],
+        "D",
+        "delete all that match the filter",
+        Some("D purge"),
+        Action::Purge,
+    ),
+    bind(
+        Detail,
+        &[k('j'), code(Down)],
+        "j ↓",
+        "scroll down",
+        Some("j/k scroll"),
+        Action::Down,
+    ),
+    bind(
+        Detail,
+        &[k('k'), code(Up)],
+        "k ↑",
+        "scroll up",
+        None,
+        Action::Up,
+    ),
+    bind(
+        Detail,
+        &[code(Esc), k('h'), code(Left)],
+        "Esc",
+        "back to the list",
+        Some("Esc back"),
+        Action::Back,
+    ),
+    bind(
+        Jobs,
+        &[k('l'), code(Right)],
+        "l →",
+        "next job state",
+        Some("←/→ state"),
+        Action::NextState,
+    ),
+    bind(
+        Jobs,
+        &[k('h'), code(Left)],
+        "h ←",
+        "previous job state",
+        None,
+        Action::PrevState,
+    ),
+    bind(
+        Jobs,
+        &[code(PageDown)],
+        "PgDn",
+        "next page",
+        Some("PgUp/PgDn page"),
+        Action::PageDown,
+    ),
+    bind(
+        Jobs,
+        &[code(PageUp)],
+        "PgUp",
+        "previous page",
+        None,
+        Action::PageUp,
+    ),
+    bind(
+        Jobs,
+        &[k('p')],
+        "p",
+        "pause or resume the queue (asks)",
+        Some("p pause"),
+        Action::TogglePause,
+    ),
+    bind(
+        Jobs,
+        &[code(Enter)],
+        "Enter",
+        "show the selected job",
+        Some("Enter detail"),
+        Action::Open,
+    ),
+    bind(
+        Jobs,
+        &[code(Esc)],
+        "Esc",
+        "back to the queues",
+        Some("Esc back"),
+        Action::Back,
+    ),
+    bind(
+        Queues,
+        &[code(Enter)],
+        "Enter",
+        "list the queue's jobs by state",
+        Some("Enter jobs"),
+        Action::Open,
+    ),
+    bind(
+        Queues,
+        &[k('p')],
+        "p",
+        "pause or resume the queue (asks)",
+        Some("p pause"),
+        Action::TogglePause,
+    ),
+    bind(
+        DeadScreen,
+        &[k('s')],
+        "s",
+        "group by error signature, or ungroup",
+        Some("s group"),
+        Action::ToggleGroup,
+    ),
+    bind(
+        Lists,
+        &[k('j'), code(Down)],
+        "j ↓",
+        "move down",
+        Some("j/k move"),
+        Action::Down,
+    ),
+    bind(
+        Lists,
+        &[k('k'), code(Up)],
+        "k ↑",
+        "move up",
+        None,
+        Action::Up,
+    ),
+    bind(
+        Lists,
+        &[k('g'), code(Home)],
+        "g Home",
+        "first row",
+        None,
+        Action::Top,
+    ),
+    bind(
+        Lists,
+        &[k('G'), code(End)],
+        "G End",
+        "last row",
+        None,
+        Action::Bottom,
+    ),
+    bind(
+        Lists,
+        &[code(PageDown)],
+        "PgDn",
+        "page down",
+        None,
+        Action::PageDown,
+    ),
+    bind(
+        Lists,
+        &[code(PageUp)],
+        "PgUp",
+        "page up",
+        None,
+        Action::PageUp,
+    ),
+    bind(
+        Lists,
+        &[code(Enter)],
+        "Enter",
+        "open the selection",
+        Some("Enter open"),
+        Action::Open,
+    ),
+    bind(
+        Lists,
+        &[k('/')],
+        "/",
+        "filter the rows",
+        Some("/ filter"),
+        Action::StartFilter,
+    ),
+    bind(
+        Lists,
+        &[code(Esc)],
+        "Esc",
+        "clear the filter",
+        None,
+        Action::Back,
+    ),
+    bind(
+        Main,
+        &[k('1')],
+        "1-6",
+        "switch screen (the tabs at the top)",
+        Some("1-6 screens"),
+        Action::Show(Screen::Queues),
+    ),
+    bind(Main, &[k('2')], "", "", None, Action::Show(Screen::Leases)),
+    bind(Main, &[k('3')], "", "", None, Action::Show(Screen::Dead)),
+    bind(
+        Main,
+        &[k('4')],
+        "",
+        "",
+        None,
+        Action::Show(Screen::Schedules),
+    ),
+    bind(Main, &[k('5')], "", "", None, Action::Show(Screen::Workers)),
+    bind(Main, &[k('6')], "", "", None, Action::Show(Screen::Events)),
+    bind(
+        Main,
+        &[code(Tab)],
+        "Tab",
+        "next screen",
+        None,
+        Action::NextScreen,
+    ),
+    bind(
+        Main,
+        &[code(BackTab)],
+        "Shift-Tab",
+        "previous screen",
+        None,
+        Action::PrevScreen,
+    ),
+    bind(
+        Main,
+        &[k('?')],
+        "?",
+        "this help",
+        Some("? help"),
+        Action::ToggleHelp,
+    ),
+    bind(
+        Main,
+        &[k('q'), ctrl('c')],
+        "q Ctrl-C",
+        "quit",
+        Some("q quit"),
+        Action::Quit,
+    ),
+];
+
+fn key_matches(key: &Key, event: &KeyEvent) -> bool {
+    if key.code != event.code {
+        return false;
+    }
+    let mut mods = event.modifiers;
+    if matches!(event.code, KeyCode::Char(_) | KeyCode::BackTab) {
+        mods.remove(KeyModifiers::SHIFT);
+    }
+    mods == key.mods
+}
+
+/// The action for a key press in this state, if any.
+pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl_c =
+        event.code == KeyCode::Char('c') && event.modifiers.contains(KeyModifiers::CONTROL);
+    if ctrl_c {
+        return Some(Action::Quit);
+    }
+    if state.help {
+        // Any key closes help.
+        return Some(Action::ToggleHelp);
+    }
+    let found = BINDINGS
+        .iter()
+        .filter(|b| b.scope.applies(state))
+        .find(|b| b.keys.iter().any(|k| key_matches(k, event)))
+        .map(|b| b.action.clone());
+    if found.is_some() {
+        return found;
+    }
+    if state.confirm.is_some() {
+        // The default answer is No: any other key cancels.
+        return Some(Action::Cancel);
+    }
+    if state.filter_editing {
+        if let KeyCode::Char(c) = event.code {
+            if !event
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+            {
+                return Some(Action::FilterInput(c));
+            }
+        }
+    }
+    None
+}
+
+/// The footer hints for this state, in table order.
+pub fn hints(state: &State) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for b in BINDINGS.iter().filter(|b| b.scope.applies(state)) {
+        if let Some(hint) = b.hint {
+            // A more specific scope already claimed this key's slot.
+            let key = hint.split(' ').next().unwrap_or(hint);
+            if !out.iter().any(|h| h.split(' ').next() == Some(key)) {
+                out.push(hint);
+            }
+        }
+    }
+    out
+}
+
+/// Help sections: a heading and (keys, what they do) rows, from the table.
+/// Rows with an empty label are covered by the row before them (`1-6`);
+/// scopes sharing a heading share a section.
+pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    let order = [
+        Main, Lists, Queues, Confirm, Jobs, Dead, DeadList, DeadScreen, Detail, Filter,
+    ];
+    let mut sections: Vec<(&'static str, Vec<(&'static str, &'static str)>)> = Vec::new();
+    for scope in order {
+        let rows = BINDINGS
+            .iter()
+            .filter(|b| b.scope == scope && !b.label.is_empty())
+            .map(|b| (b.label, b.help));
+        match sections.last_mut() {
+            Some((title, existing)) if *title == scope.title() => existing.extend(rows),
+            _ => sections.push((scope.title(), rows.collect())),
+        }
+    }
+    sections
+}

@@ -1,0 +1,222 @@
+//! What the I/O task sends the UI, and what the UI asks of it.
+//!
+//! Data travels as whole snapshots: the UI never holds a Redis handle and
+//! never sees a key name. Snapshot fields that only one screen needs are
+//! `Option`: the source fetches them only while that screen is in focus, and
+//! `None` means "unchanged since the last snapshot".
+
+use std::time::SystemTime;
+
+use redq::{JobRecord, JobState, Page, QueueCounts, QueueEvent, StatsBucket};
+use serde::Serialize;
+
+/// One queue's row on the Queues screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    /// Sizes by state (one atomic snapshot per queue).
+    pub counts: QueueCounts,
+    /// Throughput buckets of the last ~16 minutes, oldest first.
+    pub stats: Vec<StatsBucket>,
+}
+
+/// A live worker, as the worker registry reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkerInfo {
+    /// The worker's id (`node-instance` unless the registry says otherwise).
+    pub id: String,
+    /// The worker node id recorded on its leases.
+    pub node: u64,
+    /// The instance within the node.
+    pub instance: u32,
+    /// Host name.
+    pub host: String,
+    /// Process id.
+    pub pid: u32,
+    /// When it started.
+    #[serde(serialize_with = "crate::output::ser_time")]
+    pub started_at: SystemTime,
+    /// Queues it claims from.
+    pub queues: Vec<String>,
+    /// Jobs running now.
+    pub in_flight: u64,
+    /// Jobs completed since it started.
+    pub processed: u64,
+    /// Attempts failed since it started.
+    pub failed: u64,
+    /// Its last heartbeat.
+    #[serde(serialize_with = "crate::output::ser_time")]
+    pub last_heartbeat: SystemTime,
+}
+
+/// A recurring schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScheduleInfo {
+    /// The schedule's name.
+    pub name: String,
+    /// The queue it enqueues into.
+    pub queue: String,
+    /// Its cron expression.
+    pub expression: String,
+    /// The time zone the expression is read in.
+    pub timezone: String,
+    /// The next tick.
+    #[serde(serialize_with = "crate::output::ser_opt_time")]
+    pub next_run: Option<SystemTime>,
+    /// The last tick that fired.
+    #[serde(serialize_with = "crate::output::ser_opt_time")]
+    pub last_run: Option<SystemTime>,
+    /// Paused schedules do not fire.
+    pub paused: bool,
+}
+
+/// The newest dead letters of every queue, as far as the console loads them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeadWindow {
+    /// Newest first across queues.
+    pub items: Vec<JobRecord>,
+    /// Some queue held more dead letters than were loaded.
+    pub truncated: bool,
+}
+
+/// Which page of which queue's jobs the jobs view shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobsQuery {
+    /// The queue.
+    pub queue: String,
+    /// The state listed.
+    pub state: JobState,
+    /// Index of the first job on the page.
+    pub offset: u64,
+}
+
+/// One page of the jobs view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobsPage {
+    /// What was asked for.
+    pub query: JobsQuery,
+    /// What came back.
+    pub page: Page<JobRecord>,
+}
+
+/// Everything one refresh read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Redis's clock when the snapshot was taken.
+    pub redis_now: SystemTime,
+    /// Every queue, sorted by name.
+    pub queues: Vec<QueueRow>,
+    /// The latest events, newest first.
+    pub events: Vec<QueueEvent>,
+    /// Live workers; `None` while the driver has no worker registry.
+    pub workers: Option<Vec<WorkerInfo>>,
+    /// Schedules; `None` while the driver has no schedules.
+    pub schedules: Option<Vec<ScheduleInfo>>,
+    /// Held leases of every queue (Leases screen only).
+    pub leases: Option<Vec<JobRecord>>,
+    /// Dead letters (Dead letters screen only).
+    pub dead: Option<DeadWindow>,
+    /// The jobs view's page, when it is open.
+    pub jobs: Option<JobsPage>,
+}
+
+/// A message from the I/O task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Update {
+    /// A fresh snapshot; `received_at` is the local clock when it arrived.
+    Snapshot {
+        /// The data.
+        snapshot: Box<Snapshot>,
+        /// Local clock at arrival, to keep countdowns in Redis time.
+        received_at: SystemTime,
+    },
+    /// A refresh failed: Redis is unreachable (or refusing).
+    Unreachable {
+        /// What went wrong (never contains the URL's password).
+        error: String,
+        /// When it was noticed (local clock).
+        at: SystemTime,
+    },
+    /// A bulk operation advanced.
+    Progress {
+        /// What is running.
+        label: String,
+        /// Jobs done so far.
+        done: u64,
+        /// Jobs left.
+        left: u64,
+    },
+    /// A mutation ended.
+    Finished {
+        /// What happened, for the status line.
+        message: String,
+        /// Whether it succeeded.
+        ok: bool,
+    },
+}
+
+/// What the source should load besides the always-on queue overview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    /// Only the overview.
+    Overview,
+    /// Held leases.
+    Leases,
+    /// Dead letters.
+    Dead,
+    /// One page of a queue's jobs.
+    Jobs(JobsQuery),
+}
+
+/// Dead letters of one queue, by id.
+pub type DeadIds = Vec<(String, Vec<String>)>;
+
+/// A change to Redis, always carried out by the driver's scripts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// Requeue these dead letters.
+    RequeueDead(DeadIds),
+    /// Delete these dead letters.
+    DeleteDead(DeadIds),
+    /// Requeue every dead letter of these queues, in bounded batches.
+    RequeueAllDead(Vec<String>),
+    /// Delete every dead letter of these queues, in bounded batches.
+    PurgeDead(Vec<String>),
+    /// Pause a queue.
+    Pause(String),
+    /// Resume a queue.
+    Resume(String),
+}
+
+impl Mutation {
+    /// A short description for progress and results ("requeue 3 dead letters").
+    pub fn label(&self) -> String {
+        let ids = |set: &DeadIds| set.iter().map(|(_, ids)| ids.len()).sum::<usize>();
+        match self {
+            Mutation::RequeueDead(set) => format!("requeue {}", plural(ids(set), "dead letter")),
+            Mutation::DeleteDead(set) => format!("delete {}", plural(ids(set), "dead letter")),
+            Mutation::RequeueAllDead(queues) => {
+                format!(
+                    "requeue all dead letters of {}",
+                    plural(queues.len(), "queue")
+                )
+            }
+            Mutation::PurgeDead(queues) => {
+                format!(
+                    "purge all dead letters of {}",
+                    plural(queues.len(), "queue")
+                )
+            }
+            Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),
+            Mutation::Resume(queue) => format!("resume {}", crate::text::inert(queue)),
+        }
+    }
+}
+
+/// `1 job`, `3 jobs`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -1,0 +1,273 @@
+//! The rows each screen shows: the data, filtered and grouped. Views draw
+//! these and `apply` acts on them, so what is selected is what is acted on.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use redq::{JobRecord, QueueEvent};
+
+use super::metrics;
+use super::{QueueRow, ScheduleInfo, Screen, State, WorkerInfo};
+use crate::signature::signature;
+
+/// A heartbeat older than this means the worker is gone.
+pub const WORKER_STALE: Duration = Duration::from_secs(30);
+/// A backlog with no completions or failures for this long is stalled.
+pub const STALL_AFTER: Duration = Duration::from_secs(60);
+
+/// Dead letters sharing an error signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeadGroup<'a> {
+    /// The signature.
+    pub signature: String,
+    /// Its dead letters (in the loaded window), newest first.
+    pub jobs: Vec<&'a JobRecord>,
+    /// The queues they died in.
+    pub queues: Vec<String>,
+}
+
+impl DeadGroup<'_> {
+    /// The newest death in the group.
+    pub fn newest(&self) -> Option<SystemTime> {
+        self.jobs.iter().filter_map(|j| j.died_at).max()
+    }
+}
+
+/// A warning shown beside a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// Claims are paused.
+    Paused,
+    /// Jobs are waiting and no live worker serves the queue.
+    NoWorker,
+    /// Jobs are waiting, nothing is leased, and nothing finished lately.
+    Stalled,
+    /// Leases lapsed and nobody reclaimed them.
+    Lapsed,
+}
+
+impl Badge {
+    /// The badge text.
+    pub fn text(self) -> &'static str {
+        match self {
+            Badge::Paused => "PAUSED",
+            Badge::NoWorker => "NO WORKER",
+            Badge::Stalled => "STALLED",
+            Badge::Lapsed => "LAPSED",
+        }
+    }
+}
+
+fn matches(filter: &str, fields: &[&str]) -> bool {
+    if filter.is_empty() {
+        return true;
+    }
+    let needle = filter.to_lowercase();
+    fields.iter().any(|f| f.to_lowercase().contains(&needle))
+}
+
+fn job_matches(filter: &str, job: &JobRecord) -> bool {
+    matches(
+        filter,
+        &[
+            &job.id,
+            &job.queue,
+            job.name.as_deref().unwrap_or(""),
+            job.last_error.as_deref().unwrap_or(""),
+        ],
+    ) || (!filter.is_empty() && signature(job.last_error.as_deref().unwrap_or("")).contains(filter))
+}
+
+impl State {
+    fn filter_of(&self, screen: Screen) -> &str {
+        &self.filters[screen.index()]
+    }
+
+    /// Queues matching the Queues filter.
+    pub fn visible_queues(&self) -> Vec<&QueueRow> {
+        let f = self.filter_of(Screen::Queues);
+        self.data
+            .queues
+            .iter()
+            .filter(|q| matches(f, &[&q.counts.queue]))
+            .collect()
+    }
+
+    /// Leases matching the Leases filter, soonest expiry first.
+    pub fn visible_leases(&self) -> Vec<&JobRecord> {
+        let f = self.filter_of(Screen::Leases);
+        let mut rows: Vec<_> = self
+            .data
+            .leases
+            .iter()
+            .filter(|j| job_matches(f, j))
+            .collect();
+        rows.sort_by_key(|j| (j.lease_expires_at, j.id.clone()));
+        rows
+    }
+
+    /// Dead letters matching the Dead letters filter, newest first.
+    pub fn visible_dead(&self) -> Vec<&JobRecord> {
+        let f = self.filter_of(Screen::Dead);
+        self.data
+            .dead
+            .items
+            .iter()
+            .filter(|j| job_matches(f, j))
+            .collect()
+    }
+
+    /// Matching dead letters grouped by error signature, biggest group first.
+    pub fn dead_groups(&self) -> Vec<DeadGroup<'_>> {
+        let mut groups: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
+        for job in self.visible_dead() {
+            groups
+                .entry(signature(job.last_error.as_deref().unwrap_or("")))
+                .or_default()
+                .push(job);
+        }
+        let mut out: Vec<DeadGroup> = groups
+            .into_iter()
+            .map(|(signature, jobs)| {
+                let mut queues: Vec<String> = jobs.iter().map(|j| j.queue.clone()).collect();
+                queues.sort();
+                queues.dedup();
+                DeadGroup {
+                    signature,
+                    jobs,
+                    queues,
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.jobs
+                .len()
+                .cmp(&a.jobs.len())
+                .then(a.signature.cmp(&b.signature))
+        });
+        out
+    }
+
+    /// Events matching the Events filter, newest first.
+    pub fn visible_events(&self) -> Vec<&QueueEvent> {
+        let f = self.filter_of(Screen::Events);
+        self.data
+            .events
+            .iter()
+            .filter(|e| {
+                matches(
+                    f,
+                    &[
+                        &e.kind,
+                        &e.queue,
+                        &e.job_id,
+                        e.name.as_deref().unwrap_or(""),
+                        &e.error,
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    /// Workers matching the Workers filter.
+    pub fn visible_workers(&self) -> Vec<&WorkerInfo> {
+        let f = self.filter_of(Screen::Workers);
+        self.data
+            .workers
+            .iter()
+            .filter(|w| {
+                let queues = w.queues.join(",");
+                matches(f, &[&w.id, &w.host, &queues])
+            })
+            .collect()
+    }
+
+    /// Schedules matching the Schedules filter.
+    pub fn visible_schedules(&self) -> Vec<&ScheduleInfo> {
+        let f = self.filter_of(Screen::Schedules);
+        self.data
+            .schedules
+            .iter()
+            .filter(|s| matches(f, &[&s.name, &s.queue, &s.expression]))
+            .collect()
+    }
+
+    /// Keys of the rows the current list shows, in order.
+    pub(super) fn row_keys(&self) -> Vec<String> {
+        if let Some(jobs) = &self.jobs {
+            return match &self.data.jobs {
+                Some(page) if page.query == jobs.query => {
+                    page.page.items.iter().map(|j| j.id.clone()).collect()
+                }
+                _ => Vec::new(),
+            };
+        }
+        match self.screen {
+            Screen::Queues => self
+                .visible_queues()
+                .iter()
+                .map(|q| q.counts.queue.clone())
+                .collect(),
+            Screen::Leases => self.visible_leases().iter().map(|j| j.id.clone()).collect(),
+            Screen::Dead if self.group_dead => self
+                .dead_groups()
+                .into_iter()
+                .map(|g| g.signature)
+                .collect(),
+            Screen::Dead => self.visible_dead().iter().map(|j| j.id.clone()).collect(),
+            Screen::Schedules => self
+                .visible_schedules()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
+            Screen::Workers => self
+                .visible_workers()
+                .iter()
+                .map(|w| w.id.clone())
+                .collect(),
+            Screen::Events => self
+                .visible_events()
+                .iter()
+                .map(|e| e.event_id.clone())
+                .collect(),
+        }
+    }
+
+    /// The live worker holding a lease, if the registry knows it.
+    pub fn worker_for(&self, node: u64, instance: u32) -> Option<&WorkerInfo> {
+        self.data
+            .workers
+            .iter()
+            .find(|w| w.node == node && w.instance == instance)
+    }
+
+    /// Warnings for one queue at `now` (Redis clock).
+    pub fn badges(&self, row: &QueueRow, now: SystemTime) -> Vec<Badge> {
+        let c = &row.counts;
+        let mut out = Vec::new();
+        if c.paused {
+            out.push(Badge::Paused);
+        }
+        if c.lapsed > 0 {
+            out.push(Badge::Lapsed);
+        }
+        let backlog = c.waiting > 0 && !c.paused;
+        if backlog && self.data.workers_known {
+            let served = self.data.workers.iter().any(|w| {
+                w.queues.iter().any(|q| *q == c.queue)
+                    && crate::clock::age(w.last_heartbeat, now) < WORKER_STALE
+            });
+            if !served {
+                out.push(Badge::NoWorker);
+            }
+        }
+        if backlog
+            && c.leased == 0
+            && !metrics::active_within(&row.stats, now, STALL_AFTER)
+            && !out.contains(&Badge::NoWorker)
+        {
+            out.push(Badge::Stalled);
+        }
+        out
+    }
+}

@@ -1,0 +1,238 @@
+//! Everything around the screens: title, tabs, banner, status line, footer
+//! hints, the help overlay, the confirmation dialog.
+
+use std::time::SystemTime;
+
+use ratatui::layout::{Alignment, Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::MIN_SIZE;
+use crate::clock;
+use crate::text::{inert, truncate};
+use crate::tui::input;
+use crate::tui::state::{Connection, Level, Screen, State};
+use crate::tui::theme::Theme;
+
+pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let text = Text::from(vec![
+        Line::styled("terminal too small", theme.warn()),
+        Line::from(format!(
+            "need at least {}×{}, have {}×{}",
+            MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
+        )),
+        Line::styled("q quits", theme.dim()),
+    ]);
+    let [middle] = Layout::vertical([Constraint::Length(3)])
+        .flex(Flex::Center)
+        .areas(area);
+    frame.render_widget(
+        Paragraph::new(text)
+            .alignment(Alignment::Center)
+            .wrap(Wrap { trim: true }),
+        middle,
+    );
+}
+
+pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    let s = &state.settings;
+    let (dot, health) = match &state.connection {
+        Connection::Connecting => ("○", "connecting"),
+        Connection::Live => ("●", "live"),
+        Connection::Reconnecting { .. } => ("◌", "reconnecting"),
+    };
+    let mut right = format!("{dot} {health}  {} UTC ", clock::short(now, now));
+    if s.read_only {
+        right = format!("READ-ONLY  {right}");
+    }
+    let left = format!(
+        " redq  {}  namespace {}",
+        inert(&s.url),
+        inert(&s.namespace)
+    );
+    let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
+    let left = truncate(&left, room);
+    let pad = (area.width as usize).saturating_sub(left.chars().count() + right.chars().count());
+    let line = Line::from(vec![
+        Span::raw(left),
+        Span::raw(" ".repeat(pad)),
+        Span::raw(right),
+    ]);
+    frame.render_widget(Paragraph::new(line).style(theme.title()), area);
+}
+
+pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let mut spans = vec![Span::raw(" ")];
+    for screen in Screen::ALL {
+        let mut label = format!("{} {}", screen.index() + 1, screen.title());
+        if screen == Screen::Dead {
+            let dead: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
+            if dead > 0 {
+                label.push_str(&format!(" ({dead})"));
+            }
+        }
+        if screen == state.screen {
+            spans.push(Span::styled(label, theme.tab_active()));
+        } else {
+            spans.push(Span::styled(label, theme.dim()));
+        }
+        spans.push(Span::raw("   "));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn banner(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let Connection::Reconnecting { since, error } = &state.connection else {
+        return;
+    };
+    let shown = match state.data.updated_at {
+        Some(at) => format!("showing data from {} UTC", clock::short(at, *since)),
+        None => "no data yet".to_owned(),
+    };
+    let text = format!(
+        " reconnecting since {} UTC — {shown} — {}",
+        clock::short(*since, *since),
+        inert(error)
+    );
+    frame.render_widget(
+        Paragraph::new(truncate(&text, area.width as usize)).style(theme.banner()),
+        area,
+    );
+}
+
+pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let filter = state.filter();
+    let line = if state.filter_editing {
+        Line::from(vec![
+            Span::styled(" / ", theme.key()),
+            Span::raw(inert(filter)),
+            Span::styled("▏", theme.key()),
+        ])
+    } else if let Some(busy) = &state.busy {
+        let counts = if busy.done + busy.left > 0 {
+            format!(": {} done, {} left", busy.done, busy.left)
+        } else {
+            "…".to_owned()
+        };
+        Line::styled(format!(" ⟳ {}{counts}", busy.label), theme.warn())
+    } else if let Some(status) = &state.status {
+        let style = match status.level {
+            Level::Info => theme.text(),
+            Level::Ok => theme.ok(),
+            Level::Error => theme.error(),
+        };
+        Line::styled(format!(" {}", inert(&status.text)), style)
+    } else if !filter.is_empty() && state.jobs.is_none() && state.detail.is_none() {
+        Line::from(vec![
+            Span::styled(" filter: ", theme.dim()),
+            Span::raw(inert(filter)),
+            Span::styled("  (Esc clears)", theme.dim()),
+        ])
+    } else if state.settings.read_only {
+        Line::styled(
+            " read-only: requeue, delete and pause are disabled",
+            theme.dim(),
+        )
+    } else {
+        Line::default()
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+pub fn footer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let mut spans = vec![Span::raw(" ")];
+    let mut used = 1;
+    for hint in input::hints(state) {
+        let (key, what) = hint.split_once(' ').unwrap_or((hint, ""));
+        let width = hint.chars().count() + 2;
+        if used + width > area.width as usize {
+            break;
+        }
+        used += width;
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn waiting(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let mut lines = vec![Line::from(format!(
+        "connecting to {} …",
+        inert(&state.settings.url)
+    ))];
+    if let Connection::Reconnecting { error, .. } = &state.connection {
+        lines.push(Line::styled(inert(error), theme.error()));
+    }
+    let [middle] = Layout::vertical([Constraint::Length(2)])
+        .flex(Flex::Center)
+        .areas(area);
+    frame.render_widget(Paragraph::new(lines).alignment(Alignment::Center), middle);
+}
+
+fn popup(area: Rect, width: u16, height: u16) -> Rect {
+    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
+        .flex(Flex::Center)
+        .areas(row);
+    cell
+}
+
+pub fn confirm(frame: &mut Frame, area: Rect, prompt: &str, theme: &Theme) {
+    let width = 64.min(area.width);
+    let text = Text::from(vec![
+        Line::from(inert(prompt)),
+        Line::default(),
+        Line::from(vec![
+            Span::styled("y", theme.key()),
+            Span::raw(" yes    "),
+            Span::styled("n", theme.key()),
+            Span::raw(" / Esc / any other key: no (default)"),
+        ]),
+    ]);
+    let lines = (prompt.chars().count() as u16).div_ceil(width - 4) + 4;
+    let rect = popup(area, width, lines);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(text).wrap(Wrap { trim: true }).block(
+            Block::bordered()
+                .title(Line::styled(" Confirm [y/N] ", theme.warn()))
+                .border_style(theme.warn()),
+        ),
+        rect,
+    );
+}
+
+/// The help overlay covers the whole terminal: it is generated from the key
+/// table, section by section, in two columns.
+pub fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let sections = input::help_sections();
+    let half = sections.len() / 2;
+    let column = |range: &[(&'static str, Vec<(&'static str, &'static str)>)]| {
+        let mut lines: Vec<Line> = Vec::new();
+        for (title, rows) in range {
+            lines.push(Line::styled(*title, theme.header()));
+            for (keys, what) in rows {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {keys:<11}"), theme.key()),
+                    Span::raw(*what),
+                ]));
+            }
+        }
+        lines
+    };
+    let (left, right) = (column(&sections[..half]), column(&sections[half..]));
+    frame.render_widget(Clear, area);
+    let block = Block::bordered().title(Line::styled(
+        " Help: keys come from the same table that handles them; any key closes ",
+        theme.header(),
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [l, r] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
+    frame.render_widget(Paragraph::new(left), l);
+    frame.render_widget(Paragraph::new(right), r);
+}

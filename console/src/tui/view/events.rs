@@ -1,0 +1,63 @@
+//! Screen 6: the event feed (dead letters and whatever else the driver logs).
+
+use std::time::SystemTime;
+
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Cell, Row};
+use ratatui::Frame;
+
+use super::table::{self, List};
+use crate::clock;
+use crate::text::{inert, truncate};
+use crate::tui::state::State;
+use crate::tui::theme::Theme;
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    let events = state.visible_events();
+    let idw = table::id_width(area);
+    let rows = events
+        .iter()
+        .map(|e| {
+            let kind = Cell::from(truncate(&inert(&e.kind), 6));
+            Row::new(vec![
+                Cell::from(clock::short(e.at, now)),
+                if e.kind == "dead" {
+                    kind.style(theme.error())
+                } else {
+                    kind
+                },
+                Cell::from(truncate(&inert(&e.queue), 12)),
+                table::id_cell(&e.job_id, idw),
+                Cell::from(truncate(&inert(e.name.as_deref().unwrap_or("—")), 16)),
+                Cell::from(Line::from(e.attempts.to_string()).right_aligned()),
+                Cell::from(inert(&e.error)),
+            ])
+        })
+        .collect::<Vec<_>>();
+    let empty = if state.filter().is_empty() {
+        vec![
+            "no events yet".to_owned(),
+            "dead letters are logged here as they happen".to_owned(),
+        ]
+    } else {
+        vec!["no event matches the filter".to_owned()]
+    };
+    let list = List {
+        title: format!(" Events: latest {} ", events.len()),
+        header: vec!["TIME", "KIND", "QUEUE", "JOB", "NAME", "TRIES", "ERROR"],
+        widths: vec![
+            Constraint::Length(11),
+            Constraint::Length(6),
+            Constraint::Length(12),
+            Constraint::Length(idw),
+            Constraint::Length(16),
+            Constraint::Length(5),
+            Constraint::Min(10),
+        ],
+        rows,
+        selected: state.cursor().index,
+        empty,
+    };
+    table::draw(frame, area, list, theme);
+}

@@ -1,0 +1,155 @@
+//! A queue's jobs by state (paged), and the detail of one job.
+
+use std::time::SystemTime;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row};
+use ratatui::Frame;
+
+use redq::JobState;
+
+use super::table::{self, List};
+use crate::clock;
+use crate::text::{inert, truncate};
+use crate::tui::detail_text::detail_lines;
+use crate::tui::state::{Detail, State, JOBS_PAGE};
+use crate::tui::theme::Theme;
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    let Some(view) = &state.jobs else { return };
+    let q = &view.query;
+    let counts = state
+        .data
+        .queues
+        .iter()
+        .find(|r| r.counts.queue == q.queue)
+        .map(|r| &r.counts);
+    let [states, list_area] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(area);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", inert(&q.queue)),
+        theme.header(),
+    )];
+    if counts.is_some_and(|c| c.paused) {
+        spans.push(Span::styled("PAUSED ", theme.warn()));
+    }
+    for s in State::JOB_STATES {
+        let n = counts
+            .map(|c| match s {
+                JobState::Waiting => c.waiting,
+                JobState::Scheduled => c.scheduled,
+                JobState::Leased => c.leased,
+                _ => c.dead,
+            })
+            .unwrap_or(0);
+        let label = format!(" {s} {n} ");
+        spans.push(if s == q.state {
+            Span::styled(label, theme.tab_active())
+        } else {
+            Span::styled(label, theme.dim())
+        });
+    }
+    if let Some(c) = counts.filter(|c| c.blocked > 0) {
+        spans.push(Span::styled(
+            format!(" (+{} blocked by ordering keys)", c.blocked),
+            theme.dim(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), states);
+
+    let page = state.data.jobs.as_ref().filter(|p| p.query == *q);
+    let idw = table::id_width(area);
+    let items = page.map(|p| p.page.items.as_slice()).unwrap_or_default();
+    let total = page.map(|p| p.page.total).unwrap_or(0);
+    let when_header = match q.state {
+        JobState::Scheduled => "DUE",
+        JobState::Leased => "LEASE LEFT",
+        JobState::Dead => "DIED",
+        _ => "ENQUEUED",
+    };
+    let rows = items
+        .iter()
+        .map(|job| {
+            let when = match q.state {
+                JobState::Scheduled => job.due_at.map(|at| {
+                    let wait = at.duration_since(now).unwrap_or_default();
+                    format!("in {}", clock::compact(wait))
+                }),
+                JobState::Leased => job.lease_expires_at.map(|at| match at.duration_since(now) {
+                    Ok(left) => clock::compact(left),
+                    Err(_) => "LAPSED".to_owned(),
+                }),
+                JobState::Dead => job.died_at.map(|at| clock::short(at, now)),
+                _ => Some(format!(
+                    "{} ago",
+                    clock::compact(clock::age(job.enqueued_at, now))
+                )),
+            }
+            .unwrap_or_else(|| "—".into());
+            Row::new(vec![
+                table::id_cell(&job.id, idw),
+                Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
+                Cell::from(Line::from(job.priority.to_string()).right_aligned()),
+                Cell::from(Line::from(job.attempts.to_string()).right_aligned()),
+                Cell::from(when),
+                Cell::from(inert(
+                    job.last_error
+                        .as_deref()
+                        .or(job.ordering_key.as_deref().map(|_| ""))
+                        .unwrap_or(""),
+                )),
+            ])
+        })
+        .collect::<Vec<_>>();
+    let pages = total.div_ceil(JOBS_PAGE as u64).max(1);
+    let first = if items.is_empty() { 0 } else { q.offset + 1 };
+    let title = format!(
+        " {} jobs {first}–{} of {total} (page {} of {pages}) ",
+        q.state,
+        q.offset + items.len() as u64,
+        q.offset / JOBS_PAGE as u64 + 1,
+    );
+    let empty = if page.is_none() {
+        vec!["loading…".to_owned()]
+    } else {
+        vec![format!("no {} jobs", q.state)]
+    };
+    let list = List {
+        title,
+        header: vec!["JOB", "NAME", "PRIO", "TRIES", when_header, "LAST ERROR"],
+        widths: vec![
+            Constraint::Length(idw),
+            Constraint::Length(16),
+            Constraint::Length(4),
+            Constraint::Length(5),
+            Constraint::Length(11),
+            Constraint::Min(10),
+        ],
+        rows,
+        selected: view.cursor.index,
+        empty,
+    };
+    table::draw(frame, list_area, list, theme);
+}
+
+pub fn detail(frame: &mut Frame, area: Rect, detail: &Detail, theme: &Theme, now: SystemTime) {
+    let job = &detail.record;
+    let lines: Vec<Line> = detail_lines(job, now)
+        .into_iter()
+        .map(|l| match l.as_str() {
+            "error" | "payload" => Line::styled(l, theme.header()),
+            _ => Line::from(l),
+        })
+        .collect();
+    let block = Block::bordered().title(Line::styled(
+        format!(" {} job {} ", job.state, inert(&job.id)),
+        theme.header(),
+    ));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((detail.scroll, 0)),
+        area,
+    );
+}

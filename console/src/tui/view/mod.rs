@@ -1,0 +1,79 @@
+//! Drawing: pure functions of `&State`, a theme and a fixed `now` (Redis
+//! clock). Nothing here reads a clock, touches Redis or changes state, so
+//! every screen renders the same way in a `TestBackend` as on a terminal.
+
+mod chrome;
+mod dead;
+mod events;
+mod jobs;
+mod leases;
+mod queues;
+mod registry;
+mod table;
+
+use std::time::SystemTime;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::Frame;
+
+use super::state::{Connection, Screen, State};
+use super::theme::Theme;
+
+/// The smallest terminal the console draws in.
+pub const MIN_SIZE: (u16, u16) = (80, 24);
+
+/// Draw the whole console for `state` at `now` (Redis clock).
+pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) {
+    let area = frame.area();
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        chrome::too_small(frame, area, theme);
+        return;
+    }
+    let banner = matches!(state.connection, Connection::Reconnecting { .. });
+    let [title, tabs, banner_area, body, status, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(u16::from(banner)),
+        Constraint::Min(5),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    chrome::title(frame, title, state, theme, now);
+    chrome::tabs(frame, tabs, state, theme);
+    if banner {
+        chrome::banner(frame, banner_area, state, theme);
+    }
+    body_of(frame, body, state, theme, now);
+    chrome::status(frame, status, state, theme);
+    chrome::footer(frame, footer, state, theme);
+    if state.help {
+        chrome::help(frame, area, theme);
+    }
+    if let Some(confirm) = &state.confirm {
+        chrome::confirm(frame, body, &confirm.prompt, theme);
+    }
+}
+
+fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    if !state.data.loaded {
+        chrome::waiting(frame, area, state, theme);
+        return;
+    }
+    if let Some(detail) = &state.detail {
+        jobs::detail(frame, area, detail, theme, now);
+        return;
+    }
+    if state.jobs.is_some() {
+        jobs::render(frame, area, state, theme, now);
+        return;
+    }
+    match state.screen {
+        Screen::Queues => queues::render(frame, area, state, theme, now),
+        Screen::Leases => leases::render(frame, area, state, theme, now),
+        Screen::Dead => dead::render(frame, area, state, theme, now),
+        Screen::Schedules => registry::schedules(frame, area, state, theme, now),
+        Screen::Workers => registry::workers(frame, area, state, theme, now),
+        Screen::Events => events::render(frame, area, state, theme, now),
+    }
+}
