@@ -59,7 +59,8 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 ///   [`QueueError::JobNotFound`].
 /// - Inputs are checked by the same rules (queue names, claim limit 1 to
 ///   1000, leases of at least 1 ms, payloads up to
-///   [`crate::DEFAULT_PAYLOAD_LIMIT`] of JSON); delays and leases are cut to
+///   [`crate::DEFAULT_PAYLOAD_LIMIT`] of JSON nested at most
+///   [`crate::limits::MAX_PAYLOAD_DEPTH`] deep); delays and leases are cut to
 ///   whole milliseconds as they are for Redis.
 ///
 /// All clones share one store and act as one handle, like the clones of one
@@ -236,10 +237,9 @@ impl MemoryQueue {
         jobs: impl IntoIterator<Item = (Option<&'a str>, &'a Value)>,
     ) -> Result<(), QueueError> {
         check_queue_name(queue)?;
+        // Per job in the order `RedisQueue` checks: payload, then key.
         for (key, payload) in jobs {
-            if let Some(key) = key {
-                limits::check_text("ordering key", key, limits::MAX_KEY_LEN)?;
-            }
+            limits::check_payload_depth(payload)?;
             let size = serde_json::to_vec(payload)
                 .map_err(|e| QueueError::invalid("payload", e.to_string(), "serializable JSON"))?
                 .len();
@@ -248,6 +248,9 @@ impl MemoryQueue {
                     size,
                     limit: DEFAULT_PAYLOAD_LIMIT,
                 });
+            }
+            if let Some(key) = key {
+                limits::check_text("ordering key", key, limits::MAX_KEY_LEN)?;
             }
         }
         Ok(())

@@ -631,8 +631,20 @@ async fn invalid_arguments_are_refused_and_change_nothing<Q: Backend>(q: &Q) {
         q.enqueue("q", vec![json!(1), huge]).await,
         Err(QueueError::PayloadTooLarge { .. })
     ));
+    let deepest = nested(redq::limits::MAX_PAYLOAD_DEPTH);
+    let too_deep = nested(redq::limits::MAX_PAYLOAD_DEPTH + 1);
+    assert_invalid(
+        q.enqueue("q", vec![deepest.clone(), too_deep]).await,
+        "payload",
+    );
     assert_eq!(q.sizes("q").await, Sizes::default());
     assert_eq!(q.next_due("q").await.unwrap(), None);
+
+    // The deepest accepted payload reads back as it was written.
+    q.enqueue("q", vec![deepest.clone()]).await.unwrap();
+    let job = q.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!(job.payload, deepest);
+    q.complete(&job.id).await.unwrap();
 
     // A retry delay over ten years is refused, leaving the job claimed.
     q.enqueue("q", payloads([0])).await.unwrap();
@@ -640,6 +652,11 @@ async fn invalid_arguments_are_refused_and_change_nothing<Q: Backend>(q: &Q) {
     let eleven_years = Duration::from_secs(11 * 365 * 24 * 3600);
     assert_invalid(q.retry(&job.id, eleven_years, "x").await, "retry delay");
     q.complete(&job.id).await.unwrap();
+}
+
+/// A payload of `depth` nested arrays around a number.
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!(0), |inner, _| json!([inner]))
 }
 
 /// A well-formed id that names no job.
