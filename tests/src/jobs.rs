@@ -28,9 +28,14 @@ impl TypedJob for Recorded {
     }
 
     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
-        let client = cx.service::<fred::clients::Client>().ok_or_else(|| JobError::fail("no redis client service"))?;
+        let client = cx
+            .service::<fred::clients::Client>()
+            .ok_or_else(|| JobError::fail("no redis client service"))?;
         let _: i64 = client
-            .rpush(format!("log:{}", self.tag), format!("{}:{}", cx.id(), cx.attempt()))
+            .rpush(
+                format!("log:{}", self.tag),
+                format!("{}:{}", cx.id(), cx.attempt()),
+            )
             .await?;
         tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
         Ok(())
@@ -39,7 +44,10 @@ impl TypedJob for Recorded {
 
 /// The runs recorded for `tag`, as (job id, attempt) pairs.
 pub async fn recorded_runs(client: &fred::clients::Client, tag: &str) -> Vec<(String, u32)> {
-    let entries: Vec<String> = client.lrange(format!("log:{tag}"), 0, -1).await.expect("LRANGE");
+    let entries: Vec<String> = client
+        .lrange(format!("log:{tag}"), 0, -1)
+        .await
+        .expect("LRANGE");
     entries
         .into_iter()
         .filter_map(|e| {

@@ -11,7 +11,11 @@ pub fn exponential_backoff(attempt: u32, base: Duration, cap: Duration) -> Durat
     let ceiling = backoff_ceiling(attempt, base, cap);
     let half = ceiling / 2;
     let spread = (ceiling - half).as_millis() as u64;
-    half + Duration::from_millis(if spread == 0 { 0 } else { rand::random_range(0..=spread) })
+    half + Duration::from_millis(if spread == 0 {
+        0
+    } else {
+        rand::random_range(0..=spread)
+    })
 }
 
 /// The upper bound of [`exponential_backoff`] for `attempt`.
@@ -35,7 +39,11 @@ mod tests {
             let ceiling = backoff_ceiling(attempt, base, cap);
             for _ in 0..50 {
                 let d = exponential_backoff(attempt, base, cap);
-                assert!(d >= ceiling / 2 && d <= ceiling, "attempt {attempt}: {d:?} outside [{:?}, {ceiling:?}]", ceiling / 2);
+                assert!(
+                    d >= ceiling / 2 && d <= ceiling,
+                    "attempt {attempt}: {d:?} outside [{:?}, {ceiling:?}]",
+                    ceiling / 2
+                );
             }
         }
         assert_eq!(backoff_ceiling(1, base, cap), base);

@@ -37,7 +37,9 @@ impl Services {
 
     /// The service of type `T`, if one was added.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.by_type.get(&TypeId::of::<T>()).and_then(|s| s.downcast_ref::<T>())
+        self.by_type
+            .get(&TypeId::of::<T>())
+            .and_then(|s| s.downcast_ref::<T>())
     }
 }
 
@@ -77,7 +79,10 @@ impl JobCx {
     /// When the current lease lapses; heartbeats push it forward while the
     /// job runs.
     pub fn lease_expires_at(&self) -> SystemTime {
-        *self.lease_expires_at.lock().expect("lease deadline poisoned")
+        *self
+            .lease_expires_at
+            .lock()
+            .expect("lease deadline poisoned")
     }
 
     /// True once the job should stop: the worker is shutting down past its
@@ -97,7 +102,12 @@ impl JobCx {
     }
 
     /// A context for running a job outside a worker (inline mode, tests).
-    pub fn detached(id: impl Into<String>, queue: impl Into<String>, name: impl Into<String>, services: Services) -> Self {
+    pub fn detached(
+        id: impl Into<String>,
+        queue: impl Into<String>,
+        name: impl Into<String>,
+        services: Services,
+    ) -> Self {
         JobCx {
             id: id.into(),
             queue: queue.into(),

@@ -45,7 +45,9 @@ impl JobError {
 
     /// Dead-letter now.
     pub fn fail(error: impl fmt::Display) -> Self {
-        JobError::Fail { error: error.to_string() }
+        JobError::Fail {
+            error: error.to_string(),
+        }
     }
 
     /// The error text that is recorded.

@@ -72,7 +72,11 @@ pub(crate) async fn execute(shared: Arc<Shared>, job: Job, permit: OwnedSemaphor
 
 async fn run_one(shared: &Shared, job: Job) {
     let lease = job.lease();
-    let Some(runner) = job.name.as_deref().and_then(|name| shared.registry.get(name)) else {
+    let Some(runner) = job
+        .name
+        .as_deref()
+        .and_then(|name| shared.registry.get(name))
+    else {
         let why = shared.registry.unknown(job.name.as_deref());
         return dead_letter(shared, &job, &lease, &why).await;
     };
@@ -108,14 +112,20 @@ async fn run_one(shared: &Shared, job: Job) {
                 shared.totals.processed.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!("completed");
             }
-            Err(QueueError::LeaseLost { .. }) => tracing::warn!("finished, but the lease was lost meanwhile; another worker may run it again"),
-            Err(e) => tracing::error!(error = %e, "finished, but the acknowledgement failed; the job will run again after its lease lapses"),
+            Err(QueueError::LeaseLost { .. }) => tracing::warn!(
+                "finished, but the lease was lost meanwhile; another worker may run it again"
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, "finished, but the acknowledgement failed; the job will run again after its lease lapses")
+            }
         },
         Outcome::Failed(JobError::Retry { error, after }) => {
             let delay = after.unwrap_or_else(|| runner.backoff(job.attempts + 1));
             report_failure(shared, &job, &lease, &error, delay, false).await;
         }
-        Outcome::Failed(JobError::Fail { error }) => report_failure(shared, &job, &lease, &error, Duration::ZERO, true).await,
+        Outcome::Failed(JobError::Fail { error }) => {
+            report_failure(shared, &job, &lease, &error, Duration::ZERO, true).await
+        }
         Outcome::LeaseLost => {
             cx.cancel.cancel();
             tracing::warn!("lease lost to another worker: job cancelled and not acknowledged");
@@ -123,8 +133,12 @@ async fn run_one(shared: &Shared, job: Job) {
         Outcome::Interrupted => {
             cx.cancel.cancel();
             match shared.queue.release(&lease).await {
-                Ok(()) => tracing::info!("shutdown grace period over: job released for another worker"),
-                Err(e) => tracing::warn!(error = %e, "could not release the job; it returns after its lease lapses"),
+                Ok(()) => {
+                    tracing::info!("shutdown grace period over: job released for another worker")
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not release the job; it returns after its lease lapses")
+                }
             }
         }
     }
@@ -148,7 +162,14 @@ async fn dead_letter(shared: &Shared, job: &Job, lease: &Lease, why: &str) {
     report_failure(shared, job, lease, why, Duration::ZERO, true).await;
 }
 
-async fn report_failure(shared: &Shared, job: &Job, lease: &Lease, error: &str, delay: Duration, dead: bool) {
+async fn report_failure(
+    shared: &Shared,
+    job: &Job,
+    lease: &Lease,
+    error: &str,
+    delay: Duration,
+    dead: bool,
+) {
     shared.totals.failed.fetch_add(1, Ordering::Relaxed);
     let result = if dead {
         shared.queue.dead_letter(lease, error).await
@@ -157,8 +178,16 @@ async fn report_failure(shared: &Shared, job: &Job, lease: &Lease, error: &str, 
     };
     match result {
         Ok(Nacked::Retrying { attempts, due_at }) => {
-            let in_ms = due_at.duration_since(SystemTime::now()).unwrap_or_default().as_millis();
-            tracing::warn!(error, attempts, retry_in_ms = in_ms as u64, "failed; will retry");
+            let in_ms = due_at
+                .duration_since(SystemTime::now())
+                .unwrap_or_default()
+                .as_millis();
+            tracing::warn!(
+                error,
+                attempts,
+                retry_in_ms = in_ms as u64,
+                "failed; will retry"
+            );
         }
         Ok(Nacked::DeadLettered { attempts }) => {
             tracing::error!(error, attempts, "failed; dead-lettered");
@@ -170,8 +199,12 @@ async fn report_failure(shared: &Shared, job: &Job, lease: &Lease, error: &str, 
                 attempts,
             });
         }
-        Err(QueueError::LeaseLost { .. }) => tracing::warn!(error, "failed, but the lease was lost meanwhile"),
-        Err(e) => tracing::error!(error, report_error = %e, "failed, and recording the failure failed; it returns after its lease lapses"),
+        Err(QueueError::LeaseLost { .. }) => {
+            tracing::warn!(error, "failed, but the lease was lost meanwhile")
+        }
+        Err(e) => {
+            tracing::error!(error, report_error = %e, "failed, and recording the failure failed; it returns after its lease lapses")
+        }
     }
 }
 

@@ -110,9 +110,17 @@ impl Worker {
     /// A worker running the job types of `registry` with `options`.
     /// Options are checked here: no queues, a bad queue name, concurrency or
     /// claim batch 0 (or over 1000), or a lease under 30 ms are refused.
-    pub fn new(queue: RedisQueue, registry: Registry, options: WorkOptions) -> Result<Worker, QueueError> {
+    pub fn new(
+        queue: RedisQueue,
+        registry: Registry,
+        options: WorkOptions,
+    ) -> Result<Worker, QueueError> {
         if options.queues.is_empty() {
-            return Err(QueueError::invalid("worker queues", "[]", "at least one queue"));
+            return Err(QueueError::invalid(
+                "worker queues",
+                "[]",
+                "at least one queue",
+            ));
         }
         for (name, _) in &options.queues {
             check_queue_name(name)?;
@@ -121,7 +129,11 @@ impl Worker {
         check_limit("claim batch", options.claim_batch, MAX_CLAIM)?;
         check_lease(options.lease)?;
         if options.lease < Duration::from_millis(30) {
-            return Err(QueueError::invalid("lease", format!("{:?}", options.lease), "at least 30 ms, so heartbeats can keep it"));
+            return Err(QueueError::invalid(
+                "lease",
+                format!("{:?}", options.lease),
+                "at least 30 ms, so heartbeats can keep it",
+            ));
         }
         let (failures, _) = broadcast::channel(1024);
         Ok(Worker {
@@ -142,7 +154,9 @@ impl Worker {
     /// Hand `services` to every job ([`JobCx::service`]).
     #[must_use]
     pub fn services(mut self, services: Services) -> Self {
-        Arc::get_mut(&mut self.shared).expect("worker not running yet").services = services;
+        Arc::get_mut(&mut self.shared)
+            .expect("worker not running yet")
+            .services = services;
         self
     }
 
@@ -160,7 +174,12 @@ impl Worker {
         let background = CancellationToken::new();
         let wake = Arc::new(Notify::new());
         let mut duties = JoinSet::new();
-        duties.spawn(wake::listen_owned(shared.queue.clone(), queues.clone(), wake.clone(), background.clone()));
+        duties.spawn(wake::listen_owned(
+            shared.queue.clone(),
+            queues.clone(),
+            wake.clone(),
+            background.clone(),
+        ));
         duties.spawn(presence::keep_alive(
             shared.queue.clone(),
             queues.clone(),
@@ -235,7 +254,11 @@ impl Worker {
 
 /// Claim up to `n` jobs from the first queue (in strict or weighted order)
 /// that has any.
-async fn claim_some(queue: &RedisQueue, options: &WorkOptions, n: usize) -> Result<Vec<Job>, QueueError> {
+async fn claim_some(
+    queue: &RedisQueue,
+    options: &WorkOptions,
+    n: usize,
+) -> Result<Vec<Job>, QueueError> {
     for name in claim_order(options) {
         let jobs = queue.claim(name, n, options.lease).await?;
         if !jobs.is_empty() {
@@ -247,7 +270,11 @@ async fn claim_some(queue: &RedisQueue, options: &WorkOptions, n: usize) -> Resu
 
 /// The queues in the order to try them this round.
 fn claim_order(options: &WorkOptions) -> Vec<&str> {
-    let mut pool: Vec<(&str, u32)> = options.queues.iter().map(|(q, w)| (q.as_str(), (*w).max(1))).collect();
+    let mut pool: Vec<(&str, u32)> = options
+        .queues
+        .iter()
+        .map(|(q, w)| (q.as_str(), (*w).max(1)))
+        .collect();
     if options.order == QueueOrder::Strict || pool.len() == 1 {
         return pool.into_iter().map(|(q, _)| q).collect();
     }
@@ -274,7 +301,13 @@ fn claim_order(options: &WorkOptions) -> Vec<&str> {
 
 /// Sleep until a queue has due work, a wake-up arrives, `max_idle` passes,
 /// or shutdown.
-async fn idle(queue: &RedisQueue, queues: &[String], max_idle: Duration, wake: &Notify, shutdown: &CancellationToken) {
+async fn idle(
+    queue: &RedisQueue,
+    queues: &[String],
+    max_idle: Duration,
+    wake: &Notify,
+    shutdown: &CancellationToken,
+) {
     let mut sleep_for = max_idle;
     for name in queues {
         match queue.next_due(name).await {
@@ -297,4 +330,3 @@ async fn run_scheduler(_queue: RedisQueue, stop: CancellationToken) {
     // Recurring schedules plug in here once they land.
     stop.cancelled().await;
 }
-

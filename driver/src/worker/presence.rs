@@ -77,18 +77,31 @@ pub(crate) fn worker_id(queue: &RedisQueue) -> String {
 
 async fn beat(queue: &RedisQueue, id: &str, record: &str) -> Result<(), QueueError> {
     let args = vec![text(id), text(record), num(WORKER_TTL.as_millis() as u64)];
-    scripts::run(queue.client(), Op::WorkerBeat, &queue.inner.keys.workers(), args)
-        .await
-        .map_err(|e| scripts::map_error(e, queue.inner.timeout))?;
+    scripts::run(
+        queue.client(),
+        Op::WorkerBeat,
+        &queue.inner.keys.workers(),
+        args,
+    )
+    .await
+    .map_err(|e| scripts::map_error(e, queue.inner.timeout))?;
     Ok(())
 }
 
 /// Keep this worker's record fresh until `stop`, then remove it.
-pub(crate) async fn keep_alive(queue: RedisQueue, queues: Vec<String>, concurrency: usize, totals: Arc<Totals>, stop: CancellationToken) {
+pub(crate) async fn keep_alive(
+    queue: RedisQueue,
+    queues: Vec<String>,
+    concurrency: usize,
+    totals: Arc<Totals>,
+    stop: CancellationToken,
+) {
     let id = worker_id(&queue);
     let identity = queue.identity();
     let started_at_ms = time_to_ms(SystemTime::now());
-    let host = hostname::get().map(|h| h.to_string_lossy().into_owned()).unwrap_or_default();
+    let host = hostname::get()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
     loop {
         let record = Record {
             node: identity.node.to_string(),
@@ -121,12 +134,18 @@ impl RedisQueue {
     /// [`WORKER_TTL`] on the Redis clock), by id.
     pub async fn workers(&self) -> Result<Vec<WorkerInfo>, QueueError> {
         let args = vec![num(WORKER_TTL.as_millis() as u64), num(10_000)];
-        let value = scripts::run(self.client(), Op::WorkersList, &self.inner.keys.workers(), args)
-            .await
-            .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
+        let value = scripts::run(
+            self.client(),
+            Op::WorkersList,
+            &self.inner.keys.workers(),
+            args,
+        )
+        .await
+        .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
         let mut workers = Vec::new();
         let mut items = reply::array(value)?.into_iter().skip(1);
-        while let (Some(id), Some(beat), Some(record)) = (items.next(), items.next(), items.next()) {
+        while let (Some(id), Some(beat), Some(record)) = (items.next(), items.next(), items.next())
+        {
             let id = reply::text(id)?;
             let Ok(record) = serde_json::from_slice::<Record>(&reply::bytes(record)?) else {
                 continue;

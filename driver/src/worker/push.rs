@@ -67,7 +67,10 @@ impl JobQueue {
     /// gets a detached [`JobCx`] (attempt 1, never cancelled) and the job
     /// type's timeout; it is not retried.
     pub fn inline(services: Services) -> Self {
-        JobQueue { redis: None, services }
+        JobQueue {
+            redis: None,
+            services,
+        }
     }
 
     /// Which mode this handle runs in.
@@ -101,8 +104,17 @@ async fn run_inline<T: TypedJob>(job: &T, services: &Services) -> Pushed {
 
 /// The enqueue options a typed job carries.
 fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
-    let payload = serde_json::to_value(job).map_err(|e| QueueError::invalid("job", T::NAME, format!("a job that serializes to JSON ({e})")))?;
-    let mut new = NewJob::new(payload).name(T::NAME).max_attempts(T::MAX_ATTEMPTS).priority(job.priority());
+    let payload = serde_json::to_value(job).map_err(|e| {
+        QueueError::invalid(
+            "job",
+            T::NAME,
+            format!("a job that serializes to JSON ({e})"),
+        )
+    })?;
+    let mut new = NewJob::new(payload)
+        .name(T::NAME)
+        .max_attempts(T::MAX_ATTEMPTS)
+        .priority(job.priority());
     if let Some(window) = T::RETRY_WINDOW {
         new = new.retry_window(window);
     }

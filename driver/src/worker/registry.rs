@@ -15,7 +15,11 @@ use super::typed::TypedJob;
 pub(crate) trait Runner: Send + Sync {
     /// Decode `payload` and start running it; a decode failure is an error
     /// text (the job is dead-lettered: retrying cannot fix it).
-    fn start<'a>(&'a self, payload: &Value, cx: &'a JobCx) -> Result<BoxFuture<'a, Result<(), JobError>>, String>;
+    fn start<'a>(
+        &'a self,
+        payload: &Value,
+        cx: &'a JobCx,
+    ) -> Result<BoxFuture<'a, Result<(), JobError>>, String>;
     fn timeout(&self) -> Duration;
     fn backoff(&self, attempt: u32) -> Duration;
 }
@@ -23,8 +27,13 @@ pub(crate) trait Runner: Send + Sync {
 struct TypedRunner<T>(std::marker::PhantomData<fn() -> T>);
 
 impl<T: TypedJob> Runner for TypedRunner<T> {
-    fn start<'a>(&'a self, payload: &Value, cx: &'a JobCx) -> Result<BoxFuture<'a, Result<(), JobError>>, String> {
-        let job: T = serde_json::from_value(payload.clone()).map_err(|e| format!("payload does not decode as {}: {e}", T::NAME))?;
+    fn start<'a>(
+        &'a self,
+        payload: &Value,
+        cx: &'a JobCx,
+    ) -> Result<BoxFuture<'a, Result<(), JobError>>, String> {
+        let job: T = serde_json::from_value(payload.clone())
+            .map_err(|e| format!("payload does not decode as {}: {e}", T::NAME))?;
         Ok(Box::pin(async move { job.run(cx).await }))
     }
 
@@ -59,7 +68,10 @@ impl Registry {
     /// Register `T` under `T::NAME`. Registering the same name twice keeps
     /// the last one.
     pub fn add_job<T: TypedJob>(&mut self) -> &mut Self {
-        self.runners.insert(T::NAME, Arc::new(TypedRunner::<T>(std::marker::PhantomData)));
+        self.runners.insert(
+            T::NAME,
+            Arc::new(TypedRunner::<T>(std::marker::PhantomData)),
+        );
         self
     }
 

@@ -17,7 +17,12 @@ use crate::RedisQueue;
 /// empty claim and the worker going to sleep is not lost. If the subscription
 /// fails (e.g. an ACL forbids pub/sub) the worker still works, sleeping at
 /// most its `max_idle` between checks.
-pub(crate) async fn listen_owned(queue: RedisQueue, queues: Vec<String>, wake: Arc<Notify>, stop: CancellationToken) {
+pub(crate) async fn listen_owned(
+    queue: RedisQueue,
+    queues: Vec<String>,
+    wake: Arc<Notify>,
+    stop: CancellationToken,
+) {
     listen(&queue, &queues, wake, stop).await
 }
 

@@ -18,12 +18,25 @@ async fn main() {
         std::process::exit(2);
     };
     let lease = Duration::from_millis(lease_ms.parse().expect("LEASE_MS is a number"));
-    let queue = RedisQueue::builder(url).namespace(namespace.as_str()).connect().await.expect("connect");
+    let queue = RedisQueue::builder(url)
+        .namespace(namespace.as_str())
+        .connect()
+        .await
+        .expect("connect");
     let client = redq_tests::connect(url).await.expect("service client");
     let mut registry = Registry::new();
     registry.add_job::<Recorded>();
-    let options = WorkOptions::new().queues(["work"]).lease(lease).concurrency(4).schedules(false);
-    let worker = Worker::new(queue, registry, options).expect("worker options").services(Services::new().with(client));
+    let options = WorkOptions::new()
+        .queues(["work"])
+        .lease(lease)
+        .concurrency(4)
+        .schedules(false);
+    let worker = Worker::new(queue, registry, options)
+        .expect("worker options")
+        .services(Services::new().with(client));
     println!("ready");
-    worker.run(CancellationToken::new()).await.expect("worker run");
+    worker
+        .run(CancellationToken::new())
+        .await
+        .expect("worker run");
 }
