@@ -26,6 +26,8 @@
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
+//! | `{ns}:schedules` | hash | schedule name → msgpack schedule record (queue, cron, time zone, payload, options, paused, last run) |
+//! | `{ns}:schedules:next` | zset | schedule name → next run (ms); absent while paused or once ended |
 
 /// Key names of one namespace.
 #[derive(Debug, Clone)]
@@ -108,6 +110,14 @@ impl Keys {
         ])
     }
 
+    /// `{ns}:schedules`: schedule name → schedule record.
+    pub fn schedules(&self) -> String {
+        self.key("schedules")
+    }
+    /// `{ns}:schedules:next`: schedule name → next run (unix ms).
+    pub fn schedules_next(&self) -> String {
+        self.key("schedules:next")
+    }
 }
 
 #[cfg(test)]

@@ -36,9 +36,17 @@ pub enum Op {
     ListJobs,
     WorkerBeat,
     WorkersList,
+    ScheduleUpsert,
+    ScheduleFire,
+    ScheduleTrigger,
+    SchedulePause,
+    ScheduleDelete,
+    ScheduleDue,
+    ScheduleList,
+    ScheduleGet,
 }
 
-const ALL: [Op; 15] = [
+const ALL: [Op; 23] = [
     Op::Enqueue,
     Op::Claim,
     Op::Ack,
@@ -54,6 +62,14 @@ const ALL: [Op; 15] = [
     Op::ListJobs,
     Op::WorkerBeat,
     Op::WorkersList,
+    Op::ScheduleUpsert,
+    Op::ScheduleFire,
+    Op::ScheduleTrigger,
+    Op::SchedulePause,
+    Op::ScheduleDelete,
+    Op::ScheduleDue,
+    Op::ScheduleList,
+    Op::ScheduleGet,
 ];
 
 impl Op {
@@ -74,6 +90,14 @@ impl Op {
             Op::ListJobs => include_str!("../../lua/list_jobs.lua"),
             Op::WorkerBeat => include_str!("../../lua/worker_beat.lua"),
             Op::WorkersList => include_str!("../../lua/workers_list.lua"),
+            Op::ScheduleUpsert => include_str!("../../lua/schedule_upsert.lua"),
+            Op::ScheduleFire => include_str!("../../lua/schedule_fire.lua"),
+            Op::ScheduleTrigger => include_str!("../../lua/schedule_trigger.lua"),
+            Op::SchedulePause => include_str!("../../lua/schedule_pause.lua"),
+            Op::ScheduleDelete => include_str!("../../lua/schedule_delete.lua"),
+            Op::ScheduleDue => include_str!("../../lua/schedule_due.lua"),
+            Op::ScheduleList => include_str!("../../lua/schedule_list.lua"),
+            Op::ScheduleGet => include_str!("../../lua/schedule_get.lua"),
         }
     }
 

@@ -1,0 +1,502 @@
+//! Cron expressions in a time zone: parsing and the next tick.
+//!
+//! Parsing and the calendar walk are [croner]'s (OCPS-conformant: Vixie-cron
+//! fields, `L`, `W`, `#`, and the `@hourly` family); time zones are [jiff]'s,
+//! read from the system's tz database (`/usr/share/zoneinfo`, kept current by
+//! the OS) and, where a machine has none, from the copy bundled into the
+//! binary.
+//!
+//! # Syntax
+//!
+//! * 5 fields, `minute hour day-of-month month day-of-week`: fires at second 0.
+//! * 6 fields, `second minute hour day-of-month month day-of-week`.
+//! * `@yearly` (`@annually`), `@monthly`, `@weekly`, `@daily`, `@hourly`.
+//!
+//! Day of month and day of week combine with OR when both are restricted, as
+//! in Vixie cron. A year field is refused, so 6 fields always mean seconds.
+//!
+//! # Daylight-saving time
+//!
+//! A tick is a wall-clock time in the schedule's time zone. Twice a year the
+//! wall clock skips or repeats an hour, and croner (OCPS) decides by the kind
+//! of expression:
+//!
+//! * **Fixed-time** expressions — second, minute and hour each one value,
+//!   such as `30 2 * * *` or `@daily`:
+//!   * *spring forward* (the wall time does not exist that day, e.g. 02:30 in
+//!     New York on 2026-03-08): the tick fires once, at the first instant
+//!     after the gap (03:00 EDT). A daily job is never lost.
+//!   * *fall back* (the wall time happens twice, e.g. 01:30 in New York on
+//!     2026-11-01): the tick fires once, at the first occurrence (01:30 EDT).
+//!     A daily job never runs twice.
+//! * **Interval** expressions — a wildcard, step, range or list in the
+//!   second, minute or hour field, such as `*/15 * * * *` or `@hourly`:
+//!   * *spring forward*: wall times inside the gap are skipped (no run at
+//!     02:15 on 2026-03-08); the rhythm in real time is kept.
+//!   * *fall back*: the repeated wall times fire on both occurrences (01:15
+//!     EDT and 01:15 EST), again keeping the rhythm in real time.
+//!
+//! UTC and fixed-offset zones have no transitions.
+
+use std::time::SystemTime;
+
+use croner::parser::{CronParser, Seconds, Year};
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+
+use crate::job::{ms_to_time, time_to_ms};
+use crate::limits::MAX_TIME_MS;
+use crate::QueueError;
+
+/// Longest cron expression accepted, in bytes.
+pub const MAX_EXPRESSION_LEN: usize = 256;
+/// Longest time zone name accepted, in bytes.
+pub const MAX_TIMEZONE_LEN: usize = 64;
+
+/// A parsed cron expression bound to a time zone.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use redq::schedule::CronExpr;
+///
+/// let daily = CronExpr::parse("30 2 * * *", "America/New_York").unwrap();
+/// // 2026-03-08 00:00 EST: 02:30 does not exist that night (spring forward),
+/// // so the tick fires at 03:00 EDT, 07:00 UTC.
+/// let midnight = UNIX_EPOCH + Duration::from_secs(1_772_946_000);
+/// let next = daily.next_after(midnight).unwrap();
+/// assert_eq!(next, UNIX_EPOCH + Duration::from_secs(1_772_953_200));
+/// ```
+#[derive(Debug, Clone)]
+pub struct CronExpr {
+    expression: String,
+    timezone: String,
+    cron: croner::Cron,
+    tz: TimeZone,
+}
+
+impl CronExpr {
+    /// Parse `expression` (5 or 6 fields, or an `@` alias) for the IANA time
+    /// zone `timezone` (e.g. `Europe/Paris`, `UTC`).
+    ///
+    /// Fails with [`QueueError::Invalid`] naming the expression or the time
+    /// zone, and also for an expression that never fires (`0 0 30 2 *`).
+    pub fn parse(expression: &str, timezone: &str) -> Result<CronExpr, QueueError> {
+        let rule = |why: String| {
+            format!("a 5- or 6-field cron expression or an @hourly-style alias ({why})")
+        };
+        if expression.trim().is_empty()
+            || expression.len() > MAX_EXPRESSION_LEN
+            || expression.chars().any(char::is_control)
+        {
+            return Err(QueueError::invalid(
+                "cron expression",
+                expression,
+                rule(format!(
+                    "1 to {MAX_EXPRESSION_LEN} bytes without control characters"
+                )),
+            ));
+        }
+        if timezone.is_empty()
+            || timezone.len() > MAX_TIMEZONE_LEN
+            || timezone.chars().any(char::is_control)
+        {
+            return Err(invalid_timezone(timezone));
+        }
+        let cron = CronParser::builder()
+            .seconds(Seconds::Optional)
+            .year(Year::Disallowed)
+            .build()
+            .parse(expression)
+            .map_err(|e| {
+                QueueError::invalid("cron expression", expression, rule(croner_reason(&e)))
+            })?;
+        let tz = jiff::tz::db()
+            .get(timezone)
+            .map_err(|_| invalid_timezone(timezone))?;
+        let parsed = CronExpr {
+            expression: expression.to_owned(),
+            timezone: timezone.to_owned(),
+            cron,
+            tz,
+        };
+        // A pattern like "0 0 30 2 *" parses but names no real day.
+        if parsed
+            .next_after_ms(time_to_ms(SystemTime::now()))
+            .is_none()
+        {
+            return Err(QueueError::invalid(
+                "cron expression",
+                expression,
+                "an expression that fires at least once (this one names no real date)",
+            ));
+        }
+        Ok(parsed)
+    }
+
+    /// The expression as given.
+    pub fn expression(&self) -> &str {
+        &self.expression
+    }
+
+    /// The time zone name as given.
+    pub fn timezone(&self) -> &str {
+        &self.timezone
+    }
+
+    /// The first tick strictly after `after`, or `None` when there is none
+    /// before the year 6000.
+    pub fn next_after(&self, after: SystemTime) -> Option<SystemTime> {
+        self.next_after_ms(time_to_ms(after)).map(ms_to_time)
+    }
+
+    /// The next `n` ticks after `after` (a preview for operators).
+    pub fn upcoming(&self, after: SystemTime, n: usize) -> Vec<SystemTime> {
+        let mut ticks = Vec::with_capacity(n);
+        let mut at = time_to_ms(after);
+        while ticks.len() < n {
+            match self.next_after_ms(at) {
+                Some(next) => {
+                    ticks.push(ms_to_time(next));
+                    at = next;
+                }
+                None => break,
+            }
+        }
+        ticks
+    }
+
+    /// [`CronExpr::next_after`] in unix milliseconds. Ticks are whole
+    /// seconds, so the answer is always a multiple of 1000.
+    pub(crate) fn next_after_ms(&self, after_ms: u64) -> Option<u64> {
+        let after = Timestamp::from_millisecond(i64::try_from(after_ms).ok()?).ok()?;
+        let next = self
+            .cron
+            .find_next_occurrence(&after.to_zoned(self.tz.clone()), false)
+            .ok()?;
+        let ms = u64::try_from(next.timestamp().as_millisecond()).ok()?;
+        (ms > after_ms && ms <= MAX_TIME_MS).then_some(ms)
+    }
+}
+
+/// croner's message, in the crate's style: lowercase, no trailing period.
+fn croner_reason(error: &croner::errors::CronError) -> String {
+    let text = error.to_string();
+    let text = text.trim_end_matches('.');
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+fn invalid_timezone(timezone: &str) -> QueueError {
+    QueueError::invalid(
+        "timezone",
+        timezone,
+        "an IANA time zone name such as \"Europe/Paris\", \"America/New_York\" or \"UTC\"",
+    )
+}
+
+/// The id of the job a schedule enqueues for one tick: the same for every
+/// scheduler and every retry, so a tick can never enqueue two jobs.
+///
+/// The form is `s-<16 hex digits>-<tick in unix ms>`: a 64-bit FNV-1a hash of
+/// the schedule name (stable across Rust versions and machines, unlike
+/// `std`'s hasher), then the tick. At most 34 bytes, no control characters.
+pub fn tick_job_id(schedule: &str, tick: SystemTime) -> String {
+    tick_job_id_ms(schedule, time_to_ms(tick))
+}
+
+pub(crate) fn tick_job_id_ms(schedule: &str, tick_ms: u64) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let hash = schedule
+        .bytes()
+        .fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME));
+    format!("s-{hash:016x}-{tick_ms}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unix ms of an RFC 3339 instant.
+    fn ms(instant: &str) -> u64 {
+        instant.parse::<Timestamp>().unwrap().as_millisecond() as u64
+    }
+
+    fn next(expr: &str, tz: &str, after: &str) -> u64 {
+        CronExpr::parse(expr, tz)
+            .unwrap()
+            .next_after_ms(ms(after))
+            .unwrap()
+    }
+
+    /// The ticks after `after`, as RFC 3339 UTC instants.
+    fn ticks(expr: &str, tz: &str, after: &str, n: usize) -> Vec<String> {
+        let cron = CronExpr::parse(expr, tz).unwrap();
+        let mut at = ms(after);
+        (0..n)
+            .map(|_| {
+                at = cron.next_after_ms(at).unwrap();
+                Timestamp::from_millisecond(at as i64).unwrap().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn five_fields_fire_at_second_zero_and_six_fields_have_seconds() {
+        assert_eq!(
+            next("*/15 * * * *", "UTC", "2026-01-01T10:07:30Z"),
+            ms("2026-01-01T10:15:00Z")
+        );
+        assert_eq!(
+            next("*/10 * * * * *", "UTC", "2026-01-01T10:07:31Z"),
+            ms("2026-01-01T10:07:40Z")
+        );
+    }
+
+    #[test]
+    fn aliases_parse() {
+        assert_eq!(
+            next("@hourly", "UTC", "2026-01-01T10:07:30Z"),
+            ms("2026-01-01T11:00:00Z")
+        );
+        assert_eq!(
+            next("@daily", "Europe/Paris", "2026-01-01T10:07:30Z"),
+            ms("2026-01-01T23:00:00Z")
+        );
+        assert_eq!(
+            next("@weekly", "UTC", "2026-01-01T10:00:00Z"), // a Thursday
+            ms("2026-01-04T00:00:00Z")
+        );
+        assert_eq!(
+            next("@monthly", "UTC", "2026-01-01T10:00:00Z"),
+            ms("2026-02-01T00:00:00Z")
+        );
+        assert_eq!(
+            next("@yearly", "UTC", "2026-01-01T10:00:00Z"),
+            ms("2027-01-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn next_is_strictly_after_even_on_a_tick_and_with_milliseconds() {
+        let cron = CronExpr::parse("* * * * * *", "UTC").unwrap();
+        let tick = ms("2026-01-01T00:00:05Z");
+        assert_eq!(cron.next_after_ms(tick), Some(tick + 1000));
+        assert_eq!(cron.next_after_ms(tick - 1), Some(tick));
+        assert_eq!(cron.next_after_ms(tick + 999), Some(tick + 1000));
+    }
+
+    #[test]
+    fn timezone_shifts_the_wall_clock() {
+        assert_eq!(
+            next("0 9 * * *", "Europe/Paris", "2026-07-01T00:00:00Z"),
+            ms("2026-07-01T07:00:00Z") // CEST, UTC+2
+        );
+        assert_eq!(
+            next("0 9 * * *", "Asia/Kolkata", "2026-07-01T00:00:00Z"),
+            ms("2026-07-01T03:30:00Z")
+        );
+    }
+
+    // America/New_York springs forward on 2026-03-08: 02:00 EST becomes
+    // 03:00 EDT (07:00 UTC); 02:00-02:59 do not exist that day.
+
+    #[test]
+    fn spring_forward_fixed_time_in_the_gap_fires_once_right_after_it() {
+        assert_eq!(
+            ticks("30 2 * * *", "America/New_York", "2026-03-07T00:00:00Z", 3),
+            [
+                "2026-03-07T07:30:00Z", // 02:30 EST
+                "2026-03-08T07:00:00Z", // 02:30 does not exist: 03:00 EDT
+                "2026-03-09T06:30:00Z", // 02:30 EDT
+            ]
+        );
+    }
+
+    #[test]
+    fn spring_forward_fixed_time_outside_the_gap_is_unaffected() {
+        assert_eq!(
+            ticks("30 3 * * *", "America/New_York", "2026-03-07T12:00:00Z", 2),
+            ["2026-03-08T07:30:00Z", "2026-03-09T07:30:00Z"]
+        );
+    }
+
+    #[test]
+    fn spring_forward_interval_skips_the_missing_wall_times() {
+        assert_eq!(
+            ticks(
+                "*/30 * * * *",
+                "America/New_York",
+                "2026-03-08T06:00:00Z",
+                4
+            ),
+            [
+                "2026-03-08T06:30:00Z", // 01:30 EST
+                "2026-03-08T07:00:00Z", // 03:00 EDT: 02:00 and 02:30 do not exist
+                "2026-03-08T07:30:00Z", // 03:30 EDT
+                "2026-03-08T08:00:00Z",
+            ]
+        );
+        assert_eq!(
+            ticks("@hourly", "America/New_York", "2026-03-08T05:30:00Z", 3),
+            [
+                "2026-03-08T06:00:00Z", // 01:00 EST
+                "2026-03-08T07:00:00Z", // 03:00 EDT, one real hour later
+                "2026-03-08T08:00:00Z",
+            ]
+        );
+    }
+
+    // America/New_York falls back on 2026-11-01: 02:00 EDT becomes 01:00 EST
+    // (06:00 UTC); 01:00-01:59 happen twice.
+
+    #[test]
+    fn fall_back_fixed_time_in_the_repeat_fires_once_at_the_first() {
+        assert_eq!(
+            ticks("30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z", 3),
+            [
+                "2026-11-01T05:30:00Z", // 01:30 EDT; not again at 01:30 EST
+                "2026-11-02T06:30:00Z", // 01:30 EST
+                "2026-11-03T06:30:00Z",
+            ]
+        );
+    }
+
+    #[test]
+    fn fall_back_interval_fires_on_both_occurrences() {
+        assert_eq!(
+            ticks(
+                "*/30 * * * *",
+                "America/New_York",
+                "2026-11-01T04:45:00Z",
+                6
+            ),
+            [
+                "2026-11-01T05:00:00Z", // 01:00 EDT
+                "2026-11-01T05:30:00Z", // 01:30 EDT
+                "2026-11-01T06:00:00Z", // 01:00 EST
+                "2026-11-01T06:30:00Z", // 01:30 EST
+                "2026-11-01T07:00:00Z", // 02:00 EST
+                "2026-11-01T07:30:00Z",
+            ]
+        );
+        assert_eq!(
+            ticks("@hourly", "America/New_York", "2026-11-01T04:30:00Z", 3),
+            [
+                "2026-11-01T05:00:00Z", // 01:00 EDT
+                "2026-11-01T06:00:00Z", // 01:00 EST
+                "2026-11-01T07:00:00Z", // 02:00 EST
+            ]
+        );
+    }
+
+    #[test]
+    fn fall_back_started_inside_the_repeat_does_not_fire_a_fixed_time_again() {
+        // At 01:45 EST (the second 01:45), a 01:30 daily job is done for the day.
+        assert_eq!(
+            next("30 1 * * *", "America/New_York", "2026-11-01T06:45:00Z"),
+            ms("2026-11-02T06:30:00Z")
+        );
+        // ...but an interval job has the second half-hour still ahead.
+        assert_eq!(
+            next("*/30 * * * *", "America/New_York", "2026-11-01T05:45:00Z"),
+            ms("2026-11-01T06:00:00Z")
+        );
+    }
+
+    #[test]
+    fn europe_paris_transitions_follow_the_same_rules() {
+        // 2026-03-29: 02:00 CET -> 03:00 CEST (01:00 UTC).
+        assert_eq!(
+            next("30 2 * * *", "Europe/Paris", "2026-03-28T12:00:00Z"),
+            ms("2026-03-29T01:00:00Z")
+        );
+        // 2026-10-25: 03:00 CEST -> 02:00 CET (01:00 UTC); 02:30 twice.
+        assert_eq!(
+            ticks("30 2 * * *", "Europe/Paris", "2026-10-24T12:00:00Z", 2),
+            ["2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"]
+        );
+    }
+
+    #[test]
+    fn bad_expressions_are_refused_naming_the_expression() {
+        for bad in [
+            "",
+            "   ",
+            "61 * * * *",
+            "* * * *",
+            "* * * * * * *",
+            "0 0 30 2 *",
+            "@reboot",
+            "hello",
+            "* * * * *\n",
+        ] {
+            match CronExpr::parse(bad, "UTC") {
+                Err(QueueError::Invalid { what, .. }) => {
+                    assert_eq!(what, "cron expression", "{bad:?}")
+                }
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_timezones_are_refused_naming_the_timezone() {
+        for bad in [
+            "",
+            "Mars/Olympus_Mons",
+            "Europe/Pariss",
+            "../etc/passwd",
+            "UTC\n",
+        ] {
+            match CronExpr::parse("* * * * *", bad) {
+                Err(QueueError::Invalid { what, .. }) => assert_eq!(what, "timezone", "{bad:?}"),
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+        let err = CronExpr::parse("* * * * *", "Mars/Olympus_Mons").unwrap_err();
+        assert!(err.to_string().contains("Mars/Olympus_Mons"), "{err}");
+    }
+
+    #[test]
+    fn the_bundled_tz_database_backs_machines_without_zoneinfo() {
+        // jiff falls back to this copy when /usr/share/zoneinfo is missing
+        // (slim containers), so schedules keep working there.
+        let tz = jiff::tz::TimeZoneDatabase::bundled()
+            .get("America/New_York")
+            .unwrap();
+        let summer = "2026-07-01T12:00:00Z".parse::<Timestamp>().unwrap();
+        assert_eq!(tz.to_offset(summer).seconds(), -4 * 3600);
+    }
+
+    #[test]
+    fn error_messages_say_what_is_wrong() {
+        let err = CronExpr::parse("61 * * * *", "UTC")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("invalid cron expression \"61 * * * *\""),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("(component error: Number out of bounds)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tick_job_ids_are_stable_short_and_distinct() {
+        let a = tick_job_id_ms("nightly-report", 1_767_225_600_000);
+        assert_eq!(a, tick_job_id_ms("nightly-report", 1_767_225_600_000));
+        assert_ne!(a, tick_job_id_ms("nightly-report", 1_767_225_601_000));
+        assert_ne!(a, tick_job_id_ms("nightly-reporT", 1_767_225_600_000));
+        // Pinned: a change here would let an upgraded scheduler refire a tick.
+        assert_eq!(tick_job_id_ms("", 0), "s-cbf29ce484222325-0");
+        let longest = tick_job_id_ms(&"x".repeat(128), MAX_TIME_MS);
+        assert!(longest.len() <= crate::limits::MAX_ID_LEN, "{longest}");
+        assert!(!longest.chars().any(char::is_control));
+    }
+}

@@ -1,0 +1,112 @@
+#!lua
+-- schedule_fire.lua: enqueue one tick's job and advance the schedule, at most
+-- once per tick however many schedulers call it (seed op UpdateScheduleNextRun).
+--
+-- The compare-and-advance: the tick fires only while the stored next run
+-- still equals the tick the caller read (ARGV[5]) and the record is still the
+-- revision it read (ARGV[4]). The first scheduler to get here enqueues and
+-- moves next_run on; every other caller, and any resend of this same call
+-- after a dropped connection, finds next_run moved and changes nothing. The
+-- job id is derived from the schedule name and the tick, so even a tick
+-- presented twice creates at most one job while that job lives.
+--
+-- The job's payload and options come from the stored record (the revision
+-- check proves it is the one the caller computed the next tick from), laid out
+-- as lib.lua's job record and entered with admit(), like enqueue.lua.
+--
+-- KEYS[1..18] the common queue key list of the schedule's queue (lua/lib.lua)
+-- KEYS[19]    {ns}:schedules        hash  name -> msgpack schedule record
+-- KEYS[20]    {ns}:schedules:next   zset  name -> next run (unix ms)
+-- ARGV[1] queue name        ARGV[2] wake-up channel
+-- ARGV[3] schedule name
+-- ARGV[4] revision the caller read
+-- ARGV[5] tick: the next run the caller read (unix ms)
+-- ARGV[6] job id for this tick (derived from name and tick; 1..64 bytes)
+-- ARGV[7] following next run (unix ms), > tick; 0 = none, the schedule ended
+-- ARGV[8] 1 = enqueue the tick's job, 0 = skip the tick (misfire policy skip)
+--
+-- Reply: { code, job id or "", created (1/0), stored next run (0 = none) }
+--   1 fired: the job was enqueued (created 0: a job with that id already lived)
+--   2 skipped: next run advanced without a job
+--   0 no such schedule
+--   3 lost: next run is no longer this tick (another scheduler fired it, or an
+--     upsert, pause or resume moved it); nothing changed
+--   4 changed: the record is at another revision, or in another queue; nothing changed
+--   5 not due: the tick is still ahead on Redis's clock; nothing changed
+--   6 already fired: the tick is not after the last fired tick; next run
+--     advanced without a job
+-- Errors (nothing written): "ERR redq: ..." naming the bad argument.
+
+-- The schedule record: keep in sync with driver/src/schedule/record.rs.
+local S = {
+  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
+  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
+  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
+  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
+}
+local S_LEN = 19
+local SCHEDULES, NEXT = KEYS[19], KEYS[20]
+
+if #ARGV ~= 8 then fail('expected 8 arguments, got ' .. #ARGV) end
+queue_name(QUEUE)
+local name = text(ARGV[3], 'schedule name', 128)
+local rev = uint(ARGV[4], 'revision', MAX_TIME_MS)
+local tick = uint(ARGV[5], 'tick', MAX_TIME_MS)
+local id = text(ARGV[6], 'job id', 64)
+local following = uint(ARGV[7], 'following next run', MAX_TIME_MS)
+local enqueue = uint(ARGV[8], 'enqueue flag', 1)
+if #id == 0 then fail('job id must not be empty') end
+if following ~= 0 and following <= tick then
+  fail('following next run ' .. ARGV[7] .. ' must be after the tick ' .. ARGV[5])
+end
+
+local function stored_next()
+  return tonumber(redis.call('ZSCORE', NEXT, name) or '0')
+end
+
+local raw = redis.call('HGET', SCHEDULES, name)
+if not raw then return { 0, '', 0, stored_next() } end
+local s = cmsgpack.unpack(raw)
+if #s < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+if s[S.rev] ~= rev or s[S.queue] ~= QUEUE then return { 4, '', 0, stored_next() } end
+if stored_next() ~= tick then return { 3, '', 0, stored_next() } end
+local now = now_ms()
+if tick > now then return { 5, '', 0, tick } end
+
+-- Validation is complete: from here on the script writes.
+local function advance()
+  if following == 0 then
+    redis.call('ZREM', NEXT, name)
+  else
+    redis.call('ZADD', NEXT, following, name)
+  end
+end
+
+if tick <= s[S.last_tick] then
+  advance()
+  return { 6, '', 0, following }
+end
+s[S.last_tick] = tick
+if enqueue == 0 then
+  advance()
+  redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+  return { 2, '', 0, following }
+end
+
+local created = 0
+if redis.call('HEXISTS', K.jobs, id) == 0 then
+  created = 1
+  local m = {
+    QUEUE, s[S.priority], redis.call('INCR', K.seq), now, now, 0, s[S.max_attempts],
+    s[S.retry_window], '', 0, '', s[S.job_name], 0, 0, '', 0, '', 0, 0,
+  }
+  store_meta(id, m)
+  redis.call('HSET', K.payloads, id, s[S.payload])
+  redis.call('SADD', K.queues, QUEUE)
+  if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+end
+s[S.last_run] = now
+s[S.last_job_id] = id
+redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+advance()
+return { 1, id, created, following }

@@ -1,0 +1,56 @@
+#!lua
+-- schedule_pause.lua: pause or resume a schedule.
+--
+-- Pausing removes the schedule from {ns}:schedules:next, so no scheduler sees
+-- it; the ticks that pass while it is paused are not fired later. Resuming
+-- places it at the first tick after Redis's clock, computed by the caller
+-- from the revision it read (ARGV[3]); when the record has changed since, the
+-- caller re-reads and retries.
+--
+-- KEYS here are not the queue key list: a schedule that is not fired touches
+-- no queue.
+-- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- ARGV[1] schedule name
+-- ARGV[2] 1 = pause, 0 = resume
+-- ARGV[3] resume only: the revision the caller read (0 when pausing)
+-- ARGV[4] resume only: the next run (unix ms; 0 = none, the schedule ended)
+--
+-- Reply: code
+--   1 done   2 unchanged (already paused / not paused)   0 no such schedule
+--   4 changed: the record is at another revision (resume only); nothing changed
+-- Errors (nothing written): "ERR redq: ..." naming the bad argument.
+
+-- The schedule record: keep in sync with driver/src/schedule/record.rs.
+local S = {
+  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
+  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
+  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
+  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
+}
+local S_LEN = 19
+local SCHEDULES, NEXT = KEYS[1], KEYS[2]
+
+if #ARGV ~= 4 then fail('expected 4 arguments, got ' .. #ARGV) end
+local name = text(ARGV[1], 'schedule name', 128)
+local pause = uint(ARGV[2], 'pause flag', 1)
+local rev = uint(ARGV[3], 'revision', MAX_TIME_MS)
+local next_run = uint(ARGV[4], 'next_run_ms', MAX_TIME_MS)
+
+local raw = redis.call('HGET', SCHEDULES, name)
+if not raw then return 0 end
+local s = cmsgpack.unpack(raw)
+if #s < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+if s[S.paused] == pause then return 2 end
+if pause == 0 and s[S.rev] ~= rev then return 4 end
+
+-- Validation is complete: from here on the script writes.
+s[S.paused] = pause
+s[S.updated_at] = now_ms()
+redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+if pause == 1 or next_run == 0 then
+  redis.call('ZREM', NEXT, name)
+else
+  redis.call('ZADD', NEXT, next_run, name)
+end
+return 1

@@ -1,0 +1,119 @@
+#!lua
+-- schedule_upsert.lua: create or replace a recurring schedule (seed op UpsertSchedule).
+--
+-- The cron math is done in Rust (driver/src/schedule/cron.rs): the caller
+-- parses the expression and time zone, and sends the first tick after Redis's
+-- clock (at or after the start time) as ARGV[15]. This script only validates,
+-- stores and places the schedule.
+--
+-- KEYS[1..18] the common queue key list of the schedule's queue (lua/lib.lua);
+--             this script writes none of them.
+-- KEYS[19]    {ns}:schedules        hash  name -> msgpack schedule record (S below)
+-- KEYS[20]    {ns}:schedules:next   zset  name -> next run (unix ms); absent while
+--                                          paused or once the schedule has ended
+-- ARGV[1]  queue name        ARGV[2] wake-up channel (unused)
+-- ARGV[3]  schedule name     1..128 bytes, no control characters
+-- ARGV[4]  cron expression   1..256 bytes, no control characters (parsed in Rust)
+-- ARGV[5]  time zone         IANA name, 1..64 bytes
+-- ARGV[6]  payload           JSON text, 1..ARGV[16] bytes
+-- ARGV[7]  priority          0..255
+-- ARGV[8]  max_attempts      0 = unlimited
+-- ARGV[9]  job name          "" for none
+-- ARGV[10] retry_window_ms   0 = none
+-- ARGV[11] paused            0 = running, 1 = paused, 2 = keep the stored state
+--                            (a new schedule then runs)
+-- ARGV[12] starts_at_ms      0 = none
+-- ARGV[13] ends_at_ms        0 = none
+-- ARGV[14] misfire policy    0 = fire once, 1 = skip
+-- ARGV[15] next_run_ms       the first tick computed by the caller; 0 = none
+--                            (the schedule has already ended)
+-- ARGV[16] payload limit     bytes
+--
+-- When the expression, time zone, start and end are unchanged and the
+-- schedule was running and stays running, its stored next run is kept: an
+-- application that upserts its schedules at every start must not lose (or
+-- move) a tick that is due but not fired yet. Otherwise ARGV[15] is used.
+-- The last run, last tick and last job id carry over; the revision goes up by
+-- one, so a scheduler that read the old record cannot fire with it.
+--
+-- Reply: { code, revision, next_run_ms (0 = none), paused (0/1) }
+--   code 1 = created, 2 = updated.
+-- Errors (nothing written): "ERR redq: ..." naming the bad argument.
+
+-- The schedule record: keep in sync with driver/src/schedule/record.rs.
+local S = {
+  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
+  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
+  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
+  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
+}
+local S_LEN = 19
+local SCHEDULES, NEXT = KEYS[19], KEYS[20]
+
+if #ARGV ~= 16 then fail('expected 16 arguments, got ' .. #ARGV) end
+queue_name(QUEUE)
+local limit = uint(ARGV[16], 'payload limit', 1073741824)
+local name = text(ARGV[3], 'schedule name', 128)
+local cron = text(ARGV[4], 'cron expression', 256)
+local tz = text(ARGV[5], 'time zone', 64)
+local payload = ARGV[6]
+local priority = uint(ARGV[7], 'priority', 255)
+local max_attempts = uint(ARGV[8], 'max_attempts', MAX_U32)
+local job_name = text(ARGV[9], 'job name', 256)
+local retry_window = uint(ARGV[10], 'retry_window_ms', MAX_MS)
+local paused_arg = uint(ARGV[11], 'paused', 2)
+local starts_at = uint(ARGV[12], 'starts_at_ms', MAX_TIME_MS)
+local ends_at = uint(ARGV[13], 'ends_at_ms', MAX_TIME_MS)
+local misfire = uint(ARGV[14], 'misfire policy', 1)
+local next_run = uint(ARGV[15], 'next_run_ms', MAX_TIME_MS)
+if #name == 0 then fail('schedule name must not be empty') end
+if #cron == 0 then fail('cron expression must not be empty') end
+if #tz == 0 then fail('time zone must not be empty') end
+if #payload == 0 or #payload > limit then
+  fail('payload is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
+end
+if ends_at > 0 and ends_at < starts_at then fail('ends_at_ms must not be before starts_at_ms') end
+
+local raw = redis.call('HGET', SCHEDULES, name)
+local old = raw and cmsgpack.unpack(raw)
+if old and #old < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+
+-- Validation is complete: from here on the script writes.
+local now = now_ms()
+local stored_next = redis.call('ZSCORE', NEXT, name)
+local paused
+if paused_arg == 2 then
+  paused = old and old[S.paused] or 0
+else
+  paused = paused_arg
+end
+
+local s = {
+  name, QUEUE, cron, tz, payload, priority, max_attempts, job_name,
+  retry_window, paused, starts_at, ends_at, misfire, 1, 0, 0, '', now, now,
+}
+local code = 1
+if old then
+  code = 2
+  s[S.rev] = old[S.rev] + 1
+  s[S.last_run] = old[S.last_run]
+  s[S.last_tick] = old[S.last_tick]
+  s[S.last_job_id] = old[S.last_job_id]
+  s[S.created_at] = old[S.created_at]
+end
+
+local same_timing = old and old[S.cron] == cron and old[S.tz] == tz
+  and old[S.starts_at] == starts_at and old[S.ends_at] == ends_at
+  and old[S.paused] == 0 and paused == 0 and stored_next
+if same_timing then
+  next_run = tonumber(stored_next)
+end
+
+redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+if paused == 1 or next_run == 0 then
+  redis.call('ZREM', NEXT, name)
+else
+  redis.call('ZADD', NEXT, next_run, name)
+end
+if paused == 1 then next_run = 0 end
+return { code, s[S.rev], next_run, paused }
