@@ -60,6 +60,7 @@ mod options;
 mod outcome;
 mod queue;
 mod redact;
+pub mod schedule;
 mod scripts;
 mod seed;
 pub mod worker;
