@@ -207,6 +207,19 @@ fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> 
         QueueError::Redis(inner) => {
             QueueError::Config(format!("cannot connect to {redacted}: {inner}"))
         }
+        // A timeout while connecting is not a command that "may or may not
+        // have been applied": nothing was sent. The usual cause for rediss://
+        // is a server that does not speak TLS (the handshake never ends).
+        QueueError::Timeout(_) => {
+            let hint = if redacted.starts_with("rediss://") {
+                " (is the server speaking TLS on that port?)"
+            } else {
+                ""
+            };
+            QueueError::Config(format!(
+                "cannot connect to {redacted}: no answer within {timeout:?}{hint}"
+            ))
+        }
         other => other,
     }
 }

@@ -65,10 +65,17 @@ pub trait Queue: Send + Sync + 'static {
 }
 
 /// The seed trait names jobs by id alone. `RedisQueue` remembers the lease of
-/// every job it claimed, so `complete`, `retry` and `fail` stay fenced: once
-/// the lease was reclaimed or the job claimed by someone else, they return
-/// [`QueueError::LeaseLost`]. For a job claimed through another handle, the
-/// job's current lease is used, whichever it is.
+/// every job it claimed through this trait, so `complete`, `retry` and `fail`
+/// stay fenced: once the lease was reclaimed or the job claimed by someone
+/// else, they return [`QueueError::LeaseLost`] and change nothing. For a job
+/// whose lease this handle does not remember (claimed with the inherent
+/// [`RedisQueue::claim`], or already resolved once), the job's current lease
+/// is used only if it is held by this handle's [`crate::WorkerIdentity`];
+/// otherwise the call is [`QueueError::LeaseLost`] too.
+///
+/// `complete` of a job that no longer exists succeeds (a repeated complete
+/// is harmless); `retry` and `fail` of one return
+/// [`QueueError::JobNotFound`].
 impl Queue for RedisQueue {
     async fn enqueue(&self, queue: &str, payloads: Vec<Value>) -> Result<(), QueueError> {
         self.add_batch(queue, payloads.into_iter().map(NewJob::new).collect())
@@ -111,9 +118,9 @@ impl Queue for RedisQueue {
         let Some(lease) = self.held_lease(id).await? else {
             return Ok(());
         };
-        self.ack(&lease).await?;
-        self.forget(id);
-        Ok(())
+        let result = self.ack(&lease).await;
+        self.forget_unless_transient(id, &result);
+        result.map(drop)
     }
 
     async fn retry(&self, id: &str, delay: Duration, error: &str) -> Result<(), QueueError> {
@@ -121,9 +128,9 @@ impl Queue for RedisQueue {
             .held_lease(id)
             .await?
             .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
-        self.nack(&lease, delay, error).await?;
-        self.forget(id);
-        Ok(())
+        let result = self.nack(&lease, delay, error).await;
+        self.forget_unless_transient(id, &result);
+        result.map(drop)
     }
 
     async fn fail(&self, id: &str, error: &str) -> Result<(), QueueError> {
@@ -131,9 +138,9 @@ impl Queue for RedisQueue {
             .held_lease(id)
             .await?
             .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
-        self.dead_letter(&lease, error).await?;
-        self.forget(id);
-        Ok(())
+        let result = self.dead_letter(&lease, error).await;
+        self.forget_unless_transient(id, &result);
+        result.map(drop)
     }
 
     async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {
@@ -142,8 +149,13 @@ impl Queue for RedisQueue {
 }
 
 impl RedisQueue {
-    /// The lease this handle holds on `id`, or the job's current lease (id 0)
-    /// when it was claimed elsewhere; `None` when the job no longer exists.
+    /// The lease this handle holds on `id`: the one it remembers from a
+    /// trait claim, else the job's current lease if this handle's identity
+    /// holds it. `None` when the job no longer exists.
+    ///
+    /// Never "whatever lease is current": after this handle's lease lapsed
+    /// and another worker claimed the job, that would complete, retry or
+    /// fail the other worker's job.
     async fn held_lease(&self, id: &str) -> Result<Option<Lease>, QueueError> {
         crate::limits::check_id(id)?;
         if let Some(lease) = self.inner.held.lock().expect("lease map poisoned").get(id) {
@@ -155,11 +167,34 @@ impl RedisQueue {
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         let Some(raw) = raw else { return Ok(None) };
+        let meta = Meta::decode(&raw)?;
+        let me = self.inner.identity;
+        let mine = meta.lease_id != 0
+            && meta.worker_node == me.node
+            && meta.worker_instance == me.instance;
+        if !mine {
+            return Err(QueueError::LeaseLost {
+                id: id.to_owned(),
+                lease_id: 0,
+            });
+        }
+        // Fenced by the exact lease read: if it changes before the call
+        // lands, the call is refused with LeaseLost.
         Ok(Some(Lease {
-            queue: Meta::decode(&raw)?.queue,
+            queue: meta.queue,
             id: id.to_owned(),
-            lease_id: 0,
+            lease_id: meta.lease_id,
         }))
+    }
+
+    /// Forget the remembered lease once the call settled it one way or the
+    /// other; keep it when the outcome is unknown (a timeout, a dropped
+    /// connection) so that a retried call is still fenced by it.
+    fn forget_unless_transient<T>(&self, id: &str, result: &Result<T, QueueError>) {
+        match result {
+            Ok(_) | Err(QueueError::LeaseLost { .. }) => self.forget(id),
+            Err(_) => {}
+        }
     }
 
     fn forget(&self, id: &str) {

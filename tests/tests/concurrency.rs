@@ -166,7 +166,7 @@ async fn many_claimers_complete_every_job_exactly_once_without_double_leases() {
     }
     let elapsed = started.elapsed();
 
-    let ledger = ledger.lock().unwrap();
+    let ledger = std::mem::take(&mut *ledger.lock().unwrap());
     assert!(ledger.violations.is_empty(), "{:#?}", ledger.violations);
     assert_eq!(ledger.completed.len(), JOBS);
     assert!(ledger.completed.values().all(|&n| n == 1));

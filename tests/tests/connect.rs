@@ -1,0 +1,214 @@
+//! Connecting: URL forms, passwords that never leak, TLS without a
+//! plaintext fallback, clear errors, and namespaces that isolate queues.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use redq::{NewJob, QueueError, RedisQueue};
+use redq_tests::{unique_namespace, RedisServer};
+use serde_json::json;
+
+const CANARY: &str = "canary-Pa55w0rd-7f3e";
+const WRONG: &str = "wrong-Secret-91c2";
+
+/// Neither the message nor the debug form of `err` contains `secret`.
+#[track_caller]
+fn assert_no_secret(err: &QueueError, secret: &str) {
+    let shown = err.to_string();
+    let debug = format!("{err:?}");
+    let source = std::error::Error::source(err)
+        .map(|s| format!("{s} {s:?}"))
+        .unwrap_or_default();
+    for text in [&shown, &debug, &source] {
+        assert!(!text.contains(secret), "secret leaked: {text}");
+    }
+}
+
+async fn roundtrip(queue: &RedisQueue) {
+    queue.add("q", NewJob::new(json!("hi"))).await.unwrap();
+    let jobs = claim_n(queue, "q", 1).await;
+    queue.ack(&jobs[0].lease()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_unix_socket_url_works() {
+    let server = RedisServer::start();
+    let queue = RedisQueue::builder(&server.unix_url())
+        .namespace(unique_namespace("unix"))
+        .connect()
+        .await
+        .unwrap();
+    roundtrip(&queue).await;
+    assert!(queue.redacted_url().starts_with("redis+unix://"));
+}
+
+#[tokio::test]
+async fn the_default_namespace_is_redq() {
+    let server = RedisServer::start();
+    let queue = RedisQueue::connect(&server.url()).await.unwrap();
+    assert_eq!(queue.namespace(), redq::DEFAULT_NAMESPACE);
+    assert_eq!(queue.namespace(), "redq");
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let keys: Vec<String> = server.cmd(&["KEYS", "*"]).await.convert().unwrap();
+    assert!(!keys.is_empty());
+    assert!(keys.iter().all(|k| k.starts_with("{redq}:")), "{keys:?}");
+    assert_eq!(queue.wake_channel(), "{redq}:wake");
+}
+
+#[tokio::test]
+async fn a_password_url_works_and_the_password_never_shows() {
+    let server = RedisServer::builder().password(CANARY).start();
+    let url = server.url_with_password();
+    assert!(url.contains(CANARY));
+    let builder = RedisQueue::builder(&url).namespace(unique_namespace("auth"));
+    assert!(!format!("{builder:?}").contains(CANARY));
+    let queue = builder.connect().await.unwrap();
+    roundtrip(&queue).await;
+    assert!(!format!("{queue:?}").contains(CANARY), "{queue:?}");
+    assert!(!format!("{queue:#?}").contains(CANARY));
+    assert!(!queue.redacted_url().contains(CANARY));
+    assert!(queue.redacted_url().contains(&server.port().to_string()));
+    // Errors from a working connection do not carry it either.
+    let err = queue
+        .add("bad:name", NewJob::new(json!(1)))
+        .await
+        .unwrap_err();
+    assert_no_secret(&err, CANARY);
+}
+
+#[tokio::test]
+async fn a_password_with_url_special_characters_works() {
+    let password = "p@ss:w/rd?#%";
+    let server = RedisServer::builder().password(password).start();
+    let queue = RedisQueue::builder(&server.url_with_password())
+        .namespace(unique_namespace("auth-special"))
+        .connect()
+        .await
+        .unwrap();
+    roundtrip(&queue).await;
+    assert!(!format!("{queue:?}").contains("w/rd"));
+}
+
+#[tokio::test]
+async fn a_wrong_or_missing_password_fails_without_showing_either_password() {
+    let server = RedisServer::builder().password(CANARY).start();
+    let wrong = format!("redis://:{WRONG}@127.0.0.1:{}", server.port());
+    let started = Instant::now();
+    let err = RedisQueue::builder(&wrong)
+        .command_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(15), "gave up late");
+    assert_no_secret(&err, WRONG);
+    assert_no_secret(&err, CANARY);
+
+    let user = format!("redis://ops:{WRONG}@127.0.0.1:{}", server.port());
+    let err = RedisQueue::builder(&user)
+        .command_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .unwrap_err();
+    assert_no_secret(&err, WRONG);
+
+    let missing = RedisQueue::builder(&server.url())
+        .command_timeout(Duration::from_secs(2))
+        .connect()
+        .await;
+    let err = missing.unwrap_err();
+    assert_no_secret(&err, CANARY);
+}
+
+#[tokio::test]
+async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
+    let server = RedisServer::start();
+    let url = format!("rediss://:{WRONG}@127.0.0.1:{}", server.port());
+    let started = Instant::now();
+    let result = RedisQueue::builder(&url)
+        .command_timeout(Duration::from_secs(1))
+        .namespace(unique_namespace("tls"))
+        .connect()
+        .await;
+    let err = result.expect_err("a TLS URL must never talk plaintext");
+    assert!(started.elapsed() < Duration::from_secs(15), "gave up late");
+    match &err {
+        QueueError::Config(message) => {
+            assert!(message.contains("rediss://127.0.0.1"), "{message}");
+            assert!(message.contains("TLS"), "{message}");
+        }
+        other => panic!("expected a Config error naming TLS, got {other:?}"),
+    }
+    assert_no_secret(&err, WRONG);
+    // Nothing reached the server as plaintext commands.
+    assert_eq!(dbsize(&server).await, 0);
+}
+
+#[tokio::test]
+async fn an_unsupported_scheme_is_a_clear_config_error() {
+    for url in [
+        format!("http://:{WRONG}@127.0.0.1:6379"),
+        "redis-sentinel://127.0.0.1:26379".to_owned(),
+        "unix:///tmp/redis.sock".to_owned(),
+        format!("127.0.0.1:6379 {WRONG}"),
+        String::new(),
+    ] {
+        let err = RedisQueue::connect(&url).await.unwrap_err();
+        match &err {
+            QueueError::Config(message) => {
+                assert!(message.contains("redis://"), "{message}");
+                assert!(message.contains("rediss://"), "{message}");
+            }
+            other => panic!("{url}: expected a Config error, got {other:?}"),
+        }
+        assert_no_secret(&err, WRONG);
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_an_error_not_a_hang() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let started = Instant::now();
+    let err = RedisQueue::builder(&format!("redis://:{WRONG}@127.0.0.1:{port}"))
+        .command_timeout(Duration::from_secs(1))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert_no_secret(&err, WRONG);
+}
+
+#[tokio::test]
+async fn namespaces_isolate_queues() {
+    let server = server();
+    let a = queue(&server, "tenant-a").await;
+    let b = queue(&server, "tenant-b").await;
+    a.add("emails", NewJob::new(json!("a"))).await.unwrap();
+    b.add("emails", NewJob::new(json!("b1"))).await.unwrap();
+    b.add("sms", NewJob::new(json!("b2"))).await.unwrap();
+    assert_eq!(a.queues().await.unwrap(), vec!["emails"]);
+    assert_eq!(b.queues().await.unwrap(), vec!["emails", "sms"]);
+    assert_eq!(a.counts("emails").await.unwrap().waiting, 1);
+    let from_a = claim_n(&a, "emails", 1).await;
+    assert_eq!(from_a[0].payload, json!("a"));
+    assert!(a.claim("emails", 10, LONG).await.unwrap().is_empty());
+    // B's job cannot be seen or touched through A.
+    let from_b = claim_n(&b, "emails", 1).await;
+    assert_eq!(a.inspect(&from_b[0].id).await.unwrap(), None);
+    assert_eq!(
+        a.ack(&from_b[0].lease()).await.unwrap(),
+        redq::Acked::AlreadyGone
+    );
+    assert_eq!(b.counts("emails").await.unwrap().leased, 1);
+    // Every key of a namespace carries its hash tag.
+    let keys: Vec<String> = server.cmd(&["KEYS", "*"]).await.convert().unwrap();
+    for key in keys {
+        let a_key = key.starts_with(&format!("{{{}}}:", a.namespace()));
+        let b_key = key.starts_with(&format!("{{{}}}:", b.namespace()));
+        assert!(a_key ^ b_key, "{key}");
+    }
+}
