@@ -10,6 +10,7 @@
 //! app), `commands` the subcommands, `demo` the demo, and small helpers
 //! (`clock`, `text`, `signature`, `output`) are shared by all three.
 
+pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -27,7 +27,7 @@ pub async fn run(queue: &RedisQueue, command: DeadCommand, json: bool) -> Result
                 total += page.total;
                 jobs.extend(page.items);
             }
-            jobs.sort_by(|a, b| b.died_at.cmp(&a.died_at));
+            jobs.sort_by_key(|j| std::cmp::Reverse(j.died_at));
             print_jobs(&jobs, total, offset, json);
             Ok(())
         }

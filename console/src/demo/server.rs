@@ -1,9 +1,15 @@
 //! A throwaway `redis-server` for the demo: a free loopback port, a
-//! temporary directory, no persistence; killed and cleaned up on drop.
+//! temporary directory, no persistence; stopped and cleaned up on drop.
+//!
+//! The server runs under a tiny `sh` watchdog that reads its stdin, a pipe
+//! from this process: when the demo exits in any way — quit, panic, SIGHUP
+//! from a closed terminal, even SIGKILL — the pipe closes and the watchdog
+//! stops the server, so no redis-server outlives the demo.
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
@@ -19,6 +25,8 @@ brew install redis (macOS); or run `redq demo --url redis://HOST:PORT` against a
 #[derive(Debug)]
 pub struct PrivateRedis {
     child: Child,
+    /// Closing this stops the server (see the module docs).
+    lifeline: Option<ChildStdin>,
     port: u16,
     // Removed after the process is killed (fields drop after `drop`).
     _dir: TempDir,
@@ -36,7 +44,14 @@ impl PrivateRedis {
             .map(|a| a.port())
             .map_err(|e| Failure::Failed(format!("no free loopback port: {e}")))?;
         let log = dir.path().join("redis.log");
-        let spawned = Command::new("redis-server")
+        let Some(binary) = find_on_path("redis-server") else {
+            return Err(Failure::Failed(INSTALL_HINT.to_owned()));
+        };
+        let spawned = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("redq-demo-redis")
+            .arg(binary)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(dir.path())
@@ -44,19 +59,21 @@ impl PrivateRedis {
             .arg(&log)
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .args(["--maxmemory-policy", "noeviction"])
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
-        let child = match spawned {
+        let mut child = match spawned {
             Ok(child) => child,
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 return Err(Failure::Failed(INSTALL_HINT.to_owned()))
             }
             Err(e) => return Err(Failure::Failed(format!("cannot start redis-server: {e}"))),
         };
+        let lifeline = child.stdin.take();
         let mut server = PrivateRedis {
             child,
+            lifeline,
             port,
             _dir: dir,
         };
@@ -88,7 +105,23 @@ impl PrivateRedis {
 
 impl Drop for PrivateRedis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // EOF on the watchdog's stdin: it stops redis-server and exits.
+        drop(self.lifeline.take());
         let _ = self.child.wait();
     }
+}
+
+/// Runs `"$@"` (redis-server and its flags) in the background, then waits
+/// for EOF on stdin and stops it.
+const WATCHDOG: &str = r#""$@" & pid=$!
+trap 'kill $pid 2>/dev/null' EXIT HUP INT TERM
+while read -r _; do :; done
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+exit 0"#;
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
 }

@@ -336,8 +336,14 @@ impl State {
     }
 
     fn turn_page(&mut self, forward: bool) {
+        // The total of the last page of this queue and state, whatever
+        // its offset: paging on does not wait for each page to arrive.
         let total = match (&self.jobs, &self.data.jobs) {
-            (Some(view), Some(page)) if page.query == view.query => page.page.total,
+            (Some(view), Some(page))
+                if page.query.queue == view.query.queue && page.query.state == view.query.state =>
+            {
+                page.page.total
+            }
             _ => 0,
         };
         let Some(view) = &mut self.jobs else { return };

@@ -254,7 +254,7 @@ impl State {
         let backlog = c.waiting > 0 && !c.paused;
         if backlog && self.data.workers_known {
             let served = self.data.workers.iter().any(|w| {
-                w.queues.iter().any(|q| *q == c.queue)
+                w.queues.contains(&c.queue)
                     && crate::clock::age(w.last_heartbeat, now) < WORKER_STALE
             });
             if !served {

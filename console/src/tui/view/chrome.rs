@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::table::group_digits;
 use super::MIN_SIZE;
 use crate::clock;
 use crate::text::{inert, truncate};
@@ -111,7 +112,11 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ])
     } else if let Some(busy) = &state.busy {
         let counts = if busy.done + busy.left > 0 {
-            format!(": {} done, {} left", busy.done, busy.left)
+            format!(
+                ": {} done, {} left",
+                group_digits(busy.done),
+                group_digits(busy.left)
+            )
         } else {
             "…".to_owned()
         };
@@ -140,16 +145,29 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
+/// Footer hints from the key table. When they do not all fit, the
+/// screen-specific ones are kept first, but `? help` and `q quit` always
+/// keep their place at the end.
 pub fn footer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let mut spans = vec![Span::raw(" ")];
-    let mut used = 1;
-    for hint in input::hints(state) {
-        let (key, what) = hint.split_once(' ').unwrap_or((hint, ""));
-        let width = hint.chars().count() + 2;
-        if used + width > area.width as usize {
-            break;
+    let hints = input::hints(state);
+    let width = |h: &str| h.chars().count() + 2;
+    let (tail, head): (Vec<&str>, Vec<&str>) = hints
+        .iter()
+        .partition(|h| h.starts_with("? ") || h.starts_with("q "));
+    let reserved: usize = tail.iter().map(|h| width(h)).sum();
+    let mut used = 1 + reserved;
+    let mut shown = Vec::new();
+    for hint in head {
+        if used + width(hint) > area.width as usize {
+            continue;
         }
-        used += width;
+        used += width(hint);
+        shown.push(hint);
+    }
+    shown.extend(tail);
+    let mut spans = vec![Span::raw(" ")];
+    for hint in shown {
+        let (key, what) = hint.split_once(' ').unwrap_or((hint, ""));
         spans.push(Span::styled(key, theme.key()));
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));
     }

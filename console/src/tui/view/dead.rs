@@ -10,7 +10,8 @@ use ratatui::Frame;
 use super::table::{self, List};
 use crate::clock;
 use crate::text::{inert, truncate};
-use crate::tui::state::State;
+use crate::tui::source::DEAD_WINDOW;
+use crate::tui::state::{plural, State};
 use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
@@ -20,6 +21,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     }
     let dead = state.visible_dead();
     let idw = table::id_width(area);
+    let fixed = [idw, 11, 16, 5, 11];
+    let errw = table::rest_width(area, &fixed);
     let rows = dead
         .iter()
         .map(|job| {
@@ -37,21 +40,22 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
                 Cell::from(Line::from(attempts).right_aligned()),
                 Cell::from(died),
-                Cell::from(inert(job.last_error.as_deref().unwrap_or("—"))).style(theme.error()),
+                Cell::from(truncate(
+                    &inert(job.last_error.as_deref().unwrap_or("—")),
+                    errw,
+                ))
+                .style(theme.error()),
             ])
         })
         .collect::<Vec<_>>();
     let list = List {
-        title: title(state, dead.len(), "dead letters"),
+        title: title(state, dead.len(), "dead letter"),
         header: vec!["JOB", "QUEUE", "NAME", "TRIES", "DIED", "ERROR"],
-        widths: vec![
-            Constraint::Length(idw),
-            Constraint::Length(11),
-            Constraint::Length(16),
-            Constraint::Length(5),
-            Constraint::Length(11),
-            Constraint::Min(10),
-        ],
+        widths: fixed
+            .iter()
+            .map(|w| Constraint::Length(*w))
+            .chain([Constraint::Min(10)])
+            .collect(),
         rows,
         selected: state.cursor().index,
         empty: empty(state),
@@ -61,13 +65,17 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
 
 fn title(state: &State, shown: usize, what: &str) -> String {
     let total: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
-    let mut title = format!(" Dead letters: {shown} {what}");
-    if !state.filter().is_empty() {
-        title.push_str(" matching");
+    let mut title = format!(" Dead letters ({total})");
+    if state.group_dead || !state.filter().is_empty() {
+        title.push_str(&format!(": {}", plural(shown, what)));
     }
-    title.push_str(&format!(" ({total} dead in all)"));
+    if !state.filter().is_empty() {
+        title.push_str(" matching the filter");
+    }
     if state.data.dead.truncated {
-        title.push_str(", newest loaded");
+        title.push_str(&format!(
+            "; the newest {DEAD_WINDOW} of each queue are loaded"
+        ));
     }
     title.push(' ');
     title
@@ -104,7 +112,7 @@ fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Syst
         })
         .collect::<Vec<_>>();
     let list = List {
-        title: title(state, groups.len(), "error signatures"),
+        title: title(state, groups.len(), "error signature"),
         header: vec!["COUNT", "ERROR SIGNATURE", "QUEUES", "NEWEST"],
         widths: vec![
             Constraint::Length(6),

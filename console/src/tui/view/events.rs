@@ -16,6 +16,8 @@ use crate::tui::theme::Theme;
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let events = state.visible_events();
     let idw = table::id_width(area);
+    let fixed = [11, 6, 12, idw, 16, 5];
+    let errw = table::rest_width(area, &fixed);
     let rows = events
         .iter()
         .map(|e| {
@@ -31,7 +33,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 table::id_cell(&e.job_id, idw),
                 Cell::from(truncate(&inert(e.name.as_deref().unwrap_or("—")), 16)),
                 Cell::from(Line::from(e.attempts.to_string()).right_aligned()),
-                Cell::from(inert(&e.error)),
+                Cell::from(truncate(&inert(&e.error), errw)),
             ])
         })
         .collect::<Vec<_>>();
@@ -46,15 +48,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let list = List {
         title: format!(" Events: latest {} ", events.len()),
         header: vec!["TIME", "KIND", "QUEUE", "JOB", "NAME", "TRIES", "ERROR"],
-        widths: vec![
-            Constraint::Length(11),
-            Constraint::Length(6),
-            Constraint::Length(12),
-            Constraint::Length(idw),
-            Constraint::Length(16),
-            Constraint::Length(5),
-            Constraint::Min(10),
-        ],
+        widths: fixed
+            .iter()
+            .map(|w| Constraint::Length(*w))
+            .chain([Constraint::Min(10)])
+            .collect(),
         rows,
         selected: state.cursor().index,
         empty,

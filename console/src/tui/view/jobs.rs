@@ -60,6 +60,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
 
     let page = state.data.jobs.as_ref().filter(|p| p.query == *q);
     let idw = table::id_width(area);
+    let fixed = [idw, 16, 4, 5, 11];
+    let errw = table::rest_width(area, &fixed);
     let items = page.map(|p| p.page.items.as_slice()).unwrap_or_default();
     let total = page.map(|p| p.page.total).unwrap_or(0);
     let when_header = match q.state {
@@ -93,11 +95,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 Cell::from(Line::from(job.priority.to_string()).right_aligned()),
                 Cell::from(Line::from(job.attempts.to_string()).right_aligned()),
                 Cell::from(when),
-                Cell::from(inert(
-                    job.last_error
-                        .as_deref()
-                        .or(job.ordering_key.as_deref().map(|_| ""))
-                        .unwrap_or(""),
+                Cell::from(truncate(
+                    &inert(job.last_error.as_deref().unwrap_or("")),
+                    errw,
                 )),
             ])
         })
@@ -118,14 +118,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let list = List {
         title,
         header: vec!["JOB", "NAME", "PRIO", "TRIES", when_header, "LAST ERROR"],
-        widths: vec![
-            Constraint::Length(idw),
-            Constraint::Length(16),
-            Constraint::Length(4),
-            Constraint::Length(5),
-            Constraint::Length(11),
-            Constraint::Min(10),
-        ],
+        widths: fixed
+            .iter()
+            .map(|w| Constraint::Length(*w))
+            .chain([Constraint::Min(10)])
+            .collect(),
         rows,
         selected: view.cursor.index,
         empty,

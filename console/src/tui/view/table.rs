@@ -108,3 +108,10 @@ pub fn id_cell<'a>(id: &str, width: u16) -> Cell<'a> {
     let tail: String = id.chars().skip(n + 1 - width as usize).collect();
     Cell::from(format!("…{tail}"))
 }
+
+/// Width left for the one flexible column of a list drawn in `area` whose
+/// other columns are `fixed` wide (borders, marker and spacing included).
+pub fn rest_width(area: Rect, fixed: &[u16]) -> usize {
+    let taken: u16 = fixed.iter().sum::<u16>() + fixed.len() as u16 + 2 + 2;
+    area.width.saturating_sub(taken) as usize
+}

@@ -1,0 +1,150 @@
+//! `redq bench` flags, parsed the way comparison scripts expect: unknown
+//! flags are ignored and the first occurrence of a flag wins, so the same
+//! command line can drive redq and the BullMQ script alike.
+
+use std::collections::HashMap;
+
+/// The parsed bench flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchArgs {
+    /// Which case to run.
+    pub case: String,
+    /// Jobs (N).
+    pub n: usize,
+    /// Worker concurrency (C).
+    pub c: usize,
+    /// The Redis URL.
+    pub redis: String,
+    /// The queue name.
+    pub queue: String,
+    /// Jobs in the latency case (K).
+    pub lat_n: usize,
+    /// Gap between latency-case enqueues, in ms (G).
+    pub lat_gap_ms: u64,
+    /// Enqueues in flight in `enqueue_window` (W).
+    pub window: usize,
+    /// Batch size in `enqueue_bulk` (B).
+    pub batch: usize,
+}
+
+const VALUE_FLAGS: [&str; 9] = [
+    "case",
+    "n",
+    "c",
+    "redis",
+    "queue",
+    "lat-n",
+    "lat-gap-ms",
+    "window",
+    "batch",
+];
+
+impl BenchArgs {
+    /// Parse `args` (without the program name and `bench`).
+    pub fn parse(args: &[String]) -> Result<BenchArgs, String> {
+        let mut seen: HashMap<&str, String> = HashMap::new();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            let Some(flag) = arg.strip_prefix("--") else {
+                continue;
+            };
+            let (name, inline) = match flag.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_owned())),
+                None => (flag, None),
+            };
+            let Some(known) = VALUE_FLAGS.iter().find(|f| **f == name) else {
+                continue;
+            };
+            let value = match inline {
+                Some(value) => value,
+                None if i < args.len() => {
+                    i += 1;
+                    args[i - 1].clone()
+                }
+                None => return Err(format!("--{name} needs a value")),
+            };
+            seen.entry(known).or_insert(value);
+        }
+        let number = |name: &str, default: usize| -> Result<usize, String> {
+            match seen.get(name) {
+                Some(v) => v
+                    .parse()
+                    .map_err(|_| format!("--{name} must be a whole number, got {v:?}")),
+                None => Ok(default),
+            }
+        };
+        let case = seen.get("case").cloned().ok_or("--case is required: enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep or latency")?;
+        let args = BenchArgs {
+            case,
+            n: number("n", 50_000)?,
+            c: number("c", 50)?,
+            redis: seen
+                .get("redis")
+                .cloned()
+                .or_else(|| std::env::var("REDIS_URL").ok())
+                .ok_or("--redis URL is required")?,
+            queue: seen
+                .get("queue")
+                .cloned()
+                .unwrap_or_else(|| "bench".to_owned()),
+            lat_n: number("lat-n", 1000)?,
+            lat_gap_ms: number("lat-gap-ms", 1)? as u64,
+            window: number("window", 100)?,
+            batch: number("batch", 1000)?,
+        };
+        if args.n == 0 || args.c == 0 || args.window == 0 || args.batch == 0 || args.lat_n == 0 {
+            return Err("--n, --c, --window, --batch and --lat-n must be at least 1".to_owned());
+        }
+        Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<BenchArgs, String> {
+        BenchArgs::parse(
+            &line
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn first_occurrence_wins_and_unknown_flags_are_ignored() {
+        let args =
+            parse("--case process --n 10 --bogus 3 --n 20 --c=7 --redis redis://x --verbose")
+                .unwrap();
+        assert_eq!(
+            (args.case.as_str(), args.n, args.c, args.redis.as_str()),
+            ("process", 10, 7, "redis://x")
+        );
+        assert_eq!(
+            (
+                args.queue.as_str(),
+                args.lat_n,
+                args.lat_gap_ms,
+                args.window,
+                args.batch
+            ),
+            ("bench", 1000, 1, 100, 1000)
+        );
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        assert!(parse("--case x --n ten --redis r")
+            .unwrap_err()
+            .contains("--n must be a whole number"));
+        assert!(parse("--n 1 --redis r")
+            .unwrap_err()
+            .contains("--case is required"));
+        assert!(parse("--case x --redis r --c 0")
+            .unwrap_err()
+            .contains("at least 1"));
+    }
+}

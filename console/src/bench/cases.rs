@@ -1,0 +1,276 @@
+//! The bench cases. Each returns the fields of its JSON line.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use redq::worker::{
+    CancellationToken, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
+};
+use redq::{NewJob, RedisQueue};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::args::BenchArgs;
+use super::measure::{client_cpu_s, percentiles};
+
+/// The no-op job every processing case runs; its payload is `{"i": index}`.
+#[derive(Serialize, Deserialize)]
+struct Noop {
+    i: usize,
+}
+
+const NOOP: &str = "bench.noop";
+
+impl TypedJob for Noop {
+    const NAME: &'static str = NOOP;
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if let Some(probe) = cx.service::<Arc<Probe>>() {
+            probe.started(self.i);
+        }
+        Ok(())
+    }
+}
+
+/// When each latency-case job was sent and when its handler started.
+struct Probe {
+    sent: Mutex<Vec<Option<Instant>>>,
+    started: Mutex<Vec<Option<Instant>>>,
+}
+
+impl Probe {
+    fn new(n: usize) -> Self {
+        Probe {
+            sent: Mutex::new(vec![None; n]),
+            started: Mutex::new(vec![None; n]),
+        }
+    }
+    fn started(&self, i: usize) {
+        if let Some(slot) = self.started.lock().expect("probe").get_mut(i) {
+            slot.get_or_insert(Instant::now());
+        }
+    }
+    fn all_started(&self) -> bool {
+        self.started
+            .lock()
+            .expect("probe")
+            .iter()
+            .all(Option::is_some)
+    }
+    fn latencies(&self) -> Vec<Duration> {
+        let sent = self.sent.lock().expect("probe");
+        let started = self.started.lock().expect("probe");
+        sent.iter()
+            .zip(started.iter())
+            .filter_map(|(s, r)| Some(r.as_ref()?.duration_since(*s.as_ref()?)))
+            .collect()
+    }
+}
+
+fn job(i: usize) -> NewJob {
+    NewJob::new(json!({ "i": i })).name(NOOP)
+}
+
+/// CPU used by this process and by Redis across a timed section.
+struct Meter {
+    client: Option<f64>,
+    redis: Option<redq::ServerStats>,
+}
+
+impl Meter {
+    async fn start(queue: &RedisQueue) -> Meter {
+        Meter {
+            client: client_cpu_s(),
+            redis: queue.server_stats().await.ok(),
+        }
+    }
+
+    async fn finish(self, queue: &RedisQueue, jobs: usize, out: &mut Map<String, Value>) {
+        if let (Some(before), Some(after)) = (self.client, client_cpu_s()) {
+            out.insert("client_cpu_s".into(), json!(round(after - before)));
+        }
+        if let (Some(before), Ok(after)) = (self.redis, queue.server_stats().await) {
+            let used = (after.used_cpu_user_s + after.used_cpu_sys_s)
+                - (before.used_cpu_user_s + before.used_cpu_sys_s);
+            out.insert("redis_cpu_s".into(), json!(round(used)));
+            out.insert(
+                "redis_cpu_us_per_job".into(),
+                json!(round(used * 1e6 / jobs as f64)),
+            );
+        }
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn throughput(out: &mut Map<String, Value>, jobs: f64, elapsed: Duration) {
+    out.insert("elapsed_s".into(), json!(round(elapsed.as_secs_f64())));
+    out.insert(
+        "jobs_per_s".into(),
+        json!((jobs / elapsed.as_secs_f64()).round()),
+    );
+}
+
+fn latency_fields(out: &mut Map<String, Value>, samples: &mut [Duration]) {
+    let [p50, p90, p99, max] = percentiles(samples);
+    for (name, value) in [
+        ("p50_ms", p50),
+        ("p90_ms", p90),
+        ("p99_ms", p99),
+        ("max_ms", max),
+    ] {
+        out.insert(name.into(), json!(round(value)));
+    }
+}
+
+/// Run the case named in `args`, returning the case-specific fields.
+pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    let q = args.queue.as_str();
+    let err = |e: redq::QueueError| e.to_string();
+    match args.case.as_str() {
+        "enqueue_bulk" => {
+            let before = queue.server_stats().await.map_err(err)?;
+            let meter = Meter::start(queue).await;
+            let start = Instant::now();
+            let mut next = 0;
+            while next < args.n {
+                let end = (next + args.batch).min(args.n);
+                queue.add_batch(q, (next..end).map(job).collect()).await.map_err(err)?;
+                next = end;
+            }
+            throughput(&mut out, args.n as f64, start.elapsed());
+            meter.finish(queue, args.n, &mut out).await;
+            let after = queue.server_stats().await.map_err(err)?;
+            let grown = after.used_memory_bytes.saturating_sub(before.used_memory_bytes);
+            out.insert("batch".into(), json!(args.batch));
+            out.insert("redis_mem_bytes_per_job".into(), json!((grown as f64 / args.n as f64).round()));
+        }
+        "enqueue_serial" => {
+            let meter = Meter::start(queue).await;
+            let mut samples = Vec::with_capacity(args.n);
+            let start = Instant::now();
+            for i in 0..args.n {
+                let t = Instant::now();
+                queue.add(q, job(i)).await.map_err(err)?;
+                samples.push(t.elapsed());
+            }
+            throughput(&mut out, args.n as f64, start.elapsed());
+            meter.finish(queue, args.n, &mut out).await;
+            latency_fields(&mut out, &mut samples);
+        }
+        "enqueue_window" => {
+            let meter = Meter::start(queue).await;
+            let start = Instant::now();
+            let mut results = futures::stream::iter(0..args.n).map(|i| queue.add(q, job(i))).buffer_unordered(args.window);
+            while let Some(result) = results.next().await {
+                result.map_err(err)?;
+            }
+            throughput(&mut out, args.n as f64, start.elapsed());
+            meter.finish(queue, args.n, &mut out).await;
+            out.insert("window".into(), json!(args.window));
+        }
+        "process" | "process_keep" => {
+            for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
+                queue.add_batch(q, chunk.iter().copied().map(job).collect()).await.map_err(err)?;
+            }
+            let (stop, progress, handle) = start_worker(queue, args, Services::new())?;
+            let meter = Meter::start(queue).await;
+            let mut first = None;
+            let deadline = Instant::now() + Duration::from_secs(600);
+            while progress.processed() < args.n as u64 {
+                if first.is_none() && progress.processed() >= 1 {
+                    first = Some(Instant::now());
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("only {} of {} jobs completed in 10 minutes", progress.processed(), args.n));
+                }
+                tokio::time::sleep(Duration::from_micros(500)).await;
+            }
+            let elapsed = first.map(|f| f.elapsed()).unwrap_or_default().max(Duration::from_micros(1));
+            throughput(&mut out, (args.n - 1) as f64, elapsed);
+            meter.finish(queue, args.n, &mut out).await;
+            stop.cancel();
+            handle.await.map_err(|e| e.to_string())??;
+            out.insert("concurrency".into(), json!(args.c));
+            // redq deletes a job when it is acknowledged: there is no
+            // retention of finished jobs, so process_keep measures the same.
+            out.insert("retention".into(), json!("none"));
+        }
+        "latency" => {
+            let probe = Arc::new(Probe::new(args.lat_n));
+            let (stop, _progress, handle) = start_worker(queue, args, Services::new().with(probe.clone()))?;
+            // Let the worker reach its idle sleep: the case measures wake-ups.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while queue.workers().await.map_err(err)?.is_empty() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let meter = Meter::start(queue).await;
+            let start = Instant::now();
+            for i in 0..args.lat_n {
+                probe.sent.lock().expect("probe")[i] = Some(Instant::now());
+                queue.add(q, job(i)).await.map_err(err)?;
+                tokio::time::sleep(Duration::from_millis(args.lat_gap_ms)).await;
+            }
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !probe.all_started() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            throughput(&mut out, args.lat_n as f64, start.elapsed());
+            meter.finish(queue, args.lat_n, &mut out).await;
+            let mut samples = probe.latencies();
+            if samples.len() < args.lat_n {
+                return Err(format!("only {} of {} latency jobs ran within a minute", samples.len(), args.lat_n));
+            }
+            latency_fields(&mut out, &mut samples);
+            out.insert("concurrency".into(), json!(args.c));
+            stop.cancel();
+            handle.await.map_err(|e| e.to_string())??;
+        }
+        other => {
+            return Err(format!(
+                "unknown case {other:?}: accepted are enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, latency"
+            ))
+        }
+    }
+    Ok(out)
+}
+
+type WorkerHandle = tokio::task::JoinHandle<Result<(), String>>;
+
+fn start_worker(
+    queue: &RedisQueue,
+    args: &BenchArgs,
+    services: Services,
+) -> Result<
+    (
+        CancellationToken,
+        redq::worker::WorkerProgress,
+        WorkerHandle,
+    ),
+    String,
+> {
+    let mut registry = Registry::new();
+    registry.add_job::<Noop>();
+    let options = WorkOptions::new()
+        .queues([args.queue.as_str()])
+        .concurrency(args.c)
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .map_err(|e| e.to_string())?
+        .services(services);
+    let progress = worker.progress();
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    let handle = tokio::spawn(async move {
+        worker
+            .run(token)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    Ok((stop, progress, handle))
+}

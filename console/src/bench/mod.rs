@@ -1,0 +1,79 @@
+//! `redq bench`: measure redq the way users compare job queues, printing one
+//! JSON line per run (see `bench/compare/` for the side-by-side with BullMQ).
+//!
+//! ```text
+//! redq bench --case CASE --n N --c C --redis URL --queue NAME
+//!            [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
+//! ```
+//!
+//! Cases: `enqueue_bulk` (batches of B, one in flight), `enqueue_serial`
+//! (one awaited enqueue at a time; per-call percentiles), `enqueue_window`
+//! (at most W enqueues in flight), `process` and `process_keep` (N jobs
+//! enqueued beforehand, untimed; a Worker with concurrency C and a no-op
+//! handler; jobs/s = (N-1) / first-to-last acknowledged completion),
+//! `latency` (an idle Worker; K jobs enqueued one at a time, G ms apart;
+//! from the start of the enqueue call to the start of the handler).
+//! Each run uses a fresh namespace, so runs never see each other's jobs.
+
+mod args;
+mod cases;
+mod measure;
+
+use std::process::ExitCode;
+
+use serde_json::{json, Map};
+
+pub use args::BenchArgs;
+
+/// Run `redq bench` with the arguments after `bench`.
+pub fn main(raw: &[String]) -> ExitCode {
+    let args = match BenchArgs::parse(raw) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("redq bench: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("redq bench: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(&args)) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("redq bench: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(args: &BenchArgs) -> Result<String, String> {
+    let namespace = format!("bench-{}", ulid::Ulid::new());
+    let queue = redq::RedisQueue::builder(&args.redis)
+        .namespace(namespace)
+        .connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    let fields = cases::run(args, &queue).await?;
+    let mut line = Map::new();
+    line.insert("system".into(), json!("redq"));
+    line.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
+    line.insert("case".into(), json!(args.case));
+    let jobs = if args.case == "latency" {
+        args.lat_n
+    } else {
+        args.n
+    };
+    line.insert("jobs".into(), json!(jobs));
+    line.extend(fields);
+    Ok(serde_json::Value::Object(line).to_string())
+}
