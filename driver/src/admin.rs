@@ -172,6 +172,9 @@ impl RedisQueue {
                 "one of waiting, scheduled, leased, dead",
             ));
         }
+        // A sorted set holds fewer than 2^32 members, so any larger offset is
+        // past the end as well; the script accepts offsets up to u32::MAX.
+        let offset = offset.min(u32::MAX as u64);
         let args = vec![text(state.as_str()), num(offset), num(count as u64)];
         let items = reply::array(self.run(Op::ListJobs, queue, args).await?)?;
         let total = items.first().map(reply::int).transpose()?.unwrap_or(0) as u64;
@@ -287,6 +290,14 @@ impl RedisQueue {
             limits::check_id(id)?;
         }
         self.queue_keys(queue)?;
+        if ids.is_empty() {
+            // Never send an empty id list: the scripts read it as "the
+            // oldest dead letters" (the requeue-all / purge mode).
+            return Ok(DeadLetterReport {
+                dead_left: self.counts(queue).await?.dead,
+                ..DeadLetterReport::default()
+            });
+        }
         let mut total = DeadLetterReport::default();
         for chunk in ids.chunks(limits::DEAD_BATCH) {
             let mut args = vec![num(limits::DEAD_BATCH as u64)];

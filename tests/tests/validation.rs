@@ -431,3 +431,56 @@ async fn not_before_in_the_past_or_before_the_epoch_means_due_now() {
         .unwrap();
     assert_eq!(claim_n(&queue, "q", 2).await.len(), 2);
 }
+
+#[tokio::test]
+async fn pool_sizes_at_the_limits_work_and_beyond_them_are_refused() {
+    let server = server();
+    for size in [1, 64] {
+        let queue = RedisQueue::builder(&server.url())
+            .namespace(redq_tests::unique_namespace("pool"))
+            .pool_size(size)
+            .connect()
+            .await
+            .unwrap();
+        queue.add("q", NewJob::new(json!(size))).await.unwrap();
+        assert_eq!(claim_n(&queue, "q", 1).await[0].payload, json!(size));
+    }
+    assert_invalid(
+        RedisQueue::builder(&server.url())
+            .pool_size(65)
+            .connect()
+            .await,
+        "pool size",
+    );
+}
+
+#[tokio::test]
+async fn a_page_offset_past_any_queue_is_an_empty_page() {
+    let server = server();
+    let queue = queue(&server, "huge-offset").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    for offset in [u32::MAX as u64, u32::MAX as u64 + 1, 1 << 53, u64::MAX] {
+        let page = queue
+            .list_jobs("q", JobState::Waiting, offset, 10)
+            .await
+            .unwrap();
+        assert_eq!((page.total, page.items.len()), (1, 0), "offset {offset}");
+        let dead = queue.dead_letters("q", offset, 10).await.unwrap();
+        assert!(dead.items.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn requeueing_or_deleting_no_ids_touches_nothing() {
+    let server = server();
+    let queue = queue(&server, "no-ids").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let job = claim_n(&queue, "q", 1).await.remove(0);
+    queue.dead_letter(&job.lease(), "x").await.unwrap();
+    let before = digest(&server).await;
+    let report = queue.requeue_dead("q", &[]).await.unwrap();
+    assert_eq!((report.done, report.not_found, report.dead_left), (0, 0, 1));
+    let report = queue.delete_dead("q", &[]).await.unwrap();
+    assert_eq!((report.done, report.not_found, report.dead_left), (0, 0, 1));
+    assert_eq!(digest(&server).await, before);
+}

@@ -1,0 +1,57 @@
+//! A stalled Redis: calls fail with a typed timeout after the configured
+//! command timeout, and the same handle works again once Redis answers.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use redq::{NewJob, QueueError, RedisQueue};
+use redq_tests::{unique_namespace, wait_until};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_stalled_write_times_out_with_a_typed_error_and_the_handle_recovers() {
+    let server = server();
+    let timeout = Duration::from_millis(200);
+    let queue = RedisQueue::builder(&server.url())
+        .namespace(unique_namespace("timeout"))
+        .command_timeout(timeout)
+        .connect()
+        .await
+        .unwrap();
+    queue.add("q", NewJob::new(json!("before"))).await.unwrap();
+
+    // Writes (and write scripts) are held by the server; reads are not.
+    server.cmd(&["CLIENT", "PAUSE", "1000", "WRITE"]).await;
+    let stalled = || NewJob::new(json!("stalled")).dedup_key("stalled-once");
+    let started = Instant::now();
+    let err = queue.add("q", stalled()).await.unwrap_err();
+    assert!(
+        matches!(err, QueueError::Timeout(t) if t == timeout),
+        "{err:?}"
+    );
+    assert!(started.elapsed() >= timeout);
+    assert!(started.elapsed() < Duration::from_secs(1), "took too long");
+    assert!(err.to_string().contains("may or may not"), "{err}");
+    // Read-only calls are not held up by a write pause.
+    assert_eq!(queue.counts("q").await.unwrap().waiting, 1);
+
+    // Retrying the timed-out enqueue until it succeeds: every timed-out
+    // attempt is still applied once the pause ends, and the dedup key makes
+    // them one job.
+    let mut outcome = None;
+    wait_until(DEADLINE, "the handle to enqueue again", async || {
+        outcome = queue.add("q", stalled()).await.ok();
+        outcome.is_some()
+    })
+    .await;
+    let outcome = outcome.unwrap();
+    queue.add("q", NewJob::new(json!("after"))).await.unwrap();
+    let jobs = queue.claim("q", 10, LONG).await.unwrap();
+    let payloads: Vec<_> = jobs.iter().map(|j| j.payload.clone()).collect();
+    assert_eq!(
+        payloads,
+        [json!("before"), json!("stalled"), json!("after")]
+    );
+}
