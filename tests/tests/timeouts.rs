@@ -54,4 +54,5 @@ async fn a_stalled_write_times_out_with_a_typed_error_and_the_handle_recovers() 
         payloads,
         [json!("before"), json!("stalled"), json!("after")]
     );
+    assert_eq!(jobs[1].id, outcome.id());
 }
