@@ -1,0 +1,328 @@
+//! The subcommands against a real Redis: JSON output, exit codes (0 ok,
+//! 1 failed, 2 usage) and read-only refusal.
+
+mod seed;
+
+use redq::NewJob;
+use redq_tests::{unique_namespace, RedisServer};
+use seed::*;
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn listings_print_json_and_tables() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("listings");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", NewJob::new(serde_json::json!({"to": "ada"})))
+        .await
+        .unwrap();
+    q.add(
+        "emails",
+        NewJob::new(serde_json::json!({"to": "bob"})).delay(std::time::Duration::from_secs(600)),
+    )
+    .await
+    .unwrap();
+    let dead = dead_letters(&q, "webhooks", 3, "HTTP 503 from upstream").await;
+    // One completion for the stats.
+    q.add(
+        "emails",
+        NewJob::new(serde_json::json!({"to": "cy"})).priority(9),
+    )
+    .await
+    .unwrap();
+    let job = q
+        .claim("emails", 1, std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .remove(0);
+    q.ack(&job.lease()).await.unwrap();
+
+    let out = redq(&url, &ns, &["queues", "-o", "json"]);
+    assert_exit(&out, 0);
+    let queues = json(&out);
+    assert_eq!(queues[0]["queue"], "emails");
+    assert_eq!(
+        (
+            queues[0]["waiting"].as_u64(),
+            queues[0]["scheduled"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (queues[1]["queue"].as_str(), queues[1]["dead"].as_u64()),
+        (Some("webhooks"), Some(3))
+    );
+    assert_eq!(queues[1]["paused"], false);
+
+    let out = redq(&url, &ns, &["queues"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).starts_with("QUEUE"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("webhooks"));
+
+    let out = redq(&url, &ns, &["stats", "emails", "-o", "json"]);
+    assert_exit(&out, 0);
+    let stats = json(&out);
+    assert_eq!(stats[0]["processed_15m"], 1);
+    assert_eq!(stats[0]["bucket_seconds"], 5);
+    let out = redq(&url, &ns, &["stats", "webhooks", "-o", "json"]);
+    assert_eq!(json(&out)[0]["failed_15m"], 3);
+
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "webhooks", "--state", "dead", "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    let page = json(&out);
+    assert_eq!(page["total"], 3);
+    assert_eq!(page["jobs"][0]["state"], "dead");
+    assert_eq!(page["jobs"][0]["last_error"], "HTTP 503 from upstream");
+
+    let out = redq(&url, &ns, &["jobs", "emails", "--state", "scheduled"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("scheduled"), "{}", stdout(&out));
+
+    let out = redq(&url, &ns, &["dead", "list", "-o", "json"]);
+    assert_exit(&out, 0);
+    let listed: Vec<String> = json(&out)["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut want = dead.clone();
+    want.sort();
+    let mut got = listed.clone();
+    got.sort();
+    assert_eq!(got, want);
+
+    let out = redq(&url, &ns, &["dead", "show", &dead[0], "-o", "json"]);
+    assert_exit(&out, 0);
+    let shown = json(&out);
+    assert_eq!(shown["payload"]["n"], 0);
+    assert_eq!(shown["attempts"], 1);
+    let out = redq(&url, &ns, &["dead", "show", &dead[0]]);
+    assert!(stdout(&out).contains("HTTP 503 from upstream"));
+    assert!(
+        stdout(&out).contains("\"to\": \"user0@example.com\""),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = redq(&url, &ns, &["dead", "show", "01JDQ2X7K5M3N8P9R2S4T6V8ZZ"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("no job"), "{}", stderr(&out));
+
+    for (args, want) in [
+        (["workers", "-o", "json"], "[]"),
+        (["schedules", "-o", "json"], "[]"),
+    ] {
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 0);
+        assert_eq!(stdout(&out).trim(), want);
+    }
+    let out = redq(&url, &ns, &["workers"]);
+    assert!(stdout(&out).contains("no workers registered"));
+}
+
+#[tokio::test]
+async fn dead_letter_commands_change_redis_through_the_driver() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("dead-cmds");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 5, "timeout").await;
+
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "webhooks", &ids[0], "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"done": 1, "not_found": 0, "dead_left": 4})
+    );
+    assert_eq!(q.counts("webhooks").await.unwrap().waiting, 1);
+
+    // An id that is not a dead letter: the rest is done, the run fails.
+    let out = redq(&url, &ns, &["dead", "delete", "webhooks", &ids[1], &ids[0]]);
+    assert_exit(&out, 1);
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+
+    let out = redq(&url, &ns, &["dead", "purge", "webhooks"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["done"], 3);
+    let counts = q.counts("webhooks").await.unwrap();
+    assert_eq!((counts.waiting, counts.dead), (4, 0));
+
+    dead_letters(&q, "billing", 2, "declined").await;
+    let out = redq(&url, &ns, &["dead", "purge", "billing", "--yes"]);
+    assert_exit(&out, 0);
+    assert_eq!(q.counts("billing").await.unwrap().dead, 0);
+}
+
+#[tokio::test]
+async fn pause_resume_and_enqueue() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("pause");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            r#"{"to":"ada"}"#,
+            "--dedup-key",
+            "welcome:ada",
+            "--priority",
+            "5",
+            "--name",
+            "send_email",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let created = json(&out);
+    assert_eq!(created["outcome"], "created");
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            r#"{"to":"ada"}"#,
+            "--dedup-key",
+            "welcome:ada",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(json(&out)["outcome"], "duplicate");
+    assert_eq!(json(&out)["id"], created["id"]);
+    let job = q
+        .inspect(created["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((job.priority, job.name.as_deref()), (5, Some("send_email")));
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            "{}",
+            "--delay",
+            "5m",
+            "--ordering-key",
+            "cus_1",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert!(stdout(&out).starts_with("created "));
+    assert_eq!(q.counts("emails").await.unwrap().scheduled, 1);
+
+    let out = redq(&url, &ns, &["pause", "emails", "-o", "json"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"queue": "emails", "paused": true})
+    );
+    assert!(q.counts("emails").await.unwrap().paused);
+    let out = redq(&url, &ns, &["resume", "emails"]);
+    assert_exit(&out, 0);
+    assert!(!q.counts("emails").await.unwrap().paused);
+}
+
+#[tokio::test]
+async fn read_only_refuses_every_mutation_and_changes_nothing() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("read-only");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 2, "boom").await;
+    let mutations: Vec<Vec<&str>> = vec![
+        vec!["dead", "requeue", "webhooks", "--all"],
+        vec!["dead", "requeue", "webhooks", &ids[0]],
+        vec!["dead", "delete", "webhooks", &ids[0]],
+        vec!["dead", "purge", "webhooks", "--yes"],
+        vec!["pause", "webhooks"],
+        vec!["resume", "webhooks"],
+        vec!["enqueue", "webhooks", "{}"],
+        vec!["demo"],
+    ];
+    for args in mutations {
+        let mut all = vec!["--read-only"];
+        all.extend(&args);
+        let out = redq(&url, &ns, &all);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains("refused"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let counts = q.counts("webhooks").await.unwrap();
+    assert_eq!((counts.dead, counts.waiting, counts.paused), (2, 0, false));
+    // Reading is fine.
+    assert_exit(&redq(&url, &ns, &["--read-only", "queues"]), 0);
+}
+
+#[tokio::test]
+async fn usage_errors_exit_2_and_failures_exit_1() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("usage");
+    let url = server.url();
+    let usage: Vec<Vec<&str>> = vec![
+        vec!["jobs"],
+        vec!["jobs", "emails"],
+        vec!["jobs", "emails", "--state", "sideways"],
+        vec!["--refresh", "100ms", "queues"],
+        vec!["dead", "requeue", "webhooks"],
+        vec!["dead", "delete", "webhooks"],
+        vec!["enqueue", "emails", "not json"],
+        vec!["enqueue", "bad:name", "{}"],
+        vec!["-o", "yaml", "queues"],
+        vec!["frobnicate"],
+    ];
+    for args in usage {
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 2);
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // Nothing listens on port 1: the connection fails.
+    let out = redq("redis://127.0.0.1:1", &ns, &["queues"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("127.0.0.1:1"), "{}", stderr(&out));
+
+    let out = redq(&url, &ns, &["completions", "bash"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("_redq"));
+    let out = redq(&url, &ns, &["--help"]);
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["--version"]);
+    assert_exit(&out, 0);
+}
