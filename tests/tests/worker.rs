@@ -726,3 +726,31 @@ async fn a_killed_worker_process_job_runs_again_elsewhere_after_its_lease_lapses
     stop.cancel();
     handle.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_worker_runs_the_scheduler_by_default_and_fires_due_schedules() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("scheduled")).await;
+    let schedule = redq::schedule::Schedule::new("every-second", "default", "* * * * * *")
+        .job_name(Quick::NAME)
+        .payload(serde_json::json!({"n": 1}));
+    queue.upsert_schedule(schedule).await.unwrap();
+    let tracker = Arc::new(Tracker::default());
+    let worker = Worker::new(queue.clone(), registry(), default_queue())
+        .unwrap()
+        .services(Services::new().with(tracker.clone()));
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    wait_until(DEADLINE, "a scheduled tick's job to run", async || {
+        tracker.completed.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    let info = queue
+        .schedule("every-second")
+        .await
+        .unwrap()
+        .expect("schedule");
+    assert!(info.last_job_id.is_some(), "{info:?}");
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}

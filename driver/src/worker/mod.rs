@@ -96,6 +96,25 @@ pub struct WorkerReport {
     pub failed: u64,
 }
 
+/// Live counters of a running [`Worker`]; cheap to clone and to read.
+#[derive(Debug, Clone)]
+pub struct WorkerProgress(Arc<Totals>);
+
+impl WorkerProgress {
+    /// Jobs completed (acknowledged in Redis) so far.
+    pub fn processed(&self) -> u64 {
+        self.0.processed.load(Ordering::Relaxed)
+    }
+    /// Failed attempts so far.
+    pub fn failed(&self) -> u64 {
+        self.0.failed.load(Ordering::Relaxed)
+    }
+    /// Jobs running now.
+    pub fn in_flight(&self) -> u64 {
+        self.0.in_flight.load(Ordering::Relaxed)
+    }
+}
+
 impl std::fmt::Debug for Worker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Worker")
@@ -163,6 +182,12 @@ impl Worker {
     /// Dead-letter events of this worker's jobs, as they happen.
     pub fn failures(&self) -> broadcast::Receiver<JobFailed> {
         self.shared.failures.subscribe()
+    }
+
+    /// Live counters of this worker, readable while it runs (no Redis
+    /// round trip): what its heartbeat record publishes.
+    pub fn progress(&self) -> WorkerProgress {
+        WorkerProgress(self.shared.totals.clone())
     }
 
     /// Run until `shutdown` is cancelled, then shut down gracefully (see the
@@ -326,7 +351,8 @@ async fn idle(
     }
 }
 
-async fn run_scheduler(_queue: RedisQueue, stop: CancellationToken) {
-    // Recurring schedules plug in here once they land.
-    stop.cancelled().await;
+/// Every worker runs a schedule scheduler by default: any number may run at
+/// once, and each tick still fires exactly once (see [`crate::schedule`]).
+async fn run_scheduler(queue: RedisQueue, stop: CancellationToken) {
+    crate::schedule::Scheduler::new(queue).run(stop).await;
 }
