@@ -72,3 +72,5 @@ pub fn assert_exit(output: &Output, want: i32) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+pub mod tmux;

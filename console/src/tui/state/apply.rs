@@ -416,6 +416,10 @@ impl State {
     /// `r` / `d`: the selected dead letter, or the selected group.
     fn on_selected(&mut self, requeue: bool) -> Command {
         let verb = if requeue { "requeue" } else { "delete" };
+        if self.settings.read_only {
+            self.may_mutate(verb);
+            return Command::None;
+        }
         // Which dead letters are selected, and how to describe them.
         let picked: Option<(DeadIds, String)> = if let Some(detail) = &self.detail {
             (detail.record.state == JobState::Dead).then(|| {

@@ -1,0 +1,160 @@
+//! A canary password in the Redis URL must never appear: not on any screen,
+//! not in any subcommand's output or errors, not in the log file.
+
+mod seed;
+
+use std::time::Duration;
+
+use redq_tests::{unique_namespace, RedisServer};
+use seed::tmux::Tmux;
+use seed::*;
+
+fn canary() -> String {
+    format!("canary-{:016x}", rand::random::<u64>())
+}
+
+fn assert_clean(canary: &str, what: &str, text: &str) {
+    assert!(
+        !text.contains(canary),
+        "the password leaked into {what}:\n{text}"
+    );
+}
+
+#[tokio::test]
+async fn subcommands_never_print_or_log_the_password() {
+    let secret = canary();
+    let server = RedisServer::builder().password(&secret).start();
+    let url = server.url_with_password();
+    assert!(url.contains(&secret));
+    let ns = unique_namespace("canary-cmd");
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 2, "boom").await;
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let log_path = log.path().to_str().unwrap().to_owned();
+
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["queues"],
+        vec!["queues", "-o", "json"],
+        vec!["stats"],
+        vec!["jobs", "webhooks", "--state", "dead"],
+        vec!["dead", "list", "-o", "json"],
+        vec!["dead", "show", &ids[0]],
+        vec!["dead", "requeue", "webhooks", &ids[0]],
+        vec!["dead", "delete", "webhooks", &ids[1]],
+        vec!["dead", "purge", "webhooks"],
+        vec!["pause", "webhooks"],
+        vec!["resume", "webhooks"],
+        vec!["enqueue", "webhooks", "{}"],
+        vec!["workers"],
+        vec!["schedules"],
+        vec!["--read-only", "pause", "webhooks"],
+        vec!["--help"],
+        vec!["dead", "--help"],
+        vec!["--refresh", "1ms", "queues"],
+    ];
+    for args in runs {
+        let mut all = vec!["--log-file", log_path.as_str()];
+        all.extend(&args);
+        let out = redq(&url, &ns, &all);
+        assert_clean(
+            &secret,
+            &format!("stdout of {args:?}"),
+            &String::from_utf8_lossy(&out.stdout),
+        );
+        assert_clean(
+            &secret,
+            &format!("stderr of {args:?}"),
+            &String::from_utf8_lossy(&out.stderr),
+        );
+    }
+    // Failing connections: a wrong password, nothing listening, a bad URL.
+    let wrong = format!("redis://:{secret}@127.0.0.1:{}", server.port());
+    let closed = format!("redis://:{secret}@127.0.0.1:1");
+    let unparseable = format!("redis://:{secret}@127.0.0.1:notaport");
+    for bad in [wrong.replace("canary", "wrong-canary"), closed, unparseable] {
+        let out = std::process::Command::new(BIN)
+            .args(["--log-file", &log_path, "queues"])
+            .env("REDIS_URL", &bad)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_clean(
+            &secret,
+            "a connection error",
+            &String::from_utf8_lossy(&out.stderr),
+        );
+        // The flag form too (it is visible in `ps`, but never echoed by us).
+        let out = std::process::Command::new(BIN)
+            .args(["--url", &bad, "--log-file", &log_path, "queues"])
+            .env_remove("REDIS_URL")
+            .output()
+            .unwrap();
+        assert_clean(
+            &secret,
+            "a connection error",
+            &String::from_utf8_lossy(&out.stderr),
+        );
+    }
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        logged.contains("connected"),
+        "the log is written:\n{logged}"
+    );
+    assert_clean(&secret, "the log file", &logged);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_screen_shows_the_password() {
+    let secret = canary();
+    let server = RedisServer::builder().password(&secret).start();
+    let url = server.url_with_password();
+    let ns = unique_namespace("canary-tui");
+    let q = connect(&url, &ns).await;
+    dead_letters(&q, "webhooks", 1, "boom").await;
+    q.add("emails", redq::NewJob::new(serde_json::json!({})))
+        .await
+        .unwrap();
+    q.claim("emails", 1, Duration::from_secs(60)).await.unwrap();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let command = format!(
+        "{BIN} --refresh 250ms --log-file {}; echo REDQ-EXITED-$?; sleep 60",
+        log.path().display()
+    );
+    let term = Tmux::start(
+        &command,
+        &[("REDIS_URL", url.as_str()), ("REDQ_NAMESPACE", ns.as_str())],
+    );
+    let deadline = Duration::from_secs(20);
+    let first = term.wait_for("Queues (2)", deadline);
+    assert!(
+        first.contains(&format!("redis://127.0.0.1:{}", server.port())),
+        "{first}"
+    );
+    assert_clean(&secret, "the queues screen", &first);
+    let visits: &[(&[&str], &str)] = &[
+        (&["2"], "Leases (1)"),
+        (&["3"], "Dead letters (1)"),
+        (&["Enter"], "payload"),
+        (&["Escape"], "Dead letters (1)"),
+        (&["4"], "no schedules"),
+        (&["5"], "no workers registered"),
+        (&["6"], "Events: latest 1"),
+        (&["?"], "Help"),
+        (&["x", "1", "Enter"], "waiting jobs"),
+    ];
+    for (keys, shows) in visits {
+        term.keys(keys);
+        let screen = term.wait_for(shows, deadline);
+        assert_clean(&secret, &format!("the screen after {keys:?}"), &screen);
+    }
+    term.keys(&["q"]);
+    let last = term.wait_for("REDQ-EXITED-0", deadline);
+    assert_clean(&secret, "the terminal after exit", &last);
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    assert_clean(&secret, "the log file", &logged);
+}

@@ -1,0 +1,128 @@
+//! End to end: the real binary in tmux against a real Redis.
+
+mod seed;
+
+use std::time::Duration;
+
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use seed::tmux::Tmux;
+use seed::*;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+fn console_command(extra: &str) -> String {
+    // The echo shows the exit status once the terminal is restored.
+    format!("{BIN} --refresh 250ms {extra}; echo REDQ-EXITED-$?; sleep 60")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_one_then_all_with_keystrokes() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("e2e");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 4, "HTTP 503 from upstream").await;
+
+    let term = Tmux::start(
+        &console_command(""),
+        &[("REDIS_URL", url.as_str()), ("REDQ_NAMESPACE", ns.as_str())],
+    );
+    term.wait_for("Queues (1)", DEADLINE);
+    term.keys(&["3"]);
+    term.wait_for("Dead letters (4)", DEADLINE);
+    // The newest dead letter is selected first.
+    term.wait_for(&ids[3][14..], DEADLINE);
+
+    term.keys(&["r"]);
+    let prompt = term.wait_for("Confirm [y/N]", DEADLINE);
+    assert!(
+        prompt.contains(&ids[3]),
+        "the prompt names the job:\n{prompt}"
+    );
+    term.keys(&["y"]);
+    term.wait_for("requeued 1 dead letter", DEADLINE);
+    wait_until(DEADLINE, "one job waiting again", async || {
+        let c = q.counts("webhooks").await.unwrap();
+        (c.waiting, c.dead) == (1, 3)
+    })
+    .await;
+    let requeued = q.inspect(&ids[3]).await.unwrap().unwrap();
+    assert_eq!(
+        (requeued.state, requeued.attempts),
+        (redq::JobState::Waiting, 0)
+    );
+
+    // "No" is the default: any other key cancels.
+    term.keys(&["R"]);
+    term.wait_for("Requeue all 3 dead letters in queue webhooks?", DEADLINE);
+    term.keys(&["Enter"]);
+    term.wait_for("cancelled: nothing was changed", DEADLINE);
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+
+    term.keys(&["R"]);
+    term.wait_for("Requeue all 3 dead letters in queue webhooks?", DEADLINE);
+    term.keys(&["y"]);
+    term.wait_for("requeued 3 dead letters", DEADLINE);
+    wait_until(DEADLINE, "all jobs waiting again", async || {
+        let c = q.counts("webhooks").await.unwrap();
+        (c.waiting, c.dead) == (4, 0)
+    })
+    .await;
+    term.wait_for("no dead letters", DEADLINE);
+
+    term.keys(&["q"]);
+    term.wait_for("REDQ-EXITED-0", DEADLINE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keeps_the_last_data_while_redis_is_down_and_recovers() {
+    let mut server = RedisServer::start();
+    let ns = unique_namespace("reconnect");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    dead_letters(&q, "webhooks", 2, "boom").await;
+    drop(q);
+
+    let term = Tmux::start(
+        &console_command(""),
+        &[("REDIS_URL", url.as_str()), ("REDQ_NAMESPACE", ns.as_str())],
+    );
+    term.wait_for("Queues (1)", DEADLINE);
+    server.kill9();
+    let screen = term.wait_for("reconnecting since", DEADLINE);
+    assert!(
+        screen.contains("webhooks"),
+        "the last data stays:\n{screen}"
+    );
+    server.restart();
+    term.wait_until(DEADLINE, "the banner to go", |s| {
+        !s.contains("reconnecting since") && s.contains("● live")
+    });
+    term.keys(&["q"]);
+    term.wait_for("REDQ-EXITED-0", DEADLINE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_terminals_and_read_only_are_explained() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("small");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    dead_letters(&q, "webhooks", 1, "boom").await;
+    let term = Tmux::start(
+        &console_command("--read-only --no-color"),
+        &[("REDIS_URL", url.as_str()), ("REDQ_NAMESPACE", ns.as_str())],
+    );
+    term.wait_for("READ-ONLY", DEADLINE);
+    term.keys(&["3"]);
+    term.wait_for("boom", DEADLINE);
+    term.keys(&["r"]);
+    term.wait_for("read-only: requeue refused", DEADLINE);
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 1);
+    term.resize(70, 20);
+    term.wait_for("terminal too small", DEADLINE);
+    term.resize(100, 30);
+    term.wait_for("Dead letters (1)", DEADLINE);
+    term.keys(&["C-c"]);
+    term.wait_for("REDQ-EXITED-0", DEADLINE);
+}
