@@ -49,8 +49,8 @@ async fn counts_report_every_state_in_one_snapshot() {
             vec![
                 NewJob::new(json!("lease-1")).ordering_key("k"),
                 NewJob::new(json!("lease-2")),
-                NewJob::new(json!("lapse")),
                 NewJob::new(json!("die")),
+                NewJob::new(json!("lapse")),
                 NewJob::new(json!("later")).delay(Duration::from_secs(3600)),
                 NewJob::new(json!("blocked")).ordering_key("k"),
                 NewJob::new(json!("wait-1")),
@@ -64,10 +64,11 @@ async fn counts_report_every_state_in_one_snapshot() {
     let head = all.head_enqueued_at.expect("a head job");
     assert!(head <= SystemTime::now());
     queue.claim("q", 2, LONG).await.unwrap();
+    let dying = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!(dying.payload, json!("die"));
+    queue.dead_letter(&dying.lease(), "x").await.unwrap();
     let lapsing = queue.claim("q", 1, SHORT).await.unwrap();
     assert_eq!(lapsing[0].payload, json!("lapse"));
-    let dying = queue.claim("q", 1, LONG).await.unwrap().remove(0);
-    queue.dead_letter(&dying.lease(), "x").await.unwrap();
     wait_until(DEADLINE, "the short lease to lapse", async || {
         queue.counts("q").await.unwrap().lapsed == 1
     })

@@ -183,19 +183,16 @@ async fn next_due_is_none_when_empty_zero_when_waiting_and_the_delay_when_schedu
     let server = server();
     let queue = queue(&server, "seed-next-due").await;
     assert_eq!(Queue::next_due(&queue, "q").await.unwrap(), None);
+    let delay = Duration::from_secs(60);
     queue
-        .add("q", NewJob::new(json!(1)).delay(Duration::from_millis(800)))
+        .add("q", NewJob::new(json!(1)).delay(delay))
         .await
         .unwrap();
     let due = Queue::next_due(&queue, "q").await.unwrap().unwrap();
     assert!(
-        due > Duration::from_millis(500) && due <= Duration::from_millis(800),
+        due > delay - Duration::from_secs(5) && due <= delay,
         "{due:?}"
     );
-    wait_until(DEADLINE, "the delayed job to come due", async || {
-        Queue::next_due(&queue, "q").await.unwrap() == Some(Duration::ZERO)
-    })
-    .await;
     Queue::enqueue(&queue, "q", vec![json!(2)]).await.unwrap();
     assert_eq!(
         Queue::next_due(&queue, "q").await.unwrap(),
