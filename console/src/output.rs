@@ -145,7 +145,7 @@ mod tests {
         t.row(vec!["x\u{1b}[2J".into(), "1234".into()]);
         assert_eq!(
             t.render(),
-            "NAME       COUNT\nemails        12\nx\\x1b[2J   1234\n"
+            "NAME      COUNT\nemails       12\nx\\x1b[2J   1234\n"
         );
     }
 }

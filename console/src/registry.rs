@@ -1,21 +1,54 @@
-//! Workers and schedules, from the driver's registries once it has them.
+//! Workers and schedules, from the driver's worker registry
+//! (`RedisQueue::workers`) and schedule store (`RedisQueue::list_schedules`),
+//! turned into the console's own rows. This adapter is the only place that
+//! knows the driver's shapes, so the screens stay plain data.
 //!
-//! The driver does not report workers or schedules yet (they arrive with the
-//! worker-runtime and recurring-schedules work). Until then these return
-//! `None`, which the screens and subcommands show honestly as "not reported
-//! by this driver version" rather than inventing data. When the driver grows
-//! `RedisQueue::workers()` / `schedules()`, only this file changes.
+//! Both return `Option` so a driver without a registry could be shown
+//! honestly as "not reported" rather than as an empty list; with this
+//! driver they are always `Some`.
 
 use redq::{QueueError, RedisQueue};
 
 use crate::tui::state::{ScheduleInfo, WorkerInfo};
 
-/// Live workers, or `None` when the driver keeps no worker registry.
-pub async fn workers(_queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
-    Ok(None)
+/// Live workers (heartbeat within the driver's worker TTL).
+pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
+    let workers = queue.workers().await?;
+    Ok(Some(
+        workers
+            .into_iter()
+            .map(|w| WorkerInfo {
+                id: w.id,
+                node: w.node,
+                instance: w.instance,
+                host: w.host,
+                pid: w.pid,
+                started_at: w.started_at,
+                queues: w.queues,
+                in_flight: w.in_flight,
+                processed: w.processed,
+                failed: w.failed,
+                last_heartbeat: w.last_heartbeat,
+            })
+            .collect(),
+    ))
 }
 
-/// Schedules, or `None` when the driver stores no schedules.
-pub async fn schedules(_queue: &RedisQueue) -> Result<Option<Vec<ScheduleInfo>>, QueueError> {
-    Ok(None)
+/// Every schedule of the namespace, sorted by name.
+pub async fn schedules(queue: &RedisQueue) -> Result<Option<Vec<ScheduleInfo>>, QueueError> {
+    let schedules = queue.list_schedules().await?;
+    Ok(Some(
+        schedules
+            .into_iter()
+            .map(|s| ScheduleInfo {
+                name: s.name,
+                queue: s.queue,
+                expression: s.expression,
+                timezone: s.timezone,
+                next_run: s.next_run,
+                last_run: s.last_run,
+                paused: s.paused,
+            })
+            .collect(),
+    ))
 }

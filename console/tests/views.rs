@@ -144,38 +144,46 @@ fn jobs_of_a_queue() {
 }
 
 #[test]
-fn schedules_before_the_driver_reports_them() {
+fn schedules() {
     insta::assert_snapshot!(screen(&with(&[Action::Show(Screen::Schedules)])));
 }
 
 #[test]
-fn workers_before_the_driver_reports_them() {
+fn workers() {
     insta::assert_snapshot!(screen(&with(&[Action::Show(Screen::Workers)])));
 }
 
-#[test]
-fn workers_listed() {
+fn without_registries(workers: Option<Vec<redq_console::tui::state::WorkerInfo>>) -> State {
     let mut snapshot = snapshot();
-    snapshot.workers = Some(workers());
+    snapshot.workers = workers;
+    snapshot.schedules = snapshot.workers.as_ref().map(|_| Vec::new());
     let mut state = loaded();
     state.apply(Action::Received(Update::Snapshot {
         snapshot: Box::new(snapshot),
         received_at: now(),
     }));
+    state
+}
+
+#[test]
+fn no_workers_registered() {
+    let mut state = without_registries(Some(Vec::new()));
     state.apply(Action::Show(Screen::Workers));
     insta::assert_snapshot!(screen(&state));
 }
 
 #[test]
-fn queues_with_worker_registry_flag_unserved_backlogs() {
-    let mut snapshot = snapshot();
-    snapshot.workers = Some(workers());
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
+fn no_schedules() {
+    let mut state = without_registries(Some(Vec::new()));
+    state.apply(Action::Show(Screen::Schedules));
     insta::assert_snapshot!(screen(&state));
+}
+
+#[test]
+fn queues_without_a_worker_registry_flag_stalled_backlogs() {
+    // A driver without a worker registry: no NO WORKER badge, only STALLED
+    // where nothing moved for a minute.
+    insta::assert_snapshot!(screen(&without_registries(None)));
 }
 
 #[test]

@@ -1,16 +1,20 @@
 //! Demo traffic: producers and workers with the shapes an operator meets —
 //! steady fast jobs, slow jobs holding leases, flaky jobs that retry and
-//! end in the dead-letter set, jobs ordered per customer, delayed jobs, and
-//! a queue nobody works on.
+//! end in the dead-letter set (or go there at once on a permanent error),
+//! jobs ordered per customer, delayed jobs, a cron schedule, and a queue
+//! nobody works on.
 //!
-//! Workers are plain claim / ack / nack loops over the driver's API (the
-//! driver's worker runtime had not landed when this was written). Each loop
-//! has its own worker identity, so the Leases screen shows distinct holders.
+//! Workers are the driver's own runtime (`redq::worker::Worker`) with typed
+//! jobs, so the Workers screen shows real heartbeats and the schedule is
+//! fired by the scheduler every worker runs.
 
 use std::time::Duration;
 
 use rand::Rng;
+use redq::schedule::Schedule;
+use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
 use redq::{NewJob, RedisQueue};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -18,200 +22,255 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::Connection;
 use crate::failure::Failure;
 
-/// One kind of demo work.
-struct Profile {
-    queue: &'static str,
-    name: &'static str,
-    /// Jobs enqueued per second.
-    rate: f64,
-    /// Worker loops (0: nobody works on this queue).
-    workers: usize,
-    /// Run time range in ms.
-    run_ms: (u64, u64),
-    /// Chance an attempt fails.
-    fail: f64,
-    max_attempts: u32,
-    errors: &'static [&'static str],
+/// Sleep `ms` (or until the worker shuts down), then fail with `error` at
+/// probability `fail`.
+async fn simulate(cx: &JobCx, (lo, hi): (u64, u64), fail: f64) -> bool {
+    let (ms, fails) = (
+        rand::rng().random_range(lo..=hi),
+        rand::random::<f64>() < fail,
+    );
+    tokio::select! {
+        _ = cx.cancelled() => {}
+        _ = tokio::time::sleep(Duration::from_millis(ms)) => {}
+    }
+    fails
 }
 
-const PROFILES: &[Profile] = &[
-    Profile {
-        queue: "emails",
-        name: "send_email",
-        rate: 6.0,
-        workers: 2,
-        run_ms: (30, 250),
-        fail: 0.03,
-        max_attempts: 5,
-        errors: &["smtp: 421 service not available, try again later"],
-    },
-    Profile {
-        queue: "thumbnails",
-        name: "render_thumbnail",
-        rate: 0.8,
-        workers: 3,
-        run_ms: (2_000, 9_000),
-        fail: 0.08,
-        max_attempts: 3,
-        errors: &["image decode failed: unexpected EOF at byte 48213"],
-    },
-    Profile {
-        queue: "webhooks",
-        name: "deliver_webhook",
-        rate: 2.0,
-        workers: 1,
-        run_ms: (50, 400),
-        fail: 0.35,
-        max_attempts: 3,
-        errors: &[
-            "HTTP 503 from hooks.example.com after 3012ms",
-            "HTTP 410 Gone: endpoint https://hooks.example.com/acme was removed",
-            "timeout after 5000ms",
-        ],
-    },
-    Profile {
-        queue: "billing",
-        name: "charge_invoice",
-        rate: 1.0,
-        workers: 1,
-        run_ms: (200, 700),
-        fail: 0.12,
-        max_attempts: 2,
-        errors: &["card declined: insufficient funds"],
-    },
-    Profile {
-        queue: "reports",
-        name: "build_report",
-        rate: 0.1,
-        workers: 0,
-        run_ms: (0, 0),
-        fail: 0.0,
-        max_attempts: 1,
-        errors: &[],
-    },
-];
+#[derive(Serialize, Deserialize)]
+struct SendEmail {
+    to: String,
+    template: String,
+}
 
-/// Start producers and workers; they stop when `cancel` fires.
+impl TypedJob for SendEmail {
+    const NAME: &'static str = "send_email";
+    const QUEUE: &'static str = "emails";
+    const MAX_ATTEMPTS: u32 = 5;
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if simulate(cx, (30, 250), 0.03).await {
+            return Err(JobError::retry(
+                "smtp: 421 service not available, try again later",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct RenderThumbnail {
+    image: String,
+    sizes: Vec<u32>,
+}
+
+impl TypedJob for RenderThumbnail {
+    const NAME: &'static str = "render_thumbnail";
+    const QUEUE: &'static str = "thumbnails";
+    const MAX_ATTEMPTS: u32 = 3;
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if simulate(cx, (2_000, 9_000), 0.08).await {
+            return Err(JobError::retry(format!(
+                "image decode failed: unexpected EOF at byte {}",
+                rand::rng().random_range(1_000..90_000)
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct DeliverWebhook {
+    url: String,
+    event: String,
+    order: u64,
+}
+
+impl TypedJob for DeliverWebhook {
+    const NAME: &'static str = "deliver_webhook";
+    const QUEUE: &'static str = "webhooks";
+    const MAX_ATTEMPTS: u32 = 3;
+    fn backoff(_attempt: u32) -> Duration {
+        Duration::from_secs(1)
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if !simulate(cx, (50, 400), 0.35).await {
+            return Ok(());
+        }
+        let roll = rand::random::<f64>();
+        if roll < 0.15 {
+            // Permanent: retrying cannot help, dead-letter it now.
+            return Err(JobError::fail(format!(
+                "HTTP 410 Gone: endpoint {} was removed",
+                self.url
+            )));
+        }
+        let ms = rand::rng().random_range(3_000..5_000);
+        Err(JobError::retry(if roll < 0.6 {
+            format!("HTTP 503 from hooks.example.com after {ms}ms")
+        } else {
+            format!("timeout after {ms}ms")
+        }))
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ChargeInvoice {
+    customer: String,
+    invoice: String,
+    amount_cents: u64,
+}
+
+impl TypedJob for ChargeInvoice {
+    const NAME: &'static str = "charge_invoice";
+    const QUEUE: &'static str = "billing";
+    const MAX_ATTEMPTS: u32 = 2;
+    fn ordering_key(&self) -> Option<String> {
+        // One charge at a time per customer, in order.
+        Some(self.customer.clone())
+    }
+    fn backoff(_attempt: u32) -> Duration {
+        Duration::from_secs(2)
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if simulate(cx, (200, 700), 0.12).await {
+            return Err(JobError::retry(format!(
+                "card declined for {}: insufficient funds",
+                self.customer
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Start producers, workers and the schedule; they stop when `cancel` fires.
 pub async fn start(
     connection: &Connection,
     cancel: CancellationToken,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
-    let node: u64 = rand::random::<u64>() >> 16;
-    let mut tasks = Vec::new();
     let producer = crate::commands::connect(connection).await?;
-    for (p, profile) in PROFILES.iter().enumerate() {
-        tasks.push(tokio::spawn(produce(
-            producer.clone(),
-            profile,
-            cancel.clone(),
-        )));
-        for w in 0..profile.workers {
-            let instance = (p * 10 + w) as u32 + 1;
-            let worker = RedisQueue::builder(connection.url())
-                .namespace(connection.namespace.clone())
-                .identity(node, instance)
-                .pool_size(1)
-                .connect()
-                .await?;
-            tasks.push(tokio::spawn(work(worker, profile, cancel.clone())));
-        }
+    producer
+        .upsert_schedule(
+            Schedule::new("digest-every-minute", "emails", "* * * * *")
+                .payload(json!({"to": "ops@example.com", "template": "digest"}))
+                .job_name(SendEmail::NAME)
+                .max_attempts(5),
+        )
+        .await?;
+    producer
+        .upsert_schedule(
+            Schedule::new("nightly-report", "reports", "30 2 * * *")
+                .timezone("Europe/Paris")
+                .payload(json!({"report": "daily"}))
+                .job_name("build_report")
+                .paused(true),
+        )
+        .await?;
+
+    let mut tasks = Vec::new();
+    let mut front = Registry::new();
+    front.add_job::<SendEmail>();
+    front.add_job::<DeliverWebhook>();
+    front.add_job::<ChargeInvoice>();
+    let mut media = Registry::new();
+    media.add_job::<RenderThumbnail>();
+    let workers = [
+        (
+            front,
+            WorkOptions::new()
+                .queues(["emails", "webhooks", "billing"])
+                .concurrency(6),
+        ),
+        (
+            media,
+            WorkOptions::new().queues(["thumbnails"]).concurrency(3),
+        ),
+    ];
+    for (registry, options) in workers {
+        let queue = crate::commands::connect(connection).await?;
+        let worker = Worker::new(queue, registry, options.grace(Duration::from_secs(2)))?;
+        let stop = cancel.clone();
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = worker.run(stop).await {
+                tracing::warn!(error = %e, "demo worker stopped");
+            }
+        }));
     }
+    tasks.push(tokio::spawn(produce(producer, cancel)));
     Ok(tasks)
 }
 
-fn payload(profile: &Profile, n: u64) -> (serde_json::Value, Option<String>) {
-    let mut rng = rand::rng();
-    match profile.queue {
-        "emails" => (
-            json!({"to": format!("user{}@example.com", rng.random_range(1..5000)), "template": "welcome", "locale": "en"}),
-            None,
-        ),
-        "thumbnails" => (
-            json!({"image": format!("s3://uploads/{n:08}.jpg"), "sizes": [64, 256, 1024]}),
-            None,
-        ),
-        "webhooks" => (
-            json!({"url": "https://hooks.example.com/acme", "event": "order.created", "order": n}),
-            None,
-        ),
-        "billing" => {
-            let customer = format!("cus_{}", rng.random_range(1..6));
-            (
-                json!({"customer": customer, "invoice": format!("in_{n:06}"), "amount_cents": rng.random_range(500..50_000)}),
-                Some(customer),
-            )
-        }
-        _ => (json!({"report": "monthly", "month": "2025-11"}), None),
-    }
-}
-
-async fn produce(queue: RedisQueue, profile: &'static Profile, cancel: CancellationToken) {
+async fn produce(queue: RedisQueue, cancel: CancellationToken) {
     let mut n: u64 = 0;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
     while !cancel.is_cancelled() {
-        n += 1;
-        let (body, ordering) = payload(profile, n);
-        let mut job = NewJob::new(body)
-            .name(profile.name)
-            .max_attempts(profile.max_attempts);
-        if let Some(key) = ordering {
-            job = job.ordering_key(key);
-        }
-        // Some emails are scheduled for later.
-        if profile.queue == "emails" && n % 10 == 0 {
-            job = job.delay(Duration::from_secs(rand::rng().random_range(20..90)));
-        }
-        if let Err(e) = queue.add(profile.queue, job).await {
-            tracing::warn!(queue = profile.queue, error = %e, "demo enqueue failed");
-        }
-        let pause = rand::rng().random_range(0.5..1.5) / profile.rate;
         tokio::select! {
             _ = cancel.cancelled() => break,
-            _ = tokio::time::sleep(Duration::from_secs_f64(pause)) => {}
+            _ = tick.tick() => {}
+        }
+        n += 1;
+        if let Err(e) = produce_one(&queue, n).await {
+            tracing::warn!(error = %e, "demo enqueue failed");
         }
     }
 }
 
-async fn work(queue: RedisQueue, profile: &'static Profile, cancel: CancellationToken) {
-    let lease = Duration::from_secs(30);
-    while !cancel.is_cancelled() {
-        let jobs = match queue.claim(profile.queue, 1, lease).await {
-            Ok(jobs) => jobs,
-            Err(e) => {
-                tracing::warn!(queue = profile.queue, error = %e, "demo claim failed");
-                Vec::new()
-            }
+/// Every 100 ms: emails ~6/s, webhooks ~2/s, billing ~1/s, thumbnails
+/// ~0.8/s, and a report every 10 s into a queue no worker serves.
+async fn produce_one(queue: &RedisQueue, n: u64) -> Result<(), redq::QueueError> {
+    let (roll, user, customer, amount) = {
+        let mut rng = rand::rng();
+        (
+            rng.random::<f64>(),
+            rng.random_range(1..5000),
+            rng.random_range(1..6),
+            rng.random_range(500..50_000),
+        )
+    };
+    if roll < 0.6 {
+        let email = SendEmail {
+            to: format!("user{user}@example.com"),
+            template: "welcome".into(),
         };
-        if jobs.is_empty() {
-            tokio::select! {
-                _ = cancel.cancelled() => break,
-                _ = tokio::time::sleep(Duration::from_millis(150)) => {}
-            }
-            continue;
-        }
-        for job in jobs {
-            let held = job.lease();
-            let run = rand::rng().random_range(profile.run_ms.0..=profile.run_ms.1);
-            tokio::select! {
-                _ = cancel.cancelled() => {
-                    let _ = queue.release(&held).await;
-                    return;
-                }
-                _ = tokio::time::sleep(Duration::from_millis(run)) => {}
-            }
-            let fails = rand::rng().random_bool(profile.fail);
-            let result = if fails {
-                let i = rand::rng().random_range(0..profile.errors.len());
-                let backoff = Duration::from_secs(1 << job.attempts.min(4));
-                queue
-                    .nack(&held, backoff, profile.errors[i])
-                    .await
-                    .map(|_| ())
-            } else {
-                queue.ack(&held).await.map(|_| ())
-            };
-            if let Err(e) = result {
-                tracing::warn!(queue = profile.queue, error = %e, "demo ack/nack failed");
-            }
+        if n % 10 == 0 {
+            // Some mail is scheduled for later.
+            let job = NewJob::new(serde_json::to_value(&email).unwrap_or_default())
+                .name(SendEmail::NAME)
+                .max_attempts(SendEmail::MAX_ATTEMPTS)
+                .delay(Duration::from_secs(20 + n % 70));
+            queue.add(SendEmail::QUEUE, job).await?;
+        } else {
+            queue.push(&email).await?;
         }
     }
+    if roll < 0.2 {
+        queue
+            .push(&DeliverWebhook {
+                url: "https://hooks.example.com/acme".into(),
+                event: "order.created".into(),
+                order: n,
+            })
+            .await?;
+    }
+    if (0.2..0.3).contains(&roll) {
+        queue
+            .push(&ChargeInvoice {
+                customer: format!("cus_{customer}"),
+                invoice: format!("in_{n:06}"),
+                amount_cents: amount,
+            })
+            .await?;
+    }
+    if (0.3..0.38).contains(&roll) {
+        queue
+            .push(&RenderThumbnail {
+                image: format!("s3://uploads/{n:08}.jpg"),
+                sizes: vec![64, 256, 1024],
+            })
+            .await?;
+    }
+    if n % 100 == 0 {
+        let job =
+            NewJob::new(json!({"report": "monthly", "month": "2025-11"})).name("build_report");
+        queue.add("reports", job).await?;
+    }
+    Ok(())
 }

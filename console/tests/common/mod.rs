@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redq::{JobRecord, JobState, QueueCounts, QueueEvent, StatsBucket};
 use redq_console::tui::state::{
-    Action, DeadWindow, QueueRow, Settings, Snapshot, State, Update, WorkerInfo,
+    Action, DeadWindow, QueueRow, ScheduleInfo, Settings, Snapshot, State, Update, WorkerInfo,
 };
 
 /// The fixed "now" of every rendered screen: 2025-11-29 22:37:05 UTC.
@@ -161,7 +161,7 @@ pub fn events() -> Vec<QueueEvent> {
 pub fn workers() -> Vec<WorkerInfo> {
     vec![
         WorkerInfo {
-            id: "9cd25af9-1".into(),
+            id: "2636283641-1".into(),
             node: 0x9cd2_5af9,
             instance: 1,
             host: "web-1".into(),
@@ -174,7 +174,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             last_heartbeat: ago(2),
         },
         WorkerInfo {
-            id: "9cd25af9-2".into(),
+            id: "2636283641-2".into(),
             node: 0x9cd2_5af9,
             instance: 2,
             host: "web-2".into(),
@@ -185,6 +185,29 @@ pub fn workers() -> Vec<WorkerInfo> {
             processed: 800,
             failed: 2,
             last_heartbeat: ago(45),
+        },
+    ]
+}
+
+pub fn schedules() -> Vec<ScheduleInfo> {
+    vec![
+        ScheduleInfo {
+            name: "digest-every-minute".into(),
+            queue: "emails".into(),
+            expression: "* * * * *".into(),
+            timezone: "UTC".into(),
+            next_run: Some(now() + Duration::from_secs(55)),
+            last_run: Some(ago(5)),
+            paused: false,
+        },
+        ScheduleInfo {
+            name: "nightly-report".into(),
+            queue: "reports".into(),
+            expression: "30 2 * * *".into(),
+            timezone: "Europe/Paris".into(),
+            next_run: None,
+            last_run: Some(ago(86_400 + 3600)),
+            paused: true,
         },
     ]
 }
@@ -227,8 +250,8 @@ pub fn snapshot() -> Snapshot {
         redis_now: now(),
         queues: queue_rows(),
         events: events(),
-        workers: None,
-        schedules: None,
+        workers: Some(workers()),
+        schedules: Some(schedules()),
         leases: Some(vec![
             leased("01JDQ3A1B2C3D4E5F6G7H8J9K0", "webhooks", -4, 3),
             leased("01JDQ3A1B2C3D4E5F6G7H8J9K1", "emails", 12, 1),

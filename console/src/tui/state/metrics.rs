@@ -82,7 +82,7 @@ pub fn sparkline(values: &[u64]) -> String {
             if v == 0 || max == 0 {
                 ' '
             } else {
-                BARS[((v * 7).div_ceil(max) as usize).min(7)]
+                BARS[((v * 8).div_ceil(max) as usize).clamp(1, 8) - 1]
             }
         })
         .collect()

@@ -96,6 +96,7 @@ fn empty(state: &State) -> Vec<String> {
 
 fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let groups = state.dead_groups();
+    let sigw = table::rest_width(area, &[6, 20, 11]);
     let rows = groups
         .iter()
         .map(|g| {
@@ -105,7 +106,7 @@ fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Syst
                 .unwrap_or_else(|| "—".into());
             Row::new(vec![
                 Cell::from(Line::from(g.jobs.len().to_string()).right_aligned()),
-                Cell::from(inert(&g.signature)).style(theme.error()),
+                Cell::from(truncate(&inert(&g.signature), sigw)).style(theme.error()),
                 Cell::from(truncate(&inert(&g.queues.join(", ")), 20)),
                 Cell::from(newest),
             ])

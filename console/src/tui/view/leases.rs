@@ -28,7 +28,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                         .worker_for(node, instance)
                         .map(|w| format!(" {}", inert(&w.host)))
                         .unwrap_or_default();
-                    format!("{:08x}/{instance}{host}", node & 0xffff_ffff)
+                    format!("{}{host}", table::worker_id(node, instance))
                 }
                 None => "—".to_owned(),
             };
@@ -77,7 +77,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             "JOB",
             "QUEUE",
             "NAME",
-            "HOLDER (NODE/INSTANCE HOST)",
+            "HOLDER (NODE-INSTANCE HOST)",
             "LEFT",
             "TRIES",
         ],

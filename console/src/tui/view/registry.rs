@@ -21,10 +21,10 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
         .iter()
         .map(|s| {
             Row::new(vec![
-                Cell::from(truncate(&inert(&s.name), 18)),
+                Cell::from(truncate(&inert(&s.name), 20)),
                 Cell::from(truncate(&inert(&s.queue), 12)),
-                Cell::from(truncate(&inert(&s.expression), 18)),
-                Cell::from(truncate(&inert(&s.timezone), 14)),
+                Cell::from(truncate(&inert(&s.expression), 17)),
+                Cell::from(truncate(&inert(&s.timezone), 13)),
                 Cell::from(when(s.next_run)),
                 Cell::from(when(s.last_run)),
                 if s.paused {
@@ -51,10 +51,10 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
             "",
         ],
         widths: vec![
-            Constraint::Length(18),
+            Constraint::Length(20),
             Constraint::Length(12),
-            Constraint::Length(18),
-            Constraint::Length(14),
+            Constraint::Length(17),
+            Constraint::Length(13),
             Constraint::Length(11),
             Constraint::Length(11),
             Constraint::Min(6),
@@ -75,7 +75,7 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
             let beat =
                 Cell::from(Line::from(format!("{} ago", clock::compact(age))).right_aligned());
             Row::new(vec![
-                Cell::from(truncate(&inert(&w.id), 18)),
+                Cell::from(table::worker_id(w.node, w.instance)),
                 Cell::from(truncate(&inert(&w.host), 14)),
                 Cell::from(Line::from(w.pid.to_string()).right_aligned()),
                 Cell::from(truncate(&inert(&w.queues.join(",")), 18)),

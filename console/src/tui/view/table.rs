@@ -115,3 +115,14 @@ pub fn rest_width(area: Rect, fixed: &[u16]) -> usize {
     let taken: u16 = fixed.iter().sum::<u16>() + fixed.len() as u16 + 2 + 2;
     area.width.saturating_sub(taken) as usize
 }
+
+/// A worker id (`node-instance`, the registry's form) short enough for a
+/// column: long node ids keep their first 8 digits.
+pub fn worker_id(node: u64, instance: u32) -> String {
+    let node = node.to_string();
+    if node.len() > 9 {
+        format!("{}…-{instance}", &node[..8])
+    } else {
+        format!("{node}-{instance}")
+    }
+}
