@@ -269,7 +269,7 @@ impl RedisQueue {
     /// [`QueueError::LeaseLost`] and changes nothing. Acking a job that no
     /// longer exists (a repeated ack) returns [`Acked::AlreadyGone`].
     pub async fn ack(&self, lease: &Lease) -> Result<Acked, QueueError> {
-        limits::check_id(&lease.id)?;
+        check_lease(lease)?;
         let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
         let code = reply::int(&self.run(Op::Ack, &lease.queue, args).await?)?;
         match code {
@@ -303,7 +303,7 @@ impl RedisQueue {
         error: &str,
         dead: bool,
     ) -> Result<Nacked, QueueError> {
-        limits::check_id(&lease.id)?;
+        check_lease(lease)?;
         let delay = limits::check_duration("retry delay", delay)?;
         let args = vec![
             text(lease.id.as_str()),
@@ -338,7 +338,7 @@ impl RedisQueue {
     /// Heartbeat: the lease now lapses `lease` from now (Redis clock).
     /// Returns the new expiry, or [`QueueError::LeaseLost`].
     pub async fn extend(&self, held: &Lease, lease: Duration) -> Result<SystemTime, QueueError> {
-        limits::check_id(&held.id)?;
+        check_lease(held)?;
         let lease_ms = limits::check_lease(lease)?;
         let args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
         let items = reply::array(self.run(Op::Extend, &held.queue, args).await?)?;
@@ -351,7 +351,7 @@ impl RedisQueue {
     /// Give a claimed job back unrun: due again at once, no attempt counted
     /// (graceful shutdown).
     pub async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
-        limits::check_id(&lease.id)?;
+        check_lease(lease)?;
         let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
         match reply::int(&self.run(Op::Release, &lease.queue, args).await?)? {
             1 | 2 => Ok(()),
@@ -391,6 +391,18 @@ impl RedisQueue {
         let ms = reply::int(&self.run(Op::NextDue, queue, Vec::new()).await?)?;
         Ok((ms >= 0).then(|| Duration::from_millis(ms as u64)))
     }
+}
+
+/// Check a lease handed back by a caller before it reaches a script: the id
+/// must be a valid job id, and a lease id no claim can have issued (the
+/// scripts count them in exact doubles, up to 2^53 - 1) is simply lost.
+fn check_lease(lease: &Lease) -> Result<(), QueueError> {
+    const MAX_LEASE_ID: u64 = (1 << 53) - 1;
+    limits::check_id(&lease.id)?;
+    if lease.lease_id > MAX_LEASE_ID {
+        return Err(lease_lost(lease));
+    }
+    Ok(())
 }
 
 pub(crate) fn lease_lost(lease: &Lease) -> QueueError {

@@ -6,6 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+use fred::types::Value;
 use redq::{NewJob, QueueError, RedisQueue};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
@@ -211,4 +212,57 @@ async fn namespaces_isolate_queues() {
         let b_key = key.starts_with(&format!("{{{}}}:", b.namespace()));
         assert!(a_key ^ b_key, "{key}");
     }
+}
+
+#[tokio::test]
+async fn an_acl_user_and_password_url_works_and_neither_password_shows() {
+    let server = RedisServer::builder().password(CANARY).start();
+    let user_secret = "user-Secret-5a5a";
+    let admin = server.client().await;
+    let _: Value = fred::interfaces::ClientLike::custom(
+        &admin,
+        fred::types::CustomCommand::new_static("ACL", fred::types::ClusterHash::Random, false),
+        vec![
+            "SETUSER",
+            "worker",
+            "on",
+            &format!(">{user_secret}"),
+            "~*",
+            "&*",
+            "+@all",
+        ],
+    )
+    .await
+    .unwrap();
+    let url = format!("redis://worker:{user_secret}@127.0.0.1:{}", server.port());
+    let queue = RedisQueue::builder(&url)
+        .namespace(unique_namespace("acl"))
+        .connect()
+        .await
+        .unwrap();
+    roundtrip(&queue).await;
+    let shown = format!("{queue:?}");
+    assert!(
+        shown.contains("worker") && !shown.contains(user_secret),
+        "{shown}"
+    );
+
+    let wrong = format!("redis://worker:{WRONG}@127.0.0.1:{}", server.port());
+    let err = RedisQueue::connect(&wrong).await.unwrap_err();
+    assert_no_secret(&err, WRONG);
+    assert_no_secret(&err, user_secret);
+}
+
+#[tokio::test]
+async fn a_database_number_in_the_url_is_used() {
+    let server = RedisServer::start();
+    let queue = RedisQueue::builder(&format!("{}/3", server.url()))
+        .namespace(unique_namespace("db3"))
+        .connect()
+        .await
+        .unwrap();
+    roundtrip(&queue).await;
+    assert_eq!(dbsize(&server).await, 0, "nothing in database 0");
+    let keyspace: String = server.cmd(&["INFO", "keyspace"]).await.convert().unwrap();
+    assert!(keyspace.contains("db3:keys="), "{keyspace}");
 }

@@ -484,3 +484,23 @@ async fn requeueing_or_deleting_no_ids_touches_nothing() {
     assert_eq!((report.done, report.not_found, report.dead_left), (0, 0, 1));
     assert_eq!(digest(&server).await, before);
 }
+
+#[tokio::test]
+async fn a_forged_lease_id_beyond_any_issued_is_lost_and_changes_nothing() {
+    let server = server();
+    let queue = queue(&server, "forged-lease").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let job = claim_n(&queue, "q", 1).await.remove(0);
+    let before = digest(&server).await;
+    for lease_id in [1 << 53, u64::MAX] {
+        let mut forged = job.lease();
+        forged.lease_id = lease_id;
+        assert_lease_lost(queue.ack(&forged).await, &job.id);
+        assert_lease_lost(queue.nack(&forged, LONG, "e").await, &job.id);
+        assert_lease_lost(queue.dead_letter(&forged, "e").await, &job.id);
+        assert_lease_lost(queue.extend(&forged, LONG).await, &job.id);
+        assert_lease_lost(queue.release(&forged).await, &job.id);
+    }
+    assert_eq!(digest(&server).await, before);
+    assert_eq!(queue.ack(&job.lease()).await.unwrap(), Acked::Completed);
+}
