@@ -291,3 +291,11 @@ fn without_colour_selection_is_a_marker_and_reverse_video() {
         }
     }
 }
+
+#[test]
+fn wide_terminals_show_full_ids_and_longer_sparklines() {
+    let state = with(&[]);
+    insta::assert_snapshot!("wide_queues", screen_text(&state, 140, 24));
+    let state = with(&[Action::Show(Screen::Dead)]);
+    insta::assert_snapshot!("wide_dead", screen_text(&state, 140, 24));
+}

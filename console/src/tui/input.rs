@@ -32,6 +32,8 @@ pub enum Scope {
     Lists,
     /// Lists that can be filtered (the six screens, not the jobs view).
     Filterable,
+    /// Lists whose rows open a detail (leases, dead letters, jobs).
+    Openable,
     /// Anywhere outside a confirmation, the filter and help.
     Main,
 }
@@ -41,7 +43,7 @@ impl Scope {
     pub fn title(self) -> &'static str {
         match self {
             Scope::Main => "Everywhere",
-            Scope::Lists | Scope::Filterable => "Lists",
+            Scope::Lists | Scope::Filterable | Scope::Openable => "Lists",
             Scope::Queues => "Queues",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
@@ -63,6 +65,11 @@ impl Scope {
             Scope::Detail => state.detail.is_some(),
             Scope::Lists => state.detail.is_none(),
             Scope::Filterable => state.detail.is_none() && state.jobs.is_none(),
+            Scope::Openable => {
+                state.detail.is_none()
+                    && (state.jobs.is_some()
+                        || matches!(state.screen, Screen::Leases | Screen::Dead))
+            }
             Scope::Jobs => state.jobs.is_some() && state.detail.is_none(),
             Scope::Queues => {
                 state.screen == Screen::Queues && state.jobs.is_none() && state.detail.is_none()
@@ -155,7 +162,8 @@ use KeyCode::{
     BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
 use Scope::{
-    Confirm, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Jobs, Lists, Main, Queues,
+    Confirm, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Jobs, Lists, Main, Openable,
+    Queues,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -189,7 +197,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Lists, &[k('G'), code(End)], "G End", "last row", None, Action::Bottom),
     bind(Lists, &[code(PageDown)], "PgDn", "page down", None, Action::PageDown),
     bind(Lists, &[code(PageUp)], "PgUp", "page up", None, Action::PageUp),
-    bind(Lists, &[code(Enter)], "Enter", "open the selection", Some("Enter open"), Action::Open),
+    bind(Openable, &[code(Enter)], "Enter", "open it (a group: filter by it)", Some("Enter open"), Action::Open),
     bind(Filterable, &[k('/')], "/", "filter the rows", Some("/ filter"), Action::StartFilter),
     bind(Filterable, &[code(Esc)], "Esc", "clear the filter", None, Action::Back),
     bind(Main, &[k('1')], "1-6", "switch screen (the tabs at the top)", Some("1-6 screens"), Action::Show(Screen::Queues)),
@@ -274,7 +282,8 @@ pub fn hints(state: &State) -> Vec<&'static str> {
 /// scopes sharing a heading share a section.
 pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let order = [
-        Main, Lists, Filterable, Queues, Confirm, Jobs, Dead, DeadList, DeadScreen, Detail, Filter,
+        Main, Lists, Openable, Filterable, Queues, Confirm, Jobs, Dead, DeadList, DeadScreen,
+        Detail, Filter,
     ];
     let mut sections: Vec<(&'static str, Vec<(&'static str, &'static str)>)> = Vec::new();
     for scope in order {

@@ -10,8 +10,9 @@ use super::metrics;
 use super::{QueueRow, ScheduleInfo, Screen, State, WorkerInfo};
 use crate::signature::signature;
 
-/// A heartbeat older than this means the worker is gone.
-pub const WORKER_STALE: Duration = Duration::from_secs(30);
+/// A heartbeat older than this means the worker is gone (the driver's
+/// registry drops such workers itself; this guards against a stale view).
+pub const WORKER_STALE: Duration = redq::worker::WORKER_TTL;
 /// A backlog with no completions or failures for this long is stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(60);
 

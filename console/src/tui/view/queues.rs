@@ -14,18 +14,20 @@ use crate::tui::state::metrics::{rate_text, rates, series, sparkline};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
-/// Columns per sparkline (each covers 90 s of the 15 minutes).
+/// Columns per sparkline at 100 columns (each covers 90 s of the 15
+/// minutes); wider terminals get longer sparklines, up to 30 columns.
 const SPARK: usize = 10;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let queues = state.visible_queues();
+    let spark = SPARK + (area.width.saturating_sub(100) / 4).min(20) as usize;
     let rows = queues
         .iter()
         .map(|row| {
             let c = &row.counts;
             let (ok_rate, fail_rate) = rates(&row.stats, now);
-            let ok = sparkline(&series(&row.stats, now, SPARK, |b| b.processed));
-            let failed = sparkline(&series(&row.stats, now, SPARK, |b| b.failed));
+            let ok = sparkline(&series(&row.stats, now, spark, |b| b.processed));
+            let failed = sparkline(&series(&row.stats, now, spark, |b| b.failed));
             let oldest = match c.head_enqueued_at {
                 Some(at) if c.waiting > 0 => clock::compact(clock::age(at, now)),
                 _ => "—".to_owned(),
@@ -89,8 +91,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             Constraint::Length(6),
             Constraint::Length(6),
             Constraint::Length(6),
-            Constraint::Length(SPARK as u16),
-            Constraint::Length(SPARK as u16),
+            Constraint::Length(spark as u16),
+            Constraint::Length(spark as u16),
             Constraint::Length(6),
             Constraint::Min(6),
         ],
