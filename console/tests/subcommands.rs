@@ -326,3 +326,65 @@ async fn usage_errors_exit_2_and_failures_exit_1() {
     let out = redq(&url, &ns, &["--version"]);
     assert_exit(&out, 0);
 }
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Noop {}
+
+impl redq::worker::TypedJob for Noop {
+    const NAME: &'static str = "noop";
+    const QUEUE: &'static str = "emails";
+    async fn run(&self, _cx: &redq::worker::JobCx) -> Result<(), redq::worker::JobError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_and_schedules_come_from_the_driver_registries() {
+    use redq::worker::{Registry, WorkOptions, Worker};
+    let server = RedisServer::start();
+    let ns = unique_namespace("registries");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.upsert_schedule(
+        redq::schedule::Schedule::new("digest", "emails", "*/5 * * * *").timezone("Europe/Paris"),
+    )
+    .await
+    .unwrap();
+    let mut registry = Registry::new();
+    registry.add_job::<Noop>();
+    let worker = Worker::new(
+        connect(&url, &ns).await,
+        registry,
+        WorkOptions::new().queues(["emails"]).schedules(false),
+    )
+    .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(worker.run(stop.clone()));
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the worker to register",
+        async || !q.workers().await.unwrap().is_empty(),
+    )
+    .await;
+
+    let out = redq(&url, &ns, &["workers", "-o", "json"]);
+    assert_exit(&out, 0);
+    let workers = json(&out);
+    assert_eq!(workers.as_array().map(Vec::len), Some(1), "{workers}");
+    assert_eq!(workers[0]["queues"], serde_json::json!(["emails"]));
+    assert_eq!(workers[0]["pid"], std::process::id());
+    let out = redq(&url, &ns, &["workers"]);
+    assert!(stdout(&out).starts_with("WORKER"), "{}", stdout(&out));
+
+    let out = redq(&url, &ns, &["schedules", "-o", "json"]);
+    assert_exit(&out, 0);
+    let schedules = json(&out);
+    assert_eq!(schedules[0]["name"], "digest");
+    assert_eq!(schedules[0]["timezone"], "Europe/Paris");
+    assert!(schedules[0]["next_run"].as_str().unwrap().ends_with('Z'));
+    let out = redq(&url, &ns, &["schedules"]);
+    assert!(stdout(&out).contains("*/5 * * * *"), "{}", stdout(&out));
+
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -126,3 +126,46 @@ async fn small_terminals_and_read_only_are_explained() {
     term.keys(&["C-c"]);
     term.wait_for("REDQ-EXITED-0", DEADLINE);
 }
+
+/// The pid of the `redq` process whose arguments include `marker`.
+fn redq_pid(marker: &str) -> u32 {
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.first().map(String::as_str) == Some(BIN) && args.iter().any(|a| a == marker) {
+            return pid;
+        }
+    }
+    panic!("no redq process with {marker} in its arguments");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_quits_and_restores_the_terminal() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("sigterm");
+    let url = server.url();
+    let term = Tmux::start(
+        &console_command(&format!("--namespace {ns}")),
+        &[("REDIS_URL", url.as_str())],
+    );
+    term.wait_for("no queues yet", DEADLINE);
+    let pid = redq_pid(&ns);
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let screen = term.wait_for("REDQ-EXITED-0", DEADLINE);
+    assert!(
+        !screen.contains("no queues yet"),
+        "the alternate screen was left:\n{screen}"
+    );
+}

@@ -18,13 +18,18 @@ use super::view;
 /// How often the screen is redrawn without news (countdowns tick).
 const TICK: Duration = Duration::from_millis(250);
 
-/// Restores the terminal when dropped: on return, on `?`, and while a panic
-/// unwinds (ratatui's panic hook restores it before the message prints too).
+/// Restores the terminal when dropped: on return and on `?`. A panic is
+/// handled by the hook `ratatui::try_init` installs, which restores the
+/// terminal before the message prints; restoring a second time while the
+/// panic unwinds would leave the alternate screen twice, and terminals then
+/// jump the cursor back over the panic message.
 struct Restore;
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        ratatui::restore();
+        if !std::thread::panicking() {
+            ratatui::restore();
+        }
     }
 }
 
