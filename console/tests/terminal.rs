@@ -30,15 +30,16 @@ async fn requeue_one_then_all_with_keystrokes() {
     term.wait_for("Queues (1)", DEADLINE);
     term.keys(&["3"]);
     term.wait_for("Dead letters (4)", DEADLINE);
-    // The newest dead letter is selected first.
-    term.wait_for(&ids[3][14..], DEADLINE);
+    term.wait_for("HTTP 503 from upstream", DEADLINE);
 
     term.keys(&["r"]);
     let prompt = term.wait_for("Confirm [y/N]", DEADLINE);
-    assert!(
-        prompt.contains(&ids[3]),
-        "the prompt names the job:\n{prompt}"
-    );
+    // The prompt names the job it will requeue (the selected, newest one).
+    let chosen = ids
+        .iter()
+        .find(|id| prompt.contains(id.as_str()))
+        .unwrap_or_else(|| panic!("the prompt names no job:\n{prompt}"))
+        .clone();
     term.keys(&["y"]);
     term.wait_for("requeued 1 dead letter", DEADLINE);
     wait_until(DEADLINE, "one job waiting again", async || {
@@ -46,7 +47,7 @@ async fn requeue_one_then_all_with_keystrokes() {
         (c.waiting, c.dead) == (1, 3)
     })
     .await;
-    let requeued = q.inspect(&ids[3]).await.unwrap().unwrap();
+    let requeued = q.inspect(&chosen).await.unwrap().unwrap();
     assert_eq!(
         (requeued.state, requeued.attempts),
         (redq::JobState::Waiting, 0)
@@ -167,5 +168,35 @@ async fn sigterm_quits_and_restores_the_terminal() {
     assert!(
         !screen.contains("no queues yet"),
         "the alternate screen was left:\n{screen}"
+    );
+}
+
+#[test]
+fn the_demo_runs_traffic_and_quitting_stops_its_redis() {
+    let term = Tmux::start(
+        &format!("{BIN} demo --refresh 250ms; echo REDQ-EXITED-$?; sleep 60"),
+        &[],
+    );
+    let screen = term.wait_until(DEADLINE, "demo queues with traffic", |s| {
+        s.contains("emails") && s.contains("thumbnails") && s.contains("webhooks")
+    });
+    let port: u16 = screen
+        .split("redis://127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no private redis URL in the title:\n{screen}"));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    term.keys(&["5"]);
+    term.wait_for("Workers (2)", DEADLINE);
+    term.keys(&["4"]);
+    term.wait_for("digest-every-minute", DEADLINE);
+    term.keys(&["2"]);
+    term.wait_for("render_thumbnail", DEADLINE);
+    term.keys(&["q"]);
+    term.wait_for("REDQ-EXITED-0", DEADLINE);
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the demo's redis-server outlived the demo"
     );
 }
