@@ -1,22 +1,41 @@
 #!lua flags=allow-oom
--- ack.lua: a leased job is done; remove it for good (seed op Ack).
+-- ack.lua: leased jobs are done; remove them for good (seed op Ack).
 --
+-- Takes a batch so a busy worker acknowledges many jobs in one call; each
+-- job is still fenced by its own lease id.
 -- allow-oom: acknowledging frees memory and must work when Redis is full.
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
--- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
--- Reply: 1 acknowledged; 0 the job no longer exists (a repeated ack: harmless);
---        -1 lease lost: the job is not held under this lease, nothing changed.
+-- ARGV[3] n (1..1000), then n pairs: job id, lease id (0 = whatever lease is current)
+-- Reply: one code per job, in order: 1 acknowledged; 0 the job no longer
+--        exists (a repeated ack: harmless); -1 lease lost: the job is not
+--        held under this lease, nothing changed for it.
 queue_name(QUEUE)
-local id = text(ARGV[3], 'job id', 64)
-local lease = uint(ARGV[4], 'lease id', 9007199254740991)
-local m = load_meta(id)
-if not m then return 0 end
-if m[M.queue] ~= QUEUE or not lease_matches(m, lease) then return -1 end
-local now = now_ms()
-redis.call('ZREM', K.leased, id)
-redis.call('HDEL', K.jobs, id)
-redis.call('HDEL', K.payloads, id)
-release_keys(id, m)
-bump_stats('p', now)
-return 1
+local n = uint(ARGV[3], 'ack count', 1000)
+if #ARGV ~= 3 + 2 * n then fail('expected ' .. (3 + 2 * n) .. ' arguments, got ' .. #ARGV) end
+local ids, leases = {}, {}
+for i = 1, n do
+  ids[i] = text(ARGV[2 + 2 * i], 'job id', 64)
+  leases[i] = uint(ARGV[3 + 2 * i], 'lease id', 9007199254740991)
+end
+local codes, done = {}, {}
+for i = 1, n do
+  local m = load_meta(ids[i])
+  if not m then
+    codes[i] = 0
+  elseif m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
+    codes[i] = -1
+  else
+    codes[i] = 1
+    -- Mark it at once, so a job listed twice in one batch is acked once.
+    redis.call('HDEL', K.jobs, ids[i])
+    release_keys(ids[i], m)
+    done[#done + 1] = ids[i]
+  end
+end
+if #done > 0 then
+  redis.call('ZREM', K.leased, unpack(done))
+  redis.call('HDEL', K.payloads, unpack(done))
+  bump_stats('p', now_ms(), #done)
+end
+return codes

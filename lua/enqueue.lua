@@ -7,7 +7,7 @@
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
--- ARGV[4] n, the number of jobs; then 11 entries per job:
+-- ARGV[4] n, the number of jobs (1..1000); then 11 entries per job:
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   priority           0..255, higher is claimed first
@@ -25,7 +25,7 @@
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 local FIELDS = 11
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
-local n = uint(ARGV[4], 'job count', 100000)
+local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
 
@@ -63,13 +63,17 @@ for _, dk in ipairs(redis.call('ZRANGEBYSCORE', K.dedup_ttl, '-inf', now, 'LIMIT
   redis.call('ZREM', K.dedup_ttl, dk)
 end
 
+-- Jobs created earlier in this same batch count as live (their records are
+-- written in bulk below, after this loop).
+local created = {}
+
 local function live_duplicate(dk)
   local existing = redis.call('HGET', K.dedup, dk)
   if not existing then return nil end
   local expiry = redis.call('ZSCORE', K.dedup_ttl, dk)
   if expiry then
     if tonumber(expiry) > now then return existing end
-  elseif redis.call('HEXISTS', K.jobs, existing) == 1 then
+  elseif created[existing] or redis.call('HEXISTS', K.jobs, existing) == 1 then
     return existing
   end
   redis.call('HDEL', K.dedup, dk)
@@ -77,12 +81,18 @@ local function live_duplicate(dk)
   return nil
 end
 
+-- One HMGET finds every job a resent script already created.
+local ids = {}
+for i, j in ipairs(jobs) do ids[i] = j.id end
+local already = redis.call('HMGET', K.jobs, unpack(ids))
+
 local reply = {}
-local wake = false
+local fresh = {}
+local meta_pairs, payload_pairs = {}, {}
 for i, j in ipairs(jobs) do
   local code, id = 1, j.id
   local existing = j.dedup_key ~= '' and live_duplicate(j.dedup_key)
-  if redis.call('HEXISTS', K.jobs, j.id) == 1 then
+  if already[i] or created[j.id] then
     code = 2
   elseif existing then
     code, id = 0, existing
@@ -93,16 +103,49 @@ for i, j in ipairs(jobs) do
       j.retry_window, j.dedup_key, j.dedup_ttl, j.ordering_key, j.name,
       0, 0, '', 0, '', 0, 0,
     }
-    store_meta(j.id, m)
-    redis.call('HSET', K.payloads, j.id, j.payload)
+    created[j.id] = true
+    fresh[#fresh + 1] = { id = j.id, m = m, due = due }
+    meta_pairs[#meta_pairs + 1] = j.id
+    meta_pairs[#meta_pairs + 1] = cmsgpack.pack(m)
+    payload_pairs[#payload_pairs + 1] = j.id
+    payload_pairs[#payload_pairs + 1] = j.payload
     if j.dedup_key ~= '' then
       redis.call('HSET', K.dedup, j.dedup_key, j.id)
       if j.dedup_ttl > 0 then redis.call('ZADD', K.dedup_ttl, now + j.dedup_ttl, j.dedup_key) end
     end
-    if admit(j.id, m, due, now) then wake = true end
   end
   reply[#reply + 1] = code
   reply[#reply + 1] = id
+end
+
+-- Records first (admit() checks that an ordering key's holder exists), in
+-- bulk; then each job enters its queue. Jobs without an ordering key go in
+-- with one ZADD per set.
+local CHUNK = 500
+for from = 1, #meta_pairs, 2 * CHUNK do
+  local to = math.min(from + 2 * CHUNK - 1, #meta_pairs)
+  redis.call('HSET', K.jobs, unpack(meta_pairs, from, to))
+  redis.call('HSET', K.payloads, unpack(payload_pairs, from, to))
+end
+local wake = false
+local waiting, scheduled = {}, {}
+for _, f in ipairs(fresh) do
+  if f.m[M.ordering_key] ~= '' then
+    if admit(f.id, f.m, f.due, now) then wake = true end
+  elseif f.due > now then
+    scheduled[#scheduled + 1] = f.due
+    scheduled[#scheduled + 1] = f.id
+  else
+    waiting[#waiting + 1] = waiting_score(f.m)
+    waiting[#waiting + 1] = f.id
+    wake = true
+  end
+end
+for from = 1, #waiting, 2 * CHUNK do
+  redis.call('ZADD', K.waiting, unpack(waiting, from, math.min(from + 2 * CHUNK - 1, #waiting)))
+end
+for from = 1, #scheduled, 2 * CHUNK do
+  redis.call('ZADD', K.scheduled, unpack(scheduled, from, math.min(from + 2 * CHUNK - 1, #scheduled)))
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 return reply

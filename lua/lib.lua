@@ -126,9 +126,10 @@ end
 -- Count a processed ('p') or failed ('f') job in the current time bucket.
 -- Old buckets are dropped when a new bucket starts, so the hash stays bounded
 -- (at most 2 * STATS_KEEP_BUCKETS fields), and the key expires when idle.
-local function bump_stats(kind, now)
+local function bump_stats(kind, now, count)
   local bucket = math.floor(now / STATS_BUCKET_MS)
-  if redis.call('HINCRBY', K.stats, kind .. bucket, 1) == 1 then
+  count = count or 1
+  if redis.call('HINCRBY', K.stats, kind .. bucket, count) == count then
     redis.call('PEXPIRE', K.stats, STATS_BUCKET_MS * STATS_KEEP_BUCKETS)
     local oldest = bucket - STATS_KEEP_BUCKETS
     for _, field in ipairs(redis.call('HKEYS', K.stats)) do

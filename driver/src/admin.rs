@@ -430,3 +430,55 @@ impl RedisQueue {
         Ok(events)
     }
 }
+
+/// Resource figures of the Redis server, from `INFO`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ServerStats {
+    /// CPU time Redis spent in user mode since it started, in seconds.
+    pub used_cpu_user_s: f64,
+    /// CPU time Redis spent in the kernel since it started, in seconds.
+    pub used_cpu_sys_s: f64,
+    /// Bytes allocated by Redis (`used_memory`).
+    pub used_memory_bytes: u64,
+}
+
+impl ServerStats {
+    fn parse(info: &str) -> ServerStats {
+        let mut stats = ServerStats::default();
+        for line in info.lines() {
+            let Some((key, value)) = line.trim().split_once(':') else {
+                continue;
+            };
+            match key {
+                "used_cpu_user" => stats.used_cpu_user_s = value.parse().unwrap_or(0.0),
+                "used_cpu_sys" => stats.used_cpu_sys_s = value.parse().unwrap_or(0.0),
+                "used_memory" => stats.used_memory_bytes = value.parse().unwrap_or(0),
+                _ => {}
+            }
+        }
+        stats
+    }
+}
+
+impl RedisQueue {
+    /// The server's CPU and memory use (`INFO cpu` and `INFO memory`).
+    pub async fn server_stats(&self) -> Result<ServerStats, QueueError> {
+        let mut text = String::new();
+        for section in ["cpu", "memory"] {
+            let part: String = self
+                .client()
+                .custom(
+                    fred::types::CustomCommand::new_static(
+                        "INFO",
+                        fred::types::ClusterHash::Random,
+                        false,
+                    ),
+                    vec![section],
+                )
+                .await
+                .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+            text.push_str(&part);
+        }
+        Ok(ServerStats::parse(&text))
+    }
+}

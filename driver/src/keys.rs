@@ -35,10 +35,18 @@ pub struct Keys {
     tag: String,
 }
 
-/// The list of keys every queue-scoped script receives, in the order
-/// `lua/lib.lua` names them.
+/// The keys a script receives, in the order its header lists them (for
+/// queue-scoped scripts, the order `lua/lib.lua` names them). Held in the
+/// client's wire form: built once per queue, cloned per call by reference
+/// count rather than re-allocated.
 #[derive(Debug, Clone)]
-pub struct QueueKeys(pub Vec<String>);
+pub struct QueueKeys(pub Vec<fred::types::Key>);
+
+impl From<Vec<String>> for QueueKeys {
+    fn from(names: Vec<String>) -> Self {
+        QueueKeys(names.into_iter().map(fred::types::Key::from).collect())
+    }
+}
 
 impl Keys {
     /// Keys of `namespace` (already validated).
@@ -78,7 +86,7 @@ impl Keys {
     }
     /// `{ns}:workers` and `{ns}:workers:info`, the worker registry.
     pub fn workers(&self) -> QueueKeys {
-        QueueKeys(vec![self.key("workers"), self.key("workers:info")])
+        QueueKeys::from(vec![self.key("workers"), self.key("workers:info")])
     }
     /// `{ns}:q:<queue>:stats`
     pub fn stats(&self, queue: &str) -> String {
@@ -88,7 +96,7 @@ impl Keys {
     /// The 18 keys of `lua/lib.lua`, for one queue (already validated).
     pub fn queue(&self, queue: &str) -> QueueKeys {
         let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
-        QueueKeys(vec![
+        QueueKeys::from(vec![
             self.jobs(),
             self.payloads(),
             q("waiting"),
@@ -128,8 +136,12 @@ mod tests {
     fn every_key_carries_the_namespace_hash_tag() {
         let keys = Keys::new("shop");
         for key in keys.queue("emails").0 {
+            let key = key.as_str().expect("utf-8 key");
             assert!(key.starts_with("{shop}:"), "{key}");
         }
-        assert_eq!(keys.queue("emails").0[2], "{shop}:q:emails:waiting");
+        assert_eq!(
+            keys.queue("emails").0[2].as_str(),
+            Some("{shop}:q:emails:waiting")
+        );
     }
 }

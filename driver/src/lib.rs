@@ -65,7 +65,7 @@ mod scripts;
 mod seed;
 pub mod worker;
 
-pub use admin::{Page, QueueCounts, QueueEvent, StatsBucket, STATS_BUCKET};
+pub use admin::{Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
 pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
     DEFAULT_POOL_SIZE,

@@ -270,13 +270,72 @@ impl RedisQueue {
     /// longer exists (a repeated ack) returns [`Acked::AlreadyGone`].
     pub async fn ack(&self, lease: &Lease) -> Result<Acked, QueueError> {
         check_lease(lease)?;
-        let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
-        let code = reply::int(&self.run(Op::Ack, &lease.queue, args).await?)?;
-        match code {
-            1 => Ok(Acked::Completed),
-            0 => Ok(Acked::AlreadyGone),
-            _ => Err(lease_lost(lease)),
+        let mut outcomes = self.ack_batch(std::slice::from_ref(lease)).await?;
+        outcomes
+            .pop()
+            .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())))
+    }
+
+    /// Acknowledge many jobs in as few round trips as possible: one script
+    /// call per queue and 1000 jobs. Each job is fenced by its own lease,
+    /// and gets its own outcome, in input order, exactly as [`RedisQueue::ack`]
+    /// would give it. The outer error is for the call as a whole (Redis
+    /// unreachable, bad input): then nothing is known to be acknowledged.
+    pub async fn ack_batch(
+        &self,
+        leases: &[Lease],
+    ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
+        for lease in leases {
+            limits::check_id(&lease.id)?;
+            self.queue_keys(&lease.queue)?;
         }
+        let mut outcomes: Vec<Option<Result<Acked, QueueError>>> =
+            leases.iter().map(|_| None).collect();
+        let mut by_queue: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (index, lease) in leases.iter().enumerate() {
+            if lease.lease_id > MAX_LEASE_ID {
+                // No claim can have issued it: lost without asking Redis,
+                // so one forged id cannot fail the rest of the batch.
+                outcomes[index] = Some(Err(lease_lost(lease)));
+                continue;
+            }
+            match by_queue.iter_mut().find(|(q, _)| *q == lease.queue) {
+                Some((_, indexes)) => indexes.push(index),
+                None => by_queue.push((&lease.queue, vec![index])),
+            }
+        }
+        let calls = by_queue.iter().flat_map(|(queue, indexes)| {
+            indexes.chunks(limits::MAX_CLAIM).map(move |chunk| {
+                let mut args = Vec::with_capacity(1 + 2 * chunk.len());
+                args.push(num(chunk.len() as u64));
+                for &i in chunk {
+                    args.push(text(leases[i].id.as_str()));
+                    args.push(num(leases[i].lease_id));
+                }
+                async move { (chunk, self.run(Op::Ack, queue, args).await) }
+            })
+        });
+        for (chunk, reply) in futures::future::join_all(calls).await {
+            let codes = reply::array(reply?)?;
+            if codes.len() != chunk.len() {
+                return Err(QueueError::Protocol(format!(
+                    "ack returned {} codes for {} jobs",
+                    codes.len(),
+                    chunk.len()
+                )));
+            }
+            for (&i, code) in chunk.iter().zip(codes.iter()) {
+                outcomes[i] = Some(match reply::int(code)? {
+                    1 => Ok(Acked::Completed),
+                    0 => Ok(Acked::AlreadyGone),
+                    _ => Err(lease_lost(&leases[i])),
+                });
+            }
+        }
+        Ok(outcomes
+            .into_iter()
+            .map(|o| o.expect("every lease got an outcome"))
+            .collect())
     }
 
     /// The attempt failed: retry after `delay`, unless attempts or the retry
@@ -396,8 +455,9 @@ impl RedisQueue {
 /// Check a lease handed back by a caller before it reaches a script: the id
 /// must be a valid job id, and a lease id no claim can have issued (the
 /// scripts count them in exact doubles, up to 2^53 - 1) is simply lost.
+const MAX_LEASE_ID: u64 = (1 << 53) - 1;
+
 fn check_lease(lease: &Lease) -> Result<(), QueueError> {
-    const MAX_LEASE_ID: u64 = (1 << 53) - 1;
     limits::check_id(&lease.id)?;
     if lease.lease_id > MAX_LEASE_ID {
         return Err(lease_lost(lease));

@@ -754,3 +754,35 @@ async fn a_worker_runs_the_scheduler_by_default_and_fires_due_schedules() {
     stop.cancel();
     handle.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_batch_ack_gives_each_job_its_own_outcome() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("ackbatch")).await;
+    for n in 0..3 {
+        queue.push(&Quick { n }).await.unwrap();
+    }
+    let jobs = queue
+        .claim("default", 3, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let mut leases: Vec<redq::Lease> = jobs.iter().map(|j| j.lease()).collect();
+    leases[1].lease_id += 1_000; // a stale token
+    leases.push(redq::Lease {
+        lease_id: u64::MAX,
+        ..leases[0].clone()
+    }); // forged
+    let outcomes = queue.ack_batch(&leases).await.unwrap();
+    assert!(matches!(outcomes[0], Ok(redq::Acked::Completed)));
+    assert!(matches!(
+        outcomes[1],
+        Err(redq::QueueError::LeaseLost { .. })
+    ));
+    assert!(matches!(outcomes[2], Ok(redq::Acked::Completed)));
+    assert!(matches!(
+        outcomes[3],
+        Err(redq::QueueError::LeaseLost { .. })
+    ));
+    let counts = queue.counts("default").await.unwrap();
+    assert_eq!(counts.leased, 1, "only the stale-token job is still held");
+}

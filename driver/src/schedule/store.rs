@@ -92,7 +92,7 @@ fn time_ms(what: &'static str, at: Option<SystemTime>) -> Result<u64, QueueError
 
 impl RedisQueue {
     fn schedule_keys(&self) -> QueueKeys {
-        QueueKeys(vec![
+        QueueKeys::from(vec![
             self.inner.keys.schedules(),
             self.inner.keys.schedules_next(),
         ])

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub lease: Duration,
     pub totals: Arc<Totals>,
     pub failures: broadcast::Sender<JobFailed>,
+    /// Finished jobs' leases, acknowledged in batches by the acker task.
+    pub acks: tokio::sync::mpsc::UnboundedSender<super::acker::AckRequest>,
     /// Cancelled when shutdown begins: jobs may notice and wrap up.
     pub shutdown: CancellationToken,
     /// Cancelled when the grace period is over: running jobs are dropped and
@@ -107,7 +109,7 @@ async fn run_one(shared: &Shared, job: Job) {
         () = shared.hard_stop.cancelled() => Outcome::Interrupted,
     };
     match outcome {
-        Outcome::Succeeded => match shared.queue.ack(&lease).await {
+        Outcome::Succeeded => match acknowledge(shared, lease).await {
             Ok(_) => {
                 shared.totals.processed.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!("completed");
@@ -115,9 +117,10 @@ async fn run_one(shared: &Shared, job: Job) {
             Err(QueueError::LeaseLost { .. }) => tracing::warn!(
                 "finished, but the lease was lost meanwhile; another worker may run it again"
             ),
-            Err(e) => {
-                tracing::error!(error = %e, "finished, but the acknowledgement failed; the job will run again after its lease lapses")
-            }
+            Err(e) => tracing::error!(
+                error = %e,
+                "finished, but the acknowledgement failed; the job will run again after its lease lapses"
+            ),
         },
         Outcome::Failed(JobError::Retry { error, after }) => {
             let delay = after.unwrap_or_else(|| runner.backoff(job.attempts + 1));
@@ -142,6 +145,17 @@ async fn run_one(shared: &Shared, job: Job) {
             }
         }
     }
+}
+
+/// Hand the lease to the acker and wait for this job's own outcome.
+async fn acknowledge(shared: &Shared, lease: Lease) -> Result<crate::Acked, QueueError> {
+    let (reply, outcome) = tokio::sync::oneshot::channel();
+    if shared.acks.send((lease.clone(), reply)).is_err() {
+        return shared.queue.ack(&lease).await;
+    }
+    outcome
+        .await
+        .unwrap_or_else(|_| Err(QueueError::Protocol("the acker stopped".into())))
 }
 
 /// Extend the lease every third of its length for as long as the job runs;

@@ -46,6 +46,7 @@
 //! # Ok(()) }
 //! ```
 
+mod acker;
 mod backoff;
 mod context;
 mod error;
@@ -85,6 +86,7 @@ use presence::Totals;
 pub struct Worker {
     shared: Arc<Shared>,
     options: WorkOptions,
+    ack_requests: Option<tokio::sync::mpsc::UnboundedReceiver<acker::AckRequest>>,
 }
 
 /// What a worker did before it stopped.
@@ -155,7 +157,9 @@ impl Worker {
             ));
         }
         let (failures, _) = broadcast::channel(1024);
+        let (acks, ack_requests) = tokio::sync::mpsc::unbounded_channel();
         Ok(Worker {
+            ack_requests: Some(ack_requests),
             shared: Arc::new(Shared {
                 queue,
                 registry: Arc::new(registry),
@@ -163,6 +167,7 @@ impl Worker {
                 lease: options.lease,
                 totals: Arc::new(Totals::default()),
                 failures,
+                acks,
                 shutdown: CancellationToken::new(),
                 hard_stop: CancellationToken::new(),
             }),
@@ -192,9 +197,13 @@ impl Worker {
 
     /// Run until `shutdown` is cancelled, then shut down gracefully (see the
     /// module docs) and return what was done.
-    pub async fn run(self, shutdown: CancellationToken) -> Result<WorkerReport, QueueError> {
+    pub async fn run(mut self, shutdown: CancellationToken) -> Result<WorkerReport, QueueError> {
+        let ack_requests = self.ack_requests.take().expect("a worker runs once");
         let shared = self.shared;
         let options = self.options;
+        // The acker stops once every job (each holding a sender through
+        // `shared`) is done and the worker has dropped its own handle.
+        let acker = tokio::spawn(acker::run(shared.queue.clone(), ack_requests));
         let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
         let background = CancellationToken::new();
         let wake = Arc::new(Notify::new());
@@ -270,10 +279,13 @@ impl Worker {
         }
         background.cancel();
         while duties.join_next().await.is_some() {}
-        Ok(WorkerReport {
+        let report = WorkerReport {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
-        })
+        };
+        drop(shared);
+        let _ = acker.await;
+        Ok(report)
     }
 }
 
