@@ -21,8 +21,11 @@
 //! ```
 
 mod builder;
+pub mod chaos;
 mod client;
+pub mod history;
 pub mod jobs;
+pub mod lua;
 mod namespace;
 mod port;
 mod probe;

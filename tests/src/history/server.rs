@@ -1,0 +1,231 @@
+//! Turning the server's `MONITOR` record into job transitions.
+//!
+//! Every transition rewrites the job's meta record (`HSET {ns}:jobs id meta`)
+//! or deletes it (`HDEL {ns}:jobs id`), from inside a script. Comparing each
+//! record with the previous one of the same job says what happened: a lease
+//! granted or extended, a failure recorded (nack) or a lapsed lease
+//! reclaimed, a release, a dead letter, an ack. The script that did it and
+//! the lease it was presented come from the `EVALSHA` line before it.
+
+use std::collections::HashMap;
+
+use super::meta::Meta;
+use super::monitor::{parse_line, GAP};
+
+/// What one server-side change of a job was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// The job was created (enqueue).
+    Created,
+    /// A new lease was granted (claim).
+    Granted,
+    /// The current lease's expiry moved (extend).
+    Extended,
+    /// The holder reported a failure (nack / dead letter).
+    Nacked { dead: bool },
+    /// A lapsed lease was taken back (reclaim, also done inside claim).
+    Reclaimed { dead: bool },
+    /// The holder gave the job back without an attempt (release).
+    Released,
+    /// The job was removed while leased: completed (ack).
+    Acked,
+    /// A dead letter went back to its queue.
+    Requeued,
+    /// A dead letter was deleted.
+    Deleted,
+    /// First sight of a job after a gap in the record: a new baseline.
+    Rebased,
+    /// Removed, but its state before was not seen (after a gap).
+    GoneUnseen,
+    /// Any other rewrite of the record.
+    Other,
+}
+
+/// One change of one job, on the server's clock.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub at_us: u64,
+    pub job: String,
+    pub kind: Kind,
+    /// Name of the script that made the change (`?` when unknown).
+    pub script: String,
+    /// The lease presented to a fenced script (ack, nack, extend, release).
+    pub presented: Option<u64>,
+    /// A nack that asked for the dead-letter set (ARGV[7] = 1).
+    pub forced: bool,
+    /// The record before (None when not seen) and after (None when deleted).
+    pub before: Option<Meta>,
+    pub after: Option<Meta>,
+}
+
+impl Event {
+    /// The server time in milliseconds (floor), comparable with lease expiries.
+    pub fn at_ms(&self) -> u64 {
+        self.at_us / 1000
+    }
+}
+
+/// The server's record of one namespace.
+#[derive(Debug, Default)]
+pub struct ServerRecord {
+    pub events: Vec<Event>,
+    /// Times the capture lost its connection (a server restart).
+    pub gaps: usize,
+    /// Scripts run in the namespace.
+    pub scripts: usize,
+    /// Job id -> tag, from the payloads written at enqueue.
+    pub tags: HashMap<String, String>,
+    /// Lines that could not be parsed.
+    pub unparsed: usize,
+}
+
+/// Reads the monitor `lines` of namespace `ns`; `names` maps script SHA-1s
+/// to names (see [`crate::lua::load_all`]).
+pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {
+    let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
+    let payloads_key = format!("{{{ns}}}:payloads").into_bytes();
+    let tag_prefix = format!("{{{ns}}}:").into_bytes();
+    let mut record = ServerRecord::default();
+    let mut known: HashMap<String, Meta> = HashMap::new();
+    // The script whose effects the following `lua` lines are.
+    let mut script = String::from("?");
+    let mut argv: Vec<Vec<u8>> = Vec::new();
+    for line in lines {
+        if line == GAP {
+            record.gaps += 1;
+            known.clear();
+            continue;
+        }
+        let Some(command) = parse_line(line) else {
+            record.unparsed += 1;
+            continue;
+        };
+        let name = command.name();
+        if !command.from_lua {
+            if name == "evalsha" || name == "eval" {
+                let numkeys: usize = command.text(2).parse().unwrap_or(0);
+                let in_ns = command
+                    .args
+                    .get(3)
+                    .is_some_and(|k| k.starts_with(&tag_prefix));
+                script = if name == "evalsha" {
+                    names
+                        .get(&command.text(1))
+                        .cloned()
+                        .unwrap_or_else(|| "?".into())
+                } else {
+                    "eval".into()
+                };
+                argv = command.args.iter().skip(3 + numkeys).cloned().collect();
+                if in_ns {
+                    record.scripts += 1;
+                }
+            }
+            continue;
+        }
+        let arg = |i: usize| -> Option<u64> {
+            argv.get(i - 1)
+                .and_then(|a| std::str::from_utf8(a).ok()?.parse().ok())
+        };
+        // Fenced scripts take (job id, lease id) pairs: a single pair at
+        // ARGV[3..4], or, batched, n pairs after a count. The lease presented
+        // for a job is the argument right after its id.
+        let fenced = matches!(script.as_str(), "ack" | "nack" | "extend" | "release");
+        let presented_for = |id: &[u8]| -> Option<u64> {
+            if !fenced {
+                return None;
+            }
+            let at = argv.iter().skip(2).position(|a| a.as_slice() == id)? + 2;
+            argv.get(at + 1)
+                .and_then(|a| std::str::from_utf8(a).ok()?.parse().ok())
+        };
+        let forced = script == "nack" && arg(7) == Some(1);
+        match name.as_str() {
+            "hset" if command.args.get(1) == Some(&payloads_key) => {
+                for pair in command.args[2..].chunks(2) {
+                    let [id, payload] = pair else { continue };
+                    if let Ok(payload) = serde_json::from_slice::<serde_json::Value>(payload) {
+                        record.tags.insert(
+                            String::from_utf8_lossy(id).into_owned(),
+                            super::record::tag_of(&payload),
+                        );
+                    }
+                }
+            }
+            "hset" if command.args.get(1) == Some(&jobs_key) => {
+                for pair in command.args[2..].chunks(2) {
+                    let [raw_id, raw] = pair else { continue };
+                    let id = String::from_utf8_lossy(raw_id).into_owned();
+                    let Some(after) = Meta::decode(raw) else {
+                        record.unparsed += 1;
+                        continue;
+                    };
+                    let before = known.get(&id).cloned();
+                    let kind = match &before {
+                        None if script == "enqueue" => Kind::Created,
+                        None => Kind::Rebased,
+                        Some(b) => classify(b, &after),
+                    };
+                    known.insert(id.clone(), after.clone());
+                    record.events.push(Event {
+                        at_us: command.at_us,
+                        job: id,
+                        kind,
+                        script: script.clone(),
+                        presented: presented_for(raw_id),
+                        forced,
+                        before,
+                        after: Some(after),
+                    });
+                }
+            }
+            "hdel" if command.args.get(1) == Some(&jobs_key) => {
+                for field in &command.args[2..] {
+                    let id = String::from_utf8_lossy(field).into_owned();
+                    let before = known.remove(&id);
+                    let kind = match &before {
+                        Some(b) if b.lease_id != 0 => Kind::Acked,
+                        Some(b) if b.died_at > 0 => Kind::Deleted,
+                        Some(_) => Kind::Other,
+                        None => Kind::GoneUnseen,
+                    };
+                    record.events.push(Event {
+                        at_us: command.at_us,
+                        job: id,
+                        kind,
+                        script: script.clone(),
+                        presented: presented_for(field),
+                        forced,
+                        before,
+                        after: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    record
+}
+
+fn classify(before: &Meta, after: &Meta) -> Kind {
+    let lease_changed = after.lease_id != before.lease_id;
+    if after.lease_id != 0 && lease_changed {
+        return Kind::Granted;
+    }
+    if after.lease_id != 0 && after.lease_expiry != before.lease_expiry {
+        return Kind::Extended;
+    }
+    if after.lease_id == 0 && before.lease_id != 0 {
+        let dead = after.died_at > 0;
+        let lease = before.lease_id as i64;
+        return match after.resolved_lease {
+            r if r == lease => Kind::Nacked { dead },
+            r if r == -lease => Kind::Released,
+            _ => Kind::Reclaimed { dead },
+        };
+    }
+    if before.died_at > 0 && after.died_at == 0 {
+        return Kind::Requeued;
+    }
+    Kind::Other
+}

@@ -1,0 +1,364 @@
+//! The structural check of a namespace: one atomic snapshot of every key
+//! (a read-only script), then the invariants that must hold between them at
+//! every instant, whatever faults happened:
+//!
+//! - every job record has a payload and every payload a record;
+//! - every job is in exactly one state: waiting, scheduled, leased or dead
+//!   in its own queue, blocked behind its ordering key, or released to its
+//!   queue as an ordering successor; no index holds a job that does not
+//!   exist or belongs to another queue;
+//! - leased ⇔ the record holds a lease, with the same expiry as the index;
+//!   dead ⇔ the record has a death time; a waiting job's score is its
+//!   priority and sequence;
+//! - ordering keys: each key held by a live job of that key, every other
+//!   live job of the key blocked behind it, the per-queue blocked counters
+//!   equal to what is blocked;
+//! - dedup keys point to live jobs carrying that key.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use fred::clients::Client;
+use fred::interfaces::{LuaInterface, SetsInterface};
+use fred::types::Value;
+
+use super::meta::Meta;
+
+const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
+-- KEYS: jobs payloads dedup dedup:ttl ord:active ord:blocked ord:ready
+--       ord:blocked:n, then per queue: waiting scheduled leased dead
+local out = {
+  redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2]),
+  redis.call('HGETALL', KEYS[3]), redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES'),
+  redis.call('HGETALL', KEYS[5]), redis.call('ZRANGE', KEYS[6], 0, -1),
+  redis.call('ZRANGE', KEYS[7], 0, -1), redis.call('HGETALL', KEYS[8]),
+}
+for i = 9, #KEYS do
+  out[#out + 1] = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+end
+return out
+"#;
+
+/// The four per-queue state indexes.
+pub const STATES: [&str; 4] = ["waiting", "scheduled", "leased", "dead"];
+
+/// An atomic snapshot of a namespace's keys.
+#[derive(Debug, Default, Clone)]
+pub struct Dump {
+    pub jobs: BTreeMap<String, Meta>,
+    /// Records that did not decode.
+    pub undecodable: Vec<String>,
+    pub payloads: BTreeSet<String>,
+    pub dedup: HashMap<String, String>,
+    pub dedup_ttl: HashMap<String, f64>,
+    pub ord_active: HashMap<String, String>,
+    pub ord_blocked: Vec<String>,
+    pub ord_ready: Vec<String>,
+    pub ord_blocked_n: HashMap<String, i64>,
+    /// (queue, state) -> member -> score.
+    pub states: BTreeMap<(String, String), BTreeMap<String, f64>>,
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b.to_vec(),
+        Value::String(s) => s.to_string().into_bytes(),
+        Value::Integer(n) => n.to_string().into_bytes(),
+        Value::Double(f) => f.to_string().into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
+fn text(v: &Value) -> String {
+    String::from_utf8_lossy(&bytes(v)).into_owned()
+}
+
+fn items(v: &Value) -> &[Value] {
+    match v {
+        Value::Array(items) => items,
+        _ => &[],
+    }
+}
+
+fn pairs(v: &Value) -> impl Iterator<Item = (&Value, &Value)> {
+    items(v).chunks(2).filter_map(|c| match c {
+        [a, b] => Some((a, b)),
+        _ => None,
+    })
+}
+
+impl Dump {
+    /// Snapshots namespace `ns` in one script call.
+    pub async fn take(client: &Client, ns: &str) -> Result<Dump, fred::error::Error> {
+        let key = |s: &str| format!("{{{ns}}}:{s}");
+        let queues: Vec<String> = client.smembers(key("queues")).await?;
+        let mut keys: Vec<String> = [
+            "jobs",
+            "payloads",
+            "dedup",
+            "dedup:ttl",
+            "ord:active",
+            "ord:blocked",
+            "ord:ready",
+            "ord:blocked:n",
+        ]
+        .iter()
+        .map(|s| key(s))
+        .collect();
+        for queue in &queues {
+            for state in STATES {
+                keys.push(key(&format!("q:{queue}:{state}")));
+            }
+        }
+        let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
+        let parts = items(&reply);
+        let mut dump = Dump::default();
+        for (id, raw) in pairs(&parts[0]) {
+            match Meta::decode(&bytes(raw)) {
+                Some(meta) => {
+                    dump.jobs.insert(text(id), meta);
+                }
+                None => dump.undecodable.push(text(id)),
+            }
+        }
+        dump.payloads = items(&parts[1]).iter().map(text).collect();
+        dump.dedup = pairs(&parts[2]).map(|(k, v)| (text(k), text(v))).collect();
+        dump.dedup_ttl = pairs(&parts[3])
+            .map(|(k, v)| (text(k), text(v).parse().unwrap_or(f64::NAN)))
+            .collect();
+        dump.ord_active = pairs(&parts[4]).map(|(k, v)| (text(k), text(v))).collect();
+        dump.ord_blocked = items(&parts[5]).iter().map(text).collect();
+        dump.ord_ready = items(&parts[6]).iter().map(text).collect();
+        dump.ord_blocked_n = pairs(&parts[7])
+            .map(|(k, v)| (text(k), text(v).parse().unwrap_or(i64::MIN)))
+            .collect();
+        let mut i = 8;
+        for queue in &queues {
+            for state in STATES {
+                let members = pairs(&parts[i])
+                    .map(|(m, s)| (text(m), text(s).parse().unwrap_or(f64::NAN)))
+                    .collect();
+                dump.states
+                    .insert((queue.clone(), state.to_owned()), members);
+                i += 1;
+            }
+        }
+        Ok(dump)
+    }
+
+    /// Where each job is: (queue, state) for every index holding it.
+    pub fn placements(&self) -> HashMap<String, Vec<(String, String)>> {
+        let mut at: HashMap<String, Vec<(String, String)>> = HashMap::new();
+        for ((queue, state), members) in &self.states {
+            for id in members.keys() {
+                at.entry(id.clone())
+                    .or_default()
+                    .push((queue.clone(), state.clone()));
+            }
+        }
+        for member in &self.ord_blocked {
+            if let Some(id) = member.rsplit('\n').next() {
+                let queue = self
+                    .jobs
+                    .get(id)
+                    .map(|m| m.queue.clone())
+                    .unwrap_or_default();
+                at.entry(id.to_owned())
+                    .or_default()
+                    .push((queue, "blocked".into()));
+            }
+        }
+        for member in &self.ord_ready {
+            let mut parts = member.splitn(3, '\n');
+            let (queue, _seq, id) = (parts.next(), parts.next(), parts.next());
+            if let (Some(queue), Some(id)) = (queue, id) {
+                at.entry(id.to_owned())
+                    .or_default()
+                    .push((queue.to_owned(), "ready".into()));
+            }
+        }
+        at
+    }
+
+    /// Ids of the jobs in state `state` of any queue.
+    pub fn in_state(&self, state: &str) -> BTreeSet<String> {
+        self.states
+            .iter()
+            .filter(|((_, s), _)| s == state)
+            .flat_map(|(_, members)| members.keys().cloned())
+            .collect()
+    }
+
+    /// Every broken invariant, described; empty when the namespace is sound.
+    pub fn violations(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for id in &self.undecodable {
+            out.push(format!("job {id}: record does not decode"));
+        }
+        for id in self.jobs.keys() {
+            if !self.payloads.contains(id) {
+                out.push(format!("job {id}: record without payload"));
+            }
+        }
+        for id in &self.payloads {
+            if !self.jobs.contains_key(id) && !self.undecodable.contains(id) {
+                out.push(format!("payload {id}: no job record"));
+            }
+        }
+        let placements = self.placements();
+        for (id, meta) in &self.jobs {
+            let places = placements.get(id).cloned().unwrap_or_default();
+            if places.len() != 1 {
+                out.push(format!(
+                    "job {id}: in {} states {places:?}, expected exactly one",
+                    places.len()
+                ));
+            }
+            for (queue, state) in &places {
+                if *queue != meta.queue {
+                    out.push(format!(
+                        "job {id} of queue {:?} is {state} in queue {queue:?}",
+                        meta.queue
+                    ));
+                }
+            }
+            let leased = places.iter().any(|(_, s)| s == "leased");
+            if leased != (meta.lease_id != 0) {
+                out.push(format!(
+                    "job {id}: leased index {leased} but record lease {}",
+                    meta.lease_id
+                ));
+            }
+            if leased {
+                let score = self.states[&(meta.queue.clone(), "leased".to_owned())][id];
+                if score != meta.lease_expiry as f64 {
+                    out.push(format!(
+                        "job {id}: lease expiry {} in the index, {} in the record",
+                        score, meta.lease_expiry
+                    ));
+                }
+            }
+            let dead = places.iter().any(|(_, s)| s == "dead");
+            if dead != (meta.died_at > 0) {
+                out.push(format!(
+                    "job {id}: dead index {dead} but died_at {}",
+                    meta.died_at
+                ));
+            }
+            if let Some(members) = self.states.get(&(meta.queue.clone(), "waiting".into())) {
+                if let Some(score) = members.get(id) {
+                    if *score != meta.waiting_score() {
+                        out.push(format!(
+                            "job {id}: waiting score {score}, expected {}",
+                            meta.waiting_score()
+                        ));
+                    }
+                }
+            }
+        }
+        for (id, places) in &placements {
+            if !self.jobs.contains_key(id) {
+                out.push(format!("{places:?} holds {id}, which has no record"));
+            }
+        }
+        self.check_ordering(&placements, &mut out);
+        self.check_dedup(&mut out);
+        out
+    }
+
+    fn check_ordering(
+        &self,
+        placements: &HashMap<String, Vec<(String, String)>>,
+        out: &mut Vec<String>,
+    ) {
+        let mut live_by_key: HashMap<&str, Vec<&String>> = HashMap::new();
+        for (id, meta) in &self.jobs {
+            if !meta.ordering_key.is_empty() && meta.died_at == 0 {
+                live_by_key.entry(&meta.ordering_key).or_default().push(id);
+            }
+        }
+        for (key, holder) in &self.ord_active {
+            match self.jobs.get(holder) {
+                Some(m) if m.ordering_key == *key && m.died_at == 0 => {}
+                _ => out.push(format!(
+                    "ordering key {key:?} is held by {holder}, which is not a live job of that key"
+                )),
+            }
+        }
+        for (key, ids) in &live_by_key {
+            let holder = self.ord_active.get(*key);
+            if holder.is_none() {
+                out.push(format!(
+                    "ordering key {key:?} has live jobs {ids:?} but no holder"
+                ));
+            }
+            for id in ids {
+                let blocked = placements
+                    .get(*id)
+                    .is_some_and(|p| p.iter().any(|(_, s)| s == "blocked"));
+                let is_holder = holder == Some(*id);
+                if is_holder == blocked {
+                    out.push(format!(
+                        "job {id} of ordering key {key:?}: holder {is_holder}, blocked {blocked}"
+                    ));
+                }
+            }
+        }
+        let mut blocked_per_queue: HashMap<String, i64> = HashMap::new();
+        for member in &self.ord_blocked {
+            let mut parts = member.splitn(3, '\n');
+            let (key, seq, id) = (parts.next(), parts.next(), parts.next());
+            let (Some(key), Some(seq), Some(id)) = (key, seq, id) else {
+                out.push(format!("malformed blocked member {member:?}"));
+                continue;
+            };
+            if let Some(m) = self.jobs.get(id) {
+                *blocked_per_queue.entry(m.queue.clone()).or_default() += 1;
+                if m.ordering_key != key || seq.parse::<u64>().ok() != Some(m.seq) {
+                    out.push(format!(
+                        "blocked member {member:?} disagrees with its record"
+                    ));
+                }
+            }
+        }
+        let queues: BTreeSet<&String> = blocked_per_queue
+            .keys()
+            .chain(self.ord_blocked_n.keys())
+            .collect();
+        for queue in queues {
+            let counted = self.ord_blocked_n.get(queue).copied().unwrap_or(0);
+            let actual = blocked_per_queue.get(queue).copied().unwrap_or(0);
+            if counted != actual {
+                out.push(format!(
+                    "queue {queue:?}: blocked counter {counted}, but {actual} blocked"
+                ));
+            }
+        }
+    }
+
+    fn check_dedup(&self, out: &mut Vec<String>) {
+        for (key, id) in &self.dedup {
+            if self.dedup_ttl.contains_key(key) {
+                continue;
+            }
+            match self.jobs.get(id) {
+                Some(m) if m.dedup_key == *key && m.died_at == 0 => {}
+                _ => out.push(format!(
+                    "dedup key {key:?} points to {id}, not a live job with that key"
+                )),
+            }
+        }
+        for key in self.dedup_ttl.keys() {
+            if !self.dedup.contains_key(key) {
+                out.push(format!("dedup TTL for {key:?} without a dedup entry"));
+            }
+        }
+    }
+}
+
+/// Snapshots `ns` and returns its broken invariants.
+pub async fn check_namespace(client: &Client, ns: &str) -> Vec<String> {
+    match Dump::take(client, ns).await {
+        Ok(dump) => dump.violations(),
+        Err(e) => vec![format!("could not snapshot the namespace: {e}")],
+    }
+}

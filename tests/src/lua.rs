@@ -1,0 +1,98 @@
+//! The driver's Lua scripts, composed exactly as `driver/src/scripts.rs`
+//! composes them, for tests that talk to them directly: raw `EVALSHA` with
+//! hostile ARGV (the property tests), naming the scripts seen by `MONITOR`
+//! (the history checker), and deliberately broken variants that prove the
+//! checker is not vacuous (always built here, in test code, never shipped).
+
+use std::collections::HashMap;
+
+use fred::clients::Client;
+use fred::interfaces::LuaInterface;
+use fred::types::Value;
+
+const LIB: &str = include_str!("../../lua/lib.lua");
+
+/// Every queue-scoped transition script, by the name of its file in `lua/`.
+pub const QUEUE_SCRIPTS: [(&str, &str); 13] = [
+    ("enqueue", include_str!("../../lua/enqueue.lua")),
+    ("claim", include_str!("../../lua/claim.lua")),
+    ("ack", include_str!("../../lua/ack.lua")),
+    ("nack", include_str!("../../lua/nack.lua")),
+    ("extend", include_str!("../../lua/extend.lua")),
+    ("release", include_str!("../../lua/release.lua")),
+    ("reclaim", include_str!("../../lua/reclaim.lua")),
+    ("requeue_dead", include_str!("../../lua/requeue_dead.lua")),
+    ("delete_dead", include_str!("../../lua/delete_dead.lua")),
+    ("next_due", include_str!("../../lua/next_due.lua")),
+    ("counts", include_str!("../../lua/counts.lua")),
+    ("inspect", include_str!("../../lua/inspect.lua")),
+    ("list_jobs", include_str!("../../lua/list_jobs.lua")),
+];
+
+/// The text of `lua/<name>.lua` (panics for an unknown name).
+pub fn source(name: &str) -> &'static str {
+    QUEUE_SCRIPTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .unwrap_or_else(|| panic!("no script lua/{name}.lua"))
+}
+
+/// Shebang line, then lib.lua, then the rest: what the driver loads.
+pub fn compose(source: &str) -> String {
+    let (shebang, body) = source
+        .split_once('\n')
+        .expect("every script starts with a shebang line");
+    format!("{shebang}\n{LIB}\n{body}")
+}
+
+/// The composed script `name` with `patches` applied (each `(from, to)`
+/// must match exactly once, so a patch cannot silently stop applying when
+/// the script changes).
+pub fn patched(name: &str, patches: &[(&str, &str)]) -> String {
+    let mut text = compose(source(name));
+    for (from, to) in patches {
+        let hits = text.matches(from).count();
+        assert_eq!(hits, 1, "patch {from:?} matches {hits} times in {name}");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
+/// `SCRIPT LOAD` a script body; returns its SHA-1.
+pub async fn load(client: &Client, body: &str) -> String {
+    client
+        .script_load::<String, _>(body.to_owned())
+        .await
+        .expect("SCRIPT LOAD")
+}
+
+/// Loads every shipped queue script; returns SHA-1 -> script name, which is
+/// how `MONITOR` lines (that show only the SHA) are named.
+pub async fn load_all(client: &Client) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    for (name, source) in QUEUE_SCRIPTS {
+        names.insert(load(client, &compose(source)).await, name.to_owned());
+    }
+    names
+}
+
+/// Runs a loaded script with the queue key list of `lua/lib.lua` for
+/// `queue` in namespace `ns`, and ARGV = queue, wake channel, then `args`.
+pub async fn evalsha(
+    client: &Client,
+    sha: &str,
+    ns: &str,
+    queue: &str,
+    args: &[Value],
+) -> Result<Value, fred::error::Error> {
+    let keys = redq::keys::Keys::new(ns);
+    let mut argv: Vec<Value> = vec![
+        Value::from(queue.to_owned()),
+        Value::from(keys.wake_channel()),
+    ];
+    argv.extend(args.iter().cloned());
+    client
+        .evalsha(sha.to_owned(), keys.queue(queue).0, argv)
+        .await
+}
