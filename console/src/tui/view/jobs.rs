@@ -104,12 +104,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         .collect::<Vec<_>>();
     let pages = total.div_ceil(JOBS_PAGE as u64).max(1);
     let first = if items.is_empty() { 0 } else { q.offset + 1 };
-    let title = format!(
-        " {} jobs {first}–{} of {total} (page {} of {pages}) ",
-        q.state,
-        q.offset + items.len() as u64,
-        q.offset / JOBS_PAGE as u64 + 1,
-    );
+    let title = if items.is_empty() {
+        format!(" {} jobs: none on this page ({total} in all) ", q.state)
+    } else {
+        format!(
+            " {} jobs {first}–{} of {total} (page {} of {pages}) ",
+            q.state,
+            q.offset + items.len() as u64,
+            q.offset / JOBS_PAGE as u64 + 1,
+        )
+    };
     let empty = if page.is_none() {
         vec!["loading…".to_owned()]
     } else {
