@@ -26,7 +26,10 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
     let keys = Keys::new(queue.namespace()).queue("q").0;
     let ids = ["01JRESENDRESENDRESEND00001", "01JRESENDRESENDRESEND00002"];
     let mut args: Vec<String> = vec![enqueue_script(), keys.len().to_string()];
-    args.extend(keys.iter().cloned());
+    args.extend(
+        keys.iter()
+            .map(|k| k.as_str().expect("utf-8 key").to_owned()),
+    );
     args.extend([
         "q".into(),
         queue.wake_channel(),
