@@ -79,3 +79,8 @@ pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use queue::RedisQueue;
 pub use redact::redact_url;
 pub use seed::Queue;
+
+/// The README's Rust examples, compiled as doctests so they stay true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
