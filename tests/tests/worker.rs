@@ -786,3 +786,109 @@ async fn a_batch_ack_gives_each_job_its_own_outcome() {
     let counts = queue.counts("default").await.unwrap();
     assert_eq!(counts.leased, 1, "only the stale-token job is still held");
 }
+
+/// Records which queue it ran from, in order.
+#[derive(Serialize, Deserialize)]
+struct Ordered;
+impl TypedJob for Ordered {
+    const NAME: &'static str = "t.ordered";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let log = cx
+            .service::<Arc<Mutex<Vec<String>>>>()
+            .expect("log service");
+        log.lock().unwrap().push(cx.queue().to_owned());
+        Ok(())
+    }
+}
+
+async fn run_in_order(options: WorkOptions, per_queue: usize) -> Vec<String> {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("order")).await;
+    for name in ["high", "low"] {
+        let jobs = (0..per_queue)
+            .map(|_| NewJob::new(serde_json::json!(null)).name(Ordered::NAME))
+            .collect();
+        queue.add_batch(name, jobs).await.unwrap();
+    }
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut registry = Registry::new();
+    registry.add_job::<Ordered>();
+    let worker = Worker::new(
+        queue.clone(),
+        registry,
+        options.concurrency(1).schedules(false),
+    )
+    .unwrap()
+    .services(Services::new().with(log.clone()));
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    wait_until(DEADLINE, "every job to run", async || {
+        log.lock().unwrap().len() == 2 * per_queue
+    })
+    .await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+    let order = log.lock().unwrap().clone();
+    order
+}
+
+#[tokio::test]
+async fn strict_order_serves_a_later_queue_only_when_earlier_ones_are_empty() {
+    let order = run_in_order(
+        WorkOptions::new()
+            .queues(["high", "low"])
+            .order(redq::worker::QueueOrder::Strict),
+        15,
+    )
+    .await;
+    assert!(order[..15].iter().all(|q| q == "high"), "{order:?}");
+    assert!(order[15..].iter().all(|q| q == "low"), "{order:?}");
+}
+
+#[tokio::test]
+async fn weighted_order_serves_every_queue_from_the_start() {
+    let order = run_in_order(
+        WorkOptions::new().weighted_queues([("high", 1), ("low", 1)]),
+        30,
+    )
+    .await;
+    // With equal weights, 20 draws all from one queue happen 2 in a million runs.
+    let first = &order[..20];
+    assert!(
+        first.iter().any(|q| q == "high") && first.iter().any(|q| q == "low"),
+        "{order:?}"
+    );
+}
+
+#[derive(Serialize, Deserialize)]
+struct UsesAnyhow;
+impl TypedJob for UsesAnyhow {
+    const NAME: &'static str = "t.uses_anyhow";
+    const MAX_ATTEMPTS: u32 = 1;
+    async fn run(&self, _cx: &JobCx) -> Result<(), JobError> {
+        fn load() -> anyhow::Result<u32> {
+            let n: u32 = "not a number".parse()?;
+            Ok(n)
+        }
+        use anyhow::Context as _;
+        load().context("loading the invoice")?;
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_anyhow_error_converts_with_question_mark_and_keeps_its_context() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("anyhow")).await;
+    let id = queue.push(&UsesAnyhow).await.unwrap().id().to_owned();
+    let mut registry = Registry::new();
+    registry.add_job::<UsesAnyhow>();
+    let worker = Worker::new(queue.clone(), registry, default_queue().schedules(false)).unwrap();
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    wait_dead(&queue, &id).await;
+    let error = dead_error(&queue, &id).await;
+    assert_eq!(error, "loading the invoice: invalid digit found in string");
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+}
