@@ -67,10 +67,25 @@ pub async fn load(client: &Client, body: &str) -> String {
         .expect("SCRIPT LOAD")
 }
 
-/// Loads every shipped queue script; returns SHA-1 -> script name, which is
-/// how `MONITOR` lines (that show only the SHA) are named.
+/// Variants loaded with [`load_named`]: SHA-1 -> the script they replace.
+static VARIANTS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// `SCRIPT LOAD` a variant of script `name`, remembered so that the server
+/// record names its runs `name` like the script it stands in for.
+pub async fn load_named(client: &Client, name: &str, body: &str) -> String {
+    let sha = load(client, body).await;
+    VARIANTS
+        .lock()
+        .unwrap()
+        .push((sha.clone(), name.to_owned()));
+    sha
+}
+
+/// Loads every shipped queue script; returns SHA-1 -> script name (with
+/// the variants loaded so far), which is how `MONITOR` lines (that show
+/// only the SHA) are named.
 pub async fn load_all(client: &Client) -> HashMap<String, String> {
-    let mut names = HashMap::new();
+    let mut names: HashMap<String, String> = VARIANTS.lock().unwrap().iter().cloned().collect();
     for (name, source) in QUEUE_SCRIPTS {
         names.insert(load(client, &compose(source)).await, name.to_owned());
     }

@@ -18,6 +18,7 @@
 pub mod check;
 pub mod meta;
 pub mod monitor;
+pub mod raw;
 pub mod record;
 pub mod server;
 pub mod structure;

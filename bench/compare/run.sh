@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of redq and BullMQ on ONE private redis-server.
+#
+#   bench/compare/run.sh [--n N] [--c C] [--rounds R] [--cases a,b,...]
+#                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
+#                        [--no-build]
+#
+# The same settings can come from the environment: N, C, R, CASES, K, G, W, B
+# (flags win). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
+# W=100 B=1000, all six cases.
+#
+# For each case, redq and BullMQ run alternately R times, with FLUSHALL before
+# every run. Every JSON line is appended to results/<date>.jsonl (tagged with
+# this invocation's start time and the redq commit); the summary table (medians
+# per system, and who is better by how much) goes to stdout.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+N="${N:-50000}"
+C="${C:-50}"
+R="${R:-3}"
+K="${K:-1000}"
+G="${G:-1}"
+W="${W:-100}"
+B="${B:-1000}"
+CASES="${CASES:-enqueue_bulk,enqueue_serial,enqueue_window,process,process_keep,latency}"
+BUILD=1
+# Every single bench run is cut off after this many seconds.
+RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
+
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --n) N="$2"; shift 2 ;;
+    --c) C="$2"; shift 2 ;;
+    --rounds | --r) R="$2"; shift 2 ;;
+    --cases) CASES="$2"; shift 2 ;;
+    --lat-n) K="$2"; shift 2 ;;
+    --lat-gap-ms) G="$2"; shift 2 ;;
+    --window) W="$2"; shift 2 ;;
+    --batch) B="$2"; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+for v in N C R K G W B; do
+  if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
+done
+IFS=',' read -r -a cases <<<"$CASES"
+for case in "${cases[@]}"; do
+  case "$case" in
+    enqueue_bulk | enqueue_serial | enqueue_window | process | process_keep | latency) ;;
+    *) echo "run.sh: unknown case '$case' (enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, latency)" >&2; exit 2 ;;
+  esac
+done
+
+for tool in redis-server redis-cli node npm cargo timeout; do
+  command -v "$tool" >/dev/null || { echo "run.sh: $tool is not installed" >&2; exit 1; }
+done
+
+# ---- the private redis-server ---------------------------------------------------
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/redq-compare.XXXXXX")"
+redis_pid=""
+cleanup() {
+  if [ -n "$redis_pid" ]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+port=""
+for _ in 1 2 3 4 5; do
+  candidate="$(free_port)"
+  redis-server --bind 127.0.0.1 --port "$candidate" --protected-mode yes \
+    --dir "$tmp" --save "" --appendonly no --daemonize no \
+    --logfile "$tmp/redis.log" &
+  redis_pid=$!
+  for _ in $(seq 1 50); do
+    if redis-cli -h 127.0.0.1 -p "$candidate" ping 2>/dev/null | grep -q PONG; then port="$candidate"; break; fi
+    kill -0 "$redis_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] && break
+  kill "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
+  redis_pid=""
+done
+if [ -z "$port" ]; then
+  echo "run.sh: could not start redis-server on a free loopback port" >&2
+  cat "$tmp/redis.log" >&2 2>/dev/null || true
+  exit 1
+fi
+url="redis://127.0.0.1:$port"
+rcli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
+
+# ---- the two clients --------------------------------------------------------------
+if [ ! -d "$here/node_modules" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund) >&2
+fi
+if [ "$BUILD" = 1 ]; then
+  (cd "$repo" && cargo build --release -p redq-console) >&2
+fi
+redq="$repo/target/release/redq"
+[ -x "$redq" ] || { echo "run.sh: $redq is missing (build it or drop --no-build)" >&2; exit 1; }
+redq_commit="$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
+
+# ---- the runs ---------------------------------------------------------------------
+started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+mkdir -p "$here/results"
+results="$here/results/$(date -u +%F).jsonl"
+lines="$tmp/lines.jsonl"
+: >"$lines"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "run $started: N=$N C=$C R=$R K=$K G=$G W=$W B=$B redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') at $url; redq $redq_commit; load before: $load_before" >&2
+
+common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms "$G" --window "$W" --batch "$B")
+one_run() { # system case round
+  local system="$1" case="$2" round="$3" out
+  rcli flushall >/dev/null
+  local cmd=("$redq" bench)
+  [ "$system" = redq ] || cmd=(node "$here/bullmq-bench.mjs")
+  if ! out="$(timeout "$RUN_TIMEOUT" "${cmd[@]}" --case "$case" "${common[@]}")"; then
+    echo "run.sh: $system $case (round $round) failed or took over ${RUN_TIMEOUT}s" >&2
+    exit 1
+  fi
+  [ -n "$out" ] || { echo "run.sh: $system $case printed nothing" >&2; return 1; }
+  printf '%s\n' "$out" >&2
+  # Tag the line with this invocation, keeping the bench's own fields as they are.
+  node -e 'const [l,run,round,commit]=process.argv.slice(1);console.log(JSON.stringify({run,round:+round,redq_commit:commit,...JSON.parse(l)}))' \
+    "$out" "$started" "$round" "$redq_commit" | tee -a "$results" >>"$lines"
+}
+for case in "${cases[@]}"; do
+  for round in $(seq 1 "$R"); do
+    # Alternate which system goes first, so neither always runs on a warmer machine.
+    if [ $((round % 2)) = 1 ]; then order=(redq bullmq); else order=(bullmq redq); fi
+    for system in "${order[@]}"; do
+      one_run "$system" "$case" "$round"
+    done
+  done
+done
+rcli flushall >/dev/null
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo
+echo "redq vs BullMQ — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, medians of $R run(s) each"
+echo "machine: $(nproc) cores, load average (1/5/15 min) before: $load_before, after: $load_after"
+echo "redq $redq_commit, BullMQ $(node -p 'require(process.argv[1]+"/node_modules/bullmq/package.json").version' "$here"), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), node $(node --version)"
+echo "all lines: ${results#"$repo"/}"
+echo
+node "$here/summarize.mjs" "$lines"

@@ -1,0 +1,212 @@
+//! A recorded client that calls the scripts directly with `EVALSHA`, so a
+//! test can swap a script for a deliberately broken variant (built with
+//! [`crate::lua::patched`]) and show that the checker catches the breakage.
+//! It records the same calls and replies as [`super::RecordingQueue`].
+
+use std::collections::HashMap;
+
+use fred::clients::Client;
+use fred::types::Value;
+
+use super::meta::Meta;
+use super::record::{tag_of, Call, Claimed, JobSpec, Recorder, Reply};
+use crate::lua;
+
+/// A client of one queue that runs (possibly patched) scripts itself.
+pub struct RawQueue {
+    client: Client,
+    ns: String,
+    queue: String,
+    shas: HashMap<String, String>,
+    pub recorder: Recorder,
+    node: u64,
+    instance: u32,
+}
+
+fn bytes(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Bytes(b) => b.to_vec(),
+        Value::String(s) => s.to_string().into_bytes(),
+        Value::Integer(n) => n.to_string().into_bytes(),
+        _ => Vec::new(),
+    }
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Integer(n) => *n,
+        other => String::from_utf8_lossy(&bytes(other)).parse().unwrap_or(0),
+    }
+}
+
+fn s(v: impl ToString) -> Value {
+    Value::from(v.to_string())
+}
+
+impl RawQueue {
+    /// Loads the shipped scripts, then `overrides` (name, body) in their place.
+    pub async fn new(
+        client: Client,
+        ns: &str,
+        queue: &str,
+        recorder: Recorder,
+        overrides: &[(&str, String)],
+    ) -> RawQueue {
+        let mut shas = HashMap::new();
+        for (name, source) in lua::QUEUE_SCRIPTS {
+            shas.insert(
+                name.to_owned(),
+                lua::load(&client, &lua::compose(source)).await,
+            );
+        }
+        for (name, body) in overrides {
+            shas.insert(
+                (*name).to_owned(),
+                lua::load_named(&client, name, body).await,
+            );
+        }
+        RawQueue {
+            client,
+            ns: ns.to_owned(),
+            queue: queue.to_owned(),
+            shas,
+            recorder,
+            node: rand::random::<u32>() as u64,
+            instance: 1,
+        }
+    }
+
+    async fn run(&self, script: &str, args: Vec<Value>) -> Result<Value, fred::error::Error> {
+        lua::evalsha(
+            &self.client,
+            &self.shas[script],
+            &self.ns,
+            &self.queue,
+            &args,
+        )
+        .await
+    }
+
+    /// Enqueues `specs` in one script call; returns the created ids.
+    pub async fn enqueue(&self, specs: &[JobSpec]) -> Vec<String> {
+        let seq = self.recorder.invoke(Call::Enqueue {
+            queue: self.queue.clone(),
+            tags: specs.iter().map(|j| j.tag.clone()).collect(),
+            keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
+        });
+        let mut args = vec![s(1 << 20), s(specs.len())];
+        let mut ids = Vec::new();
+        for spec in specs {
+            let id = ulid::Ulid::new().to_string();
+            ids.push(id.clone());
+            args.extend([
+                s(&id),
+                s(serde_json::json!({ "tag": spec.tag })),
+                s(0),
+                s(0),
+                s(0),
+                s(""),
+                s(0),
+                s(&spec.ordering_key),
+                s(spec.max_attempts),
+                s(0),
+                s(""),
+            ]);
+        }
+        let reply = self.run("enqueue", args).await.expect("enqueue");
+        let Value::Array(items) = reply else {
+            panic!("enqueue reply {reply:?}")
+        };
+        let out: Vec<(String, bool)> = items
+            .chunks(2)
+            .map(|p| {
+                (
+                    String::from_utf8_lossy(&bytes(&p[1])).into_owned(),
+                    int(&p[0]) != 0,
+                )
+            })
+            .collect();
+        self.recorder.complete(seq, Reply::Enqueued { ids: out });
+        ids
+    }
+
+    /// Claims up to `limit` jobs; `extra` is appended to ARGV (for variants
+    /// that take more arguments, such as a client clock).
+    pub async fn claim(&self, limit: usize, lease_ms: u64, extra: &[Value]) -> Vec<Claimed> {
+        let seq = self.recorder.invoke(Call::Claim {
+            queue: self.queue.clone(),
+            limit,
+            lease_ms,
+        });
+        let mut args = vec![s(limit), s(lease_ms), s(self.node), s(self.instance)];
+        args.extend(extra.iter().cloned());
+        let reply = self.run("claim", args).await.expect("claim");
+        let Value::Array(items) = reply else {
+            panic!("claim reply {reply:?}")
+        };
+        let mut jobs = Vec::new();
+        for t in items[1..].chunks(3) {
+            let meta = Meta::decode(&bytes(&t[2])).expect("claimed meta");
+            let payload: serde_json::Value =
+                serde_json::from_slice(&bytes(&t[1])).unwrap_or_default();
+            jobs.push(Claimed {
+                id: String::from_utf8_lossy(&bytes(&t[0])).into_owned(),
+                tag: tag_of(&payload),
+                lease: meta.lease_id,
+                attempts: meta.attempts as u32,
+                expiry_ms: meta.lease_expiry,
+                ordering_key: meta.ordering_key,
+            });
+        }
+        self.recorder
+            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
+        jobs
+    }
+
+    /// Acks one job under `lease`; returns the recorded reply.
+    pub async fn ack(&self, id: &str, lease: u64) -> Reply {
+        let seq = self.recorder.invoke(Call::Ack {
+            id: id.to_owned(),
+            lease,
+        });
+        let reply = match self.run("ack", vec![s(1), s(id), s(lease)]).await {
+            Ok(Value::Array(codes)) => match codes.first().map(int) {
+                Some(1) => Reply::Acked { completed: true },
+                Some(0) => Reply::Acked { completed: false },
+                _ => Reply::LeaseLost,
+            },
+            Ok(other) => Reply::Failed {
+                error: format!("{other:?}"),
+            },
+            Err(e) => Reply::Failed {
+                error: e.to_string(),
+            },
+        };
+        self.recorder.complete(seq, reply.clone());
+        reply
+    }
+
+    /// Nacks one job under `lease` (retry after `delay_ms`, or dead).
+    pub async fn nack(&self, id: &str, lease: u64, delay_ms: u64, dead: bool) -> Reply {
+        let seq = self.recorder.invoke(Call::Nack {
+            id: id.to_owned(),
+            lease,
+            delay_ms,
+            dead,
+        });
+        let args = vec![s(id), s(lease), s(delay_ms), s("broken"), s(dead as u8)];
+        let reply = match self.run("nack", args).await {
+            Ok(Value::Array(f)) if int(&f[0]) == 1 || int(&f[0]) == 2 => Reply::Nacked {
+                attempts: int(&f[1]) as u32,
+                dead: int(&f[2]) == 1,
+                due_ms: int(&f[3]) as u64,
+            },
+            Ok(_) => Reply::LeaseLost,
+            Err(e) => Reply::Failed {
+                error: e.to_string(),
+            },
+        };
+        self.recorder.complete(seq, reply.clone());
+        reply
+    }
+}
