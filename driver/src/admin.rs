@@ -98,13 +98,7 @@ impl RedisQueue {
     /// The queue's size by state, in one atomic snapshot.
     pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
         let items = reply::array(self.run(Op::Counts, queue, Vec::new()).await?)?;
-        let field = |i: usize| {
-            items
-                .get(i)
-                .map(reply::int)
-                .transpose()
-                .map(|v| v.unwrap_or(0).max(0) as u64)
-        };
+        let field = |i: usize| reply::count_at(&items, i);
         let head = field(7)?;
         Ok(QueueCounts {
             queue: queue.to_owned(),
@@ -339,13 +333,7 @@ impl RedisQueue {
         args: Vec<fred::types::Value>,
     ) -> Result<DeadLetterReport, QueueError> {
         let items = reply::array(self.run(op, queue, args).await?)?;
-        let field = |i: usize| {
-            items
-                .get(i)
-                .map(reply::int)
-                .transpose()
-                .map(|v| v.unwrap_or(0) as u64)
-        };
+        let field = |i: usize| reply::count_at(&items, i);
         Ok(DeadLetterReport {
             done: field(0)?,
             not_found: field(1)?,

@@ -158,3 +158,17 @@ pub fn cut_error(error: &str) -> &str {
     }
     &error[..end]
 }
+
+/// A retry window in whole milliseconds (0 = none): when set, at least 1 ms
+/// and at most ten years.
+pub fn check_retry_window(window: Option<Duration>) -> Result<u64, QueueError> {
+    match window {
+        Some(window) if window.is_zero() => Err(QueueError::invalid(
+            "retry window",
+            "0s",
+            "at least 1 ms (leave it unset for none)",
+        )),
+        Some(window) => check_duration("retry window", window),
+        None => Ok(0),
+    }
+}

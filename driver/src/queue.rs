@@ -206,17 +206,7 @@ impl RedisQueue {
         if let Some(name) = &job.name {
             limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
         }
-        let retry_window = match job.retry_window {
-            Some(window) if window.is_zero() => {
-                return Err(QueueError::invalid(
-                    "retry window",
-                    "0s",
-                    "at least 1 ms (leave it unset for none)",
-                ));
-            }
-            Some(window) => limits::check_duration("retry window", window)?,
-            None => 0,
-        };
+        let retry_window = limits::check_retry_window(job.retry_window)?;
         Ok([
             text(ulid::Ulid::new().to_string()),
             text(payload),
@@ -428,13 +418,7 @@ impl RedisQueue {
             self.run(Op::Reclaim, queue, vec![num(limit as u64)])
                 .await?,
         )?;
-        let field = |i: usize| {
-            items
-                .get(i)
-                .map(reply::int)
-                .transpose()
-                .map(|v| v.unwrap_or(0) as u64)
-        };
+        let field = |i: usize| reply::count_at(&items, i);
         Ok(Reclaimed {
             requeued: field(0)?,
             dead_lettered: field(1)?,

@@ -184,6 +184,12 @@ pub mod reply {
         }
     }
 
+    /// Entry `index` of an array reply as a count (0 when absent or
+    /// negative): how the scripts report their small integer results.
+    pub fn count_at(items: &[Value], index: usize) -> Result<u64, QueueError> {
+        Ok(items.get(index).map(int).transpose()?.unwrap_or(0).max(0) as u64)
+    }
+
     /// A score reply (a string holding a float).
     pub fn score(value: &Value) -> Result<f64, QueueError> {
         match value {

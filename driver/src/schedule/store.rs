@@ -170,17 +170,7 @@ impl RedisQueue {
         if let Some(name) = &schedule.job_name {
             limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
         }
-        let retry_window = match schedule.retry_window {
-            Some(window) if window.is_zero() => {
-                return Err(QueueError::invalid(
-                    "retry window",
-                    "0s",
-                    "at least 1 ms (leave it unset for none)",
-                ));
-            }
-            Some(window) => limits::check_duration("retry window", window)?,
-            None => 0,
-        };
+        let retry_window = limits::check_retry_window(schedule.retry_window)?;
         let starts_at = time_ms("starts_at", schedule.starts_at)?;
         let ends_at = time_ms("ends_at", schedule.ends_at)?;
         if ends_at > 0 && ends_at < starts_at {
