@@ -118,8 +118,12 @@ impl RedisQueueBuilder {
     ///
     /// Accepted URLs: `redis://[user:password@]host[:port][/db]`,
     /// `rediss://…` (TLS with rustls, verified against the system's root
-    /// certificates; never a plaintext fallback) and
-    /// `redis+unix:///path/to/redis.sock`.
+    /// certificates; never a plaintext fallback),
+    /// `redis+unix:///path/to/redis.sock`, a Redis Cluster
+    /// (`redis-cluster://host:port?node=host2:port2&node=…`, any reachable
+    /// nodes as seeds; `rediss-cluster://` with TLS) and a primary behind
+    /// Sentinel (`redis-sentinel://sentinel:26379?sentinelServiceName=name&node=sentinel2:26379`;
+    /// `rediss-sentinel://` with TLS). See `docs/cluster.md`.
     pub async fn connect(self) -> Result<RedisQueue, QueueError> {
         check_namespace(&self.namespace)?;
         if self.pool_size == 0 || self.pool_size > 64 {
@@ -175,14 +179,24 @@ impl RedisQueueBuilder {
 
 fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
     let scheme = url.split("://").next().unwrap_or_default();
-    if !matches!(scheme, "redis" | "rediss" | "redis+unix") {
+    if !matches!(
+        scheme,
+        "redis"
+            | "rediss"
+            | "redis+unix"
+            | "redis-cluster"
+            | "rediss-cluster"
+            | "redis-sentinel"
+            | "rediss-sentinel"
+    ) {
         return Err(QueueError::Config(format!(
-            "{redacted}: unsupported scheme; accepted: redis://, rediss:// (TLS), redis+unix://"
+            "{redacted}: unsupported scheme; accepted: redis://, rediss:// (TLS), redis+unix://, \
+             redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel://"
         )));
     }
     let config = Config::from_url(url)
         .map_err(|e| QueueError::Config(format!("{redacted}: {}", scrub(e.details(), url))))?;
-    if scheme == "rediss" && config.tls.is_none() {
+    if scheme.starts_with("rediss") && config.tls.is_none() {
         return Err(QueueError::Config(format!(
             "{redacted}: TLS was requested but is not configured"
         )));

@@ -23,6 +23,7 @@
 mod builder;
 pub mod chaos;
 mod client;
+pub mod cluster;
 pub mod history;
 pub mod jobs;
 pub mod lua;

@@ -1,6 +1,7 @@
 //! The seed `Queue` trait's documented semantics, checked through the trait
 //! alone with the same test bodies against both backends: `MemoryQueue`, and
-//! `RedisQueue` on a private `redis-server`.
+//! `RedisQueue` on a private `redis-server` (and, as `cluster::name`, on a
+//! local 3-primary Redis Cluster).
 //!
 //! Each body is a generic `async fn name<Q: Backend>(q: &Q)`; the
 //! `on_both_backends!` list at the bottom turns it into `memory::name` and
@@ -15,6 +16,7 @@ use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use redq::{Job, MemoryQueue, Queue, QueueError, RedisQueue};
+use redq_tests::cluster::RedisCluster;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde_json::{json, Value};
 use tokio::time::Instant;
@@ -93,6 +95,16 @@ async fn redis_queue(test: &str) -> (RedisServer, RedisQueue) {
         .await
         .expect("connecting to the test server");
     (server, queue)
+}
+
+async fn cluster_queue(test: &str) -> (std::sync::Arc<RedisCluster>, RedisQueue) {
+    let cluster = RedisCluster::shared();
+    let queue = RedisQueue::builder(&cluster.url())
+        .namespace(unique_namespace(test))
+        .connect()
+        .await
+        .expect("connecting to the test cluster");
+    (cluster, queue)
 }
 
 fn payloads(numbers: impl IntoIterator<Item = i64>) -> Vec<Value> {
@@ -680,6 +692,17 @@ macro_rules! on_both_backends {
                 #[tokio::test]
                 async fn $test() {
                     let (_server, queue) = super::redis_queue(stringify!($test)).await;
+                    super::$test(&queue).await;
+                }
+            )*
+        }
+
+        /// `RedisQueue` on a 3-primary Redis Cluster shared by these tests.
+        mod cluster {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    let (_cluster, queue) = super::cluster_queue(stringify!($test)).await;
                     super::$test(&queue).await;
                 }
             )*

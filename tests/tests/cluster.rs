@@ -1,0 +1,245 @@
+//! The driver on a local Redis Cluster (3 primaries, 1 replica each): cluster
+//! URLs, scripts on every primary (and reloaded after `SCRIPT FLUSH`), the
+//! worker runtime with its pub/sub wake-ups, and the operator calls, with no
+//! `CROSSSLOT` anywhere. The trait-level tests run on a cluster too
+//! (`queue_trait.rs`, `cluster::*`).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fred::util::redis_keyslot;
+use redq::schedule::Schedule;
+use redq::worker::{
+    CancellationToken, JobCx, JobError, JobQueue, Registry, Services, TypedJob, WorkOptions,
+    Worker, WorkerReport,
+};
+use redq::{NewJob, QueueError, RedisQueue};
+use redq_tests::cluster::RedisCluster;
+use redq_tests::{unique_namespace, wait_until};
+use serde::{Deserialize, Serialize};
+use tokio::task::JoinHandle;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+async fn connect(cluster: &RedisCluster, ns: &str) -> RedisQueue {
+    RedisQueue::builder(&cluster.url())
+        .namespace(ns)
+        .connect()
+        .await
+        .expect("connecting to the cluster")
+}
+
+fn slot_of(ns: &str) -> u16 {
+    redis_keyslot(format!("{{{ns}}}:jobs").as_bytes())
+}
+
+/// A namespace named after `test` whose slot the node `primary` serves.
+fn namespace_on(cluster: &RedisCluster, test: &str, primary: usize) -> String {
+    loop {
+        let ns = unique_namespace(test);
+        if cluster.primary_of_slot(slot_of(&ns)) == Some(primary) {
+            return ns;
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counter(AtomicU32);
+
+#[derive(Serialize, Deserialize)]
+struct Count;
+impl TypedJob for Count {
+    const NAME: &'static str = "c.count";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        cx.service::<Arc<Counter>>()
+            .expect("counter")
+            .0
+            .fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Refuse;
+impl TypedJob for Refuse {
+    const NAME: &'static str = "c.refuse";
+    const MAX_ATTEMPTS: u32 = 1;
+    async fn run(&self, _cx: &JobCx) -> Result<(), JobError> {
+        Err(JobError::fail("refused"))
+    }
+}
+
+fn start_worker(
+    queue: &RedisQueue,
+    options: WorkOptions,
+    counter: Arc<Counter>,
+) -> (
+    CancellationToken,
+    JoinHandle<Result<WorkerReport, QueueError>>,
+) {
+    let mut registry = Registry::new();
+    registry.add_job::<Count>().add_job::<Refuse>();
+    let worker = Worker::new(queue.clone(), registry, options.schedules(false))
+        .expect("options")
+        .services(Services::new().with(counter));
+    let stop = CancellationToken::new();
+    (stop.clone(), tokio::spawn(worker.run(stop)))
+}
+
+#[tokio::test]
+async fn every_primary_runs_the_scripts_and_reloads_them_after_a_flush() {
+    let cluster = RedisCluster::shared();
+    for primary in 0..3 {
+        let ns = namespace_on(&cluster, "primaries", primary);
+        let queue = connect(&cluster, &ns).await;
+        queue
+            .add("q", NewJob::new(serde_json::json!(1)))
+            .await
+            .unwrap();
+        // Every node forgets every script; NOSCRIPT reloads them where needed.
+        for node in 0..cluster.nodes().len() {
+            assert_eq!(cluster.cli(node, &["SCRIPT", "FLUSH"]).trim(), "OK");
+        }
+        let jobs = queue.claim("q", 10, Duration::from_secs(30)).await.unwrap();
+        assert_eq!(jobs.len(), 1, "namespace on primary {primary}");
+        queue.ack(&jobs[0].lease()).await.unwrap();
+        let counts = queue.counts("q").await.unwrap();
+        assert_eq!((counts.waiting, counts.leased), (0, 0));
+    }
+}
+
+#[tokio::test]
+async fn an_idle_worker_on_a_cluster_wakes_on_enqueue_without_polling() {
+    let cluster = RedisCluster::shared();
+    // The wake channel is published on the namespace's primary; the
+    // subscriber connects wherever fred puts it. Try each primary.
+    for primary in 0..3 {
+        let queue = connect(&cluster, &namespace_on(&cluster, "wake", primary)).await;
+        let counter = Arc::new(Counter::default());
+        let options = WorkOptions::new()
+            .queues(["default"])
+            .max_idle(Duration::from_secs(3600));
+        let (stop, handle) = start_worker(&queue, options, counter.clone());
+        wait_until(DEADLINE, "the worker to register", async || {
+            !queue.workers().await.unwrap().is_empty()
+        })
+        .await;
+        // Let it subscribe and settle into its idle sleep.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        JobQueue::new(queue.clone()).push(&Count).await.unwrap();
+        wait_until(
+            Duration::from_secs(5),
+            "the idle worker to run the new job",
+            async || counter.0.load(Ordering::SeqCst) == 1,
+        )
+        .await;
+        stop.cancel();
+        let report = handle.await.unwrap().unwrap();
+        assert_eq!(report.processed, 1);
+    }
+}
+
+#[tokio::test]
+async fn many_jobs_run_on_workers_over_a_cluster() {
+    let cluster = RedisCluster::shared();
+    let queue = connect(&cluster, &unique_namespace("many")).await;
+    let push = JobQueue::new(queue.clone());
+    for _ in 0..200 {
+        push.push(&Count).await.unwrap();
+    }
+    let counter = Arc::new(Counter::default());
+    let options = WorkOptions::new().queues(["default"]).concurrency(8);
+    let workers: Vec<_> = (0..2)
+        .map(|_| start_worker(&queue, options.clone(), counter.clone()))
+        .collect();
+    wait_until(DEADLINE, "every job to run", async || {
+        counter.0.load(Ordering::SeqCst) >= 200
+    })
+    .await;
+    let mut processed = 0;
+    for (stop, handle) in workers {
+        stop.cancel();
+        processed += handle.await.unwrap().unwrap().processed;
+    }
+    assert_eq!(processed, 200);
+    assert_eq!(counter.0.load(Ordering::SeqCst), 200, "each ran once");
+    let counts = queue.counts("default").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased, counts.dead), (0, 0, 0));
+}
+
+#[tokio::test]
+async fn dead_letters_events_requeue_and_operator_calls_work_on_a_cluster() {
+    let cluster = RedisCluster::shared();
+    let queue = connect(&cluster, &unique_namespace("operator")).await;
+    let id = JobQueue::new(queue.clone())
+        .push(&Refuse)
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let (stop, handle) = start_worker(
+        &queue,
+        WorkOptions::new().queues(["default"]),
+        Arc::default(),
+    );
+    wait_until(DEADLINE, "the job to be dead-lettered", async || {
+        queue.counts("default").await.unwrap().dead == 1
+    })
+    .await;
+    stop.cancel();
+    handle.await.unwrap().unwrap();
+
+    let events = queue.events(10).await.unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].job_id, id);
+    let dead = queue.dead_letters("default", 0, 10).await.unwrap();
+    assert_eq!(dead.total, 1);
+    assert_eq!(queue.queues().await.unwrap(), ["default"]);
+    assert!(!queue.stats("default").await.unwrap().is_empty());
+    queue.pause("default").await.unwrap();
+    assert!(queue.counts("default").await.unwrap().paused);
+    queue.resume("default").await.unwrap();
+    let requeued = queue.requeue_all_dead("default", |_, _| {}).await.unwrap();
+    assert_eq!(requeued, 1);
+    assert_eq!(queue.counts("default").await.unwrap().waiting, 1);
+    let stats = queue.server_stats().await.unwrap();
+    assert!(stats.used_memory_bytes > 0);
+
+    queue
+        .upsert_schedule(Schedule::new("hourly", "default", "0 0 * * * *"))
+        .await
+        .unwrap();
+    assert_eq!(queue.list_schedules().await.unwrap().len(), 1);
+    queue.trigger_schedule("hourly").await.unwrap();
+    assert_eq!(queue.counts("default").await.unwrap().waiting, 2);
+}
+
+#[tokio::test]
+async fn cluster_and_sentinel_schemes_are_accepted_and_others_refused() {
+    let cluster = RedisCluster::shared();
+    // A single seed node is enough: fred learns the rest from CLUSTER SLOTS.
+    let one_seed = format!("redis-cluster://{}", cluster.nodes()[4].addr());
+    let queue = RedisQueue::builder(&one_seed)
+        .namespace(unique_namespace("seed"))
+        .connect()
+        .await
+        .unwrap();
+    queue
+        .add("q", NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+
+    match RedisQueue::connect("redis-sentinel://127.0.0.1:1").await {
+        Err(QueueError::Config(message)) => {
+            assert!(message.contains("sentinel"), "{message}")
+        }
+        other => panic!("a sentinel URL without a service name: {other:?}"),
+    }
+    match RedisQueue::connect("memcached://127.0.0.1:1").await {
+        Err(QueueError::Config(message)) => {
+            assert!(message.contains("redis-cluster://"), "{message}")
+        }
+        other => panic!("an unknown scheme: {other:?}"),
+    }
+}
