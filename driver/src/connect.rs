@@ -32,6 +32,8 @@ pub struct RedisQueueBuilder {
     pool_size: usize,
     payload_limit: usize,
     command_timeout: Duration,
+    /// PEM text of the CAs trusted for TLS instead of the system roots.
+    tls_ca_pem: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for RedisQueueBuilder {
@@ -43,6 +45,7 @@ impl std::fmt::Debug for RedisQueueBuilder {
             .field("pool_size", &self.pool_size)
             .field("payload_limit", &self.payload_limit)
             .field("command_timeout", &self.command_timeout)
+            .field("tls_ca_pem", &self.tls_ca_pem.as_ref().map(|p| p.len()))
             .finish()
     }
 }
@@ -72,7 +75,32 @@ impl RedisQueueBuilder {
             pool_size: DEFAULT_POOL_SIZE,
             payload_limit: DEFAULT_PAYLOAD_LIMIT,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            tls_ca_pem: None,
         }
+    }
+
+    /// Trust the certificate authorities in `pem` (one or more PEM
+    /// `CERTIFICATE` blocks) for `rediss://` connections, instead of the
+    /// system's root certificates (the default): for a private CA or a
+    /// self-signed server certificate. The server's certificate must still
+    /// name the host in the URL. Ignored for plaintext URLs; [`connect`]
+    /// fails with [`QueueError::Config`] when `pem` holds no certificate.
+    ///
+    /// [`connect`]: RedisQueueBuilder::connect
+    #[must_use]
+    pub fn tls_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls_ca_pem = Some(pem.into());
+        self
+    }
+
+    /// [`tls_ca_pem`](RedisQueueBuilder::tls_ca_pem) with the PEM read from
+    /// the file at `path`.
+    pub fn tls_ca_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, QueueError> {
+        let path = path.as_ref();
+        let pem = std::fs::read(path).map_err(|e| {
+            QueueError::Config(format!("reading TLS CA file {}: {e}", path.display()))
+        })?;
+        Ok(self.tls_ca_pem(pem))
     }
 
     /// The namespace (default `redq`): the hash tag of every key, so several
@@ -141,7 +169,10 @@ impl RedisQueueBuilder {
             ));
         }
         let redacted = redact_url(&self.url);
-        let config = parse_config(&self.url, &redacted)?;
+        let mut config = parse_config(&self.url, &redacted)?;
+        if let (Some(pem), Some(tls)) = (&self.tls_ca_pem, config.tls.as_mut()) {
+            tls.connector = tls_connector(pem)?;
+        }
         let mut client_builder = fred::types::Builder::from_config(config);
         client_builder
             .with_performance_config(|perf| perf.default_command_timeout = self.command_timeout)
@@ -202,6 +233,27 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
         )));
     }
     Ok(config)
+}
+
+/// A rustls connector that trusts exactly the CA certificates in `pem`.
+fn tls_connector(pem: &[u8]) -> Result<fred::types::config::TlsConnector, QueueError> {
+    use fred::rustls::pki_types::pem::PemObject;
+    use fred::rustls::pki_types::CertificateDer;
+    let bad = |why: String| QueueError::Config(format!("TLS CA certificates: {why}"));
+    let mut roots = fred::rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| bad(format!("unreadable PEM: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("not a usable CA certificate: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(bad("no CERTIFICATE block in the PEM".into()));
+    }
+    let config = fred::rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(config.into())
 }
 
 /// fred's messages can quote the URL it was given: never let the raw URL
