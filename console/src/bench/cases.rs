@@ -109,7 +109,7 @@ fn throughput(out: &mut Map<String, Value>, jobs: f64, elapsed: Duration) {
     out.insert("elapsed_s".into(), json!(round(elapsed.as_secs_f64())));
     out.insert(
         "jobs_per_s".into(),
-        json!((jobs / elapsed.as_secs_f64()).round()),
+        json!((jobs / elapsed.as_secs_f64()).round() as u64),
     );
 }
 
@@ -146,7 +146,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             let after = queue.server_stats().await.map_err(err)?;
             let grown = after.used_memory_bytes.saturating_sub(before.used_memory_bytes);
             out.insert("batch".into(), json!(args.batch));
-            out.insert("redis_mem_bytes_per_job".into(), json!((grown as f64 / args.n as f64).round()));
+            out.insert("redis_mem_bytes_per_job".into(), json!((grown as f64 / args.n as f64).round() as u64));
         }
         "enqueue_serial" => {
             let meter = Meter::start(queue).await;
@@ -210,10 +210,13 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             tokio::time::sleep(Duration::from_millis(200)).await;
             let meter = Meter::start(queue).await;
             let start = Instant::now();
+            // Job i is sent at start + i * G: sleeping G after each send
+            // would let timer slack accumulate and space the jobs wider.
+            let gap = Duration::from_millis(args.lat_gap_ms);
             for i in 0..args.lat_n {
+                tokio::time::sleep_until((start + gap * i as u32).into()).await;
                 probe.sent.lock().expect("probe")[i] = Some(Instant::now());
                 queue.add(q, job(i)).await.map_err(err)?;
-                tokio::time::sleep(Duration::from_millis(args.lat_gap_ms)).await;
             }
             let deadline = Instant::now() + Duration::from_secs(60);
             while !probe.all_started() && Instant::now() < deadline {
