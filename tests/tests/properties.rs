@@ -409,3 +409,30 @@ fn the_world_starts() {
     let w = &*WORLD;
     assert!(w.server.port() > 0);
 }
+
+/// Found by `any_job_is_accepted_whole_or_refused_with_a_typed_error`:
+/// serde_json's default float parser read this back one ulp off, so a
+/// claimed payload differed from the enqueued one. The workspace now
+/// enables serde_json's `float_roundtrip`.
+#[test]
+fn a_float_payload_reads_back_exactly() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = &*WORLD;
+    w.rt.block_on(async {
+        let payload = serde_json::json!({ "": -9.817587185814017e27, "x": 0.1 + 0.2 });
+        let added = w
+            .queue
+            .add("floats", NewJob::new(payload.clone()))
+            .await
+            .unwrap();
+        let record = w.queue.inspect(added.id()).await.unwrap().unwrap();
+        assert_eq!(record.payload, payload);
+        let claimed = w
+            .queue
+            .claim("floats", 1, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(claimed[0].payload, payload);
+        w.queue.ack(&claimed[0].lease()).await.unwrap();
+    });
+}
