@@ -51,8 +51,9 @@ pub enum QueueError {
     /// may not have been applied.
     #[error("redis command timed out after {0:?}; it may or may not have been applied")]
     Timeout(Duration),
-    /// The Redis URL or connection settings are unusable.
-    #[error("invalid connection settings: {0}")]
+    /// Connecting failed: the URL or settings are unusable, or the server
+    /// could not be reached; the message says which.
+    #[error("connection: {0}")]
     Config(String),
     /// Redis answered something the driver did not expect (a bug or a
     /// foreign writer in the namespace).
