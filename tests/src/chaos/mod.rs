@@ -460,9 +460,8 @@ pub async fn kill_redis(scale: Scale) -> Outcome {
     let jobs = specs("redis", 0, scale.jobs, 0, 5);
     let feed = {
         let producer = producer.clone();
-        tokio::spawn(async move {
-            produce(&producer, QUEUE, &jobs, 10, Duration::from_millis(10)).await
-        })
+        let pause = scale.fault_window / (jobs.len() as u32 / 10).max(1);
+        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 10, pause).await })
     };
     let mut structure = Vec::new();
     let mut kills = 0;
@@ -555,9 +554,8 @@ pub async fn freeze_redis(scale: Scale) -> Outcome {
     let jobs = specs("freeze", 0, scale.jobs, 0, 6);
     let feed = {
         let producer = producer.clone();
-        tokio::spawn(async move {
-            produce(&producer, QUEUE, &jobs, 10, Duration::from_millis(10)).await
-        })
+        let pause = scale.fault_window / (jobs.len() as u32 / 10).max(1);
+        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 10, pause).await })
     };
     let mut structure = Vec::new();
     let admin = server.client().await;
