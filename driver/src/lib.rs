@@ -63,6 +63,7 @@ mod redact;
 pub mod schedule;
 mod scripts;
 mod seed;
+pub mod shards;
 pub mod worker;
 
 pub use admin::{Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
@@ -79,6 +80,7 @@ pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use queue::RedisQueue;
 pub use redact::redact_url;
 pub use seed::Queue;
+pub use shards::ShardedQueue;
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[doc = include_str!("../../README.md")]

@@ -167,7 +167,7 @@ impl RedisQueue {
     }
 
     /// Validate one job and lay it out as the 11 ARGV fields of enqueue.lua.
-    fn encode(&self, job: &NewJob) -> Result<[Value; 11], QueueError> {
+    pub(crate) fn encode(&self, job: &NewJob) -> Result<[Value; 11], QueueError> {
         limits::check_payload_depth(&job.payload)?;
         let payload = serde_json::to_string(&job.payload)
             .map_err(|e| QueueError::invalid("payload", e.to_string(), "serializable JSON"))?;

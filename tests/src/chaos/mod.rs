@@ -136,6 +136,8 @@ struct WorkerProcess {
     history: PathBuf,
 }
 
+// Each argument is one of the worker's command-line words.
+#[allow(clippy::too_many_arguments)]
 fn spawn_worker(
     bin: &Path,
     url: &str,

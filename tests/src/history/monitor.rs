@@ -191,7 +191,7 @@ pub fn parse_line(line: &str) -> Option<Command> {
     let close = rest.find("] ")?;
     let source = &rest[..close];
     let from_lua = source.ends_with(" lua");
-    let args = parse_args(rest[close + 2..].as_bytes())?;
+    let args = parse_args(&rest.as_bytes()[close + 2..])?;
     Some(Command {
         at_us,
         from_lua,
