@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     pub payload_limit: usize,
     pub timeout: Duration,
     pub queue_keys: RwLock<HashMap<String, Arc<QueueKeys>>>,
+    /// Batches concurrent single enqueues (see `coalesce.rs`).
+    pub coalescer: crate::coalesce::Coalescer,
     /// Leases this handle took, so the seed trait's id-only calls stay fenced.
     pub held: Mutex<HashMap<String, crate::Lease>>,
 }
@@ -203,6 +205,7 @@ impl RedisQueueBuilder {
                 timeout: self.command_timeout,
                 queue_keys: RwLock::new(HashMap::new()),
                 held: Mutex::new(HashMap::new()),
+                coalescer: Default::default(),
             }),
         })
     }

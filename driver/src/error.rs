@@ -6,7 +6,7 @@ use std::time::Duration;
 ///
 /// Input errors ([`QueueError::Invalid`], [`QueueError::PayloadTooLarge`]) are
 /// raised before anything is sent to Redis, so nothing is ever half written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum QueueError {
     /// An argument broke a rule; `what` names it, `rule` says what is accepted.
@@ -66,7 +66,7 @@ pub enum QueueError {
 
 /// An error reported by the Redis client, kept as the source of
 /// [`QueueError::Redis`]. Its text never contains credentials.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
 pub struct RedisError(pub(crate) fred::error::Error);
 

@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod coalesce;
 mod connect;
 mod error;
 mod identity;

@@ -113,8 +113,39 @@ impl RedisQueue {
     }
 
     /// Enqueue one job; see [`NewJob`] for the options.
+    ///
+    /// Concurrent `add` calls on one handle are coalesced: while one is in
+    /// flight, the others are sent together as one batch script call (see
+    /// `coalesce.rs`); each still gets its own outcome.
     pub async fn add(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
-        let mut outcomes = self.add_batch(queue, vec![job]).await?;
+        self.queue_keys(queue)?;
+        let fields = self.encode(&job)?;
+        let (_in_flight, busy) = self.inner.coalescer.enter();
+        let fields = if busy {
+            let (reply, outcome) = tokio::sync::oneshot::channel();
+            let pending = crate::coalesce::Pending {
+                queue: queue.to_owned(),
+                fields,
+                reply,
+            };
+            match self
+                .inner
+                .coalescer
+                .submit(std::sync::Arc::downgrade(&self.inner), pending)
+            {
+                Ok(()) => {
+                    return outcome.await.unwrap_or_else(|_| {
+                        Err(QueueError::Protocol("the enqueue batcher stopped".into()))
+                    })
+                }
+                Err(pending) => pending.fields,
+            }
+        } else {
+            fields
+        };
+        let mut outcomes = self
+            .send_encoded(queue, std::slice::from_ref(&fields))
+            .await?;
         outcomes
             .pop()
             .ok_or_else(|| QueueError::Protocol("enqueue returned no outcome".into()))
@@ -142,26 +173,37 @@ impl RedisQueue {
         // pooled connections and may run in either order, which would break
         // FIFO order (and leave holes after a failed chunk).
         for chunk in encoded.chunks(limits::ENQUEUE_CHUNK) {
-            let mut args = vec![
-                num(self.inner.payload_limit as u64),
-                num(chunk.len() as u64),
-            ];
-            for fields in chunk {
-                args.extend(fields.iter().cloned());
-            }
-            let items = reply::array(self.run(Op::Enqueue, queue, args).await?)?;
-            for pair in items.chunks(2) {
-                let [code, id] = pair else {
-                    return Err(QueueError::Protocol(
-                        "enqueue reply has an odd length".into(),
-                    ));
-                };
-                let id = reply::text(id.clone())?;
-                outcomes.push(match reply::int(code)? {
-                    0 => Enqueued::Duplicate(id),
-                    _ => Enqueued::Created(id),
-                });
-            }
+            outcomes.extend(self.send_encoded(queue, chunk).await?);
+        }
+        Ok(outcomes)
+    }
+
+    /// One enqueue script call for up to [`limits::ENQUEUE_CHUNK`] encoded
+    /// jobs of one queue, applied atomically; outcomes in input order.
+    pub(crate) async fn send_encoded(
+        &self,
+        queue: &str,
+        chunk: &[[Value; 11]],
+    ) -> Result<Vec<Enqueued>, QueueError> {
+        let mut args = Vec::with_capacity(2 + 11 * chunk.len());
+        args.push(num(self.inner.payload_limit as u64));
+        args.push(num(chunk.len() as u64));
+        for fields in chunk {
+            args.extend(fields.iter().cloned());
+        }
+        let items = reply::array(self.run(Op::Enqueue, queue, args).await?)?;
+        let mut outcomes = Vec::with_capacity(chunk.len());
+        for pair in items.chunks(2) {
+            let [code, id] = pair else {
+                return Err(QueueError::Protocol(
+                    "enqueue reply has an odd length".into(),
+                ));
+            };
+            let id = reply::text(id.clone())?;
+            outcomes.push(match reply::int(code)? {
+                0 => Enqueued::Duplicate(id),
+                _ => Enqueued::Created(id),
+            });
         }
         Ok(outcomes)
     }

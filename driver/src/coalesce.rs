@@ -1,0 +1,105 @@
+//! Coalescing concurrent single enqueues into batches.
+//!
+//! A service that calls `add` from many tasks at once pays one script run
+//! and one round trip per job. When an `add` starts while another is still
+//! in flight, it joins a queue instead; one task sends whatever has piled up
+//! as one enqueue script call per queue (each job still validated, created
+//! and reported on its own). A lone `add` goes straight out, so coalescing
+//! never adds latency to an idle producer.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, Weak};
+
+use fred::types::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::connect::Inner;
+use crate::{Enqueued, QueueError, RedisQueue};
+
+/// One job waiting to be sent: its queue, its encoded ARGV fields, and
+/// where its outcome goes.
+pub(crate) struct Pending {
+    pub queue: String,
+    pub fields: [Value; 11],
+    pub reply: oneshot::Sender<Result<Enqueued, QueueError>>,
+}
+
+/// Most jobs one coalesced script call carries.
+const BATCH: usize = 1000;
+
+/// Per-connection coalescing state.
+#[derive(Default)]
+pub(crate) struct Coalescer {
+    in_flight: AtomicUsize,
+    sender: Mutex<Option<mpsc::UnboundedSender<Pending>>>,
+}
+
+/// Counts an `add` as in flight while it lives.
+pub(crate) struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Coalescer {
+    /// Register an `add`; the flag says whether another was already in
+    /// flight (then it should be coalesced).
+    pub fn enter(&self) -> (InFlight<'_>, bool) {
+        let busy = self.in_flight.fetch_add(1, Ordering::AcqRel) > 0;
+        (InFlight(&self.in_flight), busy)
+    }
+
+    /// Queue `pending` for the batching task, starting the task on first use.
+    /// Gives `pending` back when no task can run (no runtime, or it ended),
+    /// so the caller sends it directly.
+    pub fn submit(&self, inner: Weak<Inner>, pending: Pending) -> Result<(), Pending> {
+        let mut sender = self.sender.lock().expect("coalescer poisoned");
+        if sender.as_ref().is_none_or(|s| s.is_closed()) {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return Err(pending);
+            };
+            let (tx, rx) = mpsc::unbounded_channel();
+            runtime.spawn(run(inner, rx));
+            *sender = Some(tx);
+        }
+        sender
+            .as_ref()
+            .expect("sender set above")
+            .send(pending)
+            .map_err(|e| e.0)
+    }
+}
+
+/// Send batches until the connection is dropped.
+async fn run(inner: Weak<Inner>, mut requests: mpsc::UnboundedReceiver<Pending>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while requests.recv_many(&mut batch, BATCH).await > 0 {
+        let Some(inner) = inner.upgrade() else { break };
+        let queue = RedisQueue { inner };
+        // Group by queue, keeping each queue's arrival order.
+        let mut groups: Vec<(String, Vec<Pending>)> = Vec::new();
+        for pending in batch.drain(..) {
+            match groups.iter_mut().find(|(q, _)| *q == pending.queue) {
+                Some((_, jobs)) => jobs.push(pending),
+                None => groups.push((pending.queue.clone(), vec![pending])),
+            }
+        }
+        for (name, jobs) in groups {
+            let fields: Vec<[Value; 11]> = jobs.iter().map(|p| p.fields.clone()).collect();
+            match queue.send_encoded(&name, &fields).await {
+                Ok(outcomes) => {
+                    for (pending, outcome) in jobs.into_iter().zip(outcomes) {
+                        let _ = pending.reply.send(Ok(outcome));
+                    }
+                }
+                Err(e) => {
+                    for pending in jobs {
+                        let _ = pending.reply.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
