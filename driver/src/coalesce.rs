@@ -54,11 +54,11 @@ impl Coalescer {
     /// Queue `pending` for the batching task, starting the task on first use.
     /// Gives `pending` back when no task can run (no runtime, or it ended),
     /// so the caller sends it directly.
-    pub fn submit(&self, inner: Weak<Inner>, pending: Pending) -> Result<(), Pending> {
+    pub fn submit(&self, inner: Weak<Inner>, pending: Pending) -> Result<(), Box<Pending>> {
         let mut sender = self.sender.lock().expect("coalescer poisoned");
         if sender.as_ref().is_none_or(|s| s.is_closed()) {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                return Err(pending);
+                return Err(Box::new(pending));
             };
             let (tx, rx) = mpsc::unbounded_channel();
             runtime.spawn(run(inner, rx));
@@ -68,7 +68,7 @@ impl Coalescer {
             .as_ref()
             .expect("sender set above")
             .send(pending)
-            .map_err(|e| e.0)
+            .map_err(|e| Box::new(e.0))
     }
 }
 
