@@ -50,6 +50,7 @@
 mod admin;
 mod coalesce;
 mod connect;
+mod durable;
 mod error;
 mod identity;
 mod job;
@@ -72,6 +73,7 @@ pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
     DEFAULT_POOL_SIZE,
 };
+pub use durable::Durable;
 pub use error::{QueueError, RedisError};
 pub use identity::WorkerIdentity;
 pub use job::{Job, JobRecord, JobState, Lease};

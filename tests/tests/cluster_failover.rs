@@ -1,0 +1,273 @@
+//! Failover under load on a local Redis Cluster: `kill -9` the primary of a
+//! queue's slot while producers enqueue and a consumer claims and acks; its
+//! replica is promoted and the same driver handles carry on without a
+//! restart. Plain enqueues acknowledged just before the kill may be lost
+//! (asynchronous replication; the test reports how many); enqueues confirmed
+//! by `add_durable` (`WAIT 1`) are not. Also measures what `WAIT` costs.
+//!
+//! Run with `--nocapture` to see the figures.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fred::util::redis_keyslot;
+use redq::{NewJob, RedisQueue};
+use redq_tests::cluster::RedisCluster;
+use redq_tests::unique_namespace;
+use serde_json::json;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn slot_of(ns: &str) -> u16 {
+    redis_keyslot(format!("{{{ns}}}:jobs").as_bytes())
+}
+
+/// A namespace whose slot node `primary` serves.
+fn namespace_on(cluster: &RedisCluster, test: &str, primary: usize) -> String {
+    loop {
+        let ns = unique_namespace(test);
+        if cluster.primary_of_slot(slot_of(&ns)) == Some(primary) {
+            return ns;
+        }
+    }
+}
+
+#[derive(Default)]
+struct Record {
+    /// Ids of plain enqueues the primary acknowledged.
+    acked: Mutex<Vec<String>>,
+    /// Ids of durable enqueues that `WAIT` confirmed on a replica.
+    confirmed: Mutex<Vec<String>>,
+    /// Ids claimed and acknowledged by the consumer.
+    done: Mutex<HashSet<String>>,
+    errors: AtomicU64,
+    /// Enqueues acknowledged after the promotion was seen.
+    acked_after: AtomicU64,
+    /// Claims that returned jobs after the promotion was seen.
+    claimed_after: AtomicU64,
+}
+
+#[tokio::test]
+async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carries_on() {
+    let cluster = RedisCluster::start_with(Duration::from_millis(1000));
+    let ns = namespace_on(&cluster, "failover", 0);
+    let slot = slot_of(&ns);
+    let queue = RedisQueue::builder(&cluster.url())
+        .namespace(&ns)
+        .command_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap();
+    let record = Arc::new(Record::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let promoted = Arc::new(AtomicBool::new(false));
+
+    let producer = {
+        let (queue, record, stop, promoted) = (
+            queue.clone(),
+            record.clone(),
+            stop.clone(),
+            promoted.clone(),
+        );
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                n += 1;
+                match queue.add("q", NewJob::new(json!({ "n": n }))).await {
+                    Ok(outcome) => {
+                        record.acked.lock().unwrap().push(outcome.id().to_owned());
+                        if promoted.load(Ordering::SeqCst) {
+                            record.acked_after.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    Err(_) => {
+                        record.errors.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            }
+        })
+    };
+    // WAIT holds the connection it runs on (for up to its timeout once the
+    // promoted primary has no replica left): durable enqueues get their own
+    // one-connection handle so the other traffic does not queue behind them.
+    let durable = RedisQueue::builder(&cluster.url())
+        .namespace(&ns)
+        .pool_size(1)
+        .connect()
+        .await
+        .unwrap();
+    let durable_producer = {
+        let (queue, record, stop) = (durable, record.clone(), stop.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                let job = NewJob::new(json!({ "durable": true }));
+                match queue
+                    .add_durable("q", job, 1, Duration::from_millis(500))
+                    .await
+                {
+                    Ok(durable) if durable.confirmed => record
+                        .confirmed
+                        .lock()
+                        .unwrap()
+                        .push(durable.enqueued.id().to_owned()),
+                    Ok(_) => {}
+                    Err(_) => {
+                        record.errors.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            }
+        })
+    };
+    let consumer = {
+        let (queue, record, stop, promoted) = (
+            queue.clone(),
+            record.clone(),
+            stop.clone(),
+            promoted.clone(),
+        );
+        tokio::spawn(async move {
+            loop {
+                let jobs = match queue.claim("q", 50, LONG).await {
+                    Ok(jobs) => jobs,
+                    Err(_) => {
+                        record.errors.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                };
+                if jobs.is_empty() && stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if !jobs.is_empty() && promoted.load(Ordering::SeqCst) {
+                    record.claimed_after.fetch_add(1, Ordering::SeqCst);
+                }
+                for job in jobs {
+                    // A claim the dead primary never replicated makes this
+                    // ack LeaseLost: the job comes back and is done again.
+                    if queue.ack(&job.lease()).await.is_ok() {
+                        record.done.lock().unwrap().insert(job.id);
+                    }
+                }
+            }
+        })
+    };
+
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let before = record.acked.lock().unwrap().len();
+    assert!(before > 0, "load is running");
+    let killed_at = Instant::now();
+    cluster.kill9(0);
+    // Node 0 was created a primary; its replica is one of nodes 3..6.
+    let mut new_primary = None;
+    while killed_at.elapsed() < Duration::from_secs(15) {
+        match cluster.primary_of_slot(slot) {
+            Some(node) if node != 0 => {
+                new_primary = Some(node);
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    let new_primary = new_primary.expect("the replica was promoted within 15 s");
+    let promotion = killed_at.elapsed();
+    promoted.store(true, Ordering::SeqCst);
+    cluster.wait_healthy(Duration::from_secs(10));
+
+    // Keep the load on until the same handles have worked through the new
+    // primary for a while.
+    let carry_on = Instant::now();
+    while record.acked_after.load(Ordering::SeqCst) < 200
+        || record.claimed_after.load(Ordering::SeqCst) < 5
+    {
+        assert!(
+            carry_on.elapsed() < Duration::from_secs(15),
+            "the driver did not carry on after the failover: {} enqueues, {} claims",
+            record.acked_after.load(Ordering::SeqCst),
+            record.claimed_after.load(Ordering::SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let recovered = killed_at.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    producer.await.unwrap();
+    durable_producer.await.unwrap();
+    consumer.await.unwrap();
+
+    // Every job still stored is done by now: whatever is neither done nor
+    // stored was lost with the dead primary.
+    let done = record.done.lock().unwrap().clone();
+    let mut lost = Vec::new();
+    let acked = record.acked.lock().unwrap().clone();
+    for id in &acked {
+        if !done.contains(id) && queue.inspect(id).await.unwrap().is_none() {
+            lost.push(id.clone());
+        }
+    }
+    let confirmed = record.confirmed.lock().unwrap().clone();
+    let mut durable_lost = 0;
+    for id in &confirmed {
+        if !done.contains(id) && queue.inspect(id).await.unwrap().is_none() {
+            durable_lost += 1;
+        }
+    }
+    let counts = queue.counts("q").await.unwrap();
+    println!(
+        "failover: primary killed, node {new_primary} promoted after {promotion:?}; \
+         load carried on {recovered:?} after the kill; {} plain enqueues acknowledged \
+         ({before} before the kill), {} lost; {} durable enqueues confirmed, {durable_lost} lost; \
+         {} client errors during the outage; left over {counts:?}",
+        acked.len(),
+        lost.len(),
+        confirmed.len(),
+        record.errors.load(Ordering::SeqCst),
+    );
+    assert_eq!(
+        durable_lost, 0,
+        "a job WAIT confirmed on the replica survives"
+    );
+    assert!(!confirmed.is_empty());
+    assert_eq!((counts.waiting, counts.leased), (0, 0), "all drained");
+}
+
+#[tokio::test]
+async fn durable_enqueue_costs_one_replication_round_trip() {
+    let cluster = RedisCluster::shared();
+    let queue = RedisQueue::builder(&cluster.url())
+        .namespace(unique_namespace("wait-cost"))
+        .connect()
+        .await
+        .unwrap();
+    const N: u32 = 300;
+    // Warm up connections and scripts.
+    queue.add("q", NewJob::new(json!(0))).await.unwrap();
+
+    let started = Instant::now();
+    for n in 0..N {
+        queue.add("q", NewJob::new(json!(n))).await.unwrap();
+    }
+    let plain = started.elapsed() / N;
+    let started = Instant::now();
+    for n in 0..N {
+        let durable = queue
+            .add_durable("q", NewJob::new(json!(n)), 1, Duration::from_secs(1))
+            .await
+            .unwrap();
+        assert!(durable.confirmed && durable.replicas >= 1, "{durable:?}");
+    }
+    let durable = started.elapsed() / N;
+    // A replica that is not there cannot confirm: the wait times out.
+    let short = queue
+        .add_durable("q", NewJob::new(json!(1)), 2, Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert!(!short.confirmed && short.replicas == 1, "{short:?}");
+    println!(
+        "durable enqueue: sequential add {plain:?}/job, add_durable (WAIT 1) {durable:?}/job \
+         ({:.1}x), local 3x2 cluster",
+        durable.as_secs_f64() / plain.as_secs_f64()
+    );
+}
