@@ -19,7 +19,15 @@ pub const MIN_REFRESH: Duration = Duration::from_millis(250);
 ///
 /// Exit codes: 0 ok, 1 failed (including refused by --read-only), 2 usage.
 #[derive(Debug, Parser)]
-#[command(name = "redq", version, about, long_about)]
+#[command(
+    name = "redq",
+    version,
+    about,
+    long_about,
+    after_help = "Benchmarks: redq bench --case enqueue_bulk|enqueue_serial|enqueue_window|process|process_keep|latency \
+                  --n N --c C --redis URL --queue NAME [--lat-n K --lat-gap-ms G --window W --batch B] \
+                  (one JSON line; see bench/compare/README.md)"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub connection: Connection,
