@@ -439,7 +439,11 @@ pub async fn stop_worker(scale: Scale, worker_bin: &Path) -> Outcome {
 /// the same directory; the same client handles carry on by themselves.
 pub async fn kill_redis(scale: Scale) -> Outcome {
     let started = Instant::now();
-    let mut server = RedisServer::builder().appendonly_always().start();
+    // No AOF rewrites: the incremental files then hold the whole history.
+    let mut server = RedisServer::builder()
+        .appendonly_always()
+        .arg("auto-aof-rewrite-percentage", "0")
+        .start();
     let ns = unique_namespace("chaos-redis");
     let url = server.url();
     let log = ServerLog::start(server.port(), None).await;
@@ -498,7 +502,7 @@ pub async fn kill_redis(scale: Scale) -> Outcome {
         entries.extend(r.entries());
     }
     let client = server.client().await;
-    let report = history::finish(
+    let report = history::finish_with_aof(
         &client,
         &ns,
         server.port(),
@@ -509,6 +513,7 @@ pub async fn kill_redis(scale: Scale) -> Outcome {
             drained: drained_ok,
             no_requeue: true,
         },
+        Some(server.dir()),
     )
     .await;
     let mut figures = BTreeMap::new();

@@ -4,7 +4,7 @@
 //!
 //! | guarantee | how it is checked |
 //! |---|---|
-//! | every acknowledged enqueue ends exactly once as completed or dead (0 lost) | each created id is completed (client ack, or an ack the server applied), or dead, or still live when the run is not drained; a job with no such end and no maybe-applied ack is lost |
+//! | every acknowledged enqueue ends exactly once as completed or dead (0 lost) | each created id is completed (client ack, or an ack the server applied: in the MONITOR record, or in the append-only file when the server was killed), or dead, or still live when the run is not drained; a job with no such end and no maybe-applied ack is lost |
 //! | 0 completed twice | at most one ack reply `Completed` per job, at most one ack applied by the server; never completed and dead |
 //! | no two live leases, on the Redis clock | the next lease of a job is granted at or after the previous lease's latest expiry (claim replies carry the Redis-clock expiry; grant = expiry − lease), unless its holder resolved it; server side: a grant never replaces a lease, a reclaim happens at or after the expiry |
 //! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release |
@@ -277,8 +277,13 @@ pub fn check(
         }
         if completed == 0 && !live && !dead {
             let maybe = maybe_resolved.iter().any(|(j, _)| j == id);
+            let durable = server
+                .and_then(|s| s.durable_deletes.as_ref())
+                .is_some_and(|d| d.contains(id));
             if server_acked.contains_key(id) {
                 r.add("completed_without_client_reply", 1);
+            } else if durable {
+                r.add("completed_per_aof_reply_lost", 1);
             } else if maybe {
                 r.add("completed_maybe", 1);
             } else {

@@ -15,6 +15,7 @@
 //! which feeds it histories made by deliberately broken variants of the
 //! scripts (built in test code from `lua/` with patches, never shipped).
 
+pub mod aof;
 pub mod check;
 pub mod meta;
 pub mod monitor;
@@ -41,15 +42,35 @@ pub async fn finish(
     entries: &[Entry],
     expect: Expect,
 ) -> Report {
+    finish_with_aof(client, ns, port, password, log, entries, expect, None).await
+}
+
+/// [`finish`], also reading the server's append-only file in `aof_dir` (its
+/// data directory): the durable record that settles calls whose replies
+/// were lost when the server was killed.
+#[allow(clippy::too_many_arguments)]
+pub async fn finish_with_aof(
+    client: &Client,
+    ns: &str,
+    port: u16,
+    password: Option<&str>,
+    log: Option<ServerLog>,
+    entries: &[Entry],
+    expect: Expect,
+    aof_dir: Option<&std::path::Path>,
+) -> Report {
     let names = crate::lua::load_all(client).await;
     let dump = Dump::take(client, ns).await.expect("final snapshot");
-    let server = match log {
+    let mut server = match log {
         Some(log) => {
             let lines = log.stop(port, password).await;
             Some(server::parse(&lines, ns, &names))
         }
         None => None,
     };
+    if let (Some(server), Some(dir)) = (server.as_mut(), aof_dir) {
+        server.durable_deletes = Some(aof::deleted_jobs(dir, ns));
+    }
     let mut report = check(entries, server.as_ref(), &dump, expect);
     for v in dump.violations() {
         report.violations.push(format!("final state: {v}"));

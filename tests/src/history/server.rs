@@ -77,6 +77,9 @@ pub struct ServerRecord {
     pub tags: HashMap<String, String>,
     /// Lines that could not be parsed.
     pub unparsed: usize,
+    /// Job records deleted according to the append-only file, when it was
+    /// read ([`super::aof`]): acks whose effect `MONITOR` missed in a crash.
+    pub durable_deletes: Option<std::collections::HashSet<String>>,
 }
 
 /// Reads the monitor `lines` of namespace `ns`; `names` maps script SHA-1s
