@@ -684,6 +684,11 @@ async fn a_canary_password_never_appears_in_errors_debug_output_or_logs() {
         "the warning was captured"
     );
     assert!(log.contains("127.0.0.1"), "the URL was logged, redacted");
+    // fred logs through the `log` crate; those records are captured too.
+    assert!(
+        log.contains("fred::"),
+        "the client library's log was captured"
+    );
 }
 
 #[track_caller]
