@@ -150,7 +150,7 @@ async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
 async fn an_unsupported_scheme_is_a_clear_config_error() {
     for url in [
         format!("http://:{WRONG}@127.0.0.1:6379"),
-        "redis-sentinel://127.0.0.1:26379".to_owned(),
+        "memcached://127.0.0.1:11211".to_owned(),
         "unix:///tmp/redis.sock".to_owned(),
         format!("127.0.0.1:6379 {WRONG}"),
         String::new(),
