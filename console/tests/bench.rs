@@ -73,3 +73,29 @@ fn bad_flags_exit_2_and_failures_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown case"));
 }
+
+#[test]
+fn shards_spread_one_queue_over_several_namespaces() {
+    let server = RedisServer::start();
+    for case in ["enqueue_bulk", "process"] {
+        let out = bench(
+            &server,
+            &["--case", case, "--n", "300", "--c", "6", "--shards", "3"],
+        );
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(line["shards"], 3, "{line}");
+        assert_eq!(
+            line["placement"].as_array().map(Vec::len),
+            Some(3),
+            "{line}"
+        );
+        assert!(line["jobs_per_s"].is_number(), "{line}");
+    }
+    let out = bench(&server, &["--case", "latency", "--shards", "3"]);
+    assert_eq!(out.status.code(), Some(1), "latency has no sharded form");
+}

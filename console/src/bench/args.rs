@@ -25,9 +25,12 @@ pub struct BenchArgs {
     pub window: usize,
     /// Batch size in `enqueue_bulk` (B).
     pub batch: usize,
+    /// Shards the queue is spread over (S, default 1: a plain namespace).
+    pub shards: usize,
 }
 
-const VALUE_FLAGS: [&str; 9] = [
+const VALUE_FLAGS: [&str; 10] = [
+    "shards",
     "case",
     "n",
     "c",
@@ -93,9 +96,18 @@ impl BenchArgs {
             lat_gap_ms: number("lat-gap-ms", 1)? as u64,
             window: number("window", 100)?,
             batch: number("batch", 1000)?,
+            shards: number("shards", 1)?,
         };
-        if args.n == 0 || args.c == 0 || args.window == 0 || args.batch == 0 || args.lat_n == 0 {
-            return Err("--n, --c, --window, --batch and --lat-n must be at least 1".to_owned());
+        if args.n == 0
+            || args.c == 0
+            || args.window == 0
+            || args.batch == 0
+            || args.lat_n == 0
+            || args.shards == 0
+        {
+            return Err(
+                "--n, --c, --window, --batch, --lat-n and --shards must be at least 1".to_owned(),
+            );
         }
         Ok(args)
     }

@@ -67,7 +67,7 @@ impl Probe {
     }
 }
 
-fn job(i: usize) -> NewJob {
+pub(super) fn job(i: usize) -> NewJob {
     NewJob::new(json!({ "i": i })).name(NOOP)
 }
 
@@ -105,7 +105,7 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-fn throughput(out: &mut Map<String, Value>, jobs: f64, elapsed: Duration) {
+pub(super) fn throughput(out: &mut Map<String, Value>, jobs: f64, elapsed: Duration) {
     out.insert("elapsed_s".into(), json!(round(elapsed.as_secs_f64())));
     out.insert(
         "jobs_per_s".into(),
@@ -244,7 +244,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
 
 type WorkerHandle = tokio::task::JoinHandle<Result<(), String>>;
 
-fn start_worker(
+pub(super) fn start_worker(
     queue: &RedisQueue,
     args: &BenchArgs,
     services: Services,

@@ -18,6 +18,7 @@
 mod args;
 mod cases;
 mod measure;
+mod sharded;
 
 use std::process::ExitCode;
 
@@ -58,12 +59,20 @@ pub fn main(raw: &[String]) -> ExitCode {
 
 async fn run(args: &BenchArgs) -> Result<String, String> {
     let namespace = format!("bench-{}", ulid::Ulid::new());
-    let queue = redq::RedisQueue::builder(&args.redis)
-        .namespace(namespace)
-        .connect()
-        .await
-        .map_err(|e| e.to_string())?;
-    let fields = cases::run(args, &queue).await?;
+    let builder = redq::RedisQueue::builder(&args.redis);
+    let fields = if args.shards > 1 {
+        let queue = redq::ShardedQueue::connect(builder, &namespace, args.shards)
+            .await
+            .map_err(|e| e.to_string())?;
+        sharded::run(args, &queue).await?
+    } else {
+        let queue = builder
+            .namespace(namespace)
+            .connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        cases::run(args, &queue).await?
+    };
     let mut line = Map::new();
     line.insert("system".into(), json!("redq"));
     line.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));

@@ -1,0 +1,103 @@
+//! `--shards S`: the same queue spread over S namespaces with
+//! `redq::ShardedQueue` (on a Redis Cluster, each on its own primary), to
+//! measure how one queue scales across shards.
+//!
+//! Only the throughput cases apply: `enqueue_bulk` (batches go to the shards
+//! in turn) and `process` (one `Worker` per shard, the concurrency C split
+//! evenly between them). Redis CPU is not reported: it is spread over
+//! several servers.
+
+use std::time::{Duration, Instant};
+
+use redq::worker::Services;
+use redq::ShardedQueue;
+use serde_json::{json, Map, Value};
+
+use super::args::BenchArgs;
+use super::cases::{job, start_worker, throughput};
+use super::measure::client_cpu_s;
+
+/// Run `args.case` over `queue`'s shards.
+pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    let q = args.queue.as_str();
+    let err = |e: redq::QueueError| e.to_string();
+    let cpu_before = client_cpu_s();
+    match args.case.as_str() {
+        "enqueue_bulk" => {
+            let start = Instant::now();
+            let mut next = 0;
+            while next < args.n {
+                let end = (next + args.batch).min(args.n);
+                queue
+                    .add_batch(q, (next..end).map(job).collect())
+                    .await
+                    .map_err(err)?;
+                next = end;
+            }
+            throughput(&mut out, args.n as f64, start.elapsed());
+            out.insert("batch".into(), json!(args.batch));
+        }
+        "process" => {
+            for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
+                queue
+                    .add_batch(q, chunk.iter().copied().map(job).collect())
+                    .await
+                    .map_err(err)?;
+            }
+            let per_shard = BenchArgs {
+                c: args.c.div_ceil(args.shards),
+                ..args.clone()
+            };
+            let mut workers = Vec::new();
+            for shard in queue.shards() {
+                workers.push(start_worker(shard, &per_shard, Services::new())?);
+            }
+            let processed = || {
+                workers
+                    .iter()
+                    .map(|(_, progress, _)| progress.processed())
+                    .sum::<u64>()
+            };
+            let mut first = None;
+            let deadline = Instant::now() + Duration::from_secs(600);
+            while processed() < args.n as u64 {
+                if first.is_none() && processed() >= 1 {
+                    first = Some(Instant::now());
+                }
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "only {} of {} jobs completed in 10 minutes",
+                        processed(),
+                        args.n
+                    ));
+                }
+                tokio::time::sleep(Duration::from_micros(500)).await;
+            }
+            let elapsed = first
+                .map(|f| f.elapsed())
+                .unwrap_or_default()
+                .max(Duration::from_micros(1));
+            throughput(&mut out, (args.n - 1) as f64, elapsed);
+            for (stop, _, handle) in workers {
+                stop.cancel();
+                handle.await.map_err(|e| e.to_string())??;
+            }
+            out.insert("concurrency".into(), json!(args.c));
+        }
+        other => {
+            return Err(format!(
+                "--shards applies to enqueue_bulk and process, not {other:?}"
+            ));
+        }
+    }
+    if let (Some(before), Some(after)) = (cpu_before, client_cpu_s()) {
+        out.insert(
+            "client_cpu_s".into(),
+            json!(((after - before) * 1000.0).round() / 1000.0),
+        );
+    }
+    out.insert("shards".into(), json!(args.shards));
+    out.insert("placement".into(), json!(queue.placement()));
+    Ok(out)
+}
