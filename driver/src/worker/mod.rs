@@ -147,7 +147,9 @@ impl Worker {
             check_queue_name(name)?;
         }
         check_limit("concurrency", options.concurrency, 10_000)?;
-        check_limit("claim batch", options.claim_batch, MAX_CLAIM)?;
+        if let Some(batch) = options.claim_batch {
+            check_limit("claim batch", batch, MAX_CLAIM)?;
+        }
         check_lease(options.lease)?;
         if options.lease < Duration::from_millis(30) {
             return Err(QueueError::invalid(
@@ -234,7 +236,7 @@ impl Worker {
                 permit = slots.clone().acquire_owned() => permit.expect("semaphore never closed"),
             };
             let mut permits = vec![first];
-            while permits.len() < options.claim_batch {
+            while permits.len() < options.effective_claim_batch() {
                 match slots.clone().try_acquire_owned() {
                     Ok(permit) => permits.push(permit),
                     Err(_) => break,
