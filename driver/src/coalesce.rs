@@ -74,30 +74,49 @@ impl Coalescer {
 
 /// Send batches until the connection is dropped.
 async fn run(inner: Weak<Inner>, mut requests: mpsc::UnboundedReceiver<Pending>) {
+    // A few batches may be in flight at once, so jobs keep flowing while a
+    // batch waits for its reply. Only concurrent adds share batches, and
+    // concurrent adds have no order among themselves to keep.
+    let in_flight = std::sync::Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
         let Some(inner) = inner.upgrade() else { break };
         let queue = RedisQueue { inner };
-        // Group by queue, keeping each queue's arrival order.
-        let mut groups: Vec<(String, Vec<Pending>)> = Vec::new();
-        for pending in batch.drain(..) {
-            match groups.iter_mut().find(|(q, _)| *q == pending.queue) {
-                Some((_, jobs)) => jobs.push(pending),
-                None => groups.push((pending.queue.clone(), vec![pending])),
-            }
+        let Ok(slot) = in_flight.clone().acquire_owned().await else {
+            break;
+        };
+        let jobs: Vec<Pending> = batch.drain(..).collect();
+        tokio::spawn(async move {
+            send(&queue, jobs).await;
+            drop(slot);
+        });
+    }
+}
+
+/// Most coalesced batches in flight at once.
+const IN_FLIGHT: usize = 4;
+
+/// Send one batch, one script call per queue in it, and answer each caller.
+async fn send(queue: &RedisQueue, batch: Vec<Pending>) {
+    // Group by queue, keeping each queue's arrival order.
+    let mut groups: Vec<(String, Vec<Pending>)> = Vec::new();
+    for pending in batch {
+        match groups.iter_mut().find(|(q, _)| *q == pending.queue) {
+            Some((_, jobs)) => jobs.push(pending),
+            None => groups.push((pending.queue.clone(), vec![pending])),
         }
-        for (name, jobs) in groups {
-            let fields: Vec<[Value; 11]> = jobs.iter().map(|p| p.fields.clone()).collect();
-            match queue.send_encoded(&name, &fields).await {
-                Ok(outcomes) => {
-                    for (pending, outcome) in jobs.into_iter().zip(outcomes) {
-                        let _ = pending.reply.send(Ok(outcome));
-                    }
+    }
+    for (name, jobs) in groups {
+        let fields: Vec<[Value; 11]> = jobs.iter().map(|p| p.fields.clone()).collect();
+        match queue.send_encoded(&name, &fields).await {
+            Ok(outcomes) => {
+                for (pending, outcome) in jobs.into_iter().zip(outcomes) {
+                    let _ = pending.reply.send(Ok(outcome));
                 }
-                Err(e) => {
-                    for pending in jobs {
-                        let _ = pending.reply.send(Err(e.clone()));
-                    }
+            }
+            Err(e) => {
+                for pending in jobs {
+                    let _ = pending.reply.send(Err(e.clone()));
                 }
             }
         }
