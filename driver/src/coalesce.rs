@@ -85,7 +85,7 @@ async fn run(inner: Weak<Inner>, mut requests: mpsc::UnboundedReceiver<Pending>)
         let Ok(slot) = in_flight.clone().acquire_owned().await else {
             break;
         };
-        let jobs: Vec<Pending> = batch.drain(..).collect();
+        let jobs = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
         tokio::spawn(async move {
             send(&queue, jobs).await;
             drop(slot);
