@@ -117,3 +117,15 @@ impl NewJob {
         self
     }
 }
+
+/// The seed trait's `enqueue`: plain payloads, every option at its default.
+pub(crate) fn plain_jobs(payloads: Vec<Value>) -> Vec<NewJob> {
+    payloads.into_iter().map(NewJob::new).collect()
+}
+
+/// The seed trait's `enqueue_ordered`: each payload with its ordering key.
+pub(crate) fn ordered_jobs(jobs: Vec<(String, Value)>) -> Vec<NewJob> {
+    jobs.into_iter()
+        .map(|(key, payload)| NewJob::new(payload).ordering_key(key))
+        .collect()
+}

@@ -7,7 +7,7 @@ use fred::interfaces::HashesInterface;
 use serde_json::Value;
 
 use crate::meta::Meta;
-use crate::{Job, Lease, NewJob, QueueError, RedisQueue};
+use crate::{Job, Lease, QueueError, RedisQueue};
 
 /// A queue backend.
 ///
@@ -78,7 +78,7 @@ pub trait Queue: Send + Sync + 'static {
 /// [`QueueError::JobNotFound`].
 impl Queue for RedisQueue {
     async fn enqueue(&self, queue: &str, payloads: Vec<Value>) -> Result<(), QueueError> {
-        self.add_batch(queue, payloads.into_iter().map(NewJob::new).collect())
+        self.add_batch(queue, crate::options::plain_jobs(payloads))
             .await?;
         Ok(())
     }
@@ -88,11 +88,8 @@ impl Queue for RedisQueue {
         queue: &str,
         jobs: Vec<(String, Value)>,
     ) -> Result<(), QueueError> {
-        let jobs = jobs
-            .into_iter()
-            .map(|(key, payload)| NewJob::new(payload).ordering_key(key))
-            .collect();
-        self.add_batch(queue, jobs).await?;
+        self.add_batch(queue, crate::options::ordered_jobs(jobs))
+            .await?;
         Ok(())
     }
 

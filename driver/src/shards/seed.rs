@@ -13,11 +13,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::ShardedQueue;
-use crate::{Job, NewJob, Queue, QueueError};
+use crate::{Job, Queue, QueueError};
 
 impl Queue for ShardedQueue {
     async fn enqueue(&self, queue: &str, payloads: Vec<Value>) -> Result<(), QueueError> {
-        self.add_batch(queue, payloads.into_iter().map(NewJob::new).collect())
+        self.add_batch(queue, crate::options::plain_jobs(payloads))
             .await?;
         Ok(())
     }
@@ -27,11 +27,8 @@ impl Queue for ShardedQueue {
         queue: &str,
         jobs: Vec<(String, Value)>,
     ) -> Result<(), QueueError> {
-        let jobs = jobs
-            .into_iter()
-            .map(|(key, payload)| NewJob::new(payload).ordering_key(key))
-            .collect();
-        self.add_batch(queue, jobs).await?;
+        self.add_batch(queue, crate::options::ordered_jobs(jobs))
+            .await?;
         Ok(())
     }
 
