@@ -150,7 +150,9 @@ async fn run_one(shared: &Shared, job: Job) {
 /// Hand the lease to the acker and wait for this job's own outcome.
 async fn acknowledge(shared: &Shared, lease: Lease) -> Result<crate::Acked, QueueError> {
     let (reply, outcome) = tokio::sync::oneshot::channel();
-    if shared.acks.send((lease.clone(), reply)).is_err() {
+    if let Err(unsent) = shared.acks.send((lease, reply)) {
+        // The acker is gone (only while the worker winds down): ack directly.
+        let (lease, _) = unsent.0;
         return shared.queue.ack(&lease).await;
     }
     outcome
