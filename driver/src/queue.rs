@@ -158,6 +158,11 @@ impl RedisQueue {
     /// [`limits::ENQUEUE_CHUNK`] jobs are sent as consecutive chunks, each
     /// applied atomically, one after the other so that FIFO order holds
     /// across chunks; if a chunk fails, the chunks after it are not sent.
+    ///
+    /// If the connection drops while an enqueue is in flight, the call fails
+    /// and the jobs may or may not have been created: enqueues are never
+    /// resent behind your back, because a resend after the jobs already ran
+    /// would create them again. Retry with a dedup key to be safe.
     pub async fn add_batch(
         &self,
         queue: &str,

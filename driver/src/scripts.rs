@@ -138,18 +138,66 @@ pub async fn run(
     args: Vec<Value>,
 ) -> Result<Value, fred::error::Error> {
     let script = &SCRIPTS[op.index()];
-    match client
-        .evalsha::<Value, _, _, _>(script.sha1().clone(), keys.0.clone(), args.clone())
-        .await
-    {
+    match call(client, op, script, keys, args.clone()).await {
         Err(err) if err.details().starts_with("NOSCRIPT") => {
             script.load(client).await?;
-            client
-                .evalsha(script.sha1().clone(), keys.0.clone(), args)
-                .await
+            call(client, op, script, keys, args).await
         }
         result => result,
     }
+}
+
+/// Whether fred may resend `op` by itself after a dropped connection.
+///
+/// Every script is idempotent while its job exists, but an enqueue resent
+/// after its jobs were already claimed and completed would create them
+/// again (the reliability checker caught exactly that after a redis-server
+/// kill -9). So an enqueue in flight when the connection drops fails back to
+/// the caller as "may or may not have been applied" instead; the caller
+/// decides, and a dedup key makes retrying it safe.
+fn resend_safe(op: Op) -> bool {
+    op != Op::Enqueue
+}
+
+async fn call(
+    client: &Client,
+    op: Op,
+    script: &Script,
+    keys: &QueueKeys,
+    args: Vec<Value>,
+) -> Result<Value, fred::error::Error> {
+    if resend_safe(op) {
+        return client
+            .evalsha(script.sha1().clone(), keys.0.clone(), args)
+            .await;
+    }
+    use fred::interfaces::ClientLike;
+    let once = fred::types::config::Options {
+        max_attempts: Some(1),
+        ..Default::default()
+    };
+    let mut command = Vec::with_capacity(2 + keys.0.len() + args.len());
+    command.push(Value::from(script.sha1().clone()));
+    command.push(Value::Integer(keys.0.len() as i64));
+    command.extend(
+        keys.0
+            .iter()
+            .map(|k| Value::Bytes(k.as_bytes().to_vec().into())),
+    );
+    command.extend(args);
+    // Routed to the slot of the first key, like EVALSHA itself (every key
+    // of a namespace shares that slot).
+    let slot = keys
+        .0
+        .first()
+        .map(|key| fred::util::redis_keyslot(key.as_bytes()))
+        .unwrap_or(0);
+    let evalsha = fred::types::CustomCommand::new_static(
+        "EVALSHA",
+        fred::types::ClusterHash::Custom(slot),
+        false,
+    );
+    client.with_options(&once).custom(evalsha, command).await
 }
 
 /// Decoding of script replies.
