@@ -29,27 +29,27 @@ local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
 
-local jobs = {}
+-- Parsed arguments, one array per field (no table per job).
+local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
+local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
 for i = 1, n do
   local b = 4 + (i - 1) * FIELDS
-  local j = {
-    id = text(ARGV[b + 1], 'job id', 64),
-    payload = ARGV[b + 2],
-    priority = uint(ARGV[b + 3], 'priority', 255),
-    delay = uint(ARGV[b + 4], 'delay_ms', MAX_MS),
-    not_before = uint(ARGV[b + 5], 'not_before_ms', MAX_TIME_MS),
-    dedup_key = text(ARGV[b + 6], 'dedup key', 512),
-    dedup_ttl = uint(ARGV[b + 7], 'dedup_ttl_ms', MAX_MS),
-    ordering_key = text(ARGV[b + 8], 'ordering key', 512),
-    max_attempts = uint(ARGV[b + 9], 'max_attempts', MAX_U32),
-    retry_window = uint(ARGV[b + 10], 'retry_window_ms', MAX_MS),
-    name = text(ARGV[b + 11], 'job name', 256),
-  }
-  if #j.id == 0 then fail('job id must not be empty') end
-  if #j.payload == 0 or #j.payload > limit then
-    fail('payload of job ' .. j.id .. ' is ' .. #j.payload .. ' bytes; accepted: 1 to ' .. limit)
+  local id = text(ARGV[b + 1], 'job id', 64)
+  local payload = ARGV[b + 2]
+  if #id == 0 then fail('job id must not be empty') end
+  if #payload == 0 or #payload > limit then
+    fail('payload of job ' .. id .. ' is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
   end
-  jobs[i] = j
+  ids[i], payloads[i] = id, payload
+  priorities[i] = uint(ARGV[b + 3], 'priority', 255)
+  delays[i] = uint(ARGV[b + 4], 'delay_ms', MAX_MS)
+  not_befores[i] = uint(ARGV[b + 5], 'not_before_ms', MAX_TIME_MS)
+  dedup_keys[i] = text(ARGV[b + 6], 'dedup key', 512)
+  dedup_ttls[i] = uint(ARGV[b + 7], 'dedup_ttl_ms', MAX_MS)
+  ordering_keys[i] = text(ARGV[b + 8], 'ordering key', 512)
+  max_attempts[i] = uint(ARGV[b + 9], 'max_attempts', MAX_U32)
+  retry_windows[i] = uint(ARGV[b + 10], 'retry_window_ms', MAX_MS)
+  names[i] = text(ARGV[b + 11], 'job name', 256)
 end
 
 -- Validation is complete: from here on the script writes.
@@ -82,36 +82,45 @@ local function live_duplicate(dk)
 end
 
 -- One HMGET finds every job a resent script already created.
-local ids = {}
-for i, j in ipairs(jobs) do ids[i] = j.id end
 local already = redis.call('HMGET', K.jobs, unpack(ids))
 
 local reply = {}
-local fresh = {}
 local meta_pairs, payload_pairs = {}, {}
-for i, j in ipairs(jobs) do
-  local code, id = 1, j.id
-  local existing = j.dedup_key ~= '' and live_duplicate(j.dedup_key)
-  if already[i] or created[j.id] then
+local waiting, scheduled, ordered = {}, {}, {}
+local wake = false
+for i = 1, n do
+  local code, id = 1, ids[i]
+  local dk = dedup_keys[i]
+  local existing = dk ~= '' and live_duplicate(dk)
+  if already[i] or created[id] then
     code = 2
   elseif existing then
     code, id = 0, existing
   else
-    local due = math.max(now + j.delay, j.not_before)
+    local due = math.max(now + delays[i], not_befores[i])
     local m = {
-      QUEUE, j.priority, first_seq + i - 1, now, due, 0, j.max_attempts,
-      j.retry_window, j.dedup_key, j.dedup_ttl, j.ordering_key, j.name,
+      QUEUE, priorities[i], first_seq + i - 1, now, due, 0, max_attempts[i],
+      retry_windows[i], dk, dedup_ttls[i], ordering_keys[i], names[i],
       0, 0, '', 0, '', 0, 0,
     }
-    created[j.id] = true
-    fresh[#fresh + 1] = { id = j.id, m = m, due = due }
-    meta_pairs[#meta_pairs + 1] = j.id
+    created[id] = true
+    meta_pairs[#meta_pairs + 1] = id
     meta_pairs[#meta_pairs + 1] = cmsgpack.pack(m)
-    payload_pairs[#payload_pairs + 1] = j.id
-    payload_pairs[#payload_pairs + 1] = j.payload
-    if j.dedup_key ~= '' then
-      redis.call('HSET', K.dedup, j.dedup_key, j.id)
-      if j.dedup_ttl > 0 then redis.call('ZADD', K.dedup_ttl, now + j.dedup_ttl, j.dedup_key) end
+    payload_pairs[#payload_pairs + 1] = id
+    payload_pairs[#payload_pairs + 1] = payloads[i]
+    if dk ~= '' then
+      redis.call('HSET', K.dedup, dk, id)
+      if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
+    end
+    if ordering_keys[i] ~= '' then
+      ordered[#ordered + 1] = { id = id, m = m, due = due }
+    elseif due > now then
+      scheduled[#scheduled + 1] = due
+      scheduled[#scheduled + 1] = id
+    else
+      waiting[#waiting + 1] = waiting_score(m)
+      waiting[#waiting + 1] = id
+      wake = true
     end
   end
   reply[#reply + 1] = code
@@ -119,27 +128,16 @@ for i, j in ipairs(jobs) do
 end
 
 -- Records first (admit() checks that an ordering key's holder exists), in
--- bulk; then each job enters its queue. Jobs without an ordering key go in
--- with one ZADD per set.
+-- bulk; then each job enters its queue: jobs with an ordering key one by one
+-- through admit(), the rest with one ZADD per set.
 local CHUNK = 500
 for from = 1, #meta_pairs, 2 * CHUNK do
   local to = math.min(from + 2 * CHUNK - 1, #meta_pairs)
   redis.call('HSET', K.jobs, unpack(meta_pairs, from, to))
   redis.call('HSET', K.payloads, unpack(payload_pairs, from, to))
 end
-local wake = false
-local waiting, scheduled = {}, {}
-for _, f in ipairs(fresh) do
-  if f.m[M.ordering_key] ~= '' then
-    if admit(f.id, f.m, f.due, now) then wake = true end
-  elseif f.due > now then
-    scheduled[#scheduled + 1] = f.due
-    scheduled[#scheduled + 1] = f.id
-  else
-    waiting[#waiting + 1] = waiting_score(f.m)
-    waiting[#waiting + 1] = f.id
-    wake = true
-  end
+for _, o in ipairs(ordered) do
+  if admit(o.id, o.m, o.due, now) then wake = true end
 end
 for from = 1, #waiting, 2 * CHUNK do
   redis.call('ZADD', K.waiting, unpack(waiting, from, math.min(from + 2 * CHUNK - 1, #waiting)))

@@ -67,6 +67,8 @@ end
 -- Whole numbers only: tonumber would also accept "nan", "inf", "0x10",
 -- " 12" and "1e3". Sixteen digits keep every value exact in a Lua double.
 local function uint(v, what, max)
+  -- Most numeric arguments are "0" (option not set): skip the pattern match.
+  if v == '0' then return 0 end
   if type(v) ~= 'string' or #v == 0 or #v > 16 or not string.match(v, '^%d+$') then
     fail(what .. ' must be a whole number, got ' .. string.format('%q', tostring(v)))
   end
@@ -80,6 +82,8 @@ end
 -- Text that becomes part of a lex member or a hash field: bounded and free of
 -- control characters (the lex members use "\n" as their separator).
 local function text(v, what, max_len)
+  -- Most text arguments are "" (option not set): skip the pattern search.
+  if v == '' then return v end
   if type(v) ~= 'string' or #v > max_len or string.find(v, '%c') then
     fail(what .. ' must be at most ' .. max_len .. ' bytes without control characters')
   end
