@@ -18,22 +18,29 @@ for i = 1, n do
   ids[i] = text(ARGV[2 + 2 * i], 'job id', 64)
   leases[i] = uint(ARGV[3 + 2 * i], 'lease id', 9007199254740991)
 end
-local codes, done = {}, {}
+-- One HMGET for the batch: each redis.call costs about a microsecond before
+-- the command does anything.
+local metas = redis.call('HMGET', K.jobs, unpack(ids))
+local codes, done, acked = {}, {}, {}
 for i = 1, n do
-  local m = load_meta(ids[i])
-  if not m then
+  local id, raw = ids[i], metas[i]
+  if not raw or acked[id] then
+    -- Gone, or listed twice in this batch and already acknowledged above.
     codes[i] = 0
-  elseif m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
-    codes[i] = -1
   else
-    codes[i] = 1
-    -- Mark it at once, so a job listed twice in one batch is acked once.
-    redis.call('HDEL', K.jobs, ids[i])
-    release_keys(ids[i], m)
-    done[#done + 1] = ids[i]
+    local m = cmsgpack.unpack(raw)
+    if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
+      codes[i] = -1
+    else
+      codes[i] = 1
+      acked[id] = true
+      release_keys(id, m)
+      done[#done + 1] = id
+    end
   end
 end
 if #done > 0 then
+  redis.call('HDEL', K.jobs, unpack(done))
   redis.call('ZREM', K.leased, unpack(done))
   redis.call('HDEL', K.payloads, unpack(done))
   bump_stats('p', now_ms(), #done)

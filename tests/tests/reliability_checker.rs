@@ -86,8 +86,8 @@ async fn stale_ack(broken: bool) -> Report {
     let ack = patched(
         "ack",
         &[(
-            "elseif m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then",
-            "elseif m[M.queue] ~= QUEUE then",
+            "if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then",
+            "if m[M.queue] ~= QUEUE then",
         )],
     );
     let bench = Bench::new(&[("ack", ack)]).await;
