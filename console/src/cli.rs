@@ -53,6 +53,17 @@ pub struct Connection {
         global = true
     )]
     pub namespace: String,
+    /// How many shards the queues are spread over by redq's ShardedQueue
+    /// (1 to 64, the n it was created with). Above 1 the console watches
+    /// the shard namespaces derived from --namespace as one queue.
+    #[arg(
+        long,
+        env = "REDQ_SHARDS",
+        default_value_t = 1,
+        value_parser = parse_shards,
+        global = true
+    )]
+    pub shards: usize,
 }
 
 impl Connection {
@@ -97,6 +108,18 @@ fn parse_refresh(text: &str) -> Result<Duration, String> {
         return Err(format!("{text} is below the minimum of 250ms"));
     }
     Ok(d)
+}
+
+/// `--shards`: 1 to the driver's maximum; the error names the range.
+pub fn parse_shards(text: &str) -> Result<usize, String> {
+    let max = redq::shards::MAX_SHARDS;
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text} is not a shard count: give a whole number from 1 to {max}, \
+             the n the queue's ShardedQueue was created with"
+        )),
+    }
 }
 
 fn parse_delay(text: &str) -> Result<Duration, String> {

@@ -9,7 +9,10 @@
 //! Layout: `tui` holds the live console (state, input, source, view, theme,
 //! app), `commands` the subcommands, `demo` the demo, and small helpers
 //! (`clock`, `text`, `signature`, `output`) are shared by all three.
+//! `aggregate` is what they all read and change: one namespace, or every
+//! shard of a sharded queue seen as one.
 
+pub mod aggregate;
 pub mod bench;
 pub mod cli;
 pub mod clock;
@@ -70,6 +73,7 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
     let settings = Settings {
         url: queue.redacted_url().to_owned(),
         namespace: queue.namespace().to_owned(),
+        shards: queue.shard_namespaces(),
         read_only: global.read_only,
         refresh: global.refresh,
     };

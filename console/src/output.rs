@@ -33,9 +33,11 @@ pub fn opt_time(at: Option<SystemTime>) -> Value {
     at.map(time).unwrap_or(Value::Null)
 }
 
-/// A job as JSON (times in RFC 3339, payload as stored).
-pub fn job_json(job: &JobRecord) -> Value {
-    json!({
+/// A job as JSON (times in RFC 3339, payload as stored). With several
+/// `shards` (their namespaces) it also says which holds the job: `shard`
+/// (index) and `namespace`; with one namespace the shape is unchanged.
+pub fn job_json(job: &JobRecord, shards: &[String]) -> Value {
+    let mut value = json!({
         "id": job.id,
         "queue": job.queue,
         "state": job.state.as_str(),
@@ -54,7 +56,12 @@ pub fn job_json(job: &JobRecord) -> Value {
         "ordering_key": job.ordering_key,
         "retry_window_ms": job.retry_window.map(|w| w.as_millis() as u64),
         "payload": job.payload,
-    })
+    });
+    if !shards.is_empty() {
+        value["shard"] = json!(crate::aggregate::shard_index(shards, &job.namespace));
+        value["namespace"] = json!(job.namespace);
+    }
+    value
 }
 
 /// Print JSON, pretty.

@@ -29,6 +29,7 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
                 processed: w.processed,
                 failed: w.failed,
                 last_heartbeat: w.last_heartbeat,
+                shard: None,
             })
             .collect(),
     ))
@@ -48,6 +49,7 @@ pub async fn schedules(queue: &RedisQueue) -> Result<Option<Vec<ScheduleInfo>>, 
                 next_run: s.next_run,
                 last_run: s.last_run,
                 paused: s.paused,
+                shard: None,
             })
             .collect(),
     ))

@@ -81,6 +81,9 @@ pub struct QueueEvent {
     pub attempts: u32,
     /// When it happened.
     pub at: SystemTime,
+    /// The namespace whose stream it came from (which shard, when a queue
+    /// is sharded).
+    pub namespace: String,
 }
 
 impl RedisQueue {
@@ -183,6 +186,7 @@ impl RedisQueue {
             }
             let score = reply::score(&score).ok();
             jobs.push(JobRecord::from_parts(
+                self.namespace(),
                 reply::text(id)?,
                 state,
                 &reply::bytes(payload)?,
@@ -226,6 +230,7 @@ impl RedisQueue {
         let meta = Meta::decode(&reply::bytes(meta)?)?;
         let score = score.as_ref().and_then(|s| reply::score(s).ok());
         Ok(Some(JobRecord::from_parts(
+            self.namespace(),
             id.to_owned(),
             state,
             &reply::bytes(payload)?,
@@ -413,6 +418,7 @@ impl RedisQueue {
                 error: get("error"),
                 attempts: get("attempts").parse().unwrap_or(0),
                 at: ms_to_time(get("at").parse().unwrap_or(0)),
+                namespace: self.namespace().to_owned(),
             });
         }
         Ok(events)

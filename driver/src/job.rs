@@ -166,10 +166,14 @@ pub struct JobRecord {
     pub ordering_key: Option<String>,
     /// The retry window, if one was set.
     pub retry_window: Option<Duration>,
+    /// The namespace holding it: with several shards (`ShardedQueue`),
+    /// this says which shard a merged listing's job lives on.
+    pub namespace: String,
 }
 
 impl JobRecord {
     pub(crate) fn from_parts(
+        namespace: &str,
         id: String,
         state: JobState,
         payload: &[u8],
@@ -198,6 +202,7 @@ impl JobRecord {
             ordering_key: non_empty(meta.ordering_key),
             retry_window: (meta.retry_window_ms > 0)
                 .then(|| Duration::from_millis(meta.retry_window_ms)),
+            namespace: namespace.to_owned(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `redq dead list|show|requeue|delete|purge`.
 
-use redq::{DeadLetterReport, RedisQueue};
+use redq::DeadLetterReport;
+
+use crate::aggregate::Target;
 use serde_json::json;
 
 use crate::cli::DeadCommand;
@@ -10,7 +12,7 @@ use crate::tui::detail_text::detail_lines;
 
 use super::listing::print_jobs;
 
-pub async fn run(queue: &RedisQueue, command: DeadCommand, json: bool) -> Result<(), Failure> {
+pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(), Failure> {
     match command {
         DeadCommand::List {
             queue: only,
@@ -28,7 +30,7 @@ pub async fn run(queue: &RedisQueue, command: DeadCommand, json: bool) -> Result
                 jobs.extend(page.items);
             }
             jobs.sort_by_key(|j| std::cmp::Reverse(j.died_at));
-            print_jobs(&jobs, total, offset, json);
+            print_jobs(&jobs, &queue.shard_namespaces(), total, offset, json);
             Ok(())
         }
         DeadCommand::Show { id } => {
@@ -39,9 +41,13 @@ pub async fn run(queue: &RedisQueue, command: DeadCommand, json: bool) -> Result
                 )));
             };
             if json {
-                print_json(&job_json(&job));
+                print_json(&job_json(&job, &queue.shard_namespaces()));
             } else {
-                for line in detail_lines(&job, std::time::SystemTime::now()) {
+                for line in detail_lines(
+                    &job,
+                    &queue.shard_namespaces(),
+                    std::time::SystemTime::now(),
+                ) {
                     println!("{}", line.trim_end());
                 }
             }

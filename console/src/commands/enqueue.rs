@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use redq::{Enqueued, NewJob, RedisQueue};
+use redq::{Enqueued, NewJob};
+
+use crate::aggregate::Target;
 use serde_json::json;
 
 use crate::failure::Failure;
@@ -19,7 +21,7 @@ pub struct Options {
 }
 
 pub async fn run(
-    queue: &RedisQueue,
+    queue: &Target,
     name: &str,
     payload: &str,
     options: Options,

@@ -3,15 +3,16 @@
 
 use std::time::{Duration, SystemTime};
 
-use redq::{JobState, RedisQueue, StatsBucket};
+use redq::{JobState, StatsBucket};
 use serde_json::{json, Value};
 
+use crate::aggregate::Target;
 use crate::clock;
 use crate::failure::Failure;
 use crate::output::{job_json, opt_time, print_json, time, Table};
 use crate::tui::state::metrics::{rate_text, rates};
 
-pub async fn queues(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
+pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
     let mut all = Vec::new();
     for name in queue.queues().await? {
         all.push(queue.counts(&name).await?);
@@ -74,7 +75,7 @@ fn sum_since(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (u64, 
         .fold((0, 0), |(p, f), b| (p + b.processed, f + b.failed))
 }
 
-pub async fn stats(queue: &RedisQueue, only: Option<String>, json: bool) -> Result<(), Failure> {
+pub async fn stats(queue: &Target, only: Option<String>, json: bool) -> Result<(), Failure> {
     let names = match only {
         Some(name) => vec![name],
         None => queue.queues().await?,
@@ -135,17 +136,28 @@ pub async fn stats(queue: &RedisQueue, only: Option<String>, json: bool) -> Resu
     Ok(())
 }
 
-/// Print a page of jobs (shared with `dead list`).
-pub fn print_jobs(jobs: &[redq::JobRecord], total: u64, offset: u64, json: bool) {
+/// Print a page of jobs (shared with `dead list`); with several `shards`
+/// each job says which shard holds it (a SHARD column, `shard` in JSON).
+pub fn print_jobs(
+    jobs: &[redq::JobRecord],
+    shards: &[String],
+    total: u64,
+    offset: u64,
+    json: bool,
+) {
     if json {
         print_json(&json!({
             "total": total,
             "offset": offset,
-            "jobs": jobs.iter().map(job_json).collect::<Vec<_>>(),
+            "jobs": jobs.iter().map(|j| job_json(j, shards)).collect::<Vec<_>>(),
         }));
         return;
     }
-    let mut t = Table::new(&["ID", "QUEUE", "STATE", "NAME", ">TRIES", "WHEN", "ERROR"]);
+    let mut columns = vec!["ID", "QUEUE", "STATE", "NAME", ">TRIES", "WHEN", "ERROR"];
+    if !shards.is_empty() {
+        columns.insert(1, ">SHARD");
+    }
+    let mut t = Table::new(&columns);
     for j in jobs {
         let when = match j.state {
             JobState::Scheduled => j.due_at,
@@ -159,7 +171,7 @@ pub fn print_jobs(jobs: &[redq::JobRecord], total: u64, offset: u64, json: bool)
         if error.chars().count() > 60 {
             error = crate::text::truncate(&error, 60);
         }
-        t.row(vec![
+        let mut cells = vec![
             j.id.clone(),
             j.queue.clone(),
             j.state.to_string(),
@@ -167,7 +179,12 @@ pub fn print_jobs(jobs: &[redq::JobRecord], total: u64, offset: u64, json: bool)
             j.attempts.to_string(),
             when,
             error,
-        ]);
+        ];
+        if !shards.is_empty() {
+            let shard = crate::aggregate::shard_index(shards, &j.namespace);
+            cells.insert(1, shard.map_or_else(|| "?".into(), |i| i.to_string()));
+        }
+        t.row(cells);
     }
     t.print();
     if !jobs.is_empty() || total > 0 {
@@ -180,7 +197,7 @@ pub fn print_jobs(jobs: &[redq::JobRecord], total: u64, offset: u64, json: bool)
 }
 
 pub async fn jobs(
-    queue: &RedisQueue,
+    queue: &Target,
     name: &str,
     state: JobState,
     offset: u64,
@@ -188,11 +205,17 @@ pub async fn jobs(
     json: bool,
 ) -> Result<(), Failure> {
     let page = queue.list_jobs(name, state, offset, limit).await?;
-    print_jobs(&page.items, page.total, offset, json);
+    print_jobs(
+        &page.items,
+        &queue.shard_namespaces(),
+        page.total,
+        offset,
+        json,
+    );
     Ok(())
 }
 
-pub async fn pause(queue: &RedisQueue, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
+pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
     if pause {
         queue.pause(name).await?;
     } else {
@@ -211,8 +234,8 @@ pub async fn pause(queue: &RedisQueue, name: &str, pause: bool, json: bool) -> R
     Ok(())
 }
 
-pub async fn workers(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
-    let workers = crate::registry::workers(queue).await?;
+pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
+    let workers = queue.workers().await?;
     if json {
         print_json(&serde_json::to_value(workers.unwrap_or_default()).unwrap_or_default());
         return Ok(());
@@ -251,8 +274,8 @@ pub async fn workers(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-pub async fn schedules(queue: &RedisQueue, json: bool) -> Result<(), Failure> {
-    let schedules = crate::registry::schedules(queue).await?;
+pub async fn schedules(queue: &Target, json: bool) -> Result<(), Failure> {
+    let schedules = queue.schedules().await?;
     if json {
         print_json(&serde_json::to_value(schedules.unwrap_or_default()).unwrap_or_default());
         return Ok(());

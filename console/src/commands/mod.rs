@@ -7,7 +7,9 @@ mod listing;
 
 use std::time::Duration;
 
-use redq::RedisQueue;
+use redq::{RedisQueue, RedisQueueBuilder};
+
+use crate::aggregate::Target;
 
 use crate::cli::{Command, Connection, Global};
 use crate::failure::Failure;
@@ -15,15 +17,27 @@ use crate::failure::Failure;
 /// Commands give up on a Redis that does not answer within this.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connect for a subcommand or the console.
-pub async fn connect(connection: &Connection) -> Result<RedisQueue, Failure> {
-    let queue = RedisQueue::builder(connection.url())
-        .namespace(connection.namespace.clone())
-        .command_timeout(COMMAND_TIMEOUT)
-        .connect()
-        .await?;
-    tracing::info!(url = %queue.redacted_url(), namespace = %queue.namespace(), "connected");
-    Ok(queue)
+/// The driver's settings for the connection's URL (any namespace).
+pub fn builder(connection: &Connection) -> RedisQueueBuilder {
+    RedisQueue::builder(connection.url()).command_timeout(COMMAND_TIMEOUT)
+}
+
+/// Connect for a subcommand or the console: one namespace, or every shard
+/// of it with `--shards`.
+pub async fn connect(connection: &Connection) -> Result<Target, Failure> {
+    let target = Target::connect(
+        builder(connection),
+        &connection.namespace,
+        connection.shards,
+    )
+    .await?;
+    tracing::info!(
+        url = %target.redacted_url(),
+        namespace = %target.namespace(),
+        shards = connection.shards,
+        "connected"
+    );
+    Ok(target)
 }
 
 /// Whether a command changes Redis.

@@ -23,6 +23,13 @@ pub async fn run(connection: &Connection, global: &Global) -> Result<(), Failure
     if global.read_only {
         return Err(Failure::read_only("demo"));
     }
+    if connection.shards > 1 {
+        // The demo's traffic is one namespace; a sharded view of it would
+        // watch namespaces nothing writes to.
+        return Err(Failure::Usage(
+            "the demo runs on one namespace: drop --shards".into(),
+        ));
+    }
     let server = match &connection.url {
         Some(_) => None,
         None => Some(server::PrivateRedis::start().await?),
@@ -33,6 +40,7 @@ pub async fn run(connection: &Connection, global: &Global) -> Result<(), Failure
             None => connection.url().to_owned(),
         }),
         namespace: connection.namespace.clone(),
+        shards: 1,
     };
     let queue = crate::commands::connect(&connection).await?;
     let cancel = CancellationToken::new();
@@ -40,6 +48,7 @@ pub async fn run(connection: &Connection, global: &Global) -> Result<(), Failure
     let settings = Settings {
         url: queue.redacted_url().to_owned(),
         namespace: queue.namespace().to_owned(),
+        shards: Vec::new(),
         read_only: false,
         refresh: global.refresh,
     };

@@ -146,7 +146,10 @@ pub async fn start(
     connection: &Connection,
     cancel: CancellationToken,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
-    let producer = crate::commands::connect(connection).await?;
+    let producer = crate::commands::builder(connection)
+        .namespace(connection.namespace.clone())
+        .connect()
+        .await?;
     producer
         .upsert_schedule(
             Schedule::new("digest-every-minute", "emails", "* * * * *")
@@ -185,7 +188,10 @@ pub async fn start(
         ),
     ];
     for (registry, options) in workers {
-        let queue = crate::commands::connect(connection).await?;
+        let queue = crate::commands::builder(connection)
+            .namespace(connection.namespace.clone())
+            .connect()
+            .await?;
         let worker = Worker::new(queue, registry, options.grace(Duration::from_secs(2)))?;
         let stop = cancel.clone();
         tasks.push(tokio::spawn(async move {

@@ -5,7 +5,6 @@ use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
 use ratatui::crossterm::event::{Event, EventStream};
-use redq::RedisQueue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -14,6 +13,7 @@ use super::source::{self, Request};
 use super::state::{Action, Command, Settings, State};
 use super::theme::Theme;
 use super::view;
+use crate::aggregate::Target;
 
 /// How often the screen is redrawn without news (countdowns tick).
 const TICK: Duration = Duration::from_millis(250);
@@ -34,7 +34,7 @@ impl Drop for Restore {
 }
 
 /// Run the console on `queue` until the user quits (or SIGTERM/SIGHUP).
-pub async fn run(queue: RedisQueue, settings: Settings, theme: Theme) -> anyhow::Result<()> {
+pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Result<()> {
     let refresh = settings.refresh;
     let mut terminal = ratatui::try_init()?;
     let _restore = Restore;

@@ -9,12 +9,22 @@ use crate::clock;
 use crate::text::{inert, inert_multiline};
 
 /// Label and value lines of a job, then its full error and pretty payload.
-/// Every piece of text from Redis is made inert.
-pub fn detail_lines(job: &JobRecord, now: SystemTime) -> Vec<String> {
+/// With several `shards` (their namespaces), a `shard` line says which one
+/// holds the job. Every piece of text from Redis is made inert.
+pub fn detail_lines(job: &JobRecord, shards: &[String], now: SystemTime) -> Vec<String> {
     let mut lines = Vec::new();
     let mut field = |label: &str, value: String| lines.push(format!("{label:<14}{value}"));
     field("id", inert(&job.id));
     field("queue", inert(&job.queue));
+    if !shards.is_empty() {
+        let index = crate::aggregate::shard_index(shards, &job.namespace)
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| "?".into());
+        field(
+            "shard",
+            format!("{index} of {} ({})", shards.len(), inert(&job.namespace)),
+        );
+    }
     field("state", job.state.to_string());
     field(
         "name",

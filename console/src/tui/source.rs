@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::try_join_all;
-use redq::{limits, JobState, QueueError, RedisQueue};
+use redq::{limits, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
+
+use crate::aggregate::Target;
 
 use super::state::{
     plural, DeadWindow, Focus, JobsPage, Mutation, QueueRow, Snapshot, Update, JOBS_PAGE,
@@ -36,7 +38,7 @@ pub enum Request {
 
 /// Run until `cancel` fires or the UI hangs up.
 pub async fn run(
-    queue: RedisQueue,
+    queue: Target,
     refresh: Duration,
     mut requests: mpsc::UnboundedReceiver<Request>,
     updates: mpsc::UnboundedSender<Update>,
@@ -93,7 +95,7 @@ fn unreachable_update(error: String) -> Update {
 }
 
 /// Read one snapshot for `focus`.
-pub async fn fetch(queue: &RedisQueue, focus: &Focus) -> Result<Snapshot, QueueError> {
+pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError> {
     let names = queue.queues().await?;
     let rows = try_join_all(names.iter().map(|name| async move {
         let (counts, stats) = tokio::join!(queue.counts(name), queue.stats(name));
@@ -108,8 +110,8 @@ pub async fn fetch(queue: &RedisQueue, focus: &Focus) -> Result<Snapshot, QueueE
         .map(|r| r.counts.now)
         .unwrap_or_else(SystemTime::now);
     let events = queue.events(EVENT_WINDOW).await?;
-    let workers = crate::registry::workers(queue).await?;
-    let schedules = crate::registry::schedules(queue).await?;
+    let workers = queue.workers().await?;
+    let schedules = queue.schedules().await?;
     let mut snapshot = Snapshot {
         redis_now,
         queues: rows,
@@ -155,11 +157,7 @@ pub async fn fetch(queue: &RedisQueue, focus: &Focus) -> Result<Snapshot, QueueE
 }
 
 /// Carry out one mutation, reporting progress and the outcome.
-pub async fn mutate(
-    queue: &RedisQueue,
-    mutation: Mutation,
-    updates: &mpsc::UnboundedSender<Update>,
-) {
+pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::UnboundedSender<Update>) {
     let label = mutation.label();
     tracing::info!(action = %label, "mutation started");
     let result = apply(queue, &mutation, &label, updates).await;
@@ -172,7 +170,7 @@ pub async fn mutate(
 }
 
 async fn apply(
-    queue: &RedisQueue,
+    queue: &Target,
     mutation: &Mutation,
     label: &str,
     updates: &mpsc::UnboundedSender<Update>,

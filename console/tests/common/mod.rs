@@ -22,6 +22,7 @@ pub fn settings() -> Settings {
     Settings {
         url: "redis://ops@redis.internal:6379/0".into(),
         namespace: "redq".into(),
+        shards: Vec::new(),
         read_only: false,
         refresh: Duration::from_secs(1),
     }
@@ -79,6 +80,7 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         dedup_key: None,
         ordering_key: None,
         retry_window: None,
+        namespace: "redq".into(),
     }
 }
 
@@ -154,6 +156,7 @@ pub fn events() -> Vec<QueueEvent> {
             error: j.last_error.clone().unwrap_or_default(),
             attempts: j.attempts,
             at: j.died_at.unwrap_or(now()),
+            namespace: j.namespace.clone(),
         })
         .collect()
 }
@@ -172,6 +175,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             processed: 12_345,
             failed: 17,
             last_heartbeat: ago(2),
+            shard: None,
         },
         WorkerInfo {
             id: "2636283641-2".into(),
@@ -185,6 +189,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             processed: 800,
             failed: 2,
             last_heartbeat: ago(45),
+            shard: None,
         },
     ]
 }
@@ -199,6 +204,7 @@ pub fn schedules() -> Vec<ScheduleInfo> {
             next_run: Some(now() + Duration::from_secs(55)),
             last_run: Some(ago(5)),
             paused: false,
+            shard: None,
         },
         ScheduleInfo {
             name: "nightly-report".into(),
@@ -208,6 +214,7 @@ pub fn schedules() -> Vec<ScheduleInfo> {
             next_run: None,
             last_run: Some(ago(86_400 + 3600)),
             paused: true,
+            shard: None,
         },
     ]
 }

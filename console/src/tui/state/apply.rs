@@ -236,7 +236,12 @@ impl State {
 
     fn step(&mut self, delta: i64) {
         if let Some(detail) = &mut self.detail {
-            let lines = detail_lines(&detail.record, SystemTime::UNIX_EPOCH).len() as i64;
+            let lines = detail_lines(
+                &detail.record,
+                &self.settings.shards,
+                SystemTime::UNIX_EPOCH,
+            )
+            .len() as i64;
             let max = (lines - 3).max(0);
             detail.scroll = (detail.scroll as i64 + delta).clamp(0, max) as u16;
             return;

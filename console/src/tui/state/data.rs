@@ -46,6 +46,9 @@ pub struct WorkerInfo {
     /// Its last heartbeat.
     #[serde(serialize_with = "crate::output::ser_time")]
     pub last_heartbeat: SystemTime,
+    /// The shard whose registry lists it (`--shards` above 1 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
 }
 
 /// A recurring schedule.
@@ -67,6 +70,9 @@ pub struct ScheduleInfo {
     pub last_run: Option<SystemTime>,
     /// Paused schedules do not fire.
     pub paused: bool,
+    /// The shard that stores it (`--shards` above 1 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
 }
 
 /// The newest dead letters of every queue, as far as the console loads them.

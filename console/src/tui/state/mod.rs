@@ -75,8 +75,11 @@ impl Screen {
 pub struct Settings {
     /// The Redis URL without its password.
     pub url: String,
-    /// The namespace watched.
+    /// The namespace watched (the base name when sharded).
     pub namespace: String,
+    /// The shard namespaces watched as one, in shard order; empty with one
+    /// namespace (`--shards 1`).
+    pub shards: Vec<String>,
     /// Refuse every mutation.
     pub read_only: bool,
     /// Time between refreshes.

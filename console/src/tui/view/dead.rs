@@ -22,7 +22,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let dead = state.visible_dead();
     let idw = table::id_width(area);
     let fixed = [idw, 11, 16, 5, 11];
-    let errw = table::rest_width(area, &fixed);
+    let shard = table::ShardColumn::new(&state.settings.shards);
+    let errw = table::rest_width(area, &fixed).saturating_sub(shard.taken());
     let rows = dead
         .iter()
         .map(|job| {
@@ -34,7 +35,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 0 => job.attempts.to_string(),
                 max => format!("{}/{max}", job.attempts),
             };
-            Row::new(vec![
+            Row::new(shard.cells(
+                vec![
                 table::id_cell(&job.id, idw),
                 Cell::from(truncate(&inert(&job.queue), 11)),
                 Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
@@ -45,10 +47,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     errw,
                 ))
                 .style(theme.error()),
-            ])
+                ],
+                &job.namespace,
+            ))
         })
         .collect::<Vec<_>>();
-    let list = List {
+    let mut list = List {
         title: title(state, dead.len(), "dead letter"),
         header: vec!["JOB", "QUEUE", "NAME", "TRIES", "DIED", "ERROR"],
         widths: fixed
@@ -60,6 +64,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         selected: state.cursor().index,
         empty: empty(state),
     };
+    shard.add_to(&mut list);
     table::draw(frame, area, list, theme);
 }
 

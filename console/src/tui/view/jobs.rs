@@ -13,7 +13,7 @@ use super::table::{self, List};
 use crate::clock;
 use crate::text::{inert, truncate};
 use crate::tui::detail_text::detail_lines;
-use crate::tui::state::{Detail, State, JOBS_PAGE};
+use crate::tui::state::{State, JOBS_PAGE};
 use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
@@ -61,7 +61,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let page = state.data.jobs.as_ref().filter(|p| p.query == *q);
     let idw = table::id_width(area);
     let fixed = [idw, 16, 4, 5, 11];
-    let errw = table::rest_width(area, &fixed);
+    let shard = table::ShardColumn::new(&state.settings.shards);
+    let errw = table::rest_width(area, &fixed).saturating_sub(shard.taken());
     let items = page.map(|p| p.page.items.as_slice()).unwrap_or_default();
     let total = page.map(|p| p.page.total).unwrap_or(0);
     let when_header = match q.state {
@@ -89,17 +90,20 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 )),
             }
             .unwrap_or_else(|| "—".into());
-            Row::new(vec![
-                table::id_cell(&job.id, idw),
-                Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
-                Cell::from(Line::from(job.priority.to_string()).right_aligned()),
-                Cell::from(Line::from(job.attempts.to_string()).right_aligned()),
-                Cell::from(when),
-                Cell::from(truncate(
-                    &inert(job.last_error.as_deref().unwrap_or("")),
-                    errw,
-                )),
-            ])
+            Row::new(shard.cells(
+                vec![
+                    table::id_cell(&job.id, idw),
+                    Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
+                    Cell::from(Line::from(job.priority.to_string()).right_aligned()),
+                    Cell::from(Line::from(job.attempts.to_string()).right_aligned()),
+                    Cell::from(when),
+                    Cell::from(truncate(
+                        &inert(job.last_error.as_deref().unwrap_or("")),
+                        errw,
+                    )),
+                ],
+                &job.namespace,
+            ))
         })
         .collect::<Vec<_>>();
     let pages = total.div_ceil(JOBS_PAGE as u64).max(1);
@@ -119,7 +123,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     } else {
         vec![format!("no {} jobs", q.state)]
     };
-    let list = List {
+    let mut list = List {
         title,
         header: vec!["JOB", "NAME", "PRIO", "TRIES", when_header, "LAST ERROR"],
         widths: fixed
@@ -131,12 +135,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         selected: view.cursor.index,
         empty,
     };
+    shard.add_to(&mut list);
     table::draw(frame, list_area, list, theme);
 }
 
-pub fn detail(frame: &mut Frame, area: Rect, detail: &Detail, theme: &Theme, now: SystemTime) {
+pub fn detail(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    let Some(detail) = &state.detail else { return };
     let job = &detail.record;
-    let lines: Vec<Line> = detail_lines(job, now)
+    let lines: Vec<Line> = detail_lines(job, &state.settings.shards, now)
         .into_iter()
         .map(|l| match l.as_str() {
             "error" | "payload" => Line::styled(l, theme.header()),

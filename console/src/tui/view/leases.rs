@@ -19,6 +19,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         .iter()
         .filter(|j| j.lease_expires_at.is_some_and(|at| at <= now))
         .count();
+    let shard = table::ShardColumn::new(&state.settings.shards);
     let rows = leases
         .iter()
         .map(|job| {
@@ -47,14 +48,17 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 0 => job.attempts.to_string(),
                 max => format!("{}/{max}", job.attempts),
             };
-            Row::new(vec![
-                table::id_cell(&job.id, idw),
-                Cell::from(truncate(&inert(&job.queue), 12)),
-                Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
-                Cell::from(truncate(&holder, 28)),
-                left,
-                Cell::from(attempts),
-            ])
+            Row::new(shard.cells(
+                vec![
+                    table::id_cell(&job.id, idw),
+                    Cell::from(truncate(&inert(&job.queue), 12)),
+                    Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
+                    Cell::from(truncate(&holder, 28)),
+                    left,
+                    Cell::from(attempts),
+                ],
+                &job.namespace,
+            ))
         })
         .collect::<Vec<_>>();
     let empty = if !state.data.leases_loaded {
@@ -71,7 +75,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     if lapsed > 0 {
         title.push_str(&format!("— {lapsed} lapsed, not yet reclaimed "));
     }
-    let list = List {
+    let mut list = List {
         title,
         header: vec![
             "JOB",
@@ -93,5 +97,6 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         selected: state.cursor().index,
         empty,
     };
+    shard.add_to(&mut list);
     table::draw(frame, area, list, theme);
 }

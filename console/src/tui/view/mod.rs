@@ -60,8 +60,8 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         chrome::waiting(frame, area, state, theme);
         return;
     }
-    if let Some(detail) = &state.detail {
-        jobs::detail(frame, area, detail, theme, now);
+    if state.detail.is_some() {
+        jobs::detail(frame, area, state, theme, now);
         return;
     }
     if state.jobs.is_some() {

@@ -126,3 +126,48 @@ pub fn worker_id(node: u64, instance: u32) -> String {
         format!("{node}-{instance}")
     }
 }
+
+/// Width of the SHARD column.
+const SHARD_WIDTH: u16 = 5;
+
+/// With several shards (`--shards` above 1), job lists get a SHARD column
+/// right after the job id: the shard's index (the detail view names its
+/// namespace). With one namespace the list is unchanged.
+pub struct ShardColumn<'s> {
+    shards: &'s [String],
+}
+
+impl<'s> ShardColumn<'s> {
+    /// The column for the shards the console watches (none: no column).
+    pub fn new(shards: &'s [String]) -> ShardColumn<'s> {
+        ShardColumn { shards }
+    }
+
+    /// Width it takes from the flexible column (with its spacing).
+    pub fn taken(&self) -> usize {
+        if self.shards.is_empty() {
+            0
+        } else {
+            SHARD_WIDTH as usize + 1
+        }
+    }
+
+    /// Add the column's cell for a job in `namespace` to a row's cells.
+    pub fn cells<'a>(&self, mut cells: Vec<Cell<'a>>, namespace: &str) -> Vec<Cell<'a>> {
+        if !self.shards.is_empty() {
+            let index = crate::aggregate::shard_index(self.shards, namespace)
+                .map(|i| i.to_string())
+                .unwrap_or_else(|| "?".into());
+            cells.insert(1, Cell::from(Line::from(index).right_aligned()));
+        }
+        cells
+    }
+
+    /// Add the column to a list's header and widths.
+    pub fn add_to(&self, list: &mut List<'_>) {
+        if !self.shards.is_empty() {
+            list.header.insert(1, "SHARD");
+            list.widths.insert(1, Constraint::Length(SHARD_WIDTH));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Reads over every shard: the union of queue names, sums of counts and
+//! throughput, and listings merged in the order one namespace lists them.
+//! Each shard's part is its own atomic snapshot; the sum is not one instant.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::future::try_join_all;
+use redq::{JobRecord, JobState, Page, QueueCounts, QueueError, QueueEvent, StatsBucket};
+
+use super::Target;
+use crate::tui::state::{ScheduleInfo, WorkerInfo};
+
+/// The most jobs one shard is asked for when pages are merged: the
+/// driver's page limit.
+const MERGE_WINDOW: usize = 1000;
+
+impl Target {
+    /// Every queue enqueued to in any shard, sorted.
+    pub async fn queues(&self) -> Result<Vec<String>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.queues())).await?;
+        let names: BTreeSet<String> = all.into_iter().flatten().collect();
+        Ok(names.into_iter().collect())
+    }
+
+    /// The queue's size by state, summed; paused when any shard is (a
+    /// half-applied pause shows rather than hides); the oldest head.
+    pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.counts(queue))).await?;
+        let mut all = all.into_iter();
+        let first = all
+            .next()
+            .ok_or_else(|| QueueError::Protocol("no shards".into()))?;
+        Ok(all.fold(first, |t, c| QueueCounts {
+            queue: t.queue,
+            waiting: t.waiting + c.waiting,
+            scheduled: t.scheduled + c.scheduled,
+            leased: t.leased + c.leased,
+            dead: t.dead + c.dead,
+            blocked: t.blocked + c.blocked,
+            lapsed: t.lapsed + c.lapsed,
+            paused: t.paused || c.paused,
+            head_enqueued_at: match (t.head_enqueued_at, c.head_enqueued_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            now: t.now.max(c.now),
+        }))
+    }
+
+    /// Throughput buckets, summed per bucket. Buckets start on multiples of
+    /// the bucket width, so the shards' buckets line up.
+    pub async fn stats(&self, queue: &str) -> Result<Vec<StatsBucket>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.stats(queue))).await?;
+        if all.len() == 1 {
+            return Ok(all.into_iter().flatten().collect());
+        }
+        let mut sums = BTreeMap::new();
+        for b in all.into_iter().flatten() {
+            let sum: &mut (u64, u64) = sums.entry(b.start).or_default();
+            sum.0 += b.processed;
+            sum.1 += b.failed;
+        }
+        Ok(sums
+            .into_iter()
+            .map(|(start, (processed, failed))| StatsBucket {
+                start,
+                processed,
+                failed,
+            })
+            .collect())
+    }
+
+    /// A page of the queue's jobs in `state`. With several shards each is
+    /// asked for its first `offset + limit` (at most 1000 in all), merged in
+    /// [`merge_order`], and the page cut from that.
+    pub async fn list_jobs(
+        &self,
+        queue: &str,
+        state: JobState,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        if !self.is_sharded() {
+            return self.shards()[0]
+                .list_jobs(queue, state, offset, limit)
+                .await;
+        }
+        let window = (offset as usize).saturating_add(limit);
+        if limit == 0 || window > MERGE_WINDOW {
+            return Err(QueueError::Invalid {
+                what: "offset + limit",
+                value: window.to_string(),
+                rule: format!("1 to {MERGE_WINDOW} when several shards are merged"),
+            });
+        }
+        let pages = try_join_all(
+            self.shards()
+                .iter()
+                .map(|s| s.list_jobs(queue, state, 0, window)),
+        )
+        .await?;
+        let total = pages.iter().map(|p| p.total).sum();
+        let mut items: Vec<JobRecord> = pages.into_iter().flat_map(|p| p.items).collect();
+        items.sort_by(|a, b| merge_order(state, a, b));
+        let items = items
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit)
+            .collect();
+        Ok(Page { total, items })
+    }
+
+    /// Dead letters of a queue, newest first.
+    pub async fn dead_letters(
+        &self,
+        queue: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        self.list_jobs(queue, JobState::Dead, offset, limit).await
+    }
+
+    /// Everything about one job, from the first shard that has it (a job id
+    /// is a ULID, so it is on one shard).
+    pub async fn inspect(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
+        for shard in self.shards() {
+            if let Some(job) = shard.inspect(id).await? {
+                return Ok(Some(job));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The latest `count` events of all shards, newest first.
+    pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.events(count))).await?;
+        if all.len() == 1 {
+            return Ok(all.into_iter().flatten().collect());
+        }
+        let mut events: Vec<QueueEvent> = all.into_iter().flatten().collect();
+        events.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.event_id.cmp(&a.event_id)));
+        events.truncate(count);
+        Ok(events)
+    }
+
+    /// Live workers of every shard, by id. A worker serving several shards
+    /// (one `Worker` per shard, one identity) is listed once per shard.
+    pub async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(crate::registry::workers)).await?;
+        Ok(self
+            .tagged(all, |w: &mut WorkerInfo, shard| w.shard = shard)
+            .map(|mut workers| {
+                workers.sort_by(|a, b| a.id.cmp(&b.id).then(a.shard.cmp(&b.shard)));
+                workers
+            }))
+    }
+
+    /// Schedules of every shard, by name.
+    pub async fn schedules(&self) -> Result<Option<Vec<ScheduleInfo>>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(crate::registry::schedules)).await?;
+        Ok(self
+            .tagged(all, |s: &mut ScheduleInfo, shard| s.shard = shard)
+            .map(|mut schedules| {
+                schedules.sort_by(|a, b| a.name.cmp(&b.name).then(a.shard.cmp(&b.shard)));
+                schedules
+            }))
+    }
+
+    /// Concatenate per-shard lists, marking each item with its shard when
+    /// there are several; `None` if no shard reports the list at all.
+    fn tagged<T>(
+        &self,
+        per_shard: Vec<Option<Vec<T>>>,
+        mut mark: impl FnMut(&mut T, Option<usize>),
+    ) -> Option<Vec<T>> {
+        let sharded = self.is_sharded();
+        let mut out: Option<Vec<T>> = None;
+        for (i, items) in per_shard.into_iter().enumerate() {
+            let Some(items) = items else { continue };
+            let list = out.get_or_insert_with(Vec::new);
+            for mut item in items {
+                mark(&mut item, sharded.then_some(i));
+                list.push(item);
+            }
+        }
+        out
+    }
+}
+
+/// The order one namespace lists jobs in, applied to jobs of several:
+/// waiting by priority then age (each shard's own claim order; across shards
+/// it is what a claim would prefer, not a promise), scheduled soonest due,
+/// leased soonest lapsing, dead newest first; ties by id.
+pub fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
+    let by_state = match state {
+        JobState::Waiting => b
+            .priority
+            .cmp(&a.priority)
+            .then(a.enqueued_at.cmp(&b.enqueued_at)),
+        JobState::Scheduled => a.due_at.cmp(&b.due_at),
+        JobState::Leased => a.lease_expires_at.cmp(&b.lease_expires_at),
+        JobState::Dead => b.died_at.cmp(&a.died_at),
+        _ => Ordering::Equal,
+    };
+    by_state.then_with(|| a.id.cmp(&b.id))
+}
