@@ -299,3 +299,44 @@ fn wide_terminals_show_full_ids_and_longer_sparklines() {
     let state = with(&[Action::Show(Screen::Dead)]);
     insta::assert_snapshot!("wide_dead", screen_text(&state, 140, 24));
 }
+
+/// `--shards 3`: the dead letters of three shards in one list, a SHARD
+/// column after the job id, and the detail naming the shard's namespace.
+fn sharded() -> State {
+    let shards: Vec<String> = ["redq.s0.2", "redq.s1.0", "redq.s2.5"]
+        .map(String::from)
+        .to_vec();
+    let mut state = State::new(redq_console::tui::state::Settings {
+        shards: shards.clone(),
+        ..settings()
+    });
+    state.apply(Action::Resize(100, 30));
+    let mut snapshot = snapshot();
+    if let Some(dead) = snapshot.dead.as_mut() {
+        for (i, job) in dead.items.iter_mut().enumerate() {
+            job.namespace = shards[i % 3].clone();
+        }
+    }
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state
+}
+
+#[test]
+fn dead_letters_over_shards() {
+    let mut state = sharded();
+    state.apply(Action::Show(Screen::Dead));
+    insta::assert_snapshot!(screen(&state));
+}
+
+#[test]
+fn dead_letter_detail_over_shards() {
+    let mut state = sharded();
+    press(
+        &mut state,
+        &[Action::Show(Screen::Dead), Action::Down, Action::Open],
+    );
+    insta::assert_snapshot!(screen(&state));
+}

@@ -47,11 +47,15 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
     if s.read_only {
         right = format!("READ-ONLY  {right}");
     }
-    let left = format!(
+    let mut left = format!(
         " redq  {}  namespace {}",
         inert(&s.url),
         inert(&s.namespace)
     );
+    if !s.shards.is_empty() {
+        // The base name alone would suggest one namespace.
+        left.push_str(&format!(" × {} shards", s.shards.len()));
+    }
     let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
     let left = truncate(&left, room);
     let pad = (area.width as usize).saturating_sub(left.chars().count() + right.chars().count());
