@@ -410,3 +410,95 @@ fn stdout(o: &std::process::Output) -> String {
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+#[tokio::test]
+async fn pages_deeper_than_one_shard_read_are_merged() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let base = unique_namespace("console_sharded_deep");
+    let q = ShardedQueue::connect(RedisQueue::builder(&url), &base, 3)
+        .await
+        .unwrap();
+    // Three batches, one per shard in turn: 1,500 jobs, 500 a shard.
+    for batch in 0..3 {
+        let jobs = (0..500)
+            .map(|i| NewJob::new(serde_json::json!({"batch": batch, "n": i})))
+            .collect();
+        q.add_batch("bulk", jobs).await.unwrap();
+    }
+    let per_shard: Vec<u64> = {
+        let mut sizes = Vec::new();
+        for shard in q.shards() {
+            sizes.push(shard.counts("bulk").await.unwrap().waiting);
+        }
+        sizes
+    };
+    assert_eq!(per_shard, vec![500, 500, 500]);
+
+    // Past the first 1,000 (the driver's page limit per read).
+    let args = ["jobs", "bulk", "--state", "waiting", "--offset", "1450"];
+    let out = sharded(
+        &url,
+        &base,
+        &[&args[..], &["--limit", "100", "-o", "json"]].concat(),
+    );
+    assert_exit(&out, 0);
+    let page = json(&out);
+    assert_eq!(page["total"], 1500);
+    assert_eq!(page["jobs"].as_array().unwrap().len(), 50);
+
+    // Deeper than a merge reads is refused as a usage error that says so.
+    let out = sharded(
+        &url,
+        &base,
+        &[
+            "jobs", "bulk", "--state", "waiting", "--offset", "9990", "--limit", "20",
+        ],
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("1 to 10000 when several shards are merged"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test]
+async fn schedules_say_which_shard_stores_them() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let base = unique_namespace("console_sharded_schedules");
+    let q = ShardedQueue::connect(RedisQueue::builder(&url), &base, 3)
+        .await
+        .unwrap();
+    let schedule = redq::schedule::Schedule::new("nightly", "reports", "30 2 * * *");
+    q.shards()[0].upsert_schedule(schedule).await.unwrap();
+
+    let out = sharded(&url, &base, &["schedules", "-o", "json"]);
+    assert_exit(&out, 0);
+    let list = json(&out);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(
+        (list[0]["name"].as_str(), list[0]["shard"].as_u64()),
+        (Some("nightly"), Some(0))
+    );
+    let out = sharded(&url, &base, &["schedules"]);
+    assert!(
+        stdout(&out).lines().next().unwrap().contains("SHARD"),
+        "{}",
+        stdout(&out)
+    );
+    // One namespace: no shard field, as before.
+    let single = unique_namespace("console_single_schedules");
+    connect(&url, &single)
+        .await
+        .upsert_schedule(redq::schedule::Schedule::new(
+            "nightly",
+            "reports",
+            "30 2 * * *",
+        ))
+        .await
+        .unwrap();
+    let list = json(&redq(&url, &single, &["schedules", "-o", "json"]));
+    assert!(list[0].get("shard").is_none(), "{list}");
+}

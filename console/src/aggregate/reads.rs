@@ -11,9 +11,11 @@ use redq::{JobRecord, JobState, Page, QueueCounts, QueueError, QueueEvent, Stats
 use super::Target;
 use crate::tui::state::{ScheduleInfo, WorkerInfo};
 
-/// The most jobs one shard is asked for when pages are merged: the
-/// driver's page limit.
-const MERGE_WINDOW: usize = 1000;
+/// How deep merged pages go: each shard is read from its start to the end
+/// of the page asked for, so this bounds the work of one page.
+pub const MERGE_WINDOW: usize = 10_000;
+/// The driver's page limit: a shard is read in pages of this many.
+const SHARD_PAGE: usize = 1000;
 
 impl Target {
     /// Every queue enqueued to in any shard, sorted.
@@ -72,8 +74,8 @@ impl Target {
     }
 
     /// A page of the queue's jobs in `state`. With several shards each is
-    /// asked for its first `offset + limit` (at most 1000 in all), merged in
-    /// [`merge_order`], and the page cut from that.
+    /// read for its first `offset + limit` jobs (at most [`MERGE_WINDOW`]),
+    /// they are merged in [`merge_order`], and the page is cut from that.
     pub async fn list_jobs(
         &self,
         queue: &str,
@@ -94,14 +96,10 @@ impl Target {
                 rule: format!("1 to {MERGE_WINDOW} when several shards are merged"),
             });
         }
-        let pages = try_join_all(
-            self.shards()
-                .iter()
-                .map(|s| s.list_jobs(queue, state, 0, window)),
-        )
-        .await?;
-        let total = pages.iter().map(|p| p.total).sum();
-        let mut items: Vec<JobRecord> = pages.into_iter().flat_map(|p| p.items).collect();
+        let heads =
+            try_join_all(self.shards().iter().map(|s| head(s, queue, state, window))).await?;
+        let total = heads.iter().map(|p| p.total).sum();
+        let mut items: Vec<JobRecord> = heads.into_iter().flat_map(|p| p.items).collect();
         items.sort_by(|a, b| merge_order(state, a, b));
         let items = items
             .into_iter()
@@ -185,6 +183,31 @@ impl Target {
             }
         }
         out
+    }
+}
+
+/// The first `window` jobs of one shard, in pages the driver accepts.
+async fn head(
+    shard: &redq::RedisQueue,
+    queue: &str,
+    state: JobState,
+    window: usize,
+) -> Result<Page<JobRecord>, QueueError> {
+    let mut head = Page {
+        total: 0,
+        items: Vec::new(),
+    };
+    loop {
+        let want = (window - head.items.len()).min(SHARD_PAGE);
+        let page = shard
+            .list_jobs(queue, state, head.items.len() as u64, want)
+            .await?;
+        head.total = page.total;
+        let short = page.items.len() < want;
+        head.items.extend(page.items);
+        if short || head.items.len() >= window {
+            return Ok(head);
+        }
     }
 }
 

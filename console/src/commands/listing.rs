@@ -248,27 +248,35 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
         println!("no workers registered");
         return Ok(());
     }
-    let mut t = Table::new(&[
-        "WORKER",
-        "HOST",
-        ">PID",
-        "QUEUES",
-        ">RUNNING",
-        "HEARTBEAT",
-        ">DONE",
-        ">FAILED",
-    ]);
+    // A worker registers on each shard it serves: say which row is which.
+    let sharded = workers.iter().any(|w| w.shard.is_some());
+    let mut t = Table::new(&with_shard(
+        sharded,
+        &[
+            "WORKER",
+            "HOST",
+            ">PID",
+            "QUEUES",
+            ">RUNNING",
+            "HEARTBEAT",
+            ">DONE",
+            ">FAILED",
+        ],
+    ));
     for w in &workers {
-        t.row(vec![
-            w.id.clone(),
-            w.host.clone(),
-            w.pid.to_string(),
-            w.queues.join(","),
-            w.in_flight.to_string(),
-            clock::rfc3339(w.last_heartbeat),
-            w.processed.to_string(),
-            w.failed.to_string(),
-        ]);
+        t.row(shard_cell(
+            w.shard,
+            vec![
+                w.id.clone(),
+                w.host.clone(),
+                w.pid.to_string(),
+                w.queues.join(","),
+                w.in_flight.to_string(),
+                clock::rfc3339(w.last_heartbeat),
+                w.processed.to_string(),
+                w.failed.to_string(),
+            ],
+        ));
     }
     t.print();
     Ok(())
@@ -288,27 +296,52 @@ pub async fn schedules(queue: &Target, json: bool) -> Result<(), Failure> {
         println!("no schedules");
         return Ok(());
     }
-    let mut t = Table::new(&[
-        "NAME",
-        "QUEUE",
-        "EXPRESSION",
-        "TIMEZONE",
-        "NEXT",
-        "LAST",
-        "STATE",
-    ]);
+    let sharded = schedules.iter().any(|s| s.shard.is_some());
+    let mut t = Table::new(&with_shard(
+        sharded,
+        &[
+            "NAME",
+            "QUEUE",
+            "EXPRESSION",
+            "TIMEZONE",
+            "NEXT",
+            "LAST",
+            "STATE",
+        ],
+    ));
     for s in &schedules {
         let when = |at: Option<SystemTime>| at.map(clock::rfc3339).unwrap_or_else(|| "-".into());
-        t.row(vec![
-            s.name.clone(),
-            s.queue.clone(),
-            s.expression.clone(),
-            s.timezone.clone(),
-            when(s.next_run),
-            when(s.last_run),
-            if s.paused { "paused" } else { "active" }.into(),
-        ]);
+        t.row(shard_cell(
+            s.shard,
+            vec![
+                s.name.clone(),
+                s.queue.clone(),
+                s.expression.clone(),
+                s.timezone.clone(),
+                when(s.next_run),
+                when(s.last_run),
+                if s.paused { "paused" } else { "active" }.into(),
+            ],
+        ));
     }
     t.print();
     Ok(())
+}
+
+/// The columns with a SHARD column second, when rows come from several
+/// shards.
+fn with_shard<'a>(sharded: bool, columns: &[&'a str]) -> Vec<&'a str> {
+    let mut columns = columns.to_vec();
+    if sharded {
+        columns.insert(1, ">SHARD");
+    }
+    columns
+}
+
+/// A row with its shard second, when it came from one of several shards.
+fn shard_cell(shard: Option<usize>, mut cells: Vec<String>) -> Vec<String> {
+    if let Some(shard) = shard {
+        cells.insert(1, shard.to_string());
+    }
+    cells
 }
