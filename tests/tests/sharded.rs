@@ -237,3 +237,40 @@ async fn one_worker_per_shard_runs_every_job() {
     }
     assert_eq!(processed, [30, 30, 30]);
 }
+
+#[tokio::test]
+async fn add_durable_lands_on_the_jobs_shard_and_waits_for_its_replica() {
+    let cluster = RedisCluster::shared();
+    let builder = RedisQueue::builder(&cluster.url()).pool_size(1);
+    let q = ShardedQueue::connect(builder, &unique_namespace("durable"), 3)
+        .await
+        .expect("connect");
+    // Keyed: on the key's shard, confirmed by that shard's replica.
+    let keyed = NewJob::new(json!({"n": 1})).ordering_key("customer-42");
+    let durable = q
+        .add_durable("payments", keyed, 1, Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert!(durable.confirmed && durable.replicas >= 1, "{durable:?}");
+    let home = q.shard_of_key("customer-42");
+    for (i, shard) in q.shards().iter().enumerate() {
+        let found = shard.inspect(durable.enqueued.id()).await.unwrap();
+        assert_eq!(found.is_some(), i == home, "shard {i} of key shard {home}");
+    }
+    // Unkeyed: rotated like any enqueue, three calls reach three shards.
+    for n in 0..3 {
+        let durable = q
+            .add_durable("bulk", NewJob::new(json!(n)), 1, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert!(durable.confirmed, "{durable:?}");
+    }
+    assert_eq!(waiting_per_shard(&q, "bulk").await, vec![1, 1, 1]);
+    // Asking more replicas than a shard has times out, the job still added.
+    let short = q
+        .add_durable("bulk", NewJob::new(json!(9)), 2, Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert!(!short.confirmed && short.replicas == 1, "{short:?}");
+    assert_eq!(q.counts("bulk").await.unwrap().waiting, 4);
+}

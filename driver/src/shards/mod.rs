@@ -51,6 +51,7 @@
 //! each sleeps on its own shard's wake-ups.
 
 mod admin;
+mod durable;
 mod seed;
 
 use std::collections::HashMap;
@@ -179,14 +180,10 @@ impl ShardedQueue {
         queue: &str,
         jobs: Vec<NewJob>,
     ) -> Result<Vec<crate::Enqueued>, QueueError> {
-        let unkeyed = self.inner.next_enqueue.fetch_add(1, Ordering::Relaxed) % self.len();
+        let unkeyed = self.next_unkeyed();
         let mut groups: Vec<Vec<(usize, NewJob)>> = vec![Vec::new(); self.len()];
         for (position, job) in jobs.into_iter().enumerate() {
-            let shard = match (&job.ordering_key, &job.dedup) {
-                (Some(key), _) | (None, Some((key, _))) => self.shard_of_key(key),
-                (None, None) => unkeyed,
-            };
-            groups[shard].push((position, job));
+            groups[self.route(&job, unkeyed)].push((position, job));
         }
         let used = groups.iter().filter(|g| !g.is_empty()).count();
         if used > 1 {
@@ -223,6 +220,20 @@ impl ShardedQueue {
         outcomes
             .pop()
             .ok_or_else(|| QueueError::Protocol("enqueue returned no outcome".into()))
+    }
+
+    /// The shard of one job: its ordering key's, else its dedup key's,
+    /// else `unkeyed` (the call's turn in the rotation).
+    fn route(&self, job: &NewJob, unkeyed: usize) -> usize {
+        match (&job.ordering_key, &job.dedup) {
+            (Some(key), _) | (None, Some((key, _))) => self.shard_of_key(key),
+            (None, None) => unkeyed,
+        }
+    }
+
+    /// The next shard in turn for a call's unkeyed jobs.
+    fn next_unkeyed(&self) -> usize {
+        self.inner.next_enqueue.fetch_add(1, Ordering::Relaxed) % self.len()
     }
 
     fn len(&self) -> usize {
