@@ -4,6 +4,7 @@
 mod seed;
 
 use redq::NewJob;
+use redq_tests::memory::{cap_memory, capped_server, fill_until_out_of_memory, hold_out_of_memory};
 use redq_tests::{unique_namespace, RedisServer};
 use seed::*;
 
@@ -255,6 +256,44 @@ async fn pause_resume_and_enqueue() {
     let out = redq(&url, &ns, &["resume", "emails"]);
     assert_exit(&out, 0);
     assert!(!q.counts("emails").await.unwrap().paused);
+}
+
+/// Redis at maxmemory with noeviction refuses the write that marks a queue
+/// paused: the console says why and what to do, and resume still works.
+#[tokio::test]
+async fn pause_while_redis_is_out_of_memory_fails_clearly_and_resume_works() {
+    let server = capped_server();
+    let ns = unique_namespace("pause-oom");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    assert_exit(&redq(&url, &ns, &["pause", "held"]), 0);
+    cap_memory(&server, 3 << 20).await;
+    fill_until_out_of_memory(&q, "emails").await;
+    hold_out_of_memory(&server, 1 << 20).await;
+
+    let out = redq(&url, &ns, &["pause", "emails"]);
+    assert_exit(&out, 1);
+    let message = stderr(&out);
+    for said in [
+        "cannot pause emails",
+        "Redis is out of memory",
+        "maxmemory",
+        "then pause again",
+        "Resume works",
+    ] {
+        assert!(message.contains(said), "{said:?} missing from: {message}");
+    }
+    assert!(!message.contains("panicked"), "{message}");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(!q.counts("emails").await.unwrap().paused);
+
+    let out = redq(&url, &ns, &["resume", "held", "-o", "json"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"queue": "held", "paused": false})
+    );
+    assert!(!q.counts("held").await.unwrap().paused);
 }
 
 #[tokio::test]

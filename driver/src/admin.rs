@@ -348,6 +348,12 @@ impl RedisQueue {
 
     /// Pause a queue: claims hand out nothing until it is resumed. Jobs can
     /// still be enqueued, and held leases run to their end.
+    ///
+    /// Marking a queue paused is a write that may grow memory (`SADD`), so
+    /// Redis at `maxmemory` with `noeviction` refuses it: this fails with
+    /// [`QueueError::OutOfMemory`] and nothing is written. Free memory (let
+    /// workers drain, purge dead letters, or raise `maxmemory`) and pause
+    /// again. [`resume`](Self::resume) works while out of memory.
     pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
         let _: i64 = self
@@ -358,7 +364,8 @@ impl RedisQueue {
         Ok(())
     }
 
-    /// Resume a paused queue and wake its idle workers.
+    /// Resume a paused queue and wake its idle workers. Works while Redis is
+    /// out of memory (`SREM` and `PUBLISH` never grow memory).
     pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
         let client = self.client();

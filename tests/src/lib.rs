@@ -27,6 +27,7 @@ pub mod cluster;
 pub mod history;
 pub mod jobs;
 pub mod lua;
+pub mod memory;
 mod namespace;
 mod port;
 mod probe;

@@ -7,51 +7,26 @@ use std::time::Duration;
 
 use common::*;
 use redq::{Acked, Nacked, NewJob, QueueError, RedisQueue};
+use redq_tests::memory::{cap_memory, capped_server, fill_until_out_of_memory, hold_out_of_memory};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde_json::json;
-
-/// A payload of about `kib` KiB.
-fn big(n: usize, kib: usize) -> NewJob {
-    NewJob::new(json!({ "n": n, "pad": "x".repeat(kib * 1024) }))
-}
-
-async fn used_memory(server: &RedisServer) -> u64 {
-    let info: String = server.cmd(&["INFO", "memory"]).await.convert().unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("INFO memory has used_memory")
-}
 
 /// A server whose memory limit is `headroom` bytes above what it uses now,
 /// and a queue handle on it.
 async fn full_server(headroom: u64) -> (RedisServer, RedisQueue) {
-    let server = RedisServer::builder()
-        .maxmemory(1 << 30)
-        .enable_debug()
-        .start();
+    let server = capped_server();
     let queue = RedisQueue::builder(&server.url())
         .namespace(unique_namespace("oom"))
         .connect()
         .await
         .unwrap();
-    let limit = used_memory(&server).await + headroom;
-    server
-        .cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()])
-        .await;
+    cap_memory(&server, headroom).await;
     (server, queue)
 }
 
 /// Enqueue big jobs until Redis refuses; returns how many were created.
 async fn fill(queue: &RedisQueue) -> usize {
-    for n in 0..1000 {
-        match queue.add("q", big(n, 64)).await {
-            Ok(_) => continue,
-            Err(QueueError::OutOfMemory) => return n,
-            Err(other) => panic!("expected OutOfMemory, got {other:?}"),
-        }
-    }
-    panic!("redis never ran out of memory");
+    fill_until_out_of_memory(queue, "q").await
 }
 
 #[tokio::test]
@@ -156,4 +131,27 @@ async fn requeueing_dead_letters_works_while_out_of_memory() {
     ));
     assert_eq!(queue.requeue_all_dead("q", |_, _| {}).await.unwrap(), 2);
     assert_eq!(queue.counts("q").await.unwrap().waiting, created as u64);
+}
+
+#[tokio::test]
+async fn pause_is_refused_with_out_of_memory_and_resume_works() {
+    let (server, queue) = full_server(3 << 20).await;
+    queue.pause("held").await.unwrap();
+    let created = fill(&queue).await;
+    hold_out_of_memory(&server, 1 << 20).await;
+
+    // Marking a queue paused is a write Redis refuses at maxmemory.
+    let before = digest(&server).await;
+    let err = queue.pause("q").await.unwrap_err();
+    assert!(matches!(err, QueueError::OutOfMemory), "{err:?}");
+    assert!(err.to_string().contains("out of memory"), "{err}");
+    assert_eq!(digest(&server).await, before, "a refused pause wrote");
+    assert!(!queue.counts("q").await.unwrap().paused);
+    assert_eq!(queue.claim("q", 1, LONG).await.unwrap().len(), 1);
+
+    // Resuming never grows memory: it works while Redis is full.
+    assert!(queue.counts("held").await.unwrap().paused);
+    queue.resume("held").await.unwrap();
+    assert!(!queue.counts("held").await.unwrap().paused);
+    assert!(created > 1);
 }

@@ -217,7 +217,10 @@ pub async fn jobs(
 
 pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
     if pause {
-        queue.pause(name).await?;
+        queue
+            .pause(name)
+            .await
+            .map_err(|e| Failure::pause(name, e))?;
     } else {
         queue.resume(name).await?;
     }
