@@ -26,6 +26,7 @@ mod client;
 pub mod cluster;
 pub mod history;
 pub mod jobs;
+pub mod logs;
 pub mod lua;
 pub mod memory;
 mod namespace;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use fred::types::Value;
 use redq::{NewJob, QueueError, RedisQueue};
+use redq_tests::logs::LogCapture;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
@@ -265,4 +266,65 @@ async fn a_database_number_in_the_url_is_used() {
     assert_eq!(dbsize(&server).await, 0, "nothing in database 0");
     let keyspace: String = server.cmd(&["INFO", "keyspace"]).await.convert().unwrap();
     assert!(keyspace.contains("db3:keys="), "{keyspace}");
+}
+
+/// The connect-time warning about an evicting `maxmemory-policy`, as
+/// logged through `tracing` while `RedisQueue::connect` runs.
+async fn warnings_at_connect(server: &RedisServer) -> String {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::WARN);
+    RedisQueue::builder(&server.url_with_password())
+        .namespace(unique_namespace("policy"))
+        .connect()
+        .await
+        .unwrap();
+    logs.text()
+}
+
+const EVICTION_WARNING: &str = "maxmemory-policy is not noeviction";
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_evicting_maxmemory_policy_is_warned_about_at_connect() {
+    let server = RedisServer::builder()
+        .password(CANARY)
+        .arg("maxmemory-policy", "allkeys-lru")
+        .start();
+    let logs = warnings_at_connect(&server).await;
+    let warnings: Vec<&str> = logs
+        .lines()
+        .filter(|l| l.contains(EVICTION_WARNING))
+        .collect();
+    assert_eq!(warnings.len(), 1, "warned once per connect: {logs}");
+    let warning = warnings[0];
+    assert!(warning.contains("WARN"), "{warning}");
+    assert!(warning.contains("policy=allkeys-lru"), "{warning}");
+    assert!(
+        warning.contains("may evict queue keys and lose jobs"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains(&format!("127.0.0.1:{}", server.port())),
+        "the warning names the server: {warning}"
+    );
+    assert!(!logs.contains(CANARY), "the password was logged: {logs}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn noeviction_is_not_warned_about() {
+    let explicit = RedisServer::builder()
+        .password(CANARY)
+        .arg("maxmemory-policy", "noeviction")
+        .start();
+    let logs = warnings_at_connect(&explicit).await;
+    assert!(!logs.contains(EVICTION_WARNING), "{logs}");
+    // The same server and capture do warn once the policy evicts.
+    explicit
+        .cmd(&["CONFIG", "SET", "maxmemory-policy", "volatile-lru"])
+        .await;
+    let logs = warnings_at_connect(&explicit).await;
+    assert!(logs.contains("policy=volatile-lru"), "{logs}");
+    // Redis's default policy is noeviction too.
+    let default = RedisServer::builder().password(CANARY).start();
+    let logs = warnings_at_connect(&default).await;
+    assert!(!logs.contains(EVICTION_WARNING), "{logs}");
 }
