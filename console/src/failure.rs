@@ -62,9 +62,48 @@ impl From<QueueError> for Failure {
             QueueError::Invalid { .. } | QueueError::PayloadTooLarge { .. } => {
                 Failure::Usage(e.to_string())
             }
-            other => Failure::Failed(other.to_string()),
+            other => Failure::Failed(describe(&other)),
         }
     }
+}
+
+/// An error's message for an operator: ACL refusals said plainly, the
+/// rest as the driver puts them.
+pub fn describe(e: &QueueError) -> String {
+    let text = e.to_string();
+    permission_refusal(&text).unwrap_or(text)
+}
+
+/// What Redis says when an ACL forbids a command, a key or a channel, at
+/// top level (`NOPERM …`) or inside a script (`ERR The user executing the
+/// script can't …`).
+const PERMISSION_MARKERS: [&str; 4] = [
+    "NOPERM",
+    "no permissions to",
+    "The user executing the script can't",
+    "this user has no permissions",
+];
+
+/// An ACL refusal said plainly: who refused, why, and what to do, with
+/// Redis's own words (minus the script's hash and line) kept.
+fn permission_refusal(text: &str) -> Option<String> {
+    if !PERMISSION_MARKERS.iter().any(|m| text.contains(m)) {
+        return None;
+    }
+    let mut core = text;
+    for prefix in ["redis error: ", "Unknown Error: ", "ERR ", "NOPERM "] {
+        core = core.strip_prefix(prefix).unwrap_or(core);
+    }
+    let core = core
+        .split(" script: ")
+        .next()
+        .unwrap_or(core)
+        .trim_end_matches('.');
+    Some(format!(
+        "Redis refused: the user in the URL lacks the ACL permission for this \
+         (NOPERM: {core}). Connect as a user allowed to change this namespace, \
+         or use --read-only to only look."
+    ))
 }
 
 impl From<anyhow::Error> for Failure {

@@ -20,6 +20,7 @@
 //! # }
 //! ```
 
+pub mod acl;
 mod builder;
 pub mod chaos;
 mod client;

@@ -27,6 +27,7 @@ use redq::worker::{
     CancellationToken, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
 };
 use redq::{NewJob, QueueError, RedisQueue};
+use redq_tests::acl::{acl_log, set_user, user_url, viewer_acl, worker_acl};
 use redq_tests::chaos::workload::{produce, spawn_workers, specs, Behaviour};
 use redq_tests::history::{self, Expect, Recorder, RecordingQueue, ServerLog};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -309,68 +310,6 @@ async fn a_ca_file_without_a_certificate_is_a_config_error() {
 
 // ---------------------------------------------------------------- ACLs
 
-/// What a worker (and a producer) needs: the scripts, the namespace's keys
-/// and wake-up channel, and nothing else: no CONFIG, no KEYS, no FLUSH*,
-/// no DEBUG, no other keys.
-fn worker_acl(ns: &str, password: &str) -> Vec<String> {
-    let mut rules: Vec<String> = vec!["ACL", "SETUSER", "worker", "reset", "on"]
-        .into_iter()
-        .map(String::from)
-        .collect();
-    rules.push(format!(">{password}"));
-    rules.push(format!("~{{{ns}}}:*"));
-    rules.push(format!("&{{{ns}}}:*"));
-    for c in [
-        "+evalsha",
-        "+script|load",
-        "+ping",
-        "+subscribe",
-        "+unsubscribe",
-        "+client|setname",
-        "+client|id",
-        "+info",
-        "+time",
-        // Called from inside the scripts (ACLs apply there too).
-        "+@read",
-        "+@write",
-        "+publish",
-    ] {
-        rules.push(c.into());
-    }
-    rules.extend(["-@dangerous".into(), "+info".into()]);
-    rules
-}
-
-/// A viewer may run the scripts but no write command inside them, and
-/// publish nothing: every mutation is refused at its first write.
-fn viewer_acl(ns: &str, password: &str) -> Vec<String> {
-    let mut rules: Vec<String> = ["ACL", "SETUSER", "viewer", "reset", "on"]
-        .into_iter()
-        .map(String::from)
-        .collect();
-    rules.push(format!(">{password}"));
-    rules.push(format!("~{{{ns}}}:*"));
-    for c in [
-        "+evalsha",
-        "+script|load",
-        "+ping",
-        "+client|setname",
-        "+client|id",
-        "+@read",
-        "+time",
-        "-@write",
-        "-@dangerous",
-    ] {
-        rules.push(c.into());
-    }
-    rules
-}
-
-async fn set_user(server: &RedisServer, rules: &[String]) {
-    let args: Vec<&str> = rules.iter().map(String::as_str).collect();
-    server.cmd(&args).await;
-}
-
 #[derive(Serialize, Deserialize)]
 struct Counted {
     n: u32,
@@ -387,10 +326,6 @@ impl TypedJob for Counted {
     }
 }
 
-async fn acl_log(server: &RedisServer) -> String {
-    format!("{:?}", server.cmd(&["ACL", "LOG"]).await)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_workload_runs_as_a_least_privilege_worker_user() {
     log_buffer();
@@ -398,7 +333,7 @@ async fn the_whole_workload_runs_as_a_least_privilege_worker_user() {
     let ns = unique_namespace("acl-worker");
     let password = canary();
     set_user(&server, &worker_acl(&ns, &password)).await;
-    let url = format!("redis://worker:{password}@127.0.0.1:{}", server.port());
+    let url = user_url(&server, "worker", &password);
     let log = ServerLog::start(server.port(), None).await;
     let connect = || RedisQueue::builder(&url).namespace(&ns).connect();
     let producer = RecordingQueue::new(
@@ -552,7 +487,7 @@ async fn a_viewer_user_reads_everything_and_every_mutation_is_refused() {
     admin.dead_letter(&held[0].lease(), "poison").await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await; // held[1]'s lease lapses
 
-    let url = format!("redis://viewer:{password}@127.0.0.1:{}", server.port());
+    let url = user_url(&server, "viewer", &password);
     let viewer = RedisQueue::builder(&url)
         .namespace(&ns)
         .connect()

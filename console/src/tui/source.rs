@@ -167,7 +167,10 @@ pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::Unbounde
             format!("{label} failed: {}", crate::failure::PAUSE_OUT_OF_MEMORY),
             false,
         ),
-        Err(e) => (format!("{label} failed: {e}"), false),
+        Err(e) => (
+            format!("{label} failed: {}", crate::failure::describe(&e)),
+            false,
+        ),
     };
     tracing::info!(action = %label, ok, outcome = %message, "mutation finished");
     let _ = updates.send(Update::Finished { message, ok });

@@ -1,0 +1,108 @@
+//! Least-privilege Redis ACL users for a namespace: a worker (producers
+//! and workers) and a viewer (reads only), as documented in
+//! docs/reliability.md.
+
+use std::collections::BTreeMap;
+
+use crate::server::RedisServer;
+
+/// What a worker (and a producer) needs: the scripts, the namespace's keys
+/// and wake-up channel, and nothing else: no CONFIG, no KEYS, no FLUSH*,
+/// no DEBUG, no other keys.
+pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
+    let mut rules = user("worker", password);
+    rules.push(format!("~{{{ns}}}:*"));
+    rules.push(format!("&{{{ns}}}:*"));
+    for c in [
+        "+evalsha",
+        "+script|load",
+        "+ping",
+        "+subscribe",
+        "+unsubscribe",
+        "+client|setname",
+        "+client|id",
+        "+info",
+        "+time",
+        // Called from inside the scripts (ACLs apply there too).
+        "+@read",
+        "+@write",
+        "+publish",
+    ] {
+        rules.push(c.into());
+    }
+    rules.extend(["-@dangerous".into(), "+info".into()]);
+    rules
+}
+
+/// A viewer may run the scripts but no write command inside them, and
+/// publish nothing: every mutation is refused at its first write.
+pub fn viewer_acl(ns: &str, password: &str) -> Vec<String> {
+    let mut rules = user("viewer", password);
+    rules.push(format!("~{{{ns}}}:*"));
+    for c in [
+        "+evalsha",
+        "+script|load",
+        "+ping",
+        "+client|setname",
+        "+client|id",
+        "+@read",
+        "+time",
+        "-@write",
+        "-@dangerous",
+    ] {
+        rules.push(c.into());
+    }
+    rules
+}
+
+/// `ACL SETUSER name reset on >password`, to extend with rules.
+fn user(name: &str, password: &str) -> Vec<String> {
+    let mut rules: Vec<String> = ["ACL", "SETUSER", name, "reset", "on"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    rules.push(format!(">{password}"));
+    rules
+}
+
+/// Run an `ACL SETUSER` command made by [`worker_acl`] or [`viewer_acl`].
+pub async fn set_user(server: &RedisServer, rules: &[String]) {
+    let args: Vec<&str> = rules.iter().map(String::as_str).collect();
+    server.cmd(&args).await;
+}
+
+/// The server's `ACL LOG` (the commands it refused), for messages.
+pub async fn acl_log(server: &RedisServer) -> String {
+    format!("{:?}", server.cmd(&["ACL", "LOG"]).await)
+}
+
+/// What `ACL LOG` says was refused: each refused command or key (its
+/// `object`) and how many times.
+pub async fn acl_refused(server: &RedisServer) -> BTreeMap<String, i64> {
+    use fred::types::Value;
+    let Value::Array(entries) = server.cmd(&["ACL", "LOG", "128"]).await else {
+        panic!("ACL LOG did not answer an array");
+    };
+    let mut refused = BTreeMap::new();
+    for entry in entries {
+        let Value::Array(fields) = entry else {
+            panic!("an ACL LOG entry is not an array: {entry:?}");
+        };
+        let field = |name: &str| {
+            fields
+                .chunks(2)
+                .find(|kv| kv[0].as_str().as_deref() == Some(name))
+                .map(|kv| kv[1].clone())
+                .unwrap_or_else(|| panic!("an ACL LOG entry without {name}: {fields:?}"))
+        };
+        let object = field("object").as_string().unwrap();
+        let count = field("count").as_i64().unwrap();
+        *refused.entry(object).or_insert(0) += count;
+    }
+    refused
+}
+
+/// A URL logging in as `user` with `password` on `server`.
+pub fn user_url(server: &RedisServer, user: &str, password: &str) -> String {
+    format!("redis://{user}:{password}@127.0.0.1:{}", server.port())
+}
