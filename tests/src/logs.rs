@@ -29,6 +29,18 @@ impl LogCapture {
             .finish()
     }
 
+    /// Capture events at `level` and above from every thread, for the rest
+    /// of the process, and route the `log` crate's records here too; a no-op
+    /// when a global subscriber is already set.
+    pub fn try_init_global(&self, level: tracing::Level) {
+        let writer = self.clone();
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .try_init();
+    }
+
     /// Capture events at `level` and above on this thread until the guard
     /// drops (use a current-thread runtime so every await stays here).
     pub fn set_default(&self, level: tracing::Level) -> tracing::subscriber::DefaultGuard {

@@ -15,12 +15,11 @@
 //! - A canary password is searched for in every error, `Debug` output,
 //!   URL the driver prints, and everything logged through `tracing`.
 
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use redq::worker::{
@@ -29,7 +28,8 @@ use redq::worker::{
 use redq::{NewJob, QueueError, RedisQueue};
 use redq_tests::acl::{acl_log, set_user, user_url, viewer_acl, worker_acl};
 use redq_tests::chaos::workload::{produce, spawn_workers, specs, Behaviour};
-use redq_tests::history::{self, Expect, Recorder, RecordingQueue, ServerLog};
+use redq_tests::history::{self, Recorder, RecordingQueue, ServerLog};
+use redq_tests::logs::LogCapture;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
 
@@ -38,36 +38,18 @@ const DEADLINE: Duration = Duration::from_secs(20);
 // ---------------------------------------------------------------- logs
 
 /// Everything logged through `tracing` by this test binary, at every level.
-fn log_buffer() -> &'static Arc<Mutex<Vec<u8>>> {
-    static BUFFER: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    BUFFER.get_or_init(|| {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let writer = Capture(buffer.clone());
+fn log_buffer() -> &'static LogCapture {
+    static CAPTURE: OnceLock<LogCapture> = OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture = LogCapture::new();
         // try_init also routes the `log` crate (fred logs through it) here.
-        let _ = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .try_init();
-        buffer
+        capture.try_init_global(tracing::Level::TRACE);
+        capture
     })
 }
 
-#[derive(Clone)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn logged() -> String {
-    String::from_utf8_lossy(&log_buffer().lock().unwrap()).into_owned()
+    log_buffer().text()
 }
 
 fn canary() -> String {
@@ -239,24 +221,8 @@ async fn a_recorded_workload_over_tls_with_a_private_ca_passes_the_checker() {
     // The connections really are TLS: the plaintext port saw none of them.
     let clients: String = server.cmd(&["CLIENT", "LIST"]).await.convert().unwrap();
     assert!(!clients.is_empty());
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: true,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let entries = history::merged(&producer.recorder, &recorders);
+    let report = history::finish_on(&server, &ns, log, &entries, true, None).await;
     println!("{report}");
     report.assert_ok();
     assert!(report.get("enqueued_acknowledged") == 300);
@@ -430,24 +396,8 @@ async fn the_whole_workload_runs_as_a_least_privilege_worker_user() {
         assert!(err.details().contains("NOPERM"), "{forbidden:?}: {err}");
     }
 
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: true,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let entries = history::merged(&producer.recorder, &recorders);
+    let report = history::finish_on(&server, &ns, log, &entries, true, None).await;
     report.assert_ok();
     assert_canary_absent(
         &password,

@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use redq::RedisQueue;
 
-use crate::history::{self, Expect, Recorder, RecordingQueue, Report, ServerLog};
+use crate::history::{self, Recorder, RecordingQueue, Report, ServerLog};
 use crate::{unique_namespace, RedisServer};
 use workload::{produce, spawn_workers, specs, Behaviour};
 
@@ -266,20 +267,7 @@ pub async fn kill_workers(scale: Scale, worker_bin: &Path) -> Outcome {
     }
     let mut entries = producer.recorder.entries();
     entries.extend(history::read_history(&paths));
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("jobs enqueued", created.to_string());
     figures.insert("worker processes killed with -9", kills.to_string());
@@ -396,20 +384,7 @@ pub async fn stop_worker(scale: Scale, worker_bin: &Path) -> Outcome {
         .count();
     let mut entries = producer.recorder.entries();
     entries.extend(history::read_history(&histories));
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert(
         "SIGSTOP/SIGCONT rounds (stopped for over 2 leases)",
@@ -493,29 +468,10 @@ pub async fn kill_redis(scale: Scale) -> Outcome {
     }
     let (created, refused) = feed.await.expect("producer");
     let drained_ok = drained(&producer.queue, Duration::from_secs(60)).await;
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
-    let client = server.client().await;
-    let report = history::finish_with_aof(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-        Some(server.dir()),
-    )
-    .await;
+    stop_workers(stop, tasks).await;
+    let entries = history::merged(&producer.recorder, &recorders);
+    let report =
+        history::finish_on(&server, &ns, log, &entries, drained_ok, Some(server.dir())).await;
     let mut figures = BTreeMap::new();
     figures.insert("redis-server kill -9 + restart", kills.to_string());
     figures.insert("total downtime", format!("{downtime:.1?}"));
@@ -588,27 +544,9 @@ pub async fn freeze_redis(scale: Scale) -> Outcome {
     }
     let (created, _) = feed.await.expect("producer");
     let drained_ok = drained(&producer.queue, Duration::from_secs(60)).await;
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
-    let report = history::finish(
-        &admin,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    stop_workers(stop, tasks).await;
+    let entries = history::merged(&producer.recorder, &recorders);
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert(
         "freezes (DEBUG SLEEP 1.5 s / CLIENT PAUSE 1.5 s WRITE, lease 0.7 s)",
@@ -669,14 +607,8 @@ pub async fn script_flush(scale: Scale) -> Outcome {
     }
     let (created, _) = feed.await.expect("producer");
     let drained_ok = drained(&producer.queue, Duration::from_secs(60)).await;
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
+    stop_workers(stop, tasks).await;
+    let entries = history::merged(&producer.recorder, &recorders);
     let errors: Vec<String> = entries
         .iter()
         .filter_map(|e| match e.outcome() {
@@ -684,19 +616,7 @@ pub async fn script_flush(scale: Scale) -> Outcome {
             _ => None,
         })
         .collect();
-    let report = history::finish(
-        &admin,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("SCRIPT FLUSH (1/s)", flushes.to_string());
     figures.insert("calls", entries.len().to_string());
@@ -778,10 +698,7 @@ pub async fn memory_flood(scale: Scale) -> Outcome {
     }
     structure_check(&server, &ns, "the enqueue flood", &mut structure).await;
     let drained_ok = drained(&producers[0].queue, Duration::from_secs(90)).await;
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
+    stop_workers(stop, tasks).await;
     let entries: Vec<history::Entry> = recorders.iter().flat_map(|r| r.entries()).collect();
     let refusals: Vec<String> = entries
         .iter()
@@ -798,20 +715,7 @@ pub async fn memory_flood(scale: Scale) -> Outcome {
     let after = producers[0]
         .add_batch(QUEUE, &specs("after", 0, 1, 0, 0))
         .await;
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("jobs created (16 KiB each)", created.to_string());
     figures.insert("jobs refused", refused.to_string());
@@ -914,20 +818,7 @@ pub async fn skewed_clocks(scale: Scale, worker_bin: &Path) -> Option<Outcome> {
     let paths: Vec<PathBuf> = workers.iter().map(|w| w.history.clone()).collect();
     let mut entries = producer.recorder.entries();
     entries.extend(history::read_history(&paths));
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("worker clocks", "+30 s, -30 s, +30 s, true".to_string());
     figures.insert("skew measured under faketime", format!("{skew_seen:+} s"));
@@ -1010,14 +901,8 @@ pub async fn many_claimers(scale: Scale, claimers: usize, jobs: usize) -> Outcom
     );
     let drained_ok = drained(&producer.queue, Duration::from_secs(120)).await;
     let claim_time = claiming.elapsed();
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
+    stop_workers(stop, tasks).await;
+    let entries = history::merged(&producer.recorder, &recorders);
     let mut claims_per_job: std::collections::HashMap<String, u32> = Default::default();
     for e in &entries {
         if let Some(history::Reply::Claimed { jobs }) = &e.reply {
@@ -1027,20 +912,7 @@ pub async fn many_claimers(scale: Scale, claimers: usize, jobs: usize) -> Outcom
         }
     }
     let claimed_once = claims_per_job.values().filter(|n| **n == 1).count();
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("claimers", claimers.to_string());
     figures.insert("jobs", jobs.to_string());
@@ -1063,6 +935,15 @@ pub async fn many_claimers(scale: Scale, claimers: usize, jobs: usize) -> Outcom
         ));
     }
     outcome
+}
+
+/// Tell the recorded workers to stop and wait for each to finish (a
+/// worker task that panicked is the checker's business, not this one's).
+async fn stop_workers(stop: Arc<AtomicBool>, tasks: Vec<tokio::task::JoinHandle<()>>) {
+    stop.store(true, Ordering::SeqCst);
+    for t in tasks {
+        let _ = t.await;
+    }
 }
 
 /// Ordering keys under random failures (nacks, lapses, releases) with
@@ -1109,28 +990,9 @@ pub async fn ordering_under_failures(scale: Scale) -> Outcome {
     let mut structure = Vec::new();
     structure_check(&server, &ns, "enqueueing keyed jobs", &mut structure).await;
     let drained_ok = drained(&producer.queue, Duration::from_secs(120)).await;
-    stop.store(true, Ordering::SeqCst);
-    for t in tasks {
-        let _ = t.await;
-    }
-    let mut entries = producer.recorder.entries();
-    for r in &recorders {
-        entries.extend(r.entries());
-    }
-    let client = server.client().await;
-    let report = history::finish(
-        &client,
-        &ns,
-        server.port(),
-        None,
-        Some(log),
-        &entries,
-        Expect {
-            drained: drained_ok,
-            no_requeue: true,
-        },
-    )
-    .await;
+    stop_workers(stop, tasks).await;
+    let entries = history::merged(&producer.recorder, &recorders);
+    let report = history::finish_on(&server, &ns, log, &entries, drained_ok, None).await;
     let mut figures = BTreeMap::new();
     figures.insert("ordering keys", keys.to_string());
     figures.insert("keyed jobs", created.to_string());

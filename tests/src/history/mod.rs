@@ -31,6 +31,44 @@ pub use structure::{check_namespace, Dump};
 
 use fred::clients::Client;
 
+/// Every entry of a run: the producer's, then each worker's.
+pub fn merged(producer: &Recorder, workers: &[Recorder]) -> Vec<Entry> {
+    let mut entries = producer.entries();
+    for r in workers {
+        entries.extend(r.entries());
+    }
+    entries
+}
+
+/// [`finish_with_aof`] for a run on `server` (no password) with its
+/// `MONITOR` record `log`, expecting no requeue; `drained` says whether
+/// the run drained.
+pub async fn finish_on(
+    server: &crate::RedisServer,
+    ns: &str,
+    log: ServerLog,
+    entries: &[Entry],
+    drained: bool,
+    aof_dir: Option<&std::path::Path>,
+) -> Report {
+    let client = server.client().await;
+    let expect = Expect {
+        drained,
+        no_requeue: true,
+    };
+    finish_with_aof(
+        &client,
+        ns,
+        server.port(),
+        None,
+        Some(log),
+        entries,
+        expect,
+        aof_dir,
+    )
+    .await
+}
+
 /// Everything the checker reads, collected at the end of a run: the
 /// server's record (stopped here), the final snapshot, and the report.
 pub async fn finish(
