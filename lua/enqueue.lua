@@ -19,6 +19,10 @@
 --   max_attempts       0 = unlimited
 --   retry_window_ms    0 = none; after enqueued_at + window a failure dead-letters
 --   name               job type name, "" for none
+-- Hand-off: when a worker is parked on the queue (park.lua), the head of the
+-- queue is leased to it here, as its claim would, and published on its
+-- hand-off channel (wake-up channel .. ':' .. token) as a msgpack array
+-- { id, payload, meta }.
 -- Reply: flat array, two entries per job in order: code, id.
 --   code 1 = created, 0 = duplicate (id is the existing job's), 2 = already
 --   created by an earlier send of this same script.
@@ -145,5 +149,28 @@ end
 for from = 1, #scheduled, 2 * CHUNK do
   redis.call('ZADD', K.scheduled, unpack(scheduled, from, math.min(from + 2 * CHUNK - 1, #scheduled)))
 end
+
+-- A worker parked on this queue (park.lua) gets the head of the queue at once,
+-- leased to it exactly as its own claim would, on its hand-off channel: it
+-- starts the job without a wake-up and a claim round trip. Only what it has
+-- room for; the rest wakes the others.
+local function hand_off()
+  local p = parked_read()
+  if not p or p.handed >= p.capacity then return end
+  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return end
+  local popped = redis.call('ZPOPMIN', K.waiting, p.capacity - p.handed)
+  if #popped == 0 then return end
+  local ids = {}
+  for i = 1, #popped / 2 do ids[i] = popped[i * 2 - 1] end
+  local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
+  local channel = handoff_channel(p.token)
+  for i = 1, #leased, 3 do
+    redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1], leased[i + 2] }))
+  end
+  p.handed = p.handed + #leased / 3
+  redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
+  if redis.call('ZCARD', K.waiting) == 0 then wake = false end
+end
+if wake then hand_off() end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 return reply

@@ -24,6 +24,8 @@
 --   KEYS[16] {ns}:lease:seq       string lease id generator (the fencing token)
 --   KEYS[17] {ns}:queues          set    every queue name ever enqueued to
 --   KEYS[18] {ns}:paused          set    paused queue names
+--   KEYS[19] {ns}:q:Q:parked      string the one worker parked on Q for hand-offs
+--                                        (see park.lua), expiring with its park
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 
 local K = {
@@ -32,6 +34,7 @@ local K = {
   dedup_ttl = KEYS[9], ord_active = KEYS[10], ord_blocked = KEYS[11],
   ord_ready = KEYS[12], ord_blocked_n = KEYS[13], events = KEYS[14],
   seq = KEYS[15], lease_seq = KEYS[16], queues = KEYS[17], paused = KEYS[18],
+  parked = KEYS[19],
 }
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]
@@ -250,6 +253,70 @@ local function reclaim_lapsed(now, limit)
     end
   end
   return requeued, dead
+end
+
+-- Lease the popped waiting jobs `ids` (in order) to one holder: the claim
+-- transition, shared by claim.lua and hand-offs. One HMGET, HSET and ZADD for
+-- the batch: each redis.call costs about a microsecond before the command
+-- does anything. Returns a flat list: id, payload, packed meta per job.
+local function lease_jobs(ids, lease_ms, node, instance, now)
+  local count = #ids
+  local metas = redis.call('HMGET', K.jobs, unpack(ids))
+  local payloads = redis.call('HMGET', K.payloads, unpack(ids))
+  local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1
+  local expiry = now + lease_ms
+  local meta_pairs, lease_pairs, out = {}, {}, {}
+  for i = 1, count do
+    local raw = metas[i]
+    if raw then
+      local id = ids[i]
+      local m = cmsgpack.unpack(raw)
+      m[M.lease_id] = next_lease
+      next_lease = next_lease + 1
+      m[M.lease_expiry] = expiry
+      m[M.worker_node] = node
+      m[M.worker_instance] = instance
+      local packed = cmsgpack.pack(m)
+      meta_pairs[#meta_pairs + 1] = id
+      meta_pairs[#meta_pairs + 1] = packed
+      lease_pairs[#lease_pairs + 1] = expiry
+      lease_pairs[#lease_pairs + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = payloads[i] or ''
+      out[#out + 1] = packed
+    end
+  end
+  if #meta_pairs > 0 then
+    redis.call('HSET', K.jobs, unpack(meta_pairs))
+    redis.call('ZADD', K.leased, unpack(lease_pairs))
+  end
+  return out
+end
+
+-- The worker parked on this queue (park.lua), or nil: its token, identity,
+-- lease, how many jobs it can take and how many it was handed so far. The
+-- record is one string, "token node instance lease_ms capacity handed".
+local function parked_read()
+  local raw = redis.call('GET', K.parked)
+  if not raw then return nil end
+  local token, node, instance, lease_ms, capacity, handed =
+    string.match(raw, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+  if not token then return nil end
+  return {
+    token = token, node = node, instance = tonumber(instance),
+    lease_ms = tonumber(lease_ms), capacity = tonumber(capacity), handed = tonumber(handed),
+  }
+end
+
+local function parked_format(p)
+  return table.concat({ p.token, p.node, string.format('%d', p.instance),
+    string.format('%d', p.lease_ms), string.format('%d', p.capacity),
+    string.format('%d', p.handed) }, ' ')
+end
+
+-- Each parked worker listens for hand-offs on its own channel.
+local function handoff_channel(token)
+  return CHANNEL .. ':' .. token
 end
 
 -- Check a worker's lease token against the job's current lease. lease 0 means

@@ -14,9 +14,9 @@
 -- check proves it is the one the caller computed the next tick from), laid out
 -- as lib.lua's job record and entered with admit(), like enqueue.lua.
 --
--- KEYS[1..18] the common queue key list of the schedule's queue (lua/lib.lua)
--- KEYS[19]    {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[20]    {ns}:schedules:next   zset  name -> next run (unix ms)
+-- KEYS[1..19] the common queue key list of the schedule's queue (lua/lib.lua)
+-- KEYS[20]    {ns}:schedules        hash  name -> msgpack schedule record
+-- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms)
 -- ARGV[1] queue name        ARGV[2] wake-up channel
 -- ARGV[3] schedule name
 -- ARGV[4] revision the caller read
@@ -45,7 +45,8 @@ local S = {
   last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
 }
 local S_LEN = 19
-local SCHEDULES, NEXT = KEYS[19], KEYS[20]
+-- Counted from the end, after however many common keys there are.
+local SCHEDULES, NEXT = KEYS[#KEYS - 1], KEYS[#KEYS]
 
 if #ARGV ~= 8 then fail('expected 8 arguments, got ' .. #ARGV) end
 queue_name(QUEUE)

@@ -6,10 +6,10 @@
 -- clock (at or after the start time) as ARGV[15]. This script only validates,
 -- stores and places the schedule.
 --
--- KEYS[1..18] the common queue key list of the schedule's queue (lua/lib.lua);
+-- KEYS[1..19] the common queue key list of the schedule's queue (lua/lib.lua);
 --             this script writes none of them.
--- KEYS[19]    {ns}:schedules        hash  name -> msgpack schedule record (S below)
--- KEYS[20]    {ns}:schedules:next   zset  name -> next run (unix ms); absent while
+-- KEYS[20]    {ns}:schedules        hash  name -> msgpack schedule record (S below)
+-- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms); absent while
 --                                          paused or once the schedule has ended
 -- ARGV[1]  queue name        ARGV[2] wake-up channel (unused)
 -- ARGV[3]  schedule name     1..128 bytes, no control characters
@@ -48,7 +48,8 @@ local S = {
   last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
 }
 local S_LEN = 19
-local SCHEDULES, NEXT = KEYS[19], KEYS[20]
+-- Counted from the end, after however many common keys there are.
+local SCHEDULES, NEXT = KEYS[#KEYS - 1], KEYS[#KEYS]
 
 if #ARGV ~= 16 then fail('expected 16 arguments, got ' .. #ARGV) end
 queue_name(QUEUE)

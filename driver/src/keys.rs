@@ -23,9 +23,11 @@
 //! | `{ns}:lease:seq` | string | lease id generator: the fencing token |
 //! | `{ns}:queues` | set | every queue name enqueued to |
 //! | `{ns}:paused` | set | paused queues |
+//! | `{ns}:q:<queue>:parked` | string | the one worker parked on the queue for hand-offs (token, identity, lease, capacity, handed); expires with the park |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
+//! | `{ns}:wake:<token>` | pub/sub channel | jobs handed to the worker parked with that token (msgpack `[id, payload, meta]`), then `fence` when it unparks |
 //! | `{ns}:schedules` | hash | schedule name → msgpack schedule record (queue, cron, time zone, payload, options, paused, last run) |
 //! | `{ns}:schedules:next` | zset | schedule name → next run (ms); absent while paused or once ended |
 
@@ -93,7 +95,7 @@ impl Keys {
         self.key(&format!("q:{queue}:stats"))
     }
 
-    /// The 18 keys of `lua/lib.lua`, for one queue (already validated).
+    /// The 19 keys of `lua/lib.lua`, for one queue (already validated).
     pub fn queue(&self, queue: &str) -> QueueKeys {
         let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
         QueueKeys::from(vec![
@@ -115,6 +117,7 @@ impl Keys {
             self.key("lease:seq"),
             self.queues(),
             self.paused(),
+            q("parked"),
         ])
     }
 

@@ -60,6 +60,7 @@ mod memory;
 mod meta;
 mod options;
 mod outcome;
+mod park;
 mod queue;
 mod redact;
 pub mod schedule;

@@ -44,9 +44,11 @@ pub enum Op {
     ScheduleDue,
     ScheduleList,
     ScheduleGet,
+    Park,
+    Unpark,
 }
 
-const ALL: [Op; 23] = [
+const ALL: [Op; 25] = [
     Op::Enqueue,
     Op::Claim,
     Op::Ack,
@@ -70,6 +72,8 @@ const ALL: [Op; 23] = [
     Op::ScheduleDue,
     Op::ScheduleList,
     Op::ScheduleGet,
+    Op::Park,
+    Op::Unpark,
 ];
 
 impl Op {
@@ -98,6 +102,8 @@ impl Op {
             Op::ScheduleDue => include_str!("../../lua/schedule_due.lua"),
             Op::ScheduleList => include_str!("../../lua/schedule_list.lua"),
             Op::ScheduleGet => include_str!("../../lua/schedule_get.lua"),
+            Op::Park => include_str!("../../lua/park.lua"),
+            Op::Unpark => include_str!("../../lua/unpark.lua"),
         }
     }
 

@@ -13,7 +13,7 @@ use fred::types::Value;
 const LIB: &str = include_str!("../../lua/lib.lua");
 
 /// Every queue-scoped transition script, by the name of its file in `lua/`.
-pub const QUEUE_SCRIPTS: [(&str, &str); 13] = [
+pub const QUEUE_SCRIPTS: [(&str, &str); 15] = [
     ("enqueue", include_str!("../../lua/enqueue.lua")),
     ("claim", include_str!("../../lua/claim.lua")),
     ("ack", include_str!("../../lua/ack.lua")),
@@ -27,6 +27,8 @@ pub const QUEUE_SCRIPTS: [(&str, &str); 13] = [
     ("counts", include_str!("../../lua/counts.lua")),
     ("inspect", include_str!("../../lua/inspect.lua")),
     ("list_jobs", include_str!("../../lua/list_jobs.lua")),
+    ("park", include_str!("../../lua/park.lua")),
+    ("unpark", include_str!("../../lua/unpark.lua")),
 ];
 
 /// The text of `lua/<name>.lua` (panics for an unknown name).

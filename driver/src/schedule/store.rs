@@ -105,7 +105,7 @@ impl RedisQueue {
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
 
-    /// Run a schedule script on a queue: KEYS = the 18 queue keys, then the
+    /// Run a schedule script on a queue: KEYS = the 19 queue keys, then the
     /// two schedule keys; ARGV starts with the queue and the wake channel.
     async fn run_schedules_on(
         &self,

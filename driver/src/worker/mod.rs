@@ -53,6 +53,7 @@ mod error;
 mod events;
 mod execute;
 mod options;
+mod parking;
 mod presence;
 mod push;
 mod registry;
@@ -63,7 +64,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, Notify, Semaphore};
+use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinSet;
 pub use tokio_util::sync::CancellationToken;
 
@@ -208,12 +209,15 @@ impl Worker {
         let acker = tokio::spawn(acker::run(shared.queue.clone(), ack_requests));
         let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
         let background = CancellationToken::new();
-        let wake = Arc::new(Notify::new());
+        let inbox = Arc::new(wake::Inbox::new());
+        let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, options.handoff);
         let mut duties = JoinSet::new();
         duties.spawn(wake::listen_owned(
             shared.queue.clone(),
             queues.clone(),
-            wake.clone(),
+            inbox,
+            handed_tx,
             background.clone(),
         ));
         duties.spawn(presence::keep_alive(
@@ -242,6 +246,24 @@ impl Worker {
                     Err(_) => break,
                 }
             }
+            // Jobs handed over while parked first: they are leased to us and
+            // start before the unpark's round trip.
+            let handed = parking.take_handed(permits.len());
+            if !handed.is_empty() {
+                for job in handed {
+                    let permit = permits.pop().expect("never more jobs than permits");
+                    running.spawn(execute(shared.clone(), job, permit));
+                }
+                if permits.is_empty() {
+                    continue;
+                }
+            }
+            if parking.may_stay() {
+                drop(permits);
+                parking.wait(&shutdown).await;
+                continue;
+            }
+            parking.leave(&shared.queue).await;
             let jobs = match claim_some(&shared.queue, &options, permits.len()).await {
                 Ok(jobs) => jobs,
                 Err(e) => {
@@ -255,7 +277,17 @@ impl Worker {
             };
             if jobs.is_empty() {
                 drop(permits);
-                idle(&shared.queue, &queues, options.max_idle, &wake, &shutdown).await;
+                let free = slots.available_permits();
+                parking
+                    .idle(
+                        &shared.queue,
+                        &queues,
+                        options.max_idle,
+                        options.lease,
+                        free,
+                        &shutdown,
+                    )
+                    .await;
                 continue;
             }
             for job in jobs {
@@ -265,7 +297,9 @@ impl Worker {
             while running.try_join_next().is_some() {}
         }
 
-        // Shutdown: stop claiming (done), tell jobs, give them the grace period.
+        // Shutdown: stop claiming (done), hand back jobs handed over but not
+        // started, tell jobs, give them the grace period.
+        parking.finish(&shared.queue).await;
         shared.shutdown.cancel();
         let grace = tokio::time::sleep(options.grace);
         tokio::pin!(grace);
@@ -336,33 +370,6 @@ fn claim_order(options: &WorkOptions) -> Vec<&str> {
         order.push(pool.remove(index).0);
     }
     order
-}
-
-/// Sleep until a queue has due work, a wake-up arrives, `max_idle` passes,
-/// or shutdown.
-async fn idle(
-    queue: &RedisQueue,
-    queues: &[String],
-    max_idle: Duration,
-    wake: &Notify,
-    shutdown: &CancellationToken,
-) {
-    let mut sleep_for = max_idle;
-    for name in queues {
-        match queue.next_due(name).await {
-            Ok(Some(due)) => sleep_for = sleep_for.min(due),
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, queue = %name, "next_due failed"),
-        }
-    }
-    // Something is due now yet nothing was claimed (a lease lapsing this very
-    // millisecond): wait a moment rather than spin.
-    let sleep_for = sleep_for.max(Duration::from_millis(1));
-    tokio::select! {
-        _ = wake.notified() => {}
-        _ = tokio::time::sleep(sleep_for) => {}
-        _ = shutdown.cancelled() => {}
-    }
 }
 
 /// Every worker runs a schedule scheduler by default: any number may run at

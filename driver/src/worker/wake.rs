@@ -1,33 +1,78 @@
 //! Sleeping without polling: a dedicated subscriber connection listens on
 //! the namespace's wake channel, where the scripts publish a queue's name
-//! whenever it gets due work.
+//! whenever it gets due work, and on this worker's own hand-off channel,
+//! where an enqueue publishes the jobs it leased to the worker while it was
+//! parked (see `crate::park`).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
-use tokio::sync::Notify;
+use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
-use crate::RedisQueue;
+use crate::park::{decode_handoff, FENCE};
+use crate::{Job, RedisQueue};
 
-/// Subscribe and forward wake-ups for `queues` to `wake` until `stop`.
+/// What the listener shares with its worker loop.
+pub(crate) struct Inbox {
+    /// This worker's hand-off token (its channel is the wake channel ..
+    /// ":" .. token).
+    pub token: u64,
+    /// Set once both channels are subscribed: only then may the worker park.
+    pub listening: AtomicBool,
+    /// Fences seen so far (one per unpark).
+    pub fences: AtomicU64,
+    /// Set by a wake-up for one of the worker's queues: work became due
+    /// that was not handed over, so a parked worker must claim.
+    pub due: AtomicBool,
+    /// Wakes the worker: due work somewhere, a hand-off, or a fence.
+    /// `Notify` keeps one pending permit, so a wake-up that arrives between
+    /// an empty claim and the worker going to sleep is not lost.
+    pub wake: Notify,
+}
+
+impl Inbox {
+    pub fn new() -> Self {
+        Inbox {
+            token: rand::random::<u64>() >> 1,
+            listening: AtomicBool::new(false),
+            fences: AtomicU64::new(0),
+            due: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+}
+
+/// Subscribe and forward wake-ups for `queues`, and jobs handed to this
+/// worker, until `stop`.
 ///
-/// `Notify` keeps one pending permit, so a wake-up that arrives between an
-/// empty claim and the worker going to sleep is not lost. If the subscription
-/// fails (e.g. an ACL forbids pub/sub) the worker still works, sleeping at
-/// most its `max_idle` between checks.
+/// If the subscription fails (e.g. an ACL forbids pub/sub) the worker still
+/// works, never parks, and sleeps at most its `max_idle` between checks.
 pub(crate) async fn listen_owned(
     queue: RedisQueue,
     queues: Vec<String>,
-    wake: Arc<Notify>,
+    inbox: Arc<Inbox>,
+    handed: mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
 ) {
-    listen(&queue, &queues, wake, stop).await
+    listen(&queue, &queues, &inbox, &handed, stop).await;
+    inbox.listening.store(false, Ordering::Release);
 }
 
-async fn listen(queue: &RedisQueue, queues: &[String], wake: Arc<Notify>, stop: CancellationToken) {
-    let subscriber = match queue.inner.client_builder.build_subscriber_client() {
+async fn listen(
+    queue: &RedisQueue,
+    queues: &[String],
+    inbox: &Inbox,
+    handed: &mpsc::UnboundedSender<Job>,
+    stop: CancellationToken,
+) {
+    // Room for bursts: a message dropped here (a lagging receiver) would be a
+    // hand-off lost until its lease lapses.
+    let mut builder = queue.inner.client_builder.clone();
+    builder.with_performance_config(|perf| perf.broadcast_channel_capacity = 4096);
+    let subscriber = match builder.build_subscriber_client() {
         Ok(client) => client,
         Err(e) => {
             tracing::warn!(error = %e.details(), "cannot create the wake-up subscriber; falling back to polling");
@@ -39,24 +84,53 @@ async fn listen(queue: &RedisQueue, queues: &[String], wake: Arc<Notify>, stop: 
         return;
     }
     let channel = queue.wake_channel();
+    let own = queue.handoff_channel(inbox.token);
     let mut messages = subscriber.message_rx();
     let resubscribe = subscriber.manage_subscriptions();
-    if let Err(e) = subscriber.subscribe(channel.as_str()).await {
-        tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling");
+    match subscriber
+        .subscribe(vec![channel.as_str(), own.as_str()])
+        .await
+    {
+        Ok(()) => inbox.listening.store(true, Ordering::Release),
+        Err(e) => {
+            tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling")
+        }
     }
     let ours: HashSet<&str> = queues.iter().map(String::as_str).collect();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
             message = messages.recv() => match message {
+                Ok(message) if message.channel.as_bytes() == own.as_bytes() => {
+                    let body = message.value.as_bytes().unwrap_or_default();
+                    if body == FENCE {
+                        inbox.fences.fetch_add(1, Ordering::AcqRel);
+                    } else {
+                        match decode_handoff(body) {
+                            Ok(job) => {
+                                let _ = handed.send(job);
+                            }
+                            // Leased to us but unreadable: its lease lapses and
+                            // it is retried, as after a crash.
+                            Err(e) => tracing::error!(error = %e, "undecodable hand-off"),
+                        }
+                    }
+                    inbox.wake.notify_one();
+                }
                 Ok(message) => {
                     let name = message.value.as_str().map(|s| s.to_string()).unwrap_or_default();
                     if ours.contains(name.as_str()) {
-                        wake.notify_one();
+                        inbox.due.store(true, Ordering::Release);
+                        inbox.wake.notify_one();
                     }
                 }
-                // Lagged behind a burst: some of those were surely ours.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => wake.notify_one(),
+                // Lagged behind a burst: some of those were surely ours. A
+                // hand-off among them comes back when its lease lapses.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "wake-up listener lagged; hand-offs among them are retried after their lease");
+                    inbox.due.store(true, Ordering::Release);
+                    inbox.wake.notify_one();
+                }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
         }

@@ -1,0 +1,93 @@
+//! Hand-offs: an idle worker parks on its queue, and the next enqueue leases
+//! the head of the queue to it and publishes the job on the worker's own
+//! channel, so the job starts without a wake-up and a claim round trip
+//! (`lua/park.lua`, `lua/enqueue.lua`, `lua/unpark.lua`).
+
+use std::time::Duration;
+
+use fred::types::Value;
+
+use crate::job::parse_payload;
+use crate::meta::Meta;
+use crate::queue::num;
+use crate::scripts::{reply, Op};
+use crate::{limits, Job, QueueError, RedisQueue};
+
+/// What `park` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Parked {
+    /// How long until a job is due (zero: now), `None` when nothing is pending.
+    pub due_in: Option<Duration>,
+    /// Whether this worker is now the queue's parked worker.
+    pub parked: bool,
+}
+
+/// The message `unpark` publishes after the last hand-off of a park.
+pub(crate) const FENCE: &[u8] = b"fence";
+
+impl RedisQueue {
+    /// The channel jobs handed to the worker parked with `token` arrive on.
+    pub(crate) fn handoff_channel(&self, token: u64) -> String {
+        format!("{}:{token}", self.wake_channel())
+    }
+
+    /// Park on `queue` for `park_for`, able to take `capacity` jobs under
+    /// `lease`, unless something is due now or another worker is parked.
+    pub(crate) async fn park(
+        &self,
+        queue: &str,
+        token: u64,
+        lease: Duration,
+        capacity: usize,
+        park_for: Duration,
+    ) -> Result<Parked, QueueError> {
+        let lease_ms = limits::check_lease(lease)?;
+        let identity = self.identity();
+        let args = vec![
+            num(token),
+            num(identity.node),
+            num(identity.instance as u64),
+            num(lease_ms),
+            num(capacity.clamp(1, limits::MAX_CLAIM) as u64),
+            num(park_for.as_millis().max(1) as u64),
+        ];
+        let items = reply::array(self.run(Op::Park, queue, args).await?)?;
+        let due = reply::int(items.first().unwrap_or(&Value::Null))?;
+        let parked = reply::int(items.get(1).unwrap_or(&Value::Null))? == 1;
+        Ok(Parked {
+            due_in: (due >= 0).then(|| Duration::from_millis(due as u64)),
+            parked,
+        })
+    }
+
+    /// Leave the park on `queue` (if it is still this worker's) and publish
+    /// the fence. Returns how many jobs the park handed out, `None` when it
+    /// was no longer this worker's.
+    pub(crate) async fn unpark(&self, queue: &str, token: u64) -> Result<Option<u64>, QueueError> {
+        let handed = reply::int(&self.run(Op::Unpark, queue, vec![num(token)]).await?)?;
+        Ok((handed >= 0).then_some(handed as u64))
+    }
+}
+
+/// Decode a hand-off message: msgpack `[id, payload, meta]`, the same three
+/// values a claim returns per job.
+pub(crate) fn decode_handoff(raw: &[u8]) -> Result<Job, QueueError> {
+    let bad = |why: &str| QueueError::Protocol(format!("hand-off message: {why}"));
+    let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
+    let rmpv::Value::Array(parts) = value else {
+        return Err(bad("not an array"));
+    };
+    let bytes = |v: &rmpv::Value| -> Result<Vec<u8>, QueueError> {
+        match v {
+            rmpv::Value::String(s) => Ok(s.as_bytes().to_vec()),
+            rmpv::Value::Binary(b) => Ok(b.clone()),
+            _ => Err(bad("an element is not a string")),
+        }
+    };
+    let [id, payload, meta] = parts.as_slice() else {
+        return Err(bad("not three elements"));
+    };
+    let id = String::from_utf8(bytes(id)?).map_err(|_| bad("job id is not UTF-8"))?;
+    let meta = Meta::decode(&bytes(meta)?)?;
+    Ok(Job::from_meta(id, parse_payload(&bytes(payload)?), meta))
+}

@@ -1,0 +1,180 @@
+//! The worker's idle side: sleeping until work is due, parked on its queue
+//! when it can be, so the next enqueue hands it a job directly (see
+//! `crate::park`).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::wake::Inbox;
+use crate::{Job, RedisQueue};
+
+/// A park lasts at most this long; an idle worker renews it after each
+/// check. It bounds how long a worker that died parked keeps being handed
+/// jobs (at most its free slots' worth, which return when their leases lapse).
+const PARK_AT_MOST: Duration = Duration::from_secs(5);
+
+/// How long shutdown waits for the fence that follows the last hand-off.
+const FENCE_WAIT: Duration = Duration::from_secs(1);
+
+/// One worker's parking state.
+pub(crate) struct Parking {
+    pub inbox: Arc<Inbox>,
+    handed: mpsc::UnboundedReceiver<Job>,
+    /// The queue this worker is parked on, if any.
+    parked_on: Option<String>,
+    /// While parked: when to check the queue again (the park's end, or the
+    /// next scheduled job or lease expiry), the jobs the park may be handed,
+    /// and how many it was handed so far.
+    wake_at: Instant,
+    capacity: usize,
+    handed_so_far: usize,
+    /// Whether this worker may park at all (one queue, option on).
+    allowed: bool,
+    /// Unparks done; each publishes one fence on the hand-off channel.
+    unparks: u64,
+}
+
+impl Parking {
+    pub fn new(
+        inbox: Arc<Inbox>,
+        handed: mpsc::UnboundedReceiver<Job>,
+        queues: &[String],
+        enabled: bool,
+    ) -> Self {
+        Parking {
+            inbox,
+            handed,
+            parked_on: None,
+            wake_at: Instant::now(),
+            capacity: 0,
+            handed_so_far: 0,
+            allowed: enabled && queues.len() == 1,
+            unparks: 0,
+        }
+    }
+
+    /// Jobs handed to this worker and not yet started, at most `max`: they
+    /// are already leased to it, so they go before anything claimed.
+    pub fn take_handed(&mut self, max: usize) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        while jobs.len() < max {
+            match self.handed.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
+        self.handed_so_far += jobs.len();
+        jobs
+    }
+
+    /// Whether to go on waiting parked after starting handed jobs, with no
+    /// round trip: nothing else became due, the park has time and room left.
+    pub fn may_stay(&mut self) -> bool {
+        self.parked_on.is_some()
+            && Instant::now() < self.wake_at
+            && self.handed_so_far < self.capacity
+            && !self.inbox.due.swap(false, Ordering::AcqRel)
+    }
+
+    /// Wait, still parked, for the next hand-off or wake-up.
+    pub async fn wait(&self, shutdown: &CancellationToken) {
+        tokio::select! {
+            _ = self.inbox.wake.notified() => {}
+            _ = tokio::time::sleep_until(self.wake_at) => {}
+            _ = shutdown.cancelled() => {}
+        }
+    }
+
+    /// Stop being handed jobs (before claiming again). Jobs handed just
+    /// before still arrive, and are taken by [`Parking::take_handed`].
+    pub async fn leave(&mut self, queue: &RedisQueue) {
+        if let Some(name) = self.parked_on.take() {
+            match queue.unpark(&name, self.inbox.token).await {
+                Ok(_) => self.unparks += 1,
+                // The park expires by itself within PARK_AT_MOST.
+                Err(e) => tracing::warn!(error = %e, queue = %name, "unpark failed"),
+            }
+        }
+    }
+
+    /// Sleep until a queue has due work, a wake-up or a hand-off arrives,
+    /// `max_idle` passes, or shutdown. Parks on the queue first when this
+    /// worker may (`capacity` free slots, jobs leased for `lease`).
+    pub async fn idle(
+        &mut self,
+        queue: &RedisQueue,
+        queues: &[String],
+        max_idle: Duration,
+        lease: Duration,
+        capacity: usize,
+        shutdown: &CancellationToken,
+    ) {
+        let mut sleep_for = max_idle;
+        let may_park = self.allowed && self.inbox.listening.load(Ordering::Acquire);
+        for name in queues {
+            let due = if may_park {
+                let park_for = max_idle.min(PARK_AT_MOST);
+                match queue
+                    .park(name, self.inbox.token, lease, capacity, park_for)
+                    .await
+                {
+                    Ok(parked) => {
+                        if parked.parked {
+                            self.parked_on = Some(name.clone());
+                            self.capacity = capacity;
+                            self.handed_so_far = 0;
+                            sleep_for = sleep_for.min(park_for);
+                        }
+                        Ok(parked.due_in)
+                    }
+                    Err(e) => Err(e),
+                }
+            } else {
+                queue.next_due(name).await
+            };
+            match due {
+                Ok(Some(due)) => sleep_for = sleep_for.min(due),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, queue = %name, "next_due failed"),
+            }
+        }
+        // Something is due now yet nothing was claimed (a lease lapsing this
+        // very millisecond): wait a moment rather than spin.
+        let sleep_for = sleep_for.max(Duration::from_millis(1));
+        self.wake_at = Instant::now() + sleep_for;
+        self.wait(shutdown).await;
+    }
+
+    /// At shutdown: leave the park, wait for the fence after the last
+    /// hand-off, and give back (release, no attempt counted) every handed
+    /// job that will not run here.
+    pub async fn finish(&mut self, queue: &RedisQueue) {
+        if self.parked_on.is_none() && self.handed.is_empty() {
+            return;
+        }
+        self.leave(queue).await;
+        // Messages on one channel arrive in publish order: once every
+        // unpark's fence is in, so is every job handed before it.
+        if self.inbox.listening.load(Ordering::Acquire) {
+            let deadline = tokio::time::Instant::now() + FENCE_WAIT;
+            while self.inbox.fences.load(Ordering::Acquire) < self.unparks {
+                if tokio::time::timeout_at(deadline, self.inbox.wake.notified())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+        for job in self.take_handed(usize::MAX) {
+            if let Err(e) = queue.release(&job.lease()).await {
+                tracing::warn!(error = %e, id = %job.id, "releasing a handed job failed; it returns when its lease lapses");
+            }
+        }
+    }
+}

@@ -1,0 +1,26 @@
+#!lua flags=allow-oom
+-- unpark.lua: a parked worker (park.lua) leaves: no more hand-offs to it.
+--
+-- allow-oom: deleting frees memory.
+-- Publishes "fence" on the worker's hand-off channel after removing the
+-- park. Redis delivers a channel's messages in order, so once the worker
+-- reads the fence it has every job handed to it (then it can release what it
+-- will not run, e.g. at shutdown).
+--
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] token
+-- Reply: jobs handed to this park; -1 when the park was not (or no longer)
+-- this worker's.
+queue_name(QUEUE)
+local token = ARGV[3]
+if type(token) ~= 'string' or #token == 0 or #token > 20 or not string.match(token, '^%d+$') then
+  fail('park token must be a decimal u64')
+end
+local p = parked_read()
+local handed = -1
+if p and p.token == token then
+  handed = p.handed
+  redis.call('DEL', K.parked)
+end
+redis.call('PUBLISH', handoff_channel(token), 'fence')
+return handed
