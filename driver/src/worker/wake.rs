@@ -91,7 +91,12 @@ async fn listen(
         .subscribe(vec![channel.as_str(), own.as_str()])
         .await
     {
-        Ok(()) => inbox.listening.store(true, Ordering::Release),
+        Ok(()) => {
+            inbox.listening.store(true, Ordering::Release);
+            // A worker that went idle before this moment slept without
+            // parking: let it look again, now that it may park.
+            inbox.wake.notify_one();
+        }
         Err(e) => {
             tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling")
         }

@@ -1,0 +1,269 @@
+//! Hand-offs: an idle worker parks on its queue and the next enqueue leases
+//! the job straight to it (lua/park.lua, lua/enqueue.lua, lua/unpark.lua).
+//! Every test watches what a user can observe: the job's state in Redis the
+//! moment `add` returns, the park record, and the runs the jobs record.
+
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::interfaces::KeysInterface;
+use redq::worker::{
+    CancellationToken, Registry, Services, TypedJob, WorkOptions, Worker, WorkerReport,
+};
+use redq::{JobState, RedisQueue};
+use redq_tests::jobs::{recorded_runs, Recorded};
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use tokio::task::JoinHandle;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(ns)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+struct Running {
+    stop: CancellationToken,
+    handle: JoinHandle<WorkerReport>,
+}
+
+impl Running {
+    async fn shutdown(self) -> WorkerReport {
+        self.stop.cancel();
+        tokio::time::timeout(DEADLINE, self.handle)
+            .await
+            .expect("worker stops")
+            .expect("worker task")
+    }
+}
+
+/// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
+/// only a hand-off or a wake-up can start a job in time.
+fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> Running {
+    let mut registry = Registry::new();
+    registry.add_job::<Recorded>();
+    let options = options
+        .queues(["work"])
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(client.clone()));
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    let handle = tokio::spawn(async move { handle.await.expect("join").expect("worker run") });
+    Running { stop, handle }
+}
+
+fn job(tag: &str, sleep_ms: u64) -> Recorded {
+    Recorded {
+        tag: tag.into(),
+        sleep_ms,
+    }
+}
+
+/// The park record of queue `work`: "token node instance lease_ms capacity handed".
+async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
+    let raw: Option<String> = client
+        .get(format!("{{{ns}}}:q:work:parked"))
+        .await
+        .expect("GET");
+    raw.map(|r| {
+        r.split(' ')
+            .map(|f| f.parse().expect("numeric park field"))
+            .collect()
+    })
+}
+
+async fn wait_parked(client: &Client, ns: &str) -> Vec<u64> {
+    wait_until(DEADLINE, "a worker to park on the queue", async || {
+        park_record(client, ns).await.is_some()
+    })
+    .await;
+    park_record(client, ns).await.expect("parked")
+}
+
+/// A worker process, killed when the test ends however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn state(queue: &RedisQueue, id: &str) -> Option<JobState> {
+    queue.inspect(id).await.expect("inspect").map(|j| j.state)
+}
+
+#[tokio::test]
+async fn an_idle_worker_is_handed_the_next_job_already_leased_to_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new().concurrency(3));
+    let park = wait_parked(&client, &ns).await;
+    assert_eq!(park[2..], [queue.identity().instance as u64, 30_000, 3, 0]);
+
+    let id = queue.push(&job("h", 500)).await.unwrap().id().to_owned();
+    // Leased inside the enqueue script itself: no claim has run yet.
+    let record = queue.inspect(&id).await.unwrap().expect("job exists");
+    assert_eq!(record.state, JobState::Leased, "{record:?}");
+    let identity = queue.identity();
+    assert_eq!(record.holder, Some((identity.node, identity.instance)));
+    assert_eq!(park_record(&client, &ns).await.expect("still parked")[5], 1);
+
+    wait_until(
+        DEADLINE,
+        "the handed job to run and be acknowledged",
+        async || state(&queue, &id).await.is_none(),
+    )
+    .await;
+    assert_eq!(recorded_runs(&client, "h").await, vec![(id, 1)]);
+    let report = running.shutdown().await;
+    assert_eq!(report.processed, 1);
+}
+
+#[tokio::test]
+async fn a_park_takes_only_what_the_worker_has_room_for_and_the_rest_wakes_others() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-room");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let first = start(&queue, &client, WorkOptions::new().concurrency(1));
+    wait_parked(&client, &ns).await;
+    // Its own connection: a second process, as far as Redis can tell.
+    let other = connect(&server, &ns).await;
+    let second = start(&other, &client, WorkOptions::new().concurrency(1));
+    wait_until(DEADLINE, "the second worker to register", async || {
+        queue.workers().await.unwrap().len() == 2
+    })
+    .await;
+
+    let jobs = (0..3)
+        .map(|_| {
+            redq::NewJob::new(serde_json::to_value(job("room", 1000)).unwrap()).name(Recorded::NAME)
+        })
+        .collect();
+    let ids: Vec<String> = queue
+        .add_batch("work", jobs)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    // One slot parked: exactly one job handed over (the head of the queue,
+    // to the parked worker); the rest went to the queue and woke the other.
+    let park = park_record(&client, &ns).await.expect("still parked");
+    assert_eq!((park[4], park[5]), (1, 1), "capacity 1, handed 1");
+    let head = queue.inspect(&ids[0]).await.unwrap().expect("job exists");
+    let identity = queue.identity();
+    assert_eq!(head.state, JobState::Leased);
+    assert_eq!(head.holder, Some((identity.node, identity.instance)));
+    wait_until(DEADLINE, "every job to run", async || {
+        recorded_runs(&client, "room").await.len() == 3
+    })
+    .await;
+    let mut runs = recorded_runs(&client, "room").await;
+    runs.sort();
+    let mut expected: Vec<(String, u32)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    expected.sort();
+    assert_eq!(runs, expected, "each job once, first attempt");
+    first.shutdown().await;
+    second.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_paused_queue_hands_nothing_over() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-paused");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    queue.pause("work").await.unwrap();
+    let id = queue.push(&job("p", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Waiting));
+    queue.resume("work").await.unwrap();
+    wait_until(DEADLINE, "the job to run after resume", async || {
+        recorded_runs(&client, "p").await.len() == 1
+    })
+    .await;
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stopped_worker_leaves_its_park_so_nothing_is_handed_to_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-stop");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    running.shutdown().await;
+    assert_eq!(park_record(&client, &ns).await, None);
+    let id = queue.push(&job("s", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Waiting));
+}
+
+#[tokio::test]
+async fn a_worker_killed_while_parked_gets_its_handed_job_back_after_the_lease() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-kill9");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let mut child = KillOnDrop(
+        std::process::Command::new(env!("CARGO_BIN_EXE_redq-test-worker"))
+            .args([server.url(), ns.clone(), "500".into()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn worker process"),
+    );
+    wait_parked(&client, &ns).await;
+    child.0.kill().expect("SIGKILL");
+    child.0.wait().unwrap();
+
+    // The park outlives its worker (for at most a few seconds): the job is
+    // leased to the dead process, exactly as if it had claimed it and died.
+    let id = queue.push(&job("k", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Leased));
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_until(
+        DEADLINE,
+        "the job to run once its lease lapsed",
+        async || recorded_runs(&client, "k").await.len() == 1,
+    )
+    .await;
+    assert_eq!(
+        recorded_runs(&client, "k").await,
+        vec![(id, 2)],
+        "the lapsed lease counts as the first attempt"
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-off");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new().handoff(false));
+    wait_until(DEADLINE, "the worker to register", async || {
+        !queue.workers().await.unwrap().is_empty()
+    })
+    .await;
+    let id = queue.push(&job("off", 0)).await.unwrap().id().to_owned();
+    assert_eq!(park_record(&client, &ns).await, None, "never parks");
+    wait_until(DEADLINE, "the woken worker to run the job", async || {
+        recorded_runs(&client, "off").await.len() == 1
+    })
+    .await;
+    assert_eq!(recorded_runs(&client, "off").await, vec![(id, 1)]);
+    running.shutdown().await;
+}
