@@ -267,3 +267,51 @@ async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
     assert_eq!(recorded_runs(&client, "off").await, vec![(id, 1)]);
     running.shutdown().await;
 }
+
+#[tokio::test]
+async fn jobs_trickled_to_idle_workers_each_run_exactly_once() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-trickle");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let workers = [
+        start(&queue, &client, WorkOptions::new().concurrency(2)),
+        start(
+            &connect(&server, &ns).await,
+            &client,
+            WorkOptions::new().concurrency(2),
+        ),
+    ];
+    wait_parked(&client, &ns).await;
+    // Spaced so the workers keep going idle: some jobs are handed over, some
+    // wake a sleeping worker, some are claimed by a busy one.
+    let mut ids = Vec::new();
+    let mut handed_over = 0;
+    for i in 0..200u64 {
+        ids.push(queue.push(&job("t", i % 3)).await.unwrap().id().to_owned());
+        if park_record(&client, &ns).await.is_some_and(|p| p[5] > 0) {
+            handed_over += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(1 + i % 3)).await;
+    }
+    assert!(handed_over > 0, "some jobs went by hand-off");
+    wait_until(DEADLINE, "every job to run", async || {
+        recorded_runs(&client, "t").await.len() >= ids.len()
+    })
+    .await;
+    wait_until(DEADLINE, "the queue to drain", async || {
+        let c = queue.counts("work").await.unwrap();
+        c.waiting + c.scheduled + c.leased + c.dead == 0
+    })
+    .await;
+    let mut runs = recorded_runs(&client, "t").await;
+    runs.sort();
+    let mut expected: Vec<(String, u32)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    expected.sort();
+    assert_eq!(runs, expected, "each job once, on its first attempt");
+    let mut processed = 0;
+    for w in workers {
+        processed += w.shutdown().await.processed;
+    }
+    assert_eq!(processed, 200);
+}
