@@ -46,8 +46,10 @@ impl RedisQueue {
     /// Enqueue `job`, then wait up to `timeout` until at least `replicas`
     /// replicas of the namespace's primary acknowledged it (`WAIT`). The
     /// job is enqueued even when the wait falls short: check
-    /// [`Durable::confirmed`]. See the [module docs](self) for the cost and
-    /// what it does not promise.
+    /// [`Durable::confirmed`]. `WAIT` runs on each of the handle's pooled
+    /// connections (the enqueue went out on one of them) and the smallest
+    /// count is reported; docs/cluster.md has the measured cost and what it
+    /// does not promise.
     pub async fn add_durable(
         &self,
         queue: &str,

@@ -11,7 +11,11 @@
 //! dead-lettered at once with the reason: retrying cannot fix it.
 //!
 //! An idle worker sleeps until the next job is due or an enqueue wakes it
-//! (pub/sub on a dedicated connection): no polling.
+//! (pub/sub on a dedicated connection): no polling. An idle worker of a
+//! single queue also parks on it, and the next enqueue leases the job
+//! straight to it and publishes it on the worker's own channel, saving the
+//! claim round trip ([`WorkOptions::handoff`]). A handed job is leased like a
+//! claimed one: if the worker dies first, it comes back when the lease lapses.
 //!
 //! Shutdown is driven by a [`CancellationToken`]; the library installs no
 //! signal handler. On cancel the worker stops claiming, lets running jobs
