@@ -154,9 +154,6 @@ impl Parking {
     /// hand-off, and give back (release, no attempt counted) every handed
     /// job that will not run here.
     pub async fn finish(&mut self, queue: &RedisQueue) {
-        if self.parked_on.is_none() && self.handed.is_empty() {
-            return;
-        }
         self.leave(queue).await;
         // Messages on one channel arrive in publish order: once every
         // unpark's fence is in, so is every job handed before it.
