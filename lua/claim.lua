@@ -21,10 +21,7 @@ local limit = uint(ARGV[3], 'claim limit', 1000)
 local lease_ms = uint(ARGV[4], 'lease_ms', MAX_MS)
 if limit < 1 then fail('claim limit must be at least 1') end
 if lease_ms < 1 then fail('lease_ms must be at least 1') end
-local node = ARGV[5]
-if type(node) ~= 'string' or #node == 0 or #node > 20 or not string.match(node, '^%d+$') then
-  fail('worker node must be a decimal u64')
-end
+local node = decimal_u64(ARGV[5], 'worker node')
 local instance = uint(ARGV[6], 'worker instance', MAX_U32)
 
 local now = now_ms()

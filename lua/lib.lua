@@ -100,6 +100,15 @@ local function queue_name(v)
   return v
 end
 
+-- A decimal u64 kept as text (worker node ids, park tokens): Lua doubles
+-- cannot hold every u64, so it is compared as a string, never converted.
+local function decimal_u64(v, what)
+  if type(v) ~= 'string' or #v == 0 or #v > 20 or not string.match(v, '^%d+$') then
+    fail(what .. ' must be a decimal u64')
+  end
+  return v
+end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -253,6 +262,28 @@ local function reclaim_lapsed(now, limit)
     end
   end
   return requeued, dead
+end
+
+-- Milliseconds until a job of this queue is due for claiming: 0 when one is
+-- due now (waiting, or a released ordering successor), else the soonest of
+-- the next scheduled job and the next lease expiry (due for reclaim), -1
+-- when nothing is pending or the queue is paused.
+local function due_in_ms()
+  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return -1 end
+  if redis.call('ZCARD', K.waiting) > 0 then return 0 end
+  if redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11') > 0 then
+    return 0
+  end
+  local at = now_ms()
+  local soonest = -1
+  for _, key in ipairs({ K.scheduled, K.leased }) do
+    local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if head[2] then
+      local wait = math.max(0, tonumber(head[2]) - at)
+      if soonest < 0 or wait < soonest then soonest = wait end
+    end
+  end
+  return soonest
 end
 
 -- Lease the popped waiting jobs `ids` (in order) to one holder: the claim

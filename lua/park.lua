@@ -17,14 +17,8 @@
 -- ARGV[8] park_ms: how long the park lasts (1..MAX_MS)
 -- Reply: { ms until due (0 = now, -1 = nothing pending), 1 parked / 0 not }
 queue_name(QUEUE)
-local token = ARGV[3]
-if type(token) ~= 'string' or #token == 0 or #token > 20 or not string.match(token, '^%d+$') then
-  fail('park token must be a decimal u64')
-end
-local node = ARGV[4]
-if type(node) ~= 'string' or #node == 0 or #node > 20 or not string.match(node, '^%d+$') then
-  fail('worker node must be a decimal u64')
-end
+local token = decimal_u64(ARGV[3], 'park token')
+local node = decimal_u64(ARGV[4], 'worker node')
 local instance = uint(ARGV[5], 'worker instance', MAX_U32)
 local lease_ms = uint(ARGV[6], 'lease_ms', MAX_MS)
 local capacity = uint(ARGV[7], 'park capacity', 1000)
@@ -33,20 +27,9 @@ if lease_ms < 1 then fail('lease_ms must be at least 1') end
 if capacity < 1 then fail('park capacity must be at least 1') end
 if park_ms < 1 then fail('park_ms must be at least 1') end
 
+-- A paused queue is handed nothing, so a worker does not park on it.
 if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return { -1, 0 } end
-if redis.call('ZCARD', K.waiting) > 0 then return { 0, 0 } end
-if redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11') > 0 then
-  return { 0, 0 }
-end
-local now = now_ms()
-local soonest = -1
-for _, key in ipairs({ K.scheduled, K.leased }) do
-  local head = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if head[2] then
-    local wait = math.max(0, tonumber(head[2]) - now)
-    if soonest < 0 or wait < soonest then soonest = wait end
-  end
-end
+local soonest = due_in_ms()
 if soonest == 0 then return { 0, 0 } end
 
 local current = parked_read()

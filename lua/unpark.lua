@@ -12,10 +12,7 @@
 -- Reply: jobs handed to this park; -1 when the park was not (or no longer)
 -- this worker's.
 queue_name(QUEUE)
-local token = ARGV[3]
-if type(token) ~= 'string' or #token == 0 or #token > 20 or not string.match(token, '^%d+$') then
-  fail('park token must be a decimal u64')
-end
+local token = decimal_u64(ARGV[3], 'park token')
 local p = parked_read()
 local handed = -1
 if p and p.token == token then

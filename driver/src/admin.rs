@@ -42,6 +42,30 @@ pub struct QueueCounts {
     pub now: SystemTime,
 }
 
+impl QueueCounts {
+    /// The counts of one queue over two namespaces (e.g. two shards of a
+    /// `ShardedQueue`): sizes summed, paused when either is (a half-applied
+    /// pause shows rather than hides), the older head, the later clock.
+    #[must_use]
+    pub fn plus(self, other: QueueCounts) -> QueueCounts {
+        QueueCounts {
+            queue: self.queue,
+            waiting: self.waiting + other.waiting,
+            scheduled: self.scheduled + other.scheduled,
+            leased: self.leased + other.leased,
+            dead: self.dead + other.dead,
+            blocked: self.blocked + other.blocked,
+            lapsed: self.lapsed + other.lapsed,
+            paused: self.paused || other.paused,
+            head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            now: self.now.max(other.now),
+        }
+    }
+}
+
 /// One throughput bucket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct StatsBucket {

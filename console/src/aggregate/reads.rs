@@ -29,25 +29,9 @@ impl Target {
     /// half-applied pause shows rather than hides); the oldest head.
     pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
         let all = try_join_all(self.shards().iter().map(|s| s.counts(queue))).await?;
-        let mut all = all.into_iter();
-        let first = all
-            .next()
-            .ok_or_else(|| QueueError::Protocol("no shards".into()))?;
-        Ok(all.fold(first, |t, c| QueueCounts {
-            queue: t.queue,
-            waiting: t.waiting + c.waiting,
-            scheduled: t.scheduled + c.scheduled,
-            leased: t.leased + c.leased,
-            dead: t.dead + c.dead,
-            blocked: t.blocked + c.blocked,
-            lapsed: t.lapsed + c.lapsed,
-            paused: t.paused || c.paused,
-            head_enqueued_at: match (t.head_enqueued_at, c.head_enqueued_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
-            now: t.now.max(c.now),
-        }))
+        all.into_iter()
+            .reduce(QueueCounts::plus)
+            .ok_or_else(|| QueueError::Protocol("no shards".into()))
     }
 
     /// Throughput buckets, summed per bucket. Buckets start on multiples of

@@ -20,28 +20,9 @@ impl ShardedQueue {
     /// is an atomic snapshot; the sum is not one instant). `paused` is true
     /// when any shard is paused; the head is the oldest of the shards' heads.
     pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
-        let mut total: Option<QueueCounts> = None;
-        for shard in self.shards() {
-            let c = shard.counts(queue).await?;
-            total = Some(match total {
-                None => c,
-                Some(t) => QueueCounts {
-                    queue: t.queue,
-                    waiting: t.waiting + c.waiting,
-                    scheduled: t.scheduled + c.scheduled,
-                    leased: t.leased + c.leased,
-                    dead: t.dead + c.dead,
-                    blocked: t.blocked + c.blocked,
-                    lapsed: t.lapsed + c.lapsed,
-                    paused: t.paused || c.paused,
-                    head_enqueued_at: match (t.head_enqueued_at, c.head_enqueued_at) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    },
-                    now: t.now.max(c.now),
-                },
-            });
-        }
+        let all =
+            futures::future::try_join_all(self.shards().iter().map(|s| s.counts(queue))).await?;
+        let total = all.into_iter().reduce(QueueCounts::plus);
         total.ok_or_else(|| QueueError::Protocol("a sharded queue has no shards".into()))
     }
 
