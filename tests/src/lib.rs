@@ -33,6 +33,7 @@ pub mod memory;
 mod namespace;
 mod port;
 mod probe;
+pub mod running;
 mod server;
 mod url;
 mod wait;

@@ -7,13 +7,11 @@ use std::time::Duration;
 
 use fred::clients::Client;
 use fred::interfaces::KeysInterface;
-use redq::worker::{
-    CancellationToken, Registry, Services, TypedJob, WorkOptions, Worker, WorkerReport,
-};
+use redq::worker::{Registry, Services, TypedJob, WorkOptions, Worker};
 use redq::{JobState, RedisQueue};
 use redq_tests::jobs::{recorded_runs, Recorded};
+use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
-use tokio::task::JoinHandle;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -25,24 +23,9 @@ async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
         .expect("connect")
 }
 
-struct Running {
-    stop: CancellationToken,
-    handle: JoinHandle<WorkerReport>,
-}
-
-impl Running {
-    async fn shutdown(self) -> WorkerReport {
-        self.stop.cancel();
-        tokio::time::timeout(DEADLINE, self.handle)
-            .await
-            .expect("worker stops")
-            .expect("worker task")
-    }
-}
-
 /// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
 /// only a hand-off or a wake-up can start a job in time.
-fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> Running {
+fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> RunningWorker {
     let mut registry = Registry::new();
     registry.add_job::<Recorded>();
     let options = options
@@ -52,10 +35,7 @@ fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> Running {
     let worker = Worker::new(queue.clone(), registry, options)
         .expect("options")
         .services(Services::new().with(client.clone()));
-    let stop = CancellationToken::new();
-    let handle = tokio::spawn(worker.run(stop.clone()));
-    let handle = tokio::spawn(async move { handle.await.expect("join").expect("worker run") });
-    Running { stop, handle }
+    RunningWorker::spawn(worker)
 }
 
 fn job(tag: &str, sleep_ms: u64) -> Recorded {

@@ -10,9 +10,9 @@ use redq::worker::{
     WorkOptions, Worker, WorkerReport,
 };
 use redq::{JobState, NewJob, RedisQueue};
+use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
-use tokio::task::JoinHandle;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -203,18 +203,13 @@ async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
 }
 
 struct Running {
-    stop: CancellationToken,
-    handle: JoinHandle<WorkerReport>,
+    worker: RunningWorker,
     tracker: Arc<Tracker>,
 }
 
 impl Running {
     async fn shutdown(self) -> WorkerReport {
-        self.stop.cancel();
-        tokio::time::timeout(DEADLINE, self.handle)
-            .await
-            .expect("worker stops")
-            .expect("worker task")
+        self.worker.shutdown().await
     }
 }
 
@@ -226,12 +221,8 @@ fn start_with(queue: &RedisQueue, options: WorkOptions, tracker: Arc<Tracker>) -
     let worker = Worker::new(queue.clone(), registry(), options.schedules(false))
         .expect("options")
         .services(Services::new().with(tracker.clone()));
-    let stop = CancellationToken::new();
-    let handle = tokio::spawn(worker.run(stop.clone()));
-    let handle = tokio::spawn(async move { handle.await.expect("join").expect("worker run") });
     Running {
-        stop,
-        handle,
+        worker: RunningWorker::spawn(worker),
         tracker,
     }
 }
