@@ -295,3 +295,45 @@ async fn jobs_trickled_to_idle_workers_each_run_exactly_once() {
     }
     assert_eq!(processed, 200);
 }
+
+/// Sends one raw command from the test's own connection.
+async fn raw(client: &Client, command: &'static str, args: Vec<&str>) -> fred::types::Value {
+    use fred::interfaces::ClientLike;
+    let command =
+        fred::types::CustomCommand::new_static(command, fred::types::ClusterHash::Random, false);
+    client.custom(command, args).await.expect("raw command")
+}
+
+async fn wake_subscribers(client: &Client, ns: &str) -> i64 {
+    let channel = format!("{{{ns}}}:wake");
+    match raw(client, "PUBSUB", vec!["NUMSUB", &channel]).await {
+        fred::types::Value::Array(v) => v.get(1).and_then(|n| n.as_i64()).unwrap_or(0),
+        other => panic!("PUBSUB NUMSUB reply {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_worker_whose_subscriber_connection_is_killed_subscribes_again_and_keeps_taking_jobs() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-reconnect");
+    let queue = connect(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    assert_eq!(wake_subscribers(&client, &ns).await, 1);
+    raw(&client, "CLIENT", vec!["KILL", "TYPE", "pubsub"]).await;
+    assert_eq!(wake_subscribers(&client, &ns).await, 0);
+    wait_until(DEADLINE, "the worker to subscribe again", async || {
+        wake_subscribers(&client, &ns).await == 1
+    })
+    .await;
+    // Handed over or woken: either way well before a lost hand-off's lease
+    // (30 s) could bring it back.
+    let id = queue.push(&job("r", 0)).await.unwrap().id().to_owned();
+    wait_until(DEADLINE, "the job to run", async || {
+        recorded_runs(&client, "r").await.len() == 1
+    })
+    .await;
+    assert_eq!(recorded_runs(&client, "r").await, vec![(id, 1)]);
+    running.shutdown().await;
+}

@@ -76,6 +76,7 @@ impl Parking {
     /// round trip: nothing else became due, the park has time and room left.
     pub fn may_stay(&mut self) -> bool {
         self.parked_on.is_some()
+            && self.inbox.listening.load(Ordering::Acquire)
             && Instant::now() < self.wake_at
             && self.handed_so_far < self.capacity
             && !self.inbox.due.swap(false, Ordering::AcqRel)

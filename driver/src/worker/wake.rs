@@ -86,6 +86,8 @@ async fn listen(
     let channel = queue.wake_channel();
     let own = queue.handoff_channel(inbox.token);
     let mut messages = subscriber.message_rx();
+    let mut errors = subscriber.error_rx();
+    let mut reconnects = subscriber.reconnect_rx();
     let resubscribe = subscriber.manage_subscriptions();
     match subscriber
         .subscribe(vec![channel.as_str(), own.as_str()])
@@ -138,6 +140,25 @@ async fn listen(
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
+            // The connection broke: what is published now is lost. Stop
+            // parking (the worker leaves its park and looks at the queue) until
+            // the subscription is back. A job handed in the gap is leased, so
+            // it returns when its lease lapses.
+            Ok(_) = errors.recv() => {
+                inbox.listening.store(false, Ordering::Release);
+                inbox.due.store(true, Ordering::Release);
+                inbox.wake.notify_one();
+            }
+            // Reconnected: subscribe again (fred also restores subscriptions;
+            // subscribing twice is harmless) before parking is allowed again,
+            // and have the worker look at what became due meanwhile.
+            Ok(_) = reconnects.recv() => {
+                if subscriber.subscribe(vec![channel.as_str(), own.as_str()]).await.is_ok() {
+                    inbox.listening.store(true, Ordering::Release);
+                }
+                inbox.due.store(true, Ordering::Release);
+                inbox.wake.notify_one();
+            }
         }
     }
     resubscribe.abort();
