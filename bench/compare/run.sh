@@ -3,7 +3,7 @@
 #
 #   bench/compare/run.sh [--n N] [--c C] [--rounds R] [--cases a,b,...]
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
-#                        [--no-build]
+#                        [--no-build] [--no-pin]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B
 # (flags win). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
@@ -13,6 +13,11 @@
 # every run. Every JSON line is appended to results/<date>.jsonl (tagged with
 # this invocation's start time and the redq commit); the summary table (medians
 # per system, and who is better by how much) goes to stdout.
+#
+# With 2 or more cores (and taskset), redis-server runs on core 0 and both
+# benchmark clients on the other cores, as a server and its clients would on
+# separate machines; unpinned, the client's threads and Redis share cores at
+# the scheduler's whim and runs turn bimodal. --no-pin (PIN=0) turns it off.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,10 +32,11 @@ W="${W:-100}"
 B="${B:-1000}"
 CASES="${CASES:-enqueue_bulk,enqueue_serial,enqueue_window,process,process_keep,latency}"
 BUILD=1
+PIN="${PIN:-1}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) N="$2"; shift 2 ;;
@@ -42,6 +48,7 @@ while [ $# -gt 0 ]; do
     --window) W="$2"; shift 2 ;;
     --batch) B="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
+    --no-pin) PIN=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -49,6 +56,14 @@ done
 for v in N C R K G W B; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
 done
+server_pin=()
+client_pin=()
+pinning="none"
+if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  server_pin=(taskset -c 0)
+  client_pin=(taskset -c "1-$(($(nproc) - 1))")
+  pinning="redis-server on core 0, clients on cores 1-$(($(nproc) - 1))"
+fi
 IFS=',' read -r -a cases <<<"$CASES"
 for case in "${cases[@]}"; do
   case "$case" in
@@ -80,7 +95,7 @@ free_port() {
 port=""
 for _ in 1 2 3 4 5; do
   candidate="$(free_port)"
-  redis-server --bind 127.0.0.1 --port "$candidate" --protected-mode yes \
+  "${server_pin[@]}" redis-server --bind 127.0.0.1 --port "$candidate" --protected-mode yes \
     --dir "$tmp" --save "" --appendonly no --daemonize no \
     --logfile "$tmp/redis.log" &
   redis_pid=$!
@@ -128,7 +143,7 @@ one_run() { # system case round
   rcli flushall >/dev/null
   local cmd=("$redq" bench)
   [ "$system" = redq ] || cmd=(node "$here/bullmq-bench.mjs")
-  if ! out="$(timeout "$RUN_TIMEOUT" "${cmd[@]}" --case "$case" "${common[@]}")"; then
+  if ! out="$(timeout "$RUN_TIMEOUT" "${client_pin[@]}" "${cmd[@]}" --case "$case" "${common[@]}")"; then
     echo "run.sh: $system $case (round $round) failed or took over ${RUN_TIMEOUT}s" >&2
     exit 1
   fi
@@ -152,7 +167,7 @@ load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 echo "redq vs BullMQ — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, medians of $R run(s) each"
-echo "machine: $(nproc) cores, load average (1/5/15 min) before: $load_before, after: $load_after"
+echo "machine: $(nproc) cores, load average (1/5/15 min) before: $load_before, after: $load_after; pinning: $pinning"
 echo "redq $redq_commit, BullMQ $(node -p 'require(process.argv[1]+"/node_modules/bullmq/package.json").version' "$here"), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), node $(node --version)"
 echo "all lines: ${results#"$repo"/}"
 echo
