@@ -13,7 +13,8 @@
 //! Case counts are small so the suite stays quick; raise them with
 //! `PROPTEST_CASES=1000` for a long run.
 
-use std::sync::LazyLock;
+use std::mem::ManuallyDrop;
+use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fred::clients::Client;
@@ -24,15 +25,21 @@ use redq::{NewJob, QueueError, RedisQueue};
 use redq_tests::{history, lua, unique_namespace, RedisServer};
 use tokio::runtime::Runtime;
 
-/// One server and runtime for all cases (a server per case would dominate).
+/// One server and runtime for all cases of a test (a server per case would
+/// dominate). Each test thread has its own, so the server is stopped when
+/// the test's thread ends; a process-wide static is never dropped, and its
+/// redis-server outlived every run.
 struct World {
-    rt: Runtime,
     server: RedisServer,
     queue: RedisQueue,
     client: Client,
+    /// Never dropped: a runtime dropped while the thread's locals are torn
+    /// down may touch tokio's own, already destroyed, thread locals. Its
+    /// threads end with the process.
+    rt: ManuallyDrop<Runtime>,
 }
 
-static WORLD: LazyLock<World> = LazyLock::new(|| {
+fn new_world() -> World {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -49,12 +56,16 @@ static WORLD: LazyLock<World> = LazyLock::new(|| {
         (queue, server.client().await)
     });
     World {
-        rt,
         server,
         queue,
         client,
+        rt: ManuallyDrop::new(rt),
     }
-});
+}
+
+thread_local! {
+    static WORLD: Rc<World> = Rc::new(new_world());
+}
 
 /// The tests share one server; each case runs alone so that "the dataset
 /// did not change" means "this call wrote nothing".
@@ -228,7 +239,7 @@ proptest! {
     #[test]
     fn any_job_is_accepted_whole_or_refused_with_a_typed_error(input in job_input()) {
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let w = &*WORLD;
+        let w = WORLD.with(Rc::clone);
         w.rt.block_on(async {
             let before = digest(&w.client).await;
             match w.queue.add(&input.queue, build(&input)).await {
@@ -266,7 +277,7 @@ proptest! {
         error in nasty_text(),
     ) {
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let w = &*WORLD;
+        let w = WORLD.with(Rc::clone);
         w.rt.block_on(async {
             let lease = redq::Lease { queue: queue.clone(), id: id.clone(), lease_id };
             let before = digest(&w.client).await;
@@ -318,7 +329,7 @@ proptest! {
             prop_assert!(times.windows(2).all(|t| t[0] < t[1]), "{:?}", times);
             prop_assert!(times.iter().all(|t| *t > now));
         }
-        let w = &*WORLD;
+        let w = WORLD.with(Rc::clone);
         w.rt.block_on(async {
             let before = digest(&w.client).await;
             let schedule = Schedule::new(name.clone(), "q", expression.clone()).timezone(timezone.clone());
@@ -341,11 +352,11 @@ proptest! {
         argv in proptest::collection::vec(hostile_arg(), 0..16),
     ) {
         let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let w = &*WORLD;
+        let w = WORLD.with(Rc::clone);
         w.rt.block_on(async {
             let (name, source) = lua::QUEUE_SCRIPTS[script];
             let sha = lua::load(&w.client, &lua::compose(source)).await;
-            seed_jobs(w).await;
+            seed_jobs(&w).await;
             let before = digest(&w.client).await;
             let args: Vec<Value> = argv.iter().map(|a| Value::from(a.clone())).collect();
             match lua::evalsha(&w.client, &sha, w.queue.namespace(), &queue, &args).await {
@@ -410,7 +421,7 @@ async fn seed_jobs(w: &World) {
 #[test]
 fn the_world_starts() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let w = &*WORLD;
+    let w = WORLD.with(Rc::clone);
     assert!(w.server.port() > 0);
 }
 
@@ -421,7 +432,7 @@ fn the_world_starts() {
 #[test]
 fn a_float_payload_reads_back_exactly() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let w = &*WORLD;
+    let w = WORLD.with(Rc::clone);
     w.rt.block_on(async {
         let payload = serde_json::json!({ "": -9.817587185814017e27, "x": 0.1 + 0.2 });
         let added = w
