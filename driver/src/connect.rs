@@ -1,7 +1,7 @@
 //! Connecting: the builder, its defaults, and the checks done at connect.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use fred::clients::Pool;
@@ -65,7 +65,7 @@ pub(crate) struct Inner {
     /// Batches concurrent single enqueues (see `coalesce.rs`).
     pub coalescer: crate::coalesce::Coalescer,
     /// Leases this handle took, so the seed trait's id-only calls stay fenced.
-    pub held: Mutex<HashMap<String, crate::Lease>>,
+    pub held: crate::remembered::Remembered<crate::Lease>,
 }
 
 impl RedisQueueBuilder {
@@ -204,7 +204,7 @@ impl RedisQueueBuilder {
                 payload_limit: self.payload_limit,
                 timeout: self.command_timeout,
                 queue_keys: RwLock::new(HashMap::new()),
-                held: Mutex::new(HashMap::new()),
+                held: crate::remembered::Remembered::new(),
                 coalescer: Default::default(),
             }),
         })

@@ -63,6 +63,7 @@ mod outcome;
 mod park;
 mod queue;
 mod redact;
+mod remembered;
 pub mod schedule;
 mod scripts;
 mod seed;

@@ -100,14 +100,9 @@ impl Queue for RedisQueue {
         lease: Duration,
     ) -> Result<Vec<Job>, QueueError> {
         let jobs = RedisQueue::claim(self, queue, limit, lease).await?;
-        let mut held = self.inner.held.lock().expect("lease map poisoned");
-        if held.len() > 100_000 {
-            // Callers that never resolve their jobs must not grow this forever.
-            held.clear();
-        }
-        for job in &jobs {
-            held.insert(job.id.clone(), job.lease());
-        }
+        self.inner
+            .held
+            .remember(jobs.iter().map(|job| (job.id.clone(), job.lease())));
         Ok(jobs)
     }
 
@@ -116,7 +111,7 @@ impl Queue for RedisQueue {
             return Ok(());
         };
         let result = self.ack(&lease).await;
-        self.forget_unless_transient(id, &result);
+        self.inner.held.forget_unless_transient(id, &result);
         result.map(drop)
     }
 
@@ -126,7 +121,7 @@ impl Queue for RedisQueue {
             .await?
             .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
         let result = self.nack(&lease, delay, error).await;
-        self.forget_unless_transient(id, &result);
+        self.inner.held.forget_unless_transient(id, &result);
         result.map(drop)
     }
 
@@ -136,7 +131,7 @@ impl Queue for RedisQueue {
             .await?
             .ok_or_else(|| QueueError::JobNotFound { id: id.to_owned() })?;
         let result = self.dead_letter(&lease, error).await;
-        self.forget_unless_transient(id, &result);
+        self.inner.held.forget_unless_transient(id, &result);
         result.map(drop)
     }
 
@@ -155,8 +150,8 @@ impl RedisQueue {
     /// fail the other worker's job.
     async fn held_lease(&self, id: &str) -> Result<Option<Lease>, QueueError> {
         crate::limits::check_id(id)?;
-        if let Some(lease) = self.inner.held.lock().expect("lease map poisoned").get(id) {
-            return Ok(Some(lease.clone()));
+        if let Some(lease) = self.inner.held.get(id) {
+            return Ok(Some(lease));
         }
         let raw: Option<Vec<u8>> = self
             .client()
@@ -182,23 +177,5 @@ impl RedisQueue {
             id: id.to_owned(),
             lease_id: meta.lease_id,
         }))
-    }
-
-    /// Forget the remembered lease once the call settled it one way or the
-    /// other; keep it when the outcome is unknown (a timeout, a dropped
-    /// connection) so that a retried call is still fenced by it.
-    fn forget_unless_transient<T>(&self, id: &str, result: &Result<T, QueueError>) {
-        match result {
-            Ok(_) | Err(QueueError::LeaseLost { .. }) => self.forget(id),
-            Err(_) => {}
-        }
-    }
-
-    fn forget(&self, id: &str) {
-        self.inner
-            .held
-            .lock()
-            .expect("lease map poisoned")
-            .remove(id);
     }
 }

@@ -54,9 +54,8 @@ mod admin;
 mod durable;
 mod seed;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::keys::Keys;
 use crate::limits::check_namespace;
@@ -80,7 +79,7 @@ struct Shards {
     next_enqueue: AtomicUsize,
     next_claim: AtomicUsize,
     /// Job id → shard, for jobs claimed through the seed trait.
-    held: Mutex<HashMap<String, usize>>,
+    held: crate::remembered::Remembered<usize>,
 }
 
 impl std::fmt::Debug for ShardedQueue {
@@ -139,7 +138,7 @@ impl ShardedQueue {
                 shards: handles,
                 next_enqueue: AtomicUsize::new(rand::random::<u32>() as usize),
                 next_claim: AtomicUsize::new(rand::random::<u32>() as usize),
-                held: Mutex::new(HashMap::new()),
+                held: crate::remembered::Remembered::new(),
             }),
         })
     }

@@ -51,13 +51,9 @@ impl Queue for ShardedQueue {
             match Queue::claim(&self.inner.shards[shard], queue, left, lease).await {
                 Ok(got) => {
                     answered = true;
-                    let mut held = self.inner.held.lock().expect("shard map poisoned");
-                    if held.len() > 100_000 {
-                        held.clear();
-                    }
-                    for job in &got {
-                        held.insert(job.id.clone(), shard);
-                    }
+                    self.inner
+                        .held
+                        .remember(got.iter().map(|job| (job.id.clone(), shard)));
                     jobs.extend(got);
                 }
                 // The same input is refused by every shard.
@@ -76,9 +72,9 @@ impl Queue for ShardedQueue {
 
     async fn complete(&self, id: &str) -> Result<(), QueueError> {
         crate::limits::check_id(id)?;
-        if let Some(shard) = self.held_shard(id) {
+        if let Some(shard) = self.inner.held.get(id) {
             let result = self.inner.shards[shard].complete(id).await;
-            self.forget_unless_transient(id, &result);
+            self.inner.held.forget_unless_transient(id, &result);
             return result;
         }
         // Only the shard holding the job can object; elsewhere it is unknown,
@@ -91,9 +87,9 @@ impl Queue for ShardedQueue {
 
     async fn retry(&self, id: &str, delay: Duration, error: &str) -> Result<(), QueueError> {
         crate::limits::check_id(id)?;
-        if let Some(shard) = self.held_shard(id) {
+        if let Some(shard) = self.inner.held.get(id) {
             let result = self.inner.shards[shard].retry(id, delay, error).await;
-            self.forget_unless_transient(id, &result);
+            self.inner.held.forget_unless_transient(id, &result);
             return result;
         }
         for shard in self.shards() {
@@ -107,9 +103,9 @@ impl Queue for ShardedQueue {
 
     async fn fail(&self, id: &str, error: &str) -> Result<(), QueueError> {
         crate::limits::check_id(id)?;
-        if let Some(shard) = self.held_shard(id) {
+        if let Some(shard) = self.inner.held.get(id) {
             let result = self.inner.shards[shard].fail(id, error).await;
-            self.forget_unless_transient(id, &result);
+            self.inner.held.forget_unless_transient(id, &result);
             return result;
         }
         for shard in self.shards() {
@@ -129,28 +125,5 @@ impl Queue for ShardedQueue {
             }
         }
         Ok(soonest)
-    }
-}
-
-impl ShardedQueue {
-    fn held_shard(&self, id: &str) -> Option<usize> {
-        self.inner
-            .held
-            .lock()
-            .expect("shard map poisoned")
-            .get(id)
-            .copied()
-    }
-
-    /// Keep the shard of a job whose outcome is unknown (timeout, dropped
-    /// connection), so a retried call goes to the same shard.
-    fn forget_unless_transient(&self, id: &str, result: &Result<(), QueueError>) {
-        if matches!(result, Ok(()) | Err(QueueError::LeaseLost { .. })) {
-            self.inner
-                .held
-                .lock()
-                .expect("shard map poisoned")
-                .remove(id);
-        }
     }
 }

@@ -44,10 +44,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 .style(theme.warn()),
                 None => Cell::from("—"),
             };
-            let attempts = match job.max_attempts {
-                0 => job.attempts.to_string(),
-                max => format!("{}/{max}", job.attempts),
-            };
+            let attempts = table::tries(job.attempts, job.max_attempts);
             Row::new(shard.cells(
                 vec![
                     table::id_cell(&job.id, idw),

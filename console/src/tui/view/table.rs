@@ -109,6 +109,14 @@ pub fn id_cell<'a>(id: &str, width: u16) -> Cell<'a> {
     Cell::from(format!("…{tail}"))
 }
 
+/// Attempts made, out of the most allowed: `3/5`, or `3` when unlimited.
+pub fn tries(attempts: u32, max_attempts: u32) -> String {
+    match max_attempts {
+        0 => attempts.to_string(),
+        max => format!("{attempts}/{max}"),
+    }
+}
+
 /// Width left for the one flexible column of a list drawn in `area` whose
 /// other columns are `fixed` wide (borders, marker and spacing included).
 pub fn rest_width(area: Rect, fixed: &[u16]) -> usize {
