@@ -108,6 +108,26 @@ async fn handle(url: &str, ns: &str, timeout: Duration) -> RedisQueue {
         .expect("connecting to the test redis")
 }
 
+/// A recorded producer (recorder 0) and `n` recorded workers (recorders
+/// 1..=n), each on its own handle, plus the workers' recorders.
+async fn recorded_team(
+    url: &str,
+    ns: &str,
+    timeout: Duration,
+    n: u32,
+) -> (RecordingQueue, Vec<RecordingQueue>, Vec<Recorder>) {
+    let producer = RecordingQueue::new(handle(url, ns, timeout).await, Recorder::new(0));
+    let mut workers = Vec::new();
+    for p in 1..=n {
+        workers.push(RecordingQueue::new(
+            handle(url, ns, timeout).await,
+            Recorder::new(p),
+        ));
+    }
+    let recorders = workers.iter().map(|w| w.recorder.clone()).collect();
+    (producer, workers, recorders)
+}
+
 /// Waits until the queue has no waiting, scheduled, leased or blocked job,
 /// or `deadline` passes; returns whether it drained.
 async fn drained(queue: &RedisQueue, deadline: Duration) -> bool {
@@ -424,15 +444,7 @@ pub async fn kill_redis(scale: Scale) -> Outcome {
     let log = ServerLog::start(server.port(), None).await;
     let mut rng = StdRng::seed_from_u64(scale.seed);
     let timeout = Duration::from_secs(3);
-    let producer = RecordingQueue::new(handle(&url, &ns, timeout).await, Recorder::new(0));
-    let mut workers = Vec::new();
-    for p in 1..=3 {
-        workers.push(RecordingQueue::new(
-            handle(&url, &ns, timeout).await,
-            Recorder::new(p),
-        ));
-    }
-    let recorders: Vec<Recorder> = workers.iter().map(|w| w.recorder.clone()).collect();
+    let (producer, workers, recorders) = recorded_team(&url, &ns, timeout, 3).await;
     let behaviour = Behaviour {
         lease: Duration::from_millis(1500),
         ..Behaviour::default()
@@ -499,15 +511,7 @@ pub async fn freeze_redis(scale: Scale) -> Outcome {
     let log = ServerLog::start(server.port(), None).await;
     let timeout = Duration::from_secs(10);
     let lease = Duration::from_millis(700);
-    let producer = RecordingQueue::new(handle(&url, &ns, timeout).await, Recorder::new(0));
-    let mut workers = Vec::new();
-    for p in 1..=3 {
-        workers.push(RecordingQueue::new(
-            handle(&url, &ns, timeout).await,
-            Recorder::new(p),
-        ));
-    }
-    let recorders: Vec<Recorder> = workers.iter().map(|w| w.recorder.clone()).collect();
+    let (producer, workers, recorders) = recorded_team(&url, &ns, timeout, 3).await;
     let behaviour = Behaviour {
         lease,
         work_ms: (2, 10),
@@ -571,15 +575,7 @@ pub async fn script_flush(scale: Scale) -> Outcome {
     let url = server.url();
     let log = ServerLog::start(server.port(), None).await;
     let timeout = Duration::from_secs(10);
-    let producer = RecordingQueue::new(handle(&url, &ns, timeout).await, Recorder::new(0));
-    let mut workers = Vec::new();
-    for p in 1..=3 {
-        workers.push(RecordingQueue::new(
-            handle(&url, &ns, timeout).await,
-            Recorder::new(p),
-        ));
-    }
-    let recorders: Vec<Recorder> = workers.iter().map(|w| w.recorder.clone()).collect();
+    let (producer, workers, recorders) = recorded_team(&url, &ns, timeout, 3).await;
     let behaviour = Behaviour {
         lease: Duration::from_secs(30),
         abandon: 0.0,
@@ -955,18 +951,7 @@ pub async fn ordering_under_failures(scale: Scale) -> Outcome {
     let ns = unique_namespace("chaos-order");
     let url = server.url();
     let log = ServerLog::start(server.port(), None).await;
-    let producer = RecordingQueue::new(
-        handle(&url, &ns, Duration::from_secs(5)).await,
-        Recorder::new(0),
-    );
-    let mut workers = Vec::new();
-    for p in 1..=4 {
-        workers.push(RecordingQueue::new(
-            handle(&url, &ns, Duration::from_secs(5)).await,
-            Recorder::new(p),
-        ));
-    }
-    let recorders: Vec<Recorder> = workers.iter().map(|w| w.recorder.clone()).collect();
+    let (producer, workers, recorders) = recorded_team(&url, &ns, Duration::from_secs(5), 4).await;
     let behaviour = Behaviour {
         lease: Duration::from_millis(300),
         nack: 0.15,
