@@ -13,15 +13,9 @@ use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 
-const DEADLINE: Duration = Duration::from_secs(10);
+mod common;
 
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
+use common::DEADLINE;
 
 /// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
 /// only a hand-off or a wake-up can start a job in time.
@@ -84,7 +78,7 @@ async fn state(queue: &RedisQueue, id: &str) -> Option<JobState> {
 async fn an_idle_worker_is_handed_the_next_job_already_leased_to_it() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let running = start(&queue, &client, WorkOptions::new().concurrency(3));
     let park = wait_parked(&client, &ns).await;
@@ -113,12 +107,12 @@ async fn an_idle_worker_is_handed_the_next_job_already_leased_to_it() {
 async fn a_park_takes_only_what_the_worker_has_room_for_and_the_rest_wakes_others() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-room");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let first = start(&queue, &client, WorkOptions::new().concurrency(1));
     wait_parked(&client, &ns).await;
     // Its own connection: a second process, as far as Redis can tell.
-    let other = connect(&server, &ns).await;
+    let other = common::handle(&server, &ns).await;
     let second = start(&other, &client, WorkOptions::new().concurrency(1));
     wait_until(DEADLINE, "the second worker to register", async || {
         queue.workers().await.unwrap().len() == 2
@@ -162,7 +156,7 @@ async fn a_park_takes_only_what_the_worker_has_room_for_and_the_rest_wakes_other
 async fn a_paused_queue_hands_nothing_over() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-paused");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let running = start(&queue, &client, WorkOptions::new());
     wait_parked(&client, &ns).await;
@@ -181,7 +175,7 @@ async fn a_paused_queue_hands_nothing_over() {
 async fn a_stopped_worker_leaves_its_park_so_nothing_is_handed_to_it() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-stop");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let running = start(&queue, &client, WorkOptions::new());
     wait_parked(&client, &ns).await;
@@ -195,7 +189,7 @@ async fn a_stopped_worker_leaves_its_park_so_nothing_is_handed_to_it() {
 async fn a_worker_killed_while_parked_gets_its_handed_job_back_after_the_lease() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-kill9");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let mut child = KillOnDrop(
         std::process::Command::new(env!("CARGO_BIN_EXE_redq-test-worker"))
@@ -231,7 +225,7 @@ async fn a_worker_killed_while_parked_gets_its_handed_job_back_after_the_lease()
 async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-off");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let running = start(&queue, &client, WorkOptions::new().handoff(false));
     wait_until(DEADLINE, "the worker to register", async || {
@@ -252,12 +246,12 @@ async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
 async fn jobs_trickled_to_idle_workers_each_run_exactly_once() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-trickle");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let workers = [
         start(&queue, &client, WorkOptions::new().concurrency(2)),
         start(
-            &connect(&server, &ns).await,
+            &common::handle(&server, &ns).await,
             &client,
             WorkOptions::new().concurrency(2),
         ),
@@ -296,17 +290,9 @@ async fn jobs_trickled_to_idle_workers_each_run_exactly_once() {
     assert_eq!(processed, 200);
 }
 
-/// Sends one raw command from the test's own connection.
-async fn raw(client: &Client, command: &'static str, args: Vec<&str>) -> fred::types::Value {
-    use fred::interfaces::ClientLike;
-    let command =
-        fred::types::CustomCommand::new_static(command, fred::types::ClusterHash::Random, false);
-    client.custom(command, args).await.expect("raw command")
-}
-
-async fn wake_subscribers(client: &Client, ns: &str) -> i64 {
+async fn wake_subscribers(server: &RedisServer, ns: &str) -> i64 {
     let channel = format!("{{{ns}}}:wake");
-    match raw(client, "PUBSUB", vec!["NUMSUB", &channel]).await {
+    match server.cmd(&["PUBSUB", "NUMSUB", &channel]).await {
         fred::types::Value::Array(v) => v.get(1).and_then(|n| n.as_i64()).unwrap_or(0),
         other => panic!("PUBSUB NUMSUB reply {other:?}"),
     }
@@ -316,15 +302,15 @@ async fn wake_subscribers(client: &Client, ns: &str) -> i64 {
 async fn a_worker_whose_subscriber_connection_is_killed_subscribes_again_and_keeps_taking_jobs() {
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-reconnect");
-    let queue = connect(&server, &ns).await;
+    let queue = common::handle(&server, &ns).await;
     let client = server.client().await;
     let running = start(&queue, &client, WorkOptions::new());
     wait_parked(&client, &ns).await;
-    assert_eq!(wake_subscribers(&client, &ns).await, 1);
-    raw(&client, "CLIENT", vec!["KILL", "TYPE", "pubsub"]).await;
-    assert_eq!(wake_subscribers(&client, &ns).await, 0);
+    assert_eq!(wake_subscribers(&server, &ns).await, 1);
+    server.cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]).await;
+    assert_eq!(wake_subscribers(&server, &ns).await, 0);
     wait_until(DEADLINE, "the worker to subscribe again", async || {
-        wake_subscribers(&client, &ns).await == 1
+        wake_subscribers(&server, &ns).await == 1
     })
     .await;
     // Handed over or woken: either way well before a lost hand-off's lease
