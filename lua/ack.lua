@@ -28,7 +28,7 @@ for i = 1, n do
     -- Gone, or listed twice in this batch and already acknowledged above.
     codes[i] = 0
   else
-    local m = cmsgpack.unpack(raw)
+    local m = split_record(raw)
     if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
       codes[i] = -1
     else
@@ -42,7 +42,6 @@ end
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
   redis.call('ZREM', K.leased, unpack(done))
-  redis.call('HDEL', K.payloads, unpack(done))
   bump_stats('p', now_ms(), #done)
 end
 return codes

@@ -45,11 +45,8 @@ end
 local reply = { now }
 if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return reply end
 
-local popped = redis.call('ZPOPMIN', K.waiting, limit)
-local count = #popped / 2
-if count == 0 then return reply end
-local ids = {}
-for i = 1, count do ids[i] = popped[i * 2 - 1] end
+local ids = pop_waiting(limit)
+if #ids == 0 then return reply end
 for _, v in ipairs(lease_jobs(ids, lease_ms, node, instance, now)) do
   reply[#reply + 1] = v
 end

@@ -9,13 +9,20 @@
 -- lapsed counts leases past their expiry that nobody reclaimed yet.
 queue_name(QUEUE)
 local now = now_ms()
-local waiting = redis.call('ZCARD', K.waiting) +
+local waiting = waiting_count() +
   redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
-local head_at = 0
-local head = redis.call('ZRANGE', K.waiting, 0, 0)
-if head[1] then
-  local m = load_meta(head[1])
-  if m then head_at = m[M.enqueued_at] end
+-- The head is the first job in claim order: the zset's head or the fifo's,
+-- whichever scores lower.
+local head_at, head_score = 0, nil
+local zset_head = redis.call('ZRANGE', K.waiting, 0, 0, 'WITHSCORES')
+if zset_head[1] then
+  local m = load_meta(zset_head[1])
+  if m then head_at, head_score = m[M.enqueued_at], tonumber(zset_head[2]) end
+end
+local fifo_head = redis.call('LINDEX', K.fifo, 0)
+if fifo_head then
+  local m = load_meta(fifo_head)
+  if m and (not head_score or FIFO_BASE + m[M.seq] < head_score) then head_at = m[M.enqueued_at] end
 end
 return {
   waiting,

@@ -17,7 +17,6 @@ local deleted, missing = 0, 0
 for _, id in ipairs(ids) do
   if redis.call('ZREM', K.dead, id) == 1 then
     redis.call('HDEL', K.jobs, id)
-    redis.call('HDEL', K.payloads, id)
     deleted = deleted + 1
   else
     missing = missing + 1

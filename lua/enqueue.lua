@@ -89,8 +89,8 @@ end
 local already = redis.call('HMGET', K.jobs, unpack(ids))
 
 local reply = {}
-local meta_pairs, payload_pairs = {}, {}
-local waiting, scheduled, ordered = {}, {}, {}
+local record_pairs = {}
+local fifo, waiting, scheduled, ordered = {}, {}, {}, {}
 local wake = false
 for i = 1, n do
   local code, id = 1, ids[i]
@@ -108,10 +108,8 @@ for i = 1, n do
       0, 0, '', 0, '', 0, 0,
     }
     created[id] = true
-    meta_pairs[#meta_pairs + 1] = id
-    meta_pairs[#meta_pairs + 1] = cmsgpack.pack(m)
-    payload_pairs[#payload_pairs + 1] = id
-    payload_pairs[#payload_pairs + 1] = payloads[i]
+    record_pairs[#record_pairs + 1] = id
+    record_pairs[#record_pairs + 1] = cmsgpack.pack(m) .. payloads[i]
     if dk ~= '' then
       redis.call('HSET', K.dedup, dk, id)
       if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
@@ -121,6 +119,9 @@ for i = 1, n do
     elseif due > now then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
+    elseif priorities[i] == 0 then
+      fifo[#fifo + 1] = id
+      wake = true
     else
       waiting[#waiting + 1] = waiting_score(m)
       waiting[#waiting + 1] = id
@@ -133,12 +134,13 @@ end
 
 -- Records first (admit() checks that an ordering key's holder exists), in
 -- bulk; then each job enters its queue: jobs with an ordering key one by one
--- through admit(), the rest with one ZADD per set.
+-- through admit(), the rest with one RPUSH or ZADD per structure.
 local CHUNK = 500
-for from = 1, #meta_pairs, 2 * CHUNK do
-  local to = math.min(from + 2 * CHUNK - 1, #meta_pairs)
-  redis.call('HSET', K.jobs, unpack(meta_pairs, from, to))
-  redis.call('HSET', K.payloads, unpack(payload_pairs, from, to))
+for from = 1, #record_pairs, 2 * CHUNK do
+  redis.call('HSET', K.jobs, unpack(record_pairs, from, math.min(from + 2 * CHUNK - 1, #record_pairs)))
+end
+for from = 1, #fifo, 2 * CHUNK do
+  redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))
 end
 for _, o in ipairs(ordered) do
   if admit(o.id, o.m, o.due, now) then wake = true end
@@ -158,10 +160,8 @@ local function hand_off()
   local p = parked_read()
   if not p or p.handed >= p.capacity then return end
   if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return end
-  local popped = redis.call('ZPOPMIN', K.waiting, p.capacity - p.handed)
-  if #popped == 0 then return end
-  local ids = {}
-  for i = 1, #popped / 2 do ids[i] = popped[i * 2 - 1] end
+  local ids = pop_waiting(p.capacity - p.handed)
+  if #ids == 0 then return end
   local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 3 do
@@ -169,7 +169,7 @@ local function hand_off()
   end
   p.handed = p.handed + #leased / 3
   redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
-  if redis.call('ZCARD', K.waiting) == 0 then wake = false end
+  if waiting_count() == 0 then wake = false end
 end
 if wake then hand_off() end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end

@@ -11,7 +11,7 @@ queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local raw = redis.call('HGET', K.jobs, id)
 if not raw then return {} end
-local m = cmsgpack.unpack(raw)
+local m, payload = split_record(raw)
 if m[M.queue] ~= QUEUE then return {} end
 local state, score = 'blocked', ''
 for _, candidate in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
@@ -21,7 +21,14 @@ for _, candidate in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
     break
   end
 end
-if state == 'blocked' and redis.call('ZSCORE', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id) then
-  state = 'waiting'
+if state == 'blocked' then
+  if m[M.ordering_key] == '' then
+    -- Not in any sorted set and no ordering key to be blocked behind: only
+    -- the fifo list holds such a job (it has no score there; its claim-order
+    -- score is implied by its seq).
+    state, score = 'waiting', string.format('%d', FIFO_BASE + m[M.seq])
+  elseif redis.call('ZSCORE', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id) then
+    state = 'waiting'
+  end
 end
-return { state, raw, redis.call('HGET', K.payloads, id) or '', now_ms(), score }
+return { state, string.sub(raw, 1, #raw - #payload), payload, now_ms(), score }

@@ -7,25 +7,94 @@
 -- ARGV[3] state (waiting | scheduled | leased | dead)
 -- ARGV[4] offset       ARGV[5] count (1..1000)
 -- Reply: { total, now_ms, id1, score1, meta1, payload1, ... }
+-- A waiting job's score is its claim-order score, (255 - priority) * 2^44 + seq.
 queue_name(QUEUE)
 local state = ARGV[3]
 local offset = uint(ARGV[4], 'offset', MAX_U32)
 local count = uint(ARGV[5], 'count', 1000)
 local key = ({ waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead })[state]
 if not key then fail('state must be one of waiting, scheduled, leased, dead; got ' .. tostring(state)) end
-local reply = { redis.call('ZCARD', key), now_ms() }
+
+-- The claim-order score of the fifo job at index i (0-based).
+local function fifo_score_at(i)
+  local id = redis.call('LINDEX', K.fifo, i)
+  local raw = id and redis.call('HGET', K.jobs, id)
+  if not raw then return -1 end
+  return FIFO_BASE + split_record(raw)[M.seq]
+end
+
+-- The waiting zset's priority-0 part (ranks p onwards) and the fifo list are
+-- both in seq order; a page of their merge starting at merged position r
+-- takes `a` zset jobs and r - a fifo jobs before it. Binary search for a:
+-- the largest a whose a-th zset job still comes before the fifo job at r - a.
+local function merged_split(p, z0, fifo_len, r)
+  local lo, hi = math.max(0, r - fifo_len), math.min(z0, r)
+  while lo < hi do
+    local mid = math.ceil((lo + hi) / 2)
+    local z = redis.call('ZRANGE', K.waiting, p + mid - 1, p + mid - 1, 'WITHSCORES')
+    if r - mid >= fifo_len or tonumber(z[2]) < fifo_score_at(r - mid) then lo = mid else hi = mid - 1 end
+  end
+  return lo
+end
+
+-- Up to `n` waiting jobs in claim order from position `at`: a flat list of
+-- id, score pairs.
+local function waiting_page(at, n)
+  local p = redis.call('ZCOUNT', K.waiting, '-inf', '(' .. string.format('%d', FIFO_BASE))
+  local z0 = redis.call('ZCARD', K.waiting) - p
+  local fifo_len = redis.call('LLEN', K.fifo)
+  local page = {}
+  if at < p then
+    page = redis.call('ZRANGE', K.waiting, at, math.min(p, at + n) - 1, 'WITHSCORES')
+  end
+  n = n - #page / 2
+  if n <= 0 then return page end
+  local r = math.max(0, at - p)
+  local a = merged_split(p, z0, fifo_len, r)
+  local zset = redis.call('ZRANGE', K.waiting, p + a, p + a + n - 1, 'WITHSCORES')
+  local fifo = redis.call('LRANGE', K.fifo, r - a, r - a + n - 1)
+  local records = #fifo > 0 and redis.call('HMGET', K.jobs, unpack(fifo)) or {}
+  local z, f = 1, 1
+  while n > 0 and (zset[z] or fifo[f]) do
+    local fifo_score = fifo[f] and (records[f] and FIFO_BASE + split_record(records[f])[M.seq] or -1)
+    if fifo_score and (not zset[z] or fifo_score < tonumber(zset[z + 1])) then
+      page[#page + 1] = fifo[f]
+      page[#page + 1] = string.format('%d', fifo_score)
+      f = f + 1
+    else
+      page[#page + 1] = zset[z]
+      page[#page + 1] = zset[z + 1]
+      z = z + 2
+    end
+    n = n - 1
+  end
+  return page
+end
+
+local total = redis.call('ZCARD', key)
+if state == 'waiting' then total = total + redis.call('LLEN', K.fifo) end
+local reply = { total, now_ms() }
 if count == 0 then return reply end
 local page
-if state == 'dead' then
+if state == 'waiting' then
+  page = waiting_page(offset, count)
+elseif state == 'dead' then
   page = redis.call('ZREVRANGE', key, offset, offset + count - 1, 'WITHSCORES')
 else
   page = redis.call('ZRANGE', key, offset, offset + count - 1, 'WITHSCORES')
 end
 for i = 1, #page, 2 do
   local id = page[i]
+  local raw = redis.call('HGET', K.jobs, id)
+  local meta, payload = '', ''
+  if raw then
+    -- Sent apart, as the reply has always been: the packed meta, then the payload.
+    local used = cmsgpack.unpack_one(raw)
+    if used < 0 then meta = raw else meta, payload = string.sub(raw, 1, used), string.sub(raw, used + 1) end
+  end
   reply[#reply + 1] = id
   reply[#reply + 1] = page[i + 1]
-  reply[#reply + 1] = redis.call('HGET', K.jobs, id) or ''
-  reply[#reply + 1] = redis.call('HGET', K.payloads, id) or ''
+  reply[#reply + 1] = meta
+  reply[#reply + 1] = payload
 end
 return reply

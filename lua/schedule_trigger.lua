@@ -48,8 +48,7 @@ local m = {
   QUEUE, s[S.priority], redis.call('INCR', K.seq), now, now, 0, s[S.max_attempts],
   s[S.retry_window], '', 0, '', s[S.job_name], 0, 0, '', 0, '', 0, 0,
 }
-store_meta(id, m)
-redis.call('HSET', K.payloads, id, s[S.payload])
+store_meta(id, m, s[S.payload])
 redis.call('SADD', K.queues, QUEUE)
 if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
 s[S.last_run] = now

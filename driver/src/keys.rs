@@ -5,9 +5,9 @@
 //!
 //! | key | type | contents |
 //! |---|---|---|
-//! | `{ns}:jobs` | hash | job id → msgpack meta record (queue, priority, attempts, lease, error…) |
-//! | `{ns}:payloads` | hash | job id → payload JSON |
-//! | `{ns}:q:<queue>:waiting` | zset | due jobs; score orders by priority, then enqueue order |
+//! | `{ns}:jobs` | hash | job id → job record: msgpack meta (queue, priority, attempts, lease, error…) followed by the payload JSON |
+//! | `{ns}:q:<queue>:fifo` | list | due jobs enqueued with priority 0 and no ordering key, in enqueue order (the common case: a list entry costs a quarter of a zset entry) |
+//! | `{ns}:q:<queue>:waiting` | zset | every other due job; score orders by priority, then enqueue order. Claims take the merge of this and `fifo` |
 //! | `{ns}:q:<queue>:scheduled` | zset | delayed jobs and retries; score = due time (ms) |
 //! | `{ns}:q:<queue>:leased` | zset | claimed jobs; score = lease expiry (ms) |
 //! | `{ns}:q:<queue>:dead` | zset | dead letters; score = died at (ms) |
@@ -66,10 +66,6 @@ impl Keys {
     pub fn jobs(&self) -> String {
         self.key("jobs")
     }
-    /// `{ns}:payloads`
-    pub fn payloads(&self) -> String {
-        self.key("payloads")
-    }
     /// `{ns}:queues`
     pub fn queues(&self) -> String {
         self.key("queues")
@@ -100,7 +96,7 @@ impl Keys {
         let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
         QueueKeys::from(vec![
             self.jobs(),
-            self.payloads(),
+            q("fifo"),
             q("waiting"),
             q("scheduled"),
             q("leased"),

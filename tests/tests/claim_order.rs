@@ -199,3 +199,80 @@ async fn extend_pushes_the_lease_expiry_out() {
         redq::Acked::Completed
     );
 }
+
+/// Fresh jobs of priority 0 wait in a list, every other waiting job in a
+/// sorted set (lua/lib.lua); whatever structure a job is in, claims and
+/// listings see one queue in priority-then-enqueue order.
+#[tokio::test]
+async fn jobs_back_in_the_queue_keep_their_place_among_fresh_ones() {
+    let server = server();
+    let queue = queue(&server, "merged").await;
+    let n = |n: i64| NewJob::new(json!({ "n": n }));
+    // Enqueue order: 1, 2, D (delayed, 10), 3, 4.
+    queue.add_batch("q", vec![n(1), n(2)]).await.unwrap();
+    let delayed = queue
+        .add("q", n(10).delay(Duration::from_millis(150)))
+        .await
+        .unwrap();
+    queue.add_batch("q", vec![n(3), n(4)]).await.unwrap();
+    let due = queue
+        .inspect(delayed.id())
+        .await
+        .unwrap()
+        .unwrap()
+        .due_at
+        .unwrap();
+    redq_tests::wait_until(DEADLINE, "the delayed job to be due", async || {
+        SystemTime::now() > due + Duration::from_millis(20)
+    })
+    .await;
+    // This claim promotes D, the oldest due job after 1: it comes back at
+    // its enqueue place, between 2 and 3. Then 1 fails and is retried at once.
+    let first = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!(numbers(std::slice::from_ref(&first)), vec![1]);
+    queue
+        .nack(&first.lease(), Duration::ZERO, "try again")
+        .await
+        .unwrap();
+    // A priority job enqueued last goes first.
+    queue.add("q", n(99).priority(5)).await.unwrap();
+
+    let expected = vec![99, 1, 2, 10, 3, 4];
+    let page_numbers = |page: &redq::Page<redq::JobRecord>| -> Vec<i64> {
+        page.items
+            .iter()
+            .map(|r| r.payload["n"].as_i64().unwrap())
+            .collect()
+    };
+    for size in [1usize, 2, 4, 6] {
+        let mut listed = Vec::new();
+        for offset in (0..expected.len()).step_by(size) {
+            let page = queue
+                .list_jobs("q", JobState::Waiting, offset as u64, size)
+                .await
+                .unwrap();
+            assert_eq!(page.total, expected.len() as u64);
+            assert!(page.items.iter().all(|r| r.state == JobState::Waiting));
+            listed.extend(page_numbers(&page));
+        }
+        assert_eq!(listed, expected, "pages of {size}");
+    }
+    // A fresh job in the list is inspected as waiting like the others.
+    let three = queue
+        .list_jobs("q", JobState::Waiting, 4, 1)
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    let inspected = queue.inspect(&three.id).await.unwrap().unwrap();
+    assert_eq!(inspected.state, JobState::Waiting);
+    assert_eq!(inspected.payload, json!({ "n": 3 }));
+
+    let mut claimed = Vec::new();
+    for _ in 0..expected.len() {
+        claimed.extend(queue.claim("q", 1, LONG).await.unwrap());
+    }
+    assert_eq!(numbers(&claimed), expected);
+    assert_eq!(claimed[1].attempts, 1, "the retried job kept its attempt");
+    assert!(queue.claim("q", 1, LONG).await.unwrap().is_empty());
+}
