@@ -182,7 +182,7 @@ async fn many_claimers_complete_every_job_exactly_once_without_double_leases() {
         (0, 0, 0, 0)
     );
     assert_eq!(hlen(&server, &producer, "jobs").await, 0);
-    assert_eq!(hlen(&server, &producer, "payloads").await, 0);
+    assert_eq!(stored_payloads(&server, &producer).await, 0);
     let stats = producer.stats("work").await.unwrap();
     let processed: u64 = stats.iter().map(|b| b.processed).sum();
     let failed: u64 = stats.iter().map(|b| b.failed).sum();

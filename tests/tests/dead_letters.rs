@@ -252,7 +252,7 @@ async fn delete_removes_dead_letters_for_good() {
     );
     assert_eq!(queue.inspect(&ids[1]).await.unwrap(), None);
     assert_eq!(hlen(&server, &queue, "jobs").await, 2);
-    assert_eq!(hlen(&server, &queue, "payloads").await, 2);
+    assert_eq!(stored_payloads(&server, &queue).await, 2);
     // A deleted dead letter cannot be requeued.
     let requeue = queue
         .requeue_dead("q", std::slice::from_ref(&ids[1]))
@@ -277,7 +277,7 @@ async fn purge_deletes_every_dead_letter_of_the_queue_only() {
     assert_eq!(queue.counts("other").await.unwrap().dead, 2);
     // Only the live job and the other queue's dead letters remain stored.
     assert_eq!(hlen(&server, &queue, "jobs").await, 3);
-    assert_eq!(hlen(&server, &queue, "payloads").await, 3);
+    assert_eq!(stored_payloads(&server, &queue).await, 3);
     assert!(queue.inspect(&kept[0]).await.unwrap().is_some());
     assert_eq!(queue.purge_dead("q", |_, _| {}).await.unwrap(), 0);
 }

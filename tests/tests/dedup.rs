@@ -17,11 +17,11 @@ fn keyed(n: i64) -> NewJob {
 /// job, no new payload).
 async fn assert_duplicate_of(server: &RedisServer, queue: &RedisQueue, id: &str, n: i64) {
     let jobs_before = hlen(server, queue, "jobs").await;
-    let payloads_before = hlen(server, queue, "payloads").await;
+    let payloads_before = stored_payloads(server, queue).await;
     let outcome = queue.add("q", keyed(n)).await.unwrap();
     assert_eq!(outcome, Enqueued::Duplicate(id.to_owned()));
     assert_eq!(hlen(server, queue, "jobs").await, jobs_before);
-    assert_eq!(hlen(server, queue, "payloads").await, payloads_before);
+    assert_eq!(stored_payloads(server, queue).await, payloads_before);
 }
 
 #[tokio::test]

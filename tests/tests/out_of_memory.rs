@@ -39,7 +39,7 @@ async fn enqueue_fails_with_out_of_memory_and_writes_nothing() {
     let counts = queue.counts("q").await.unwrap();
     assert_eq!(counts.waiting, created as u64);
     assert_eq!(hlen(&server, &queue, "jobs").await, created as i64);
-    assert_eq!(hlen(&server, &queue, "payloads").await, created as i64);
+    assert_eq!(stored_payloads(&server, &queue).await, created as i64);
 
     // Nothing at all is written by refused enqueues, single or batch.
     let before = digest(&server).await;
@@ -111,7 +111,7 @@ async fn claim_ack_nack_and_dead_lettering_keep_draining_while_out_of_memory() {
     assert_eq!(drained, created - 1, "all but the dead letter completed");
     assert_eq!(queue.purge_dead("q", |_, _| {}).await.unwrap(), 1);
     assert_eq!(hlen(&server, &queue, "jobs").await, 0);
-    assert_eq!(hlen(&server, &queue, "payloads").await, 0);
+    assert_eq!(stored_payloads(&server, &queue).await, 0);
 
     // With the memory freed, enqueueing works again.
     queue.add("q", NewJob::new(json!("fits"))).await.unwrap();

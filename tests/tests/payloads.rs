@@ -30,7 +30,7 @@ async fn round_trip(server: &RedisServer, queue: &RedisQueue, payload: Value) {
     let dead = queue.dead_letters("q", 0, 1).await.unwrap().items.remove(0);
     assert_same(&dead.payload, &payload, "dead_letters");
     queue.purge_dead("q", |_, _| {}).await.unwrap();
-    assert_eq!(hlen(server, queue, "payloads").await, 0);
+    assert_eq!(stored_payloads(server, queue).await, 0);
 }
 
 /// Equal as JSON values and as JSON text (which also tells -0.0 from 0.0).

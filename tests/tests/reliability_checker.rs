@@ -9,8 +9,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use fred::interfaces::{HashesInterface, SortedSetsInterface};
+use fred::interfaces::{HashesInterface, ListInterface, SortedSetsInterface};
 use fred::types::Value;
+use redq_tests::history::meta::Meta;
 use redq_tests::history::raw::RawQueue;
 use redq_tests::history::{self, Dump, Expect, JobSpec, Recorder, Report, ServerLog};
 use redq_tests::lua::patched;
@@ -150,11 +151,12 @@ async fn a_reclaim_on_the_client_clock_is_caught() {
 
 /// A claim that reads the head of the queue without removing it.
 async fn double_claim(broken: bool) -> Report {
+    // Plain jobs wait in the fifo list, so the pop to break is the list's.
     let claim = patched(
         "claim",
         &[(
-            "redis.call('ZPOPMIN', K.waiting, limit)",
-            "redis.call('ZRANGE', K.waiting, 0, limit - 1, 'WITHSCORES')",
+            "redis.call('LPOP', K.fifo, limit)",
+            "redis.call('LRANGE', K.fifo, 0, limit - 1)",
         )],
     );
     let overrides = [("claim", claim)];
@@ -186,7 +188,8 @@ async fn lost_on_nack(broken: bool) -> Report {
         "nack",
         &[(
             "  if place(id, m, due, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end",
-            "  redis.call('HDEL', K.jobs, id)\n  redis.call('HDEL', K.payloads, id)",
+            // The payload lives in the record, so this drops the whole job.
+            "  redis.call('HDEL', K.jobs, id)",
         )],
     );
     let bench = Bench::new(&[("nack", nack)]).await;
@@ -347,7 +350,7 @@ async fn the_structural_check_catches_corrupted_keys() {
     };
     let ids = bench
         .a
-        .enqueue(&[job("w"), job("l"), keyed("k1"), keyed("k2")])
+        .enqueue(&[job("w"), job("l"), keyed("k1"), keyed("k2"), job("w2")])
         .await;
     bench.a.claim(1, 60_000, &[]).await;
     let client = bench.server.client().await;
@@ -359,6 +362,11 @@ async fn the_structural_check_catches_corrupted_keys() {
 
     let key = |s: &str| format!("{{{ns}}}:{s}");
     let (waiting, scheduled) = (key("q:q:waiting"), key("q:q:scheduled"));
+    let fifo = key("q:q:fifo");
+    // The plain jobs wait in the fifo list, the claimed one ("w") popped
+    // from its head; the keyed one waits in the zset.
+    let listed: Vec<String> = client.lrange(&fifo, 0, -1).await.unwrap();
+    assert_eq!(listed, [ids[1].clone(), ids[4].clone()]);
     let expect_caught = |what: &'static str, needle: &'static str| {
         let client = client.clone();
         let ns = ns.clone();
@@ -377,14 +385,48 @@ async fn the_structural_check_catches_corrupted_keys() {
         .unwrap();
     expect_caught("two states", "expected exactly one").await;
     let _: i64 = client.zrem(&scheduled, ids[2].as_str()).await.unwrap();
-    // A payload gone.
-    let payload: String = client.hget(key("payloads"), ids[2].as_str()).await.unwrap();
-    let _: i64 = client.hdel(key("payloads"), ids[2].as_str()).await.unwrap();
-    expect_caught("missing payload", "record without payload").await;
+    // A payload gone: the record cut back to its msgpack meta.
+    let record: Vec<u8> = client.hget(key("jobs"), ids[2].as_str()).await.unwrap();
+    let (_, payload) = Meta::split(&record).expect("a decodable record");
+    assert!(!payload.is_empty(), "the record carries its payload");
+    let meta_only = record[..record.len() - payload.len()].to_vec();
     let _: i64 = client
-        .hset(key("payloads"), (ids[2].as_str(), payload))
+        .hset(key("jobs"), (ids[2].as_str(), meta_only))
         .await
         .unwrap();
+    expect_caught("missing payload", "record without payload").await;
+    let _: i64 = client
+        .hset(key("jobs"), (ids[2].as_str(), record))
+        .await
+        .unwrap();
+    // A fifo job also in the waiting zset.
+    let _: i64 = client
+        .zadd(&waiting, None, None, false, false, (1.0, ids[1].as_str()))
+        .await
+        .unwrap();
+    expect_caught("fifo and zset", "expected exactly one").await;
+    let _: i64 = client.zrem(&waiting, ids[1].as_str()).await.unwrap();
+    // The fifo out of sequence order.
+    let _: i64 = client.lrem(&fifo, 1, ids[1].as_str()).await.unwrap();
+    let _: i64 = client.rpush(&fifo, ids[1].as_str()).await.unwrap();
+    expect_caught("fifo order", "out of order").await;
+    let _: i64 = client.lrem(&fifo, 1, ids[1].as_str()).await.unwrap();
+    let _: i64 = client.lpush(&fifo, ids[1].as_str()).await.unwrap();
+    // A keyed job in the fifo (moved there from the zset): claim would
+    // bypass its ordering key.
+    let score: f64 = client.zscore(&waiting, ids[2].as_str()).await.unwrap();
+    let _: i64 = client.zrem(&waiting, ids[2].as_str()).await.unwrap();
+    let _: i64 = client.rpush(&fifo, ids[2].as_str()).await.unwrap();
+    expect_caught("keyed job in the fifo", "has ordering key").await;
+    let _: Option<String> = client.rpop(&fifo, None).await.unwrap();
+    let _: i64 = client
+        .zadd(&waiting, None, None, false, false, (score, ids[2].as_str()))
+        .await
+        .unwrap();
+    // A fifo entry without a job.
+    let _: i64 = client.rpush(&fifo, "ghost").await.unwrap();
+    expect_caught("fifo orphan", "which has no record").await;
+    let _: i64 = client.lrem(&fifo, 1, "ghost").await.unwrap();
     // An index entry without a job.
     let _: i64 = client
         .zadd(&waiting, None, None, false, false, (1.0, "ghost"))

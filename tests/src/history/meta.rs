@@ -1,6 +1,10 @@
 //! The job meta record (`lua/lib.lua`, table `M`), decoded from the msgpack
 //! the scripts store, for readers that bypass the driver: the structural
 //! check and the server-side transition log.
+//!
+//! A job's value in `{ns}:jobs` is the msgpack meta array immediately
+//! followed by the payload bytes (JSON text), so the decoder reads exactly
+//! one msgpack value and hands back whatever follows it.
 
 /// The fields of one meta record that the checks look at.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -26,9 +30,18 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// Decodes a record; `None` when it is not a 19-field msgpack array.
+    /// Decodes the meta part of a record, ignoring the payload after it;
+    /// `None` when it does not start with a 19-field msgpack array.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
-        let value = rmpv::decode::read_value(&mut &raw[..]).ok()?;
+        Meta::split(raw).map(|(meta, _)| meta)
+    }
+
+    /// Decodes the meta part of a record and returns it with the bytes that
+    /// follow it: the payload (empty when the record has none).
+    pub fn split(raw: &[u8]) -> Option<(Meta, &[u8])> {
+        let mut rest = raw;
+        // Reading one value advances `rest` past it, onto the payload.
+        let value = rmpv::decode::read_value(&mut rest).ok()?;
         let rmpv::Value::Array(f) = value else {
             return None;
         };
@@ -52,7 +65,7 @@ impl Meta {
                 _ => String::new(),
             }
         };
-        Some(Meta {
+        let meta = Meta {
             queue: text(0),
             priority: num(1),
             seq: num(2),
@@ -70,7 +83,8 @@ impl Meta {
             worker_instance: num(15),
             died_at: num(17),
             resolved_lease: int(18),
-        })
+        };
+        Some((meta, rest))
     }
 
     /// The score `lua/lib.lua` gives a waiting job.

@@ -1,7 +1,8 @@
 //! Turning the server's `MONITOR` record into job transitions.
 //!
-//! Every transition rewrites the job's meta record (`HSET {ns}:jobs id meta`)
-//! or deletes it (`HDEL {ns}:jobs id`), from inside a script. Comparing each
+//! Every transition rewrites the job's record (`HSET {ns}:jobs id value`,
+//! the value being the msgpack meta followed by the payload) or deletes it
+//! (`HDEL {ns}:jobs id`), from inside a script. Comparing each
 //! record with the previous one of the same job says what happened: a lease
 //! granted or extended, a failure recorded (nack) or a lapsed lease
 //! reclaimed, a release, a dead letter, an ack. The script that did it and
@@ -73,7 +74,8 @@ pub struct ServerRecord {
     pub gaps: usize,
     /// Scripts run in the namespace.
     pub scripts: usize,
-    /// Job id -> tag, from the payloads written at enqueue.
+    /// Job id -> tag, from the payload that follows the meta in each
+    /// written record (where it is JSON).
     pub tags: HashMap<String, String>,
     /// Lines that could not be parsed.
     pub unparsed: usize,
@@ -86,7 +88,6 @@ pub struct ServerRecord {
 /// to names (see [`crate::lua::load_all`]).
 pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {
     let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
-    let payloads_key = format!("{{{ns}}}:payloads").into_bytes();
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
     let mut record = ServerRecord::default();
     let mut known: HashMap<String, Meta> = HashMap::new();
@@ -144,25 +145,21 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         };
         let forced = script == "nack" && arg(7) == Some(1);
         match name.as_str() {
-            "hset" if command.args.get(1) == Some(&payloads_key) => {
-                for pair in command.args[2..].chunks(2) {
-                    let [id, payload] = pair else { continue };
-                    if let Ok(payload) = serde_json::from_slice::<serde_json::Value>(payload) {
-                        record.tags.insert(
-                            String::from_utf8_lossy(id).into_owned(),
-                            super::record::tag_of(&payload),
-                        );
-                    }
-                }
-            }
             "hset" if command.args.get(1) == Some(&jobs_key) => {
                 for pair in command.args[2..].chunks(2) {
                     let [raw_id, raw] = pair else { continue };
                     let id = String::from_utf8_lossy(raw_id).into_owned();
-                    let Some(after) = Meta::decode(raw) else {
+                    let Some((after, payload)) = Meta::split(raw) else {
                         record.unparsed += 1;
                         continue;
                     };
+                    // Every write carries the payload, so a job first seen
+                    // after a gap (not only at enqueue) gets its tag too.
+                    if let Ok(payload) = serde_json::from_slice::<serde_json::Value>(payload) {
+                        record
+                            .tags
+                            .insert(id.clone(), super::record::tag_of(&payload));
+                    }
                     let before = known.get(&id).cloned();
                     let kind = match &before {
                         None if script == "enqueue" => Kind::Created,
@@ -231,4 +228,53 @@ fn classify(before: &Meta, after: &Meta) -> Kind {
         return Kind::Requeued;
     }
     Kind::Other
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `MONITOR` line of a script's `HSET {ns}:jobs id value`, every byte
+    /// of the value escaped the way `sdscatrepr` may.
+    fn hset_line(ns: &str, id: &str, value: &[u8]) -> String {
+        let escaped: String = value.iter().map(|b| format!("\\x{b:02x}")).collect();
+        format!(r#"1.000002 [0 lua] "hset" "{{{ns}}}:jobs" "{id}" "{escaped}""#)
+    }
+
+    fn meta_with_seq(seq: u64) -> Vec<u8> {
+        let mut fields = vec![rmpv::Value::from("q")];
+        fields.extend((1..19).map(|i| rmpv::Value::from(if i == 2 { seq } else { 0 })));
+        let mut out = Vec::new();
+        rmpv::encode::write_value(&mut out, &rmpv::Value::Array(fields)).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_tag_and_meta_come_from_the_record_with_its_payload_after_the_meta() {
+        let names = HashMap::from([("sha".to_owned(), "enqueue".to_owned())]);
+        let mut record = meta_with_seq(7);
+        record.extend_from_slice(br#"{"tag":"t1"}"#);
+        let lines = [
+            r#"1.000001 [0 127.0.0.1:5000] "evalsha" "sha" "1" "{n}:jobs""#.to_owned(),
+            hset_line("n", "A", &record),
+            // A record without a payload still yields its meta, no tag.
+            hset_line("n", "B", &meta_with_seq(8)),
+        ];
+        let parsed = parse(&lines, "n", &names);
+        assert_eq!(parsed.unparsed, 0);
+        assert_eq!(parsed.tags.get("A").map(String::as_str), Some("t1"));
+        assert!(!parsed.tags.contains_key("B"));
+        let seqs: Vec<_> = parsed
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e.job.as_str(),
+                    e.kind.clone(),
+                    e.after.as_ref().unwrap().seq,
+                )
+            })
+            .collect();
+        assert_eq!(seqs, [("A", Kind::Created, 7), ("B", Kind::Created, 8)]);
+    }
 }

@@ -2,11 +2,14 @@
 //! (a read-only script), then the invariants that must hold between them at
 //! every instant, whatever faults happened:
 //!
-//! - every job record has a payload and every payload a record;
-//! - every job is in exactly one state: waiting, scheduled, leased or dead
-//!   in its own queue, blocked behind its ordering key, or released to its
-//!   queue as an ordering successor; no index holds a job that does not
-//!   exist or belongs to another queue;
+//! - every job record has a non-empty payload after its msgpack meta;
+//! - every job is in exactly one state: waiting (in the waiting zset or in
+//!   the fifo list), scheduled, leased or dead in its own queue, blocked
+//!   behind its ordering key, or released to its queue as an ordering
+//!   successor; no index holds a job that does not exist or belongs to
+//!   another queue;
+//! - the fifo list holds only priority-0 jobs without an ordering key, in
+//!   strictly increasing sequence order (so no duplicates);
 //! - leased ⇔ the record holds a lease, with the same expiry as the index;
 //!   dead ⇔ the record has a death time; a waiting job's score is its
 //!   priority and sequence;
@@ -24,21 +27,25 @@ use fred::types::Value;
 use super::meta::Meta;
 
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
--- KEYS: jobs payloads dedup dedup:ttl ord:active ord:blocked ord:ready
---       ord:blocked:n, then per queue: waiting scheduled leased dead
+-- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n,
+--       then per queue: waiting scheduled leased dead (zsets) and fifo (list)
 local out = {
-  redis.call('HGETALL', KEYS[1]), redis.call('HKEYS', KEYS[2]),
-  redis.call('HGETALL', KEYS[3]), redis.call('ZRANGE', KEYS[4], 0, -1, 'WITHSCORES'),
-  redis.call('HGETALL', KEYS[5]), redis.call('ZRANGE', KEYS[6], 0, -1),
-  redis.call('ZRANGE', KEYS[7], 0, -1), redis.call('HGETALL', KEYS[8]),
+  redis.call('HGETALL', KEYS[1]),
+  redis.call('HGETALL', KEYS[2]), redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES'),
+  redis.call('HGETALL', KEYS[4]), redis.call('ZRANGE', KEYS[5], 0, -1),
+  redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
 }
-for i = 9, #KEYS do
-  out[#out + 1] = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+for i = 8, #KEYS, 5 do
+  for j = i, i + 3 do
+    out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
+  end
+  out[#out + 1] = redis.call('LRANGE', KEYS[i + 4], 0, -1)
 end
 return out
 "#;
 
-/// The four per-queue state indexes.
+/// The four per-queue state indexes (sorted sets). Waiting jobs may also be
+/// in the per-queue `fifo` list instead, see [`Dump::fifo`].
 pub const STATES: [&str; 4] = ["waiting", "scheduled", "leased", "dead"];
 
 /// An atomic snapshot of a namespace's keys.
@@ -47,7 +54,8 @@ pub struct Dump {
     pub jobs: BTreeMap<String, Meta>,
     /// Records that did not decode.
     pub undecodable: Vec<String>,
-    pub payloads: BTreeSet<String>,
+    /// Records with nothing after their meta: the payload is missing.
+    pub without_payload: Vec<String>,
     pub dedup: HashMap<String, String>,
     pub dedup_ttl: HashMap<String, f64>,
     pub ord_active: HashMap<String, String>,
@@ -56,6 +64,8 @@ pub struct Dump {
     pub ord_blocked_n: HashMap<String, i64>,
     /// (queue, state) -> member -> score.
     pub states: BTreeMap<(String, String), BTreeMap<String, f64>>,
+    /// queue -> its fifo list (waiting priority-0 jobs), head first.
+    pub fifo: BTreeMap<String, Vec<String>>,
 }
 
 fn bytes(v: &Value) -> Vec<u8> {
@@ -93,7 +103,6 @@ impl Dump {
         let queues: Vec<String> = client.smembers(key("queues")).await?;
         let mut keys: Vec<String> = [
             "jobs",
-            "payloads",
             "dedup",
             "dedup:ttl",
             "ord:active",
@@ -108,30 +117,33 @@ impl Dump {
             for state in STATES {
                 keys.push(key(&format!("q:{queue}:{state}")));
             }
+            keys.push(key(&format!("q:{queue}:fifo")));
         }
         let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
         let parts = items(&reply);
         let mut dump = Dump::default();
         for (id, raw) in pairs(&parts[0]) {
-            match Meta::decode(&bytes(raw)) {
-                Some(meta) => {
+            match Meta::split(&bytes(raw)) {
+                Some((meta, payload)) => {
+                    if payload.is_empty() {
+                        dump.without_payload.push(text(id));
+                    }
                     dump.jobs.insert(text(id), meta);
                 }
                 None => dump.undecodable.push(text(id)),
             }
         }
-        dump.payloads = items(&parts[1]).iter().map(text).collect();
-        dump.dedup = pairs(&parts[2]).map(|(k, v)| (text(k), text(v))).collect();
-        dump.dedup_ttl = pairs(&parts[3])
+        dump.dedup = pairs(&parts[1]).map(|(k, v)| (text(k), text(v))).collect();
+        dump.dedup_ttl = pairs(&parts[2])
             .map(|(k, v)| (text(k), text(v).parse().unwrap_or(f64::NAN)))
             .collect();
-        dump.ord_active = pairs(&parts[4]).map(|(k, v)| (text(k), text(v))).collect();
-        dump.ord_blocked = items(&parts[5]).iter().map(text).collect();
-        dump.ord_ready = items(&parts[6]).iter().map(text).collect();
-        dump.ord_blocked_n = pairs(&parts[7])
+        dump.ord_active = pairs(&parts[3]).map(|(k, v)| (text(k), text(v))).collect();
+        dump.ord_blocked = items(&parts[4]).iter().map(text).collect();
+        dump.ord_ready = items(&parts[5]).iter().map(text).collect();
+        dump.ord_blocked_n = pairs(&parts[6])
             .map(|(k, v)| (text(k), text(v).parse().unwrap_or(i64::MIN)))
             .collect();
-        let mut i = 8;
+        let mut i = 7;
         for queue in &queues {
             for state in STATES {
                 let members = pairs(&parts[i])
@@ -141,6 +153,9 @@ impl Dump {
                     .insert((queue.clone(), state.to_owned()), members);
                 i += 1;
             }
+            let fifo = items(&parts[i]).iter().map(text).collect();
+            dump.fifo.insert(queue.clone(), fifo);
+            i += 1;
         }
         Ok(dump)
     }
@@ -153,6 +168,15 @@ impl Dump {
                 at.entry(id.clone())
                     .or_default()
                     .push((queue.clone(), state.clone()));
+            }
+        }
+        // A waiting job in the fifo list instead of the waiting zset. Each
+        // occurrence counts, so a duplicate shows as two states.
+        for (queue, ids) in &self.fifo {
+            for id in ids {
+                at.entry(id.clone())
+                    .or_default()
+                    .push((queue.clone(), "fifo".into()));
             }
         }
         for member in &self.ord_blocked {
@@ -179,12 +203,20 @@ impl Dump {
         at
     }
 
-    /// Ids of the jobs in state `state` of any queue.
+    /// Ids of the jobs in state `state` of any queue ("waiting" includes
+    /// the fifo lists).
     pub fn in_state(&self, state: &str) -> BTreeSet<String> {
+        let fifo = self
+            .fifo
+            .values()
+            .filter(|_| state == "waiting")
+            .flatten()
+            .cloned();
         self.states
             .iter()
             .filter(|((_, s), _)| s == state)
             .flat_map(|(_, members)| members.keys().cloned())
+            .chain(fifo)
             .collect()
     }
 
@@ -194,15 +226,8 @@ impl Dump {
         for id in &self.undecodable {
             out.push(format!("job {id}: record does not decode"));
         }
-        for id in self.jobs.keys() {
-            if !self.payloads.contains(id) {
-                out.push(format!("job {id}: record without payload"));
-            }
-        }
-        for id in &self.payloads {
-            if !self.jobs.contains_key(id) && !self.undecodable.contains(id) {
-                out.push(format!("payload {id}: no job record"));
-            }
+        for id in &self.without_payload {
+            out.push(format!("job {id}: record without payload"));
         }
         let placements = self.placements();
         for (id, meta) in &self.jobs {
@@ -260,9 +285,47 @@ impl Dump {
                 out.push(format!("{places:?} holds {id}, which has no record"));
             }
         }
+        self.check_fifo(&mut out);
         self.check_ordering(&placements, &mut out);
         self.check_dedup(&mut out);
         out
+    }
+
+    /// What the fifo list may hold beyond what every index may: only jobs
+    /// that claim can take in list order, i.e. priority 0 (the list's
+    /// implied score is the priority-0 one) and no ordering key, strictly
+    /// ascending in sequence. Missing records, other queues and other
+    /// states are reported with the placements.
+    fn check_fifo(&self, out: &mut Vec<String>) {
+        for (queue, ids) in &self.fifo {
+            let mut last: Option<(&String, u64)> = None;
+            for id in ids {
+                let Some(meta) = self.jobs.get(id) else {
+                    continue;
+                };
+                if meta.priority != 0 {
+                    out.push(format!(
+                        "job {id} in the fifo of queue {queue:?} has priority {}",
+                        meta.priority
+                    ));
+                }
+                if !meta.ordering_key.is_empty() {
+                    out.push(format!(
+                        "job {id} in the fifo of queue {queue:?} has ordering key {:?}",
+                        meta.ordering_key
+                    ));
+                }
+                if let Some((prev, prev_seq)) = last {
+                    if meta.seq <= prev_seq {
+                        out.push(format!(
+                            "fifo of queue {queue:?} out of order: {prev} (seq {prev_seq}) before {id} (seq {})",
+                            meta.seq
+                        ));
+                    }
+                }
+                last = Some((id, meta.seq));
+            }
+        }
     }
 
     fn check_ordering(

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use fred::types::Value;
 use redq::{Job, NewJob, QueueError, RedisQueue};
+use redq_tests::history::meta::Meta;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
@@ -63,6 +64,21 @@ pub async fn hlen(server: &RedisServer, queue: &RedisQueue, suffix: &str) -> i64
         .await
         .convert()
         .expect("HLEN is an integer")
+}
+
+/// How many payloads the namespace stores: the job records that carry one
+/// after their msgpack meta (a job's payload lives in its `jobs` record),
+/// so that next to `hlen(.., "jobs")` it says every record has its payload.
+pub async fn stored_payloads(server: &RedisServer, queue: &RedisQueue) -> i64 {
+    let key = format!("{{{}}}:jobs", queue.namespace());
+    let Value::Array(records) = server.cmd(&["HVALS", &key]).await else {
+        panic!("HVALS is an array");
+    };
+    let carries_payload = |raw: &Value| {
+        let raw = raw.as_bytes().expect("a job record is a string");
+        Meta::split(raw).is_some_and(|(_, payload)| !payload.is_empty())
+    };
+    records.iter().filter(|r| carries_payload(r)).count() as i64
 }
 
 /// Assert `result` is `QueueError::Invalid` about `what`, and that its
