@@ -192,12 +192,21 @@ impl RedisQueueBuilder {
         scripts::load_all(pool.next())
             .await
             .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
+        let keys = Keys::new(&self.namespace);
+        crate::layout::refuse_earlier_layout(
+            &pool,
+            &keys,
+            &self.namespace,
+            &redacted,
+            self.command_timeout,
+        )
+        .await?;
         warn_unless_noeviction(&pool, &redacted).await;
         Ok(RedisQueue {
             inner: Arc::new(Inner {
                 pool,
                 client_builder,
-                keys: Keys::new(&self.namespace),
+                keys,
                 namespace: self.namespace,
                 url: redacted,
                 identity: self.identity.unwrap_or_else(WorkerIdentity::unique),

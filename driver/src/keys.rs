@@ -66,6 +66,11 @@ impl Keys {
     pub fn jobs(&self) -> String {
         self.key("jobs")
     }
+    /// `{ns}:payloads`, where payloads lived before the job record carried
+    /// them: only looked for, to refuse a namespace in that layout.
+    pub fn earlier_payloads(&self) -> String {
+        self.key("payloads")
+    }
     /// `{ns}:queues`
     pub fn queues(&self) -> String {
         self.key("queues")

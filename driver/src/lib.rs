@@ -55,6 +55,7 @@ mod error;
 mod identity;
 mod job;
 pub mod keys;
+mod layout;
 pub mod limits;
 mod memory;
 mod meta;

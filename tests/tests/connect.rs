@@ -215,6 +215,31 @@ async fn namespaces_isolate_queues() {
     }
 }
 
+/// A namespace written before payloads moved into the job record would be
+/// misread (empty payloads), so it is refused with the way out, unchanged.
+#[tokio::test]
+async fn a_namespace_in_the_earlier_storage_layout_is_refused_untouched() {
+    let server = server();
+    let ns = unique_namespace("earlier-layout");
+    let old_key = format!("{{{ns}}}:payloads");
+    let _: Value = server
+        .cmd(&["HSET", &old_key, "01J0000000000000000000000", "{\"n\":1}"])
+        .await;
+    let before = digest(&server).await;
+    let err = RedisQueue::builder(&server.url())
+        .namespace(&ns)
+        .connect()
+        .await
+        .expect_err("an earlier layout must be refused");
+    let shown = err.to_string();
+    assert!(matches!(err, QueueError::Config(_)), "{err:?}");
+    assert!(shown.contains(&old_key), "{shown}");
+    assert!(shown.contains("earlier"), "{shown}");
+    assert_eq!(digest(&server).await, before, "nothing was written");
+    // Other namespaces on the same server are not affected.
+    roundtrip(&queue(&server, "earlier-layout-neighbour").await).await;
+}
+
 #[tokio::test]
 async fn an_acl_user_and_password_url_works_and_neither_password_shows() {
     let server = RedisServer::builder().password(CANARY).start();
