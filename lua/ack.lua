@@ -13,6 +13,8 @@
 queue_name(QUEUE)
 local n = uint(ARGV[3], 'ack count', 1000)
 if #ARGV ~= 3 + 2 * n then fail('expected ' .. (3 + 2 * n) .. ' arguments, got ' .. #ARGV) end
+-- An empty batch acknowledges nothing (and HMGET needs at least one field).
+if n == 0 then return {} end
 local ids, leases = {}, {}
 for i = 1, n do
   ids[i] = text(ARGV[2 + 2 * i], 'job id', 64)

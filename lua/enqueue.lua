@@ -32,6 +32,8 @@ local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
+-- An empty batch creates nothing (and HMGET needs at least one field).
+if n == 0 then return {} end
 
 -- Parsed arguments, one array per field (no table per job).
 local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}

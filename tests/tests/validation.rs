@@ -504,3 +504,32 @@ async fn a_forged_lease_id_beyond_any_issued_is_lost_and_changes_nothing() {
     assert_eq!(digest(&server).await, before);
     assert_eq!(queue.ack(&job.lease()).await.unwrap(), Acked::Completed);
 }
+
+/// A batch of zero jobs sent straight to the batch scripts (the driver never
+/// sends one) is an empty reply that writes nothing, not a Redis error from
+/// a command called with no arguments.
+#[tokio::test]
+async fn empty_batches_sent_to_the_scripts_do_nothing() {
+    let server = server();
+    let queue = queue(&server, "empty-batch").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let client = server.client().await;
+    let before = digest(&server).await;
+    for name in ["enqueue", "ack"] {
+        let sha = redq_tests::lua::load(
+            &client,
+            &redq_tests::lua::compose(redq_tests::lua::source(name)),
+        )
+        .await;
+        let count: &[fred::types::Value] = if name == "enqueue" {
+            &["1000".into(), "0".into()]
+        } else {
+            &["0".into()]
+        };
+        let reply = redq_tests::lua::evalsha(&client, &sha, queue.namespace(), "q", count)
+            .await
+            .unwrap_or_else(|e| panic!("{name} with 0 jobs: {e}"));
+        assert_eq!(reply, fred::types::Value::Array(vec![]), "{name}");
+    }
+    assert_eq!(digest(&server).await, before);
+}
