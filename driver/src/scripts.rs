@@ -6,8 +6,10 @@
 //! shebang with the script's flags). Bodies are compile-time constants: no
 //! script text is ever built from user input.
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
+use fred::bytes::Bytes;
 use fred::clients::Client;
 use fred::interfaces::LuaInterface;
 use fred::types::scripts::Script;
@@ -143,8 +145,68 @@ pub async fn run(
     keys: &QueueKeys,
     args: Vec<Value>,
 ) -> Result<Value, fred::error::Error> {
+    run_with(client, op, keys, &args[..]).await
+}
+
+/// The arguments of a script call, written into its command (again on a
+/// `NOSCRIPT` retry): a large argument list is not first assembled and then
+/// copied.
+pub trait Args: Sync {
+    /// How many arguments `write` appends.
+    fn count(&self) -> usize;
+    /// Append the arguments to `out`.
+    fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>);
+}
+
+impl Args for [Value] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
+        out.extend(self.iter().map(Arg::Value));
+    }
+}
+
+/// One script argument as handed to the client, which turns it into a
+/// `Value` as it takes the command: a large argument list (an enqueue batch)
+/// is built once, compactly, rather than built as `Value`s and converted.
+#[derive(Debug)]
+pub enum Arg<'a> {
+    /// An argument already in the client's form (cloned, not copied).
+    Value(&'a Value),
+    /// A decimal number, sent as its digits.
+    Uint(u64),
+    /// Shared bytes (cloned by reference count, not copied).
+    Bytes(&'a Bytes),
+    /// The bytes at `range` of a shared buffer (a slice of it, not a copy).
+    Slice(&'a Bytes, Range<usize>),
+}
+
+impl From<Arg<'_>> for Value {
+    fn from(arg: Arg<'_>) -> Value {
+        match arg {
+            Arg::Value(value) => value.clone(),
+            // fred writes an integer argument as the bulk string of its
+            // decimal digits: the same bytes as the text, without building it.
+            Arg::Uint(n) => match i64::try_from(n) {
+                Ok(n) => Value::Integer(n),
+                Err(_) => Value::String(n.to_string().into()),
+            },
+            Arg::Bytes(bytes) => Value::Bytes(bytes.clone()),
+            Arg::Slice(buf, range) => Value::Bytes(buf.slice(range)),
+        }
+    }
+}
+
+/// [`run`] with arguments that write themselves into the command.
+pub async fn run_with<A: Args + ?Sized>(
+    client: &Client,
+    op: Op,
+    keys: &QueueKeys,
+    args: &A,
+) -> Result<Value, fred::error::Error> {
     let script = &SCRIPTS[op.index()];
-    match call(client, op, script, keys, args.clone()).await {
+    match call(client, op, script, keys, args).await {
         Err(err) if err.details().starts_with("NOSCRIPT") => {
             script.load(client).await?;
             call(client, op, script, keys, args).await
@@ -165,16 +227,18 @@ fn resend_safe(op: Op) -> bool {
     op != Op::Enqueue
 }
 
-async fn call(
+async fn call<A: Args + ?Sized>(
     client: &Client,
     op: Op,
     script: &Script,
     keys: &QueueKeys,
-    args: Vec<Value>,
+    args: &A,
 ) -> Result<Value, fred::error::Error> {
     if resend_safe(op) {
+        let mut argv = Vec::with_capacity(args.count());
+        args.write(&mut argv);
         return client
-            .evalsha(script.sha1().clone(), keys.0.clone(), args)
+            .evalsha(script.sha1().clone(), keys.0.clone(), argv)
             .await;
     }
     use fred::interfaces::ClientLike;
@@ -182,15 +246,12 @@ async fn call(
         max_attempts: Some(1),
         ..Default::default()
     };
-    let mut command = Vec::with_capacity(2 + keys.0.len() + args.len());
-    command.push(Value::from(script.sha1().clone()));
-    command.push(Value::Integer(keys.0.len() as i64));
-    command.extend(
-        keys.0
-            .iter()
-            .map(|k| Value::Bytes(k.as_bytes().to_vec().into())),
-    );
-    command.extend(args);
+    // Converted to `Value`s by the client as it takes the command.
+    let mut command = Vec::with_capacity(2 + keys.0.len() + args.count());
+    command.push(Arg::Bytes(script.sha1().inner()));
+    command.push(Arg::Uint(keys.0.len() as u64));
+    command.extend(keys.0.iter().map(|k| Arg::Bytes(k.inner())));
+    args.write(&mut command);
     // Routed to the slot of the first key, like EVALSHA itself (every key
     // of a namespace shares that slot).
     let slot = keys
@@ -290,6 +351,22 @@ pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> Queue
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_become_integers_and_only_huge_ones_text() {
+        assert!(matches!(Value::from(Arg::Uint(0)), Value::Integer(0)));
+        let max = i64::MAX as u64;
+        assert!(matches!(Value::from(Arg::Uint(max)), Value::Integer(n) if n == i64::MAX));
+        match Value::from(Arg::Uint(u64::MAX)) {
+            Value::String(s) => assert_eq!(&*s, "18446744073709551615"),
+            other => panic!("{other:?}"),
+        }
+        let buf = Bytes::from_static(b"abcdef");
+        match Value::from(Arg::Slice(&buf, 2..4)) {
+            Value::Bytes(b) => assert_eq!(&b[..], b"cd"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn every_script_opens_with_a_shebang_and_gets_the_helpers() {
