@@ -4,11 +4,6 @@
 
 use redq::QueueError;
 
-/// Why a pause fails while Redis is out of memory, and what to do.
-pub const PAUSE_OUT_OF_MEMORY: &str = "Redis is out of memory (maxmemory reached, policy \
-     noeviction) and refuses the write that marks a queue paused. Free memory first (let workers drain, purge dead letters with `redq dead purge QUEUE --yes`, \
-     or raise maxmemory), then pause again. Resume works while Redis is out of memory.";
-
 /// A failed run.
 #[derive(Debug)]
 pub enum Failure {
@@ -31,20 +26,6 @@ impl Failure {
     pub fn message(&self) -> &str {
         match self {
             Failure::Usage(m) | Failure::Failed(m) => m,
-        }
-    }
-
-    /// Pausing `queue` failed. Redis at `maxmemory` (policy `noeviction`)
-    /// refuses the write that marks a queue paused (SADD may grow memory),
-    /// while resume (SREM) still works: say so, and what to do.
-    pub fn pause(queue: &str, e: QueueError) -> Failure {
-        match e {
-            QueueError::OutOfMemory => Failure::Failed(format!(
-                "cannot pause {}: {}",
-                crate::text::inert(queue),
-                PAUSE_OUT_OF_MEMORY
-            )),
-            other => other.into(),
         }
     }
 

@@ -373,18 +373,14 @@ impl RedisQueue {
     /// Pause a queue: claims hand out nothing until it is resumed. Jobs can
     /// still be enqueued, and held leases run to their end.
     ///
-    /// Marking a queue paused is a write that may grow memory (`SADD`), so
-    /// Redis at `maxmemory` with `noeviction` refuses it: this fails with
-    /// [`QueueError::OutOfMemory`] and nothing is written. Free memory (let
-    /// workers drain, purge dead letters, or raise `maxmemory`) and pause
-    /// again. [`resume`](Self::resume) works while out of memory.
+    /// Pausing works while Redis is out of memory (`maxmemory` reached with
+    /// `noeviction`), when an operator may need it most: it is one script
+    /// (`lua/pause.lua`) allowed to run then, adding one set member, the
+    /// queue name, so Redis overshoots `maxmemory` by at most that.
+    /// [`resume`](Self::resume) works then too.
     pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
-        let _: i64 = self
-            .client()
-            .sadd(self.inner.keys.paused(), queue)
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        self.run(Op::Pause, queue, Vec::new()).await?;
         Ok(())
     }
 

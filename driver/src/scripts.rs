@@ -48,9 +48,10 @@ pub enum Op {
     ScheduleGet,
     Park,
     Unpark,
+    Pause,
 }
 
-const ALL: [Op; 25] = [
+const ALL: [Op; 26] = [
     Op::Enqueue,
     Op::Claim,
     Op::Ack,
@@ -76,6 +77,7 @@ const ALL: [Op; 25] = [
     Op::ScheduleGet,
     Op::Park,
     Op::Unpark,
+    Op::Pause,
 ];
 
 impl Op {
@@ -106,6 +108,7 @@ impl Op {
             Op::ScheduleGet => include_str!("../../lua/schedule_get.lua"),
             Op::Park => include_str!("../../lua/park.lua"),
             Op::Unpark => include_str!("../../lua/unpark.lua"),
+            Op::Pause => include_str!("../../lua/pause.lua"),
         }
     }
 

@@ -13,7 +13,7 @@ use fred::types::Value;
 const LIB: &str = include_str!("../../lua/lib.lua");
 
 /// Every queue-scoped transition script, by the name of its file in `lua/`.
-pub const QUEUE_SCRIPTS: [(&str, &str); 15] = [
+pub const QUEUE_SCRIPTS: [(&str, &str); 16] = [
     ("enqueue", include_str!("../../lua/enqueue.lua")),
     ("claim", include_str!("../../lua/claim.lua")),
     ("ack", include_str!("../../lua/ack.lua")),
@@ -29,6 +29,7 @@ pub const QUEUE_SCRIPTS: [(&str, &str); 15] = [
     ("list_jobs", include_str!("../../lua/list_jobs.lua")),
     ("park", include_str!("../../lua/park.lua")),
     ("unpark", include_str!("../../lua/unpark.lua")),
+    ("pause", include_str!("../../lua/pause.lua")),
 ];
 
 /// The text of `lua/<name>.lua` (panics for an unknown name).

@@ -217,10 +217,7 @@ pub async fn jobs(
 
 pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
     if pause {
-        queue
-            .pause(name)
-            .await
-            .map_err(|e| Failure::pause(name, e))?;
+        queue.pause(name).await?;
     } else {
         queue.resume(name).await?;
     }

@@ -163,10 +163,6 @@ pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::Unbounde
     let result = apply(queue, &mutation, &label, updates).await;
     let (message, ok) = match result {
         Ok(message) => (message, true),
-        Err(redq::QueueError::OutOfMemory) if matches!(mutation, Mutation::Pause(_)) => (
-            format!("{label} failed: {}", crate::failure::PAUSE_OUT_OF_MEMORY),
-            false,
-        ),
         Err(e) => (
             format!("{label} failed: {}", crate::failure::describe(&e)),
             false,

@@ -1,0 +1,12 @@
+#!lua flags=allow-oom
+-- pause.lua: mark a queue paused: claims and hand-offs give out nothing
+-- until it is resumed (SREM of the same member, which never needs memory).
+--
+-- allow-oom: pausing is what an operator reaches for during an incident,
+-- and Redis being full is one. The only write is one set member (the queue
+-- name, at most 128 bytes), so Redis overshoots maxmemory by that at most.
+-- KEYS: the common queue key list (lua/lib.lua).
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- Reply: 1 when the queue was running, 0 when it was already paused.
+queue_name(QUEUE)
+return redis.call('SADD', K.paused, QUEUE)
