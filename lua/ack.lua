@@ -30,7 +30,7 @@ for i = 1, n do
     -- Gone, or listed twice in this batch and already acknowledged above.
     codes[i] = 0
   else
-    local m = split_record(raw)
+    local m = record_head(raw)
     if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
       codes[i] = -1
     else

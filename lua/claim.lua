@@ -12,8 +12,9 @@
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
 -- ARGV[6] worker instance (u32)
--- Reply: { now_ms, id1, payload1, meta1, id2, payload2, meta2, ... } where
--- meta is the msgpack record after leasing (lease id, expiry, holder set).
+-- Reply: { now_ms, id1, record1, id2, record2, ... } where a record is the
+-- job record after leasing (lease id, expiry, holder set): its packed meta,
+-- then its payload.
 local RECLAIM_PER_CALL = 100
 local PROMOTE_PER_CALL = 1000
 queue_name(QUEUE)

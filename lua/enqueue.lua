@@ -22,7 +22,7 @@
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would, and published on its
 -- hand-off channel (wake-up channel .. ':' .. token) as a msgpack array
--- { id, payload, meta }.
+-- { id, record }: the job record after leasing (packed meta, then payload).
 -- Reply: flat array, two entries per job in order: code, id.
 --   code 1 = created, 0 = duplicate (id is the existing job's), 2 = already
 --   created by an earlier send of this same script.
@@ -105,9 +105,9 @@ for i = 1, n do
   else
     local due = math.max(now + delays[i], not_befores[i])
     local m = {
-      QUEUE, priorities[i], first_seq + i - 1, now, due, 0, max_attempts[i],
-      retry_windows[i], dk, dedup_ttls[i], ordering_keys[i], names[i],
-      0, 0, '', 0, '', 0, 0,
+      0, 0, '', 0, QUEUE, dk, dedup_ttls[i], ordering_keys[i],
+      priorities[i], first_seq + i - 1, now, due, 0, max_attempts[i],
+      retry_windows[i], names[i], '', 0, 0,
     }
     created[id] = true
     record_pairs[#record_pairs + 1] = id
@@ -166,10 +166,10 @@ local function hand_off()
   if #ids == 0 then return end
   local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
   local channel = handoff_channel(p.token)
-  for i = 1, #leased, 3 do
-    redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1], leased[i + 2] }))
+  for i = 1, #leased, 2 do
+    redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1] }))
   end
-  p.handed = p.handed + #leased / 3
+  p.handed = p.handed + #leased / 2
   redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
   if waiting_count() == 0 then wake = false end
 end

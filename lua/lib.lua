@@ -50,12 +50,15 @@ local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]
 
 -- Positions in the msgpack meta record. Always fully populated ("" and 0 for
--- "none") so cmsgpack encodes it as a fixed-length array.
+-- "none") so cmsgpack encodes it as a fixed-length array. The lease comes
+-- first and what an ack needs next: leasing rewrites only the first four
+-- fields' bytes (lease_jobs) and an ack decodes only the first eight
+-- (record_head), instead of the whole record each time.
 local M = {
-  queue = 1, priority = 2, seq = 3, enqueued_at = 4, not_before = 5,
-  attempts = 6, max_attempts = 7, retry_window = 8, dedup_key = 9,
-  dedup_ttl = 10, ordering_key = 11, name = 12, lease_id = 13,
-  lease_expiry = 14, worker_node = 15, worker_instance = 16, error = 17,
+  lease_id = 1, lease_expiry = 2, worker_node = 3, worker_instance = 4,
+  queue = 5, dedup_key = 6, dedup_ttl = 7, ordering_key = 8,
+  priority = 9, seq = 10, enqueued_at = 11, not_before = 12, attempts = 13,
+  max_attempts = 14, retry_window = 15, name = 16, error = 17,
   died_at = 18, resolved_lease = 19,
 }
 -- resolved_lease: the lease whose outcome was last recorded, so a resent
@@ -141,6 +144,19 @@ end
 -- Payloads of the records load_meta read, for store_meta to write back: a
 -- script rewrites a record's meta, never its payload.
 local payload_of = {}
+
+-- The bytes every record starts with: a msgpack array of 19 (array16
+-- header), then, while the job is not leased, its cleared lease 0, 0, '', 0.
+local RECORD_HEADER = '\220\0\19'
+local CLEARED_LEASE = '\0\0\160\0'
+
+-- The lease, queue and key fields of a record (M positions 1 to 8), decoded
+-- without the rest: what an ack needs.
+local function record_head(raw)
+  if string.sub(raw, 1, 3) ~= RECORD_HEADER then return (split_record(raw)) end
+  local _, a, b, c, d, e, f, g, h = cmsgpack.unpack_limit(raw, 8, 3)
+  return { a, b, c, d, e, f, g, h }
+end
 
 local function load_meta(id)
   local raw = redis.call('HGET', K.jobs, id)
@@ -362,7 +378,8 @@ end
 -- Lease the popped waiting jobs `ids` (in order) to one holder: the claim
 -- transition, shared by claim.lua and hand-offs. One HMGET, HSET and ZADD for
 -- the batch: each redis.call costs about a microsecond before the command
--- does anything. Returns a flat list: id, payload, packed meta per job.
+-- does anything. Returns a flat list: id, record (packed meta, then the
+-- payload) per job.
 local function lease_jobs(ids, lease_ms, node, instance, now)
   local count = #ids
   local records = redis.call('HMGET', K.jobs, unpack(ids))
@@ -373,20 +390,26 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
     local raw = records[i]
     if raw then
       local id = ids[i]
-      local m, payload = split_record(raw)
-      m[M.lease_id] = next_lease
+      local record
+      if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then
+        -- The usual case: splice the lease into the bytes (the four fields
+        -- are first), about a tenth of the cost of unpacking and repacking.
+        record = RECORD_HEADER .. cmsgpack.pack(next_lease, expiry, node, instance) .. string.sub(raw, 8)
+      else
+        local m, payload = split_record(raw)
+        m[M.lease_id] = next_lease
+        m[M.lease_expiry] = expiry
+        m[M.worker_node] = node
+        m[M.worker_instance] = instance
+        record = cmsgpack.pack(m) .. payload
+      end
       next_lease = next_lease + 1
-      m[M.lease_expiry] = expiry
-      m[M.worker_node] = node
-      m[M.worker_instance] = instance
-      local packed = cmsgpack.pack(m)
       meta_pairs[#meta_pairs + 1] = id
-      meta_pairs[#meta_pairs + 1] = packed .. payload
+      meta_pairs[#meta_pairs + 1] = record
       lease_pairs[#lease_pairs + 1] = expiry
       lease_pairs[#lease_pairs + 1] = id
       out[#out + 1] = id
-      out[#out + 1] = payload
-      out[#out + 1] = packed
+      out[#out + 1] = record
     end
   end
   if #meta_pairs > 0 then

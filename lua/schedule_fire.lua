@@ -98,8 +98,8 @@ local created = 0
 if redis.call('HEXISTS', K.jobs, id) == 0 then
   created = 1
   local m = {
-    QUEUE, s[S.priority], redis.call('INCR', K.seq), now, now, 0, s[S.max_attempts],
-    s[S.retry_window], '', 0, '', s[S.job_name], 0, 0, '', 0, '', 0, 0,
+    0, 0, '', 0, QUEUE, '', 0, '', s[S.priority], redis.call('INCR', K.seq), now, now,
+    0, s[S.max_attempts], s[S.retry_window], s[S.job_name], '', 0, 0,
   }
   store_meta(id, m, s[S.payload])
   redis.call('SADD', K.queues, QUEUE)

@@ -45,8 +45,8 @@ if redis.call('HEXISTS', K.jobs, id) == 1 then return { 1, id, 0 } end
 -- Validation is complete: from here on the script writes.
 local now = now_ms()
 local m = {
-  QUEUE, s[S.priority], redis.call('INCR', K.seq), now, now, 0, s[S.max_attempts],
-  s[S.retry_window], '', 0, '', s[S.job_name], 0, 0, '', 0, '', 0, 0,
+  0, 0, '', 0, QUEUE, '', 0, '', s[S.priority], redis.call('INCR', K.seq), now, now,
+  0, s[S.max_attempts], s[S.retry_window], s[S.job_name], '', 0, 0,
 }
 store_meta(id, m, s[S.payload])
 redis.call('SADD', K.queues, QUEUE)

@@ -26,10 +26,18 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// Decode the fixed-length msgpack array written by the scripts.
+    /// Decode the fixed-length msgpack array written by the scripts (any
+    /// bytes after it, such as a record's payload, are not read).
     pub fn decode(raw: &[u8]) -> Result<Meta, QueueError> {
+        Ok(Meta::decode_record(raw)?.0)
+    }
+
+    /// Decode a job record as stored and as claims return it: the packed
+    /// meta, then the payload bytes, returned as they are.
+    pub fn decode_record(raw: &[u8]) -> Result<(Meta, &[u8]), QueueError> {
         let bad = |why: &str| QueueError::Protocol(format!("job record: {why}"));
-        let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
+        let mut rest = raw;
+        let value = rmpv::decode::read_value(&mut rest).map_err(|e| bad(&e.to_string()))?;
         let fields = match value {
             rmpv::Value::Array(fields) if fields.len() >= 19 => fields,
             _ => return Err(bad("not a 19-field array")),
@@ -50,25 +58,27 @@ impl Meta {
                 _ => String::new(),
             }
         };
-        Ok(Meta {
-            queue: text(0),
-            priority: num(1).min(255) as u8,
-            seq: num(2),
-            enqueued_at_ms: num(3),
-            not_before_ms: num(4),
-            attempts: num(5).min(u32::MAX as u64) as u32,
-            max_attempts: num(6).min(u32::MAX as u64) as u32,
-            retry_window_ms: num(7),
-            dedup_key: text(8),
-            dedup_ttl_ms: num(9),
-            ordering_key: text(10),
-            name: text(11),
-            lease_id: num(12),
-            lease_expiry_ms: num(13),
-            worker_node: text(14).parse().unwrap_or(0),
-            worker_instance: num(15).min(u32::MAX as u64) as u32,
+        // Positions as in lua/lib.lua's M, from 0.
+        let meta = Meta {
+            lease_id: num(0),
+            lease_expiry_ms: num(1),
+            worker_node: text(2).parse().unwrap_or(0),
+            worker_instance: num(3).min(u32::MAX as u64) as u32,
+            queue: text(4),
+            dedup_key: text(5),
+            dedup_ttl_ms: num(6),
+            ordering_key: text(7),
+            priority: num(8).min(255) as u8,
+            seq: num(9),
+            enqueued_at_ms: num(10),
+            not_before_ms: num(11),
+            attempts: num(12).min(u32::MAX as u64) as u32,
+            max_attempts: num(13).min(u32::MAX as u64) as u32,
+            retry_window_ms: num(14),
+            name: text(15),
             error: text(16),
             died_at_ms: num(17),
-        })
+        };
+        Ok((meta, rest))
     }
 }

@@ -69,8 +69,8 @@ impl RedisQueue {
     }
 }
 
-/// Decode a hand-off message: msgpack `[id, payload, meta]`, the same three
-/// values a claim returns per job.
+/// Decode a hand-off message: msgpack `[id, record]`, the same two values a
+/// claim returns per job.
 pub(crate) fn decode_handoff(raw: &[u8]) -> Result<Job, QueueError> {
     let bad = |why: &str| QueueError::Protocol(format!("hand-off message: {why}"));
     let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
@@ -84,10 +84,11 @@ pub(crate) fn decode_handoff(raw: &[u8]) -> Result<Job, QueueError> {
             _ => Err(bad("an element is not a string")),
         }
     };
-    let [id, payload, meta] = parts.as_slice() else {
-        return Err(bad("not three elements"));
+    let [id, record] = parts.as_slice() else {
+        return Err(bad("not two elements"));
     };
     let id = String::from_utf8(bytes(id)?).map_err(|_| bad("job id is not UTF-8"))?;
-    let meta = Meta::decode(&bytes(meta)?)?;
-    Ok(Job::from_meta(id, parse_payload(&bytes(payload)?), meta))
+    let record = bytes(record)?;
+    let (meta, payload) = Meta::decode_record(&record)?;
+    Ok(Job::from_meta(id, parse_payload(payload), meta))
 }

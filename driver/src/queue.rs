@@ -345,12 +345,16 @@ impl RedisQueue {
             num(identity.instance as u64),
         ];
         let items = reply::array(self.run(Op::Claim, queue, args).await?)?;
-        let mut jobs = Vec::with_capacity(items.len() / 3);
+        let mut jobs = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
-        while let (Some(id), Some(payload), Some(meta)) = (rest.next(), rest.next(), rest.next()) {
-            let meta = Meta::decode(&reply::bytes(meta)?)?;
-            let payload = parse_payload(&reply::bytes(payload)?);
-            jobs.push(Job::from_meta(reply::text(id)?, payload, meta));
+        while let (Some(id), Some(record)) = (rest.next(), rest.next()) {
+            let record = reply::bytes(record)?;
+            let (meta, payload) = Meta::decode_record(&record)?;
+            jobs.push(Job::from_meta(
+                reply::text(id)?,
+                parse_payload(payload),
+                meta,
+            ));
         }
         Ok(jobs)
     }

@@ -145,10 +145,11 @@ impl RawQueue {
             panic!("claim reply {reply:?}")
         };
         let mut jobs = Vec::new();
-        for t in items[1..].chunks(3) {
-            let meta = Meta::decode(&bytes(&t[2])).expect("claimed meta");
-            let payload: serde_json::Value =
-                serde_json::from_slice(&bytes(&t[1])).unwrap_or_default();
+        // Per job: id, record (packed meta, then payload).
+        for t in items[1..].chunks(2) {
+            let record = bytes(&t[1]);
+            let (meta, payload) = Meta::split(&record).expect("claimed record");
+            let payload: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
             jobs.push(Claimed {
                 id: String::from_utf8_lossy(&bytes(&t[0])).into_owned(),
                 tag: tag_of(&payload),

@@ -242,8 +242,14 @@ mod tests {
     }
 
     fn meta_with_seq(seq: u64) -> Vec<u8> {
-        let mut fields = vec![rmpv::Value::from("q")];
-        fields.extend((1..19).map(|i| rmpv::Value::from(if i == 2 { seq } else { 0 })));
+        // Positions as in lua/lib.lua's M, from 0: queue 4, seq 9.
+        let fields: Vec<rmpv::Value> = (0..19)
+            .map(|i| match i {
+                4 => rmpv::Value::from("q"),
+                9 => rmpv::Value::from(seq),
+                _ => rmpv::Value::from(0),
+            })
+            .collect();
         let mut out = Vec::new();
         rmpv::encode::write_value(&mut out, &rmpv::Value::Array(fields)).unwrap();
         out
