@@ -141,10 +141,6 @@ local function split_record(raw)
   return m, string.sub(raw, used + 1)
 end
 
--- Payloads of the records load_meta read, for store_meta to write back: a
--- script rewrites a record's meta, never its payload.
-local payload_of = {}
-
 -- The bytes every record starts with: a msgpack array of 19 (array16
 -- header), then, while the job is not leased, its cleared lease 0, 0, '', 0.
 local RECORD_HEADER = '\220\0\19'
@@ -157,6 +153,10 @@ local function record_head(raw)
   local _, a, b, c, d, e, f, g, h = cmsgpack.unpack_limit(raw, 8, 3)
   return { a, b, c, d, e, f, g, h }
 end
+
+-- Payloads of the records load_meta read, for store_meta to write back: a
+-- script rewrites a record's meta, never its payload.
+local payload_of = {}
 
 local function load_meta(id)
   local raw = redis.call('HGET', K.jobs, id)
@@ -393,7 +393,7 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
       local record
       if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then
         -- The usual case: splice the lease into the bytes (the four fields
-        -- are first), about a tenth of the cost of unpacking and repacking.
+        -- are first), about half the cost of unpacking and repacking.
         record = RECORD_HEADER .. cmsgpack.pack(next_lease, expiry, node, instance) .. string.sub(raw, 8)
       else
         local m, payload = split_record(raw)
