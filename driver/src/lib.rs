@@ -51,6 +51,7 @@ mod admin;
 mod coalesce;
 mod connect;
 mod durable;
+mod enqueue_args;
 mod error;
 mod identity;
 mod job;
