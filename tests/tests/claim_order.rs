@@ -276,3 +276,41 @@ async fn jobs_back_in_the_queue_keep_their_place_among_fresh_ones() {
     assert_eq!(claimed[1].attempts, 1, "the retried job kept its attempt");
     assert!(queue.claim("q", 1, LONG).await.unwrap().is_empty());
 }
+
+/// A claim normally splices the new lease into the record's bytes, which
+/// needs the old lease cleared; a record that still carries one (written by
+/// hand here, as a foreign writer or an older script might) takes the slow
+/// path and is leased just the same, payload intact.
+#[tokio::test]
+async fn a_waiting_record_that_still_carries_a_lease_is_claimed_correctly() {
+    let server = server();
+    let queue = queue(&server, "stale-lease").await;
+    queue
+        .add("q", NewJob::new(json!({ "n": 1, "text": "kept" })))
+        .await
+        .unwrap();
+    let first = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    // Put the job back to waiting without clearing the lease in its record.
+    let ns = queue.namespace();
+    let leased = format!("{{{ns}}}:q:q:leased");
+    let waiting = format!("{{{ns}}}:q:q:waiting");
+    // Its score only orders it among waiting jobs, and it is the only one.
+    let score = (255u64 << 44) + 1;
+    let _: fred::types::Value = server.cmd(&["ZREM", &leased, &first.id]).await;
+    let _: fred::types::Value = server
+        .cmd(&["ZADD", &waiting, &score.to_string(), &first.id])
+        .await;
+
+    let again = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!(again.id, first.id);
+    assert!(again.lease_id > first.lease_id);
+    assert_eq!(again.payload, json!({ "n": 1, "text": "kept" }));
+    let record = queue.inspect(&again.id).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Leased);
+    assert_eq!(record.lease_id, Some(again.lease_id));
+    assert_lease_lost(queue.ack(&first.lease()).await, &first.id);
+    assert_eq!(
+        queue.ack(&again.lease()).await.unwrap(),
+        redq::Acked::Completed
+    );
+}
