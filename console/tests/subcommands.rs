@@ -246,12 +246,7 @@ async fn pause_resume_and_enqueue() {
     assert!(stdout(&out).starts_with("created "));
     assert_eq!(q.counts("emails").await.unwrap().scheduled, 1);
 
-    let out = redq(&url, &ns, &["pause", "emails", "-o", "json"]);
-    assert_exit(&out, 0);
-    assert_eq!(
-        json(&out),
-        serde_json::json!({"queue": "emails", "paused": true})
-    );
+    set_paused(&url, &ns, "emails", true);
     assert!(q.counts("emails").await.unwrap().paused);
     let out = redq(&url, &ns, &["resume", "emails"]);
     assert_exit(&out, 0);
@@ -274,12 +269,7 @@ async fn pause_and_resume_work_while_redis_is_out_of_memory() {
     assert_exit(&full, 1);
     assert!(stderr(&full).contains("out of memory"), "{}", stderr(&full));
 
-    let out = redq(&url, &ns, &["pause", "emails", "-o", "json"]);
-    assert_exit(&out, 0);
-    assert_eq!(
-        json(&out),
-        serde_json::json!({"queue": "emails", "paused": true})
-    );
+    set_paused(&url, &ns, "emails", true);
     assert!(q.counts("emails").await.unwrap().paused);
     assert!(q
         .claim("emails", 1, std::time::Duration::from_secs(30))
@@ -288,15 +278,21 @@ async fn pause_and_resume_work_while_redis_is_out_of_memory() {
         .is_empty());
 
     for queue in ["emails", "held"] {
-        let out = redq(&url, &ns, &["resume", queue, "-o", "json"]);
-        assert_exit(&out, 0);
-        assert_eq!(
-            json(&out),
-            serde_json::json!({"queue": queue, "paused": false})
-        );
+        set_paused(&url, &ns, queue, false);
         assert!(!q.counts(queue).await.unwrap().paused);
     }
     assert_exit(&redq(&url, &ns, &["enqueue", "emails", "{}"]), 1);
+}
+
+/// `redq pause|resume QUEUE -o json`: exit 0 and the state it reports.
+fn set_paused(url: &str, ns: &str, queue: &str, paused: bool) {
+    let verb = if paused { "pause" } else { "resume" };
+    let out = redq(url, ns, &[verb, queue, "-o", "json"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"queue": queue, "paused": paused})
+    );
 }
 
 #[tokio::test]
