@@ -69,3 +69,60 @@ impl RedisServer {
         reply
     }
 }
+
+/// One line of `CLIENT LIST`: the connection as the server sees it.
+#[derive(Clone, Debug)]
+pub struct ServerClient {
+    /// Every `name=value` field of the line, in order.
+    pub fields: Vec<(String, String)>,
+}
+
+impl ServerClient {
+    /// The value of field `name` (`laddr`, `flags`, `cmd`, ...), if present.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The server port this client connected to: the port of `laddr`.
+    /// `None` for a unix-socket client.
+    pub fn local_port(&self) -> Option<u16> {
+        self.field("laddr")?.rsplit_once(':')?.1.parse().ok()
+    }
+}
+
+impl RedisServer {
+    /// Every connection the server has open right now (`CLIENT LIST`),
+    /// including the one that asks.
+    pub async fn clients(&self) -> Vec<ServerClient> {
+        let list: String = self
+            .cmd(&["CLIENT", "LIST"])
+            .await
+            .convert()
+            .expect("CLIENT LIST answers a string");
+        list.lines()
+            .map(|line| ServerClient {
+                fields: line
+                    .split(' ')
+                    .filter_map(|field| field.split_once('='))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// How many clients are subscribed to `channel` (`PUBSUB NUMSUB`).
+    pub async fn subscribers(&self, channel: &str) -> i64 {
+        let reply: Vec<Value> = self
+            .cmd(&["PUBSUB", "NUMSUB", channel])
+            .await
+            .convert()
+            .expect("PUBSUB NUMSUB answers an array");
+        match reply.as_slice() {
+            [_, Value::Integer(n)] => *n,
+            other => panic!("PUBSUB NUMSUB {channel} answered {other:?}"),
+        }
+    }
+}

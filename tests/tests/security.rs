@@ -214,13 +214,27 @@ async fn a_recorded_workload_over_tls_with_a_private_ca_passes_the_checker() {
         c.waiting + c.scheduled + c.leased + c.blocked == 0
     })
     .await;
+    // The connections really are TLS, asked while all three handles are
+    // still open: each reached the server on its TLS port, and the plaintext
+    // port holds only the harness's own (MONITOR and this CLIENT LIST).
+    let clients = server.clients().await;
+    let on_tls = clients
+        .iter()
+        .filter(|c| c.local_port() == Some(tls_port))
+        .count();
+    assert!(on_tls >= 3, "{on_tls} clients on the TLS port: {clients:#?}");
+    for client in &clients {
+        let harness = client.field("flags").is_some_and(|f| f.contains('O'))
+            || client.field("cmd") == Some("client|list");
+        assert!(
+            harness || client.local_port() == Some(tls_port),
+            "a queue connection on a port other than TLS {tls_port}: {client:?}"
+        );
+    }
     stop.store(true, Ordering::SeqCst);
     for t in tasks {
         t.await.unwrap();
     }
-    // The connections really are TLS: the plaintext port saw none of them.
-    let clients: String = server.cmd(&["CLIENT", "LIST"]).await.convert().unwrap();
-    assert!(!clients.is_empty());
     let entries = history::merged(&producer.recorder, &recorders);
     let report = history::finish_on(&server, &ns, log, &entries, true, None).await;
     println!("{report}");
