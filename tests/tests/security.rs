@@ -222,7 +222,10 @@ async fn a_recorded_workload_over_tls_with_a_private_ca_passes_the_checker() {
         .iter()
         .filter(|c| c.local_port() == Some(tls_port))
         .count();
-    assert!(on_tls >= 3, "{on_tls} clients on the TLS port: {clients:#?}");
+    assert!(
+        on_tls >= 3,
+        "{on_tls} clients on the TLS port: {clients:#?}"
+    );
     for client in &clients {
         let harness = client.field("flags").is_some_and(|f| f.contains('O'))
             || client.field("cmd") == Some("client|list");
