@@ -90,6 +90,6 @@ pub use seed::Queue;
 pub use shards::ShardedQueue;
 
 /// The README's Rust examples, compiled as doctests so they stay true.
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

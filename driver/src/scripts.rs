@@ -18,7 +18,7 @@ use fred::types::Value;
 use crate::keys::QueueKeys;
 use crate::QueueError;
 
-const LIB: &str = include_str!("../../lua/lib.lua");
+const LIB: &str = include_str!("../lua/lib.lua");
 
 /// One transition script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,32 +83,32 @@ const ALL: [Op; 26] = [
 impl Op {
     fn source(self) -> &'static str {
         match self {
-            Op::Enqueue => include_str!("../../lua/enqueue.lua"),
-            Op::Claim => include_str!("../../lua/claim.lua"),
-            Op::Ack => include_str!("../../lua/ack.lua"),
-            Op::Nack => include_str!("../../lua/nack.lua"),
-            Op::Extend => include_str!("../../lua/extend.lua"),
-            Op::Release => include_str!("../../lua/release.lua"),
-            Op::Reclaim => include_str!("../../lua/reclaim.lua"),
-            Op::RequeueDead => include_str!("../../lua/requeue_dead.lua"),
-            Op::DeleteDead => include_str!("../../lua/delete_dead.lua"),
-            Op::NextDue => include_str!("../../lua/next_due.lua"),
-            Op::Counts => include_str!("../../lua/counts.lua"),
-            Op::Inspect => include_str!("../../lua/inspect.lua"),
-            Op::ListJobs => include_str!("../../lua/list_jobs.lua"),
-            Op::WorkerBeat => include_str!("../../lua/worker_beat.lua"),
-            Op::WorkersList => include_str!("../../lua/workers_list.lua"),
-            Op::ScheduleUpsert => include_str!("../../lua/schedule_upsert.lua"),
-            Op::ScheduleFire => include_str!("../../lua/schedule_fire.lua"),
-            Op::ScheduleTrigger => include_str!("../../lua/schedule_trigger.lua"),
-            Op::SchedulePause => include_str!("../../lua/schedule_pause.lua"),
-            Op::ScheduleDelete => include_str!("../../lua/schedule_delete.lua"),
-            Op::ScheduleDue => include_str!("../../lua/schedule_due.lua"),
-            Op::ScheduleList => include_str!("../../lua/schedule_list.lua"),
-            Op::ScheduleGet => include_str!("../../lua/schedule_get.lua"),
-            Op::Park => include_str!("../../lua/park.lua"),
-            Op::Unpark => include_str!("../../lua/unpark.lua"),
-            Op::Pause => include_str!("../../lua/pause.lua"),
+            Op::Enqueue => include_str!("../lua/enqueue.lua"),
+            Op::Claim => include_str!("../lua/claim.lua"),
+            Op::Ack => include_str!("../lua/ack.lua"),
+            Op::Nack => include_str!("../lua/nack.lua"),
+            Op::Extend => include_str!("../lua/extend.lua"),
+            Op::Release => include_str!("../lua/release.lua"),
+            Op::Reclaim => include_str!("../lua/reclaim.lua"),
+            Op::RequeueDead => include_str!("../lua/requeue_dead.lua"),
+            Op::DeleteDead => include_str!("../lua/delete_dead.lua"),
+            Op::NextDue => include_str!("../lua/next_due.lua"),
+            Op::Counts => include_str!("../lua/counts.lua"),
+            Op::Inspect => include_str!("../lua/inspect.lua"),
+            Op::ListJobs => include_str!("../lua/list_jobs.lua"),
+            Op::WorkerBeat => include_str!("../lua/worker_beat.lua"),
+            Op::WorkersList => include_str!("../lua/workers_list.lua"),
+            Op::ScheduleUpsert => include_str!("../lua/schedule_upsert.lua"),
+            Op::ScheduleFire => include_str!("../lua/schedule_fire.lua"),
+            Op::ScheduleTrigger => include_str!("../lua/schedule_trigger.lua"),
+            Op::SchedulePause => include_str!("../lua/schedule_pause.lua"),
+            Op::ScheduleDelete => include_str!("../lua/schedule_delete.lua"),
+            Op::ScheduleDue => include_str!("../lua/schedule_due.lua"),
+            Op::ScheduleList => include_str!("../lua/schedule_list.lua"),
+            Op::ScheduleGet => include_str!("../lua/schedule_get.lua"),
+            Op::Park => include_str!("../lua/park.lua"),
+            Op::Unpark => include_str!("../lua/unpark.lua"),
+            Op::Pause => include_str!("../lua/pause.lua"),
         }
     }
 

@@ -58,7 +58,7 @@ impl Target {
     }
 
     /// A page of the queue's jobs in `state`. With several shards each is
-    /// read for its first `offset + limit` jobs (at most [`MERGE_WINDOW`]),
+    /// read for its first `offset + limit` jobs (at most `MERGE_WINDOW`),
     /// they are merged in [`merge_order`], and the page is cut from that.
     pub async fn list_jobs(
         &self,

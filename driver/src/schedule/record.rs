@@ -174,19 +174,19 @@ mod tests {
         for (file, source) in [
             (
                 "schedule_upsert.lua",
-                include_str!("../../../lua/schedule_upsert.lua"),
+                include_str!("../../lua/schedule_upsert.lua"),
             ),
             (
                 "schedule_fire.lua",
-                include_str!("../../../lua/schedule_fire.lua"),
+                include_str!("../../lua/schedule_fire.lua"),
             ),
             (
                 "schedule_trigger.lua",
-                include_str!("../../../lua/schedule_trigger.lua"),
+                include_str!("../../lua/schedule_trigger.lua"),
             ),
             (
                 "schedule_pause.lua",
-                include_str!("../../../lua/schedule_pause.lua"),
+                include_str!("../../lua/schedule_pause.lua"),
             ),
         ] {
             assert!(source.contains(LUA_LAYOUT), "{file} has another layout");
