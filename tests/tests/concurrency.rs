@@ -151,7 +151,6 @@ async fn many_claimers_complete_every_job_exactly_once_without_double_leases() {
     assert_eq!(identities.len(), WORKERS, "identities are distinct");
 
     // Keep producing while the workers run.
-    let started = Instant::now();
     let mut next = 20;
     while next < JOBS {
         let size = (JOBS - next).min(250);
@@ -164,7 +163,6 @@ async fn many_claimers_complete_every_job_exactly_once_without_double_leases() {
     for handle in handles {
         handle.await.unwrap();
     }
-    let elapsed = started.elapsed();
 
     let ledger = std::mem::take(&mut *ledger.lock().unwrap());
     assert!(ledger.violations.is_empty(), "{:#?}", ledger.violations);
@@ -197,10 +195,6 @@ async fn many_claimers_complete_every_job_exactly_once_without_double_leases() {
         assert_eq!(ack, Acked::AlreadyGone, "its job was completed by another");
         assert_lease_lost(crashed.nack(lease, Duration::ZERO, "late").await, &lease.id);
     }
-    assert!(
-        elapsed < Duration::from_secs(20),
-        "{JOBS} jobs took {elapsed:?}"
-    );
 }
 
 fn numbered_from(start: usize, n: usize) -> Vec<NewJob> {
