@@ -19,7 +19,7 @@ pub const MAX_ID_LEN: usize = 64;
 pub const MAX_ERROR_LEN: usize = 4096;
 /// Longest delay, lease, retry window or dedup TTL: ten years.
 pub const MAX_DURATION: Duration = Duration::from_millis(315_360_000_000);
-/// Most jobs one `claim` may return.
+/// Most jobs one `claim` returns; a larger limit is served as this many.
 pub const MAX_CLAIM: usize = 1000;
 /// Most jobs sent to Redis in one enqueue script call; larger batches are
 /// split into pipelined chunks of this size (each chunk atomic).
@@ -104,6 +104,15 @@ pub fn check_lease(value: Duration) -> Result<u64, QueueError> {
         ));
     }
     Ok(ms)
+}
+
+/// How many jobs a `claim` of up to `limit` asks for. The seed promises "up
+/// to `limit`", so a caller handing over its free capacity is never refused:
+/// 0 asks for none (the caller returns an empty list without a round trip)
+/// and a limit above [`MAX_CLAIM`] is served as [`MAX_CLAIM`] (fewer, as
+/// "up to" allows).
+pub fn claim_count(limit: usize) -> usize {
+    limit.min(MAX_CLAIM)
 }
 
 /// Claim and page sizes.

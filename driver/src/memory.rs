@@ -57,8 +57,8 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 ///   claimed (waiting, backing off, blocked or dead) is
 ///   [`QueueError::LeaseLost`]; `retry` or `fail` of an unknown id is
 ///   [`QueueError::JobNotFound`].
-/// - Inputs are checked by the same rules (queue names, claim limit 1 to
-///   1000, leases of at least 1 ms, payloads up to
+/// - Inputs are checked by the same rules (queue names, a claim limit of 0
+///   answered with no jobs and one above 1000 served as 1000, leases of at least 1 ms, payloads up to
 ///   [`crate::DEFAULT_PAYLOAD_LIMIT`] of JSON nested at most
 ///   [`crate::limits::MAX_PAYLOAD_DEPTH`] deep); delays and leases are cut to
 ///   whole milliseconds as they are for Redis.
@@ -518,9 +518,9 @@ impl Queue for MemoryQueue {
         limit: usize,
         lease: Duration,
     ) -> Result<Vec<Job>, QueueError> {
-        limits::check_limit("claim limit", limit, limits::MAX_CLAIM)?;
         let lease = Duration::from_millis(limits::check_lease(lease)?);
         check_queue_name(queue)?;
+        let limit = limits::claim_count(limit);
         let now = Instant::now();
         Ok(self.lock().claim(queue, limit, lease, now))
     }

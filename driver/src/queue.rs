@@ -66,6 +66,14 @@ impl RedisQueue {
         &self.inner.url
     }
 
+    /// Close the connections; this handle and every clone of it fail from
+    /// then on. Dropping a handle leaves its pool reconnecting in the
+    /// background, so a caller that opens a handle only to learn whether
+    /// Redis answers (the console probing an outage) closes it.
+    pub async fn close(&self) {
+        let _ = fred::interfaces::ClientLike::quit(&self.inner.pool).await;
+    }
+
     /// The pub/sub channel on which queue names are published when they get
     /// due work (workers subscribe to sleep without polling).
     pub fn wake_channel(&self) -> String {
@@ -237,20 +245,26 @@ impl RedisQueue {
         Ok(layout.fields(&Bytes::from(buf)).map(Value::from))
     }
 
-    /// Claim up to `limit` (1 to 1000) due jobs of `queue` for `lease`.
+    /// Claim up to `limit` due jobs of `queue` for `lease`.
     ///
     /// Highest priority first, oldest first within a priority. Before
     /// claiming, lapsed leases of the queue are reclaimed (bounded per call)
     /// and delayed jobs that came due are promoted. A paused queue returns
-    /// nothing.
+    /// nothing. A `limit` of 0 returns no jobs without a round trip (the
+    /// queue name and lease are still checked); one above
+    /// [`limits::MAX_CLAIM`] (1000) claims at most that many.
     pub async fn claim(
         &self,
         queue: &str,
         limit: usize,
         lease: Duration,
     ) -> Result<Vec<Job>, QueueError> {
-        limits::check_limit("claim limit", limit, limits::MAX_CLAIM)?;
         let lease_ms = limits::check_lease(lease)?;
+        let limit = limits::claim_count(limit);
+        if limit == 0 {
+            limits::check_queue_name(queue)?;
+            return Ok(Vec::new());
+        }
         let identity = self.inner.identity;
         let args = vec![
             num(limit as u64),

@@ -641,6 +641,18 @@ async fn released_job_keeps_its_place<Q: Backend>(q: &Q) {
     );
 }
 
+/// The seed promises "up to `limit`": a caller handing over its free
+/// capacity gets no jobs for 0 (and nothing is claimed), and a limit above
+/// the cap of 1000 gets 1000, with the rest left waiting.
+async fn claim_up_to_limit_answers_zero_and_caps_a_large_limit<Q: Backend>(q: &Q) {
+    q.enqueue("q", payloads(0..1001)).await.unwrap();
+    assert!(q.claim("q", 0, LONG).await.unwrap().is_empty());
+    assert_eq!(q.sizes("q").await.waiting, 1001, "a claim of 0 took nothing");
+    let claimed = q.claim("q", 5000, LONG).await.unwrap();
+    assert_eq!(claimed.len(), 1000);
+    assert_eq!(q.sizes("q").await.waiting, 1);
+}
+
 // -------------------------------------------------------------- validation
 
 async fn invalid_arguments_are_refused_and_change_nothing<Q: Backend>(q: &Q) {
@@ -653,8 +665,8 @@ async fn invalid_arguments_are_refused_and_change_nothing<Q: Backend>(q: &Q) {
         assert_invalid(q.claim(name, 1, LONG).await, "queue name");
         assert_invalid(q.next_due(name).await, "queue name");
     }
-    assert_invalid(q.claim("q", 0, LONG).await, "claim limit");
-    assert_invalid(q.claim("q", 1001, LONG).await, "claim limit");
+    assert_invalid(q.claim("", 0, LONG).await, "queue name");
+    assert_invalid(q.claim("q", 0, Duration::ZERO).await, "lease");
     assert_invalid(q.claim("q", 1, Duration::ZERO).await, "lease");
     assert_invalid(q.claim("q", 1, Duration::from_micros(500)).await, "lease");
     assert_invalid(q.complete("").await, "job id");
@@ -757,6 +769,7 @@ on_both_backends!(
     ordering_key_held_through_retry_and_lapse,
     jobs_without_a_key_are_not_held_up,
     released_job_keeps_its_place,
+    claim_up_to_limit_answers_zero_and_caps_a_large_limit,
     invalid_arguments_are_refused_and_change_nothing,
 );
 
@@ -794,5 +807,6 @@ on_sharded_backend!(
     next_due_tells_how_long_to_sleep,
     ordering_key_spans_queues,
     ordering_key_held_through_retry_and_lapse,
+    claim_up_to_limit_answers_zero_and_caps_a_large_limit,
     invalid_arguments_are_refused_and_change_nothing,
 );

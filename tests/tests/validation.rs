@@ -232,15 +232,13 @@ async fn bad_claim_and_lease_arguments_are_rejected_and_nothing_is_written() {
     let lease = probe[0].lease();
     let before = digest(&server).await;
 
-    assert_invalid(queue.claim("q", 0, LONG).await, "claim limit");
-    assert_invalid(queue.claim("q", 1001, LONG).await, "claim limit");
     assert_invalid(queue.claim("q", 1, Duration::ZERO).await, "lease");
     assert_invalid(
         queue.claim("q", 1, Duration::from_micros(999)).await,
         "lease",
     );
     assert_invalid(queue.claim("q", 1, Duration::MAX).await, "lease");
-    assert_invalid(Queue::claim(&queue, "q", 0, LONG).await, "claim limit");
+    assert_invalid(Queue::claim(&queue, "q", 0, Duration::ZERO).await, "lease");
     assert_invalid(queue.extend(&lease, Duration::ZERO).await, "lease");
     assert_invalid(queue.nack(&lease, Duration::MAX, "e").await, "retry delay");
     assert_invalid(queue.reclaim("q", 0).await, "reclaim limit");
@@ -532,4 +530,24 @@ async fn empty_batches_sent_to_the_scripts_do_nothing() {
         assert_eq!(reply, fred::types::Value::Array(vec![]), "{name}");
     }
     assert_eq!(digest(&server).await, before);
+}
+
+#[tokio::test]
+async fn a_claim_of_zero_is_answered_without_a_round_trip() {
+    let server = server();
+    let queue = queue(&server, "claim-zero").await;
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    server.cmd(&["CONFIG", "RESETSTAT"]).await;
+    assert!(queue.claim("q", 0, LONG).await.unwrap().is_empty());
+    assert!(Queue::claim(&queue, "q", 0, LONG).await.unwrap().is_empty());
+    let stats: String = server
+        .cmd(&["INFO", "commandstats"])
+        .await
+        .convert()
+        .unwrap();
+    let scripts: Vec<&str> = stats
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_eval") || l.starts_with("cmdstat_fcall"))
+        .collect();
+    assert!(scripts.is_empty(), "a claim of 0 ran a script: {scripts:?}");
 }

@@ -38,6 +38,8 @@ impl Queue for ShardedQueue {
         limit: usize,
         lease: Duration,
     ) -> Result<Vec<Job>, QueueError> {
+        // One call claims at most MAX_CLAIM in all, as over one namespace.
+        let limit = crate::limits::claim_count(limit);
         let mut jobs: Vec<Job> = Vec::new();
         let mut answered = false;
         let mut first_error = None;
@@ -46,8 +48,9 @@ impl Queue for ShardedQueue {
             if answered && left == 0 {
                 break;
             }
-            // `left` is 0 here only for a limit of 0, which the shard
-            // refuses as a single namespace does.
+            // `left` is 0 here only for a limit of 0: the first shard checks
+            // the queue name and lease and answers with no jobs, without a
+            // round trip, as a single namespace does.
             match Queue::claim(&self.inner.shards[shard], queue, left, lease).await {
                 Ok(got) => {
                     answered = true;
