@@ -159,6 +159,24 @@ impl RedisCluster {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// How many clients are subscribed to `channel` over the whole cluster:
+    /// `PUBSUB NUMSUB` is per node (a subscriber sits on whichever node its
+    /// connection reached, and PUBLISH reaches every node), so this sums it
+    /// over the running nodes.
+    pub fn subscribers(&self, channel: &str) -> i64 {
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].is_running())
+            .map(|i| {
+                let reply = self.cli(i, &["PUBSUB", "NUMSUB", channel]);
+                reply
+                    .lines()
+                    .last()
+                    .and_then(|n| n.trim().parse::<i64>().ok())
+                    .unwrap_or_else(|| panic!("PUBSUB NUMSUB {channel} answered {reply:?}"))
+            })
+            .sum()
+    }
+
     /// Index of the node currently serving `slot` as primary, as a running
     /// node sees it (`CLUSTER NODES`).
     pub fn primary_of_slot(&self, slot: u16) -> Option<usize> {

@@ -117,16 +117,18 @@ async fn an_idle_worker_on_a_cluster_wakes_on_enqueue_without_polling() {
     for primary in 0..3 {
         let queue = connect(&cluster, &namespace_on(&cluster, "wake", primary)).await;
         let counter = Arc::new(Counter::default());
+        // Hand-off off: the enqueue must wake the worker, not lease to it.
         let options = WorkOptions::new()
             .queues(["default"])
-            .max_idle(Duration::from_secs(3600));
+            .max_idle(Duration::from_secs(3600))
+            .handoff(false);
         let (stop, handle) = start_worker(&queue, options, counter.clone());
-        wait_until(DEADLINE, "the worker to register", async || {
-            !queue.workers().await.unwrap().is_empty()
-        })
+        wait_until(
+            DEADLINE,
+            "the worker to subscribe to wake-ups",
+            async || cluster.subscribers(&queue.wake_channel()) == 1,
+        )
         .await;
-        // Let it subscribe and settle into its idle sleep.
-        tokio::time::sleep(Duration::from_millis(300)).await;
         JobQueue::new(queue.clone()).push(&Count).await.unwrap();
         wait_until(
             Duration::from_secs(5),

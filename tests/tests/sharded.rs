@@ -211,16 +211,23 @@ async fn one_worker_per_shard_runs_every_job() {
     for shard in q.shards() {
         let mut registry = Registry::new();
         registry.add_job::<Tick>();
+        // An hour of max idle and no hand-off: only wake-ups start the jobs.
         let options = WorkOptions::new()
             .queues(["default"])
             .max_idle(Duration::from_secs(3600))
+            .handoff(false)
             .schedules(false);
         let worker = Worker::new(shard.clone(), registry, options)
             .unwrap()
             .services(Services::new().with(ran.clone()));
         handles.push(tokio::spawn(worker.run(stop.clone())));
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until(DEADLINE, "each shard's worker to subscribe", async || {
+        q.shards()
+            .iter()
+            .all(|shard| cluster.subscribers(&shard.wake_channel()) == 1)
+    })
+    .await;
     // Typed pushes go through each shard's handle; spread them by hand.
     for i in 0..90 {
         let shard = &q.shards()[i % 3];

@@ -448,14 +448,20 @@ async fn unknown_names_and_undecodable_payloads_are_dead_lettered_at_once() {
 async fn an_idle_worker_wakes_on_enqueue_without_polling() {
     let server = RedisServer::start();
     let queue = connect(&server, &unique_namespace("wake")).await;
-    // With an hour of max idle, only the wake-up can start the job in time.
-    let running = start(&queue, default_queue().max_idle(Duration::from_secs(3600)));
-    wait_until(DEADLINE, "the worker to register", async || {
-        !queue.workers().await.unwrap().is_empty()
-    })
+    // With an hour of max idle, only the wake-up can start the job in time;
+    // with hand-off off, the enqueue cannot lease the job to it instead.
+    let running = start(
+        &queue,
+        default_queue()
+            .max_idle(Duration::from_secs(3600))
+            .handoff(false),
+    );
+    wait_until(
+        DEADLINE,
+        "the worker to subscribe to wake-ups",
+        async || server.subscribers(&queue.wake_channel()).await == 1,
+    )
     .await;
-    // Let it settle into its idle sleep.
-    tokio::time::sleep(Duration::from_millis(200)).await;
     queue.push(&Quick { n: 1 }).await.unwrap();
     let t = running.tracker.clone();
     wait_until(
