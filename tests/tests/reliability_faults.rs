@@ -1,7 +1,9 @@
 //! The quick subset of the fault scenarios (`redq_tests::chaos`), run in CI:
 //! every fault of the reliability issue at a small, bounded scale, each
-//! checked by the history checker and the structural check. The full run
-//! is `scripts/reliability` (see docs/reliability.md).
+//! checked by the history checker and the structural check, and each failing
+//! unless the queue drained and the workload really ran (see
+//! `redq_tests::chaos::Outcome`). The full run is `scripts/reliability`
+//! (see docs/reliability.md).
 
 use std::path::Path;
 
@@ -88,4 +90,44 @@ async fn ordering_keys_hold_under_random_failures() {
     let outcome = chaos::ordering_under_failures(scale()).await;
     println!("{outcome}");
     outcome.assert_ok();
+}
+
+/// The scenarios cannot pass vacuously: when every skewed worker dies at
+/// start-up (here a wrapper that refuses to start under libfaketime), the
+/// one true-clock worker still drains the queue and the checker finds no
+/// violation, yet the scenario fails, naming the workers and showing their
+/// stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skewed_workers_that_crash_at_start_up_fail_the_skewed_clock_scenario() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let wrapper = dir.path().join("crashes-when-skewed");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\
+             if [ -n \"$FAKETIME\" ]; then echo 'refusing to start under faketime' >&2; exit 3; fi\n\
+             exec '{}' \"$@\"\n",
+            worker_bin().display()
+        ),
+    )
+    .expect("writing the wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("making the wrapper executable");
+    let Some(outcome) = chaos::skewed_clocks(scale(), &wrapper).await else {
+        panic!("libfaketime is missing: apt-get install -y faketime");
+    };
+    println!("{outcome}");
+    assert!(outcome.failed(), "a run without its skewed workers passed");
+    let text = outcome.to_string();
+    for needle in [
+        "worker process 1 (clock +30s) exited by itself",
+        "worker 2 never had a claim answered",
+        "stderr of worker process 4 (clock +30s)",
+        "refusing to start under faketime",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
 }

@@ -21,23 +21,42 @@ async fn main() {
         eprintln!("usage: redq-chaos-worker URL NAMESPACE QUEUE BEHAVIOUR HISTORY PROCESS SEED");
         std::process::exit(2);
     };
-    let behaviour = Behaviour::from_arg(behaviour).expect("BEHAVIOUR");
-    let queue_handle = RedisQueue::builder(url)
+    let Some(behaviour) = Behaviour::from_arg(behaviour) else {
+        fail(&format!(
+            "BEHAVIOUR {behaviour:?} is not nine comma-separated numbers \
+             (lease_ms,batch,work_min,work_max,nack,dead,release,abandon,extend)"
+        ));
+    };
+    let Ok(process) = process.parse() else {
+        fail(&format!("PROCESS {process:?} is not a whole number"));
+    };
+    let Ok(seed) = seed.parse() else {
+        fail(&format!("SEED {seed:?} is not a whole number"));
+    };
+    let queue_handle = match RedisQueue::builder(url)
         .namespace(namespace.as_str())
         .command_timeout(Duration::from_secs(5))
         .connect()
         .await
-        .expect("connect");
-    let recorder = Recorder::to_file(
-        process.parse().expect("PROCESS"),
-        std::path::Path::new(history),
-    );
+    {
+        Ok(handle) => handle,
+        Err(e) => fail(&format!("connecting to redis failed: {e}")),
+    };
+    let recorder = Recorder::to_file(process, std::path::Path::new(history));
+    // Panics (and so exits with an error and a message on stderr) when it
+    // cannot claim at all; otherwise runs until killed.
     work(
         RecordingQueue::new(queue_handle, recorder),
         queue.clone(),
         behaviour,
-        seed.parse().expect("SEED"),
+        seed,
         Arc::new(AtomicBool::new(false)),
     )
     .await;
+}
+
+/// Says what was wrong on stderr (which the scenario keeps and shows) and exits.
+fn fail(why: &str) -> ! {
+    eprintln!("redq-chaos-worker: {why}");
+    std::process::exit(2);
 }

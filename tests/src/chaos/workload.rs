@@ -10,7 +10,10 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::history::{JobSpec, RecordingQueue};
+use redq::QueueError;
+
+use crate::history::record::classify;
+use crate::history::{JobSpec, RecordingQueue, Reply};
 
 /// How a worker treats the jobs it claims.
 #[derive(Debug, Clone, Copy)]
@@ -115,21 +118,82 @@ pub fn specs(prefix: &str, from: usize, to: usize, keys: usize, max_attempts: u3
         .collect()
 }
 
-/// Enqueues `specs` in batches of `batch`; returns (created, refused).
-/// Refusals (out of memory) and unknown outcomes are recorded, not fatal.
+/// What a producer's run came to.
+#[derive(Debug, Default)]
+pub struct Produced {
+    /// Jobs whose enqueue was acknowledged.
+    pub created: usize,
+    /// Each enqueue batch that failed, with its jobs.
+    pub refusals: Vec<Refusal>,
+}
+
+/// One enqueue batch that failed.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub jobs: usize,
+    pub kind: Refused,
+    /// The error as the driver worded it.
+    pub error: String,
+}
+
+/// Why an enqueue batch failed, as far as a fault can explain it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Redis reached `maxmemory` and wrote nothing.
+    OutOfMemory,
+    /// No definite answer (timeout, dropped connection): maybe applied.
+    NoAnswer,
+    /// Anything else: invalid input, a protocol error… never explained by a fault.
+    Other,
+}
+
+impl Refused {
+    fn of(err: &QueueError) -> Refused {
+        match (err, classify(err)) {
+            (QueueError::OutOfMemory, _) => Refused::OutOfMemory,
+            (_, Reply::Unknown { .. }) => Refused::NoAnswer,
+            _ => Refused::Other,
+        }
+    }
+}
+
+impl Produced {
+    /// Jobs in failed batches.
+    pub fn refused(&self) -> usize {
+        self.refusals.iter().map(|r| r.jobs).sum()
+    }
+
+    /// Failed batches whose kind is not in `explained` (what the scenario's
+    /// fault can cause), each as a sentence.
+    pub fn unexplained(&self, explained: &[Refused]) -> Vec<String> {
+        self.refusals
+            .iter()
+            .filter(|r| !explained.contains(&r.kind))
+            .map(|r| format!("an enqueue of {} jobs failed: {}", r.jobs, r.error))
+            .collect()
+    }
+}
+
+/// Enqueues `specs` in batches of `batch`, pausing `pause` between batches.
+/// A failed batch is recorded (in the history and in [`Produced`]) and the
+/// run goes on; the scenario decides which failures its fault explains.
 pub async fn produce(
     rq: &RecordingQueue,
     queue: &str,
     specs: &[JobSpec],
     batch: usize,
     pause: Duration,
-) -> (usize, usize) {
-    let (mut created, mut refused) = (0, 0);
+) -> Produced {
+    let mut produced = Produced::default();
     for chunk in specs.chunks(batch.max(1)) {
         match rq.add_batch(queue, chunk).await {
-            Ok(out) => created += out.len(),
-            Err(_) => {
-                refused += chunk.len();
+            Ok(out) => produced.created += out.len(),
+            Err(e) => {
+                produced.refusals.push(Refusal {
+                    jobs: chunk.len(),
+                    kind: Refused::of(&e),
+                    error: e.to_string(),
+                });
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
@@ -137,10 +201,18 @@ pub async fn produce(
             tokio::time::sleep(pause).await;
         }
     }
-    (created, refused)
+    produced
 }
 
-/// Claims and handles jobs until `stop` is set.
+/// How many claims in a row may fail before a worker gives up. Each is
+/// retried after 50 ms, so this outlasts every outage a scenario injects
+/// (a restart of redis-server, a 1.5 s freeze) by far, yet a worker that
+/// can never claim fails the run within seconds instead of spinning.
+pub const CLAIM_ATTEMPTS: u32 = 200;
+
+/// Claims and handles jobs until `stop` is set. Panics (failing the run,
+/// with the last error) after [`CLAIM_ATTEMPTS`] failed claims in a row;
+/// every failed claim is in the history, where the scenario counts them.
 pub async fn work(
     rq: RecordingQueue,
     queue: String,
@@ -149,10 +221,20 @@ pub async fn work(
     stop: Arc<AtomicBool>,
 ) {
     let mut rng = StdRng::seed_from_u64(seed);
+    let mut failed_in_a_row = 0;
     while !stop.load(Ordering::SeqCst) {
         let jobs = match rq.claim(&queue, behaviour.batch, behaviour.lease).await {
-            Ok(jobs) => jobs,
-            Err(_) => {
+            Ok(jobs) => {
+                failed_in_a_row = 0;
+                jobs
+            }
+            Err(e) => {
+                failed_in_a_row += 1;
+                if failed_in_a_row >= CLAIM_ATTEMPTS {
+                    panic!(
+                        "the worker gave up: {failed_in_a_row} claims in a row failed, the last with: {e}"
+                    );
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }

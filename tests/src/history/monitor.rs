@@ -61,6 +61,13 @@ impl ServerLog {
         self.lines.lock().unwrap().clone()
     }
 
+    /// A view of the captured lines that outlives [`ServerLog::stop`]: a
+    /// run hands the log to the checker and can still read, afterwards,
+    /// every line the checker read (to prove each one was understood).
+    pub fn captured(&self) -> Captured {
+        Captured(self.lines.clone())
+    }
+
     /// Stops capturing once the server has answered a marker command sent
     /// after everything else (so every earlier command was fed to the
     /// monitor), and returns the lines.
@@ -92,7 +99,18 @@ impl ServerLog {
         self.stop.store(true, Ordering::SeqCst);
         self.task.abort();
         let _ = self.task.await;
-        std::mem::take(&mut *self.lines.lock().unwrap())
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+/// The lines of a [`ServerLog`], readable after it stopped.
+#[derive(Clone)]
+pub struct Captured(Arc<Mutex<Vec<String>>>);
+
+impl Captured {
+    /// Every line captured.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
     }
 }
 
@@ -128,6 +146,9 @@ async fn capture(
                     line.clear();
                     match reader.read_until(b'\n', &mut line).await {
                         Ok(0) | Err(_) => break,
+                        // The server died mid-line: the gap marker below
+                        // stands for what was cut, not a half line.
+                        Ok(_) if !line.ends_with(b"\n") => break,
                         Ok(_) => {}
                     }
                     let text = String::from_utf8_lossy(&line);

@@ -77,11 +77,39 @@ pub struct ServerRecord {
     /// Job id -> tag, from the payload that follows the meta in each
     /// written record (where it is JSON).
     pub tags: HashMap<String, String>,
-    /// Lines that could not be parsed.
+    /// Lines that could not be parsed (a line, or a job record in it).
     pub unparsed: usize,
+    /// The first few of them, to show.
+    pub unparsed_lines: Vec<String>,
     /// Job records deleted according to the append-only file, when it was
     /// read ([`super::aof`]): acks whose effect `MONITOR` missed in a crash.
     pub durable_deletes: Option<std::collections::HashSet<String>>,
+}
+
+impl ServerRecord {
+    /// How many unparsed lines are kept to show.
+    const SHOWN: usize = 5;
+
+    fn not_parsed(&mut self, line: &str) {
+        self.unparsed += 1;
+        if self.unparsed_lines.len() < Self::SHOWN {
+            let cut: String = line.chars().take(200).collect();
+            self.unparsed_lines.push(cut);
+        }
+    }
+
+    /// A sentence for the lines that could not be read, if any: with them
+    /// the record is partial, so a check that passed may have seen too little.
+    pub fn unparsed_problem(&self) -> Option<String> {
+        (self.unparsed > 0).then(|| {
+            format!(
+                "{} MONITOR lines could not be parsed, so the server record is partial; \
+                 the first: {}",
+                self.unparsed,
+                self.unparsed_lines.join(" | ")
+            )
+        })
+    }
 }
 
 /// Reads the monitor `lines` of namespace `ns`; `names` maps script SHA-1s
@@ -101,7 +129,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             continue;
         }
         let Some(command) = parse_line(line) else {
-            record.unparsed += 1;
+            record.not_parsed(line);
             continue;
         };
         let name = command.name();
@@ -150,7 +178,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let [raw_id, raw] = pair else { continue };
                     let id = String::from_utf8_lossy(raw_id).into_owned();
                     let Some((after, payload)) = Meta::split(raw) else {
-                        record.unparsed += 1;
+                        record.not_parsed(line);
                         continue;
                     };
                     // Every write carries the payload, so a job first seen
@@ -282,5 +310,28 @@ mod tests {
             })
             .collect();
         assert_eq!(seqs, [("A", Kind::Created, 7), ("B", Kind::Created, 8)]);
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_parsed_is_reported_with_its_text() {
+        let names = HashMap::new();
+        let lines = [
+            r#"1.000001 [0 127.0.0.1:5000] "ping""#.to_owned(),
+            "1.000002 [0 127.0.0.1:5000] unquoted".to_owned(),
+            // A job record whose meta is not msgpack.
+            r#"1.000003 [0 lua] "hset" "{n}:jobs" "A" "not msgpack""#.to_owned(),
+        ];
+        let parsed = parse(&lines, "n", &names);
+        assert_eq!(parsed.unparsed, 2);
+        let problem = parsed.unparsed_problem().expect("a problem");
+        assert!(
+            problem.starts_with("2 MONITOR lines could not be parsed"),
+            "{problem}"
+        );
+        assert!(
+            problem.contains("unquoted") && problem.contains("not msgpack"),
+            "{problem}"
+        );
+        assert!(parse(&lines[..1], "n", &names).unparsed_problem().is_none());
     }
 }

@@ -1,0 +1,294 @@
+//! Worker processes (`redq-chaos-worker`) for the scenarios that kill
+//! (`kill -9`), stop (`SIGSTOP`) or skew the clock of (libfaketime) workers.
+//!
+//! Each process appends its history to a file and its stderr to another,
+//! both in the fleet's temporary directory. A process that exits before the
+//! scenario kills it, a history file that is missing, or a line in it that
+//! cannot be read is a problem of the run: the history would be partial and
+//! the checker's verdict vacuous.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::harness::QUEUE;
+use super::workload::Behaviour;
+use crate::history::{read_history, Entry, Reply};
+
+/// Debian's libfaketime (package `faketime`).
+pub const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+struct WorkerProcess {
+    process: u32,
+    label: String,
+    child: Child,
+}
+
+/// The worker processes of one scenario, running and ended.
+pub(crate) struct Fleet {
+    bin: PathBuf,
+    url: String,
+    ns: String,
+    dir: tempfile::TempDir,
+    running: Vec<WorkerProcess>,
+    /// (process, label) of every process started, in order.
+    started: Vec<(u32, String)>,
+    problems: Vec<String>,
+}
+
+/// What the fleet left: every process's history, and what went wrong.
+pub(crate) struct Ended {
+    pub entries: Vec<Entry>,
+    /// Processes started (their recorder ids), in order.
+    pub processes: Vec<u32>,
+    /// Histories missing or unreadable, processes that exited by themselves.
+    pub problems: Vec<String>,
+    /// Each process's stderr: (label, text).
+    pub stderr: Vec<(String, String)>,
+    /// Final lines cut short by a `kill -9` mid-write (not a problem).
+    pub torn: usize,
+}
+
+impl Fleet {
+    pub(crate) fn new(bin: &Path, url: &str, ns: &str) -> Fleet {
+        Fleet {
+            bin: bin.to_owned(),
+            url: url.to_owned(),
+            ns: ns.to_owned(),
+            dir: tempfile::tempdir().expect("temp dir"),
+            running: Vec::new(),
+            started: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn history(&self, process: u32) -> PathBuf {
+        self.dir.path().join(format!("history-{process}.jsonl"))
+    }
+
+    fn stderr(&self, process: u32) -> PathBuf {
+        self.dir.path().join(format!("worker-{process}.stderr"))
+    }
+
+    /// Starts worker `process` (its recorder id); `skew` is a libfaketime
+    /// offset such as `+30s`.
+    pub(crate) fn spawn(
+        &mut self,
+        behaviour: &Behaviour,
+        process: u32,
+        seed: u64,
+        skew: Option<&str>,
+    ) {
+        let stderr = File::create(self.stderr(process)).expect("worker stderr file");
+        let mut command = Command::new(&self.bin);
+        command
+            .args([
+                self.url.as_str(),
+                &self.ns,
+                QUEUE,
+                &behaviour.to_arg(),
+                &self.history(process).display().to_string(),
+                &process.to_string(),
+                &seed.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        let mut label = format!("worker process {process}");
+        if let Some(offset) = skew {
+            command
+                .env("LD_PRELOAD", FAKETIME_LIB)
+                .env("FAKETIME", offset)
+                .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+                .env("FAKETIME_NO_CACHE", "1");
+            label.push_str(&format!(" (clock {offset})"));
+        }
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {} failed: {e}", self.bin.display()));
+        self.started.push((process, label.clone()));
+        self.running.push(WorkerProcess {
+            process,
+            label,
+            child,
+        });
+    }
+
+    /// Processes still running, by recorder id.
+    pub(crate) fn running(&self) -> Vec<u32> {
+        self.running.iter().map(|w| w.process).collect()
+    }
+
+    fn take(&mut self, process: u32) -> WorkerProcess {
+        let i = self
+            .running
+            .iter()
+            .position(|w| w.process == process)
+            .unwrap_or_else(|| panic!("worker process {process} is not running"));
+        self.running.swap_remove(i)
+    }
+
+    /// `kill -9` of worker `process`; a problem if it had already exited.
+    pub(crate) fn kill(&mut self, process: u32) {
+        let w = self.take(process);
+        self.kill_child(w);
+    }
+
+    fn kill_child(&mut self, mut w: WorkerProcess) {
+        if let Ok(Some(status)) = w.child.try_wait() {
+            self.problems.push(format!(
+                "{} exited by itself ({status}) before the scenario killed it",
+                w.label
+            ));
+            return;
+        }
+        let _ = w.child.kill();
+        let _ = w.child.wait();
+    }
+
+    /// Sends `sig` (such as `-STOP`) to worker `process`.
+    pub(crate) fn signal(&self, process: u32, sig: &str) {
+        let w = self
+            .running
+            .iter()
+            .find(|w| w.process == process)
+            .unwrap_or_else(|| panic!("worker process {process} is not running"));
+        let pid = w.child.id().to_string();
+        let status = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .expect("running kill");
+        assert!(status.success(), "kill {sig} {pid} failed");
+    }
+
+    /// The history worker `process` has written so far, read leniently
+    /// (for polling while it runs).
+    pub(crate) fn history_so_far(&self, process: u32) -> Vec<Entry> {
+        read_history(&[self.history(process)])
+    }
+
+    /// Waits until every running process has had a claim answered, or
+    /// `deadline` passes (then [`Ended`] reports the ones that did not): a
+    /// process started just before the end must show it came up too.
+    pub(crate) async fn await_first_claims(&self, deadline: Duration) {
+        let until = Instant::now() + deadline;
+        let claimed = |p: u32| {
+            self.history_so_far(p)
+                .iter()
+                .any(|e| matches!(e.reply, Some(Reply::Claimed { .. })))
+        };
+        while Instant::now() < until && !self.running().into_iter().all(claimed) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Kills every process still running and reads every history strictly.
+    pub(crate) fn end(mut self) -> Ended {
+        for w in std::mem::take(&mut self.running) {
+            self.kill_child(w);
+        }
+        let mut ended = Ended {
+            entries: Vec::new(),
+            processes: self.started.iter().map(|(p, _)| *p).collect(),
+            problems: std::mem::take(&mut self.problems),
+            stderr: Vec::new(),
+            torn: 0,
+        };
+        for (process, label) in &self.started {
+            let mut text = String::new();
+            if let Ok(mut f) = File::open(self.stderr(*process)) {
+                let _ = f.read_to_string(&mut text);
+            }
+            ended.stderr.push((label.clone(), text));
+            match load(&self.history(*process)) {
+                Ok((entries, torn)) => {
+                    ended.entries.extend(entries);
+                    ended.torn += torn;
+                }
+                Err(why) => ended.problems.push(format!("{label}: {why}")),
+            }
+        }
+        ended
+    }
+}
+
+/// Reads one process's history; every line must be read. Only a final line
+/// without its newline may be cut short: the process was killed mid-write
+/// (returned as `1`, "torn"), which loses at most the call being recorded.
+fn load(path: &Path) -> Result<(Vec<Entry>, usize), String> {
+    let text = std::fs::read(path)
+        .map_err(|e| format!("its history file {} could not be read: {e}", path.display()))?;
+    let text = String::from_utf8(text)
+        .map_err(|_| format!("its history file {} is not UTF-8", path.display()))?;
+    let complete = text.matches('\n').count();
+    let torn_tail = !text.is_empty() && !text.ends_with('\n');
+    let entries = read_history(&[path]);
+    // The reader keeps one entry per call line and fills its reply from the
+    // completion line; anything it skipped shows as a line not accounted for.
+    let read = entries.len() + entries.iter().filter(|e| e.reply.is_some()).count();
+    if read == complete + usize::from(torn_tail) {
+        return Ok((entries, 0));
+    }
+    if torn_tail && read == complete {
+        return Ok((entries, 1));
+    }
+    let first_bad = text
+        .lines()
+        .find(|l| serde_json::from_str::<serde_json::Value>(l).is_err())
+        .map(|l| format!("; the first that is not JSON: {}", shorten(l)))
+        .unwrap_or_else(|| {
+            "; every line is JSON, so one has the wrong shape or completes a call never logged"
+                .into()
+        });
+    Err(format!(
+        "{} of the {} lines of {} could not be read{first_bad}",
+        (complete + usize::from(torn_tail)).saturating_sub(read),
+        complete + usize::from(torn_tail),
+        path.display()
+    ))
+}
+
+fn shorten(line: &str) -> String {
+    if line.chars().count() <= 120 {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(120).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INVOKE: &str = r#"{"line":"invoke","process":1,"seq":0,"at_us":5,"call":"claim","queue":"q","limit":1,"lease_ms":10}"#;
+    const COMPLETE: &str =
+        r#"{"line":"complete","process":1,"seq":0,"at_us":9,"reply":"claimed","jobs":[]}"#;
+
+    fn load_text(text: &str) -> Result<(Vec<Entry>, usize), String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.jsonl");
+        std::fs::write(&path, text).unwrap();
+        load(&path)
+    }
+
+    #[test]
+    fn every_line_must_be_read_but_a_last_line_cut_by_a_kill_may_be_short() {
+        let (entries, torn) = load_text(&format!("{INVOKE}\n{COMPLETE}\n")).unwrap();
+        assert_eq!((entries.len(), torn), (1, 0));
+        assert!(entries[0].reply.is_some());
+        let (_, torn) = load_text(&format!("{INVOKE}\n{}", &COMPLETE[..20])).unwrap();
+        assert_eq!(torn, 1);
+        let err = load_text(&format!("{INVOKE}\nnot json\n{COMPLETE}\n")).unwrap_err();
+        assert!(
+            err.contains("1 of the 3 lines") && err.contains("not json"),
+            "{err}"
+        );
+        let err = load_text(&format!("{INVOKE}\n{}\n", &COMPLETE[..20])).unwrap_err();
+        assert!(err.contains("1 of the 2 lines"), "{err}");
+        assert!(load(Path::new("/nonexistent/h.jsonl"))
+            .unwrap_err()
+            .contains("could not be read"));
+    }
+}

@@ -1,0 +1,211 @@
+//! What every fault scenario shares: connecting recorded clients, waiting
+//! for the queue to drain, the structural check after a fault, stopping
+//! in-process workers, and handing the history to the checker.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redq::RedisQueue;
+
+use super::outcome::Outcome;
+use crate::history::{self, Call, Entry, Recorder, RecordingQueue, Reply, Report, ServerLog};
+use crate::RedisServer;
+
+/// The one queue every scenario works on.
+pub(crate) const QUEUE: &str = "work";
+
+pub(crate) async fn handle(url: &str, ns: &str, timeout: Duration) -> RedisQueue {
+    RedisQueue::builder(url)
+        .namespace(ns)
+        .command_timeout(timeout)
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("connecting to the test redis-server failed: {e}"))
+}
+
+/// A recorded producer (recorder 0) and `n` recorded workers (recorders
+/// 1..=n), each on its own handle, plus the workers' recorders.
+pub(crate) async fn recorded_team(
+    url: &str,
+    ns: &str,
+    timeout: Duration,
+    n: u32,
+) -> (RecordingQueue, Vec<RecordingQueue>, Vec<Recorder>) {
+    let producer = RecordingQueue::new(handle(url, ns, timeout).await, Recorder::new(0));
+    let mut workers = Vec::new();
+    for p in 1..=n {
+        workers.push(RecordingQueue::new(
+            handle(url, ns, timeout).await,
+            Recorder::new(p),
+        ));
+    }
+    let recorders = workers.iter().map(|w| w.recorder.clone()).collect();
+    (producer, workers, recorders)
+}
+
+/// Waits until the queue has no waiting, scheduled, leased or blocked job.
+/// `Err` says what was left when `deadline` passed: the run stalled (a lost
+/// wake-up, a stuck ordering key, a lease never reclaimed).
+pub(crate) async fn drain(queue: &RedisQueue, deadline: Duration) -> Result<(), String> {
+    let until = Instant::now() + deadline;
+    let mut last = String::from("the counts could not be read");
+    while Instant::now() < until {
+        match queue.counts(QUEUE).await {
+            Ok(c) if c.waiting + c.scheduled + c.leased + c.blocked == 0 => return Ok(()),
+            Ok(c) => {
+                last = format!(
+                    "{} waiting, {} scheduled, {} leased ({} of them lapsed), {} blocked",
+                    c.waiting, c.scheduled, c.leased, c.lapsed, c.blocked
+                )
+            }
+            Err(e) => last = format!("the counts could not be read: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(format!(
+        "the queue did not drain within {deadline:?}: {last} (the checker names each job)"
+    ))
+}
+
+pub(crate) async fn structure_check(
+    server: &RedisServer,
+    ns: &str,
+    after: &str,
+    out: &mut Vec<String>,
+) {
+    let client = server.client().await;
+    for v in history::check_namespace(&client, ns).await {
+        out.push(format!("after {after}: {v}"));
+    }
+    let _ = fred::interfaces::ClientLike::quit(&client).await;
+}
+
+/// Tells the in-process workers to stop and waits for each; returns a
+/// sentence for each one that panicked (it gave up claiming, or broke).
+pub(crate) async fn stop_workers(
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+) -> Vec<String> {
+    stop.store(true, Ordering::SeqCst);
+    let mut panics = Vec::new();
+    for (i, t) in tasks.into_iter().enumerate() {
+        if let Err(e) = t.await {
+            let why = if e.is_panic() {
+                let payload = e.into_panic();
+                payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "a panic without a message".into())
+            } else {
+                "it was cancelled".into()
+            };
+            panics.push(format!("in-process worker #{} panicked: {why}", i + 1));
+        }
+    }
+    panics
+}
+
+/// The checker's report on a run that must have drained: every
+/// acknowledged job completed or dead, nothing live (a live job is
+/// reported by name). `aof_dir` when the server was killed. Also returns
+/// a problem when a `MONITOR` line could not be parsed: the checker reads
+/// the server record without them, so a check it passed may have seen too
+/// little.
+pub(crate) async fn check(
+    server: &RedisServer,
+    ns: &str,
+    log: ServerLog,
+    entries: &[Entry],
+    aof_dir: Option<&std::path::Path>,
+) -> (Report, Vec<String>) {
+    let captured = log.captured();
+    let report = history::finish_on(server, ns, log, entries, true, aof_dir).await;
+    let client = server.client().await;
+    let names = crate::lua::load_all(&client).await;
+    let _ = fred::interfaces::ClientLike::quit(&client).await;
+    let record = history::server::parse(&captured.lines(), ns, &names);
+    (report, record.unparsed_problem().into_iter().collect())
+}
+
+/// Per worker process (recorder id): claims answered, and claims that
+/// failed (each retried, up to the bound in `workload::CLAIM_ATTEMPTS`).
+#[derive(Debug, Default)]
+pub(crate) struct Claims {
+    answered: BTreeMap<u32, usize>,
+    with_jobs: BTreeMap<u32, usize>,
+    failed: usize,
+}
+
+impl Claims {
+    pub(crate) fn of(entries: &[Entry]) -> Claims {
+        let mut claims = Claims::default();
+        for e in entries {
+            if !matches!(e.call, Call::Claim { .. }) {
+                continue;
+            }
+            match &e.reply {
+                Some(Reply::Claimed { jobs }) => {
+                    *claims.answered.entry(e.process).or_default() += 1;
+                    if !jobs.is_empty() {
+                        *claims.with_jobs.entry(e.process).or_default() += 1;
+                    }
+                }
+                _ => claims.failed += 1,
+            }
+        }
+        claims
+    }
+
+    /// Records the figures, and a problem for each worker of `workers` that
+    /// never had a claim answered (it crashed, hung or never connected),
+    /// or, when `jobs_each`, never got a job.
+    pub(crate) fn require(&self, outcome: &mut Outcome, workers: &[u32], jobs_each: bool) {
+        outcome.figure("claims answered / failed and retried", {
+            let answered: usize = self.answered.values().sum();
+            format!("{answered} / {}", self.failed)
+        });
+        for w in workers {
+            let answered = self.answered.get(w).copied().unwrap_or(0);
+            outcome.require(answered > 0, || {
+                format!("worker {w} never had a claim answered (did it start? see its stderr)")
+            });
+            if jobs_each && answered > 0 {
+                outcome.require(self.with_jobs.contains_key(w), || {
+                    format!("worker {w} never claimed a job, so it tested nothing")
+                });
+            }
+        }
+    }
+}
+
+/// The checks every scenario makes of its own run: it drained, jobs were
+/// created and refused only as the fault explains, faults were injected.
+pub(crate) fn require_ran(
+    outcome: &mut Outcome,
+    drained: Result<(), String>,
+    created: usize,
+    unexplained_refusals: Vec<String>,
+    faults: (&str, usize),
+) {
+    outcome.figure("drained", drained.is_ok());
+    if let Err(why) = drained {
+        outcome.unproven.push(why);
+    }
+    outcome.require(created > 0, || "no job was created".into());
+    let n = unexplained_refusals.len();
+    for r in unexplained_refusals.into_iter().take(5) {
+        outcome
+            .unproven
+            .push(format!("{r} (not a refusal this fault explains)"));
+    }
+    if n > 5 {
+        outcome
+            .unproven
+            .push(format!("… and {} more such enqueue failures", n - 5));
+    }
+    let (what, count) = faults;
+    outcome.require(count > 0, || format!("no fault was injected ({what}: 0)"));
+}

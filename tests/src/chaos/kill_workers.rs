@@ -1,0 +1,96 @@
+//! Worker processes killed with `kill -9` every 2–5 s while others keep
+//! working; each killed worker is replaced. Their leases lapse and must be
+//! reclaimed, or the queue never drains.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::fleet::Fleet;
+use super::harness::{self, structure_check, Claims, QUEUE};
+use super::workload::{produce, specs, Behaviour};
+use super::{Outcome, Scale};
+use crate::history::{Recorder, RecordingQueue, ServerLog};
+use crate::{unique_namespace, RedisServer};
+
+pub async fn kill_workers(scale: Scale, worker_bin: &Path) -> Outcome {
+    let started = Instant::now();
+    let server = RedisServer::start();
+    let ns = unique_namespace("chaos-kill");
+    let url = server.url();
+    let log = ServerLog::start(server.port(), None).await;
+    let mut rng = StdRng::seed_from_u64(scale.seed);
+    let behaviour = Behaviour {
+        lease: Duration::from_millis(800),
+        work_ms: (1, 4),
+        ..Behaviour::default()
+    };
+    let producer = RecordingQueue::new(
+        harness::handle(&url, &ns, Duration::from_secs(5)).await,
+        Recorder::new(0),
+    );
+    let mut fleet = Fleet::new(worker_bin, &url, &ns);
+    for p in 1..=3 {
+        fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
+    }
+    let mut next_process = 4;
+    let jobs = specs("kill", 0, scale.jobs, 0, 4);
+    // Spread over the fault window, so the kills land on workers holding jobs.
+    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
+    let feed = {
+        let producer = producer.clone();
+        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
+    };
+    let mut structure = Vec::new();
+    let mut kills = 0;
+    let window_end = Instant::now() + scale.fault_window.max(Duration::from_secs(6));
+    while Instant::now() < window_end || !feed.is_finished() {
+        tokio::time::sleep(Duration::from_millis(rng.random_range(2000..=5000))).await;
+        let running = fleet.running();
+        let victim = running[rng.random_range(0..running.len())];
+        fleet.kill(victim);
+        kills += 1;
+        structure_check(&server, &ns, &format!("kill -9 #{kills}"), &mut structure).await;
+        fleet.spawn(
+            &behaviour,
+            next_process,
+            scale.seed + next_process as u64,
+            None,
+        );
+        next_process += 1;
+        if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {
+            break;
+        }
+    }
+    let produced = feed.await.expect("producer task");
+    let drained = harness::drain(&producer.queue, Duration::from_secs(60)).await;
+    fleet.await_first_claims(Duration::from_secs(20)).await;
+    let ended = fleet.end();
+    let mut entries = producer.recorder.entries();
+    entries.extend(ended.entries);
+    let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
+    let mut outcome = Outcome::new(
+        "worker processes kill -9 every 2-5 s",
+        started,
+        report,
+        structure,
+    );
+    outcome.figure("jobs enqueued", produced.created);
+    outcome.figure("worker processes killed with -9", kills);
+    outcome.figure("worker processes run", ended.processes.len());
+    outcome.figure("history lines cut short by kill -9", ended.torn);
+    harness::require_ran(
+        &mut outcome,
+        drained,
+        produced.created,
+        produced.unexplained(&[]),
+        ("worker processes killed", kills),
+    );
+    Claims::of(&entries).require(&mut outcome, &ended.processes, false);
+    outcome.require_none(ended.problems);
+    outcome.require_none(unread);
+    outcome.worker_stderr = ended.stderr;
+    outcome
+}
