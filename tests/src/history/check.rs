@@ -7,21 +7,26 @@
 //! | every acknowledged enqueue ends exactly once as completed or dead (0 lost) | each created id is completed (client ack, or an ack the server applied: in the MONITOR record, or in the append-only file when the server was killed), or dead, or still live when the run is not drained; a job with no such end and no maybe-applied ack is lost |
 //! | 0 completed twice | at most one ack reply `Completed` per job, at most one ack applied by the server; never completed and dead |
 //! | no two live leases, on the Redis clock | the next lease of a job is granted at or after the previous lease's latest expiry (claim replies carry the Redis-clock expiry; grant = expiry − lease), unless its holder resolved it; server side: a grant never replaces a lease, a reclaim happens at or after the expiry |
-//! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release |
+//! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release; a dead job is leased again only after a requeue (client side when the run has none; server side, never granted while its record has a death time) |
 //! | stale holders' calls are rejected | an ack `Completed` under lease L while the job had a later lease, or a nack/extend accepted after a later grant, is a violation; server side, a fenced script that wrote under a lease other than the current one |
-//! | attempts counted exactly | each nack or reclaim adds exactly one attempt, a grant or release none; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
+//! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
 //!
 //! Calls without a definite reply are "maybe applied": a check only fails
 //! when no reading of those calls explains what was observed.
+//!
+//! Every violation names the rule it broke ([`ViolationKind`]);
+//! `tests/tests/reliability_checker.rs` shows each kind firing on a broken
+//! variant.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use super::record::{Call, Entry, Reply};
 use super::server::{Kind, ServerRecord};
 use super::structure::Dump;
+use super::violation::{Violation, ViolationKind};
 
 /// What the run promises about its end state.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,7 +41,7 @@ pub struct Expect {
 #[derive(Debug, Default, Clone)]
 pub struct Report {
     pub figures: BTreeMap<&'static str, u64>,
-    pub violations: Vec<String>,
+    pub violations: Vec<Violation>,
 }
 
 impl Report {
@@ -44,8 +49,8 @@ impl Report {
         *self.figures.entry(figure).or_default() += n;
     }
 
-    fn violation(&mut self, text: String) {
-        self.violations.push(text);
+    fn violation(&mut self, kind: ViolationKind, text: String) {
+        self.violations.push(Violation::new(kind, text));
     }
 
     /// A figure, 0 when never counted.
@@ -53,9 +58,9 @@ impl Report {
         self.figures.get(figure).copied().unwrap_or(0)
     }
 
-    /// Whether any violation was found whose text contains `needle`.
-    pub fn found(&self, needle: &str) -> bool {
-        self.violations.iter().any(|v| v.contains(needle))
+    /// The kinds of every violation found.
+    pub fn kinds(&self) -> BTreeSet<ViolationKind> {
+        self.violations.iter().map(|v| v.kind).collect()
     }
 
     /// Panics with the report when anything was violated.
@@ -165,10 +170,13 @@ pub fn check(
                 for j in jobs {
                     r.add("leases_seen_by_clients", 1);
                     if let Some(other) = lease_owner.insert(j.lease, j.id.clone()) {
-                        r.violation(format!(
-                            "lease id {} handed out twice (jobs {other} and {})",
-                            j.lease, j.id
-                        ));
+                        r.violation(
+                            ViolationKind::LeaseHandedOutTwice,
+                            format!(
+                                "lease id {} handed out twice (jobs {other} and {})",
+                                j.lease, j.id
+                            ),
+                        );
                     }
                     claimed_tags.insert(j.id.clone(), j.tag.clone());
                     leases.entry(j.id.clone()).or_default().push(LeaseSeen {
@@ -260,20 +268,26 @@ pub fn check(
         let live = dump.jobs.contains_key(id) && !dead_final.contains(id);
         let dead = dead_final.contains(id);
         if completed > 1 {
-            r.violation(format!(
-                "job {id} ({tag}) completed {completed} times (acks {:?})",
-                completions[id]
-            ));
+            r.violation(
+                ViolationKind::CompletedTwice,
+                format!(
+                    "job {id} ({tag}) completed {completed} times (acks {:?})",
+                    completions[id]
+                ),
+            );
         }
         if completed >= 1 && (live || dead) {
-            r.violation(format!(
-                "job {id} ({tag}) was acknowledged as completed but is still {}",
-                if dead {
-                    "in the dead-letter set"
-                } else {
-                    "live"
-                }
-            ));
+            r.violation(
+                ViolationKind::CompletedButLive,
+                format!(
+                    "job {id} ({tag}) was acknowledged as completed but is still {}",
+                    if dead {
+                        "in the dead-letter set"
+                    } else {
+                        "live"
+                    }
+                ),
+            );
         }
         if completed == 0 && !live && !dead {
             let maybe = maybe_resolved.iter().any(|(j, _)| j == id);
@@ -287,7 +301,7 @@ pub fn check(
             } else if maybe {
                 r.add("completed_maybe", 1);
             } else {
-                r.violation(format!(
+                r.violation(ViolationKind::Lost, format!(
                     "job {id} ({tag}) was lost: enqueue acknowledged, never completed, not dead, gone"
                 ));
                 r.add("lost", 1);
@@ -301,18 +315,27 @@ pub fn check(
         if live {
             r.add("still_live", 1);
             if expect.drained {
-                r.violation(format!("job {id} ({tag}) was never finished"));
+                r.violation(
+                    ViolationKind::NeverFinished,
+                    format!("job {id} ({tag}) was never finished"),
+                );
             }
         }
     }
     for (id, n) in &server_acked {
         if *n > 1 {
-            r.violation(format!("the server applied {n} acks to job {id}"));
+            r.violation(
+                ViolationKind::ServerAckedTwice,
+                format!("the server applied {n} acks to job {id}"),
+            );
         }
     }
     for (id, tag) in &claimed_tags {
         if !tags_enqueued.contains(tag) && !maybe_tags.contains(tag) {
-            r.violation(format!("job {id} ({tag}) was claimed but never enqueued"));
+            r.violation(
+                ViolationKind::ClaimedNeverEnqueued,
+                format!("job {id} ({tag}) was claimed but never enqueued"),
+            );
         }
     }
 
@@ -322,11 +345,14 @@ pub fn check(
         let completed_leases = completions.get(id).cloned().unwrap_or_default();
         for lease in &completed_leases {
             if let Some(later) = seen.iter().find(|l| l.lease > *lease) {
-                r.violation(format!(
+                r.violation(
+                    ViolationKind::AckedThenLeasedAgain,
+                    format!(
                     "job {id}: an ack under lease {lease} was accepted but lease {} was granted \
                      (stale ack accepted, or the job ran again after completing)",
                     later.lease
-                ));
+                ),
+                );
             }
         }
         for pair in seen.windows(2) {
@@ -337,14 +363,14 @@ pub fn check(
             match resolution {
                 Some(Resolution::Nacked { at_ms, dead, .. }) => {
                     if dead && expect.no_requeue {
-                        r.violation(format!(
+                        r.violation(ViolationKind::LeasedAfterDead, format!(
                             "job {id}: leased again (lease {}) after it was dead-lettered under lease {}",
                             b.lease, a.lease
                         ));
                     }
                     if let Some(at) = at_ms {
                         if at > b.grant_ms + 1 {
-                            r.violation(format!(
+                            r.violation(ViolationKind::StaleNackAccepted, format!(
                                 "job {id}: a nack under lease {} applied at {at} ms, after lease {} \
                                  was granted at {} ms (stale nack accepted)",
                                 a.lease, b.lease, b.grant_ms
@@ -363,7 +389,7 @@ pub fn check(
                         .map(|(expiry, _)| *expiry)
                         .fold(a.expiry_ms, u64::max);
                     if b.grant_ms < live_until {
-                        r.violation(format!(
+                        r.violation(ViolationKind::TwoLiveLeases, format!(
                             "job {id}: lease {} granted at {} ms while lease {} was live until {} ms \
                              (two live leases on the Redis clock)",
                             b.lease, b.grant_ms, a.lease, live_until
@@ -373,11 +399,14 @@ pub fn check(
             }
             for (_, at) in extensions.get(&key).into_iter().flatten() {
                 if *at > b.grant_ms + 1 {
-                    r.violation(format!(
+                    r.violation(
+                        ViolationKind::StaleExtendAccepted,
+                        format!(
                         "job {id}: an extend under lease {} applied at {at} ms, after lease {} was \
                          granted at {} ms (stale extend accepted)",
                         a.lease, b.lease, b.grant_ms
-                    ));
+                    ),
+                    );
                 }
             }
             // Attempts: +1 after a failure or a lapse, +0 after a release.
@@ -392,15 +421,18 @@ pub fn check(
                 b.attempts >= a.attempts + step
             };
             if !ok {
-                r.violation(format!(
-                    "job {id}: lease {} saw {} attempts, lease {} saw {} (expected {}{})",
-                    a.lease,
-                    a.attempts,
-                    b.lease,
-                    b.attempts,
-                    if exact { "" } else { "at least " },
-                    a.attempts + step
-                ));
+                r.violation(
+                    ViolationKind::AttemptsMiscounted,
+                    format!(
+                        "job {id}: lease {} saw {} attempts, lease {} saw {} (expected {}{})",
+                        a.lease,
+                        a.attempts,
+                        b.lease,
+                        b.attempts,
+                        if exact { "" } else { "at least " },
+                        a.attempts + step
+                    ),
+                );
             }
         }
         for l in seen.iter() {
@@ -408,7 +440,7 @@ pub fn check(
                 resolutions.get(&(id.clone(), l.lease))
             {
                 if *attempts != l.attempts + 1 {
-                    r.violation(format!(
+                    r.violation(ViolationKind::NackReportedWrongAttempts, format!(
                         "job {id}: claimed with {} attempts under lease {}, its nack reported {attempts}",
                         l.attempts, l.lease
                     ));
@@ -431,11 +463,14 @@ pub fn check(
                 .and_then(|l| l.iter().map(|x| x.lease).min());
             if let (Some(a), Some(b)) = (last_a, first_b) {
                 if b < a {
-                    r.violation(format!(
-                        "ordering key {key:?}: job {} (lease {b}) was leased before job {} \
+                    r.violation(
+                        ViolationKind::KeyLeasedOutOfOrder,
+                        format!(
+                            "ordering key {key:?}: job {} (lease {b}) was leased before job {} \
                          finished (its lease {a})",
-                        pair[1], pair[0]
-                    ));
+                            pair[1], pair[0]
+                        ),
+                    );
                 }
             }
         }
@@ -469,33 +504,49 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 let after = after.as_ref().expect("a grant writes a record");
                 r.add("server_grants", 1);
                 if before.lease_id != 0 {
-                    r.violation(format!(
-                        "job {id}: lease {} granted over live lease {} (expiry {}) at {} ms \
+                    r.violation(
+                        ViolationKind::ServerGrantOverLiveLease,
+                        format!(
+                            "job {id}: lease {} granted over live lease {} (expiry {}) at {} ms \
                          by {} (two live leases)",
-                        after.lease_id,
-                        before.lease_id,
-                        before.lease_expiry,
-                        ev.at_ms(),
-                        ev.script
-                    ));
+                            after.lease_id,
+                            before.lease_id,
+                            before.lease_expiry,
+                            ev.at_ms(),
+                            ev.script
+                        ),
+                    );
                 }
                 if after.lease_id <= last_lease {
-                    r.violation(format!(
+                    r.violation(ViolationKind::ServerLeaseIdsNotGrowing, format!(
                         "job {id}: lease id {} granted after lease id {last_lease} (fencing tokens must grow)",
                         after.lease_id
                     ));
                 }
                 last_lease = last_lease.max(after.lease_id);
-                if after.attempts != before.attempts {
-                    r.violation(format!("job {id}: a grant changed attempts"));
+                if before.died_at > 0 {
+                    r.violation(
+                        ViolationKind::ServerGrantedWhileDead,
+                        format!(
+                            "job {id}: lease {} granted at {} ms by {} while the job was dead \
+                         (died at {} ms, never requeued)",
+                            after.lease_id,
+                            ev.at_ms(),
+                            ev.script,
+                            before.died_at
+                        ),
+                    );
                 }
                 if !after.ordering_key.is_empty() {
                     if let Some(other) = leased_by_key.get(&after.ordering_key) {
                         if other != id {
-                            r.violation(format!(
+                            r.violation(
+                                ViolationKind::ServerKeyHeldTwice,
+                                format!(
                                 "ordering key {:?}: job {id} leased while job {other} is leased",
                                 after.ordering_key
-                            ));
+                            ),
+                            );
                         }
                     }
                     leased_by_key.insert(after.ordering_key.clone(), id.clone());
@@ -504,11 +555,14 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
             Kind::Extended => {
                 r.add("server_extends", 1);
                 if !fenced_ok(ev.presented) {
-                    r.violation(format!(
+                    r.violation(
+                        ViolationKind::ServerStaleExtend,
+                        format!(
                         "job {id}: extend under lease {:?} accepted while lease {} was current \
                          (stale extend accepted)",
                         ev.presented, before.lease_id
-                    ));
+                    ),
+                    );
                 }
             }
             Kind::Reclaimed { dead } | Kind::Nacked { dead } => {
@@ -517,31 +571,40 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 if reclaim {
                     r.add("server_reclaims", 1);
                     if ev.at_ms() < before.lease_expiry {
-                        r.violation(format!(
-                            "job {id}: lease {} reclaimed at {} ms, before it lapsed at {} ms \
+                        r.violation(
+                            ViolationKind::ServerEarlyReclaim,
+                            format!(
+                                "job {id}: lease {} reclaimed at {} ms, before it lapsed at {} ms \
                              (early reclaim)",
-                            before.lease_id,
-                            ev.at_ms(),
-                            before.lease_expiry
-                        ));
+                                before.lease_id,
+                                ev.at_ms(),
+                                before.lease_expiry
+                            ),
+                        );
                     }
                 } else {
                     r.add("server_nacks", 1);
                     if !fenced_ok(ev.presented) {
-                        r.violation(format!(
+                        r.violation(
+                            ViolationKind::ServerStaleNack,
+                            format!(
                             "job {id}: nack under lease {:?} accepted while lease {} was current \
                              (stale nack accepted)",
                             ev.presented, before.lease_id
-                        ));
+                        ),
+                        );
                     }
                 }
                 if after.attempts != before.attempts + 1 {
-                    r.violation(format!(
-                        "job {id}: a {} took attempts from {} to {} (expected +1)",
-                        if reclaim { "reclaim" } else { "nack" },
-                        before.attempts,
-                        after.attempts
-                    ));
+                    r.violation(
+                        ViolationKind::ServerFailureNotOneAttempt,
+                        format!(
+                            "job {id}: a {} took attempts from {} to {} (expected +1)",
+                            if reclaim { "reclaim" } else { "nack" },
+                            before.attempts,
+                            after.attempts
+                        ),
+                    );
                 }
                 let spent = after.max_attempts > 0 && after.attempts >= after.max_attempts;
                 let windowed = after.retry_window > 0;
@@ -549,16 +612,22 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 if *dead {
                     r.add("server_dead_letters", 1);
                     if !spent && !windowed && !forced {
-                        r.violation(format!(
-                            "job {id}: dead-lettered after {} of {} attempts",
-                            after.attempts, after.max_attempts
-                        ));
+                        r.violation(
+                            ViolationKind::ServerDeadTooEarly,
+                            format!(
+                                "job {id}: dead-lettered after {} of {} attempts",
+                                after.attempts, after.max_attempts
+                            ),
+                        );
                     }
                 } else if spent {
-                    r.violation(format!(
-                        "job {id}: {} attempts of {} spent but not dead-lettered",
-                        after.attempts, after.max_attempts
-                    ));
+                    r.violation(
+                        ViolationKind::ServerSpentNotDead,
+                        format!(
+                            "job {id}: {} attempts of {} spent but not dead-lettered",
+                            after.attempts, after.max_attempts
+                        ),
+                    );
                 }
                 if !before.ordering_key.is_empty() {
                     leased_by_key.remove(&before.ordering_key);
@@ -570,15 +639,13 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
             Kind::Released => {
                 r.add("server_releases", 1);
                 if !fenced_ok(ev.presented) {
-                    r.violation(format!(
+                    r.violation(
+                        ViolationKind::ServerStaleRelease,
+                        format!(
                         "job {id}: release under lease {:?} accepted while lease {} was current",
                         ev.presented, before.lease_id
-                    ));
-                }
-                if let Some(after) = after {
-                    if after.attempts != before.attempts {
-                        r.violation(format!("job {id}: a release changed attempts"));
-                    }
+                    ),
+                    );
                 }
                 if !before.ordering_key.is_empty() {
                     leased_by_key.remove(&before.ordering_key);
@@ -587,30 +654,38 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
             Kind::Acked => {
                 r.add("server_acks", 1);
                 if !fenced_ok(ev.presented) {
-                    r.violation(format!(
-                        "job {id}: ack under lease {:?} accepted while lease {} was current \
+                    r.violation(
+                        ViolationKind::ServerStaleAck,
+                        format!(
+                            "job {id}: ack under lease {:?} accepted while lease {} was current \
                          (stale ack accepted)",
-                        ev.presented, before.lease_id
-                    ));
+                            ev.presented, before.lease_id
+                        ),
+                    );
                 }
                 if !before.ordering_key.is_empty() {
                     leased_by_key.remove(&before.ordering_key);
                     finish_in_order(&before.ordering_key, before.seq, id, &mut finished_seq, r);
                 }
             }
-            Kind::Other
-                if after
-                    .as_ref()
-                    .is_some_and(|a| a.attempts != before.attempts) =>
-            {
-                r.violation(format!(
-                    "job {id}: attempts changed from {} to {} by {} outside a failure",
-                    before.attempts,
-                    after.as_ref().map_or(0, |a| a.attempts),
-                    ev.script
-                ));
-            }
             _ => {}
+        }
+        // Only a failure counts an attempt, and only a requeue of a dead
+        // letter resets them: every other rewrite keeps them as they were.
+        let may_change = matches!(
+            ev.kind,
+            Kind::Nacked { .. } | Kind::Reclaimed { .. } | Kind::Requeued
+        );
+        if let Some(after) = after.as_ref().filter(|_| !may_change) {
+            if after.attempts != before.attempts {
+                r.violation(
+                    ViolationKind::ServerAttemptsChangedWithoutFailure,
+                    format!(
+                        "job {id}: attempts changed from {} to {} by {}, outside a failure",
+                        before.attempts, after.attempts, ev.script
+                    ),
+                );
+            }
         }
     }
 }
@@ -625,7 +700,7 @@ fn finish_in_order(
 ) {
     if let Some((last, last_id)) = finished.get(key) {
         if seq < *last {
-            r.violation(format!(
+            r.violation(ViolationKind::ServerKeyFinishedOutOfOrder, format!(
                 "ordering key {key:?}: job {id} (seq {seq}) finished after job {last_id} (seq {last})"
             ));
         }

@@ -9,7 +9,7 @@
 //!   invariants between them (every job in exactly one state, indexes
 //!   consistent), run after every fault.
 //! - [`check`]: reads all three and lists every broken guarantee, with the
-//!   run's figures.
+//!   run's figures; each names the rule it broke, a [`ViolationKind`].
 //!
 //! The checker is shown not to be vacuous by `tests/tests/reliability_checker.rs`,
 //! which feeds it histories made by deliberately broken variants of the
@@ -23,11 +23,13 @@ pub mod raw;
 pub mod record;
 pub mod server;
 pub mod structure;
+pub mod violation;
 
 pub use check::{check, Expect, Report};
 pub use monitor::ServerLog;
 pub use record::{read_history, Call, Entry, JobSpec, Recorder, RecordingQueue, Reply};
 pub use structure::{check_namespace, Dump};
+pub use violation::{Violation, ViolationKind};
 
 use fred::clients::Client;
 
@@ -110,8 +112,10 @@ pub async fn finish_with_aof(
         server.durable_deletes = Some(aof::deleted_jobs(dir, ns));
     }
     let mut report = check(entries, server.as_ref(), &dump, expect);
-    for v in dump.violations() {
-        report.violations.push(format!("final state: {v}"));
+    for v in dump.findings() {
+        report
+            .violations
+            .push(Violation::new(v.kind, format!("final state: {v}")));
     }
     report
 }

@@ -25,6 +25,7 @@ use fred::interfaces::{LuaInterface, SetsInterface};
 use fred::types::Value;
 
 use super::meta::Meta;
+use super::violation::{Violation, ViolationKind};
 
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
 -- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n,
@@ -222,59 +223,85 @@ impl Dump {
 
     /// Every broken invariant, described; empty when the namespace is sound.
     pub fn violations(&self) -> Vec<String> {
+        self.findings().iter().map(Violation::to_string).collect()
+    }
+
+    /// Every broken invariant, with the rule it broke.
+    pub fn findings(&self) -> Vec<Violation> {
         let mut out = Vec::new();
         for id in &self.undecodable {
-            out.push(format!("job {id}: record does not decode"));
+            out.push(Violation::new(
+                ViolationKind::UndecodableRecord,
+                format!("job {id}: record does not decode"),
+            ));
         }
         for id in &self.without_payload {
-            out.push(format!("job {id}: record without payload"));
+            out.push(Violation::new(
+                ViolationKind::RecordWithoutPayload,
+                format!("job {id}: record without payload"),
+            ));
         }
         let placements = self.placements();
         for (id, meta) in &self.jobs {
             let places = placements.get(id).cloned().unwrap_or_default();
             if places.len() != 1 {
-                out.push(format!(
-                    "job {id}: in {} states {places:?}, expected exactly one",
-                    places.len()
+                out.push(Violation::new(
+                    ViolationKind::NotInOneState,
+                    format!(
+                        "job {id}: in {} states {places:?}, expected exactly one",
+                        places.len()
+                    ),
                 ));
             }
             for (queue, state) in &places {
                 if *queue != meta.queue {
-                    out.push(format!(
-                        "job {id} of queue {:?} is {state} in queue {queue:?}",
-                        meta.queue
+                    out.push(Violation::new(
+                        ViolationKind::InAnotherQueue,
+                        format!(
+                            "job {id} of queue {:?} is {state} in queue {queue:?}",
+                            meta.queue
+                        ),
                     ));
                 }
             }
             let leased = places.iter().any(|(_, s)| s == "leased");
             if leased != (meta.lease_id != 0) {
-                out.push(format!(
-                    "job {id}: leased index {leased} but record lease {}",
-                    meta.lease_id
+                out.push(Violation::new(
+                    ViolationKind::LeaseIndexMismatch,
+                    format!(
+                        "job {id}: leased index {leased} but record lease {}",
+                        meta.lease_id
+                    ),
                 ));
             }
             if leased {
                 let score = self.states[&(meta.queue.clone(), "leased".to_owned())][id];
                 if score != meta.lease_expiry as f64 {
-                    out.push(format!(
-                        "job {id}: lease expiry {} in the index, {} in the record",
-                        score, meta.lease_expiry
+                    out.push(Violation::new(
+                        ViolationKind::LeaseExpiryMismatch,
+                        format!(
+                            "job {id}: lease expiry {} in the index, {} in the record",
+                            score, meta.lease_expiry
+                        ),
                     ));
                 }
             }
             let dead = places.iter().any(|(_, s)| s == "dead");
             if dead != (meta.died_at > 0) {
-                out.push(format!(
-                    "job {id}: dead index {dead} but died_at {}",
-                    meta.died_at
+                out.push(Violation::new(
+                    ViolationKind::DeadIndexMismatch,
+                    format!("job {id}: dead index {dead} but died_at {}", meta.died_at),
                 ));
             }
             if let Some(members) = self.states.get(&(meta.queue.clone(), "waiting".into())) {
                 if let Some(score) = members.get(id) {
                     if *score != meta.waiting_score() {
-                        out.push(format!(
-                            "job {id}: waiting score {score}, expected {}",
-                            meta.waiting_score()
+                        out.push(Violation::new(
+                            ViolationKind::WaitingScoreWrong,
+                            format!(
+                                "job {id}: waiting score {score}, expected {}",
+                                meta.waiting_score()
+                            ),
                         ));
                     }
                 }
@@ -282,7 +309,10 @@ impl Dump {
         }
         for (id, places) in &placements {
             if !self.jobs.contains_key(id) {
-                out.push(format!("{places:?} holds {id}, which has no record"));
+                out.push(Violation::new(
+                    ViolationKind::IndexWithoutRecord,
+                    format!("{places:?} holds {id}, which has no record"),
+                ));
             }
         }
         self.check_fifo(&mut out);
@@ -296,7 +326,7 @@ impl Dump {
     /// implied score is the priority-0 one) and no ordering key, strictly
     /// ascending in sequence. Missing records, other queues and other
     /// states are reported with the placements.
-    fn check_fifo(&self, out: &mut Vec<String>) {
+    fn check_fifo(&self, out: &mut Vec<Violation>) {
         for (queue, ids) in &self.fifo {
             let mut last: Option<(&String, u64)> = None;
             for id in ids {
@@ -304,23 +334,29 @@ impl Dump {
                     continue;
                 };
                 if meta.priority != 0 {
-                    out.push(format!(
-                        "job {id} in the fifo of queue {queue:?} has priority {}",
-                        meta.priority
+                    out.push(Violation::new(
+                        ViolationKind::FifoPriority,
+                        format!(
+                            "job {id} in the fifo of queue {queue:?} has priority {}",
+                            meta.priority
+                        ),
                     ));
                 }
                 if !meta.ordering_key.is_empty() {
-                    out.push(format!(
-                        "job {id} in the fifo of queue {queue:?} has ordering key {:?}",
-                        meta.ordering_key
+                    out.push(Violation::new(
+                        ViolationKind::FifoOrderingKey,
+                        format!(
+                            "job {id} in the fifo of queue {queue:?} has ordering key {:?}",
+                            meta.ordering_key
+                        ),
                     ));
                 }
                 if let Some((prev, prev_seq)) = last {
                     if meta.seq <= prev_seq {
-                        out.push(format!(
+                        out.push(Violation::new(ViolationKind::FifoOutOfOrder, format!(
                             "fifo of queue {queue:?} out of order: {prev} (seq {prev_seq}) before {id} (seq {})",
                             meta.seq
-                        ));
+                        )));
                     }
                 }
                 last = Some((id, meta.seq));
@@ -331,7 +367,7 @@ impl Dump {
     fn check_ordering(
         &self,
         placements: &HashMap<String, Vec<(String, String)>>,
-        out: &mut Vec<String>,
+        out: &mut Vec<Violation>,
     ) {
         let mut live_by_key: HashMap<&str, Vec<&String>> = HashMap::new();
         for (id, meta) in &self.jobs {
@@ -342,16 +378,20 @@ impl Dump {
         for (key, holder) in &self.ord_active {
             match self.jobs.get(holder) {
                 Some(m) if m.ordering_key == *key && m.died_at == 0 => {}
-                _ => out.push(format!(
+                _ => out.push(Violation::new(
+                    ViolationKind::KeyHolderNotLive,
+                    format!(
                     "ordering key {key:?} is held by {holder}, which is not a live job of that key"
+                ),
                 )),
             }
         }
         for (key, ids) in &live_by_key {
             let holder = self.ord_active.get(*key);
             if holder.is_none() {
-                out.push(format!(
-                    "ordering key {key:?} has live jobs {ids:?} but no holder"
+                out.push(Violation::new(
+                    ViolationKind::KeyWithoutHolder,
+                    format!("ordering key {key:?} has live jobs {ids:?} but no holder"),
                 ));
             }
             for id in ids {
@@ -360,8 +400,11 @@ impl Dump {
                     .is_some_and(|p| p.iter().any(|(_, s)| s == "blocked"));
                 let is_holder = holder == Some(*id);
                 if is_holder == blocked {
-                    out.push(format!(
+                    out.push(Violation::new(
+                        ViolationKind::KeyHolderOrBlockedWrong,
+                        format!(
                         "job {id} of ordering key {key:?}: holder {is_holder}, blocked {blocked}"
+                    ),
                     ));
                 }
             }
@@ -371,14 +414,18 @@ impl Dump {
             let mut parts = member.splitn(3, '\n');
             let (key, seq, id) = (parts.next(), parts.next(), parts.next());
             let (Some(key), Some(seq), Some(id)) = (key, seq, id) else {
-                out.push(format!("malformed blocked member {member:?}"));
+                out.push(Violation::new(
+                    ViolationKind::BlockedMemberMalformed,
+                    format!("malformed blocked member {member:?}"),
+                ));
                 continue;
             };
             if let Some(m) = self.jobs.get(id) {
                 *blocked_per_queue.entry(m.queue.clone()).or_default() += 1;
                 if m.ordering_key != key || seq.parse::<u64>().ok() != Some(m.seq) {
-                    out.push(format!(
-                        "blocked member {member:?} disagrees with its record"
+                    out.push(Violation::new(
+                        ViolationKind::BlockedMemberMismatch,
+                        format!("blocked member {member:?} disagrees with its record"),
                     ));
                 }
             }
@@ -391,28 +438,33 @@ impl Dump {
             let counted = self.ord_blocked_n.get(queue).copied().unwrap_or(0);
             let actual = blocked_per_queue.get(queue).copied().unwrap_or(0);
             if counted != actual {
-                out.push(format!(
-                    "queue {queue:?}: blocked counter {counted}, but {actual} blocked"
+                out.push(Violation::new(
+                    ViolationKind::BlockedCounterWrong,
+                    format!("queue {queue:?}: blocked counter {counted}, but {actual} blocked"),
                 ));
             }
         }
     }
 
-    fn check_dedup(&self, out: &mut Vec<String>) {
+    fn check_dedup(&self, out: &mut Vec<Violation>) {
         for (key, id) in &self.dedup {
             if self.dedup_ttl.contains_key(key) {
                 continue;
             }
             match self.jobs.get(id) {
                 Some(m) if m.dedup_key == *key && m.died_at == 0 => {}
-                _ => out.push(format!(
-                    "dedup key {key:?} points to {id}, not a live job with that key"
+                _ => out.push(Violation::new(
+                    ViolationKind::DedupNotLive,
+                    format!("dedup key {key:?} points to {id}, not a live job with that key"),
                 )),
             }
         }
         for key in self.dedup_ttl.keys() {
             if !self.dedup.contains_key(key) {
-                out.push(format!("dedup TTL for {key:?} without a dedup entry"));
+                out.push(Violation::new(
+                    ViolationKind::DedupTtlOrphan,
+                    format!("dedup TTL for {key:?} without a dedup entry"),
+                ));
             }
         }
     }

@@ -1,0 +1,158 @@
+//! Every rule the checker enforces, by name: each violation it reports
+//! carries one of these kinds, so a test can say exactly which rule fired.
+//!
+//! The kinds are declared once, in the list below, which also makes
+//! [`ViolationKind::ALL`]: `tests/tests/reliability_checker.rs` iterates over
+//! it and fails unless a broken variant (a patched script or a hand-made
+//! history) is shown to fire every kind. A kind added here without such a
+//! variant fails that test.
+
+use std::fmt;
+
+/// Declares [`ViolationKind`] and its exhaustive list from one list, so the
+/// two cannot drift apart.
+macro_rules! kinds {
+    ($($(#[doc = $doc:literal])+ $name:ident,)+) => {
+        /// The rule a violation broke.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ViolationKind {
+            $($(#[doc = $doc])+ $name,)+
+        }
+
+        impl ViolationKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [ViolationKind] = &[$(ViolationKind::$name,)+];
+        }
+    };
+}
+
+kinds! {
+    // --- From the clients' calls and replies.
+    /// Claim replies handed the same lease id to two jobs.
+    LeaseHandedOutTwice,
+    /// More than one ack reply said `Completed` for one job.
+    CompletedTwice,
+    /// An ack reply said `Completed`, but the job is still live or dead.
+    CompletedButLive,
+    /// An acknowledged enqueue that never completed, is not dead and is gone.
+    Lost,
+    /// The run was to drain, but an acknowledged job is still live.
+    NeverFinished,
+    /// A claim handed out a job whose tag no enqueue carried.
+    ClaimedNeverEnqueued,
+    /// An ack was accepted under a lease, yet a later lease of the job was
+    /// granted (a stale ack accepted, or the job ran again after completing).
+    AckedThenLeasedAgain,
+    /// A job dead-lettered by a nack was leased again, with no requeue.
+    LeasedAfterDead,
+    /// A nack under a lease applied after the job's next lease was granted.
+    StaleNackAccepted,
+    /// A lease was granted while the previous one was live and unresolved.
+    TwoLiveLeases,
+    /// An extend under a lease applied after the job's next lease was granted.
+    StaleExtendAccepted,
+    /// From one lease of a job to the next, attempts did not grow by exactly
+    /// one per failure (none per release).
+    AttemptsMiscounted,
+    /// A nack reply's attempts were not the claim's attempts + 1.
+    NackReportedWrongAttempts,
+    /// A job of an ordering key was leased before the previous job of that
+    /// key had its last lease.
+    KeyLeasedOutOfOrder,
+    // --- From the server's own record (MONITOR).
+    /// The server applied more than one ack to one job.
+    ServerAckedTwice,
+    /// A grant replaced a lease that was still set on the record.
+    ServerGrantOverLiveLease,
+    /// A lease id no greater than one granted before it (fencing tokens must
+    /// grow in server order).
+    ServerLeaseIdsNotGrowing,
+    /// A lease was granted on a job that is in the dead-letter set.
+    ServerGrantedWhileDead,
+    /// Two jobs of one ordering key leased at the same instant.
+    ServerKeyHeldTwice,
+    /// Jobs of one ordering key finished out of enqueue order.
+    ServerKeyFinishedOutOfOrder,
+    /// An extend presented a lease other than the current one, and applied.
+    ServerStaleExtend,
+    /// A nack presented a lease other than the current one, and applied.
+    ServerStaleNack,
+    /// A release presented a lease other than the current one, and applied.
+    ServerStaleRelease,
+    /// An ack presented a lease other than the current one, and applied.
+    ServerStaleAck,
+    /// A lease was reclaimed before its expiry on the Redis clock.
+    ServerEarlyReclaim,
+    /// A nack or reclaim did not add exactly one attempt.
+    ServerFailureNotOneAttempt,
+    /// Attempts changed in a transition that is not a failure (grant,
+    /// extend, release, any other rewrite).
+    ServerAttemptsChangedWithoutFailure,
+    /// Dead-lettered with attempts left, no retry window and no force.
+    ServerDeadTooEarly,
+    /// A failure spent the last attempt but the job was not dead-lettered.
+    ServerSpentNotDead,
+    // --- From the final snapshot of the keys (the structural check).
+    /// A job record whose meta does not decode.
+    UndecodableRecord,
+    /// A job record with nothing after its meta.
+    RecordWithoutPayload,
+    /// A job in no state, or in more than one.
+    NotInOneState,
+    /// A job indexed under a queue other than its own.
+    InAnotherQueue,
+    /// In the leased index without a lease on the record, or the reverse.
+    LeaseIndexMismatch,
+    /// The leased index's expiry differs from the record's.
+    LeaseExpiryMismatch,
+    /// In the dead-letter set without a death time, or the reverse.
+    DeadIndexMismatch,
+    /// A waiting job's score is not its priority and sequence.
+    WaitingScoreWrong,
+    /// An index holds an id that has no job record.
+    IndexWithoutRecord,
+    /// A job in the fifo list with a priority other than 0.
+    FifoPriority,
+    /// A job in the fifo list with an ordering key.
+    FifoOrderingKey,
+    /// The fifo list out of sequence order.
+    FifoOutOfOrder,
+    /// An ordering key held by something other than a live job of that key.
+    KeyHolderNotLive,
+    /// An ordering key with live jobs but no holder.
+    KeyWithoutHolder,
+    /// A job of an ordering key that is both holder and blocked, or neither.
+    KeyHolderOrBlockedWrong,
+    /// A member of the blocked set that is not `key\nseq\nid`.
+    BlockedMemberMalformed,
+    /// A blocked member whose key or sequence disagrees with its record.
+    BlockedMemberMismatch,
+    /// A queue's blocked counter differs from what is blocked.
+    BlockedCounterWrong,
+    /// A dedup key pointing to no live job with that key.
+    DedupNotLive,
+    /// A dedup TTL without its dedup entry.
+    DedupTtlOrphan,
+}
+
+/// One broken guarantee: which rule, and what was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub kind: ViolationKind,
+    pub text: String,
+}
+
+impl Violation {
+    pub fn new(kind: ViolationKind, text: impl Into<String>) -> Violation {
+        Violation {
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
