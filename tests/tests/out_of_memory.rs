@@ -24,6 +24,16 @@ async fn full_server(headroom: u64) -> (RedisServer, RedisQueue) {
     (server, queue)
 }
 
+/// Panics unless Redis is out of memory right now: a plain SET of a new
+/// key, which any write that grows memory resembles, is refused with OOM.
+async fn assert_full(server: &RedisServer, when: &str) {
+    let probe = server.try_cmd(&["SET", "oom-probe", "x"]).await;
+    match probe {
+        Err(e) if e.details().starts_with("OOM") => {}
+        other => panic!("Redis is not out of memory {when}: SET answered {other:?}"),
+    }
+}
+
 /// Enqueue big jobs until Redis refuses; returns how many were created.
 async fn fill(queue: &RedisQueue) -> usize {
     fill_until_out_of_memory(queue, "q").await
@@ -67,10 +77,16 @@ async fn claim_ack_nack_and_dead_lettering_keep_draining_while_out_of_memory() {
     let (server, queue) = full_server(3 << 20).await;
     let created = fill(&queue).await;
     assert!(created >= 4);
+    // Full by a margin no single call below frees (an ack frees one 64 KiB
+    // job), so each of them runs, and is checked to run, against a full Redis.
+    hold_out_of_memory(&server, 1 << 20).await;
 
+    assert_full(&server, "before the claim").await;
     let jobs = queue.claim("q", 4, LONG).await.unwrap();
     assert_eq!(jobs.len(), 4);
+    assert_full(&server, "before the ack").await;
     assert_eq!(queue.ack(&jobs[0].lease()).await.unwrap(), Acked::Completed);
+    assert_full(&server, "before the nack").await;
     assert!(matches!(
         queue
             .nack(&jobs[1].lease(), Duration::ZERO, "retry")
@@ -78,25 +94,31 @@ async fn claim_ack_nack_and_dead_lettering_keep_draining_while_out_of_memory() {
             .unwrap(),
         Nacked::Retrying { .. }
     ));
+    assert_full(&server, "before the dead letter").await;
     assert_eq!(
         queue.dead_letter(&jobs[2].lease(), "poison").await.unwrap(),
         Nacked::DeadLettered { attempts: 1 }
     );
+    assert_full(&server, "before the extend").await;
     queue.extend(&jobs[3].lease(), LONG).await.unwrap();
+    assert_full(&server, "before the release").await;
     queue.release(&jobs[3].lease()).await.unwrap();
     let events = queue.events(10).await.unwrap();
     assert_eq!(events.len(), 1, "the dead letter was announced");
 
     // A lapsed lease is reclaimed and dead-lettered too.
+    assert_full(&server, "before the short claim").await;
     let short = queue.claim("q", 1, SHORT).await.unwrap();
     assert_eq!(short.len(), 1);
     wait_until(DEADLINE, "the lease to lapse", async || {
         queue.counts("q").await.unwrap().lapsed == 1
     })
     .await;
+    assert_full(&server, "before the reclaim").await;
     assert_eq!(queue.reclaim("q", 10).await.unwrap().requeued, 1);
+    assert_full(&server, "after the reclaim").await;
 
-    // Drain everything.
+    // Drain everything: the acks free memory as they go.
     let mut drained = 1;
     loop {
         let jobs = queue.claim("q", 10, LONG).await.unwrap();
@@ -119,8 +141,9 @@ async fn claim_ack_nack_and_dead_lettering_keep_draining_while_out_of_memory() {
 
 #[tokio::test]
 async fn requeueing_dead_letters_works_while_out_of_memory() {
-    let (_server, queue) = full_server(3 << 20).await;
+    let (server, queue) = full_server(3 << 20).await;
     let created = fill(&queue).await;
+    hold_out_of_memory(&server, 1 << 20).await;
     let jobs = queue.claim("q", 2, LONG).await.unwrap();
     for job in &jobs {
         queue.dead_letter(&job.lease(), "x").await.unwrap();
@@ -129,7 +152,9 @@ async fn requeueing_dead_letters_works_while_out_of_memory() {
         queue.add("q", NewJob::new(json!(0))).await,
         Err(QueueError::OutOfMemory)
     ));
+    assert_full(&server, "before the requeue").await;
     assert_eq!(queue.requeue_all_dead("q", |_, _| {}).await.unwrap(), 2);
+    assert_full(&server, "after the requeue").await;
     assert_eq!(queue.counts("q").await.unwrap().waiting, created as u64);
 }
 
