@@ -67,16 +67,35 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     result
 }
 
-/// The live console on the connection's Redis.
+/// The live console on the connection's Redis. It opens while Redis is out
+/// of reach and keeps retrying; settings that retrying cannot fix (a bad
+/// URL, a wrong password) are refused at once, as before.
 pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Result<(), Failure> {
-    let queue = commands::connect(connection).await?;
+    let (builder, base, n) = (
+        commands::builder(connection),
+        connection.namespace.clone(),
+        connection.shards,
+    );
     let settings = Settings {
-        url: queue.redacted_url().to_owned(),
-        namespace: queue.namespace().to_owned(),
-        shards: queue.shard_namespaces(),
+        url: redq::redact_url(connection.url()),
+        namespace: base.clone(),
+        shards: match n {
+            1 => Vec::new(),
+            _ => redq::shards::shard_namespaces(&base, n)?,
+        },
         read_only: global.read_only,
         refresh: global.refresh,
     };
-    tui::app::run(queue, settings, Theme::new(color_wanted(global.no_color))).await?;
+    let connect: tui::source::Connector = std::sync::Arc::new(move || {
+        let (builder, base) = (builder.clone(), base.clone());
+        Box::pin(async move { aggregate::Target::connect(builder, &base, n).await })
+    });
+    let first = match connect().await {
+        Ok(queue) => Some(queue),
+        Err(e) if failure::is_unreachable(&e) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let link = tui::source::Link::new(first, connect);
+    tui::app::run_with(link, settings, Theme::new(color_wanted(global.no_color))).await?;
     Ok(())
 }

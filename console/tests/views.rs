@@ -203,11 +203,30 @@ fn terminal_too_small() {
 
 #[test]
 fn reconnecting_keeps_the_last_data() {
+    // The last snapshot was read at now(); Redis died a minute later, and
+    // the screen is drawn ten minutes into the outage. What is shown must be
+    // that snapshot as it was: OLDEST still 1m35s, DONE/S still 6.0 for
+    // emails, the sparklines unmoved, and no NO WORKER badge on emails or
+    // thumbnails because their heartbeats stopped arriving with the data.
     let state = with(&[Action::Received(Update::Unreachable {
-        error: "redis error: Connection refused (os error 111)".into(),
-        at: ago(1) + Duration::from_millis(400),
+        error: "Redis refused the connection: nothing is listening at that address \
+                (is redis-server running?)"
+            .into(),
+        at: now() + Duration::from_secs(60),
     })]);
-    insta::assert_snapshot!(screen(&state));
+    let during = now() + Duration::from_secs(11 * 60);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal
+        .draw(|frame| view::render(frame, &state, &Theme::new(true), during))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let text: String = (0..30)
+        .map(|y| {
+            let line: String = (0..100).map(|x| buffer[(x, y)].symbol()).collect();
+            format!("{}\n", line.trim_end())
+        })
+        .collect();
+    insta::assert_snapshot!(text);
 }
 
 #[test]

@@ -44,7 +44,8 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
     if banner {
         chrome::banner(frame, banner_area, state, theme);
     }
-    body_of(frame, body, state, theme, now);
+    // Kept data is drawn at its own snapshot's time during an outage.
+    body_of(frame, body, state, theme, state.data_time(now));
     chrome::status(frame, status, state, theme);
     chrome::footer(frame, footer, state, theme);
     if state.help {
