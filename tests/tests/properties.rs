@@ -264,8 +264,9 @@ proptest! {
         })?;
     }
 
-    /// Claim, extend, nack and ack with any queue name, lease length, limit,
-    /// job id and lease id: typed errors only, nothing written on refusal.
+    /// Claim, ack, nack, extend and release with any queue name, lease
+    /// length, limit, job id and lease id: typed errors only, and each
+    /// refused call leaves the database digest as it found it.
     #[test]
     fn fenced_calls_with_any_arguments_are_typed_and_atomic(
         queue in prop_oneof![Just("q".to_owned()), nasty_text()],
@@ -285,17 +286,20 @@ proptest! {
                 prop_assert!(typed_refusal(&e), "claim: {e:?}");
                 prop_assert_eq!(&digest(&w.client).await, &before);
             }
-            for result in [
-                w.queue.ack(&lease).await.map(|_| ()),
-                w.queue.nack(&lease, Duration::from_millis(delay_ms), &error).await.map(|_| ()),
-                w.queue.extend(&lease, Duration::from_millis(lease_ms)).await.map(|_| ()),
-                w.queue.release(&lease).await.map(|_| ()),
-            ] {
+            for call in ["ack", "nack", "extend", "release"] {
+                let before = digest(&w.client).await;
+                let result = match call {
+                    "ack" => w.queue.ack(&lease).await.map(|_| ()),
+                    "nack" => w.queue.nack(&lease, Duration::from_millis(delay_ms), &error).await.map(|_| ()),
+                    "extend" => w.queue.extend(&lease, Duration::from_millis(lease_ms)).await.map(|_| ()),
+                    _ => w.queue.release(&lease).await.map(|_| ()),
+                };
                 if let Err(e) = result {
                     prop_assert!(
                         typed_refusal(&e) || matches!(e, QueueError::LeaseLost { .. }),
-                        "fenced call: {e:?}"
+                        "{}: {:?}", call, e
                     );
+                    prop_assert_eq!(&digest(&w.client).await, &before, "{} refused yet wrote", call);
                 }
             }
             let broken = history::check_namespace(&w.client, w.queue.namespace()).await;
@@ -418,11 +422,37 @@ async fn seed_jobs(w: &World) {
     }
 }
 
+/// The per-thread world the properties run in is usable as they use it:
+/// the raw client reads (DEBUG DIGEST) the world's own server, which the
+/// queue writes, and a job round-trips through the queue.
 #[test]
-fn the_world_starts() {
+fn the_worlds_client_sees_what_its_queue_writes() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let w = WORLD.with(Rc::clone);
-    assert!(w.server.port() > 0);
+    w.rt.block_on(async {
+        let before = digest(&w.client).await;
+        let added = w
+            .queue
+            .add("world", NewJob::new(serde_json::json!(1)))
+            .await
+            .unwrap();
+        assert_ne!(digest(&w.client).await, before, "the client saw no write");
+        // ... and that server is the world's own private one.
+        let own: String = w.server.cmd(&["DEBUG", "DIGEST"]).await.convert().unwrap();
+        assert_eq!(
+            own,
+            digest(&w.client).await,
+            "the client is on another server"
+        );
+        let claimed = w
+            .queue
+            .claim("world", 1, Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].id, added.id());
+        w.queue.ack(&claimed[0].lease()).await.unwrap();
+    });
 }
 
 /// Found by `any_job_is_accepted_whole_or_refused_with_a_typed_error`:
