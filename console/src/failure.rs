@@ -98,3 +98,74 @@ impl From<std::io::Error> for Failure {
         Failure::Failed(e.to_string())
     }
 }
+
+/// Whether a failed connect means Redis is out of reach right now (refused,
+/// reset, no answer), so the console should open and keep retrying, rather
+/// than a setting that retrying cannot fix (a bad URL, a wrong password, a
+/// TLS mismatch).
+pub fn is_unreachable(e: &QueueError) -> bool {
+    match e {
+        QueueError::Timeout(_) => true,
+        QueueError::Config(_) | QueueError::Redis(_) => outage_of(e).is_some(),
+        _ => false,
+    }
+}
+
+/// How the client words a server that is down or silent (lowercased; both
+/// its `Debug` kinds and the plain sentences), and what the console says.
+const OUT_OF_REACH: [(&str, Outage); 12] = [
+    ("connectionrefused", Outage::Refused),
+    ("connection refused", Outage::Refused),
+    ("connectionreset", Outage::Closed),
+    ("connection reset", Outage::Closed),
+    ("connection closed", Outage::Closed),
+    ("brokenpipe", Outage::Closed),
+    ("broken pipe", Outage::Closed),
+    ("unexpectedeof", Outage::Closed),
+    ("unexpected eof", Outage::Closed),
+    ("no answer within", Outage::Silent),
+    ("timed out", Outage::Silent),
+    ("unreachable", Outage::NoRoute),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outage {
+    Refused,
+    Closed,
+    Silent,
+    NoRoute,
+}
+
+fn outage_of(e: &QueueError) -> Option<Outage> {
+    let text = e.to_string().to_lowercase();
+    OUT_OF_REACH
+        .iter()
+        .find(|(marker, _)| text.contains(marker))
+        .map(|(_, outage)| *outage)
+}
+
+/// A failed read (or connect) said as one plain sentence for the console's
+/// banner: what is wrong with the connection, without the client's Debug
+/// text. A read that timed out only did not answer: the driver's "may or
+/// may not have been applied" is about writes and is not repeated here.
+pub fn read_failed(e: &QueueError) -> String {
+    if let QueueError::Timeout(after) = e {
+        return format!(
+            "Redis did not answer within {}",
+            crate::clock::compact(*after)
+        );
+    }
+    let text = e.to_string();
+    match outage_of(e) {
+        Some(Outage::Refused) => "Redis refused the connection: nothing is listening at that \
+                                  address (is redis-server running?)"
+            .to_owned(),
+        Some(Outage::Closed) => "Redis closed the connection".to_owned(),
+        Some(Outage::Silent) => match text.split("no answer within ").nth(1) {
+            Some(after) => format!("Redis did not answer within {after}"),
+            None => "Redis did not answer in time".to_owned(),
+        },
+        Some(Outage::NoRoute) => "the network has no route to Redis".to_owned(),
+        None => describe(e),
+    }
+}

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::input::action_for;
-use super::source::{self, Request};
+use super::source::{self, Link, Request};
 use super::state::{Action, Command, Settings, State};
 use super::theme::Theme;
 use super::view;
@@ -35,6 +35,12 @@ impl Drop for Restore {
 
 /// Run the console on `queue` until the user quits (or SIGTERM/SIGHUP).
 pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Result<()> {
+    run_with(Link::connected(queue), settings, theme).await
+}
+
+/// Run the console on `link`: it opens at once, connected or not, and
+/// keeps retrying while Redis is out of reach.
+pub async fn run_with(link: Link, settings: Settings, theme: Theme) -> anyhow::Result<()> {
     let refresh = settings.refresh;
     let mut terminal = ratatui::try_init()?;
     let _restore = Restore;
@@ -43,7 +49,7 @@ pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Res
     let (update_tx, mut update_rx) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let source = tokio::spawn(source::run(
-        queue,
+        link,
         refresh,
         request_rx,
         update_tx,
@@ -52,10 +58,12 @@ pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Res
     let _stop_source = cancel.clone().drop_guard();
 
     let mut state = State::new(settings);
+    state.apply(Action::Tick(SystemTime::now()));
     let size = terminal.size()?;
     state.apply(Action::Resize(size.width, size.height));
     let mut focus = state.focus();
     let _ = request_tx.send(Request::Focus(focus.clone()));
+    let mut watched = state.watched_job();
 
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
@@ -78,7 +86,7 @@ pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Res
                 Some(update) => Some(Action::Received(update)),
                 None => anyhow::bail!("the data source stopped unexpectedly"),
             },
-            _ = tick.tick() => None,
+            _ = tick.tick() => Some(Action::Tick(SystemTime::now())),
             _ = term.recv() => Some(Action::Quit),
             _ = hup.recv() => Some(Action::Quit),
         };
@@ -93,6 +101,10 @@ pub async fn run(queue: Target, settings: Settings, theme: Theme) -> anyhow::Res
         if state.focus() != focus {
             focus = state.focus();
             let _ = request_tx.send(Request::Focus(focus.clone()));
+        }
+        if state.watched_job() != watched {
+            watched = state.watched_job();
+            let _ = request_tx.send(Request::Watch(watched.clone()));
         }
     }
     cancel.cancel();

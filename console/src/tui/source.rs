@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use futures::future::try_join_all;
+use futures::future::{try_join_all, BoxFuture};
 use redq::{limits, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
@@ -26,25 +26,71 @@ pub const LEASE_WINDOW: usize = 200;
 pub const EVENT_WINDOW: usize = 200;
 /// A refresh that takes longer than this counts as a failure.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// Each refresh starts with one small read that must answer within this:
+/// a Redis that died is noticed within about one refresh, not after the
+/// driver's command timeout.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a connection attempt (at start, or to find out why reads
+/// fail) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Opens a new handle on the queues (the console's connect, with its URL,
+/// namespace and shards).
+pub type Connector = Arc<dyn Fn() -> BoxFuture<'static, Result<Target, QueueError>> + Send + Sync>;
+
+/// How the source reaches Redis: the handle it has (none while Redis was
+/// down from the start), and how to open a new one.
+#[derive(Clone)]
+pub struct Link {
+    target: Option<Target>,
+    connect: Option<Connector>,
+}
+
+impl Link {
+    /// An open handle, never replaced (the demo's own server).
+    pub fn connected(target: Target) -> Link {
+        Link {
+            target: Some(target),
+            connect: None,
+        }
+    }
+
+    /// `target` if connecting worked, else none yet; `connect` opens one
+    /// when there is none, and tells a refused connection from a silent
+    /// server when reads fail.
+    pub fn new(target: Option<Target>, connect: Connector) -> Link {
+        Link {
+            target,
+            connect: Some(connect),
+        }
+    }
+}
 
 /// What the UI asks of the source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     /// Load what this focus needs from now on (and refresh at once).
     Focus(Focus),
+    /// Read this job again with every refresh (the detail view), or none.
+    Watch(Option<String>),
     /// Carry out a mutation.
     Mutate(Mutation),
 }
 
 /// Run until `cancel` fires or the UI hangs up.
 pub async fn run(
-    queue: Target,
+    link: Link,
     refresh: Duration,
     mut requests: mpsc::UnboundedReceiver<Request>,
     updates: mpsc::UnboundedSender<Update>,
     cancel: CancellationToken,
 ) {
+    let Link {
+        mut target,
+        connect,
+    } = link;
     let mut focus = Focus::Overview;
+    let mut watched: Option<String> = None;
     let refresh_now = Arc::new(Notify::new());
     let mut next = Instant::now();
     loop {
@@ -56,8 +102,20 @@ pub async fn run(
                     focus = f;
                     next = Instant::now();
                 }
+                Some(Request::Watch(id)) => {
+                    watched = id;
+                    next = Instant::now();
+                }
                 Some(Request::Mutate(m)) => {
-                    let (queue, updates, done) = (queue.clone(), updates.clone(), refresh_now.clone());
+                    let Some(queue) = target.clone() else {
+                        let message = format!(
+                            "{} failed: not connected to Redis yet; nothing was changed",
+                            m.label()
+                        );
+                        let _ = updates.send(Update::Finished { message, ok: false });
+                        continue;
+                    };
+                    let (updates, done) = (updates.clone(), refresh_now.clone());
                     let cancel = cancel.clone();
                     tokio::spawn(async move {
                         tokio::select! {
@@ -69,19 +127,93 @@ pub async fn run(
             },
             _ = refresh_now.notified() => next = Instant::now(),
             _ = sleep_until(next) => {
-                let update = match timeout(FETCH_TIMEOUT, fetch(&queue, &focus)).await {
-                    Ok(Ok(snapshot)) => Update::Snapshot {
+                if target.is_none() {
+                    match open(connect.as_ref()).await {
+                        Ok(t) => target = Some(t),
+                        Err(error) => {
+                            if updates.send(unreachable_update(error)).is_err() {
+                                break;
+                            }
+                            next = Instant::now() + refresh;
+                            continue;
+                        }
+                    }
+                }
+                let Some(queue) = &target else { continue };
+                let update = match read(queue, &focus).await {
+                    Ok(snapshot) => Update::Snapshot {
                         snapshot: Box::new(snapshot),
                         received_at: SystemTime::now(),
                     },
-                    Ok(Err(e)) => unreachable_update(e.to_string()),
-                    Err(_) => unreachable_update(format!("no answer within {FETCH_TIMEOUT:?}")),
+                    Err(error) => unreachable_update(why(connect.as_ref(), error).await),
                 };
+                let live = matches!(update, Update::Snapshot { .. });
                 if updates.send(update).is_err() {
                     break;
                 }
+                if let (true, Some(id)) = (live, &watched) {
+                    if let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await {
+                        let record = record.map(Box::new);
+                        let _ = updates.send(Update::Job { id: id.clone(), record });
+                    }
+                }
                 next = Instant::now() + refresh;
             }
+        }
+    }
+}
+
+/// One refresh: a quick first read, then the snapshot. The error is the
+/// banner's sentence.
+async fn read(queue: &Target, focus: &Focus) -> Result<Snapshot, String> {
+    match timeout(PING_TIMEOUT, queue.queues()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(crate::failure::read_failed(&e)),
+        Err(_) => return Err(silent(PING_TIMEOUT)),
+    }
+    match timeout(FETCH_TIMEOUT, fetch(queue, focus)).await {
+        Ok(Ok(snapshot)) => Ok(snapshot),
+        Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
+        Err(_) => Err(silent(FETCH_TIMEOUT)),
+    }
+}
+
+fn silent(after: Duration) -> String {
+    format!(
+        "Redis did not answer within {}",
+        crate::clock::compact(after)
+    )
+}
+
+/// Open a handle, or say why not.
+async fn open(connect: Option<&Connector>) -> Result<Target, String> {
+    let Some(connect) = connect else {
+        return Err("no way to connect to Redis".to_owned());
+    };
+    match timeout(CONNECT_TIMEOUT, connect()).await {
+        Ok(Ok(target)) => Ok(target),
+        Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
+        Err(_) => Err(silent(CONNECT_TIMEOUT)),
+    }
+}
+
+/// Why reads fail. The handle in use only reports that it waited (its
+/// client queues commands while it reconnects), so a fresh connection is
+/// tried: its error is the current one (connection refused, say, after a
+/// timeout at the moment Redis died). When it connects, Redis is back or
+/// only slow, and the read's own error stands; the probe is closed, not
+/// dropped, so it leaves nothing reconnecting behind.
+async fn why(connect: Option<&Connector>, read_error: String) -> String {
+    if connect.is_none() {
+        return read_error;
+    }
+    match open(connect).await {
+        Err(connect_error) => connect_error,
+        Ok(probe) => {
+            for shard in probe.shards() {
+                shard.close().await;
+            }
+            read_error
         }
     }
 }

@@ -6,7 +6,7 @@ use redq::JobState;
 
 use super::{
     plural, Confirm, Connection, Cursor, DeadIds, Detail, JobsQuery, JobsView, Level, Mutation,
-    Progress, Screen, State, Status, Update, JOBS_PAGE,
+    Progress, Screen, State, Status, Update, JOBS_PAGE, STATUS_TTL,
 };
 use crate::clock::epoch_ms;
 use crate::text::inert;
@@ -73,6 +73,8 @@ pub enum Action {
     Cancel,
     /// The terminal was resized.
     Resize(u16, u16),
+    /// Time passed: the local clock now. Old status messages expire.
+    Tick(SystemTime),
     /// The I/O task reported something.
     Received(Update),
 }
@@ -106,6 +108,10 @@ impl State {
                 self.size = (w, h);
                 return Command::None;
             }
+            Action::Tick(at) => {
+                self.advance(at);
+                return Command::None;
+            }
             Action::Quit => return Command::Quit,
             _ => {}
         }
@@ -121,7 +127,10 @@ impl State {
             return Command::None;
         }
         if self.filter_editing {
-            let filter = &mut self.filters[self.screen.index()];
+            let filter = match &mut self.jobs {
+                Some(view) => &mut view.filter,
+                None => &mut self.filters[self.screen.index()],
+            };
             match action {
                 Action::FilterInput(c) if !c.is_control() => filter.push(c),
                 Action::FilterBackspace => {
@@ -134,6 +143,7 @@ impl State {
                 }
                 _ => {}
             }
+            self.reanchor();
             return Command::None;
         }
         match action {
@@ -152,9 +162,7 @@ impl State {
             Action::PageDown => self.step(self.page_rows()),
             Action::Open => self.open(),
             Action::Back => self.back(),
-            Action::StartFilter if self.detail.is_none() && self.jobs.is_none() => {
-                self.filter_editing = true
-            }
+            Action::StartFilter if self.detail.is_none() => self.filter_editing = true,
             Action::Requeue => return self.on_selected(true),
             Action::Delete => return self.on_selected(false),
             Action::RequeueAll => return self.on_all(true),
@@ -173,7 +181,20 @@ impl State {
         self.status = Some(Status {
             text: text.into(),
             level,
+            at: self.clock,
         });
+    }
+
+    /// Move the state's clock to `at` (local) and let an old status go.
+    fn advance(&mut self, at: SystemTime) {
+        self.clock = self.clock.max(at);
+        let expired = self
+            .status
+            .as_ref()
+            .is_some_and(|s| crate::clock::age(s.at, self.clock) >= STATUS_TTL);
+        if expired {
+            self.status = None;
+        }
     }
 
     fn receive(&mut self, update: Update) {
@@ -182,10 +203,12 @@ impl State {
                 snapshot,
                 received_at,
             } => {
+                self.advance(received_at);
                 let s = *snapshot;
                 let d = &mut self.data;
                 d.loaded = true;
                 d.updated_at = Some(received_at);
+                d.fetched_at = Some(s.redis_now);
                 d.clock_skew_ms = epoch_ms(s.redis_now) as i64 - epoch_ms(received_at) as i64;
                 d.queues = s.queues;
                 d.events = s.events;
@@ -193,25 +216,45 @@ impl State {
                 d.workers = s.workers.unwrap_or_default();
                 d.schedules_known = s.schedules.is_some();
                 d.schedules = s.schedules.unwrap_or_default();
-                if let Some(leases) = s.leases {
-                    d.leases = leases;
-                    d.leases_loaded = true;
-                }
-                if let Some(dead) = s.dead {
-                    d.dead = dead;
-                    d.dead_loaded = true;
-                }
-                if s.jobs.is_some() {
-                    d.jobs = s.jobs;
-                }
+                d.leases_loaded = s.leases.is_some();
+                d.leases = s.leases.unwrap_or_default();
+                d.dead_loaded = s.dead.is_some();
+                d.dead = s.dead.unwrap_or_default();
+                d.jobs = s.jobs;
+                let recovered = matches!(self.connection, Connection::Reconnecting { .. });
                 self.connection = Connection::Live;
+                // A failure said during the outage describes a condition
+                // that is over now.
+                if recovered
+                    && self
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.level == Level::Error)
+                {
+                    self.status = None;
+                }
             }
             Update::Unreachable { error, at } => {
+                self.advance(at);
                 let since = match &self.connection {
                     Connection::Reconnecting { since, .. } => *since,
                     _ => at,
                 };
                 self.connection = Connection::Reconnecting { since, error };
+            }
+            Update::Job { id, record } => {
+                let Some(detail) = self.detail.as_mut().filter(|d| d.record.id == id) else {
+                    return;
+                };
+                match record {
+                    Some(record) => detail.record = *record,
+                    None => {
+                        let text = format!("job {} no longer exists", inert(&id));
+                        if self.status.as_ref().map(|s| &s.text) != Some(&text) {
+                            self.say(Level::Info, text);
+                        }
+                    }
+                }
             }
             Update::Progress { label, done, left } => {
                 self.busy = Some(Progress { label, done, left })
@@ -307,6 +350,7 @@ impl State {
                             offset: 0,
                         },
                         cursor: Cursor::default(),
+                        filter: String::new(),
                     });
                 }
             }
@@ -334,7 +378,15 @@ impl State {
     }
 
     fn back(&mut self) {
-        if self.detail.take().is_some() || self.jobs.take().is_some() {
+        if self.detail.take().is_some() {
+            return;
+        }
+        // Esc in the jobs view clears its filter first, then leaves.
+        if let Some(view) = self.jobs.as_mut().filter(|v| !v.filter.is_empty()) {
+            view.filter.clear();
+            return;
+        }
+        if self.jobs.take().is_some() {
             return;
         }
         self.filters[self.screen.index()].clear();
@@ -491,7 +543,7 @@ impl State {
             return Command::None;
         }
         let filter = self.filter().to_owned();
-        if jobs_dead || filter.is_empty() {
+        if filter.is_empty() {
             // Everything: let the driver drain whole queues in batches.
             let queues: Vec<(String, u64)> = match &self.jobs {
                 Some(view) => self
@@ -530,7 +582,12 @@ impl State {
             };
             return self.ask(prompt, mutation);
         }
-        let rows = self.visible_dead();
+        // A filtered jobs view acts on the matching rows of its page only.
+        let rows = if jobs_dead {
+            self.visible_jobs()
+        } else {
+            self.visible_dead()
+        };
         if rows.is_empty() {
             self.say(Level::Info, "no dead letters match the filter");
             return Command::None;
@@ -541,7 +598,9 @@ impl State {
             plural(rows.len(), "dead letter"),
             inert(&filter)
         );
-        if self.data.dead.truncated {
+        if jobs_dead {
+            prompt.push_str(" (only this page was searched)");
+        } else if self.data.dead.truncated {
             prompt.push_str(" (only the newest loaded dead letters were searched)");
         }
         let mutation = if requeue {

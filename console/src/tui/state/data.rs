@@ -3,7 +3,8 @@
 //! Data travels as whole snapshots: the UI never holds a Redis handle and
 //! never sees a key name. Snapshot fields that only one screen needs are
 //! `Option`: the source fetches them only while that screen is in focus, and
-//! `None` means "unchanged since the last snapshot".
+//! `None` means "not read this time": the UI then drops its copy, so all it
+//! shows is from one snapshot.
 
 use std::time::SystemTime;
 
@@ -141,6 +142,14 @@ pub enum Update {
         error: String,
         /// When it was noticed (local clock).
         at: SystemTime,
+    },
+    /// The job the detail view shows, read again.
+    Job {
+        /// Its id.
+        id: String,
+        /// The job now; `None` when it no longer exists. Boxed like the
+        /// snapshot: a record is large beside the other updates.
+        record: Option<Box<JobRecord>>,
     },
     /// A bulk operation advanced.
     Progress {

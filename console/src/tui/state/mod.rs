@@ -23,6 +23,9 @@ pub use rows::{Badge, DeadGroup};
 
 /// Jobs per page in the jobs view.
 pub const JOBS_PAGE: usize = 50;
+/// How long a status message stays on screen. A message says what just
+/// happened; kept longer it reads as what is happening now.
+pub const STATUS_TTL: Duration = Duration::from_secs(10);
 
 /// The six screens, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,6 +112,10 @@ pub struct Data {
     pub loaded: bool,
     /// Local clock when the last snapshot arrived.
     pub updated_at: Option<SystemTime>,
+    /// Redis clock when the last snapshot was read: everything shown comes
+    /// from that one snapshot, so during an outage ages and rates are
+    /// computed at this time and stay as they were last seen.
+    pub fetched_at: Option<SystemTime>,
     /// Redis clock minus local clock, in ms, at the last snapshot.
     pub clock_skew_ms: i64,
     /// Every queue.
@@ -125,13 +132,17 @@ pub struct Data {
     pub schedules_known: bool,
     /// Held leases.
     pub leases: Vec<JobRecord>,
-    /// Whether leases were loaded yet.
+    /// Whether the last snapshot carried the leases. A screen's list is
+    /// only kept while snapshots keep bringing it: one left for another
+    /// screen is dropped, so coming back never shows a list from an earlier
+    /// visit (with ids gone since) as if it were current.
     pub leases_loaded: bool,
     /// Dead letters.
     pub dead: DeadWindow,
-    /// Whether dead letters were loaded yet.
+    /// Whether the last snapshot carried the dead letters (see
+    /// `leases_loaded`).
     pub dead_loaded: bool,
-    /// The jobs view's page.
+    /// The jobs view's page, when the last snapshot carried one.
     pub jobs: Option<JobsPage>,
 }
 
@@ -151,6 +162,9 @@ pub struct JobsView {
     pub query: JobsQuery,
     /// Its selection.
     pub cursor: Cursor,
+    /// Its own filter (`/` in the jobs view): narrows the loaded page, kept
+    /// across pages and states, apart from the Queues screen's filter.
+    pub filter: String,
 }
 
 /// The detail view of one job.
@@ -189,6 +203,8 @@ pub struct Status {
     pub text: String,
     /// Its severity.
     pub level: Level,
+    /// When it was said (local clock), for [`STATUS_TTL`].
+    pub at: SystemTime,
 }
 
 /// A running mutation.
@@ -237,6 +253,9 @@ pub struct State {
     pub busy: Option<Progress>,
     /// Terminal size (columns, rows).
     pub size: (u16, u16),
+    /// The local clock as of the latest tick or update: what status
+    /// messages are stamped with. The state reads no clock itself.
+    pub clock: SystemTime,
 }
 
 impl State {
@@ -259,6 +278,7 @@ impl State {
             status: None,
             busy: None,
             size: (100, 30),
+            clock: SystemTime::UNIX_EPOCH,
         }
     }
 
@@ -274,9 +294,13 @@ impl State {
         }
     }
 
-    /// The filter of the current screen.
+    /// The filter of the current list: the jobs view's when it is open,
+    /// else the screen's.
     pub fn filter(&self) -> &str {
-        &self.filters[self.screen.index()]
+        match &self.jobs {
+            Some(view) => &view.filter,
+            None => &self.filters[self.screen.index()],
+        }
     }
 
     /// The current screen's cursor.
@@ -302,13 +326,48 @@ impl State {
         }
     }
 
-    /// The selected job of the jobs view.
+    /// The Redis time the data on screen is shown at: `now` while live (so
+    /// countdowns tick between refreshes), but the time of the last
+    /// snapshot once refreshes fail. Kept data is frozen as last seen:
+    /// rates do not fall to 0, ages do not keep growing, and no "no worker"
+    /// or "stalled" badge appears because heartbeats stopped arriving.
+    pub fn data_time(&self, now: SystemTime) -> SystemTime {
+        match (&self.connection, self.data.fetched_at) {
+            (Connection::Live, _) | (_, None) => now,
+            (_, Some(fetched)) => fetched,
+        }
+    }
+
+    /// Whether the list on screen came with the last snapshot. Screens fed
+    /// by every snapshot always did; the Leases, Dead letters and jobs
+    /// lists only while they are in focus.
+    pub fn screen_loaded(&self) -> bool {
+        if self.detail.is_some() {
+            return true;
+        }
+        if let Some(view) = &self.jobs {
+            return self
+                .data
+                .jobs
+                .as_ref()
+                .is_some_and(|page| page.query == view.query);
+        }
+        match self.screen {
+            Screen::Leases => self.data.leases_loaded,
+            Screen::Dead => self.data.dead_loaded,
+            _ => self.data.loaded,
+        }
+    }
+
+    /// The job the detail view shows, which the source keeps re-reading.
+    pub fn watched_job(&self) -> Option<String> {
+        self.detail.as_ref().map(|d| d.record.id.clone())
+    }
+
+    /// The selected job of the jobs view (among the rows its filter shows).
     pub fn selected_job(&self) -> Option<&JobRecord> {
         let jobs = self.jobs.as_ref()?;
-        let page = self.data.jobs.as_ref()?;
-        (page.query == jobs.query)
-            .then(|| page.page.items.get(jobs.cursor.index))
-            .flatten()
+        self.visible_jobs().get(jobs.cursor.index).copied()
     }
 
     /// States the jobs view cycles through.

@@ -77,6 +77,8 @@ fn job_matches(filter: &str, job: &JobRecord) -> bool {
             job.last_error.as_deref().unwrap_or(""),
         ],
     ) || (!filter.is_empty() && signature(job.last_error.as_deref().unwrap_or("")).contains(filter))
+        // "Every job of cus_3": the payload as its JSON text.
+        || (!filter.is_empty() && matches(filter, &[&job.payload.to_string()]))
 }
 
 impl State {
@@ -92,6 +94,22 @@ impl State {
             .iter()
             .filter(|q| matches(f, &[&q.counts.queue]))
             .collect()
+    }
+
+    /// The jobs view's loaded page, narrowed by its filter.
+    pub fn visible_jobs(&self) -> Vec<&JobRecord> {
+        let Some(view) = &self.jobs else {
+            return Vec::new();
+        };
+        match &self.data.jobs {
+            Some(page) if page.query == view.query => page
+                .page
+                .items
+                .iter()
+                .filter(|j| job_matches(&view.filter, j))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Leases matching the Leases filter, soonest expiry first.
@@ -195,13 +213,8 @@ impl State {
 
     /// Keys of the rows the current list shows, in order.
     pub(super) fn row_keys(&self) -> Vec<String> {
-        if let Some(jobs) = &self.jobs {
-            return match &self.data.jobs {
-                Some(page) if page.query == jobs.query => {
-                    page.page.items.iter().map(|j| j.id.clone()).collect()
-                }
-                _ => Vec::new(),
-            };
+        if self.jobs.is_some() {
+            return self.visible_jobs().iter().map(|j| j.id.clone()).collect();
         }
         match self.screen {
             Screen::Queues => self

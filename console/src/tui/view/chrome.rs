@@ -41,7 +41,8 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
     let (dot, health) = match &state.connection {
         Connection::Connecting => ("○", "connecting"),
         Connection::Live => ("●", "live"),
-        Connection::Reconnecting { .. } => ("◌", "reconnecting"),
+        Connection::Reconnecting { .. } if !state.data.loaded => ("○", "retrying"),
+        Connection::Reconnecting { .. } => ("◌", "unreachable"),
     };
     let mut right = format!("{dot} {health}  {} UTC ", clock::short(now, now));
     if s.read_only {
@@ -87,19 +88,26 @@ pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// The outage banner: since when, and what the screen shows meanwhile.
+/// Kept data is frozen at its snapshot's time (see `State::data_time`); a
+/// list this screen never loaded before the outage is not made up from an
+/// earlier visit, and the banner says so. The cause is on the status line.
 pub fn banner(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let Connection::Reconnecting { since, error } = &state.connection else {
+    let Connection::Reconnecting { since, .. } = &state.connection else {
         return;
     };
-    let shown = match state.data.updated_at {
-        Some(at) => format!("showing data from {} UTC", clock::short(at, *since)),
-        None => "no data yet".to_owned(),
+    let since_text = clock::short(*since, *since);
+    let text = match state.data.fetched_at {
+        _ if !state.screen_loaded() => format!(
+            " not loaded: Redis unreachable since {since_text} UTC; reconnecting, \
+             this list loads once Redis answers"
+        ),
+        Some(at) => format!(
+            " reconnecting since {since_text} UTC — showing data from {} UTC, frozen",
+            clock::short(at, *since)
+        ),
+        None => format!(" reconnecting since {since_text} UTC — no data yet"),
     };
-    let text = format!(
-        " reconnecting since {} UTC — {shown} — {}",
-        clock::short(*since, *since),
-        inert(error)
-    );
     frame.render_widget(
         Paragraph::new(truncate(&text, area.width as usize)).style(theme.banner()),
         area,
@@ -132,6 +140,11 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             Level::Error => theme.error(),
         };
         Line::styled(format!(" {}", inert(&status.text)), style)
+    } else if let (Connection::Reconnecting { error, .. }, true) =
+        (&state.connection, state.data.loaded)
+    {
+        // The banner says since when; this says why, as of the last try.
+        Line::styled(format!(" {}", inert(error)), theme.error())
     } else if !filter.is_empty() && state.jobs.is_none() && state.detail.is_none() {
         Line::from(vec![
             Span::styled(" filter: ", theme.dim()),
@@ -183,10 +196,18 @@ pub fn waiting(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         "connecting to {} …",
         inert(&state.settings.url)
     ))];
-    if let Connection::Reconnecting { error, .. } = &state.connection {
+    if let Connection::Reconnecting { error, since } = &state.connection {
         lines.push(Line::styled(inert(error), theme.error()));
+        lines.push(Line::styled(
+            format!(
+                "unreachable since {} UTC; retrying every {}",
+                clock::short(*since, *since),
+                clock::compact(state.settings.refresh)
+            ),
+            theme.dim(),
+        ));
     }
-    let [middle] = Layout::vertical([Constraint::Length(2)])
+    let [middle] = Layout::vertical([Constraint::Length(3)])
         .flex(Flex::Center)
         .areas(area);
     frame.render_widget(Paragraph::new(lines).alignment(Alignment::Center), middle);
