@@ -6,9 +6,13 @@ use std::time::Duration;
 /// Why a run did not succeed: retry it (after the backoff or a given delay),
 /// or fail it now, straight to the dead-letter set.
 ///
-/// Any error converts into a retry with `?`, so handlers can use
-/// `anyhow::Result`-style code. `JobError` deliberately does not implement
-/// `std::error::Error`, which is what makes that blanket conversion possible.
+/// Any error converts into a retry with `?`: every `std::error::Error`,
+/// `anyhow::Error` (through its conversion into a boxed error, so this crate
+/// needs no `anyhow` dependency of its own), `String` and `&str`. The
+/// recorded text is the error and its sources joined by `: `, as `{:#}`
+/// prints an `anyhow` chain ("reading config: no such file"). `JobError`
+/// deliberately does not implement `std::error::Error`, which is what makes
+/// that blanket conversion possible.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum JobError {
@@ -66,10 +70,60 @@ impl fmt::Display for JobError {
 
 impl<E> From<E> for JobError
 where
-    E: Into<anyhow::Error>,
+    E: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
 {
     fn from(error: E) -> Self {
-        // `{:#}` keeps anyhow's context chain ("reading config: no such file").
-        JobError::retry(format!("{:#}", error.into()))
+        let error = error.into();
+        let mut text = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        JobError::retry(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JobError;
+
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("reading config")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    fn converted(error: impl Into<JobError>) -> JobError {
+        error.into()
+    }
+
+    #[test]
+    fn any_error_converts_into_a_retry_recording_its_source_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = converted(Outer(io));
+        assert!(matches!(error, JobError::Retry { after: None, .. }));
+        assert_eq!(error.message(), "reading config: no such file");
+        assert_eq!(converted("plain text").message(), "plain text");
+        assert_eq!(converted(String::from("owned")).message(), "owned");
+    }
+
+    #[test]
+    fn an_anyhow_error_keeps_its_context_chain() {
+        use anyhow::Context as _;
+        let failed: anyhow::Result<u32> = "x".parse::<u32>().context("loading the invoice");
+        let error = converted(failed.unwrap_err());
+        assert_eq!(
+            error.message(),
+            "loading the invoice: invalid digit found in string"
+        );
     }
 }
