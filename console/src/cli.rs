@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::clock::parse_duration;
+use crate::failure::Failure;
 
 /// The default Redis URL.
 pub const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
@@ -38,38 +39,63 @@ pub struct Cli {
 }
 
 /// Where the queues live.
+///
+/// The variables (`REDIS_URL`, `REDQ_NAMESPACE`, `REDQ_SHARDS`) are read by
+/// [`Connection::from_env`], not by clap: clap counts a value from the
+/// environment as given on the command line, so usage lines said
+/// `--url <URL>` was required whenever `REDIS_URL` was set, and help showed
+/// `[env: REDQ_NAMESPACE=]` for an unset variable.
 #[derive(Debug, Args, Clone)]
 pub struct Connection {
-    /// Redis URL: redis://[user:password@]host[:port][/db], rediss:// (TLS),
-    /// redis+unix:///path. Prefer the REDIS_URL variable for passwords: a
-    /// flag is visible in `ps`. [default: redis://127.0.0.1:6379]
-    #[arg(long, env = "REDIS_URL", hide_env_values = true, global = true)]
+    /// Redis URL: redis://[user:password@]host[:port][/db], rediss://…
+    /// (TLS), redis+unix:///path, redis-cluster://host:port?node=…,
+    /// redis-sentinel://host:port?sentinelServiceName=…. Default: the
+    /// REDIS_URL variable, else redis://127.0.0.1:6379. Prefer REDIS_URL
+    /// for passwords: a flag is visible in `ps`.
+    #[arg(long, value_name = "URL", global = true)]
     pub url: Option<String>,
-    /// Key namespace of the queues.
-    #[arg(
-        long,
-        env = "REDQ_NAMESPACE",
-        default_value = redq::DEFAULT_NAMESPACE,
-        global = true
-    )]
-    pub namespace: String,
+    /// Key namespace of the queues. Default: the REDQ_NAMESPACE variable,
+    /// else redq.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub namespace: Option<String>,
     /// How many shards the queues are spread over by redq's ShardedQueue
     /// (1 to 64, the n it was created with). Above 1 the console watches
     /// the shard namespaces derived from --namespace as one queue.
-    #[arg(
-        long,
-        env = "REDQ_SHARDS",
-        default_value_t = 1,
-        value_parser = parse_shards,
-        global = true
-    )]
-    pub shards: usize,
+    /// Default: the REDQ_SHARDS variable, else 1.
+    #[arg(long, value_name = "N", value_parser = parse_shards, global = true)]
+    pub shards: Option<usize>,
 }
 
 impl Connection {
+    /// Fill what the command line left out from the environment. A bad
+    /// `REDQ_SHARDS` is a usage error, said as the flag's would be.
+    pub fn from_env(mut self) -> Result<Connection, Failure> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        self.url = self.url.or_else(|| var("REDIS_URL"));
+        self.namespace = self.namespace.or_else(|| var("REDQ_NAMESPACE"));
+        if self.shards.is_none() {
+            if let Some(text) = var("REDQ_SHARDS") {
+                let shards = parse_shards(&text)
+                    .map_err(|why| Failure::Usage(format!("REDQ_SHARDS={why}")))?;
+                self.shards = Some(shards);
+            }
+        }
+        Ok(self)
+    }
+
     /// The URL to use.
     pub fn url(&self) -> &str {
         self.url.as_deref().unwrap_or(DEFAULT_URL)
+    }
+
+    /// The namespace to use.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(redq::DEFAULT_NAMESPACE)
+    }
+
+    /// How many shards.
+    pub fn shards(&self) -> usize {
+        self.shards.unwrap_or(1)
     }
 }
 
@@ -166,7 +192,7 @@ pub enum Command {
         /// The queue.
         queue: String,
         /// Which jobs.
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, default_value_t = StateArg::Waiting)]
         state: StateArg,
         /// Skip this many.
         #[arg(long, default_value_t = 0)]
@@ -181,9 +207,16 @@ pub enum Command {
         command: DeadCommand,
     },
     /// Pause a queue: workers claim nothing from it until it is resumed.
+    ///
+    /// The queue must be one the namespace knows (enqueued to before, or
+    /// paused); --allow-unknown pauses a queue before its first job.
     Pause {
         /// The queue.
         queue: String,
+        /// Pause it even though no job was ever enqueued to it (a queue
+        /// about to be used, or a name with a typo: check it).
+        #[arg(long)]
+        allow_unknown: bool,
     },
     /// Resume a paused queue.
     Resume {
@@ -226,10 +259,22 @@ pub enum Command {
     },
     /// A private Redis with producers and workers, and the console on it.
     ///
-    /// Without --url (or REDIS_URL), starts its own redis-server on a free
-    /// loopback port in a temporary directory; quitting the console stops
-    /// it all. With --url, fills that Redis with demo traffic instead.
-    Demo,
+    /// Always starts its own redis-server on a free loopback port in a
+    /// temporary directory, whatever --url or REDIS_URL say: the demo never
+    /// writes to a Redis it did not start. Quitting the console stops it all.
+    /// To fill an existing Redis with demo traffic instead (producers,
+    /// workers and two schedules in the namespace), name it with
+    /// --into-existing URL and add --yes-write-demo-traffic.
+    Demo {
+        /// Write the demo traffic into this Redis instead of a private one.
+        /// It must be spelled out here: REDIS_URL is never used by the demo.
+        #[arg(long, value_name = "URL")]
+        into_existing: Option<String>,
+        /// Required with --into-existing: the demo's jobs, workers and
+        /// schedules stay in that Redis.
+        #[arg(long, requires = "into_existing")]
+        yes_write_demo_traffic: bool,
+    },
 }
 
 /// Dead-letter subcommands.
@@ -252,7 +297,13 @@ pub enum DeadCommand {
         id: String,
     },
     /// Requeue dead letters (attempts restart at 0).
-    #[command(group = clap::ArgGroup::new("which").required(true).args(["ids", "all"]))]
+    // clap would print the required group before QUEUE (`<IDS|--all>
+    // <QUEUE>`): the usage is written out in the order the arguments go.
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "all"]),
+        override_usage = "redq dead requeue [OPTIONS] <QUEUE> <IDS>...\n       \
+                          redq dead requeue [OPTIONS] <QUEUE> --all"
+    )]
     Requeue {
         /// The queue.
         queue: String,

@@ -50,15 +50,27 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             Failure::Failed(format!("cannot open log file {}: {e}", path.display()))
         })?;
     }
+    let connection = cli.connection.from_env()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let result = runtime.block_on(async move {
         match cli.command {
-            None => console(&cli.connection, &cli.global).await,
-            Some(Command::Demo) => demo::run(&cli.connection, &cli.global).await,
-            Some(command) => commands::run(&cli.connection, &cli.global, command).await,
+            None => console(&connection, &cli.global).await,
+            Some(Command::Demo {
+                into_existing,
+                yes_write_demo_traffic,
+            }) => {
+                demo::run(
+                    &connection,
+                    &cli.global,
+                    into_existing,
+                    yes_write_demo_traffic,
+                )
+                .await
+            }
+            Some(command) => commands::run(&connection, &cli.global, command).await,
         }
     });
     // Background tasks (the Redis client's reconnect loop) must not keep the
@@ -67,14 +79,34 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     result
 }
 
+/// The live console draws on a terminal and reads its keys: without one
+/// (a pipe, cron, CI) say what to use instead, before connecting, rather
+/// than the terminal library's "No such device or address (os error 6)".
+pub fn require_terminal() -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    // Keys are read from the controlling terminal, which a process started
+    // without one (setsid, a service) cannot open even with a tty stdout.
+    let keys = cfg!(not(unix)) || std::fs::File::open("/dev/tty").is_ok();
+    if std::io::stdout().is_terminal() && keys {
+        return Ok(());
+    }
+    Err(Failure::Usage(
+        "the console needs a terminal; for scripts use a subcommand \
+         with -o json, e.g. redq queues -o json (see redq --help)"
+            .into(),
+    ))
+}
+
 /// The live console on the connection's Redis. It opens while Redis is out
 /// of reach and keeps retrying; settings that retrying cannot fix (a bad
 /// URL, a wrong password) are refused at once, as before.
 pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Result<(), Failure> {
+    require_terminal()?;
+    commands::check_url(connection)?;
     let (builder, base, n) = (
         commands::builder(connection),
-        connection.namespace.clone(),
-        connection.shards,
+        connection.namespace().to_owned(),
+        connection.shards(),
     );
     let settings = Settings {
         url: redq::redact_url(connection.url()),
@@ -93,7 +125,7 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
     let first = match connect().await {
         Ok(queue) => Some(queue),
         Err(e) if failure::is_unreachable(&e) => None,
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(commands::connect_failure(e)),
     };
     let link = tui::source::Link::new(first, connect);
     tui::app::run_with(link, settings, Theme::new(color_wanted(global.no_color))).await?;

@@ -64,6 +64,11 @@ pub fn job_json(job: &JobRecord, shards: &[String]) -> Value {
     value
 }
 
+/// `n` with the noun that agrees with it: "1 dead letter", "2 dead letters".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Print JSON, pretty.
 pub fn print_json(value: &Value) {
     println!(
@@ -143,7 +148,14 @@ impl Table {
 
 #[cfg(test)]
 mod tests {
-    use super::Table;
+    use super::{count, Table};
+
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(count(1, "dead letter", "dead letters"), "1 dead letter");
+        assert_eq!(count(0, "dead letter", "dead letters"), "0 dead letters");
+        assert_eq!(count(3, "dead letter", "dead letters"), "3 dead letters");
+    }
 
     #[test]
     fn tables_align_and_neutralise_cells() {

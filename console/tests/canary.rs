@@ -71,7 +71,12 @@ async fn subcommands_never_print_or_log_the_password() {
     let wrong = format!("redis://:{secret}@127.0.0.1:{}", server.port());
     let closed = format!("redis://:{secret}@127.0.0.1:1");
     let unparseable = format!("redis://:{secret}@127.0.0.1:notaport");
-    for bad in [wrong.replace("canary", "wrong-canary"), closed, unparseable] {
+    // A URL that cannot work is a usage error (exit 2), the others failures.
+    for (bad, code) in [
+        (wrong.replace("canary", "wrong-canary"), 1),
+        (closed, 1),
+        (unparseable, 2),
+    ] {
         let out = std::process::Command::new(BIN)
             .args(["--log-file", &log_path, "queues"])
             .env("REDIS_URL", &bad)
@@ -79,7 +84,7 @@ async fn subcommands_never_print_or_log_the_password() {
             .unwrap();
         assert_eq!(
             out.status.code(),
-            Some(1),
+            Some(code),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );

@@ -225,7 +225,7 @@ async fn an_id_no_shard_holds_fails_as_on_one_namespace() {
     assert_exit(&one, 1);
     assert_exit(&many, 1);
     assert_eq!(stderr(&many), stderr(&one));
-    assert!(stderr(&many).contains("1 of the ids were not dead letters of that queue"));
+    assert!(stderr(&many).contains("1 of the ids is not a dead letter of that queue"));
 
     // Deleting works the same way, and `dead show` of a missing id fails.
     let out = sharded(&url, &base, &["dead", "delete", "webhooks", missing]);

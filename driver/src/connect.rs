@@ -144,6 +144,13 @@ impl RedisQueueBuilder {
         self
     }
 
+    /// Check the URL as [`connect`](RedisQueueBuilder::connect) would,
+    /// without connecting: a command line can refuse a bad URL as a usage
+    /// error before anything is sent. The error is the one `connect` gives.
+    pub fn check_url(&self) -> Result<(), QueueError> {
+        parse_config(&self.url, &redact_url(&self.url)).map(|_| ())
+    }
+
     /// Connect, load the scripts, and check the server's eviction policy.
     ///
     /// Accepted URLs: `redis://[user:password@]host[:port][/db]`,
@@ -237,8 +244,10 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
              redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel://"
         )));
     }
-    let config = Config::from_url(url)
-        .map_err(|e| QueueError::Config(format!("{redacted}: {}", scrub(e.details(), url))))?;
+    let config = Config::from_url(url).map_err(|e| {
+        let why = crate::error::plain(&e);
+        QueueError::Config(format!("{redacted}: {}", scrub(&why, url)))
+    })?;
     if scheme.starts_with("rediss") && config.tls.is_none() {
         return Err(QueueError::Config(format!(
             "{redacted}: TLS was requested but is not configured"

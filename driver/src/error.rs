@@ -65,10 +65,84 @@ pub enum QueueError {
 }
 
 /// An error reported by the Redis client, kept as the source of
-/// [`QueueError::Redis`]. Its text never contains credentials.
+/// [`QueueError::Redis`]. Its text never contains credentials, and is plain
+/// words: the client renders I/O and URL errors with Rust's `Debug`
+/// (`IO Error: Os { code: 111, kind: ConnectionRefused, … }`), which
+/// [`plain`] turns back into what the operating system said.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
+#[error("{}", plain(&self.0))]
 pub struct RedisError(pub(crate) fred::error::Error);
+
+/// A client error in plain words: what the server or the operating system
+/// said, without the client's kind label or Rust `Debug` syntax.
+pub(crate) fn plain(err: &fred::error::Error) -> String {
+    use fred::error::ErrorKind;
+    let details = err.details();
+    match err.kind() {
+        // `format!("{:?}", io::Error)`: `Os { .., message: "Connection refused" }`,
+        // `Custom { .., error: "failed to lookup address information: .." }`,
+        // `Kind(UnexpectedEof)`.
+        ErrorKind::IO => quoted_field(details, "message: \"")
+            .or_else(|| quoted_field(details, "error: \""))
+            .or_else(|| {
+                let kind = details.strip_prefix("Kind(")?.strip_suffix(')')?;
+                Some(words(kind))
+            })
+            .map(|text| lowercase_first(&text))
+            .unwrap_or_else(|| details.to_owned()),
+        // `format!("{:?}", url::ParseError)`: `InvalidPort`, `EmptyHost`.
+        ErrorKind::Url if is_identifier(details) => words(details),
+        // Fixed sentences such as "Invalid integer string.".
+        ErrorKind::Parse => lowercase_first(details.trim_end_matches('.')),
+        ErrorKind::Timeout => format!("timed out: {details}"),
+        ErrorKind::Auth => format!("authentication failed: {}", details.trim_end_matches('.')),
+        // Replies from the server (`ERR …`, `NOPERM …`) and the rest: the
+        // details are already words.
+        _ => details.to_owned(),
+    }
+}
+
+/// The string literal after `field` in a `Debug` rendering, unescaped.
+fn quoted_field(debug: &str, field: &str) -> Option<String> {
+    let start = debug.find(field)? + field.len();
+    let mut out = String::new();
+    let mut chars = debug[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => out.push(chars.next()?),
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+fn is_identifier(text: &str) -> bool {
+    !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `ConnectionRefused` → `connection refused`.
+fn words(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        // Keep acronyms ("TLS handshake …") as they are.
+        Some(first) if !chars.clone().next().is_some_and(|c| c.is_ascii_uppercase()) => {
+            first.to_lowercase().chain(chars).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
 
 impl QueueError {
     pub(crate) fn invalid(
@@ -107,4 +181,38 @@ fn shorten(value: &str) -> String {
         end -= 1;
     }
     format!("{}… ({} bytes)", &value[..end], value.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use fred::error::{Error, ErrorKind};
+
+    use super::RedisError;
+
+    fn shown(err: Error) -> String {
+        RedisError(err).to_string()
+    }
+
+    #[test]
+    fn client_errors_read_as_words_not_rust_debug() {
+        let refused = std::io::Error::from_raw_os_error(111);
+        assert_eq!(shown(Error::from(refused)), "connection refused");
+        let lookup = std::io::Error::other(
+            "failed to lookup address information: Name or service not known",
+        );
+        assert_eq!(
+            shown(Error::from(lookup)),
+            "failed to lookup address information: Name or service not known"
+        );
+        let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        assert_eq!(shown(Error::from(eof)), "unexpected eof");
+        assert_eq!(
+            shown(Error::from(url::ParseError::InvalidPort)),
+            "invalid port"
+        );
+        assert_eq!(
+            shown(Error::new(ErrorKind::Unknown, "ERR unknown command 'FOO'")),
+            "ERR unknown command 'FOO'"
+        );
+    }
 }

@@ -7,9 +7,10 @@ use serde_json::json;
 
 use crate::cli::DeadCommand;
 use crate::failure::Failure;
-use crate::output::{job_json, print_json};
+use crate::output::{count, job_json, print_json};
 use crate::tui::detail_text::detail_lines;
 
+use super::known::require_known;
 use super::listing::print_jobs;
 
 pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(), Failure> {
@@ -20,7 +21,10 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             limit,
         } => {
             let names = match only {
-                Some(name) => vec![name],
+                Some(name) => {
+                    require_known(queue, &name).await?;
+                    vec![name]
+                }
                 None => queue.queues().await?,
             };
             let (mut jobs, mut total) = (Vec::new(), 0);
@@ -58,59 +62,87 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             ids,
             all,
         } => {
+            require_known(queue, &name).await?;
             if all {
                 let done = queue.requeue_all_dead(&name, |_, _| {}).await?;
                 tracing::info!(queue = %name, done, "requeued all dead letters");
-                report_all(json, "requeued", done);
+                report_all(queue, json, "requeued", &name, done).await
             } else {
                 let report = queue.requeue_dead(&name, &ids).await?;
                 tracing::info!(queue = %name, done = report.done, "requeued dead letters");
-                print_report(json, "requeued", &report);
-                check_found(&report)?;
+                print_report(json, "requeued", &name, &report);
+                check_found(&report)
             }
-            Ok(())
         }
         DeadCommand::Delete { queue: name, ids } => {
+            require_known(queue, &name).await?;
             let report = queue.delete_dead(&name, &ids).await?;
             tracing::info!(queue = %name, done = report.done, "deleted dead letters");
-            print_report(json, "deleted", &report);
+            print_report(json, "deleted", &name, &report);
             check_found(&report)
         }
         DeadCommand::Purge { queue: name, yes } => {
+            require_known(queue, &name).await?;
             if !yes {
                 let dead = queue.counts(&name).await?.dead;
                 return Err(Failure::Usage(format!(
-                    "purge deletes all {dead} dead letters of {} for good; add --yes to do it",
+                    "purge deletes all {} of {} for good; add --yes to do it",
+                    count(dead, "dead letter", "dead letters"),
                     crate::text::inert(&name)
                 )));
             }
             let done = queue.purge_dead(&name, |_, _| {}).await?;
             tracing::info!(queue = %name, done, "purged dead letters");
-            report_all(json, "purged", done);
-            Ok(())
+            report_all(queue, json, "purged", &name, done).await
         }
     }
 }
 
-fn report_all(json: bool, verb: &str, done: u64) {
-    if json {
-        print_json(&json!({"done": done}));
-    } else {
-        println!("{verb} {done} dead letters");
-    }
-}
-
-fn print_report(json: bool, verb: &str, report: &DeadLetterReport) {
+/// After `--all` or a purge: what was done and what the queue holds now
+/// (dead letters that arrived meanwhile are left, and counted).
+async fn report_all(
+    queue: &Target,
+    json: bool,
+    verb: &str,
+    name: &str,
+    done: u64,
+) -> Result<(), Failure> {
+    let now = queue.counts(name).await?;
     if json {
         print_json(&json!({
+            "queue": name,
+            "action": verb,
+            "done": done,
+            "dead_left": now.dead,
+            "waiting": now.waiting,
+        }));
+    } else {
+        println!(
+            "{verb} {} of {}; {} left",
+            count(done, "dead letter", "dead letters"),
+            crate::text::inert(name),
+            count(now.dead, "dead letter", "dead letters"),
+        );
+    }
+    Ok(())
+}
+
+fn print_report(json: bool, verb: &str, name: &str, report: &DeadLetterReport) {
+    if json {
+        print_json(&json!({
+            "queue": name,
+            "action": verb,
             "done": report.done,
             "not_found": report.not_found,
             "dead_left": report.dead_left,
         }));
     } else {
         println!(
-            "{verb} {}, {} not found, {} dead letters left",
-            report.done, report.not_found, report.dead_left
+            "{verb} {} of {}, {} not found; {} left",
+            count(report.done, "dead letter", "dead letters"),
+            crate::text::inert(name),
+            report.not_found,
+            count(report.dead_left, "dead letter", "dead letters"),
         );
     }
 }
@@ -120,8 +152,12 @@ fn print_report(json: bool, verb: &str, report: &DeadLetterReport) {
 fn check_found(report: &DeadLetterReport) -> Result<(), Failure> {
     if report.not_found > 0 {
         return Err(Failure::Failed(format!(
-            "{} of the ids were not dead letters of that queue",
-            report.not_found
+            "{} not a dead letter of that queue",
+            if report.not_found == 1 {
+                "1 of the ids is".to_owned()
+            } else {
+                format!("{} of the ids are", report.not_found)
+            }
         )));
     }
     Ok(())

@@ -1,44 +1,17 @@
 //! The scriptable subcommands. Each reads or changes Redis through the
 //! driver's API only, and prints a table or JSON (`-o json`).
 
+mod connect;
 mod dead;
 mod enqueue;
+mod known;
 mod listing;
 
-use std::time::Duration;
-
-use redq::{RedisQueue, RedisQueueBuilder};
-
-use crate::aggregate::Target;
+pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
 
 use crate::cli::{Command, Connection, Global};
 use crate::failure::Failure;
-
-/// Commands give up on a Redis that does not answer within this.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The driver's settings for the connection's URL (any namespace).
-pub fn builder(connection: &Connection) -> RedisQueueBuilder {
-    RedisQueue::builder(connection.url()).command_timeout(COMMAND_TIMEOUT)
-}
-
-/// Connect for a subcommand or the console: one namespace, or every shard
-/// of it with `--shards`.
-pub async fn connect(connection: &Connection) -> Result<Target, Failure> {
-    let target = Target::connect(
-        builder(connection),
-        &connection.namespace,
-        connection.shards,
-    )
-    .await?;
-    tracing::info!(
-        url = %target.redacted_url(),
-        namespace = %target.namespace(),
-        shards = connection.shards,
-        "connected"
-    );
-    Ok(target)
-}
+use known::require_known;
 
 /// Whether a command changes Redis.
 pub fn mutates(command: &Command) -> Option<&'static str> {
@@ -53,7 +26,7 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             D::Purge { .. } => Some("dead purge"),
             D::List { .. } | D::Show { .. } => None,
         },
-        Command::Demo => Some("demo"),
+        Command::Demo { .. } => Some("demo"),
         _ => None,
     }
 }
@@ -73,16 +46,35 @@ pub async fn run(
     let json = global.output == crate::cli::Output::Json;
     match command {
         Command::Queues => listing::queues(&queue, json).await,
-        Command::Stats { queue: name } => listing::stats(&queue, name, json).await,
+        Command::Stats { queue: name } => {
+            if let Some(name) = &name {
+                require_known(&queue, name).await?;
+            }
+            listing::stats(&queue, name, json).await
+        }
         Command::Jobs {
             queue: name,
             state,
             offset,
             limit,
-        } => listing::jobs(&queue, &name, state.state(), offset, limit, json).await,
+        } => {
+            require_known(&queue, &name).await?;
+            listing::jobs(&queue, &name, state.state(), offset, limit, json).await
+        }
         Command::Dead { command } => dead::run(&queue, command, json).await,
-        Command::Pause { queue: name } => listing::pause(&queue, &name, true, json).await,
-        Command::Resume { queue: name } => listing::pause(&queue, &name, false, json).await,
+        Command::Pause {
+            queue: name,
+            allow_unknown,
+        } => {
+            if !allow_unknown {
+                known::require_known_to_pause(&queue, &name).await?;
+            }
+            listing::pause(&queue, &name, true, json).await
+        }
+        Command::Resume { queue: name } => {
+            require_known(&queue, &name).await?;
+            listing::pause(&queue, &name, false, json).await
+        }
         Command::Workers => listing::workers(&queue, json).await,
         Command::Schedules => listing::schedules(&queue, json).await,
         Command::Enqueue {
@@ -105,7 +97,7 @@ pub async fn run(
             };
             enqueue::run(&queue, &name, &payload, options, json).await
         }
-        Command::Completions { .. } | Command::Demo => {
+        Command::Completions { .. } | Command::Demo { .. } => {
             unreachable!("handled before connecting")
         }
     }

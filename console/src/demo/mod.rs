@@ -1,7 +1,10 @@
 //! `redq demo`: a private Redis, realistic traffic, and the console on it.
 //!
-//! Without `--url` it starts its own `redis-server` (see [`server`]); with
-//! `--url` it fills that Redis instead. Producers and workers (see
+//! The demo starts its own `redis-server` (see [`server`]) and never writes
+//! to a Redis it did not start: `--url` and `REDIS_URL` (often exported in
+//! an operator's shell, pointing at production) are ignored. Filling an
+//! existing Redis takes both `--into-existing URL` and
+//! `--yes-write-demo-traffic` (see [`Destination`]). Producers and workers (see
 //! [`traffic`]) run in this process through the driver's API, so quitting
 //! the console stops everything: traffic first (held leases are released),
 //! then the private server, whose temporary directory is removed.
@@ -18,33 +21,75 @@ use crate::failure::Failure;
 use crate::tui::state::Settings;
 use crate::tui::theme::Theme;
 
+/// Where the demo's traffic goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A redis-server the demo starts, and stops when it ends (the default).
+    Private,
+    /// A Redis the user named with `--into-existing` and confirmed with
+    /// `--yes-write-demo-traffic`.
+    Existing(String),
+}
+
+impl Destination {
+    /// From the flags: a URL without the confirmation is refused (exit 2)
+    /// before anything is started or written.
+    pub fn from_flags(
+        into_existing: Option<String>,
+        confirmed: bool,
+    ) -> Result<Destination, Failure> {
+        match into_existing {
+            None => Ok(Destination::Private),
+            Some(url) if confirmed => Ok(Destination::Existing(url)),
+            Some(url) => Err(Failure::Usage(format!(
+                "redq demo --into-existing writes demo jobs, workers and schedules into {} \
+                 and leaves them there; add --yes-write-demo-traffic to do it, or drop \
+                 --into-existing for a private Redis",
+                redq::redact_url(&url)
+            ))),
+        }
+    }
+}
+
 /// Run the demo until the console quits.
-pub async fn run(connection: &Connection, global: &Global) -> Result<(), Failure> {
+pub async fn run(
+    connection: &Connection,
+    global: &Global,
+    into_existing: Option<String>,
+    confirmed: bool,
+) -> Result<(), Failure> {
     if global.read_only {
         return Err(Failure::read_only("demo"));
     }
-    if connection.shards > 1 {
+    let into = Destination::from_flags(into_existing, confirmed)?;
+    if connection.shards() > 1 {
         // The demo's traffic is one namespace; a sharded view of it would
         // watch namespaces nothing writes to.
         return Err(Failure::Usage(
             "the demo runs on one namespace: drop --shards".into(),
         ));
     }
-    let server = match &connection.url {
-        Some(_) => None,
-        None => Some(server::PrivateRedis::start().await?),
-    };
-    let connection = Connection {
-        url: Some(match &server {
-            Some(s) => s.url(),
-            None => connection.url().to_owned(),
-        }),
+    crate::require_terminal()?;
+    let mut target = Connection {
+        url: None,
         namespace: connection.namespace.clone(),
-        shards: 1,
+        shards: None,
     };
-    let queue = crate::commands::connect(&connection).await?;
+    let server = match into {
+        Destination::Private => {
+            let server = server::PrivateRedis::start().await?;
+            target.url = Some(server.url());
+            Some(server)
+        }
+        Destination::Existing(url) => {
+            target.url = Some(url);
+            crate::commands::check_url(&target)?;
+            None
+        }
+    };
+    let queue = crate::commands::connect(&target).await?;
     let cancel = CancellationToken::new();
-    let traffic = traffic::start(&connection, cancel.clone()).await?;
+    let traffic = traffic::start(&target, cancel.clone()).await?;
     let settings = Settings {
         url: queue.redacted_url().to_owned(),
         namespace: queue.namespace().to_owned(),

@@ -19,7 +19,8 @@ use crate::failure::Failure;
 /// How to get redis-server, for the error when it is missing.
 pub const INSTALL_HINT: &str = "redis-server is not installed (or not on PATH). \
 Install it with: sudo apt-get install -y redis-server (Debian/Ubuntu), \
-brew install redis (macOS); or run `redq demo --url redis://HOST:PORT` against a Redis you have";
+brew install redis (macOS); or fill a Redis you have with \
+`redq demo --into-existing redis://HOST:PORT --yes-write-demo-traffic`";
 
 /// A running private server.
 #[derive(Debug)]

@@ -147,7 +147,7 @@ pub async fn start(
     cancel: CancellationToken,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
     let producer = crate::commands::builder(connection)
-        .namespace(connection.namespace.clone())
+        .namespace(connection.namespace())
         .connect()
         .await?;
     producer
@@ -189,7 +189,7 @@ pub async fn start(
     ];
     for (registry, options) in workers {
         let queue = crate::commands::builder(connection)
-            .namespace(connection.namespace.clone())
+            .namespace(connection.namespace())
             .connect()
             .await?;
         let worker = Worker::new(queue, registry, options.grace(Duration::from_secs(2)))?;

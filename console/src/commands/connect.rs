@@ -1,0 +1,89 @@
+//! Connecting for a subcommand, the console or the demo, and the one place
+//! a connection failure becomes the sentence an operator reads: what
+//! failed, on which URL (never its password), and what to try.
+
+use std::time::Duration;
+
+use redq::{QueueError, RedisQueue, RedisQueueBuilder};
+
+use crate::aggregate::Target;
+use crate::cli::Connection;
+use crate::failure::Failure;
+
+/// Commands give up on a Redis that does not answer within this.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The driver's settings for the connection's URL (any namespace).
+pub fn builder(connection: &Connection) -> RedisQueueBuilder {
+    RedisQueue::builder(connection.url()).command_timeout(COMMAND_TIMEOUT)
+}
+
+/// A URL the driver would refuse is a usage error (exit 2), said before
+/// anything is sent.
+pub fn check_url(connection: &Connection) -> Result<(), Failure> {
+    builder(connection)
+        .check_url()
+        .map_err(|e| bad_url(connection.url(), e))
+}
+
+/// Connect for a subcommand or the console: one namespace, or every shard
+/// of it with `--shards`.
+pub async fn connect(connection: &Connection) -> Result<Target, Failure> {
+    check_url(connection)?;
+    let target = Target::connect(
+        builder(connection),
+        connection.namespace(),
+        connection.shards(),
+    )
+    .await
+    .map_err(connect_failure)?;
+    tracing::info!(
+        url = %target.redacted_url(),
+        namespace = %target.namespace(),
+        shards = connection.shards(),
+        "connected"
+    );
+    Ok(target)
+}
+
+/// Where the accepted URL forms are written down.
+const URL_FORMS: &str = "the accepted forms are listed under --url in redq --help";
+
+fn bad_url(url: &str, e: QueueError) -> Failure {
+    let QueueError::Config(message) = &e else {
+        return Failure::Usage(e.to_string());
+    };
+    // The driver says "<the redacted URL>: <why>"; the URL is named here.
+    let shown = redq::redact_url(url);
+    let why = message
+        .strip_prefix(&format!("{shown}: "))
+        .unwrap_or(message);
+    let hint = if why.contains("accepted:") {
+        String::new()
+    } else {
+        format!("; {URL_FORMS}")
+    };
+    if url::Url::parse(url).is_err() {
+        // Not even a URL: it is not echoed, since it may be a password
+        // pasted in the wrong place.
+        return Failure::Usage(format!(
+            "the Redis URL from --url or REDIS_URL (not shown, in case it holds a password) \
+             is not a valid URL: {why}{hint}"
+        ));
+    }
+    Failure::Usage(format!("the Redis URL {shown} is not usable: {why}{hint}"))
+}
+
+/// A failed connect as the operator reads it (the console's first connect
+/// shares it).
+pub fn connect_failure(e: QueueError) -> Failure {
+    match &e {
+        QueueError::Config(message) if message.starts_with("cannot connect to ") => {
+            Failure::Failed(format!(
+                "{message}; check that Redis is running there and that the URL \
+                 (--url or REDIS_URL) and its password are right"
+            ))
+        }
+        _ => Failure::from(e),
+    }
+}

@@ -1,0 +1,55 @@
+//! A queue name the namespace does not know is almost always a typo
+//! (`redq pause emials`): refuse it, naming the queues it does know,
+//! instead of printing zeros or "paused emials".
+//!
+//! Known means what Redis says: a queue some job was ever enqueued to (the
+//! list `redq queues` shows), or one that is paused (a queue may be paused
+//! before its first job, so it can be resumed again).
+
+use crate::aggregate::Target;
+use crate::failure::Failure;
+use crate::text::inert;
+
+/// How many known names an error lists before "and N more".
+const LISTED: usize = 20;
+
+/// Fail (exit 1) unless `name` is a queue of the namespace.
+pub async fn require_known(queue: &Target, name: &str) -> Result<(), Failure> {
+    check(queue, name, "").await
+}
+
+/// As [`require_known`], saying how to pause a queue before its first job.
+pub async fn require_known_to_pause(queue: &Target, name: &str) -> Result<(), Failure> {
+    check(
+        queue,
+        name,
+        "; to pause it before its first job, add --allow-unknown",
+    )
+    .await
+}
+
+async fn check(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> {
+    let known = queue.queues().await?;
+    if known.iter().any(|q| q == name) || queue.counts(name).await?.paused {
+        return Ok(());
+    }
+    Err(Failure::Failed(format!(
+        "no queue named {} in namespace {} ({}); check the name and --namespace{advice}",
+        inert(name),
+        inert(queue.namespace()),
+        listing(&known)
+    )))
+}
+
+fn listing(known: &[String]) -> String {
+    if known.is_empty() {
+        return "it has no queues yet".into();
+    }
+    let shown: Vec<String> = known.iter().take(LISTED).map(|q| inert(q)).collect();
+    let more = known.len().saturating_sub(LISTED);
+    let mut text = format!("known: {}", shown.join(", "));
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
