@@ -28,45 +28,58 @@ async fn subcommands_never_print_or_log_the_password() {
     assert!(url.contains(&secret));
     let ns = unique_namespace("canary-cmd");
     let q = connect(&url, &ns).await;
-    let ids = dead_letters(&q, "webhooks", 2, "boom").await;
+    let ids = dead_letters(&q, "webhooks", 3, "boom").await;
     let log = tempfile::NamedTempFile::new().unwrap();
     let log_path = log.path().to_str().unwrap().to_owned();
 
-    let runs: Vec<Vec<&str>> = vec![
-        vec!["queues"],
-        vec!["queues", "-o", "json"],
-        vec!["stats"],
-        vec!["jobs", "webhooks", "--state", "dead"],
-        vec!["dead", "list", "-o", "json"],
-        vec!["dead", "show", &ids[0]],
-        vec!["dead", "requeue", "webhooks", &ids[0]],
-        vec!["dead", "delete", "webhooks", &ids[1]],
-        vec!["dead", "purge", "webhooks"],
-        vec!["pause", "webhooks"],
-        vec!["resume", "webhooks"],
-        vec!["enqueue", "webhooks", "{}"],
-        vec!["workers"],
-        vec!["schedules"],
-        vec!["--read-only", "pause", "webhooks"],
-        vec!["--help"],
-        vec!["dead", "--help"],
-        vec!["--refresh", "1ms", "queues"],
+    // Each run with the exit code and a text it must show, so a run that
+    // failed early (and so printed nothing to leak) cannot pass as clean.
+    let runs: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["queues"], 0, "webhooks"),
+        (vec!["queues", "-o", "json"], 0, "webhooks"),
+        (vec!["stats"], 0, "webhooks"),
+        (vec!["jobs", "webhooks", "--state", "dead"], 0, &ids[0]),
+        (vec!["dead", "list", "-o", "json"], 0, &ids[1]),
+        (vec!["dead", "show", &ids[0]], 0, &ids[0]),
+        (vec!["dead", "requeue", "webhooks", &ids[0]], 0, "requeued"),
+        (vec!["dead", "delete", "webhooks", &ids[1]], 0, "deleted"),
+        (vec!["dead", "purge", "webhooks", "--yes"], 0, "webhooks"),
+        (vec!["pause", "webhooks"], 0, "paused"),
+        (vec!["resume", "webhooks"], 0, "resumed"),
+        (vec!["enqueue", "webhooks", "{}"], 0, ""),
+        (vec!["workers"], 0, ""),
+        (vec!["schedules"], 0, ""),
+        (vec!["--read-only", "pause", "webhooks"], 1, "read-only"),
+        (vec!["--help"], 0, "Usage"),
+        (vec!["dead", "--help"], 0, "Usage"),
+        (vec!["--refresh", "1ms", "queues"], 2, "250ms"),
     ];
-    for args in runs {
+    for (args, code, shows) in runs {
         let mut all = vec!["--log-file", log_path.as_str()];
         all.extend(&args);
         let out = redq(&url, &ns, &all);
-        assert_clean(
-            &secret,
-            &format!("stdout of {args:?}"),
-            &String::from_utf8_lossy(&out.stdout),
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?} did not run as intended:\n{stdout}{stderr}"
         );
-        assert_clean(
-            &secret,
-            &format!("stderr of {args:?}"),
-            &String::from_utf8_lossy(&out.stderr),
+        assert!(
+            stdout.contains(shows) || stderr.contains(shows),
+            "{args:?} does not show {shows:?}:\n{stdout}{stderr}"
         );
+        assert_clean(&secret, &format!("stdout of {args:?}"), &stdout);
+        assert_clean(&secret, &format!("stderr of {args:?}"), &stderr);
     }
+    // The writing runs did write: one requeued, one deleted, one purged,
+    // one enqueued, and the queue resumed.
+    let counts = q.counts("webhooks").await.unwrap();
+    assert_eq!(
+        (counts.dead, counts.waiting, counts.paused),
+        (0, 2, false),
+        "{counts:?}"
+    );
     // Failing connections: a wrong password, nothing listening, a bad URL.
     let wrong = format!("redis://:{secret}@127.0.0.1:{}", server.port());
     let closed = format!("redis://:{secret}@127.0.0.1:1");
@@ -93,12 +106,20 @@ async fn subcommands_never_print_or_log_the_password() {
             "a connection error",
             &String::from_utf8_lossy(&out.stderr),
         );
+        assert!(!out.stderr.is_empty(), "the failure is explained");
         // The flag form too (it is visible in `ps`, but never echoed by us).
         let out = std::process::Command::new(BIN)
             .args(["--url", &bad, "--log-file", &log_path, "queues"])
             .env_remove("REDIS_URL")
             .output()
             .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty(), "the failure is explained");
         assert_clean(
             &secret,
             "a connection error",
