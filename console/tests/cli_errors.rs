@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 
 use redq::NewJob;
 use redq_tests::{unique_namespace, RedisServer};
+use seed::tmux::Tmux;
 use seed::*;
 
 const SECRET: &str = "s3cret-canary";
@@ -363,4 +364,47 @@ async fn bulk_dead_letter_commands_report_what_was_done_and_what_is_left() {
         stdout(&out),
         "purged 1 dead letter of billing; 0 dead letters left\n"
     );
+}
+
+/// The console's own start in a terminal: the same sentences and exit
+/// codes as the subcommands (it opens while Redis is merely unreachable,
+/// but a URL or password that retrying cannot fix is refused at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_in_a_terminal_refuses_a_bad_url_and_a_wrong_password_in_words() {
+    let server = RedisServer::builder().password("right-password").start();
+    let wrong = format!("redis://:{SECRET}@127.0.0.1:{}", server.port());
+    let cases = [
+        (
+            format!("redis://:{SECRET}@127.0.0.1:99999"),
+            "redq: the Redis URL from --url or REDIS_URL (not shown, in case it holds a \
+             password) is not a valid URL: invalid port; the accepted forms are listed under \
+             --url in redq --help"
+                .to_owned(),
+            2,
+        ),
+        (
+            wrong,
+            format!(
+                "redq: cannot connect to redis://127.0.0.1:{}: authentication failed: WRONGPASS \
+                 invalid username-password pair or user is disabled; check that Redis is \
+                 running there and that the URL (--url or REDIS_URL) and its password are right",
+                server.port()
+            ),
+            1,
+        ),
+    ];
+    for (url, line, code) in cases {
+        let term = Tmux::start(
+            &format!("{BIN}; echo REDQ-EXITED-$?; sleep 60"),
+            &[("REDIS_URL", url.as_str())],
+        );
+        let screen = term.wait_for("REDQ-EXITED-", std::time::Duration::from_secs(20));
+        // Long lines wrap at the terminal's width, anywhere in a word:
+        // compare without whitespace.
+        let bare = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+        let text = bare(&screen);
+        assert!(text.contains(&bare(&line)), "{screen}");
+        assert!(text.contains(&format!("REDQ-EXITED-{code}")), "{screen}");
+        assert!(!text.contains(SECRET), "{screen}");
+    }
 }
