@@ -1,0 +1,468 @@
+//! Broken variants that are patched scripts: a copy of a shipped script
+//! with one deliberate bug, run against a real redis-server.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use fred::types::Value;
+use redq_tests::history::record::Reply;
+use redq_tests::history::{Expect, JobSpec, Report};
+use redq_tests::lua::patched;
+
+use super::bench::*;
+
+/// Script `name` with one patch, as the overrides of a [`Bench`].
+pub fn patch(name: &'static str, from: &str, to: &str) -> Vec<(&'static str, String)> {
+    vec![(name, patched(name, &[(from, to)]))]
+}
+
+/// A holds a lease that lapses; B claims the job; A's late ack arrives.
+pub async fn stale_ack(broken: bool) -> Report {
+    let ack = patch(
+        "ack",
+        "if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then",
+        "if m[M.queue] ~= QUEUE then",
+    );
+    let bench = Bench::new(&ack).await;
+    let (a, b) = if broken {
+        (&bench.b, &bench.a)
+    } else {
+        (&bench.a, &bench.b)
+    };
+    a.enqueue(&[job("t1")]).await;
+    let stale = a.claim(1, 100, &[]).await.remove(0);
+    bench.until_redis_past(stale.expiry_ms).await;
+    let current = b.claim(1, 10_000, &[]).await.remove(0);
+    assert_eq!(current.id, stale.id);
+    a.ack(&stale.id, stale.lease).await;
+    b.ack(&current.id, current.lease).await;
+    bench.finish(drained()).await
+}
+
+/// A call made under a lease that has since been replaced.
+#[derive(Clone, Copy)]
+pub enum Late {
+    Nack,
+    Extend,
+    Release,
+}
+
+/// A's lease lapses and B is granted the job; then A, still running, makes
+/// the `late` call under its stale lease, once the Redis clock has moved
+/// past B's grant (so a call that applies, applies visibly later). B acks;
+/// whatever is left is finished with the shipped scripts. Broken, A's
+/// `script` has its fence (`from`) patched to `to`.
+pub async fn stale_call(
+    late: Late,
+    script: &'static str,
+    from: &str,
+    to: &str,
+    broken: bool,
+) -> Report {
+    let overrides = patch(script, from, to);
+    let bench = Bench::new(&overrides).await;
+    // B's calls are made under its current lease, which the unfenced
+    // variant treats like the shipped script.
+    let (a, b) = if broken {
+        (&bench.b, &bench.a)
+    } else {
+        (&bench.a, &bench.b)
+    };
+    let fenced = bench
+        .fenced(a, if broken { &overrides[..] } else { &[] })
+        .await;
+    a.enqueue(&[job("t1")]).await;
+    let stale = a.claim(1, 100, &[]).await.remove(0);
+    bench.until_redis_past(stale.expiry_ms).await;
+    let lease_ms = 10_000;
+    let current = b.claim(1, lease_ms, &[]).await.remove(0);
+    assert_eq!(current.id, stale.id);
+    bench
+        .until_redis_past(current.expiry_ms - lease_ms + 2)
+        .await;
+    match late {
+        Late::Nack => a.nack(&stale.id, stale.lease, 0, false).await,
+        Late::Extend => fenced.extend(&stale.id, stale.lease, lease_ms).await,
+        Late::Release => fenced.release(&stale.id, stale.lease).await,
+    };
+    b.ack(&current.id, current.lease).await;
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+pub async fn stale_extend(broken: bool) -> Report {
+    stale_call(
+        Late::Extend,
+        "extend",
+        "if not m or m[M.queue] ~= QUEUE or not lease_matches(m, lease) then return { -1, 0 } end",
+        "if not m or m[M.queue] ~= QUEUE then return { -1, 0 } end",
+        broken,
+    )
+    .await
+}
+
+pub async fn stale_nack(broken: bool) -> Report {
+    stale_call(
+        Late::Nack,
+        "nack",
+        "if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end",
+        "",
+        broken,
+    )
+    .await
+}
+
+pub async fn stale_release(broken: bool) -> Report {
+    stale_call(
+        Late::Release,
+        "release",
+        "if not lease_matches(m, lease) then return -1 end",
+        "",
+        broken,
+    )
+    .await
+}
+
+pub fn client_now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// B's claim runs on B's clock, 30 s fast, instead of Redis's.
+pub async fn client_clock(broken: bool) -> Report {
+    let claim = patch(
+        "claim",
+        "local now = now_ms()",
+        "local now = tonumber(ARGV[7])",
+    );
+    let bench = Bench::new(if broken { &claim[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let skewed = Value::from((client_now_ms() + 30_000).to_string());
+    let taken = bench.b.claim(1, 5_000, &[skewed]).await;
+    assert_eq!(taken.len(), broken as usize);
+    bench.a.ack(&held.id, held.lease).await;
+    if let Some(t) = taken.first() {
+        bench.b.ack(&t.id, t.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A claim that reads the head of the queue without removing it.
+pub async fn double_claim(broken: bool) -> Report {
+    // Plain jobs wait in the fifo list, so the pop to break is the list's.
+    let claim = patch(
+        "claim",
+        "redis.call('LPOP', K.fifo, limit)",
+        "redis.call('LRANGE', K.fifo, 0, limit - 1)",
+    );
+    let bench = Bench::new(if broken { &claim[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1"), job("t2")]).await;
+    let mut held = bench.b.claim(1, 5_000, &[]).await;
+    held.extend(bench.b.claim(1, 5_000, &[]).await);
+    for h in &held {
+        bench.b.ack(&h.id, h.lease).await;
+    }
+    // Whatever is left is finished with the shipped scripts.
+    for h in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&h.id, h.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A claim that hands out lease ids without advancing the counter, so
+/// every claim hands out the same one.
+pub async fn repeated_lease_ids(broken: bool) -> Report {
+    let claim = patch(
+        "claim",
+        "local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1",
+        "local next_lease = tonumber(redis.call('GET', K.lease_seq) or '0') + 1",
+    );
+    let bench = Bench::new(&claim).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1"), job("t2")]).await;
+    for _ in 0..2 {
+        let j = worker.claim(1, 5_000, &[]).await.remove(0);
+        worker.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A nack that deletes the job instead of requeueing it.
+pub async fn lost_on_nack(broken: bool) -> Report {
+    let nack = patch(
+        "nack",
+        "  if place(id, m, due, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end",
+        // The payload lives in the record, so this drops the whole job.
+        "  redis.call('HDEL', K.jobs, id)",
+    );
+    let bench = Bench::new(&nack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1"), job("t2")]).await;
+    for j in worker.claim(2, 5_000, &[]).await {
+        worker.nack(&j.id, j.lease, 0, false).await;
+    }
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// The worker claims the job and fails it once with nack; the retry is
+/// claimed and acked with the shipped scripts. Broken, the worker's nack is
+/// `nack`.
+pub async fn fail_once(nack: Vec<(&'static str, String)>, broken: bool) -> Report {
+    let bench = Bench::new(&nack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let first = worker.claim(1, 5_000, &[]).await.remove(0);
+    worker.nack(&first.id, first.lease, 0, false).await;
+    let second = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    bench.a.ack(&second.id, second.lease).await;
+    bench.finish(drained()).await
+}
+
+/// A nack that does not count the failed attempt.
+pub async fn uncounted_nack(broken: bool) -> Report {
+    let nack = patch(
+        "nack",
+        "m[M.attempts] = m[M.attempts] + 1",
+        "m[M.attempts] = m[M.attempts] + 0",
+    );
+    fail_once(nack, broken).await
+}
+
+/// A's lease lapses; the worker's claim reclaims it and is granted the job,
+/// and acks it. Broken, the worker's claim is `claim`.
+pub async fn lapse_once(claim: Vec<(&'static str, String)>, broken: bool) -> Report {
+    let bench = Bench::new(&claim).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let lapsed = bench.a.claim(1, 100, &[]).await.remove(0);
+    bench.until_redis_past(lapsed.expiry_ms).await;
+    for j in worker.claim(1, 5_000, &[]).await {
+        worker.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A reclaim that does not count the lapsed attempt.
+pub async fn uncounted_reclaim(broken: bool) -> Report {
+    let claim = patch(
+        "claim",
+        "m[M.attempts] = m[M.attempts] + 1",
+        "m[M.attempts] = m[M.attempts] + 0",
+    );
+    lapse_once(claim, broken).await
+}
+
+/// A claim that never reclaims lapsed leases: a dead worker's job stays
+/// leased for ever (the run cannot drain).
+pub async fn no_reclaim(broken: bool) -> Report {
+    let claim = patch("claim", "reclaim_lapsed(now, RECLAIM_PER_CALL)\n", "\n");
+    lapse_once(claim, broken).await
+}
+
+/// A claim that counts an attempt when it grants a lease (not only when
+/// the attempt fails). The fast path splices the lease into the bytes, so
+/// it is turned off to reach the field-by-field one.
+pub async fn counted_grant(broken: bool) -> Report {
+    let claim = vec![(
+        "claim",
+        patched(
+            "claim",
+            &[
+                (
+                    "if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then",
+                    "if false then",
+                ),
+                (
+                    "        m[M.lease_id] = next_lease\n",
+                    "        m[M.lease_id] = next_lease\n        m[M.attempts] = m[M.attempts] + 1\n",
+                ),
+            ],
+        ),
+    )];
+    let bench = Bench::new(&claim).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let j = worker.claim(1, 5_000, &[]).await.remove(0);
+    worker.ack(&j.id, j.lease).await;
+    bench.finish(drained()).await
+}
+
+/// The worker claims the job, extends its lease and acks it; broken, its
+/// extend also counts an attempt.
+pub async fn counted_extend(broken: bool) -> Report {
+    let extend = patch(
+        "extend",
+        "m[M.lease_expiry] = expiry\nstore_meta(id, m)",
+        "m[M.lease_expiry] = expiry\nm[M.attempts] = m[M.attempts] + 1\nstore_meta(id, m)",
+    );
+    let bench = Bench::new(&[]).await;
+    let fenced = bench
+        .fenced(&bench.a, if broken { &extend[..] } else { &[] })
+        .await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let j = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    fenced.extend(&j.id, j.lease, 5_000).await;
+    bench.a.ack(&j.id, j.lease).await;
+    bench.finish(drained()).await
+}
+
+/// The worker claims the job and releases it (shutting down); the job is
+/// claimed again and acked. Broken, the release counts an attempt.
+pub async fn counted_release(broken: bool) -> Report {
+    let release = patch(
+        "release",
+        "m[M.resolved_lease] = -m[M.lease_id]",
+        "m[M.resolved_lease] = -m[M.lease_id]\nm[M.attempts] = m[M.attempts] + 1",
+    );
+    let bench = Bench::new(&[]).await;
+    let fenced = bench
+        .fenced(&bench.a, if broken { &release[..] } else { &[] })
+        .await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let first = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    fenced.release(&first.id, first.lease).await;
+    let second = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    bench.a.ack(&second.id, second.lease).await;
+    bench.finish(drained()).await
+}
+
+/// A job with `max_attempts` attempts, claimed and nacked until a nack
+/// reports it dead (at most `max_attempts + 1` times). Broken, the nacks
+/// are `nack`.
+pub async fn fail_until_dead(
+    nack: Vec<(&'static str, String)>,
+    max_attempts: u32,
+    broken: bool,
+) -> Report {
+    let bench = Bench::new(&nack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench
+        .a
+        .enqueue(&[JobSpec {
+            max_attempts,
+            ..job("t1")
+        }])
+        .await;
+    for _ in 0..=max_attempts {
+        let Some(j) = worker.claim(1, 5_000, &[]).await.pop() else {
+            break;
+        };
+        if let Reply::Nacked { dead: true, .. } = worker.nack(&j.id, j.lease, 0, false).await {
+            break;
+        }
+    }
+    bench.finish(drained()).await
+}
+
+pub const SPENT: &str =
+    "local spent = m[M.max_attempts] > 0 and m[M.attempts] >= m[M.max_attempts]";
+
+/// Attempts counted as spent one failure early.
+pub async fn dead_too_early(broken: bool) -> Report {
+    let nack = patch(
+        "nack",
+        SPENT,
+        "local spent = m[M.max_attempts] > 0 and m[M.attempts] + 1 >= m[M.max_attempts]",
+    );
+    fail_until_dead(nack, 2, broken).await
+}
+
+/// Attempts counted as spent one failure late.
+pub async fn spent_not_dead(broken: bool) -> Report {
+    let nack = patch(
+        "nack",
+        SPENT,
+        "local spent = m[M.max_attempts] > 0 and m[M.attempts] > m[M.max_attempts]",
+    );
+    fail_until_dead(nack, 1, broken).await
+}
+
+/// A dead letter that is also put back in the queue: the job is leased
+/// again after it died. `expect` says whether the run had requeues of dead
+/// letters (then only the server's record can tell).
+pub async fn dead_but_queued(broken: bool, expect: Expect) -> Report {
+    let nack = patch(
+        "nack",
+        "    redis.call('ZADD', K.dead, now, id)\n",
+        "    place(id, m, now, now)\n",
+    );
+    let bench = Bench::new(&nack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let j = worker.claim(1, 5_000, &[]).await.remove(0);
+    let reply = worker.nack(&j.id, j.lease, 0, true).await;
+    assert!(
+        matches!(reply, Reply::Nacked { dead: true, .. }),
+        "{reply:?}"
+    );
+    for again in bench.a.claim(1, 5_000, &[]).await {
+        bench.a.ack(&again.id, again.lease).await;
+    }
+    bench.finish(expect).await
+}
+
+/// The worker claims the job and acks it twice (a resend); broken, the
+/// repeated ack of a job already gone answers "completed".
+pub async fn completed_again(broken: bool) -> Report {
+    let ack = patch("ack", "    codes[i] = 0\n", "    codes[i] = 1\n");
+    let bench = Bench::new(&ack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let j = worker.claim(1, 5_000, &[]).await.remove(0);
+    worker.ack(&j.id, j.lease).await;
+    worker.ack(&j.id, j.lease).await;
+    bench.finish(drained()).await
+}
+
+/// An ack that answers "completed" but removes nothing.
+pub async fn ack_keeps_the_job(broken: bool) -> Report {
+    let ack = patch(
+        "ack",
+        "      release_keys(id, m)\n      done[#done + 1] = id\n",
+        "",
+    );
+    let bench = Bench::new(&ack).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let j = worker.claim(1, 5_000, &[]).await.remove(0);
+    worker.ack(&j.id, j.lease).await;
+    bench.finish(drained()).await
+}
+
+/// An enqueue that lets every job of an ordering key through at once. Both
+/// are claimed; the first fails once and is leased again after the second
+/// was; the second is acked before the first.
+pub async fn ordering_ignored(broken: bool) -> Report {
+    let enqueue = patch(
+        "enqueue",
+        "if holder and holder ~= id and redis.call('HEXISTS', K.jobs, holder) == 1 then",
+        "if false then",
+    );
+    let bench = Bench::new(&enqueue).await;
+    let producer = if broken { &bench.b } else { &bench.a };
+    let keyed = |tag: &str| JobSpec {
+        ordering_key: "k".into(),
+        ..JobSpec::new(tag)
+    };
+    producer.enqueue(&[keyed("first"), keyed("second")]).await;
+    for j in bench.a.claim(2, 5_000, &[]).await {
+        if j.tag == "first" {
+            bench.a.nack(&j.id, j.lease, 0, false).await;
+        } else {
+            bench.a.ack(&j.id, j.lease).await;
+        }
+    }
+    for _ in 0..2 {
+        for j in bench.a.claim(2, 5_000, &[]).await {
+            bench.a.ack(&j.id, j.lease).await;
+        }
+    }
+    bench.finish(drained()).await
+}
