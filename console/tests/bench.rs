@@ -15,7 +15,7 @@ fn bench(server: &RedisServer, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn every_case_prints_one_json_line_with_its_figures() {
+fn every_case_prints_one_json_line_whose_figures_hold() {
     let server = RedisServer::start();
     let cases: [(&str, &[&str]); 6] = [
         (
@@ -60,6 +60,60 @@ fn every_case_prints_one_json_line_with_its_figures() {
         for field in fields {
             assert!(line[*field].is_number(), "{case}: no {field} in {line}");
         }
+        assert_figures_hold(case, &line);
+    }
+}
+
+/// What each figure must satisfy for the run to have measured anything:
+/// work was done, so throughput, Redis's memory and CPU grew; percentiles
+/// are ordered; the flags given are the ones reported; a CPU time is never
+/// negative nor more than the cores could spend in the time it took.
+fn assert_figures_hold(case: &str, line: &serde_json::Value) {
+    let figure = |name: &str| {
+        line[name]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{case}: {name} is not a number in {line}"))
+    };
+    let positive =
+        |name: &str| assert!(figure(name) > 0.0, "{case}: {name} is not positive: {line}");
+    if line.get("jobs_per_s").is_some() {
+        positive("jobs_per_s");
+    }
+    match case {
+        "enqueue_bulk" => {
+            positive("redis_mem_bytes_per_job");
+            positive("redis_cpu_us_per_job");
+            assert_eq!(line["batch"], 1000, "{line}");
+        }
+        "enqueue_window" => {
+            assert_eq!(line["window"], 100, "{line}");
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            let cpu = figure("client_cpu_s");
+            // One clock tick (1/100 s) of slack: /proc counts whole ticks.
+            assert!(
+                (0.0..=figure("elapsed_s") * cores + 0.01).contains(&cpu),
+                "{case}: client_cpu_s {cpu} outside what {cores} cores could spend: {line}"
+            );
+        }
+        "process" => {
+            positive("redis_cpu_s");
+            assert_eq!(line["concurrency"], 4, "{line}");
+        }
+        "process_keep" => assert_eq!(line["concurrency"], 4, "{line}"),
+        _ => {}
+    }
+    if line.get("p50_ms").is_some() {
+        positive("p50_ms");
+        let order = ["p50_ms", "p90_ms", "p99_ms", "max_ms"];
+        let present: Vec<f64> = order
+            .iter()
+            .filter(|name| line.get(**name).is_some())
+            .map(|name| figure(name))
+            .collect();
+        assert!(
+            present.windows(2).all(|w| w[0] <= w[1]),
+            "{case}: percentiles out of order: {line}"
+        );
     }
 }
 
