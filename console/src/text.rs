@@ -65,6 +65,25 @@ pub fn truncate(text: &str, width: usize) -> String {
     out
 }
 
+/// At most `width` characters of `text`, cut in the middle with `…`, so
+/// names that differ only at the end (`tenant-acme-…-invoices`, `…-refunds`)
+/// stay told apart. The tail keeps the extra character of an odd split.
+pub fn truncate_middle(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        return text.to_owned();
+    }
+    if width <= 2 {
+        return truncate(text, width);
+    }
+    let head = (width - 1) / 2;
+    let tail = width - 1 - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(n - tail));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +115,16 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
         assert_eq!(truncate("abc", 0), "");
+    }
+
+    #[test]
+    fn truncate_middle_keeps_both_ends() {
+        let invoices = "tenant-acme-production-eu-west-1-invoices";
+        let refunds = "tenant-acme-production-eu-west-1-refunds";
+        assert_eq!(truncate_middle(invoices, 21), "tenant-acm…1-invoices");
+        assert_ne!(truncate_middle(invoices, 12), truncate_middle(refunds, 12));
+        assert_eq!(truncate_middle(invoices, 12).chars().count(), 12);
+        assert_eq!(truncate_middle("billing", 7), "billing");
+        assert_eq!(truncate_middle("billing", 2), "b…");
     }
 }

@@ -7,6 +7,7 @@ use redq::JobRecord;
 
 use crate::clock;
 use crate::text::{inert, inert_multiline};
+use crate::tui::view::facts;
 
 /// Label and value lines of a job, then its full error and pretty payload.
 /// With several `shards` (their namespaces), a `shard` line says which one
@@ -32,10 +33,7 @@ pub fn detail_lines(job: &JobRecord, shards: &[String], now: SystemTime) -> Vec<
     );
     field(
         "attempts",
-        match job.max_attempts {
-            0 => format!("{} (unlimited)", job.attempts),
-            max => format!("{} of {max}", job.attempts),
-        },
+        facts::tries(job.attempts, Some(job.max_attempts)),
     );
     field("priority", job.priority.to_string());
     field(
@@ -66,7 +64,7 @@ pub fn detail_lines(job: &JobRecord, shards: &[String], now: SystemTime) -> Vec<
         );
     }
     if let Some((node, instance)) = job.holder {
-        field("holder", format!("node {node:x} instance {instance}"));
+        field("holder", facts::worker(node, instance));
     }
     if let Some(key) = &job.ordering_key {
         field("ordering key", inert(key));

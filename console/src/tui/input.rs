@@ -30,7 +30,7 @@ pub enum Scope {
     DeadScreen,
     /// Screens that list rows (not the detail view).
     Lists,
-    /// Lists that can be filtered (the six screens, not the jobs view).
+    /// Lists that can be filtered: the six screens and the jobs view.
     Filterable,
     /// Lists whose rows open a detail (leases, dead letters, jobs).
     Openable,
@@ -64,7 +64,7 @@ impl Scope {
             Scope::Main => true,
             Scope::Detail => state.detail.is_some(),
             Scope::Lists => state.detail.is_none(),
-            Scope::Filterable => state.detail.is_none() && state.jobs.is_none(),
+            Scope::Filterable => state.detail.is_none(),
             Scope::Openable => {
                 state.detail.is_none()
                     && (state.jobs.is_some()
@@ -187,7 +187,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[code(PageUp)], "PgUp", "previous page", None, Action::PageUp),
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
-    bind(Jobs, &[code(Esc)], "Esc", "back to the queues", Some("Esc back"), Action::Back),
+    bind(Jobs, &[code(Esc)], "Esc", "clear filter, else back to queues", Some("Esc back"), Action::Back),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),

@@ -2,14 +2,12 @@
 
 use std::time::SystemTime;
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row};
+use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::table::{self, List};
+use super::facts;
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
 use crate::tui::source::DEAD_WINDOW;
 use crate::tui::state::{plural, State};
 use crate::tui::theme::Theme;
@@ -20,10 +18,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         return;
     }
     let dead = state.visible_dead();
-    let idw = table::id_width(area);
-    let fixed = [idw, 11, 16, 5, 11];
     let shard = table::ShardColumn::new(&state.settings.shards);
-    let errw = table::rest_width(area, &fixed).saturating_sub(shard.taken());
     let rows = dead
         .iter()
         .map(|job| {
@@ -31,32 +26,29 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 .died_at
                 .map(|at| clock::short(at, now))
                 .unwrap_or_else(|| "—".into());
-            let attempts = table::tries(job.attempts, job.max_attempts);
-            Row::new(shard.cells(
+            shard.cells(
                 vec![
-                table::id_cell(&job.id, idw),
-                Cell::from(truncate(&inert(&job.queue), 11)),
-                Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
-                Cell::from(Line::from(attempts).right_aligned()),
-                Cell::from(died),
-                Cell::from(truncate(
-                    &inert(job.last_error.as_deref().unwrap_or("—")),
-                    errw,
-                ))
-                .style(theme.error()),
+                    Item::new(&job.id),
+                    Item::new(&job.queue),
+                    Item::new(job.name.as_deref().unwrap_or("—")),
+                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                    Item::new(died),
+                    Item::new(job.last_error.as_deref().unwrap_or("—")).style(theme.error()),
                 ],
                 &job.namespace,
-            ))
+            )
         })
         .collect::<Vec<_>>();
     let mut list = List {
         title: title(state, dead.len(), "dead letter"),
-        header: vec!["JOB", "QUEUE", "NAME", "TRIES", "DIED", "ERROR"],
-        widths: fixed
-            .iter()
-            .map(|w| Constraint::Length(*w))
-            .chain([Constraint::Min(10)])
-            .collect(),
+        columns: vec![
+            Column::id("JOB"),
+            Column::name("QUEUE"),
+            Column::name("NAME"),
+            Column::number("TRIES"),
+            Column::whole("DIED"),
+            Column::text("ERROR"),
+        ],
         rows,
         selected: state.cursor().index,
         empty: empty(state),
@@ -98,7 +90,6 @@ fn empty(state: &State) -> Vec<String> {
 
 fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let groups = state.dead_groups();
-    let sigw = table::rest_width(area, &[6, 20, 11]);
     let rows = groups
         .iter()
         .map(|g| {
@@ -106,22 +97,21 @@ fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Syst
                 .newest()
                 .map(|at| clock::short(at, now))
                 .unwrap_or_else(|| "—".into());
-            Row::new(vec![
-                Cell::from(Line::from(g.jobs.len().to_string()).right_aligned()),
-                Cell::from(truncate(&inert(&g.signature), sigw)).style(theme.error()),
-                Cell::from(truncate(&inert(&g.queues.join(", ")), 20)),
-                Cell::from(newest),
-            ])
+            vec![
+                Item::number(g.jobs.len() as u64),
+                Item::new(&g.signature).style(theme.error()),
+                Item::new(g.queues.join(", ")),
+                Item::new(newest),
+            ]
         })
         .collect::<Vec<_>>();
     let list = List {
         title: title(state, groups.len(), "error signature"),
-        header: vec!["COUNT", "ERROR SIGNATURE", "QUEUES", "NEWEST"],
-        widths: vec![
-            Constraint::Length(6),
-            Constraint::Min(30),
-            Constraint::Length(20),
-            Constraint::Length(11),
+        columns: vec![
+            Column::number("COUNT"),
+            Column::text("ERROR SIGNATURE"),
+            Column::name("QUEUES"),
+            Column::whole("NEWEST"),
         ],
         rows,
         selected: state.cursor().index,

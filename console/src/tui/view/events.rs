@@ -2,45 +2,40 @@
 
 use std::time::SystemTime;
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row};
+use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::table::{self, List};
+use super::facts;
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let events = state.visible_events();
-    let idw = table::id_width(area);
-    let fixed = [11, 6, 12, idw, 16, 5];
     let shard = table::ShardColumn::new(&state.settings.shards);
-    let errw = table::rest_width(area, &fixed).saturating_sub(shard.taken());
     let rows = events
         .iter()
         .map(|e| {
-            let kind = Cell::from(truncate(&inert(&e.kind), 6));
+            let kind = Item::new(&e.kind);
             // The job id is the first column the shard qualifies: the
             // SHARD column goes after TIME here, as after JOB elsewhere.
-            Row::new(shard.cells(
+            shard.cells(
                 vec![
-                    Cell::from(clock::short(e.at, now)),
+                    Item::new(clock::short(e.at, now)),
                     if e.kind == "dead" {
                         kind.style(theme.error())
                     } else {
                         kind
                     },
-                    Cell::from(truncate(&inert(&e.queue), 12)),
-                    table::id_cell(&e.job_id, idw),
-                    Cell::from(truncate(&inert(e.name.as_deref().unwrap_or("—")), 16)),
-                    Cell::from(Line::from(e.attempts.to_string()).right_aligned()),
-                    Cell::from(truncate(&inert(&e.error), errw)),
+                    Item::new(&e.queue),
+                    Item::new(&e.job_id),
+                    Item::new(e.name.as_deref().unwrap_or("—")),
+                    Item::new(facts::tries(e.attempts, None)),
+                    Item::new(&e.error),
                 ],
                 &e.namespace,
-            ))
+            )
         })
         .collect::<Vec<_>>();
     let empty = if state.filter().is_empty() {
@@ -53,12 +48,15 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     };
     let mut list = List {
         title: format!(" Events: latest {} ", events.len()),
-        header: vec!["TIME", "KIND", "QUEUE", "JOB", "NAME", "TRIES", "ERROR"],
-        widths: fixed
-            .iter()
-            .map(|w| Constraint::Length(*w))
-            .chain([Constraint::Min(10)])
-            .collect(),
+        columns: vec![
+            Column::whole("TIME"),
+            Column::name("KIND"),
+            Column::name("QUEUE"),
+            Column::id("JOB"),
+            Column::name("NAME").optional(1),
+            Column::number("TRIES"),
+            Column::text("ERROR"),
+        ],
         rows,
         selected: state.cursor().index,
         empty,

@@ -4,14 +4,15 @@ use std::time::SystemTime;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use redq::JobState;
 
-use super::table::{self, List};
+use super::facts;
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
+use crate::text::inert;
 use crate::tui::detail_text::detail_lines;
 use crate::tui::state::{State, JOBS_PAGE};
 use crate::tui::theme::Theme;
@@ -59,11 +60,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     frame.render_widget(Paragraph::new(Line::from(spans)), states);
 
     let page = state.data.jobs.as_ref().filter(|p| p.query == *q);
-    let idw = table::id_width(area);
-    let fixed = [idw, 16, 4, 5, 11];
     let shard = table::ShardColumn::new(&state.settings.shards);
-    let errw = table::rest_width(area, &fixed).saturating_sub(shard.taken());
-    let items = page.map(|p| p.page.items.as_slice()).unwrap_or_default();
+    let loaded = page.map(|p| p.page.items.len()).unwrap_or(0);
+    let items = state.visible_jobs();
     let total = page.map(|p| p.page.total).unwrap_or(0);
     let when_header = match q.state {
         JobState::Scheduled => "DUE",
@@ -90,47 +89,59 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 )),
             }
             .unwrap_or_else(|| "—".into());
-            Row::new(shard.cells(
+            shard.cells(
                 vec![
-                    table::id_cell(&job.id, idw),
-                    Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
-                    Cell::from(Line::from(job.priority.to_string()).right_aligned()),
-                    Cell::from(Line::from(job.attempts.to_string()).right_aligned()),
-                    Cell::from(when),
-                    Cell::from(truncate(
-                        &inert(job.last_error.as_deref().unwrap_or("")),
-                        errw,
-                    )),
+                    Item::new(&job.id),
+                    Item::new(job.name.as_deref().unwrap_or("—")),
+                    Item::new(job.priority.to_string()),
+                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                    Item::new(when),
+                    Item::new(job.last_error.as_deref().unwrap_or("")),
                 ],
                 &job.namespace,
-            ))
+            )
         })
         .collect::<Vec<_>>();
     let pages = total.div_ceil(JOBS_PAGE as u64).max(1);
-    let first = if items.is_empty() { 0 } else { q.offset + 1 };
-    let title = if items.is_empty() {
-        format!(" {} jobs: none on this page ({total} in all) ", q.state)
+    let first = if loaded == 0 { 0 } else { q.offset + 1 };
+    let mut title = if loaded == 0 {
+        format!(" {} jobs: none on this page ({total} in all)", q.state)
     } else {
         format!(
-            " {} jobs {first}–{} of {total} (page {} of {pages}) ",
+            " {} jobs {first}–{} of {total} (page {} of {pages})",
             q.state,
-            q.offset + items.len() as u64,
+            q.offset + loaded as u64,
             q.offset / JOBS_PAGE as u64 + 1,
         )
     };
+    if !view.filter.is_empty() {
+        title.push_str(&format!(
+            ", {} on this page matching \"{}\"",
+            items.len(),
+            inert(&view.filter)
+        ));
+    }
+    title.push(' ');
     let empty = if page.is_none() {
         vec!["loading…".to_owned()]
+    } else if loaded > 0 {
+        vec![
+            "no job on this page matches the filter".to_owned(),
+            "Esc clears it; PgUp/PgDn search other pages".to_owned(),
+        ]
     } else {
         vec![format!("no {} jobs", q.state)]
     };
     let mut list = List {
         title,
-        header: vec!["JOB", "NAME", "PRIO", "TRIES", when_header, "LAST ERROR"],
-        widths: fixed
-            .iter()
-            .map(|w| Constraint::Length(*w))
-            .chain([Constraint::Min(10)])
-            .collect(),
+        columns: vec![
+            Column::id("JOB"),
+            Column::name("NAME"),
+            Column::number("PRIO"),
+            Column::number("TRIES"),
+            Column::whole(when_header),
+            Column::text("LAST ERROR"),
+        ],
         rows,
         selected: view.cursor.index,
         empty,

@@ -2,19 +2,17 @@
 
 use std::time::SystemTime;
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Cell, Row};
+use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::table::{self, List};
+use super::facts;
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let leases = state.visible_leases();
-    let idw = table::id_width(area);
     let lapsed = leases
         .iter()
         .filter(|j| j.lease_expires_at.is_some_and(|at| at <= now))
@@ -23,39 +21,39 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let rows = leases
         .iter()
         .map(|job| {
-            let holder = match job.holder {
-                Some((node, instance)) => {
-                    let host = state
+            let (holder, host) = match job.holder {
+                Some((node, instance)) => (
+                    facts::worker(node, instance),
+                    state
                         .worker_for(node, instance)
-                        .map(|w| format!(" {}", inert(&w.host)))
-                        .unwrap_or_default();
-                    format!("{}{host}", table::worker_id(node, instance))
-                }
-                None => "—".to_owned(),
+                        .map(|w| w.host.clone())
+                        .unwrap_or_else(|| "—".into()),
+                ),
+                None => ("—".to_owned(), "—".to_owned()),
             };
             let left = match job.lease_expires_at {
                 Some(at) if at > now => {
-                    Cell::from(clock::compact(at.duration_since(now).unwrap_or_default()))
+                    Item::new(clock::compact(at.duration_since(now).unwrap_or_default()))
                 }
-                Some(at) => Cell::from(format!(
+                Some(at) => Item::new(format!(
                     "LAPSED {} ago",
                     clock::compact(clock::age(at, now))
                 ))
                 .style(theme.warn()),
-                None => Cell::from("—"),
+                None => Item::new("—"),
             };
-            let attempts = table::tries(job.attempts, job.max_attempts);
-            Row::new(shard.cells(
+            shard.cells(
                 vec![
-                    table::id_cell(&job.id, idw),
-                    Cell::from(truncate(&inert(&job.queue), 12)),
-                    Cell::from(truncate(&inert(job.name.as_deref().unwrap_or("—")), 16)),
-                    Cell::from(truncate(&holder, 28)),
+                    Item::new(&job.id),
+                    Item::new(&job.queue),
+                    Item::new(job.name.as_deref().unwrap_or("—")),
+                    Item::new(holder),
+                    Item::new(host),
                     left,
-                    Cell::from(attempts),
+                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
                 ],
                 &job.namespace,
-            ))
+            )
         })
         .collect::<Vec<_>>();
     let empty = if !state.data.leases_loaded {
@@ -74,21 +72,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     }
     let mut list = List {
         title,
-        header: vec![
-            "JOB",
-            "QUEUE",
-            "NAME",
-            "HOLDER (NODE-INSTANCE HOST)",
-            "LEFT",
-            "TRIES",
-        ],
-        widths: vec![
-            Constraint::Length(idw),
-            Constraint::Length(12),
-            Constraint::Length(16),
-            Constraint::Length(28),
-            Constraint::Length(15),
-            Constraint::Min(5),
+        columns: vec![
+            Column::id("JOB"),
+            Column::name("QUEUE"),
+            Column::name("NAME"),
+            Column::name("HOLDER"),
+            Column::name("HOST").optional(1),
+            Column::whole("LEFT"),
+            Column::number("TRIES"),
         ],
         rows,
         selected: state.cursor().index,

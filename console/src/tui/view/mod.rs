@@ -5,6 +5,7 @@
 mod chrome;
 mod dead;
 mod events;
+pub(crate) mod facts;
 mod jobs;
 mod leases;
 mod queues;

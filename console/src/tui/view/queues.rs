@@ -2,59 +2,85 @@
 
 use std::time::SystemTime;
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row};
+use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::table::{self, num, List};
+use redq::{StatsBucket, STATS_BUCKET};
+
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
-use crate::tui::state::metrics::{rate_text, rates, series, sparkline};
+use crate::text::inert;
+use crate::tui::state::metrics::{rate_text, rates, series, sparkline, SPARK_WINDOW};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
-/// Columns per sparkline at 100 columns (each covers 90 s of the 15
-/// minutes); wider terminals get longer sparklines, up to 30 columns.
-const SPARK: usize = 10;
+/// Sparklines get between this many columns and [`SPARK_MAX`], as the
+/// layout allows; at the narrowest sizes they are left out.
+const SPARK_MIN: u16 = 9;
+const SPARK_MAX: u16 = 30;
+
+/// A sparkline `width` bars wide over the whole [`SPARK_WINDOW`] its header
+/// names, at any width: each bar is the mean of the stats buckets it
+/// covers, so bars covering 12 buckets and bars covering 13 read alike and
+/// a steady rate draws a flat line.
+fn spark(
+    stats: &[StatsBucket],
+    now: SystemTime,
+    width: usize,
+    pick: fn(&StatsBucket) -> u64,
+) -> String {
+    let buckets = (SPARK_WINDOW.as_millis() / STATS_BUCKET.as_millis().max(1)) as usize;
+    let per_bucket = series(stats, now, buckets, pick);
+    sparkline(&resample(&per_bucket, width))
+}
+
+/// `values` averaged into `width` consecutive, near-equal runs (scaled by
+/// 1000 to keep the fraction the sparkline's levels need).
+fn resample(values: &[u64], width: usize) -> Vec<u64> {
+    let n = values.len();
+    (0..width)
+        .map(|i| {
+            let (from, to) = (i * n / width, ((i + 1) * n / width).max(i * n / width + 1));
+            let run = &values[from.min(n)..to.min(n)];
+            let sum: u64 = run.iter().sum();
+            sum * 1000 / run.len().max(1) as u64
+        })
+        .collect()
+}
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let queues = state.visible_queues();
-    let spark = SPARK + (area.width.saturating_sub(100) / 4).min(20) as usize;
     let rows = queues
         .iter()
         .map(|row| {
             let c = &row.counts;
             let (ok_rate, fail_rate) = rates(&row.stats, now);
-            let ok = sparkline(&series(&row.stats, now, spark, |b| b.processed));
-            let failed = sparkline(&series(&row.stats, now, spark, |b| b.failed));
+            let stats = &row.stats;
+            let spark =
+                |pick: fn(&StatsBucket) -> u64| Item::drawn(move |w| spark(stats, now, w, pick));
             let oldest = match c.head_enqueued_at {
                 Some(at) if c.waiting > 0 => clock::compact(clock::age(at, now)),
                 _ => "—".to_owned(),
             };
-            let badges: Vec<Span> = state
-                .badges(row, now)
-                .into_iter()
-                .flat_map(|b| [Span::styled(b.text(), theme.warn()), Span::raw(" ")])
-                .collect();
-            let dead = if c.dead > 0 {
-                num(c.dead).style(theme.error())
-            } else {
-                num(0)
-            };
-            Row::new(vec![
-                Cell::from(truncate(&inert(&c.queue), 14)),
-                num(c.waiting),
-                num(c.scheduled),
-                num(c.leased),
-                dead,
-                Cell::from(Line::from(rate_text(ok_rate)).right_aligned()),
-                Cell::from(Line::from(rate_text(fail_rate)).right_aligned()),
-                Cell::from(Span::styled(ok, theme.spark_ok())),
-                Cell::from(Span::styled(failed, theme.spark_fail())),
-                Cell::from(Line::from(oldest).right_aligned()),
-                Cell::from(Line::from(badges)),
-            ])
+            let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
+            let dead = Item::number(c.dead);
+            vec![
+                Item::new(&c.queue),
+                Item::number(c.waiting),
+                Item::number(c.scheduled),
+                Item::number(c.leased),
+                if c.dead > 0 {
+                    dead.style(theme.error())
+                } else {
+                    dead
+                },
+                Item::new(rate_text(ok_rate)),
+                Item::new(rate_text(fail_rate)),
+                spark(|b| b.processed).style(theme.spark_ok()),
+                spark(|b| b.failed).style(theme.spark_fail()),
+                Item::new(oldest),
+                Item::new(badges.join(" ")).style(theme.warn()),
+            ]
         })
         .collect::<Vec<_>>();
     let empty = if state.filter().is_empty() {
@@ -70,35 +96,47 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     };
     let list = List {
         title: format!(" Queues ({}) ", queues.len()),
-        header: vec![
-            "QUEUE",
-            "WAITING",
-            "SCHED",
-            "LEASED",
-            "DEAD",
-            "DONE/S",
-            "FAIL/S",
-            "DONE 15m",
-            "FAILED 15m",
-            "OLDEST",
-            "",
-        ],
-        widths: vec![
-            Constraint::Length(14),
-            Constraint::Length(7),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(6),
-            Constraint::Length(spark as u16),
-            Constraint::Length(spark as u16),
-            Constraint::Length(6),
-            Constraint::Min(6),
+        columns: vec![
+            Column::name("QUEUE"),
+            Column::number("WAITING"),
+            Column::number("SCHED"),
+            Column::number("LEASED"),
+            Column::number("DEAD"),
+            Column::number("DONE/S"),
+            Column::number("FAIL/S"),
+            Column::drawn("DONE 15m", SPARK_MIN, SPARK_MAX).optional(2),
+            Column::drawn("FAILED 15m", SPARK_MIN, SPARK_MAX).optional(1),
+            Column::number("OLDEST"),
+            Column::whole(""),
         ],
         rows,
         selected: state.cursor().index,
         empty,
     };
     table::draw(frame, area, list, theme);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steady_rate_draws_a_flat_line_at_any_width() {
+        let steady = vec![5; 180];
+        for width in [9, 13, 14, 30] {
+            let bars = resample(&steady, width);
+            assert_eq!(bars.len(), width);
+            assert!(bars.iter().all(|b| *b == 5000), "{width}: {bars:?}");
+        }
+    }
+
+    #[test]
+    fn every_bucket_lands_in_one_bar() {
+        let mut one = vec![0; 180];
+        one[0] = 1;
+        one[179] = 1;
+        let bars = resample(&one, 14);
+        assert!(bars[0] > 0 && bars[13] > 0);
+        assert!(bars[1..13].iter().all(|b| *b == 0));
+    }
 }

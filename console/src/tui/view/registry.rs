@@ -2,14 +2,12 @@
 
 use std::time::SystemTime;
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Cell, Row};
+use ratatui::layout::Rect;
 use ratatui::Frame;
 
-use super::table::{self, num, List};
+use super::facts;
+use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::text::{inert, truncate};
 use crate::tui::state::rows::WORKER_STALE;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
@@ -20,19 +18,19 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
     let rows = schedules
         .iter()
         .map(|s| {
-            Row::new(vec![
-                Cell::from(truncate(&inert(&s.name), 20)),
-                Cell::from(truncate(&inert(&s.queue), 12)),
-                Cell::from(truncate(&inert(&s.expression), 17)),
-                Cell::from(truncate(&inert(&s.timezone), 13)),
-                Cell::from(when(s.next_run)),
-                Cell::from(when(s.last_run)),
+            vec![
+                Item::new(&s.name),
+                Item::new(&s.queue),
+                Item::new(&s.expression),
+                Item::new(&s.timezone),
+                Item::new(when(s.next_run)),
+                Item::new(when(s.last_run)),
                 if s.paused {
-                    Cell::from("PAUSED").style(theme.warn())
+                    Item::new("PAUSED").style(theme.warn())
                 } else {
-                    Cell::from("")
+                    Item::new("")
                 },
-            ])
+            ]
         })
         .collect::<Vec<_>>();
     let mut empty = vec!["no schedules".to_owned()];
@@ -41,23 +39,14 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
     }
     let list = List {
         title: format!(" Schedules ({}) ", schedules.len()),
-        header: vec![
-            "NAME",
-            "QUEUE",
-            "EXPRESSION",
-            "TIMEZONE",
-            "NEXT",
-            "LAST",
-            "",
-        ],
-        widths: vec![
-            Constraint::Length(20),
-            Constraint::Length(12),
-            Constraint::Length(17),
-            Constraint::Length(13),
-            Constraint::Length(11),
-            Constraint::Length(11),
-            Constraint::Min(6),
+        columns: vec![
+            Column::name("NAME"),
+            Column::name("QUEUE"),
+            Column::name("EXPRESSION"),
+            Column::name("TIMEZONE"),
+            Column::whole("NEXT"),
+            Column::whole("LAST"),
+            Column::whole(""),
         ],
         rows,
         selected: state.cursor().index,
@@ -72,22 +61,21 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
         .iter()
         .map(|w| {
             let age = clock::age(w.last_heartbeat, now);
-            let beat =
-                Cell::from(Line::from(format!("{} ago", clock::compact(age))).right_aligned());
-            Row::new(vec![
-                Cell::from(table::worker_id(w.node, w.instance)),
-                Cell::from(truncate(&inert(&w.host), 14)),
-                Cell::from(Line::from(w.pid.to_string()).right_aligned()),
-                Cell::from(truncate(&inert(&w.queues.join(",")), 18)),
-                num(w.in_flight),
+            let beat = Item::new(format!("{} ago", clock::compact(age)));
+            vec![
+                Item::new(facts::worker(w.node, w.instance)),
+                Item::new(&w.host),
+                Item::new(w.pid.to_string()),
+                Item::new(w.queues.join(",")),
+                Item::number(w.in_flight),
                 if age >= WORKER_STALE {
                     beat.style(theme.warn())
                 } else {
                     beat
                 },
-                num(w.processed),
-                num(w.failed),
-            ])
+                Item::number(w.processed),
+                Item::number(w.failed),
+            ]
         })
         .collect::<Vec<_>>();
     let mut empty = vec!["no workers registered".to_owned()];
@@ -96,25 +84,15 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     }
     let list = List {
         title: format!(" Workers ({}) ", workers.len()),
-        header: vec![
-            "WORKER",
-            "HOST",
-            "PID",
-            "QUEUES",
-            "RUNNING",
-            "HEARTBEAT",
-            "DONE",
-            "FAILED",
-        ],
-        widths: vec![
-            Constraint::Length(18),
-            Constraint::Length(14),
-            Constraint::Length(7),
-            Constraint::Length(18),
-            Constraint::Length(7),
-            Constraint::Length(10),
-            Constraint::Length(8),
-            Constraint::Min(6),
+        columns: vec![
+            Column::name("WORKER"),
+            Column::name("HOST"),
+            Column::number("PID"),
+            Column::name("QUEUES"),
+            Column::number("RUNNING"),
+            Column::whole("HEARTBEAT").right(),
+            Column::number("DONE"),
+            Column::number("FAILED"),
         ],
         rows,
         selected: state.cursor().index,
