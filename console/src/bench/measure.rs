@@ -43,8 +43,21 @@ mod tests {
         assert_eq!(percentiles(&mut []), [0.0; 4]);
     }
 
+    /// A reading that never moves (a wrong field, a constant) fails: the
+    /// test computes until the reading grows past where it started.
     #[test]
-    fn this_process_has_used_some_cpu() {
-        assert!(client_cpu_s().is_some_and(|s| s >= 0.0));
+    fn this_processs_cpu_time_grows_while_it_computes() {
+        let before = client_cpu_s().expect("/proc/self/stat is readable");
+        let give_up = std::time::Instant::now() + Duration::from_secs(10);
+        let mut x = 0u64;
+        while client_cpu_s().expect("/proc/self/stat is readable") <= before {
+            assert!(
+                std::time::Instant::now() < give_up,
+                "10 s of computing and the CPU time stayed at {before} s"
+            );
+            for i in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
     }
 }
