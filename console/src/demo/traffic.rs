@@ -237,7 +237,7 @@ async fn produce_one(queue: &RedisQueue, n: u64) -> Result<(), redq::QueueError>
             to: format!("user{user}@example.com"),
             template: "welcome".into(),
         };
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             // Some mail is scheduled for later.
             let job = NewJob::new(serde_json::to_value(&email).unwrap_or_default())
                 .name(SendEmail::NAME)
@@ -274,7 +274,7 @@ async fn produce_one(queue: &RedisQueue, n: u64) -> Result<(), redq::QueueError>
             })
             .await?;
     }
-    if n % 100 == 0 {
+    if n.is_multiple_of(100) {
         let job =
             NewJob::new(json!({"report": "monthly", "month": "2025-11"})).name("build_report");
         queue.add("reports", job).await?;
