@@ -290,7 +290,7 @@ async fn jobs_without_a_state_lists_the_waiting_ones() {
 async fn the_console_without_a_terminal_says_what_to_use_instead() {
     let server = RedisServer::start();
     let ns = unique_namespace("no-tty");
-    for args in [vec![], vec!["--read-only"]] {
+    for args in [vec![], vec!["--read-only"], vec!["demo"]] {
         let out = redq(&server.url(), &ns, &args);
         assert_says(
             &out,
