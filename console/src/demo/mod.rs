@@ -83,7 +83,6 @@ pub async fn run(
         }
         Destination::Existing(url) => {
             target.url = Some(url);
-            crate::commands::check_url(&target)?;
             None
         }
     };
