@@ -126,3 +126,53 @@ impl RedisServer {
         }
     }
 }
+
+/// What a server has seen since its statistics were last reset
+/// ([`RedisServer::reset_stats`]): proof of what reached it, for tests that
+/// must show something did *not* run there.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SeenByServer {
+    /// Connections accepted (`total_connections_received`).
+    pub connections: i64,
+    /// Every command executed, by name, with its call count
+    /// (`INFO commandstats`); a command the server could not parse is not one.
+    pub commands: Vec<(String, i64)>,
+}
+
+impl RedisServer {
+    /// Zeroes the server's statistics (`CONFIG RESETSTAT`).
+    pub async fn reset_stats(&self) {
+        self.cmd(&["CONFIG", "RESETSTAT"]).await;
+    }
+
+    /// What the server has seen since the last reset, then resets again, so
+    /// a read straight after a reset shows what the harness itself costs:
+    /// the baseline to compare a later read with.
+    pub async fn seen_since_reset(&self) -> SeenByServer {
+        let stats: String = self.cmd(&["INFO", "stats"]).await.convert().unwrap();
+        let commandstats: String = self.cmd(&["INFO", "commandstats"]).await.convert().unwrap();
+        self.reset_stats().await;
+        let connections = stats
+            .lines()
+            .find_map(|l| l.strip_prefix("total_connections_received:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("INFO stats has total_connections_received");
+        let commands = commandstats
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
+                let calls = rest
+                    .strip_prefix("calls=")?
+                    .split(',')
+                    .next()?
+                    .parse()
+                    .ok()?;
+                Some((name.to_owned(), calls))
+            })
+            .collect();
+        SeenByServer {
+            connections,
+            commands,
+        }
+    }
+}

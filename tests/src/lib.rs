@@ -39,7 +39,7 @@ mod url;
 mod wait;
 
 pub use builder::RedisServerBuilder;
-pub use client::{connect, ServerClient};
+pub use client::{connect, SeenByServer, ServerClient};
 pub use namespace::unique_namespace;
 pub use server::RedisServer;
 pub use wait::wait_until;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use fred::util::redis_keyslot;
 use redq::{NewJob, RedisQueue};
 use redq_tests::cluster::RedisCluster;
-use redq_tests::unique_namespace;
+use redq_tests::{unique_namespace, wait_until};
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(30);
@@ -157,9 +157,13 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
         })
     };
 
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    wait_until(
+        Duration::from_secs(15),
+        "the load to run before the kill",
+        async || record.acked.lock().unwrap().len() >= 100,
+    )
+    .await;
     let before = record.acked.lock().unwrap().len();
-    assert!(before > 0, "load is running");
     let killed_at = Instant::now();
     cluster.kill9(0);
     // Node 0 was created a primary; its replica is one of nodes 3..6.

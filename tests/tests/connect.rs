@@ -128,8 +128,8 @@ async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
     let server = RedisServer::start();
     let url = format!("rediss://:{WRONG}@127.0.0.1:{}", server.port());
     // What the harness alone costs the server: a reset, then the reads.
-    reset_server_stats(&server).await;
-    let baseline = server_side_view(&server).await;
+    server.reset_stats().await;
+    let baseline = server.seen_since_reset().await;
     let started = Instant::now();
     let result = RedisQueue::builder(&url)
         .command_timeout(Duration::from_secs(1))
@@ -149,7 +149,7 @@ async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
     // What the server saw: the driver did connect (a TLS handshake is bytes
     // a plaintext server cannot parse), yet no command of its ran, not even
     // the HELLO/AUTH a plaintext fallback would start with.
-    let seen = server_side_view(&server).await;
+    let seen = server.seen_since_reset().await;
     assert!(
         seen.connections > baseline.connections,
         "the driver never reached the plaintext port: {seen:?} against {baseline:?}"
@@ -158,55 +158,6 @@ async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
         seen.commands, baseline.commands,
         "commands ran on the plaintext port besides the harness's own"
     );
-}
-
-/// What a server has seen since its statistics were last reset.
-#[derive(Debug)]
-struct ServerSideView {
-    /// `total_connections_received`.
-    connections: i64,
-    /// Every command executed, by name, with its call count (`INFO commandstats`).
-    commands: Vec<(String, i64)>,
-}
-
-/// Resets the server's statistics, then runs nothing but the harness's own
-/// commands: the view every later [`server_side_view`] is compared with.
-async fn reset_server_stats(server: &RedisServer) {
-    server.cmd(&["CONFIG", "RESETSTAT"]).await;
-}
-
-/// Reads the view, then resets the statistics again, so two reads in a row
-/// see exactly what the harness itself costs.
-async fn server_side_view(server: &RedisServer) -> ServerSideView {
-    let stats: String = server.cmd(&["INFO", "stats"]).await.convert().unwrap();
-    let commandstats: String = server
-        .cmd(&["INFO", "commandstats"])
-        .await
-        .convert()
-        .unwrap();
-    reset_server_stats(server).await;
-    let connections = stats
-        .lines()
-        .find_map(|l| l.strip_prefix("total_connections_received:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("INFO stats has total_connections_received");
-    let commands = commandstats
-        .lines()
-        .filter_map(|l| {
-            let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = rest
-                .strip_prefix("calls=")?
-                .split(',')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((name.to_owned(), calls))
-        })
-        .collect();
-    ServerSideView {
-        connections,
-        commands,
-    }
 }
 
 #[tokio::test]

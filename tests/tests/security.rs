@@ -264,6 +264,8 @@ async fn tls_refuses_a_server_whose_ca_is_not_trusted() {
 #[tokio::test]
 async fn rediss_to_a_plaintext_port_fails_clearly_and_never_falls_back() {
     let (server, _tls_port, ca, _dir) = tls_server();
+    server.reset_stats().await;
+    let baseline = server.seen_since_reset().await;
     let err = RedisQueue::builder(&format!("rediss://127.0.0.1:{}", server.port()))
         .tls_ca_pem(ca)
         .command_timeout(Duration::from_secs(2))
@@ -277,6 +279,10 @@ async fn rediss_to_a_plaintext_port_fails_clearly_and_never_falls_back() {
         "{text}"
     );
     println!("rediss:// to a plaintext port: {text}");
+    // The plaintext port was reached, yet ran no command of the driver's.
+    let seen = server.seen_since_reset().await;
+    assert!(seen.connections > baseline.connections, "{seen:?}");
+    assert_eq!(seen.commands, baseline.commands, "a plaintext fallback ran");
 }
 
 #[tokio::test]
@@ -452,7 +458,10 @@ async fn a_viewer_user_reads_everything_and_every_mutation_is_refused() {
         .await
         .unwrap();
     admin.dead_letter(&held[0].lease(), "poison").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await; // held[1]'s lease lapses
+    wait_until(DEADLINE, "held[1]'s lease to lapse", async || {
+        admin.counts("q").await.unwrap().lapsed == 1
+    })
+    .await;
 
     let url = user_url(&server, "viewer", &password);
     let viewer = RedisQueue::builder(&url)
@@ -580,7 +589,10 @@ async fn a_canary_password_never_appears_in_errors_debug_output_or_logs() {
     outputs.push(format!("{worker:?}"));
     let shutdown = CancellationToken::new();
     let running = tokio::spawn(worker.run(shutdown.clone()));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_until(DEADLINE, "the worker to register", async || {
+        !queue.workers().await.unwrap().is_empty()
+    })
+    .await;
     shutdown.cancel();
     running.await.unwrap().unwrap();
     assert_canary_absent(&password, &outputs);
