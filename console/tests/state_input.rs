@@ -8,7 +8,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use redq::JobState;
 use redq_console::tui::input::{action_for, help_sections, hints, BINDINGS};
 use redq_console::tui::state::{
-    Action, Command, Connection, Level, Mutation, Screen, Settings, State, Update,
+    Action, Command, Connection, Level, Mutation, Screen, Settings, Snapshot, State, Update,
 };
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -394,6 +394,36 @@ fn selection_follows_its_row_when_new_rows_arrive() {
             "billing".into(),
             vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()]
         )]))]
+    );
+}
+
+#[test]
+fn a_screen_keeps_its_selection_while_its_list_reloads() {
+    // Leaving the Dead letters screen drops its list (the next refresh does
+    // not read it); coming back, the selection waits for the list to load
+    // and lands on the same dead letter, not on the first row.
+    let mut state = loaded();
+    type_keys(&mut state, &[ch('3'), ch('j'), ch('j'), ch('1')]);
+    let overview = Snapshot {
+        leases: None,
+        dead: None,
+        ..snapshot()
+    };
+    for snapshot in [overview.clone(), overview] {
+        state.apply(Action::Received(Update::Snapshot {
+            snapshot: Box::new(snapshot),
+            received_at: now(),
+        }));
+    }
+    type_keys(&mut state, &[ch('3')]);
+    assert!(!state.screen_loaded());
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot()),
+        received_at: now(),
+    }));
+    assert_eq!(
+        state.cursor().key.as_deref(),
+        Some("01JDQ2X7K5M3N8P9R2S4T6V8W2")
     );
 }
 

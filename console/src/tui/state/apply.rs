@@ -312,6 +312,11 @@ impl State {
 
     /// Keep the cursor on its row when rows move, else within bounds.
     fn reanchor(&mut self) {
+        // A list not loaded yet has no rows to move to: keep the selection
+        // for when it arrives (coming back to a screen keeps its row).
+        if !self.screen_loaded() {
+            return;
+        }
         let keys = self.row_keys();
         let cursor = self.cursor_mut();
         if let Some(i) = cursor
