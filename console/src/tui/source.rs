@@ -2,6 +2,14 @@
 //! API, sends whole snapshots to the UI over a channel, and carries out the
 //! mutations the UI asks for (each one through the driver's scripts, in
 //! bounded batches, reporting progress).
+//!
+//! Outages: each refresh starts with one small read that must answer within
+//! [`PING_TIMEOUT`], so a dead Redis shows within about a refresh. The
+//! handle in use cannot say why it waits (its client queues commands while
+//! it reconnects), so a failed read is explained by a fresh connection
+//! attempt: "refused" when nothing listens, "did not answer" when something
+//! does but is silent. Without a handle at all (Redis down at start) the
+//! source keeps connecting, once per refresh.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
