@@ -35,9 +35,14 @@ async fn requeue_one_then_all_with_keystrokes() {
     term.keys(&["r"]);
     let prompt = term.wait_for("Confirm [y/N]", DEADLINE);
     // The prompt names the job it will requeue (the selected, newest one).
+    // Only the confirmation box counts (it opens with its "Confirm [y/N]"
+    // title): the list above it shows every id too.
+    let (_, dialog) = prompt
+        .split_once("Confirm [y/N]")
+        .expect("the screen waited for holds the prompt");
     let chosen = ids
         .iter()
-        .find(|id| prompt.contains(id.as_str()))
+        .find(|id| dialog.contains(id.as_str()))
         .unwrap_or_else(|| panic!("the prompt names no job:\n{prompt}"))
         .clone();
     term.keys(&["y"]);
