@@ -47,6 +47,9 @@ pub struct Cli {
 /// `[env: REDQ_NAMESPACE=]` for an unset variable.
 #[derive(Debug, Args, Clone)]
 pub struct Connection {
+    // This doc comment is the flag's --help text, so it stays plain text:
+    // rustdoc would read the URL's brackets as links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Redis URL: redis://[user:password@]host[:port][/db], rediss://…
     /// (TLS), redis+unix:///path, redis-cluster://host:port?node=…,
     /// redis-sentinel://host:port?sentinelServiceName=…. Default: the

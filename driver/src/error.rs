@@ -68,7 +68,7 @@ pub enum QueueError {
 /// [`QueueError::Redis`]. Its text never contains credentials, and is plain
 /// words: the client renders I/O and URL errors with Rust's `Debug`
 /// (`IO Error: Os { code: 111, kind: ConnectionRefused, … }`), which
-/// [`plain`] turns back into what the operating system said.
+/// `plain` turns back into what the operating system said.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", plain(&self.0))]
 pub struct RedisError(pub(crate) fred::error::Error);
