@@ -30,7 +30,7 @@ impl TypedJob for WelcomeMail {
 
     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        if self.user_id % 7 == 0 && cx.attempt() < 3 {
+        if self.user_id.is_multiple_of(7) && cx.attempt() < 3 {
             // Any error converts with `?`; this one is retried with backoff.
             Err(std::io::Error::other("smtp server busy"))?;
         }
