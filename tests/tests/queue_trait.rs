@@ -647,7 +647,11 @@ async fn released_job_keeps_its_place<Q: Backend>(q: &Q) {
 async fn claim_up_to_limit_answers_zero_and_caps_a_large_limit<Q: Backend>(q: &Q) {
     q.enqueue("q", payloads(0..1001)).await.unwrap();
     assert!(q.claim("q", 0, LONG).await.unwrap().is_empty());
-    assert_eq!(q.sizes("q").await.waiting, 1001, "a claim of 0 took nothing");
+    assert_eq!(
+        q.sizes("q").await.waiting,
+        1001,
+        "a claim of 0 took nothing"
+    );
     let claimed = q.claim("q", 5000, LONG).await.unwrap();
     assert_eq!(claimed.len(), 1000);
     assert_eq!(q.sizes("q").await.waiting, 1);
