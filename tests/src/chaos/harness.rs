@@ -170,7 +170,7 @@ impl Claims {
         for w in workers {
             let answered = self.answered.get(w).copied().unwrap_or(0);
             outcome.require(answered > 0, || {
-                format!("worker {w} never had a claim answered (did it start? see its stderr)")
+                format!("worker {w} never had a claim answered (it never started, or every claim failed)")
             });
             if jobs_each && answered > 0 {
                 outcome.require(self.with_jobs.contains_key(w), || {
