@@ -202,37 +202,63 @@ impl Fleet {
                 let _ = f.read_to_string(&mut text);
             }
             ended.stderr.push((label.clone(), text));
-            match load(&self.history(*process)) {
-                Ok((entries, torn)) => {
-                    ended.entries.extend(entries);
-                    ended.torn += torn;
-                }
-                Err(why) => ended.problems.push(format!("{label}: {why}")),
+            // What could be read still goes to the checker; the problem
+            // fails the run either way.
+            let loaded = load(&self.history(*process));
+            ended.entries.extend(loaded.entries);
+            ended.torn += loaded.torn;
+            if let Some(why) = loaded.problem {
+                ended.problems.push(format!("{label}: {why}"));
             }
         }
         ended
     }
 }
 
+/// One process's history as read by [`load`].
+struct Loaded {
+    entries: Vec<Entry>,
+    /// 1 when the final line was cut short by a kill mid-write.
+    torn: usize,
+    /// Why the history is incomplete, if it is.
+    problem: Option<String>,
+}
+
 /// Reads one process's history; every line must be read. Only a final line
 /// without its newline may be cut short: the process was killed mid-write
-/// (returned as `1`, "torn"), which loses at most the call being recorded.
-fn load(path: &Path) -> Result<(Vec<Entry>, usize), String> {
-    let text = std::fs::read(path)
-        .map_err(|e| format!("its history file {} could not be read: {e}", path.display()))?;
-    let text = String::from_utf8(text)
-        .map_err(|_| format!("its history file {} is not UTF-8", path.display()))?;
+/// (counted as torn), which loses at most the call being recorded.
+fn load(path: &Path) -> Loaded {
+    let failed = |problem: String| Loaded {
+        entries: Vec::new(),
+        torn: 0,
+        problem: Some(problem),
+    };
+    let text = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return failed(format!(
+                "its history file {} could not be read: {e}",
+                path.display()
+            ))
+        }
+    };
+    let Ok(text) = String::from_utf8(text) else {
+        return failed(format!("its history file {} is not UTF-8", path.display()));
+    };
     let complete = text.matches('\n').count();
     let torn_tail = !text.is_empty() && !text.ends_with('\n');
+    let lines = complete + usize::from(torn_tail);
     let entries = read_history(&[path]);
     // The reader keeps one entry per call line and fills its reply from the
     // completion line; anything it skipped shows as a line not accounted for.
     let read = entries.len() + entries.iter().filter(|e| e.reply.is_some()).count();
-    if read == complete + usize::from(torn_tail) {
-        return Ok((entries, 0));
-    }
-    if torn_tail && read == complete {
-        return Ok((entries, 1));
+    if read == lines || (torn_tail && read == complete) {
+        let torn = usize::from(read < lines);
+        return Loaded {
+            entries,
+            torn,
+            problem: None,
+        };
     }
     let first_bad = text
         .lines()
@@ -242,12 +268,15 @@ fn load(path: &Path) -> Result<(Vec<Entry>, usize), String> {
             "; every line is JSON, so one has the wrong shape or completes a call never logged"
                 .into()
         });
-    Err(format!(
-        "{} of the {} lines of {} could not be read{first_bad}",
-        (complete + usize::from(torn_tail)).saturating_sub(read),
-        complete + usize::from(torn_tail),
-        path.display()
-    ))
+    Loaded {
+        entries,
+        torn: 0,
+        problem: Some(format!(
+            "{} of the {lines} lines of {} could not be read{first_bad}",
+            lines.saturating_sub(read),
+            path.display()
+        )),
+    }
 }
 
 fn shorten(line: &str) -> String {
@@ -266,7 +295,7 @@ mod tests {
     const COMPLETE: &str =
         r#"{"line":"complete","process":1,"seq":0,"at_us":9,"reply":"claimed","jobs":[]}"#;
 
-    fn load_text(text: &str) -> Result<(Vec<Entry>, usize), String> {
+    fn load_text(text: &str) -> Loaded {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.jsonl");
         std::fs::write(&path, text).unwrap();
@@ -275,20 +304,24 @@ mod tests {
 
     #[test]
     fn every_line_must_be_read_but_a_last_line_cut_by_a_kill_may_be_short() {
-        let (entries, torn) = load_text(&format!("{INVOKE}\n{COMPLETE}\n")).unwrap();
-        assert_eq!((entries.len(), torn), (1, 0));
-        assert!(entries[0].reply.is_some());
-        let (_, torn) = load_text(&format!("{INVOKE}\n{}", &COMPLETE[..20])).unwrap();
-        assert_eq!(torn, 1);
-        let err = load_text(&format!("{INVOKE}\nnot json\n{COMPLETE}\n")).unwrap_err();
+        let whole = load_text(&format!("{INVOKE}\n{COMPLETE}\n"));
+        assert_eq!((whole.entries.len(), whole.torn), (1, 0));
+        assert!(whole.problem.is_none() && whole.entries[0].reply.is_some());
+        let torn = load_text(&format!("{INVOKE}\n{}", &COMPLETE[..20]));
+        assert_eq!((torn.torn, torn.problem), (1, None));
+        // A bad line is a problem, and what could be read is still kept.
+        let bad = load_text(&format!("{INVOKE}\nnot json\n{COMPLETE}\n"));
+        let why = bad.problem.unwrap();
         assert!(
-            err.contains("1 of the 3 lines") && err.contains("not json"),
-            "{err}"
+            why.contains("1 of the 3 lines") && why.contains("not json"),
+            "{why}"
         );
-        let err = load_text(&format!("{INVOKE}\n{}\n", &COMPLETE[..20])).unwrap_err();
-        assert!(err.contains("1 of the 2 lines"), "{err}");
+        assert_eq!(bad.entries.len(), 1);
+        let cut = load_text(&format!("{INVOKE}\n{}\n", &COMPLETE[..20]));
+        assert!(cut.problem.unwrap().contains("1 of the 2 lines"));
         assert!(load(Path::new("/nonexistent/h.jsonl"))
-            .unwrap_err()
+            .problem
+            .unwrap()
             .contains("could not be read"));
     }
 }
