@@ -7,7 +7,7 @@
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
--- ARGV[4] n, the number of jobs (1..1000); then 11 entries per job:
+-- ARGV[4] n, the number of jobs (1..1000); then 12 entries per job:
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   priority           0..255, higher is claimed first
@@ -19,6 +19,8 @@
 --   max_attempts       0 = unlimited
 --   retry_window_ms    0 = none; after enqueued_at + window a failure dead-letters
 --   name               job type name, "" for none
+--   attempts           attempts already recorded (a job moved from elsewhere): below
+--                      max_attempts unless that is 0 (unlimited); usually 0
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would, and published on its
 -- hand-off channel (wake-up channel .. ':' .. token) as a msgpack array
@@ -27,7 +29,7 @@
 --   code 1 = created, 0 = duplicate (id is the existing job's), 2 = already
 --   created by an earlier send of this same script.
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
-local FIELDS = 11
+local FIELDS = 12
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
@@ -38,6 +40,7 @@ if n == 0 then return {} end
 -- Parsed arguments, one array per field (no table per job).
 local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
 local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
+local attempts = {}
 for i = 1, n do
   local b = 4 + (i - 1) * FIELDS
   local id = text(ARGV[b + 1], 'job id', 64)
@@ -56,6 +59,10 @@ for i = 1, n do
   max_attempts[i] = uint(ARGV[b + 9], 'max_attempts', MAX_U32)
   retry_windows[i] = uint(ARGV[b + 10], 'retry_window_ms', MAX_MS)
   names[i] = text(ARGV[b + 11], 'job name', 256)
+  attempts[i] = uint(ARGV[b + 12], 'attempts', MAX_U32)
+  if max_attempts[i] > 0 and attempts[i] >= max_attempts[i] then
+    fail('attempts of job ' .. id .. ' is ' .. attempts[i] .. '; accepted: below max_attempts (' .. max_attempts[i] .. ')')
+  end
 end
 
 -- Validation is complete: from here on the script writes.
@@ -106,7 +113,7 @@ for i = 1, n do
     local due = math.max(now + delays[i], not_befores[i])
     local m = {
       0, 0, '', 0, QUEUE, dk, dedup_ttls[i], ordering_keys[i],
-      priorities[i], first_seq + i - 1, now, due, 0, max_attempts[i],
+      priorities[i], first_seq + i - 1, now, due, attempts[i], max_attempts[i],
       retry_windows[i], names[i], '', 0, 0,
     }
     created[id] = true

@@ -1,19 +1,22 @@
 #!lua flags=allow-oom
--- requeue_dead.lua: move dead letters back to their queue, attempts reset to
--- 0 (seed op RequeueDeadLetter). Either the listed ids, or, with no ids, up
+-- requeue_dead.lua: move dead letters back to their queue with their attempt
+-- counter set to ARGV[4], usually 0 (seed op RequeueDeadLetter). Either the listed ids, or, with no ids, up
 -- to `limit` of the queue's oldest dead letters: callers loop for "all".
 -- A requeued job goes to the back of its priority, waits behind the holder of
 -- its ordering key if another job holds it, and does not reclaim its dedup
 -- key (a newer job may hold it now).
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
--- ARGV[4..] job ids (at most `limit`)
+-- ARGV[4] attempts: the counter each requeued job restarts at (a job whose
+--         max_attempts is not above it gets one more try)
+-- ARGV[5..] job ids (at most `limit`)
 -- Reply: { requeued, not_dead (ids that were not dead letters of this queue), dead_left }
 queue_name(QUEUE)
 local limit = uint(ARGV[3], 'requeue limit', 1000)
 if limit < 1 then fail('requeue limit must be at least 1') end
+local attempts = uint(ARGV[4], 'attempts', MAX_U32)
 local ids = {}
-for i = 4, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
+for i = 5, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 if #ids == 0 then ids = redis.call('ZRANGE', K.dead, 0, limit - 1) end
 local now = now_ms()
@@ -22,7 +25,7 @@ for _, id in ipairs(ids) do
   local m = redis.call('ZSCORE', K.dead, id) and load_meta(id)
   if m then
     redis.call('ZREM', K.dead, id)
-    m[M.attempts] = 0
+    m[M.attempts] = attempts
     m[M.died_at] = 0
     m[M.resolved_lease] = 0
     m[M.seq] = redis.call('INCR', K.seq)

@@ -254,6 +254,10 @@ pub enum Command {
         /// Dead-letter after this many failed attempts (0 = unlimited).
         #[arg(long, default_value_t = 0)]
         max_attempts: u32,
+        /// Attempts already made elsewhere (a job moved from another
+        /// system); below --max-attempts unless that is 0.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempts: u32,
     },
     /// Print a shell completion script.
     Completions {
@@ -299,7 +303,7 @@ pub enum DeadCommand {
         /// The job id.
         id: String,
     },
-    /// Requeue dead letters (attempts restart at 0).
+    /// Requeue dead letters (attempts restart at 0, or at --attempts).
     // clap would print the required group before QUEUE (`<IDS|--all>
     // <QUEUE>`): the usage is written out in the order the arguments go.
     #[command(
@@ -315,6 +319,11 @@ pub enum DeadCommand {
         /// Every dead letter of the queue, in bounded batches.
         #[arg(long)]
         all: bool,
+        /// The attempt counter each job restarts at: attempts it has already
+        /// used, so a job whose max attempts is not above it gets one more
+        /// try.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempts: u32,
     },
     /// Delete dead letters for good.
     Delete {

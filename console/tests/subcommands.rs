@@ -155,6 +155,7 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
         })
     );
     assert_eq!(q.counts("webhooks").await.unwrap().waiting, 1);
+    assert_eq!(q.inspect(&ids[0]).await.unwrap().unwrap().attempts, 0);
 
     // An id that is not a dead letter: the rest is done, the run fails.
     let out = redq(&url, &ns, &["dead", "delete", "webhooks", &ids[1], &ids[0]]);
@@ -169,10 +170,21 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
     let out = redq(
         &url,
         &ns,
-        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+        &[
+            "dead",
+            "requeue",
+            "webhooks",
+            "--all",
+            "--attempts",
+            "2",
+            "-o",
+            "json",
+        ],
     );
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], 3);
+    // --attempts sets where each requeued job's counter restarts.
+    assert_eq!(q.inspect(&ids[4]).await.unwrap().unwrap().attempts, 2);
     let counts = q.counts("webhooks").await.unwrap();
     assert_eq!((counts.waiting, counts.dead), (4, 0));
 
@@ -247,6 +259,30 @@ async fn pause_resume_and_enqueue() {
     assert_exit(&out, 0);
     assert!(stdout(&out).starts_with("created "));
     assert_eq!(q.counts("emails").await.unwrap().scheduled, 1);
+
+    // A job moved from elsewhere keeps the attempts it already made; one
+    // with none left is refused (a usage error) naming the rule, and
+    // nothing is enqueued.
+    let moved = [
+        "enqueue",
+        "imports",
+        "{}",
+        "--max-attempts",
+        "3",
+        "--attempts",
+    ];
+    let out = redq(&url, &ns, &[&moved[..], &["2", "-o", "json"]].concat());
+    assert_exit(&out, 0);
+    let id = json(&out)["id"].as_str().unwrap().to_owned();
+    assert_eq!(q.inspect(&id).await.unwrap().unwrap().attempts, 2);
+    let out = redq(&url, &ns, &[&moved[..], &["3"]].concat());
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("below max_attempts (3)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(q.counts("imports").await.unwrap().waiting, 1);
 
     set_paused(&url, &ns, "emails", true);
     assert!(q.counts("emails").await.unwrap().paused);

@@ -270,7 +270,23 @@ impl RedisQueue {
         queue: &str,
         ids: &[String],
     ) -> Result<DeadLetterReport, QueueError> {
-        self.dead_by_ids(Op::RequeueDead, queue, ids).await
+        self.requeue_dead_with_attempts(queue, ids, 0).await
+    }
+
+    /// Requeue these dead letters of `queue` with their attempt counter set
+    /// to `attempts` (the seed's RequeueDeadLetter; [`requeue_dead`] is
+    /// this with 0). A job whose `max_attempts` is not above `attempts`
+    /// gets one more try before it is dead again.
+    ///
+    /// [`requeue_dead`]: Self::requeue_dead
+    pub async fn requeue_dead_with_attempts(
+        &self,
+        queue: &str,
+        ids: &[String],
+        attempts: u32,
+    ) -> Result<DeadLetterReport, QueueError> {
+        self.dead_by_ids(DeadAction::Requeue { attempts }, queue, ids)
+            .await
     }
 
     /// Delete these dead letters of `queue` for good.
@@ -279,7 +295,7 @@ impl RedisQueue {
         queue: &str,
         ids: &[String],
     ) -> Result<DeadLetterReport, QueueError> {
-        self.dead_by_ids(Op::DeleteDead, queue, ids).await
+        self.dead_by_ids(DeadAction::Delete, queue, ids).await
     }
 
     /// Requeue every dead letter of `queue`, [`limits::DEAD_BATCH`] per
@@ -291,7 +307,21 @@ impl RedisQueue {
         queue: &str,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
-        self.drain_dead(Op::RequeueDead, queue, progress).await
+        self.requeue_all_dead_with_attempts(queue, 0, progress)
+            .await
+    }
+
+    /// [`requeue_all_dead`](Self::requeue_all_dead), with each job's
+    /// attempt counter set to `attempts` (see
+    /// [`requeue_dead_with_attempts`](Self::requeue_dead_with_attempts)).
+    pub async fn requeue_all_dead_with_attempts(
+        &self,
+        queue: &str,
+        attempts: u32,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_dead(DeadAction::Requeue { attempts }, queue, progress)
+            .await
     }
 
     /// Delete every dead letter of `queue`, in bounded batches.
@@ -300,12 +330,12 @@ impl RedisQueue {
         queue: &str,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
-        self.drain_dead(Op::DeleteDead, queue, progress).await
+        self.drain_dead(DeadAction::Delete, queue, progress).await
     }
 
     async fn dead_by_ids(
         &self,
-        op: Op,
+        action: DeadAction,
         queue: &str,
         ids: &[String],
     ) -> Result<DeadLetterReport, QueueError> {
@@ -323,9 +353,9 @@ impl RedisQueue {
         }
         let mut total = DeadLetterReport::default();
         for chunk in ids.chunks(limits::DEAD_BATCH) {
-            let mut args = vec![num(limits::DEAD_BATCH as u64)];
+            let mut args = action.args();
             args.extend(chunk.iter().map(|id| text(id.as_str())));
-            let report = self.dead_call(op, queue, args).await?;
+            let report = self.dead_call(action.op(), queue, args).await?;
             total.done += report.done;
             total.not_found += report.not_found;
             total.dead_left = report.dead_left;
@@ -335,7 +365,7 @@ impl RedisQueue {
 
     async fn drain_dead(
         &self,
-        op: Op,
+        action: DeadAction,
         queue: &str,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
@@ -343,9 +373,7 @@ impl RedisQueue {
         let max_rounds = initial / limits::DEAD_BATCH as u64 + 1;
         let mut done = 0;
         for _ in 0..max_rounds {
-            let report = self
-                .dead_call(op, queue, vec![num(limits::DEAD_BATCH as u64)])
-                .await?;
+            let report = self.dead_call(action.op(), queue, action.args()).await?;
             done += report.done;
             progress(done, report.dead_left);
             if report.done == 0 || report.dead_left == 0 {
@@ -501,5 +529,30 @@ impl RedisQueue {
             text.push_str(&part);
         }
         Ok(ServerStats::parse(&text))
+    }
+}
+
+/// What a call on dead letters does: the script, and its arguments before
+/// the job ids (lua/requeue_dead.lua, lua/delete_dead.lua).
+#[derive(Clone, Copy)]
+enum DeadAction {
+    Requeue { attempts: u32 },
+    Delete,
+}
+
+impl DeadAction {
+    fn op(self) -> Op {
+        match self {
+            DeadAction::Requeue { .. } => Op::RequeueDead,
+            DeadAction::Delete => Op::DeleteDead,
+        }
+    }
+
+    fn args(self) -> Vec<fred::types::Value> {
+        let limit = num(limits::DEAD_BATCH as u64);
+        match self {
+            DeadAction::Requeue { attempts } => vec![limit, num(attempts as u64)],
+            DeadAction::Delete => vec![limit],
+        }
     }
 }

@@ -14,13 +14,14 @@ use fred::types::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::connect::Inner;
+use crate::enqueue_args::ENQUEUE_FIELDS;
 use crate::{Enqueued, QueueError, RedisQueue};
 
 /// One job waiting to be sent: its queue, its encoded ARGV fields, and
 /// where its outcome goes.
 pub(crate) struct Pending {
     pub queue: String,
-    pub fields: [Value; 11],
+    pub fields: [Value; ENQUEUE_FIELDS],
     pub reply: oneshot::Sender<Result<Enqueued, QueueError>>,
 }
 
@@ -107,7 +108,7 @@ async fn send(queue: &RedisQueue, batch: Vec<Pending>) {
         }
     }
     for (name, jobs) in groups {
-        let fields: Vec<[Value; 11]> = jobs.iter().map(|p| p.fields.clone()).collect();
+        let fields: Vec<[Value; ENQUEUE_FIELDS]> = jobs.iter().map(|p| p.fields.clone()).collect();
         match queue.send_encoded(&name, &fields).await {
             Ok(outcomes) => {
                 for (pending, outcome) in jobs.into_iter().zip(outcomes) {

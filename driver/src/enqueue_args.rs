@@ -1,6 +1,6 @@
 //! The arguments of an enqueue script call, built once: every job validated
 //! into one shared buffer, then written straight into the command (see
-//! `scripts::Args`), so a batch of 1000 jobs is not 11 000 `String`s copied
+//! `scripts::Args`), so a batch of 1000 jobs is not 12 000 `String`s copied
 //! several times over on its way to Redis.
 
 use std::ops::Range;
@@ -12,6 +12,9 @@ use crate::job::time_to_ms;
 use crate::limits;
 use crate::scripts::{self, Arg};
 use crate::{NewJob, QueueError};
+
+/// How many ARGV entries each job takes in enqueue.lua (its `FIELDS`).
+pub(crate) const ENQUEUE_FIELDS: usize = 12;
 
 /// One validated job: its numbers, and where its text fields lie in the
 /// buffer they were written to.
@@ -27,11 +30,12 @@ pub(crate) struct Encoded {
     max_attempts: u64,
     retry_window: u64,
     name: Range<usize>,
+    attempts: u64,
 }
 
 impl Encoded {
-    /// The 11 ARGV fields of enqueue.lua, text fields sliced out of `buf`.
-    pub(crate) fn fields<'a>(&self, buf: &'a Bytes) -> [Arg<'a>; 11] {
+    /// The ARGV fields of enqueue.lua, text fields sliced out of `buf`.
+    pub(crate) fn fields<'a>(&self, buf: &'a Bytes) -> [Arg<'a>; ENQUEUE_FIELDS] {
         let slice = |range: &Range<usize>| Arg::Slice(buf, range.clone());
         [
             slice(&self.id),
@@ -45,6 +49,7 @@ impl Encoded {
             Arg::Uint(self.max_attempts),
             Arg::Uint(self.retry_window),
             slice(&self.name),
+            Arg::Uint(self.attempts),
         ]
     }
 }
@@ -54,7 +59,7 @@ pub(crate) enum Jobs<'a> {
     /// Validated by `add_batch`, text fields in the shared buffer.
     Encoded(&'a [Encoded], &'a Bytes),
     /// Already laid out as ARGV fields (coalesced single enqueues).
-    Fields(&'a [[Value; 11]]),
+    Fields(&'a [[Value; ENQUEUE_FIELDS]]),
 }
 
 impl Jobs<'_> {
@@ -67,8 +72,8 @@ impl Jobs<'_> {
 }
 
 /// The ARGV of enqueue.lua: the queue and the wake channel (as for every
-/// queue-scoped script), the payload limit, the job count, then 11 fields
-/// per job.
+/// queue-scoped script), the payload limit, the job count, then
+/// [`ENQUEUE_FIELDS`] per job.
 pub(crate) struct EnqueueArgs<'a> {
     pub(crate) head: [Value; 2],
     pub(crate) payload_limit: u64,
@@ -77,7 +82,7 @@ pub(crate) struct EnqueueArgs<'a> {
 
 impl scripts::Args for EnqueueArgs<'_> {
     fn count(&self) -> usize {
-        4 + 11 * self.jobs.len()
+        4 + ENQUEUE_FIELDS * self.jobs.len()
     }
 
     fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
@@ -147,6 +152,13 @@ pub(crate) fn encode_into(
         limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
     }
     let retry_window = limits::check_retry_window(job.retry_window)?;
+    if job.max_attempts > 0 && job.attempts >= job.max_attempts {
+        return Err(QueueError::invalid(
+            "attempts",
+            job.attempts.to_string(),
+            format!("below max_attempts ({})", job.max_attempts),
+        ));
+    }
     let mut id = [0u8; ulid::ULID_LEN];
     ulid::Ulid::new().array_to_str(&mut id);
     let mut append = |text: &[u8]| {
@@ -166,6 +178,7 @@ pub(crate) fn encode_into(
         max_attempts: job.max_attempts as u64,
         retry_window,
         name: append(job.name.as_deref().unwrap_or("").as_bytes()),
+        attempts: job.attempts as u64,
     })
 }
 
@@ -207,6 +220,7 @@ mod tests {
             .dedup_key_for("mail:ada", Duration::from_secs(60))
             .ordering_key("acct-1")
             .max_attempts(5)
+            .attempts(2)
             .retry_window(Duration::from_secs(3600))
             .name("mail.send");
         let f = fields(&job);
@@ -225,11 +239,15 @@ mod tests {
                 "5",
                 "3600000",
                 "mail.send",
+                "2",
             ]
         );
         // Unset options: empty strings and zeros.
         let f = fields(&NewJob::new(serde_json::json!(null)));
-        assert_eq!(f[1..], ["null", "0", "0", "0", "", "0", "", "0", "0", ""]);
+        assert_eq!(
+            f[1..],
+            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0"]
+        );
     }
 
     #[test]

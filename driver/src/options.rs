@@ -6,7 +6,8 @@ use serde_json::Value;
 
 /// A job to enqueue: its payload and options. Every option has a default
 /// that matches [`crate::Queue::enqueue`]: priority 0, due now, no dedup or
-/// ordering key, unlimited attempts, no retry window, no name.
+/// ordering key, unlimited attempts, none recorded yet, no retry window, no
+/// name.
 ///
 /// ```
 /// # use std::time::Duration;
@@ -25,6 +26,7 @@ pub struct NewJob {
     pub(crate) dedup: Option<(String, Option<Duration>)>,
     pub(crate) ordering_key: Option<String>,
     pub(crate) max_attempts: u32,
+    pub(crate) attempts: u32,
     pub(crate) retry_window: Option<Duration>,
     pub(crate) name: Option<String>,
 }
@@ -40,6 +42,7 @@ impl NewJob {
             dedup: None,
             ordering_key: None,
             max_attempts: 0,
+            attempts: 0,
             retry_window: None,
             name: None,
         }
@@ -99,6 +102,19 @@ impl NewJob {
     #[must_use]
     pub fn max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts;
+        self
+    }
+
+    /// Attempts already made (default 0): for a job moved from another
+    /// system, so its history counts toward [`max_attempts`] (the seed's
+    /// Enqueue `attempts`). Must be below `max_attempts` unless that is 0
+    /// (unlimited): a job with every attempt spent is refused, not enqueued
+    /// dead. Workers see it as the attempt count of the first claim.
+    ///
+    /// [`max_attempts`]: Self::max_attempts
+    #[must_use]
+    pub fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
         self
     }
 

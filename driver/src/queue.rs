@@ -7,7 +7,7 @@ use fred::bytes::Bytes;
 use fred::types::Value;
 
 use crate::connect::{Inner, RedisQueueBuilder};
-use crate::enqueue_args::{encode_into, EnqueueArgs, Jobs};
+use crate::enqueue_args::{encode_into, EnqueueArgs, Jobs, ENQUEUE_FIELDS};
 use crate::job::{ms_to_time, parse_payload};
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
@@ -202,7 +202,7 @@ impl RedisQueue {
     pub(crate) async fn send_encoded(
         &self,
         queue: &str,
-        chunk: &[[Value; 11]],
+        chunk: &[[Value; ENQUEUE_FIELDS]],
     ) -> Result<Vec<Enqueued>, QueueError> {
         self.send_jobs(queue, Jobs::Fields(chunk)).await
     }
@@ -238,8 +238,8 @@ impl RedisQueue {
         Ok(outcomes)
     }
 
-    /// Validate one job and lay it out as the 11 ARGV fields of enqueue.lua.
-    pub(crate) fn encode(&self, job: &NewJob) -> Result<[Value; 11], QueueError> {
+    /// Validate one job and lay it out as its ARGV fields of enqueue.lua.
+    pub(crate) fn encode(&self, job: &NewJob) -> Result<[Value; ENQUEUE_FIELDS], QueueError> {
         let mut buf = Vec::with_capacity(128);
         let layout = encode_into(job, self.inner.payload_limit, &mut buf)?;
         Ok(layout.fields(&Bytes::from(buf)).map(Value::from))

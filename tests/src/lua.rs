@@ -114,3 +114,37 @@ pub async fn evalsha(
         .evalsha(sha.to_owned(), keys.queue(queue).0, argv)
         .await
 }
+
+/// One job's ARGV entries for enqueue.lua (its `FIELDS`, in the order its
+/// header lists them), for tests that call the script straight: the one
+/// place the test side lays a job out, so a new field is added once.
+pub struct EnqueueJob<'a> {
+    pub id: &'a str,
+    pub payload: &'a str,
+    pub priority: u8,
+    pub delay_ms: u64,
+    pub dedup_key: &'a str,
+    pub ordering_key: &'a str,
+    pub max_attempts: u32,
+}
+
+impl EnqueueJob<'_> {
+    /// The entries, every option not named here at its default.
+    pub fn argv(&self) -> [Value; 12] {
+        let s = |v: &dyn ToString| Value::from(v.to_string());
+        [
+            s(&self.id),
+            s(&self.payload),
+            s(&self.priority),
+            s(&self.delay_ms),
+            s(&0), // not_before_ms
+            s(&self.dedup_key),
+            s(&0), // dedup_ttl_ms
+            s(&self.ordering_key),
+            s(&self.max_attempts),
+            s(&0),  // retry_window_ms
+            s(&""), // name
+            s(&0),  // attempts
+        ]
+    }
+}

@@ -164,6 +164,51 @@ async fn requeue_one_resets_attempts_and_makes_it_claimable_again() {
 }
 
 #[tokio::test]
+async fn requeue_with_attempts_sets_the_counter_and_the_rest_of_its_tries() {
+    let server = server();
+    let queue = queue(&server, "dead-requeue-attempts").await;
+    let ids = kill_jobs(&queue, "q", 2).await;
+    let report = queue
+        .requeue_dead_with_attempts("q", &ids[..1], 2)
+        .await
+        .unwrap();
+    assert_eq!((report.done, report.dead_left), (1, 1));
+    let record = queue.inspect(&ids[0]).await.unwrap().unwrap();
+    assert_eq!((record.state, record.attempts), (JobState::Waiting, 2));
+    let requeued = queue.requeue_all_dead_with_attempts("q", 1, |_, _| {});
+    assert_eq!(requeued.await.unwrap(), 1);
+    assert_eq!(queue.inspect(&ids[1]).await.unwrap().unwrap().attempts, 1);
+    // The counter goes on from there: a job with 3 attempts allowed that
+    // restarted at 2 is dead after one more failure.
+    let three = queue
+        .add("r", NewJob::new(json!("r")).max_attempts(3))
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let job = claim_n(&queue, "r", 1).await.remove(0);
+        queue
+            .nack(&job.lease(), Duration::ZERO, "no")
+            .await
+            .unwrap();
+    }
+    let id = three.id().to_owned();
+    queue
+        .requeue_dead_with_attempts("r", std::slice::from_ref(&id), 2)
+        .await
+        .unwrap();
+    let job = claim_n(&queue, "r", 1).await.remove(0);
+    assert_eq!((job.id.as_str(), job.attempts), (id.as_str(), 2));
+    let outcome = queue
+        .nack(&job.lease(), Duration::ZERO, "no")
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, redq::Nacked::DeadLettered { attempts: 3 }),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
 async fn requeue_several_reports_unknown_ids_and_leaves_the_rest() {
     let server = server();
     let queue = queue(&server, "dead-requeue-some").await;

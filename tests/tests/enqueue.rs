@@ -265,3 +265,46 @@ async fn queues_lists_every_queue_enqueued_to_sorted() {
     queue.counts("other2").await.unwrap();
     assert_eq!(queue.queues().await.unwrap().len(), 3);
 }
+
+/// The seed's Enqueue carries attempts already recorded (a job moved from
+/// another system): they count toward max_attempts from the first claim,
+/// and a job with none left is refused before anything is written.
+#[tokio::test]
+async fn a_job_enqueued_with_attempts_already_made_has_only_the_rest() {
+    let server = server();
+    let queue = queue(&server, "add-attempts").await;
+    let moved = queue
+        .add("q", NewJob::new(json!("moved")).max_attempts(3).attempts(2))
+        .await
+        .unwrap();
+    let job = claim_n(&queue, "q", 1).await.remove(0);
+    assert_eq!((job.id.as_str(), job.attempts), (moved.id(), 2));
+    let outcome = queue
+        .nack(&job.lease(), Duration::ZERO, "still failing")
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, redq::Nacked::DeadLettered { attempts: 3 }),
+        "{outcome:?}"
+    );
+
+    let before = digest(&server).await;
+    let spent = NewJob::new(json!("spent")).max_attempts(3).attempts(3);
+    let err = queue.add("q", spent).await.unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("attempts"), "{message}");
+    assert!(message.contains("below max_attempts (3)"), "{message}");
+    let batch = vec![
+        NewJob::new(json!(1)),
+        NewJob::new(json!(2)).max_attempts(1).attempts(1),
+    ];
+    assert!(queue.add_batch("q", batch).await.is_err());
+    assert_eq!(digest(&server).await, before, "a refused enqueue wrote");
+
+    // Unlimited attempts take any count.
+    queue
+        .add("u", NewJob::new(json!("u")).attempts(7))
+        .await
+        .unwrap();
+    assert_eq!(claim_n(&queue, "u", 1).await[0].attempts, 7);
+}

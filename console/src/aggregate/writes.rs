@@ -9,13 +9,16 @@ use redq::{DeadLetterReport, Enqueued, NewJob, QueueError, RedisQueue};
 use super::Target;
 
 impl Target {
-    /// Requeue these dead letters of `queue`, on whichever shard holds them.
+    /// Requeue these dead letters of `queue`, on whichever shard holds them,
+    /// their attempt counters set to `attempts` (usually 0).
     pub async fn requeue_dead(
         &self,
         queue: &str,
         ids: &[String],
+        attempts: u32,
     ) -> Result<DeadLetterReport, QueueError> {
-        self.by_ids(queue, ids, true).await
+        self.by_ids(queue, ids, DeadChange::Requeue { attempts })
+            .await
     }
 
     /// Delete these dead letters of `queue`, on whichever shard holds them.
@@ -24,21 +27,24 @@ impl Target {
         queue: &str,
         ids: &[String],
     ) -> Result<DeadLetterReport, QueueError> {
-        self.by_ids(queue, ids, false).await
+        self.by_ids(queue, ids, DeadChange::Delete).await
     }
 
     async fn by_ids(
         &self,
         queue: &str,
         ids: &[String],
-        requeue: bool,
+        change: DeadChange,
     ) -> Result<DeadLetterReport, QueueError> {
         let mut total = DeadLetterReport::default();
         for shard in self.shards() {
-            let report = if requeue {
-                shard.requeue_dead(queue, ids).await?
-            } else {
-                shard.delete_dead(queue, ids).await?
+            let report = match change {
+                DeadChange::Requeue { attempts } => {
+                    shard
+                        .requeue_dead_with_attempts(queue, ids, attempts)
+                        .await?
+                }
+                DeadChange::Delete => shard.delete_dead(queue, ids).await?,
             };
             total.done += report.done;
             total.dead_left += report.dead_left;
@@ -50,13 +56,16 @@ impl Target {
     }
 
     /// Requeue every dead letter of `queue` on every shard, in the driver's
-    /// bounded batches; `progress(done, left)` counts over all shards.
+    /// bounded batches, their attempt counters set to `attempts`;
+    /// `progress(done, left)` counts over all shards.
     pub async fn requeue_all_dead(
         &self,
         queue: &str,
+        attempts: u32,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
-        self.drain(queue, true, progress).await
+        self.drain(queue, DeadChange::Requeue { attempts }, progress)
+            .await
     }
 
     /// Delete every dead letter of `queue` on every shard, as
@@ -66,13 +75,13 @@ impl Target {
         queue: &str,
         progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
-        self.drain(queue, false, progress).await
+        self.drain(queue, DeadChange::Delete, progress).await
     }
 
     async fn drain(
         &self,
         queue: &str,
-        requeue: bool,
+        change: DeadChange,
         mut progress: impl FnMut(u64, u64),
     ) -> Result<u64, QueueError> {
         // What the shards not yet reached hold, so "left" covers them too.
@@ -87,7 +96,7 @@ impl Target {
             let later: u64 = waiting_shards.iter().skip(i + 1).sum();
             let before = done;
             let report = |d: u64, left: u64| progress(before + d, left + later);
-            done += drain_one(shard, queue, requeue, report).await?;
+            done += drain_one(shard, queue, change, report).await?;
         }
         Ok(done)
     }
@@ -119,15 +128,25 @@ impl Target {
     }
 }
 
+/// What a change of dead letters does to each.
+#[derive(Clone, Copy)]
+enum DeadChange {
+    Requeue { attempts: u32 },
+    Delete,
+}
+
 async fn drain_one(
     shard: &RedisQueue,
     queue: &str,
-    requeue: bool,
+    change: DeadChange,
     progress: impl FnMut(u64, u64),
 ) -> Result<u64, QueueError> {
-    if requeue {
-        shard.requeue_all_dead(queue, progress).await
-    } else {
-        shard.purge_dead(queue, progress).await
+    match change {
+        DeadChange::Requeue { attempts } => {
+            shard
+                .requeue_all_dead_with_attempts(queue, attempts, progress)
+                .await
+        }
+        DeadChange::Delete => shard.purge_dead(queue, progress).await,
     }
 }

@@ -61,14 +61,15 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             queue: name,
             ids,
             all,
+            attempts,
         } => {
             require_known(queue, &name).await?;
             if all {
-                let done = queue.requeue_all_dead(&name, |_, _| {}).await?;
+                let done = queue.requeue_all_dead(&name, attempts, |_, _| {}).await?;
                 tracing::info!(queue = %name, done, "requeued all dead letters");
                 report_all(queue, json, "requeued", &name, done).await
             } else {
-                let report = queue.requeue_dead(&name, &ids).await?;
+                let report = queue.requeue_dead(&name, &ids, attempts).await?;
                 tracing::info!(queue = %name, done = report.done, "requeued dead letters");
                 print_report(json, "requeued", &name, &report);
                 check_found(&report)

@@ -18,6 +18,7 @@ pub struct Options {
     pub ordering_key: Option<String>,
     pub name: Option<String>,
     pub max_attempts: u32,
+    pub attempts: u32,
 }
 
 pub async fn run(
@@ -31,7 +32,8 @@ pub async fn run(
         .map_err(|e| Failure::Usage(format!("the payload is not JSON: {e}")))?;
     let mut job = NewJob::new(payload)
         .priority(options.priority)
-        .max_attempts(options.max_attempts);
+        .max_attempts(options.max_attempts)
+        .attempts(options.attempts);
     if let Some(delay) = options.delay {
         job = job.delay(delay);
     }

@@ -86,6 +86,7 @@ pub async fn run(
             ordering_key,
             name: job_name,
             max_attempts,
+            attempts,
         } => {
             let options = enqueue::Options {
                 priority,
@@ -94,6 +95,7 @@ pub async fn run(
                 ordering_key,
                 name: job_name,
                 max_attempts,
+                attempts,
             };
             enqueue::run(&queue, &name, &payload, options, json).await
         }

@@ -333,7 +333,7 @@ async fn apply(
             for (name, ids) in set {
                 for chunk in ids.chunks(limits::DEAD_BATCH) {
                     let report = if requeue {
-                        queue.requeue_dead(name, chunk).await?
+                        queue.requeue_dead(name, chunk, 0).await?
                     } else {
                         queue.delete_dead(name, chunk).await?
                     };
@@ -356,7 +356,7 @@ async fn apply(
                 let before = done;
                 let report = |d: u64, left: u64| progress(before + d, left);
                 done += if requeue {
-                    queue.requeue_all_dead(name, report).await?
+                    queue.requeue_all_dead(name, 0, report).await?
                 } else {
                     queue.purge_dead(name, report).await?
                 };

@@ -99,19 +99,19 @@ impl RawQueue {
         for spec in specs {
             let id = ulid::Ulid::new().to_string();
             ids.push(id.clone());
-            args.extend([
-                s(&id),
-                s(serde_json::json!({ "tag": spec.tag })),
-                s(0),
-                s(0),
-                s(0),
-                s(""),
-                s(0),
-                s(&spec.ordering_key),
-                s(spec.max_attempts),
-                s(0),
-                s(""),
-            ]);
+            let payload = serde_json::json!({ "tag": spec.tag }).to_string();
+            args.extend(
+                lua::EnqueueJob {
+                    id: &id,
+                    payload: &payload,
+                    priority: 0,
+                    delay_ms: 0,
+                    dedup_key: "",
+                    ordering_key: &spec.ordering_key,
+                    max_attempts: spec.max_attempts,
+                }
+                .argv(),
+            );
         }
         let reply = self.run("enqueue", args).await.expect("enqueue");
         let Value::Array(items) = reply else {

@@ -56,19 +56,19 @@ pub async fn corrupted(broken: bool, corruption: &str) -> Report {
     let add = |jobs: &[(&str, u8, u64, &str, &str)]| {
         let mut args = vec![s(1 << 20), s(jobs.len())];
         for (role, priority, delay, dedup, key) in jobs {
-            args.extend([
-                s(role),
-                s(payload(role)),
-                s(priority),
-                s(delay),
-                s(0),
-                s(dedup),
-                s(0),
-                s(key),
-                s(0),
-                s(0),
-                s(""),
-            ]);
+            let payload = payload(role);
+            args.extend(
+                lua::EnqueueJob {
+                    id: role,
+                    payload: &payload,
+                    priority: *priority,
+                    delay_ms: *delay,
+                    dedup_key: dedup,
+                    ordering_key: key,
+                    max_attempts: 0,
+                }
+                .argv(),
+            );
         }
         run(&enqueue, args)
     };
