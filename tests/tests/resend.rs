@@ -8,15 +8,12 @@ mod common;
 use common::*;
 use fred::types::Value;
 use redq::keys::Keys;
+use redq_tests::lua;
 use serde_json::json;
-
-const LIB: &str = include_str!("../../lua/lib.lua");
-const ENQUEUE: &str = include_str!("../../lua/enqueue.lua");
 
 /// The script as the driver composes it: shebang, shared helpers, body.
 fn enqueue_script() -> String {
-    let (shebang, body) = ENQUEUE.split_once('\n').unwrap();
-    format!("{shebang}\n{LIB}\n{body}")
+    lua::compose(lua::source("enqueue"))
 }
 
 #[tokio::test]
@@ -38,10 +35,16 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
     ]);
     for (n, id) in ids.iter().enumerate() {
         let payload = json!({ "n": n }).to_string();
-        // id, payload, priority, delay, not_before, dedup key, dedup ttl,
-        // ordering key, max attempts, retry window, name
-        let fields = [*id, &payload, "0", "0", "0", "", "0", "", "0", "0", ""];
-        args.extend(fields.iter().map(|f| f.to_string()));
+        let job = lua::EnqueueJob {
+            id,
+            payload: &payload,
+            priority: 0,
+            delay_ms: 0,
+            dedup_key: "",
+            ordering_key: "",
+            max_attempts: 0,
+        };
+        args.extend(job.argv().iter().map(|f| f.as_string().expect("text")));
     }
     let mut command = vec!["EVAL"];
     command.extend(args.iter().map(String::as_str));
