@@ -133,6 +133,13 @@ fn a_list_not_loaded_before_the_outage_is_not_shown() {
             letter.id
         );
     }
+    // The list's own body says it will not come while Redis is down, not
+    // that it is on its way.
+    assert!(
+        screen.contains("dead letters not loaded: Redis is unreachable"),
+        "{screen}"
+    );
+    assert!(!screen.contains("loading"), "{screen}");
     insta::assert_snapshot!(screen);
 }
 

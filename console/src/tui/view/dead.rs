@@ -77,7 +77,7 @@ fn title(state: &State, shown: usize, what: &str) -> String {
 
 fn empty(state: &State) -> Vec<String> {
     if !state.data.dead_loaded {
-        vec!["loading dead letters…".to_owned()]
+        vec![super::not_loaded(state, "dead letters")]
     } else if state.filter().is_empty() {
         vec![
             "no dead letters".to_owned(),

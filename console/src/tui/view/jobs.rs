@@ -123,7 +123,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     }
     title.push(' ');
     let empty = if page.is_none() {
-        vec!["loading…".to_owned()]
+        vec![super::not_loaded(state, "jobs")]
     } else if loaded > 0 {
         vec![
             "no job on this page matches the filter".to_owned(),

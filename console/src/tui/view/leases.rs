@@ -57,7 +57,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         })
         .collect::<Vec<_>>();
     let empty = if !state.data.leases_loaded {
-        vec!["loading leases…".to_owned()]
+        vec![super::not_loaded(state, "leases")]
     } else if state.filter().is_empty() {
         vec![
             "no leases held".to_owned(),

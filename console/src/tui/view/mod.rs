@@ -12,6 +12,17 @@ mod queues;
 mod registry;
 mod table;
 
+/// What an empty list says before its first load: "loading …" while Redis
+/// answers, "not loaded" while it is unreachable (the banner says since
+/// when), so a list that will not come until Redis is back never reads as
+/// if it were on its way.
+fn not_loaded(state: &State, what: &str) -> String {
+    match state.connection {
+        Connection::Reconnecting { .. } => format!("{what} not loaded: Redis is unreachable"),
+        _ => format!("loading {what}…"),
+    }
+}
+
 use std::time::SystemTime;
 
 use ratatui::layout::{Constraint, Layout, Rect};
