@@ -123,11 +123,66 @@ pub(crate) async fn check(
 ) -> (Report, Vec<String>) {
     let captured = log.captured();
     let report = history::finish_on(server, ns, log, entries, true, aof_dir).await;
+    if !report.violations.is_empty() {
+        keep_evidence(ns, entries, &captured.lines(), aof_dir);
+    }
     let client = server.client().await;
     let names = crate::lua::load_all(&client).await;
     let _ = fred::interfaces::ClientLike::quit(&client).await;
     let record = history::server::parse(&captured.lines(), ns, &names);
     (report, record.unparsed_problem().into_iter().collect())
+}
+
+/// With `REDQ_CHAOS_KEEP=DIR`, a run whose history breaks a rule leaves
+/// what the checker read in `DIR/<namespace>/`: the client history
+/// (`history.jsonl`, one entry a line), the server's MONITOR lines
+/// (`monitor.txt`) and a copy of the server's directory with its append-only
+/// files (`aof/`), to find
+/// out afterwards what happened. Without it nothing is kept.
+fn keep_evidence(
+    ns: &str,
+    entries: &[Entry],
+    monitor: &[String],
+    aof_dir: Option<&std::path::Path>,
+) {
+    let Some(root) = std::env::var_os("REDQ_CHAOS_KEEP") else {
+        return;
+    };
+    let dir = std::path::Path::new(&root).join(ns);
+    let kept = (|| -> std::io::Result<()> {
+        std::fs::create_dir_all(&dir)?;
+        let mut history = String::new();
+        for entry in entries {
+            history.push_str(&serde_json::to_string(entry).map_err(std::io::Error::other)?);
+            history.push('\n');
+        }
+        std::fs::write(dir.join("history.jsonl"), history)?;
+        std::fs::write(dir.join("monitor.txt"), monitor.join("\n"))?;
+        if let Some(aof) = aof_dir {
+            copy_tree(aof, &dir.join("aof"))?;
+        }
+        Ok(())
+    })();
+    match kept {
+        Ok(()) => eprintln!("kept the evidence of the broken rule in {}", dir.display()),
+        Err(e) => eprintln!("could not keep the evidence in {}: {e}", dir.display()),
+    }
+}
+
+/// Copies `from` (the server's directory: its AOF manifest and files sit in
+/// a subdirectory) into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
 }
 
 /// Per worker process (recorder id): claims answered, and claims that
