@@ -111,17 +111,14 @@ pub fn is_unreachable(e: &QueueError) -> bool {
     }
 }
 
-/// How the client words a server that is down or silent (lowercased; both
-/// its `Debug` kinds and the plain sentences), and what the console says.
-const OUT_OF_REACH: [(&str, Outage); 12] = [
-    ("connectionrefused", Outage::Refused),
+/// How a server that is down or silent reads in the driver's error text
+/// (lowercased: the driver turns the client's I/O errors into the operating
+/// system's words), and what the console says.
+const OUT_OF_REACH: [(&str, Outage); 8] = [
     ("connection refused", Outage::Refused),
-    ("connectionreset", Outage::Closed),
     ("connection reset", Outage::Closed),
     ("connection closed", Outage::Closed),
-    ("brokenpipe", Outage::Closed),
     ("broken pipe", Outage::Closed),
-    ("unexpectedeof", Outage::Closed),
     ("unexpected eof", Outage::Closed),
     ("no answer within", Outage::Silent),
     ("timed out", Outage::Silent),
