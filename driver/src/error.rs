@@ -28,7 +28,15 @@ pub enum QueueError {
         limit: usize,
     },
     /// The job is not held under this lease any more: the lease lapsed and was
-    /// reclaimed, or the job was claimed again. Nothing was changed.
+    /// reclaimed, or the job was claimed again. This call changed nothing.
+    ///
+    /// One case reads the same and is not a refusal: a call whose reply was
+    /// lost when Redis restarted is sent again by the client, and if its
+    /// first run had applied (the nack went through, then another worker
+    /// claimed and finished the job) the second run finds the lease gone.
+    /// So after a connection loss, `LeaseLost` on an ack, nack or release
+    /// means "not held now", not "never applied"; a handler must not undo
+    /// work on the strength of it alone.
     #[error("lease lost on job {id}: it is no longer held under lease {lease_id}")]
     LeaseLost {
         /// The job.

@@ -93,3 +93,127 @@ pub fn deleted_jobs(dir: &Path, ns: &str) -> HashSet<String> {
         })
         .collect()
 }
+
+/// When each lease was granted and resolved, in the order of the
+/// append-only file: the durable record that settles a nack or release
+/// whose reply the client never got, or got wrong. A call resent by the
+/// client across a server restart can run twice: the first run applied and
+/// its reply was lost, the second finds the job gone and answers
+/// `LeaseLost`; the client then never learns its lease was resolved.
+#[derive(Debug, Default)]
+pub struct DurableLeases {
+    /// (job, lease) -> position of the first record written under that lease.
+    granted: std::collections::HashMap<(String, u64), usize>,
+    /// (job, lease) -> position of the first record that resolved it (a
+    /// nack writes `resolved_lease` = lease, a release minus the lease).
+    resolved: std::collections::HashMap<(String, u64), usize>,
+}
+
+impl DurableLeases {
+    /// Builds the record from job records written in AOF order, as
+    /// (job id, record bytes); one `HSET` may write several.
+    pub fn from_writes<'a>(writes: impl IntoIterator<Item = (String, &'a [u8])>) -> Self {
+        let mut out = DurableLeases::default();
+        for (at, (id, raw)) in writes.into_iter().enumerate() {
+            let Some(meta) = super::meta::Meta::decode(raw) else {
+                continue;
+            };
+            if meta.lease_id > 0 {
+                out.granted.entry((id.clone(), meta.lease_id)).or_insert(at);
+            }
+            let resolved = meta.resolved_lease.unsigned_abs();
+            if resolved > 0 {
+                out.resolved.entry((id, resolved)).or_insert(at);
+            }
+        }
+        out
+    }
+
+    /// Whether job `id`'s lease `earlier` was durably resolved before lease
+    /// `later` was granted.
+    pub fn resolved_before(&self, id: &str, earlier: u64, later: u64) -> bool {
+        let key = |lease| (id.to_owned(), lease);
+        match (
+            self.resolved.get(&key(earlier)),
+            self.granted.get(&key(later)),
+        ) {
+            (Some(resolved), Some(granted)) => resolved < granted,
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The job records written to `{ns}:jobs` in the AOF under `dir`, as a
+/// [`DurableLeases`].
+pub fn leases(dir: &Path, ns: &str) -> DurableLeases {
+    let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
+    let commands = commands(dir);
+    let writes = commands
+        .iter()
+        .filter(|c| {
+            c.first().is_some_and(|n| n.eq_ignore_ascii_case(b"hset"))
+                && c.get(1) == Some(&jobs_key)
+        })
+        .flat_map(|c| {
+            c[2..]
+                .chunks_exact(2)
+                .map(|pair| (String::from_utf8_lossy(&pair[0]).into_owned(), &pair[1][..]))
+        });
+    DurableLeases::from_writes(writes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 19-field meta record (positions as in `lua/lib.lua`'s `M`) with
+    /// `lease_id` at 0 and `resolved_lease` at 18.
+    fn record(lease_id: u64, resolved_lease: i64) -> Vec<u8> {
+        let fields: Vec<rmpv::Value> = (0..19)
+            .map(|i| match i {
+                0 => rmpv::Value::from(lease_id),
+                4 => rmpv::Value::from("q"),
+                18 => rmpv::Value::from(resolved_lease),
+                _ => rmpv::Value::from(0),
+            })
+            .collect();
+        let mut out = Vec::new();
+        rmpv::encode::write_value(&mut out, &rmpv::Value::Array(fields)).unwrap();
+        out
+    }
+
+    fn leases_of(writes: &[(&str, Vec<u8>)]) -> DurableLeases {
+        DurableLeases::from_writes(writes.iter().map(|(id, r)| ((*id).to_owned(), &r[..])))
+    }
+
+    #[test]
+    fn a_nack_written_before_the_next_grant_settles_the_earlier_lease() {
+        // Claimed under 7, nacked (resolved 7), claimed again under 9.
+        let d = leases_of(&[
+            ("A", record(7, 0)),
+            ("A", record(0, 7)),
+            ("A", record(9, 7)),
+        ]);
+        assert!(d.resolved_before("A", 7, 9));
+        // Another job's record settles nothing for A.
+        assert!(!d.resolved_before("B", 7, 9));
+    }
+
+    #[test]
+    fn a_resolution_written_after_the_next_grant_does_not_settle_it() {
+        // Lease 9 was granted while 7 was unresolved; 7's release came later.
+        let d = leases_of(&[
+            ("A", record(7, 0)),
+            ("A", record(9, 0)),
+            ("A", record(0, -7)),
+        ]);
+        assert!(!d.resolved_before("A", 7, 9));
+    }
+
+    #[test]
+    fn a_lease_never_resolved_is_not_settled() {
+        let d = leases_of(&[("A", record(7, 0)), ("A", record(9, 0))]);
+        assert!(!d.resolved_before("A", 7, 9));
+    }
+}

@@ -360,6 +360,12 @@ pub fn check(
             let key = (id.clone(), a.lease);
             let resolution = resolutions.get(&key).copied();
             let maybe = maybe_resolved.contains(&key);
+            // The AOF settles a resolution the client was not told of (a
+            // nack or release whose kind it therefore cannot know).
+            let durable = resolution.is_none()
+                && server
+                    .and_then(|s| s.durable_leases.as_ref())
+                    .is_some_and(|d| d.resolved_before(id, a.lease, b.lease));
             match resolution {
                 Some(Resolution::Nacked { at_ms, dead, .. }) => {
                     if dead && expect.no_requeue {
@@ -380,6 +386,7 @@ pub fn check(
                 }
                 Some(Resolution::Released) | Some(Resolution::Completed) => {}
                 None if maybe => {}
+                None if durable => r.add("resolved_per_aof_reply_lost", 1),
                 None => {
                     let live_until = extensions
                         .get(&key)
@@ -414,7 +421,8 @@ pub fn check(
                 Some(Resolution::Released) => 0,
                 _ => 1,
             };
-            let exact = unknown_claims == 0 && server.is_none_or(|s| s.gaps == 0) && !maybe;
+            let exact =
+                unknown_claims == 0 && server.is_none_or(|s| s.gaps == 0) && !maybe && !durable;
             let ok = if exact {
                 b.attempts == a.attempts + step
             } else {

@@ -110,6 +110,7 @@ pub async fn finish_with_aof(
     };
     if let (Some(server), Some(dir)) = (server.as_mut(), aof_dir) {
         server.durable_deletes = Some(aof::deleted_jobs(dir, ns));
+        server.durable_leases = Some(aof::leases(dir, ns));
     }
     let mut report = check(entries, server.as_ref(), &dump, expect);
     for v in dump.findings() {

@@ -84,6 +84,9 @@ pub struct ServerRecord {
     /// Job records deleted according to the append-only file, when it was
     /// read ([`super::aof`]): acks whose effect `MONITOR` missed in a crash.
     pub durable_deletes: Option<std::collections::HashSet<String>>,
+    /// Leases granted and resolved according to the append-only file, when
+    /// it was read: nacks and releases whose reply was lost or wrong.
+    pub durable_leases: Option<super::aof::DurableLeases>,
 }
 
 impl ServerRecord {
