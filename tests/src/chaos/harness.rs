@@ -176,11 +176,12 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
             copy_tree(&entry.path(), &target)?;
-        } else {
+        } else if kind.is_file() {
             std::fs::copy(entry.path(), target)?;
-        }
+        } // The server's unix socket is no evidence, and cannot be copied.
     }
     Ok(())
 }

@@ -104,9 +104,16 @@ pub fn deleted_jobs(dir: &Path, ns: &str) -> HashSet<String> {
 pub struct DurableLeases {
     /// (job, lease) -> position of the first record written under that lease.
     granted: std::collections::HashMap<(String, u64), usize>,
-    /// (job, lease) -> position of the first record that resolved it (a
-    /// nack writes `resolved_lease` = lease, a release minus the lease).
-    resolved: std::collections::HashMap<(String, u64), usize>,
+    /// (job, lease) -> position of the first record that resolved it, and how.
+    resolved: std::collections::HashMap<(String, u64), (usize, DurableResolution)>,
+}
+
+/// How the AOF shows a lease resolved: a nack writes `resolved_lease` =
+/// the lease, a release minus the lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurableResolution {
+    Nacked,
+    Released,
 }
 
 impl DurableLeases {
@@ -121,25 +128,27 @@ impl DurableLeases {
             if meta.lease_id > 0 {
                 out.granted.entry((id.clone(), meta.lease_id)).or_insert(at);
             }
+            let how = if meta.resolved_lease < 0 {
+                DurableResolution::Released
+            } else {
+                DurableResolution::Nacked
+            };
             let resolved = meta.resolved_lease.unsigned_abs();
             if resolved > 0 {
-                out.resolved.entry((id, resolved)).or_insert(at);
+                out.resolved.entry((id, resolved)).or_insert((at, how));
             }
         }
         out
     }
 
-    /// Whether job `id`'s lease `earlier` was durably resolved before lease
-    /// `later` was granted.
-    pub fn resolved_before(&self, id: &str, earlier: u64, later: u64) -> bool {
+    /// How job `id`'s lease `earlier` was durably resolved before lease
+    /// `later` was granted, if it was.
+    pub fn resolved_before(&self, id: &str, earlier: u64, later: u64) -> Option<DurableResolution> {
         let key = |lease| (id.to_owned(), lease);
-        match (
-            self.resolved.get(&key(earlier)),
-            self.granted.get(&key(later)),
-        ) {
-            (Some(resolved), Some(granted)) => resolved < granted,
-            (Some(_), None) => true,
-            _ => false,
+        let (at, how) = self.resolved.get(&key(earlier))?;
+        match self.granted.get(&key(later)) {
+            Some(granted) if granted < at => None,
+            _ => Some(*how),
         }
     }
 }
@@ -195,9 +204,12 @@ mod tests {
             ("A", record(0, 7)),
             ("A", record(9, 7)),
         ]);
-        assert!(d.resolved_before("A", 7, 9));
+        assert_eq!(
+            d.resolved_before("A", 7, 9),
+            Some(DurableResolution::Nacked)
+        );
         // Another job's record settles nothing for A.
-        assert!(!d.resolved_before("B", 7, 9));
+        assert_eq!(d.resolved_before("B", 7, 9), None);
     }
 
     #[test]
@@ -208,12 +220,25 @@ mod tests {
             ("A", record(9, 0)),
             ("A", record(0, -7)),
         ]);
-        assert!(!d.resolved_before("A", 7, 9));
+        assert_eq!(d.resolved_before("A", 7, 9), None);
     }
 
     #[test]
     fn a_lease_never_resolved_is_not_settled() {
         let d = leases_of(&[("A", record(7, 0)), ("A", record(9, 0))]);
-        assert!(!d.resolved_before("A", 7, 9));
+        assert_eq!(d.resolved_before("A", 7, 9), None);
+    }
+
+    #[test]
+    fn a_release_is_told_from_a_nack() {
+        let d = leases_of(&[
+            ("A", record(7, 0)),
+            ("A", record(0, -7)),
+            ("A", record(9, -7)),
+        ]);
+        assert_eq!(
+            d.resolved_before("A", 7, 9),
+            Some(DurableResolution::Released)
+        );
     }
 }

@@ -23,6 +23,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
+use super::aof::DurableResolution;
 use super::record::{Call, Entry, Reply};
 use super::server::{Kind, ServerRecord};
 use super::structure::Dump;
@@ -360,12 +361,13 @@ pub fn check(
             let key = (id.clone(), a.lease);
             let resolution = resolutions.get(&key).copied();
             let maybe = maybe_resolved.contains(&key);
-            // The AOF settles a resolution the client was not told of (a
-            // nack or release whose kind it therefore cannot know).
-            let durable = resolution.is_none()
-                && server
-                    .and_then(|s| s.durable_leases.as_ref())
-                    .is_some_and(|d| d.resolved_before(id, a.lease, b.lease));
+            // The AOF settles a resolution the client was not told of: a
+            // reply lost, or a resent call answered `LeaseLost` after its
+            // first run applied.
+            let durable = server
+                .and_then(|s| s.durable_leases.as_ref())
+                .and_then(|d| d.resolved_before(id, a.lease, b.lease))
+                .filter(|_| resolution.is_none());
             match resolution {
                 Some(Resolution::Nacked { at_ms, dead, .. }) => {
                     if dead && expect.no_requeue {
@@ -386,7 +388,7 @@ pub fn check(
                 }
                 Some(Resolution::Released) | Some(Resolution::Completed) => {}
                 None if maybe => {}
-                None if durable => r.add("resolved_per_aof_reply_lost", 1),
+                None if durable.is_some() => r.add("resolved_per_aof_reply_lost", 1),
                 None => {
                     let live_until = extensions
                         .get(&key)
@@ -417,12 +419,14 @@ pub fn check(
                 }
             }
             // Attempts: +1 after a failure or a lapse, +0 after a release.
-            let step = match resolution {
-                Some(Resolution::Released) => 0,
+            let step = match (resolution, durable) {
+                (Some(Resolution::Released), _) | (None, Some(DurableResolution::Released)) => 0,
                 _ => 1,
             };
-            let exact =
-                unknown_claims == 0 && server.is_none_or(|s| s.gaps == 0) && !maybe && !durable;
+            let exact = unknown_claims == 0
+                && server.is_none_or(|s| s.gaps == 0)
+                && !maybe
+                && durable.is_none();
             let ok = if exact {
                 b.attempts == a.attempts + step
             } else {
