@@ -7,9 +7,10 @@
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n pairs: job id, lease id (0 = whatever lease is current)
--- Reply: one code per job, in order: 1 acknowledged; 0 the job no longer
---        exists (a repeated ack: harmless); -1 lease lost: the job is not
---        held under this lease, nothing changed for it.
+-- Reply: one code per job, in order:
+-- code 1 acknowledged: the job is done and removed
+-- code 0 already_gone: the job no longer exists (a repeated ack: harmless)
+-- code -1 lease_lost: the job is not held under this lease; nothing changed for it
 queue_name(QUEUE)
 local n = uint(ARGV[3], 'ack count', 1000)
 if #ARGV ~= 3 + 2 * n then fail('expected ' .. (3 + 2 * n) .. ' arguments, got ' .. #ARGV) end

@@ -26,8 +26,9 @@
 -- hand-off channel (wake-up channel .. ':' .. token) as a msgpack array
 -- { id, record }: the job record after leasing (packed meta, then payload).
 -- Reply: flat array, two entries per job in order: code, id.
---   code 1 = created, 0 = duplicate (id is the existing job's), 2 = already
---   created by an earlier send of this same script.
+-- code 1 created: the job was created under that id
+-- code 0 duplicate: a live job has the dedup key; the id is the existing job's
+-- code 2 created_earlier: an earlier send of this same script created the job
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 local FIELDS = 12
 local limit = uint(ARGV[3], 'payload limit', 1073741824)

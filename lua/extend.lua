@@ -7,7 +7,9 @@
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] lease_ms (1..MAX_MS)
--- Reply: { code, expiry_ms }: code 1 extended; -1 lease lost (nothing changed).
+-- Reply: { code, expiry_ms }
+-- code 1 extended: the lease now lapses at expiry_ms
+-- code -1 lease_lost: the job is not held under this lease; nothing changed
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)

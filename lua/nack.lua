@@ -12,8 +12,9 @@
 -- ARGV[5] delay_ms before the retry      ARGV[6] error text (cut to 4096 bytes)
 -- ARGV[7] 1 to dead-letter now, 0 to retry when attempts allow
 -- Reply: { code, attempts, dead (0/1), due_ms }
---   code 1 applied; 2 this lease's failure was already recorded (a resent
---   nack: nothing changed); -1 lease lost (nothing changed).
+-- code 1 applied: the failure is recorded; the job retries at due_ms or is dead
+-- code 2 already_recorded: this lease's failure was recorded by an earlier send; nothing changed
+-- code -1 lease_lost: the job is not held under this lease; nothing changed
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)

@@ -7,6 +7,8 @@
 -- name, at most 128 bytes), so Redis overshoots maxmemory by that at most.
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
--- Reply: 1 when the queue was running, 0 when it was already paused.
+-- Reply: code
+-- code 1 paused: the queue was running and is now paused
+-- code 0 already_paused: the queue was already paused; nothing changed
 queue_name(QUEUE)
 return redis.call('SADD', K.paused, QUEUE)

@@ -5,8 +5,10 @@
 -- KEYS: the common queue key list (lua/lib.lua).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
--- Reply: 1 released; 2 already released under this lease (a resend);
---        -1 lease lost (nothing changed).
+-- Reply: code
+-- code 1 released: the job is due again at once, no attempt counted
+-- code 2 already_released: an earlier send released it under this lease; nothing changed
+-- code -1 lease_lost: the job is not held under this lease; nothing changed
 -- The resolved lease is recorded negated (-lease id), so that a resent
 -- release is recognised while a later nack under the same lease is not
 -- mistaken for a resent nack (nack.lua records the positive id).

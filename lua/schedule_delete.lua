@@ -9,7 +9,9 @@
 --         scheduler cleaning up after a foreign writer; a schedule upserted
 --         meanwhile is left alone)
 --
--- Reply: 1 deleted, 0 no such schedule (or, with ARGV[2] = 1, not an orphan)
+-- Reply: code
+-- code 1 deleted: the schedule is gone
+-- code 0 missing: no such schedule (or, with ARGV[2] = 1, not an orphan)
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 local SCHEDULES, NEXT = KEYS[1], KEYS[2]
 

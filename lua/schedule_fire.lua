@@ -26,15 +26,13 @@
 -- ARGV[8] 1 = enqueue the tick's job, 0 = skip the tick (misfire policy skip)
 --
 -- Reply: { code, job id or "", created (1/0), stored next run (0 = none) }
---   1 fired: the job was enqueued (created 0: a job with that id already lived)
---   2 skipped: next run advanced without a job
---   0 no such schedule
---   3 lost: next run is no longer this tick (another scheduler fired it, or an
---     upsert, pause or resume moved it); nothing changed
---   4 changed: the record is at another revision, or in another queue; nothing changed
---   5 not due: the tick is still ahead on Redis's clock; nothing changed
---   6 already fired: the tick is not after the last fired tick; next run
---     advanced without a job
+-- code 1 fired: the job was enqueued (created 0: a job with that id already lived)
+-- code 2 skipped: next run advanced without a job
+-- code 0 missing: no such schedule
+-- code 3 lost: next run is no longer this tick (another scheduler fired it, or an upsert, pause or resume moved it); nothing changed
+-- code 4 changed: the record is at another revision, or in another queue; nothing changed
+-- code 5 not_due: the tick is still ahead on Redis's clock; nothing changed
+-- code 6 already_fired: the tick is not after the last fired tick; next run advanced without a job
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
 -- The schedule record: keep in sync with driver/src/schedule/record.rs.

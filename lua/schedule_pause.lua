@@ -17,8 +17,10 @@
 -- ARGV[4] resume only: the next run (unix ms; 0 = none, the schedule ended)
 --
 -- Reply: code
---   1 done   2 unchanged (already paused / not paused)   0 no such schedule
---   4 changed: the record is at another revision (resume only); nothing changed
+-- code 1 done: the schedule is now paused (or resumed)
+-- code 2 unchanged: it was already paused (or not paused)
+-- code 0 missing: no such schedule
+-- code 4 changed: the record is at another revision (resume only); nothing changed
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
 -- The schedule record: keep in sync with driver/src/schedule/record.rs.

@@ -12,10 +12,9 @@
 --         finds the job and creates nothing
 --
 -- Reply: { code, job id or "", created (1/0) }
---   1 enqueued (created 0: a resend, the job already existed)
---   0 no such schedule
---   4 the schedule is in another queue now (the caller read it before an
---     upsert moved it; it re-reads and retries); nothing changed
+-- code 1 enqueued: the job was enqueued (created 0: a resend, the job already existed)
+-- code 0 missing: no such schedule
+-- code 4 moved: the schedule is in another queue now (the caller re-reads and retries); nothing changed
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
 -- The schedule record: keep in sync with driver/src/schedule/record.rs.

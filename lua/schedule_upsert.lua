@@ -37,7 +37,8 @@
 -- one, so a scheduler that read the old record cannot fire with it.
 --
 -- Reply: { code, revision, next_run_ms (0 = none), paused (0/1) }
---   code 1 = created, 2 = updated.
+-- code 1 created: no schedule had this name
+-- code 2 updated: the schedule existed and now has the given definition
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
 -- The schedule record: keep in sync with driver/src/schedule/record.rs.
