@@ -408,7 +408,8 @@ impl RedisQueue {
     /// [`resume`](Self::resume) works then too.
     pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
-        self.run(Op::Pause, queue, Vec::new()).await?;
+        // Already paused is as good as paused.
+        crate::codes::paused(&self.run(Op::Pause, queue, Vec::new()).await?)?;
         Ok(())
     }
 

@@ -7,15 +7,28 @@
 //! and reported on its own). A lone `add` goes straight out, so coalescing
 //! never adds latency to an idle producer.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use fred::types::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::connect::Inner;
 use crate::enqueue_args::ENQUEUE_FIELDS;
-use crate::{Enqueued, QueueError, RedisQueue};
+use crate::{Enqueued, QueueError};
+
+/// Whatever sends one enqueue script call for a batch of one queue's jobs
+/// (the handle's shared state, in `queue.rs`). A trait, so that this module
+/// needs nothing of the handle that holds a [`Coalescer`]: the dependency
+/// runs one way, from the handle down to here.
+pub(crate) trait SendBatch: Send + Sync + 'static {
+    /// One script call for `jobs`, all of `queue`; outcomes in input order.
+    fn send_batch(
+        self: Arc<Self>,
+        queue: String,
+        jobs: Vec<[Value; ENQUEUE_FIELDS]>,
+    ) -> impl Future<Output = Result<Vec<Enqueued>, QueueError>> + Send;
+}
 
 /// One job waiting to be sent: its queue, its encoded ARGV fields, and
 /// where its outcome goes.
@@ -55,14 +68,14 @@ impl Coalescer {
     /// Queue `pending` for the batching task, starting the task on first use.
     /// Gives `pending` back when no task can run (no runtime, or it ended),
     /// so the caller sends it directly.
-    pub fn submit(&self, inner: Weak<Inner>, pending: Pending) -> Result<(), Box<Pending>> {
+    pub fn submit<S: SendBatch>(&self, via: Weak<S>, pending: Pending) -> Result<(), Box<Pending>> {
         let mut sender = self.sender.lock().expect("coalescer poisoned");
         if sender.as_ref().is_none_or(|s| s.is_closed()) {
             let Ok(runtime) = tokio::runtime::Handle::try_current() else {
                 return Err(Box::new(pending));
             };
             let (tx, rx) = mpsc::unbounded_channel();
-            runtime.spawn(run(inner, rx));
+            runtime.spawn(run(via, rx));
             *sender = Some(tx);
         }
         sender
@@ -74,21 +87,22 @@ impl Coalescer {
 }
 
 /// Send batches until the connection is dropped.
-async fn run(inner: Weak<Inner>, mut requests: mpsc::UnboundedReceiver<Pending>) {
+async fn run<S: SendBatch>(sender: Weak<S>, mut requests: mpsc::UnboundedReceiver<Pending>) {
     // A few batches may be in flight at once, so jobs keep flowing while a
     // batch waits for its reply. Only concurrent adds share batches, and
     // concurrent adds have no order among themselves to keep.
     let in_flight = std::sync::Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT));
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
-        let Some(inner) = inner.upgrade() else { break };
-        let queue = RedisQueue { inner };
+        let Some(sender) = sender.upgrade() else {
+            break;
+        };
         let Ok(slot) = in_flight.clone().acquire_owned().await else {
             break;
         };
         let jobs = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
         tokio::spawn(async move {
-            send(&queue, jobs).await;
+            send(sender, jobs).await;
             drop(slot);
         });
     }
@@ -98,7 +112,7 @@ async fn run(inner: Weak<Inner>, mut requests: mpsc::UnboundedReceiver<Pending>)
 const IN_FLIGHT: usize = 4;
 
 /// Send one batch, one script call per queue in it, and answer each caller.
-async fn send(queue: &RedisQueue, batch: Vec<Pending>) {
+async fn send<S: SendBatch>(sender: Arc<S>, batch: Vec<Pending>) {
     // Group by queue, keeping each queue's arrival order.
     let mut groups: Vec<(String, Vec<Pending>)> = Vec::new();
     for pending in batch {
@@ -109,7 +123,7 @@ async fn send(queue: &RedisQueue, batch: Vec<Pending>) {
     }
     for (name, jobs) in groups {
         let fields: Vec<[Value; ENQUEUE_FIELDS]> = jobs.iter().map(|p| p.fields.clone()).collect();
-        match queue.send_encoded(&name, &fields).await {
+        match sender.clone().send_batch(name, fields).await {
             Ok(outcomes) => {
                 for (pending, outcome) in jobs.into_iter().zip(outcomes) {
                     let _ = pending.reply.send(Ok(outcome));

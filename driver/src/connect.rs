@@ -1,4 +1,6 @@
 //! Connecting: the builder, its defaults, and the checks done at connect.
+//! Builds the handle of `handle.rs`; the calls on it (`queue.rs`, `admin.rs`,
+//! …) sit above this module and this module knows none of them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -8,11 +10,12 @@ use fred::clients::Pool;
 use fred::interfaces::ClientLike;
 use fred::types::config::{Config, ReconnectPolicy};
 
+use crate::handle::{Inner, RedisQueue};
 use crate::identity::WorkerIdentity;
-use crate::keys::{Keys, QueueKeys};
+use crate::keys::Keys;
 use crate::limits::check_namespace;
 use crate::redact::redact_url;
-use crate::{scripts, QueueError, RedisQueue};
+use crate::{scripts, QueueError};
 
 /// Default namespace: every key starts with `{redq}:`.
 pub const DEFAULT_NAMESPACE: &str = "redq";
@@ -48,24 +51,6 @@ impl std::fmt::Debug for RedisQueueBuilder {
             .field("tls_ca_pem", &self.tls_ca_pem.as_ref().map(|p| p.len()))
             .finish()
     }
-}
-
-pub(crate) struct Inner {
-    pub pool: Pool,
-    /// Kept to open dedicated connections (a worker's wake-up subscriber).
-    /// Its `Debug` would print the password: never log it.
-    pub client_builder: fred::types::Builder,
-    pub keys: Keys,
-    pub namespace: String,
-    pub url: String,
-    pub identity: WorkerIdentity,
-    pub payload_limit: usize,
-    pub timeout: Duration,
-    pub queue_keys: RwLock<HashMap<String, Arc<QueueKeys>>>,
-    /// Batches concurrent single enqueues (see `coalesce.rs`).
-    pub coalescer: crate::coalesce::Coalescer,
-    /// Leases this handle took, so the seed trait's id-only calls stay fenced.
-    pub held: crate::remembered::Remembered<crate::Lease>,
 }
 
 impl RedisQueueBuilder {

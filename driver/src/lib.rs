@@ -49,10 +49,12 @@
 
 mod admin;
 mod coalesce;
+mod codes;
 mod connect;
 mod durable;
 mod enqueue_args;
 mod error;
+mod handle;
 mod identity;
 mod job;
 pub mod keys;
@@ -79,12 +81,12 @@ pub use connect::{
 };
 pub use durable::Durable;
 pub use error::{QueueError, RedisError};
+pub use handle::RedisQueue;
 pub use identity::WorkerIdentity;
 pub use job::{Job, JobRecord, JobState, Lease};
 pub use memory::MemoryQueue;
 pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
-pub use queue::RedisQueue;
 pub use redact::redact_url;
 pub use seed::Queue;
 pub use shards::ShardedQueue;

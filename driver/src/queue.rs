@@ -6,31 +6,17 @@ use std::time::{Duration, SystemTime};
 use fred::bytes::Bytes;
 use fred::types::Value;
 
-use crate::connect::{Inner, RedisQueueBuilder};
+use crate::coalesce::SendBatch;
+use crate::codes::{self, lease_lost};
+use crate::connect::RedisQueueBuilder;
 use crate::enqueue_args::{encode_into, EnqueueArgs, Jobs, ENQUEUE_FIELDS};
-use crate::job::{ms_to_time, parse_payload};
+use crate::handle::{Inner, RedisQueue};
+use crate::job::parse_payload;
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
 use crate::scripts::{self, reply, Op};
 use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
-
-/// A handle on the queues of one namespace in one Redis. Cheap to clone:
-/// clones share the connection pool.
-#[derive(Clone)]
-pub struct RedisQueue {
-    pub(crate) inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for RedisQueue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisQueue")
-            .field("url", &self.inner.url)
-            .field("namespace", &self.inner.namespace)
-            .field("identity", &self.inner.identity)
-            .finish_non_exhaustive()
-    }
-}
 
 pub(crate) fn text(s: impl Into<String>) -> Value {
     Value::String(s.into().into())
@@ -229,11 +215,7 @@ impl RedisQueue {
                     "enqueue reply has an odd length".into(),
                 ));
             };
-            let id = reply::text(id)?;
-            outcomes.push(match reply::int(&code)? {
-                0 => Enqueued::Duplicate(id),
-                _ => Enqueued::Created(id),
-            });
+            outcomes.push(codes::enqueued(&code, reply::text(id)?)?);
         }
         Ok(outcomes)
     }
@@ -348,11 +330,7 @@ impl RedisQueue {
                 )));
             }
             for (&i, code) in chunk.iter().zip(codes.iter()) {
-                outcomes[i] = Some(match reply::int(code)? {
-                    1 => Ok(Acked::Completed),
-                    0 => Ok(Acked::AlreadyGone),
-                    _ => Err(lease_lost(&leases[i])),
-                });
+                outcomes[i] = Some(codes::acked(code, &leases[i])?);
             }
         }
         Ok(outcomes
@@ -395,26 +373,7 @@ impl RedisQueue {
             num(dead as u64),
         ];
         let items = reply::array(self.run(Op::Nack, &lease.queue, args).await?)?;
-        let field = |i: usize| {
-            items
-                .get(i)
-                .map(reply::int)
-                .transpose()
-                .map(|v| v.unwrap_or(0))
-        };
-        let (code, attempts, dead, due) = (field(0)?, field(1)? as u32, field(2)?, field(3)?);
-        match (code, dead) {
-            (1 | 2, 1) => Ok(Nacked::DeadLettered { attempts }),
-            (1 | 2, _) => Ok(Nacked::Retrying {
-                attempts,
-                due_at: if due > 0 {
-                    ms_to_time(due as u64)
-                } else {
-                    SystemTime::now()
-                },
-            }),
-            _ => Err(lease_lost(lease)),
-        }
+        codes::nacked(&items, lease)
     }
 
     /// Heartbeat: the lease now lapses `lease` from now (Redis clock).
@@ -424,10 +383,7 @@ impl RedisQueue {
         let lease_ms = limits::check_lease(lease)?;
         let args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
         let items = reply::array(self.run(Op::Extend, &held.queue, args).await?)?;
-        match items.as_slice() {
-            [code, expiry] if reply::int(code)? == 1 => Ok(ms_to_time(reply::int(expiry)? as u64)),
-            _ => Err(lease_lost(held)),
-        }
+        codes::extended(&items, held)
     }
 
     /// Give a claimed job back unrun: due again at once, no attempt counted
@@ -435,10 +391,7 @@ impl RedisQueue {
     pub async fn release(&self, lease: &Lease) -> Result<(), QueueError> {
         check_lease(lease)?;
         let args = vec![text(lease.id.as_str()), num(lease.lease_id)];
-        match reply::int(&self.run(Op::Release, &lease.queue, args).await?)? {
-            1 | 2 => Ok(()),
-            _ => Err(lease_lost(lease)),
-        }
+        codes::released(&self.run(Op::Release, &lease.queue, args).await?, lease)
     }
 
     /// Reclaim up to `limit` (1 to 10 000) lapsed leases of `queue`: each
@@ -469,6 +422,17 @@ impl RedisQueue {
     }
 }
 
+/// Coalesced enqueues go out through the handle's shared state.
+impl SendBatch for Inner {
+    async fn send_batch(
+        self: Arc<Self>,
+        queue: String,
+        jobs: Vec<[Value; ENQUEUE_FIELDS]>,
+    ) -> Result<Vec<Enqueued>, QueueError> {
+        RedisQueue { inner: self }.send_encoded(&queue, &jobs).await
+    }
+}
+
 /// Check a lease handed back by a caller before it reaches a script: the id
 /// must be a valid job id, and a lease id no claim can have issued (the
 /// scripts count them in exact doubles, up to 2^53 - 1) is simply lost.
@@ -480,11 +444,4 @@ fn check_lease(lease: &Lease) -> Result<(), QueueError> {
         return Err(lease_lost(lease));
     }
     Ok(())
-}
-
-pub(crate) fn lease_lost(lease: &Lease) -> QueueError {
-    QueueError::LeaseLost {
-        id: lease.id.clone(),
-        lease_id: lease.lease_id,
-    }
 }

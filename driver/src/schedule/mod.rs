@@ -91,7 +91,7 @@
 //! ```
 
 mod cron;
-mod outcome;
+pub(crate) mod outcome;
 mod record;
 mod scheduler;
 mod spec;

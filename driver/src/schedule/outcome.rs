@@ -53,3 +53,16 @@ pub enum Triggered {
     /// No schedule has that name.
     NotFound,
 }
+
+/// What one fire call did (`lua/schedule_fire.lua`'s codes, decoded in
+/// `codes.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FireOutcome {
+    Enqueued { created: bool },
+    Skipped,
+    NotFound,
+    Lost,
+    Changed,
+    NotDue,
+    AlreadyFired,
+}

@@ -6,7 +6,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::schedule::cron::{tick_job_id_ms, CronExpr};
-use crate::schedule::store::{first_tick, Due, FireOutcome};
+use crate::schedule::outcome::FireOutcome;
+use crate::schedule::store::{first_tick, Due};
 use crate::schedule::{Misfire, SKIP_GRACE};
 use crate::{QueueError, RedisQueue};
 

@@ -6,11 +6,13 @@ use std::time::SystemTime;
 
 use fred::types::Value;
 
+use crate::codes;
 use crate::job::time_to_ms;
 use crate::keys::QueueKeys;
 use crate::limits::{self, MAX_TIME_MS};
 use crate::queue::{num, text};
 use crate::schedule::cron::CronExpr;
+use crate::schedule::outcome::FireOutcome;
 use crate::schedule::record::Record;
 use crate::schedule::{Schedule, ScheduleChange, ScheduleInfo, Triggered, Upserted};
 use crate::scripts::{self, reply, Op};
@@ -42,18 +44,6 @@ pub(crate) struct DueSet {
     pub now_ms: u64,
     pub earliest_ms: Option<u64>,
     pub due: Vec<Due>,
-}
-
-/// What one fire call did (`lua/schedule_fire.lua`'s codes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FireOutcome {
-    Enqueued { created: bool },
-    Skipped,
-    NotFound,
-    Lost,
-    Changed,
-    NotDue,
-    AlreadyFired,
 }
 
 /// Schedule names are hash fields and feed the tick job ids: bounded, no
@@ -208,20 +198,7 @@ impl RedisQueue {
             self.run_schedules_on(Op::ScheduleUpsert, &schedule.queue, args)
                 .await?,
         )?;
-        let field = |i: usize| {
-            items
-                .get(i)
-                .map(reply::int)
-                .transpose()
-                .map(|v| v.unwrap_or(0))
-        };
-        let next_run = Some(field(2)?)
-            .filter(|ms| *ms > 0)
-            .map(|ms| crate::job::ms_to_time(ms as u64));
-        Ok(match field(0)? {
-            1 => Upserted::Created { next_run },
-            _ => Upserted::Updated { next_run },
-        })
+        codes::upserted(&items)
     }
 
     /// The schedule named `name`, or `None`.
@@ -265,12 +242,12 @@ impl RedisQueue {
     /// that pass meanwhile are not fired later.
     pub async fn pause_schedule(&self, name: &str) -> Result<ScheduleChange, QueueError> {
         check_schedule_name(name)?;
-        let code = reply::int(
-            &self
-                .run_schedules(Op::SchedulePause, vec![text(name), num(1), num(0), num(0)])
-                .await?,
-        )?;
-        change(code)
+        let reply = self
+            .run_schedules(Op::SchedulePause, vec![text(name), num(1), num(0), num(0)])
+            .await?;
+        // A pause does not check the revision, so "changed" never comes back.
+        codes::schedule_changed(&reply)?
+            .ok_or_else(|| QueueError::Protocol("schedule_pause replied changed to a pause".into()))
     }
 
     /// Resume a paused schedule from its first tick after now (Redis clock).
@@ -286,16 +263,14 @@ impl RedisQueue {
             }
             let cron = CronExpr::parse(&record.info.expression, &record.info.timezone)?;
             let next = first_tick(&cron, now, record.starts_at_ms, record.ends_at_ms);
-            let code = reply::int(
-                &self
-                    .run_schedules(
-                        Op::SchedulePause,
-                        vec![text(name), num(0), num(record.info.revision), num(next)],
-                    )
-                    .await?,
-            )?;
-            if code != 4 {
-                return change(code);
+            let reply = self
+                .run_schedules(
+                    Op::SchedulePause,
+                    vec![text(name), num(0), num(record.info.revision), num(next)],
+                )
+                .await?;
+            if let Some(change) = codes::schedule_changed(&reply)? {
+                return Ok(change);
             }
         }
         Err(changed_too_often(name))
@@ -304,15 +279,10 @@ impl RedisQueue {
     /// Delete the schedule. Jobs it already enqueued are left alone.
     pub async fn delete_schedule(&self, name: &str) -> Result<ScheduleChange, QueueError> {
         check_schedule_name(name)?;
-        let code = reply::int(
-            &self
-                .run_schedules(Op::ScheduleDelete, vec![text(name), num(0)])
-                .await?,
-        )?;
-        Ok(match code {
-            1 => ScheduleChange::Done,
-            _ => ScheduleChange::NotFound,
-        })
+        let reply = self
+            .run_schedules(Op::ScheduleDelete, vec![text(name), num(0)])
+            .await?;
+        codes::schedule_deleted(&reply)
     }
 
     /// Enqueue the schedule's job now, with its payload and options, without
@@ -334,15 +304,8 @@ impl RedisQueue {
                 )
                 .await?,
             )?;
-            match items.first().map(reply::int).transpose()? {
-                Some(1) => return Ok(Triggered::Enqueued(id)),
-                Some(0) => return Ok(Triggered::NotFound),
-                Some(4) => continue,
-                other => {
-                    return Err(QueueError::Protocol(format!(
-                        "schedule_trigger replied code {other:?}"
-                    )))
-                }
+            if let Some(triggered) = codes::triggered(&items, &id)? {
+                return Ok(triggered);
             }
         }
         Err(changed_too_often(name))
@@ -396,23 +359,7 @@ impl RedisQueue {
             num(u64::from(enqueue)),
         ];
         let items = reply::array(self.run_schedules_on(Op::ScheduleFire, queue, args).await?)?;
-        let code = items.first().map(reply::int).transpose()?;
-        Ok(match code {
-            Some(1) => FireOutcome::Enqueued {
-                created: items.get(2).map(reply::int).transpose()? == Some(1),
-            },
-            Some(2) => FireOutcome::Skipped,
-            Some(0) => FireOutcome::NotFound,
-            Some(3) => FireOutcome::Lost,
-            Some(4) => FireOutcome::Changed,
-            Some(5) => FireOutcome::NotDue,
-            Some(6) => FireOutcome::AlreadyFired,
-            other => {
-                return Err(QueueError::Protocol(format!(
-                    "schedule_fire replied code {other:?}"
-                )))
-            }
-        })
+        codes::fired(&items)
     }
 
     /// Drop a next-run entry that has no schedule record.
@@ -420,17 +367,6 @@ impl RedisQueue {
         self.run_schedules(Op::ScheduleDelete, vec![text(name), num(1)])
             .await?;
         Ok(())
-    }
-}
-
-fn change(code: i64) -> Result<ScheduleChange, QueueError> {
-    match code {
-        1 => Ok(ScheduleChange::Done),
-        2 => Ok(ScheduleChange::Unchanged),
-        0 => Ok(ScheduleChange::NotFound),
-        other => Err(QueueError::Protocol(format!(
-            "schedule_pause replied code {other}"
-        ))),
     }
 }
 

@@ -1,0 +1,355 @@
+//! The reply codes of the scripts, named once, and the one place they become
+//! the caller's outcomes and errors.
+//!
+//! Each script that answers with a code declares its codes in its header,
+//! under its `-- Reply:` text, one line each:
+//! `-- code <integer> <snake_name>: <meaning>`. Each such script has one enum
+//! here, written with [`codes!`], whose variants carry the same numbers and
+//! names; a unit test reads every `lua/*.lua` header and fails when a script
+//! declares a code no enum handles, or an enum handles one no script
+//! declares. The functions below turn a reply into the public outcome types
+//! and [`QueueError`]s, matching the enums exhaustively, so a new variant
+//! does not compile until it is decoded. Call sites never see the integers.
+//!
+//! A code the script does not declare (a script from another version of the
+//! driver, say) is a protocol error naming the script and the number.
+
+use std::time::SystemTime;
+
+use fred::types::Value;
+
+use crate::job::ms_to_time;
+use crate::schedule::outcome::FireOutcome;
+use crate::schedule::{ScheduleChange, Triggered, Upserted};
+use crate::scripts::reply;
+use crate::{Acked, Enqueued, Lease, Nacked, QueueError};
+
+/// One enum per script, its variants with the code and name the script's
+/// header declares for them.
+macro_rules! codes {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident for $script:literal {
+            $($(#[$variant_doc:meta])* $variant:ident = $code:literal $snake:literal,)+
+        }
+    )+) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            pub(crate) enum $name {
+                $($(#[$variant_doc])* $variant,)+
+            }
+
+            impl $name {
+                /// The code at `value` (an absent entry is an unknown code).
+                fn from_reply(value: Option<&Value>) -> Result<$name, QueueError> {
+                    match value.map(reply::int).transpose()? {
+                        $(Some($code) => Ok($name::$variant),)+
+                        other => Err(unknown($script, other)),
+                    }
+                }
+            }
+        )+
+
+        /// Every script's handled codes, `(script file stem, code, name)`:
+        /// what the header test compares with the scripts' declarations.
+        #[cfg(test)]
+        const HANDLED: &[(&str, i64, &str)] = &[$($(($script, $code, $snake),)+)+];
+    };
+}
+
+codes! {
+    /// `lua/enqueue.lua`, one code per job.
+    EnqueueCode for "enqueue" {
+        Created = 1 "created",
+        Duplicate = 0 "duplicate",
+        /// A resent call whose first send applied: still the caller's job.
+        CreatedEarlier = 2 "created_earlier",
+    }
+    /// `lua/ack.lua`, one code per job.
+    AckCode for "ack" {
+        Acknowledged = 1 "acknowledged",
+        AlreadyGone = 0 "already_gone",
+        LeaseLost = -1 "lease_lost",
+    }
+    /// `lua/nack.lua`.
+    NackCode for "nack" {
+        Applied = 1 "applied",
+        AlreadyRecorded = 2 "already_recorded",
+        LeaseLost = -1 "lease_lost",
+    }
+    /// `lua/extend.lua`.
+    ExtendCode for "extend" {
+        Extended = 1 "extended",
+        LeaseLost = -1 "lease_lost",
+    }
+    /// `lua/release.lua`.
+    ReleaseCode for "release" {
+        Released = 1 "released",
+        AlreadyReleased = 2 "already_released",
+        LeaseLost = -1 "lease_lost",
+    }
+    /// `lua/pause.lua`.
+    PauseCode for "pause" {
+        Paused = 1 "paused",
+        AlreadyPaused = 0 "already_paused",
+    }
+    /// `lua/schedule_upsert.lua`.
+    UpsertCode for "schedule_upsert" {
+        Created = 1 "created",
+        Updated = 2 "updated",
+    }
+    /// `lua/schedule_pause.lua` (pause and resume).
+    SchedulePauseCode for "schedule_pause" {
+        Done = 1 "done",
+        Unchanged = 2 "unchanged",
+        Missing = 0 "missing",
+        Changed = 4 "changed",
+    }
+    /// `lua/schedule_delete.lua`.
+    ScheduleDeleteCode for "schedule_delete" {
+        Deleted = 1 "deleted",
+        Missing = 0 "missing",
+    }
+    /// `lua/schedule_trigger.lua`.
+    TriggerCode for "schedule_trigger" {
+        Enqueued = 1 "enqueued",
+        Missing = 0 "missing",
+        Moved = 4 "moved",
+    }
+    /// `lua/schedule_fire.lua`.
+    FireCode for "schedule_fire" {
+        Fired = 1 "fired",
+        Skipped = 2 "skipped",
+        Missing = 0 "missing",
+        Lost = 3 "lost",
+        Changed = 4 "changed",
+        NotDue = 5 "not_due",
+        AlreadyFired = 6 "already_fired",
+    }
+}
+
+fn unknown(script: &str, code: Option<i64>) -> QueueError {
+    match code {
+        Some(code) => QueueError::Protocol(format!(
+            "{script}.lua replied code {code}, which it does not declare"
+        )),
+        None => QueueError::Protocol(format!("{script}.lua replied without a code")),
+    }
+}
+
+/// The lease-fenced scripts' "not held under this lease".
+pub(crate) fn lease_lost(lease: &Lease) -> QueueError {
+    QueueError::LeaseLost {
+        id: lease.id.clone(),
+        lease_id: lease.lease_id,
+    }
+}
+
+/// One job's entry of an enqueue reply: its code and its id.
+pub(crate) fn enqueued(code: &Value, id: String) -> Result<Enqueued, QueueError> {
+    Ok(match EnqueueCode::from_reply(Some(code))? {
+        EnqueueCode::Created | EnqueueCode::CreatedEarlier => Enqueued::Created(id),
+        EnqueueCode::Duplicate => Enqueued::Duplicate(id),
+    })
+}
+
+/// One job's code of an ack reply.
+pub(crate) fn acked(code: &Value, lease: &Lease) -> Result<Result<Acked, QueueError>, QueueError> {
+    Ok(match AckCode::from_reply(Some(code))? {
+        AckCode::Acknowledged => Ok(Acked::Completed),
+        AckCode::AlreadyGone => Ok(Acked::AlreadyGone),
+        AckCode::LeaseLost => Err(lease_lost(lease)),
+    })
+}
+
+/// A nack reply, `{ code, attempts, dead (0/1), due_ms }`.
+pub(crate) fn nacked(items: &[Value], lease: &Lease) -> Result<Nacked, QueueError> {
+    let field = |i: usize| {
+        items
+            .get(i)
+            .map(reply::int)
+            .transpose()
+            .map(|v| v.unwrap_or(0))
+    };
+    match NackCode::from_reply(items.first())? {
+        NackCode::LeaseLost => Err(lease_lost(lease)),
+        NackCode::Applied | NackCode::AlreadyRecorded => {
+            let (attempts, dead, due) = (field(1)? as u32, field(2)?, field(3)?);
+            Ok(if dead == 1 {
+                Nacked::DeadLettered { attempts }
+            } else {
+                Nacked::Retrying {
+                    attempts,
+                    due_at: if due > 0 {
+                        ms_to_time(due as u64)
+                    } else {
+                        SystemTime::now()
+                    },
+                }
+            })
+        }
+    }
+}
+
+/// An extend reply, `{ code, expiry_ms }`: the new expiry.
+pub(crate) fn extended(items: &[Value], lease: &Lease) -> Result<SystemTime, QueueError> {
+    match ExtendCode::from_reply(items.first())? {
+        ExtendCode::Extended => {
+            let expiry = items.get(1).map(reply::int).transpose()?.unwrap_or(0);
+            Ok(ms_to_time(expiry.max(0) as u64))
+        }
+        ExtendCode::LeaseLost => Err(lease_lost(lease)),
+    }
+}
+
+/// A release reply.
+pub(crate) fn released(code: &Value, lease: &Lease) -> Result<(), QueueError> {
+    match ReleaseCode::from_reply(Some(code))? {
+        ReleaseCode::Released | ReleaseCode::AlreadyReleased => Ok(()),
+        ReleaseCode::LeaseLost => Err(lease_lost(lease)),
+    }
+}
+
+/// A pause reply: whether this call paused a running queue.
+pub(crate) fn paused(code: &Value) -> Result<bool, QueueError> {
+    Ok(match PauseCode::from_reply(Some(code))? {
+        PauseCode::Paused => true,
+        PauseCode::AlreadyPaused => false,
+    })
+}
+
+/// An upsert reply, `{ code, revision, next_run_ms (0 = none), paused }`.
+pub(crate) fn upserted(items: &[Value]) -> Result<Upserted, QueueError> {
+    let next_ms = items.get(2).map(reply::int).transpose()?.unwrap_or(0);
+    let next_run = (next_ms > 0).then(|| ms_to_time(next_ms as u64));
+    Ok(match UpsertCode::from_reply(items.first())? {
+        UpsertCode::Created => Upserted::Created { next_run },
+        UpsertCode::Updated => Upserted::Updated { next_run },
+    })
+}
+
+/// A schedule pause or resume reply; `None` when the record moved to
+/// another revision since the caller read it (re-read and retry).
+pub(crate) fn schedule_changed(code: &Value) -> Result<Option<ScheduleChange>, QueueError> {
+    Ok(match SchedulePauseCode::from_reply(Some(code))? {
+        SchedulePauseCode::Done => Some(ScheduleChange::Done),
+        SchedulePauseCode::Unchanged => Some(ScheduleChange::Unchanged),
+        SchedulePauseCode::Missing => Some(ScheduleChange::NotFound),
+        SchedulePauseCode::Changed => None,
+    })
+}
+
+/// A schedule delete reply.
+pub(crate) fn schedule_deleted(code: &Value) -> Result<ScheduleChange, QueueError> {
+    Ok(match ScheduleDeleteCode::from_reply(Some(code))? {
+        ScheduleDeleteCode::Deleted => ScheduleChange::Done,
+        ScheduleDeleteCode::Missing => ScheduleChange::NotFound,
+    })
+}
+
+/// A trigger reply for the job `id`; `None` when the schedule moved to
+/// another queue since the caller read it (re-read and retry).
+pub(crate) fn triggered(items: &[Value], id: &str) -> Result<Option<Triggered>, QueueError> {
+    Ok(match TriggerCode::from_reply(items.first())? {
+        TriggerCode::Enqueued => Some(Triggered::Enqueued(id.to_owned())),
+        TriggerCode::Missing => Some(Triggered::NotFound),
+        TriggerCode::Moved => None,
+    })
+}
+
+/// A fire reply, `{ code, job id or "", created (1/0), stored next run }`.
+pub(crate) fn fired(items: &[Value]) -> Result<FireOutcome, QueueError> {
+    Ok(match FireCode::from_reply(items.first())? {
+        FireCode::Fired => FireOutcome::Enqueued {
+            created: items.get(2).map(reply::int).transpose()? == Some(1),
+        },
+        FireCode::Skipped => FireOutcome::Skipped,
+        FireCode::Missing => FireOutcome::NotFound,
+        FireCode::Lost => FireOutcome::Lost,
+        FireCode::Changed => FireOutcome::Changed,
+        FireCode::NotDue => FireOutcome::NotDue,
+        FireCode::AlreadyFired => FireOutcome::AlreadyFired,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// Every `-- code N name: meaning` line of every script's header, as
+    /// `(script file stem, code, name)`, read from the files at test time.
+    fn declared() -> BTreeSet<(String, i64, String)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lua");
+        let mut out = BTreeSet::new();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+            .map(|entry| entry.expect("a directory entry").path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "lua"))
+            .collect();
+        files.sort();
+        for path in files {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for line in text.lines() {
+                let Some(rest) = line.strip_prefix("-- code ") else {
+                    continue;
+                };
+                let parsed = rest.split_once(':').and_then(|(head, _meaning)| {
+                    let (code, name) = head.split_once(' ')?;
+                    Some((code.parse::<i64>().ok()?, name.to_owned()))
+                });
+                let (code, name) = parsed.unwrap_or_else(|| {
+                    panic!(
+                        "{stem}.lua: {line:?} is not `-- code <integer> <snake_name>: <meaning>`"
+                    )
+                });
+                assert!(
+                    out.insert((stem.clone(), code, name)),
+                    "{stem}.lua declares code {code} twice"
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_code_a_script_declares_is_handled_and_no_other() {
+        let declared = declared();
+        let handled: BTreeSet<(String, i64, String)> = HANDLED
+            .iter()
+            .map(|(script, code, name)| (script.to_string(), *code, name.to_string()))
+            .collect();
+        let unhandled: Vec<_> = declared.difference(&handled).collect();
+        let undeclared: Vec<_> = handled.difference(&declared).collect();
+        assert!(
+            unhandled.is_empty(),
+            "scripts declare codes the driver does not handle (add them to codes.rs): {unhandled:?}"
+        );
+        assert!(
+            undeclared.is_empty(),
+            "the driver handles codes no script declares (declare them under the script's Reply, or drop them): {undeclared:?}"
+        );
+    }
+
+    #[test]
+    fn an_undeclared_code_is_a_protocol_error_naming_the_script() {
+        let lease = Lease {
+            id: "j".into(),
+            queue: "q".into(),
+            lease_id: 1,
+        };
+        let err = released(&Value::Integer(7), &lease).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            QueueError::Protocol("release.lua replied code 7, which it does not declare".into())
+                .to_string()
+        );
+        assert!(matches!(
+            released(&Value::Integer(-1), &lease),
+            Err(QueueError::LeaseLost { lease_id: 1, .. })
+        ));
+    }
+}

@@ -1,0 +1,51 @@
+//! The handle: [`RedisQueue`] and what its clones share.
+//!
+//! Modules depend one way, so that each can be read without the ones above
+//! it: `coalesce.rs` (batching, knows no handle; it sends through its
+//! `SendBatch` trait) <- this module (the shared state, which holds a
+//! coalescer) <- `connect.rs` (builds a handle) <- `queue.rs`, `admin.rs`,
+//! … (the calls on a handle; `queue.rs` implements `SendBatch`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use fred::clients::Pool;
+
+use crate::identity::WorkerIdentity;
+use crate::keys::{Keys, QueueKeys};
+
+/// A handle on the queues of one namespace in one Redis. Cheap to clone:
+/// clones share the connection pool.
+#[derive(Clone)]
+pub struct RedisQueue {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for RedisQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisQueue")
+            .field("url", &self.inner.url)
+            .field("namespace", &self.inner.namespace)
+            .field("identity", &self.inner.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner {
+    pub pool: Pool,
+    /// Kept to open dedicated connections (a worker's wake-up subscriber).
+    /// Its `Debug` would print the password: never log it.
+    pub client_builder: fred::types::Builder,
+    pub keys: Keys,
+    pub namespace: String,
+    pub url: String,
+    pub identity: WorkerIdentity,
+    pub payload_limit: usize,
+    pub timeout: Duration,
+    pub queue_keys: RwLock<HashMap<String, Arc<QueueKeys>>>,
+    /// Batches concurrent single enqueues (see `coalesce.rs`).
+    pub coalescer: crate::coalesce::Coalescer,
+    /// Leases this handle took, so the seed trait's id-only calls stay fenced.
+    pub held: crate::remembered::Remembered<crate::Lease>,
+}
