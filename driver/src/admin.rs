@@ -285,7 +285,7 @@ impl RedisQueue {
         ids: &[String],
         attempts: u32,
     ) -> Result<DeadLetterReport, QueueError> {
-        self.dead_by_ids(DeadAction::Requeue { attempts }, queue, ids)
+        self.change_dead(DeadAction::Requeue { attempts }, queue, ids)
             .await
     }
 
@@ -295,7 +295,7 @@ impl RedisQueue {
         queue: &str,
         ids: &[String],
     ) -> Result<DeadLetterReport, QueueError> {
-        self.dead_by_ids(DeadAction::Delete, queue, ids).await
+        self.change_dead(DeadAction::Delete, queue, ids).await
     }
 
     /// Requeue every dead letter of `queue`, [`limits::DEAD_BATCH`] per
@@ -333,7 +333,9 @@ impl RedisQueue {
         self.drain_dead(DeadAction::Delete, queue, progress).await
     }
 
-    async fn dead_by_ids(
+    /// Apply `action` to these dead letters of `queue`, in batches of
+    /// [`limits::DEAD_BATCH`] (the by-id form of every dead-letter change).
+    pub async fn change_dead(
         &self,
         action: DeadAction,
         queue: &str,
@@ -363,7 +365,11 @@ impl RedisQueue {
         Ok(total)
     }
 
-    async fn drain_dead(
+    /// Apply `action` to every dead letter of `queue`,
+    /// [`limits::DEAD_BATCH`] per script call; `progress` is told (done so
+    /// far, left). Stops after as many batches as the dead set held at the
+    /// start, so jobs dying again meanwhile cannot keep it looping.
+    pub async fn drain_dead(
         &self,
         action: DeadAction,
         queue: &str,
@@ -533,14 +539,21 @@ impl RedisQueue {
     }
 }
 
-/// What a call on dead letters does: the script, and its arguments before
-/// the job ids (lua/requeue_dead.lua, lua/delete_dead.lua).
-#[derive(Clone, Copy)]
-enum DeadAction {
-    Requeue { attempts: u32 },
+/// What a change of dead letters does to each (the CLI's `dead requeue`
+/// and `dead delete`, the console's `r` and `d`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadAction {
+    /// Back to waiting, the attempt counter set to `attempts` (usually 0).
+    Requeue {
+        /// The attempt counter the job restarts from.
+        attempts: u32,
+    },
+    /// Removed for good.
     Delete,
 }
 
+// The script, and its arguments before the job ids (lua/requeue_dead.lua,
+// lua/delete_dead.lua).
 impl DeadAction {
     fn op(self) -> Op {
         match self {

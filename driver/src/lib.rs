@@ -62,6 +62,7 @@ mod layout;
 pub mod limits;
 mod memory;
 mod meta;
+mod operator;
 mod options;
 mod outcome;
 mod park;
@@ -74,7 +75,9 @@ mod seed;
 pub mod shards;
 pub mod worker;
 
-pub use admin::{Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
+pub use admin::{
+    DeadAction, Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET,
+};
 pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
     DEFAULT_POOL_SIZE,
@@ -85,9 +88,14 @@ pub use handle::RedisQueue;
 pub use identity::WorkerIdentity;
 pub use job::{Job, JobRecord, JobState, Lease};
 pub use memory::MemoryQueue;
+pub use operator::Operator;
 pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use redact::redact_url;
+/// The script list, its composition and the job record decoder, for the
+/// tests crate (not part of the API).
+#[doc(hidden)]
+pub use scripts::exposed as lua;
 pub use seed::Queue;
 pub use shards::ShardedQueue;
 

@@ -1,0 +1,171 @@
+//! Reads over every shard: the union of queue names, sums of counts and
+//! throughput, and listings merged in the order one namespace lists them.
+//! Each shard's part is its own atomic snapshot; the sum is not one instant.
+//! With one namespace each read is that namespace's own call.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::future::try_join_all;
+
+use super::Operator;
+use crate::{
+    JobRecord, JobState, Page, QueueCounts, QueueError, QueueEvent, RedisQueue, StatsBucket,
+};
+
+/// How deep merged pages go: each shard is read from its start to the end
+/// of the page asked for, so this bounds the work of one page.
+const MERGE_WINDOW: usize = 10_000;
+/// The driver's page limit: a shard is read in pages of this many.
+const SHARD_PAGE: usize = 1000;
+
+impl Operator {
+    /// Every queue enqueued to in any shard, sorted.
+    pub async fn queues(&self) -> Result<Vec<String>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.queues())).await?;
+        let names: BTreeSet<String> = all.into_iter().flatten().collect();
+        Ok(names.into_iter().collect())
+    }
+
+    /// The queue's size by state, summed; paused when any shard is (a
+    /// half-applied pause shows rather than hides); the oldest head.
+    pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.counts(queue))).await?;
+        all.into_iter()
+            .reduce(QueueCounts::plus)
+            .ok_or_else(|| QueueError::Protocol("no shards".into()))
+    }
+
+    /// Throughput buckets, summed per bucket. Buckets start on multiples of
+    /// the bucket width, so the shards' buckets line up.
+    pub async fn stats(&self, queue: &str) -> Result<Vec<StatsBucket>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.stats(queue))).await?;
+        if all.len() == 1 {
+            return Ok(all.into_iter().flatten().collect());
+        }
+        let mut sums = BTreeMap::new();
+        for b in all.into_iter().flatten() {
+            let sum: &mut (u64, u64) = sums.entry(b.start).or_default();
+            sum.0 += b.processed;
+            sum.1 += b.failed;
+        }
+        Ok(sums
+            .into_iter()
+            .map(|(start, (processed, failed))| StatsBucket {
+                start,
+                processed,
+                failed,
+            })
+            .collect())
+    }
+
+    /// A page of the queue's jobs in `state`. With several shards each is
+    /// read for its first `offset + limit` jobs (at most `MERGE_WINDOW`),
+    /// they are merged in [`merge_order`], and the page is cut from that.
+    pub async fn list_jobs(
+        &self,
+        queue: &str,
+        state: JobState,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        if let [one] = self.shards() {
+            return one.list_jobs(queue, state, offset, limit).await;
+        }
+        let window = (offset as usize).saturating_add(limit);
+        if limit == 0 || window > MERGE_WINDOW {
+            return Err(QueueError::Invalid {
+                what: "offset + limit",
+                value: window.to_string(),
+                rule: format!("1 to {MERGE_WINDOW} when several shards are merged"),
+            });
+        }
+        let heads =
+            try_join_all(self.shards().iter().map(|s| head(s, queue, state, window))).await?;
+        let total = heads.iter().map(|p| p.total).sum();
+        let mut items: Vec<JobRecord> = heads.into_iter().flat_map(|p| p.items).collect();
+        items.sort_by(|a, b| merge_order(state, a, b));
+        let items = items
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit)
+            .collect();
+        Ok(Page { total, items })
+    }
+
+    /// Dead letters of a queue, newest first.
+    pub async fn dead_letters(
+        &self,
+        queue: &str,
+        offset: u64,
+        limit: usize,
+    ) -> Result<Page<JobRecord>, QueueError> {
+        self.list_jobs(queue, JobState::Dead, offset, limit).await
+    }
+
+    /// Everything about one job, from the first shard that has it (a job id
+    /// is a ULID, so it is on one shard).
+    pub async fn inspect(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
+        for shard in self.shards() {
+            if let Some(job) = shard.inspect(id).await? {
+                return Ok(Some(job));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The latest `count` events of all shards, newest first.
+    pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.events(count))).await?;
+        if all.len() == 1 {
+            return Ok(all.into_iter().flatten().collect());
+        }
+        let mut events: Vec<QueueEvent> = all.into_iter().flatten().collect();
+        events.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.event_id.cmp(&a.event_id)));
+        events.truncate(count);
+        Ok(events)
+    }
+}
+
+/// The first `window` jobs of one shard, in pages the driver accepts.
+async fn head(
+    shard: &RedisQueue,
+    queue: &str,
+    state: JobState,
+    window: usize,
+) -> Result<Page<JobRecord>, QueueError> {
+    let mut head = Page {
+        total: 0,
+        items: Vec::new(),
+    };
+    loop {
+        let want = (window - head.items.len()).min(SHARD_PAGE);
+        let page = shard
+            .list_jobs(queue, state, head.items.len() as u64, want)
+            .await?;
+        head.total = page.total;
+        let short = page.items.len() < want;
+        head.items.extend(page.items);
+        if short || head.items.len() >= window {
+            return Ok(head);
+        }
+    }
+}
+
+/// The order one namespace lists jobs in, applied to jobs of several:
+/// waiting by priority then age (each shard's own claim order; across shards
+/// it is what a claim would prefer, not a promise), scheduled soonest due,
+/// leased soonest lapsing, dead newest first; ties by id.
+fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
+    let by_state = match state {
+        JobState::Waiting => b
+            .priority
+            .cmp(&a.priority)
+            .then(a.enqueued_at.cmp(&b.enqueued_at)),
+        JobState::Scheduled => a.due_at.cmp(&b.due_at),
+        JobState::Leased => a.lease_expires_at.cmp(&b.lease_expires_at),
+        JobState::Dead => b.died_at.cmp(&a.died_at),
+        _ => Ordering::Equal,
+    };
+    by_state.then_with(|| a.id.cmp(&b.id))
+}
