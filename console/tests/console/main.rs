@@ -1,0 +1,18 @@
+//! The console's tests in one binary: its screens and key bindings from
+//! fixed states (no Redis), and the real `redq` binary driven against
+//! private servers, in tmux where it draws a terminal.
+
+mod common;
+mod seed;
+
+mod bench;
+mod canary;
+mod cli_errors;
+mod demo_guard;
+mod outage;
+mod sharded;
+mod state_input;
+mod subcommands;
+mod terminal;
+mod viewer;
+mod views;

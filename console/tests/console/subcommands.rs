@@ -1,0 +1,464 @@
+//! The subcommands against a real Redis: JSON output, exit codes (0 ok,
+//! 1 failed, 2 usage) and read-only refusal.
+
+use crate::seed::*;
+use redq::NewJob;
+use redq_tests::memory::{cap_memory, capped_server, fill_until_out_of_memory, hold_out_of_memory};
+use redq_tests::{unique_namespace, RedisServer};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn listings_print_json_and_tables() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("listings");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", NewJob::new(serde_json::json!({"to": "ada"})))
+        .await
+        .unwrap();
+    q.add(
+        "emails",
+        NewJob::new(serde_json::json!({"to": "bob"})).delay(std::time::Duration::from_secs(600)),
+    )
+    .await
+    .unwrap();
+    let dead = dead_letters(&q, "webhooks", 3, "HTTP 503 from upstream").await;
+    // One completion for the stats.
+    q.add(
+        "emails",
+        NewJob::new(serde_json::json!({"to": "cy"})).priority(9),
+    )
+    .await
+    .unwrap();
+    let job = q
+        .claim("emails", 1, std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .remove(0);
+    q.ack(&job.lease()).await.unwrap();
+
+    let out = redq(&url, &ns, &["queues", "-o", "json"]);
+    assert_exit(&out, 0);
+    let queues = json(&out);
+    assert_eq!(queues[0]["queue"], "emails");
+    assert_eq!(
+        (
+            queues[0]["waiting"].as_u64(),
+            queues[0]["scheduled"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (queues[1]["queue"].as_str(), queues[1]["dead"].as_u64()),
+        (Some("webhooks"), Some(3))
+    );
+    assert_eq!(queues[1]["paused"], false);
+
+    let out = redq(&url, &ns, &["queues"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).starts_with("QUEUE"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("webhooks"));
+
+    let out = redq(&url, &ns, &["stats", "emails", "-o", "json"]);
+    assert_exit(&out, 0);
+    let stats = json(&out);
+    assert_eq!(stats[0]["processed_15m"], 1);
+    assert_eq!(stats[0]["bucket_seconds"], 5);
+    let out = redq(&url, &ns, &["stats", "webhooks", "-o", "json"]);
+    assert_eq!(json(&out)[0]["failed_15m"], 3);
+
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "webhooks", "--state", "dead", "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    let page = json(&out);
+    assert_eq!(page["total"], 3);
+    assert_eq!(page["jobs"][0]["state"], "dead");
+    assert_eq!(page["jobs"][0]["last_error"], "HTTP 503 from upstream");
+
+    let out = redq(&url, &ns, &["jobs", "emails", "--state", "scheduled"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("scheduled"), "{}", stdout(&out));
+
+    let out = redq(&url, &ns, &["dead", "list", "-o", "json"]);
+    assert_exit(&out, 0);
+    let listed: Vec<String> = json(&out)["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut want = dead.clone();
+    want.sort();
+    let mut got = listed.clone();
+    got.sort();
+    assert_eq!(got, want);
+
+    let out = redq(&url, &ns, &["dead", "show", &dead[0], "-o", "json"]);
+    assert_exit(&out, 0);
+    let shown = json(&out);
+    assert_eq!(shown["payload"]["n"], 0);
+    assert_eq!(shown["attempts"], 1);
+    let out = redq(&url, &ns, &["dead", "show", &dead[0]]);
+    assert!(stdout(&out).contains("HTTP 503 from upstream"));
+    assert!(
+        stdout(&out).contains("\"to\": \"user0@example.com\""),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = redq(&url, &ns, &["dead", "show", "01JDQ2X7K5M3N8P9R2S4T6V8ZZ"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("no job"), "{}", stderr(&out));
+
+    for (args, want) in [
+        (["workers", "-o", "json"], "[]"),
+        (["schedules", "-o", "json"], "[]"),
+    ] {
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 0);
+        assert_eq!(stdout(&out).trim(), want);
+    }
+    let out = redq(&url, &ns, &["workers"]);
+    assert!(stdout(&out).contains("no workers registered"));
+}
+
+#[tokio::test]
+async fn dead_letter_commands_change_redis_through_the_driver() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("dead-cmds");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 5, "timeout").await;
+
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "webhooks", &ids[0], "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({
+            "queue": "webhooks", "action": "requeued", "done": 1, "not_found": 0, "dead_left": 4,
+        })
+    );
+    assert_eq!(q.counts("webhooks").await.unwrap().waiting, 1);
+    assert_eq!(q.inspect(&ids[0]).await.unwrap().unwrap().attempts, 0);
+
+    // An id that is not a dead letter: the rest is done, the run fails.
+    let out = redq(&url, &ns, &["dead", "delete", "webhooks", &ids[1], &ids[0]]);
+    assert_exit(&out, 1);
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+
+    let out = redq(&url, &ns, &["dead", "purge", "webhooks"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "dead",
+            "requeue",
+            "webhooks",
+            "--all",
+            "--attempts",
+            "2",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["done"], 3);
+    // --attempts sets where each requeued job's counter restarts.
+    assert_eq!(q.inspect(&ids[4]).await.unwrap().unwrap().attempts, 2);
+    let counts = q.counts("webhooks").await.unwrap();
+    assert_eq!((counts.waiting, counts.dead), (4, 0));
+
+    dead_letters(&q, "billing", 2, "declined").await;
+    let out = redq(&url, &ns, &["dead", "purge", "billing", "--yes"]);
+    assert_exit(&out, 0);
+    assert_eq!(q.counts("billing").await.unwrap().dead, 0);
+}
+
+#[tokio::test]
+async fn pause_resume_and_enqueue() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("pause");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            r#"{"to":"ada"}"#,
+            "--dedup-key",
+            "welcome:ada",
+            "--priority",
+            "5",
+            "--name",
+            "send_email",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let created = json(&out);
+    assert_eq!(created["outcome"], "created");
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            r#"{"to":"ada"}"#,
+            "--dedup-key",
+            "welcome:ada",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(json(&out)["outcome"], "duplicate");
+    assert_eq!(json(&out)["id"], created["id"]);
+    let job = q
+        .inspect(created["id"].as_str().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((job.priority, job.name.as_deref()), (5, Some("send_email")));
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "enqueue",
+            "emails",
+            "{}",
+            "--delay",
+            "5m",
+            "--ordering-key",
+            "cus_1",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert!(stdout(&out).starts_with("created "));
+    assert_eq!(q.counts("emails").await.unwrap().scheduled, 1);
+
+    // A job moved from elsewhere keeps the attempts it already made; one
+    // with none left is refused (a usage error) naming the rule, and
+    // nothing is enqueued.
+    let moved = [
+        "enqueue",
+        "imports",
+        "{}",
+        "--max-attempts",
+        "3",
+        "--attempts",
+    ];
+    let out = redq(&url, &ns, &[&moved[..], &["2", "-o", "json"]].concat());
+    assert_exit(&out, 0);
+    let id = json(&out)["id"].as_str().unwrap().to_owned();
+    assert_eq!(q.inspect(&id).await.unwrap().unwrap().attempts, 2);
+    let out = redq(&url, &ns, &[&moved[..], &["3"]].concat());
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("below max_attempts (3)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(q.counts("imports").await.unwrap().waiting, 1);
+
+    set_paused(&url, &ns, "emails", true);
+    assert!(q.counts("emails").await.unwrap().paused);
+    let out = redq(&url, &ns, &["resume", "emails"]);
+    assert_exit(&out, 0);
+    assert!(!q.counts("emails").await.unwrap().paused);
+}
+
+/// During an incident Redis may be full (maxmemory with noeviction): the
+/// operator can still pause a queue and resume it.
+#[tokio::test]
+async fn pause_and_resume_work_while_redis_is_out_of_memory() {
+    let server = capped_server();
+    let ns = unique_namespace("pause-oom");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    // "held" has no job yet: pausing it must be asked for explicitly.
+    assert_exit(&redq(&url, &ns, &["pause", "held", "--allow-unknown"]), 0);
+    cap_memory(&server, 3 << 20).await;
+    fill_until_out_of_memory(&q, "emails").await;
+    hold_out_of_memory(&server, 1 << 20).await;
+    let full = redq(&url, &ns, &["enqueue", "emails", "{}"]);
+    assert_exit(&full, 1);
+    assert!(stderr(&full).contains("out of memory"), "{}", stderr(&full));
+
+    set_paused(&url, &ns, "emails", true);
+    assert!(q.counts("emails").await.unwrap().paused);
+    assert!(q
+        .claim("emails", 1, std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .is_empty());
+
+    for queue in ["emails", "held"] {
+        set_paused(&url, &ns, queue, false);
+        assert!(!q.counts(queue).await.unwrap().paused);
+    }
+    assert_exit(&redq(&url, &ns, &["enqueue", "emails", "{}"]), 1);
+}
+
+/// `redq pause|resume QUEUE -o json`: exit 0 and the state it reports.
+fn set_paused(url: &str, ns: &str, queue: &str, paused: bool) {
+    let verb = if paused { "pause" } else { "resume" };
+    let out = redq(url, ns, &[verb, queue, "-o", "json"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"queue": queue, "paused": paused})
+    );
+}
+
+#[tokio::test]
+async fn read_only_refuses_every_mutation_and_changes_nothing() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("read-only");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let ids = dead_letters(&q, "webhooks", 2, "boom").await;
+    let mutations: Vec<Vec<&str>> = vec![
+        vec!["dead", "requeue", "webhooks", "--all"],
+        vec!["dead", "requeue", "webhooks", &ids[0]],
+        vec!["dead", "delete", "webhooks", &ids[0]],
+        vec!["dead", "purge", "webhooks", "--yes"],
+        vec!["pause", "webhooks"],
+        vec!["resume", "webhooks"],
+        vec!["enqueue", "webhooks", "{}"],
+        vec!["demo"],
+    ];
+    for args in mutations {
+        let mut all = vec!["--read-only"];
+        all.extend(&args);
+        let out = redq(&url, &ns, &all);
+        assert_exit(&out, 1);
+        assert!(
+            stderr(&out).contains("refused"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let counts = q.counts("webhooks").await.unwrap();
+    assert_eq!((counts.dead, counts.waiting, counts.paused), (2, 0, false));
+    // Reading is fine.
+    assert_exit(&redq(&url, &ns, &["--read-only", "queues"]), 0);
+}
+
+#[tokio::test]
+async fn usage_errors_exit_2_and_failures_exit_1() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("usage");
+    let url = server.url();
+    let usage: Vec<Vec<&str>> = vec![
+        vec!["jobs"],
+        vec!["jobs", "emails", "--state", "sideways"],
+        vec!["--refresh", "100ms", "queues"],
+        vec!["dead", "requeue", "webhooks"],
+        vec!["dead", "delete", "webhooks"],
+        vec!["enqueue", "emails", "not json"],
+        vec!["enqueue", "bad:name", "{}"],
+        vec!["-o", "yaml", "queues"],
+        vec!["frobnicate"],
+    ];
+    for args in usage {
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 2);
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+    }
+    // Nothing listens on port 1: the connection fails.
+    let out = redq("redis://127.0.0.1:1", &ns, &["queues"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("127.0.0.1:1"), "{}", stderr(&out));
+
+    let out = redq(&url, &ns, &["completions", "bash"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("_redq"));
+    let out = redq(&url, &ns, &["--help"]);
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["--version"]);
+    assert_exit(&out, 0);
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Noop {}
+
+impl redq::worker::TypedJob for Noop {
+    const NAME: &'static str = "noop";
+    const QUEUE: &'static str = "emails";
+    async fn run(&self, _cx: &redq::worker::JobCx) -> Result<(), redq::worker::JobError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_and_schedules_come_from_the_driver_registries() {
+    use redq::worker::{Registry, WorkOptions, Worker};
+    let server = RedisServer::start();
+    let ns = unique_namespace("registries");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.upsert_schedule(
+        redq::schedule::Schedule::new("digest", "emails", "*/5 * * * *").timezone("Europe/Paris"),
+    )
+    .await
+    .unwrap();
+    let mut registry = Registry::new();
+    registry.add_job::<Noop>();
+    let worker = Worker::new(
+        connect(&url, &ns).await,
+        registry,
+        WorkOptions::new().queues(["emails"]).schedules(false),
+    )
+    .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(worker.run(stop.clone()));
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the worker to register",
+        async || !q.workers().await.unwrap().is_empty(),
+    )
+    .await;
+
+    let out = redq(&url, &ns, &["workers", "-o", "json"]);
+    assert_exit(&out, 0);
+    let workers = json(&out);
+    assert_eq!(workers.as_array().map(Vec::len), Some(1), "{workers}");
+    assert_eq!(workers[0]["queues"], serde_json::json!(["emails"]));
+    assert_eq!(workers[0]["pid"], std::process::id());
+    let out = redq(&url, &ns, &["workers"]);
+    assert!(stdout(&out).starts_with("WORKER"), "{}", stdout(&out));
+
+    let out = redq(&url, &ns, &["schedules", "-o", "json"]);
+    assert_exit(&out, 0);
+    let schedules = json(&out);
+    assert_eq!(schedules[0]["name"], "digest");
+    assert_eq!(schedules[0]["timezone"], "Europe/Paris");
+    assert!(schedules[0]["next_run"].as_str().unwrap().ends_with('Z'));
+    let out = redq(&url, &ns, &["schedules"]);
+    assert!(stdout(&out).contains("*/5 * * * *"), "{}", stdout(&out));
+
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}

@@ -1,0 +1,322 @@
+//! Hand-offs: an idle worker parks on its queue and the next enqueue leases
+//! the job straight to it (lua/park.lua, lua/enqueue.lua, lua/unpark.lua).
+//! Every test watches what a user can observe: the job's state in Redis the
+//! moment `add` returns, the park record, and the runs the jobs record.
+
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::interfaces::KeysInterface;
+use redq::worker::{Registry, Services, TypedJob, WorkOptions, Worker};
+use redq::{JobState, RedisQueue};
+use redq_tests::fixtures::{self, DEADLINE};
+use redq_tests::jobs::{recorded_runs, Recorded};
+use redq_tests::running::RunningWorker;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+
+/// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
+/// only a hand-off or a wake-up can start a job in time.
+fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> RunningWorker {
+    let mut registry = Registry::new();
+    registry.add_job::<Recorded>();
+    let options = options
+        .queues(["work"])
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(client.clone()));
+    RunningWorker::spawn(worker)
+}
+
+fn job(tag: &str, sleep_ms: u64) -> Recorded {
+    Recorded {
+        tag: tag.into(),
+        sleep_ms,
+    }
+}
+
+/// The park record of queue `work`: "token node instance lease_ms capacity handed".
+async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
+    let raw: Option<String> = client
+        .get(format!("{{{ns}}}:q:work:parked"))
+        .await
+        .expect("GET");
+    raw.map(|r| {
+        r.split(' ')
+            .map(|f| f.parse().expect("numeric park field"))
+            .collect()
+    })
+}
+
+async fn wait_parked(client: &Client, ns: &str) -> Vec<u64> {
+    wait_until(DEADLINE, "a worker to park on the queue", async || {
+        park_record(client, ns).await.is_some()
+    })
+    .await;
+    park_record(client, ns).await.expect("parked")
+}
+
+/// A worker process, killed when the test ends however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn state(queue: &RedisQueue, id: &str) -> Option<JobState> {
+    queue.inspect(id).await.expect("inspect").map(|j| j.state)
+}
+
+#[tokio::test]
+async fn an_idle_worker_is_handed_the_next_job_already_leased_to_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new().concurrency(3));
+    let park = wait_parked(&client, &ns).await;
+    assert_eq!(park[2..], [queue.identity().instance as u64, 30_000, 3, 0]);
+
+    let id = queue.push(&job("h", 500)).await.unwrap().id().to_owned();
+    // Leased inside the enqueue script itself: no claim has run yet.
+    let record = queue.inspect(&id).await.unwrap().expect("job exists");
+    assert_eq!(record.state, JobState::Leased, "{record:?}");
+    let identity = queue.identity();
+    assert_eq!(record.holder, Some((identity.node, identity.instance)));
+    assert_eq!(park_record(&client, &ns).await.expect("still parked")[5], 1);
+
+    wait_until(
+        DEADLINE,
+        "the handed job to run and be acknowledged",
+        async || state(&queue, &id).await.is_none(),
+    )
+    .await;
+    assert_eq!(recorded_runs(&client, "h").await, vec![(id, 1)]);
+    let report = running.shutdown().await;
+    assert_eq!(report.processed, 1);
+}
+
+#[tokio::test]
+async fn a_park_takes_only_what_the_worker_has_room_for_and_the_rest_wakes_others() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-room");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let first = start(&queue, &client, WorkOptions::new().concurrency(1));
+    wait_parked(&client, &ns).await;
+    // Its own connection: a second process, as far as Redis can tell.
+    let other = fixtures::handle(&server, &ns).await;
+    let second = start(&other, &client, WorkOptions::new().concurrency(1));
+    wait_until(DEADLINE, "the second worker to register", async || {
+        queue.workers().await.unwrap().len() == 2
+    })
+    .await;
+
+    let jobs = (0..3)
+        .map(|_| {
+            redq::NewJob::new(serde_json::to_value(job("room", 1000)).unwrap()).name(Recorded::NAME)
+        })
+        .collect();
+    let ids: Vec<String> = queue
+        .add_batch("work", jobs)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    // One slot parked: exactly one job handed over (the head of the queue,
+    // to the parked worker); the rest went to the queue and woke the other.
+    let park = park_record(&client, &ns).await.expect("still parked");
+    assert_eq!((park[4], park[5]), (1, 1), "capacity 1, handed 1");
+    let head = queue.inspect(&ids[0]).await.unwrap().expect("job exists");
+    let identity = queue.identity();
+    assert_eq!(head.state, JobState::Leased);
+    assert_eq!(head.holder, Some((identity.node, identity.instance)));
+    wait_until(DEADLINE, "every job to run", async || {
+        recorded_runs(&client, "room").await.len() == 3
+    })
+    .await;
+    let mut runs = recorded_runs(&client, "room").await;
+    runs.sort();
+    let mut expected: Vec<(String, u32)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    expected.sort();
+    assert_eq!(runs, expected, "each job once, first attempt");
+    first.shutdown().await;
+    second.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_paused_queue_hands_nothing_over() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-paused");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    queue.pause("work").await.unwrap();
+    let id = queue.push(&job("p", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Waiting));
+    queue.resume("work").await.unwrap();
+    wait_until(DEADLINE, "the job to run after resume", async || {
+        recorded_runs(&client, "p").await.len() == 1
+    })
+    .await;
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stopped_worker_leaves_its_park_so_nothing_is_handed_to_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-stop");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    running.shutdown().await;
+    assert_eq!(park_record(&client, &ns).await, None);
+    let id = queue.push(&job("s", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Waiting));
+}
+
+#[tokio::test]
+async fn a_worker_killed_while_parked_gets_its_handed_job_back_after_the_lease() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-kill9");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let mut child = KillOnDrop(
+        std::process::Command::new(env!("CARGO_BIN_EXE_redq-test-worker"))
+            .args([server.url(), ns.clone(), "500".into()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn worker process"),
+    );
+    wait_parked(&client, &ns).await;
+    child.0.kill().expect("SIGKILL");
+    child.0.wait().unwrap();
+
+    // The park outlives its worker (for at most a few seconds): the job is
+    // leased to the dead process, exactly as if it had claimed it and died.
+    let id = queue.push(&job("k", 0)).await.unwrap().id().to_owned();
+    assert_eq!(state(&queue, &id).await, Some(JobState::Leased));
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_until(
+        DEADLINE,
+        "the job to run once its lease lapsed",
+        async || recorded_runs(&client, "k").await.len() == 1,
+    )
+    .await;
+    assert_eq!(
+        recorded_runs(&client, "k").await,
+        vec![(id, 2)],
+        "the lapsed lease counts as the first attempt"
+    );
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-off");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new().handoff(false));
+    wait_until(DEADLINE, "the worker to register", async || {
+        !queue.workers().await.unwrap().is_empty()
+    })
+    .await;
+    let id = queue.push(&job("off", 0)).await.unwrap().id().to_owned();
+    assert_eq!(park_record(&client, &ns).await, None, "never parks");
+    wait_until(DEADLINE, "the woken worker to run the job", async || {
+        recorded_runs(&client, "off").await.len() == 1
+    })
+    .await;
+    assert_eq!(recorded_runs(&client, "off").await, vec![(id, 1)]);
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn jobs_trickled_to_idle_workers_each_run_exactly_once() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-trickle");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let workers = [
+        start(&queue, &client, WorkOptions::new().concurrency(2)),
+        start(
+            &fixtures::handle(&server, &ns).await,
+            &client,
+            WorkOptions::new().concurrency(2),
+        ),
+    ];
+    wait_parked(&client, &ns).await;
+    // Spaced so the workers keep going idle: some jobs are handed over, some
+    // wake a sleeping worker, some are claimed by a busy one.
+    let mut ids = Vec::new();
+    let mut handed_over = 0;
+    for i in 0..200u64 {
+        ids.push(queue.push(&job("t", i % 3)).await.unwrap().id().to_owned());
+        if park_record(&client, &ns).await.is_some_and(|p| p[5] > 0) {
+            handed_over += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(1 + i % 3)).await;
+    }
+    assert!(handed_over > 0, "some jobs went by hand-off");
+    wait_until(DEADLINE, "every job to run", async || {
+        recorded_runs(&client, "t").await.len() >= ids.len()
+    })
+    .await;
+    wait_until(DEADLINE, "the queue to drain", async || {
+        let c = queue.counts("work").await.unwrap();
+        c.waiting + c.scheduled + c.leased + c.dead == 0
+    })
+    .await;
+    let mut runs = recorded_runs(&client, "t").await;
+    runs.sort();
+    let mut expected: Vec<(String, u32)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    expected.sort();
+    assert_eq!(runs, expected, "each job once, on its first attempt");
+    let mut processed = 0;
+    for w in workers {
+        processed += w.shutdown().await.processed;
+    }
+    assert_eq!(processed, 200);
+}
+
+async fn wake_subscribers(server: &RedisServer, ns: &str) -> i64 {
+    let channel = format!("{{{ns}}}:wake");
+    match server.cmd(&["PUBSUB", "NUMSUB", &channel]).await {
+        fred::types::Value::Array(v) => v.get(1).and_then(|n| n.as_i64()).unwrap_or(0),
+        other => panic!("PUBSUB NUMSUB reply {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_worker_whose_subscriber_connection_is_killed_subscribes_again_and_keeps_taking_jobs() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-reconnect");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let running = start(&queue, &client, WorkOptions::new());
+    wait_parked(&client, &ns).await;
+    assert_eq!(wake_subscribers(&server, &ns).await, 1);
+    server.cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]).await;
+    assert_eq!(wake_subscribers(&server, &ns).await, 0);
+    wait_until(DEADLINE, "the worker to subscribe again", async || {
+        wake_subscribers(&server, &ns).await == 1
+    })
+    .await;
+    // Handed over or woken: either way well before a lost hand-off's lease
+    // (30 s) could bring it back.
+    let id = queue.push(&job("r", 0)).await.unwrap().id().to_owned();
+    wait_until(DEADLINE, "the job to run", async || {
+        recorded_runs(&client, "r").await.len() == 1
+    })
+    .await;
+    assert_eq!(recorded_runs(&client, "r").await, vec![(id, 1)]);
+    running.shutdown().await;
+}

@@ -1,0 +1,29 @@
+//! The driver's behaviour against one private `redis-server` per test (the
+//! harness that starts them included): one binary, a module per area, so
+//! the dependency tree is linked once rather than once per file.
+
+mod claim_order;
+mod coalescing;
+mod concurrency;
+mod connect;
+mod counts_stats;
+mod dead_letters;
+mod dedup;
+mod enqueue;
+mod fencing;
+mod handoff;
+mod harness;
+mod noscript;
+mod ordering;
+mod out_of_memory;
+mod payloads;
+mod properties;
+mod queue_trait;
+mod reclaim;
+mod resend;
+mod schedules;
+mod seed_trait;
+mod smoke;
+mod timeouts;
+mod validation;
+mod worker;
