@@ -4,7 +4,10 @@
 -- Takes a batch so a busy worker acknowledges many jobs in one call; each
 -- job is still fenced by its own lease id.
 -- allow-oom: acknowledging frees memory and must work when Redis is full.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_record lease ordering stats
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  jobs, dedup, ord_active, ord_blocked
+--   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n pairs: job id, lease id (0 = whatever lease is current)
 -- Reply: one code per job, in order:

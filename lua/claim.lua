@@ -7,7 +7,11 @@
 -- released ordering-key successors into the queue. A paused queue hands out
 -- nothing. Within a priority, jobs come out in enqueue (seq) order.
 --
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys retry promote waiting lease
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  paused
+--   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
+--          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq
 -- ARGV[1] queue name      ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
@@ -28,20 +32,8 @@ local instance = uint(ARGV[6], 'worker instance', MAX_U32)
 local now = now_ms()
 reclaim_lapsed(now, RECLAIM_PER_CALL)
 
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, PROMOTE_PER_CALL)) do
-  redis.call('ZREM', K.scheduled, id)
-  local m = load_meta(id)
-  if m then redis.call('ZADD', K.waiting, waiting_score(m), id) end
-end
-
-local prefix = QUEUE .. '\n'
-for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. prefix, '(' .. QUEUE .. '\11',
-    'LIMIT', 0, PROMOTE_PER_CALL)) do
-  redis.call('ZREM', K.ord_ready, member)
-  local id = string.sub(member, #QUEUE + 19)
-  local m = load_meta(id)
-  if m then place(id, m, m[M.not_before], now) end
-end
+promote_scheduled(now, PROMOTE_PER_CALL)
+promote_ready(now, PROMOTE_PER_CALL)
 
 local reply = { now }
 if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return reply end

@@ -1,6 +1,9 @@
 #!lua flags=no-writes,allow-oom
 -- counts.lua: one consistent snapshot of a queue's size by state.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_record job_store waiting
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused
+--   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
 --          head_enqueued_at_ms (0 when none), now_ms }

@@ -2,7 +2,10 @@
 -- delete_dead.lua: delete dead letters for good: the listed ids, or, with no
 -- ids, up to `limit` of the queue's oldest (callers loop to purge).
 -- allow-oom: deleting frees memory.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check keys
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes dead, jobs
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
 -- ARGV[4..] job ids (at most `limit`)
 -- Reply: { deleted, not_dead, dead_left }

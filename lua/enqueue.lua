@@ -4,7 +4,11 @@
 -- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
 -- script before it runs, so an out-of-memory enqueue writes nothing.
 --
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_record waiting ordering handoff
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  paused
+--   writes jobs, fifo, waiting, scheduled, dedup, dedup_ttl, ord_active, ord_blocked,
+--          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000); then 12 entries per job:
@@ -22,9 +26,7 @@
 --   attempts           attempts already recorded (a job moved from elsewhere): below
 --                      max_attempts unless that is 0 (unlimited); usually 0
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
--- queue is leased to it here, as its claim would, and published on its
--- hand-off channel (wake-up channel .. ':' .. token) as a msgpack array
--- { id, record }: the job record after leasing (packed meta, then payload).
+-- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
 -- Reply: flat array, two entries per job in order: code, id.
 -- code 1 created: the job was created under that id
 -- code 0 duplicate: a live job has the dedup key; the id is the existing job's
@@ -112,14 +114,15 @@ for i = 1, n do
     code, id = 0, existing
   else
     local due = math.max(now + delays[i], not_befores[i])
-    local m = {
-      0, 0, '', 0, QUEUE, dk, dedup_ttls[i], ordering_keys[i],
-      priorities[i], first_seq + i - 1, now, due, attempts[i], max_attempts[i],
-      retry_windows[i], names[i], '', 0, 0,
-    }
+    local m = new_record({
+      queue = QUEUE, dedup_key = dk, dedup_ttl = dedup_ttls[i],
+      ordering_key = ordering_keys[i], priority = priorities[i], seq = first_seq + i - 1,
+      enqueued_at = now, not_before = due, attempts = attempts[i],
+      max_attempts = max_attempts[i], retry_window = retry_windows[i], name = names[i],
+    })
     created[id] = true
     record_pairs[#record_pairs + 1] = id
-    record_pairs[#record_pairs + 1] = cmsgpack.pack(m) .. payloads[i]
+    record_pairs[#record_pairs + 1] = encode_record(m, payloads[i])
     if dk ~= '' then
       redis.call('HSET', K.dedup, dk, id)
       if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
@@ -162,25 +165,8 @@ for from = 1, #scheduled, 2 * CHUNK do
   redis.call('ZADD', K.scheduled, unpack(scheduled, from, math.min(from + 2 * CHUNK - 1, #scheduled)))
 end
 
--- A worker parked on this queue (park.lua) gets the head of the queue at once,
--- leased to it exactly as its own claim would, on its hand-off channel: it
--- starts the job without a wake-up and a claim round trip. Only what it has
--- room for; the rest wakes the others.
-local function hand_off()
-  local p = parked_read()
-  if not p or p.handed >= p.capacity then return end
-  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return end
-  local ids = pop_waiting(p.capacity - p.handed)
-  if #ids == 0 then return end
-  local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
-  local channel = handoff_channel(p.token)
-  for i = 1, #leased, 2 do
-    redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1] }))
-  end
-  p.handed = p.handed + #leased / 2
-  redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
-  if waiting_count() == 0 then wake = false end
-end
-if wake then hand_off() end
+-- A worker parked on this queue takes what it has room for; the rest wakes
+-- the others.
+if wake then wake = hand_off(now) end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 return reply

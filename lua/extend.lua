@@ -3,7 +3,10 @@
 --
 -- An expired lease that nobody reclaimed yet can still be extended: no other
 -- worker holds the job. Once reclaimed or re-leased, the old token is refused.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_store lease
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes jobs, leased
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] lease_ms (1..MAX_MS)

@@ -1,6 +1,9 @@
 #!lua flags=no-writes,allow-oom
 -- inspect.lua: one job's record, payload and current state, read atomically.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_record waiting ordering
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  jobs, waiting, scheduled, leased, dead, ord_ready
+--   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] job id
 -- Reply: {} when no such job in this queue, else
 --   { state, meta, payload, now_ms, score } with state one of

@@ -2,7 +2,10 @@
 -- list_jobs.lua: one page of a queue's jobs in one state.
 -- waiting: claim order; scheduled: soonest due first; leased: soonest expiry
 -- first; dead: newest first.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_record waiting
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  jobs, fifo, waiting, scheduled, leased, dead
+--   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] state (waiting | scheduled | leased | dead)
 -- ARGV[4] offset       ARGV[5] count (1..1000)

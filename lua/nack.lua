@@ -6,7 +6,11 @@
 -- Dead-letters when forced, when max_attempts failed tries are reached, or
 -- when enqueued_at + retry_window has passed. A dead letter releases the
 -- job's dedup and ordering keys and is announced on {ns}:events.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_store lease retry
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
+--          ord_blocked, ord_ready, ord_blocked_n
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] delay_ms before the retry      ARGV[6] error text (cut to 4096 bytes)

@@ -8,7 +8,10 @@
 -- channel as before); a park expires by itself, so a worker that died parked
 -- is handed at most `capacity` jobs, which come back when their leases lapse.
 --
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check keys due parked
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  paused, fifo, waiting, ord_ready, scheduled, leased
+--   writes parked
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] token (decimal, unique to the worker; its hand-off channel is the
 --         wake-up channel .. ':' .. token)

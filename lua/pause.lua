@@ -5,7 +5,10 @@
 -- allow-oom: pausing is what an operator reaches for during an incident,
 -- and Redis being full is one. The only write is one set member (the queue
 -- name, at most 128 bytes), so Redis overshoots maxmemory by that at most.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check keys
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes paused
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: code
 -- code 1 paused: the queue was running and is now paused

@@ -3,7 +3,11 @@
 -- counting a failed attempt, dead-lettering those whose attempts or retry
 -- window are spent (seed op Reclaim). claim.lua does the same inline; this is
 -- the bounded call for janitors and operators.
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys retry
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
+--          ord_blocked, ord_ready, ord_blocked_n
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..10000)
 -- Reply: { requeued, dead_lettered, still_lapsed }
 queue_name(QUEUE)

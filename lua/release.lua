@@ -2,7 +2,10 @@
 -- release.lua: give a leased job back unrun, without counting an attempt
 -- (graceful shutdown: the job is due again at once, at its old position).
 --
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check clock keys job_store lease waiting
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes jobs, leased, waiting
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- Reply: code

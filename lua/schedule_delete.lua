@@ -2,8 +2,9 @@
 -- schedule_delete.lua: remove a schedule. Jobs it already enqueued stay.
 --
 -- KEYS here are not the queue key list: deleting touches no queue.
--- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check
+-- KEYS[1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms); writes
 -- ARGV[1] schedule name
 -- ARGV[2] 0 = delete; 1 = only drop a next-run entry that has no record (a
 --         scheduler cleaning up after a foreign writer; a schedule upserted

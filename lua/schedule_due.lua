@@ -2,8 +2,9 @@
 -- schedule_due.lua: the schedules whose next run has come, for a scheduler.
 --
 -- KEYS here are not the queue key list: reading touches no queue.
--- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check clock
+-- KEYS[1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); reads
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms); reads
 -- ARGV[1] limit: at most this many due schedules (1..1000), oldest next run first
 --
 -- Reply: { now_ms, earliest_next_ms (-1 = no schedule has a next run),

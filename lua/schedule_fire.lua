@@ -12,11 +12,14 @@
 --
 -- The job's payload and options come from the stored record (the revision
 -- check proves it is the one the caller computed the next tick from), laid out
--- as lib.lua's job record and entered with admit(), like enqueue.lua.
+-- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
--- KEYS[1..19] the common queue key list of the schedule's queue (lua/lib.lua)
--- KEYS[20]    {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check clock keys job_record job_store ordering schedule_record
+-- KEYS[1..19] the queue key list of the schedule's queue (lua/lib/keys.lua),
+--             of which this script reads jobs, and writes jobs, seq, queues,
+--             waiting, ord_active, ord_blocked, ord_blocked_n
+-- KEYS[20]    {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+-- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms); writes
 -- ARGV[1] queue name        ARGV[2] wake-up channel
 -- ARGV[3] schedule name
 -- ARGV[4] revision the caller read
@@ -35,16 +38,7 @@
 -- code 6 already_fired: the tick is not after the last fired tick; next run advanced without a job
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
--- The schedule record: keep in sync with driver/src/schedule/record.rs.
-local S = {
-  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
-  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
-  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
-  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
-}
-local S_LEN = 19
--- Counted from the end, after however many common keys there are.
-local SCHEDULES, NEXT = KEYS[#KEYS - 1], KEYS[#KEYS]
+local SCHEDULES, NEXT = KEYS[QUEUE_KEY_COUNT + 1], KEYS[QUEUE_KEY_COUNT + 2]
 
 if #ARGV ~= 8 then fail('expected 8 arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
@@ -65,8 +59,7 @@ end
 
 local raw = redis.call('HGET', SCHEDULES, name)
 if not raw then return { 0, '', 0, stored_next() } end
-local s = cmsgpack.unpack(raw)
-if #s < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+local s = decode_schedule(raw, name)
 if s[S.rev] ~= rev or s[S.queue] ~= QUEUE then return { 4, '', 0, stored_next() } end
 if stored_next() ~= tick then return { 3, '', 0, stored_next() } end
 local now = now_ms()
@@ -88,23 +81,24 @@ end
 s[S.last_tick] = tick
 if enqueue == 0 then
   advance()
-  redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+  redis.call('HSET', SCHEDULES, name, encode_schedule(s))
   return { 2, '', 0, following }
 end
 
 local created = 0
 if redis.call('HEXISTS', K.jobs, id) == 0 then
   created = 1
-  local m = {
-    0, 0, '', 0, QUEUE, '', 0, '', s[S.priority], redis.call('INCR', K.seq), now, now,
-    0, s[S.max_attempts], s[S.retry_window], s[S.job_name], '', 0, 0,
-  }
+  local m = new_record({
+    queue = QUEUE, priority = s[S.priority], seq = redis.call('INCR', K.seq),
+    enqueued_at = now, not_before = now, max_attempts = s[S.max_attempts],
+    retry_window = s[S.retry_window], name = s[S.job_name],
+  })
   store_meta(id, m, s[S.payload])
   redis.call('SADD', K.queues, QUEUE)
   if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
 end
 s[S.last_run] = now
 s[S.last_job_id] = id
-redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+redis.call('HSET', SCHEDULES, name, encode_schedule(s))
 advance()
 return { 1, id, created, following }

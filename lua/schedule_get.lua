@@ -3,8 +3,9 @@
 -- (the driver computes next runs from that clock, never its own).
 --
 -- KEYS here are not the queue key list: reading touches no queue.
--- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check clock
+-- KEYS[1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); reads
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms); reads
 -- ARGV[1] schedule name
 --
 -- Reply: { now_ms, record ("" when no such schedule), next_ms (-1 = none) }

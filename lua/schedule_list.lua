@@ -5,8 +5,9 @@
 -- not be seen; none present all along is missed).
 --
 -- KEYS here are not the queue key list: reading touches no queue.
--- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check clock
+-- KEYS[1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); reads
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms); reads
 -- ARGV[1] cursor ("0" to start)
 -- ARGV[2] count hint (1..1000)
 --

@@ -9,8 +9,9 @@
 --
 -- KEYS here are not the queue key list: a schedule that is not fired touches
 -- no queue.
--- KEYS[1] {ns}:schedules        hash  name -> msgpack schedule record
--- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms)
+-- include: check clock schedule_record
+-- KEYS[1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+-- KEYS[2] {ns}:schedules:next   zset  name -> next run (unix ms); writes
 -- ARGV[1] schedule name
 -- ARGV[2] 1 = pause, 0 = resume
 -- ARGV[3] resume only: the revision the caller read (0 when pausing)
@@ -23,14 +24,6 @@
 -- code 4 changed: the record is at another revision (resume only); nothing changed
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
--- The schedule record: keep in sync with driver/src/schedule/record.rs.
-local S = {
-  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
-  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
-  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
-  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
-}
-local S_LEN = 19
 local SCHEDULES, NEXT = KEYS[1], KEYS[2]
 
 if #ARGV ~= 4 then fail('expected 4 arguments, got ' .. #ARGV) end
@@ -41,15 +34,14 @@ local next_run = uint(ARGV[4], 'next_run_ms', MAX_TIME_MS)
 
 local raw = redis.call('HGET', SCHEDULES, name)
 if not raw then return 0 end
-local s = cmsgpack.unpack(raw)
-if #s < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+local s = decode_schedule(raw, name)
 if s[S.paused] == pause then return 2 end
 if pause == 0 and s[S.rev] ~= rev then return 4 end
 
 -- Validation is complete: from here on the script writes.
 s[S.paused] = pause
 s[S.updated_at] = now_ms()
-redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+redis.call('HSET', SCHEDULES, name, encode_schedule(s))
 if pause == 1 or next_run == 0 then
   redis.call('ZREM', NEXT, name)
 else

@@ -6,11 +6,12 @@
 -- clock (at or after the start time) as ARGV[15]. This script only validates,
 -- stores and places the schedule.
 --
--- KEYS[1..19] the common queue key list of the schedule's queue (lua/lib.lua);
---             this script writes none of them.
--- KEYS[20]    {ns}:schedules        hash  name -> msgpack schedule record (S below)
--- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms); absent while
---                                          paused or once the schedule has ended
+-- include: check clock keys schedule_record
+-- KEYS[1..19] the queue key list of the schedule's queue (lua/lib/keys.lua);
+--             this script reads and writes none of them (they route the call).
+-- KEYS[20]    {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+-- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms), absent while
+--                                          paused or once the schedule has ended; writes
 -- ARGV[1]  queue name        ARGV[2] wake-up channel (unused)
 -- ARGV[3]  schedule name     1..128 bytes, no control characters
 -- ARGV[4]  cron expression   1..256 bytes, no control characters (parsed in Rust)
@@ -41,16 +42,7 @@
 -- code 2 updated: the schedule existed and now has the given definition
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
--- The schedule record: keep in sync with driver/src/schedule/record.rs.
-local S = {
-  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
-  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
-  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
-  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
-}
-local S_LEN = 19
--- Counted from the end, after however many common keys there are.
-local SCHEDULES, NEXT = KEYS[#KEYS - 1], KEYS[#KEYS]
+local SCHEDULES, NEXT = KEYS[QUEUE_KEY_COUNT + 1], KEYS[QUEUE_KEY_COUNT + 2]
 
 if #ARGV ~= 16 then fail('expected 16 arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
@@ -77,8 +69,7 @@ end
 if ends_at > 0 and ends_at < starts_at then fail('ends_at_ms must not be before starts_at_ms') end
 
 local raw = redis.call('HGET', SCHEDULES, name)
-local old = raw and cmsgpack.unpack(raw)
-if old and #old < S_LEN then fail('stored schedule ' .. name .. ' is not a ' .. S_LEN .. '-field record') end
+local old = raw and decode_schedule(raw, name)
 
 -- Validation is complete: from here on the script writes.
 local now = now_ms()
@@ -90,10 +81,12 @@ else
   paused = paused_arg
 end
 
-local s = {
-  name, QUEUE, cron, tz, payload, priority, max_attempts, job_name,
-  retry_window, paused, starts_at, ends_at, misfire, 1, 0, 0, '', now, now,
-}
+local s = new_schedule({
+  name = name, queue = QUEUE, cron = cron, tz = tz, payload = payload,
+  priority = priority, max_attempts = max_attempts, job_name = job_name,
+  retry_window = retry_window, paused = paused, starts_at = starts_at,
+  ends_at = ends_at, misfire = misfire, created_at = now, updated_at = now,
+})
 local code = 1
 if old then
   code = 2
@@ -111,7 +104,7 @@ if same_timing then
   next_run = tonumber(stored_next)
 end
 
-redis.call('HSET', SCHEDULES, name, cmsgpack.pack(s))
+redis.call('HSET', SCHEDULES, name, encode_schedule(s))
 if paused == 1 or next_run == 0 then
   redis.call('ZREM', NEXT, name)
 else

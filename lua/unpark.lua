@@ -7,7 +7,10 @@
 -- reads the fence it has every job handed to it (then it can release what it
 -- will not run, e.g. at shutdown).
 --
--- KEYS: the common queue key list (lua/lib.lua).
+-- include: check keys parked
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes parked
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] token
 -- Reply: jobs handed to this park; -1 when the park was not (or no longer)
 -- this worker's.

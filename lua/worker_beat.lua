@@ -1,11 +1,11 @@
 #!lua flags=allow-oom
 -- worker_beat.lua: a worker's heartbeat in the worker registry.
 --
--- Not queue-scoped: it receives only the two registry keys, not lib.lua's
--- queue keys (lib.lua's helpers are present but unused here).
+-- Not queue-scoped: it receives only the two registry keys.
 -- allow-oom: a full Redis must not make live workers look dead.
--- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms, Redis clock)
--- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record (host, pid, queues, totals…)
+-- include: check clock
+-- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms, Redis clock); writes
+-- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record (host, pid, queues, totals…); writes
 -- ARGV[1] worker id   ARGV[2] JSON record ("" to leave the registry)
 -- ARGV[3] ttl_ms: a worker silent this long is gone; its entry is pruned
 -- Reply: the number of stale entries pruned.

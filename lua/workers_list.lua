@@ -1,8 +1,9 @@
 #!lua flags=no-writes,allow-oom
 -- workers_list.lua: the live workers: those whose last heartbeat is younger
 -- than ttl_ms on the Redis clock.
--- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms)
--- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record
+-- include: check clock
+-- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms); reads
+-- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record; reads
 -- ARGV[1] ttl_ms   ARGV[2] most workers to return (1..10000)
 -- Reply: { now_ms, id1, heartbeat1, record1, ... }
 local workers, info = KEYS[1], KEYS[2]

@@ -1,10 +1,12 @@
 //! The Lua scripts: composed once, loaded at connect, called by SHA, reloaded
 //! on `NOSCRIPT`; and the only place raw script replies are decoded.
 //!
-//! Each transition lives in its own file in `lua/`. The shared helpers of
-//! `lua/lib.lua` are inserted after each script's first line (its `#!lua`
-//! shebang with the script's flags). Bodies are compile-time constants: no
-//! script text is ever built from user input.
+//! Each transition lives in its own file in `lua/`, listed once in
+//! [`catalogue`]; the helpers it uses live in small modules in `lua/lib/`,
+//! which it names on its `-- include:` header line. [`compose`] builds the
+//! text Redis runs (shebang, modules, body) and maps Redis's error lines back
+//! to those files (see `lua/README.md`). Bodies are compile-time constants:
+//! no script text is ever built from user input.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -18,125 +20,45 @@ use fred::types::Value;
 use crate::keys::QueueKeys;
 use crate::QueueError;
 
-const LIB: &str = include_str!("../lua/lib.lua");
+pub mod catalogue;
+pub mod compose;
 
-/// One transition script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Enqueue,
-    Claim,
-    Ack,
-    Nack,
-    Extend,
-    Release,
-    Reclaim,
-    RequeueDead,
-    DeleteDead,
-    NextDue,
-    Counts,
-    Inspect,
-    ListJobs,
-    WorkerBeat,
-    WorkersList,
-    ScheduleUpsert,
-    ScheduleFire,
-    ScheduleTrigger,
-    SchedulePause,
-    ScheduleDelete,
-    ScheduleDue,
-    ScheduleList,
-    ScheduleGet,
-    Park,
-    Unpark,
-    Pause,
+pub use catalogue::Op;
+
+/// The seam between Rust and Lua as the tests crate sees it (`redq::lua`,
+/// hidden from the docs): the script list and its composition, and the
+/// driver's own decoder of the job record, so tests neither re-list nor
+/// re-compose the scripts, and can pin their own decoder to the driver's.
+pub mod exposed {
+    pub use super::catalogue::{MODULES, SCRIPTS};
+    pub use super::compose::{compose, includes, needed_modules, Composed};
+    pub use crate::meta::Meta as JobMeta;
 }
 
-const ALL: [Op; 26] = [
-    Op::Enqueue,
-    Op::Claim,
-    Op::Ack,
-    Op::Nack,
-    Op::Extend,
-    Op::Release,
-    Op::Reclaim,
-    Op::RequeueDead,
-    Op::DeleteDead,
-    Op::NextDue,
-    Op::Counts,
-    Op::Inspect,
-    Op::ListJobs,
-    Op::WorkerBeat,
-    Op::WorkersList,
-    Op::ScheduleUpsert,
-    Op::ScheduleFire,
-    Op::ScheduleTrigger,
-    Op::SchedulePause,
-    Op::ScheduleDelete,
-    Op::ScheduleDue,
-    Op::ScheduleList,
-    Op::ScheduleGet,
-    Op::Park,
-    Op::Unpark,
-    Op::Pause,
-];
-
-impl Op {
-    fn source(self) -> &'static str {
-        match self {
-            Op::Enqueue => include_str!("../lua/enqueue.lua"),
-            Op::Claim => include_str!("../lua/claim.lua"),
-            Op::Ack => include_str!("../lua/ack.lua"),
-            Op::Nack => include_str!("../lua/nack.lua"),
-            Op::Extend => include_str!("../lua/extend.lua"),
-            Op::Release => include_str!("../lua/release.lua"),
-            Op::Reclaim => include_str!("../lua/reclaim.lua"),
-            Op::RequeueDead => include_str!("../lua/requeue_dead.lua"),
-            Op::DeleteDead => include_str!("../lua/delete_dead.lua"),
-            Op::NextDue => include_str!("../lua/next_due.lua"),
-            Op::Counts => include_str!("../lua/counts.lua"),
-            Op::Inspect => include_str!("../lua/inspect.lua"),
-            Op::ListJobs => include_str!("../lua/list_jobs.lua"),
-            Op::WorkerBeat => include_str!("../lua/worker_beat.lua"),
-            Op::WorkersList => include_str!("../lua/workers_list.lua"),
-            Op::ScheduleUpsert => include_str!("../lua/schedule_upsert.lua"),
-            Op::ScheduleFire => include_str!("../lua/schedule_fire.lua"),
-            Op::ScheduleTrigger => include_str!("../lua/schedule_trigger.lua"),
-            Op::SchedulePause => include_str!("../lua/schedule_pause.lua"),
-            Op::ScheduleDelete => include_str!("../lua/schedule_delete.lua"),
-            Op::ScheduleDue => include_str!("../lua/schedule_due.lua"),
-            Op::ScheduleList => include_str!("../lua/schedule_list.lua"),
-            Op::ScheduleGet => include_str!("../lua/schedule_get.lua"),
-            Op::Park => include_str!("../lua/park.lua"),
-            Op::Unpark => include_str!("../lua/unpark.lua"),
-            Op::Pause => include_str!("../lua/pause.lua"),
-        }
-    }
-
-    fn index(self) -> usize {
-        ALL.iter()
-            .position(|op| *op == self)
-            .expect("every op is listed in ALL")
-    }
+/// A script as loaded: its client-side object (body and SHA-1) and its
+/// composition, to explain its errors.
+struct Loaded {
+    script: Script,
+    composed: compose::Composed,
 }
 
-/// Shebang line, then the shared helpers, then the rest of the script.
-fn compose(source: &str) -> String {
-    let (shebang, body) = source
-        .split_once('\n')
-        .expect("every script starts with a shebang line");
-    format!("{shebang}\n{LIB}\n{body}")
-}
-
-static SCRIPTS: LazyLock<Vec<Script>> = LazyLock::new(|| {
-    ALL.iter()
-        .map(|op| Script::from_lua(compose(op.source())))
+static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
+    catalogue::SCRIPTS
+        .iter()
+        .map(|(name, source)| {
+            let composed = compose::compose(name, source);
+            Loaded {
+                script: Script::from_lua(composed.text.clone()),
+                composed,
+            }
+        })
         .collect()
 });
 
 /// `SCRIPT LOAD` every script (done at connect; `NOSCRIPT` reloads later).
 pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
-    for script in SCRIPTS.iter() {
-        script.load(client).await?;
+    for loaded in SCRIPTS.iter() {
+        loaded.script.load(client).await?;
     }
     Ok(())
 }
@@ -208,7 +130,7 @@ pub async fn run_with<A: Args + ?Sized>(
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
-    let script = &SCRIPTS[op.index()];
+    let script = &SCRIPTS[op.index()].script;
     match call(client, op, script, keys, args).await {
         Err(err) if err.details().starts_with("NOSCRIPT") => {
             script.load(client).await?;
@@ -340,8 +262,14 @@ pub mod reply {
 }
 
 /// Script error replies that carry a validation message ("ERR redq: …") are
-/// bugs in the driver's own checks; surface them as protocol errors.
+/// bugs in the driver's own checks; surface them as protocol errors. Either
+/// way a Lua line (`user_script:N`) is rewritten to the file and line it
+/// came from.
 pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> QueueError {
+    let err = match explain(err.details()) {
+        Some(details) => fred::error::Error::new(err.kind().clone(), details),
+        None => err,
+    };
     if let Some(pos) = err.details().find("redq: ") {
         return QueueError::Protocol(format!(
             "script refused input: {}",
@@ -349,6 +277,17 @@ pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> Queue
         ));
     }
     QueueError::from_redis(err, timeout)
+}
+
+/// `details` with its Lua lines traced to their files, when it is an error
+/// of one of the scripts (Redis names the script by SHA-1: "script: <sha>").
+fn explain(details: &str) -> Option<String> {
+    let at = details.find("script: ")? + "script: ".len();
+    let sha = details.get(at..at + 40)?;
+    let loaded = SCRIPTS
+        .iter()
+        .find(|loaded| loaded.script.sha1().eq_ignore_ascii_case(sha))?;
+    Some(loaded.composed.explain(details))
 }
 
 #[cfg(test)]
@@ -372,12 +311,100 @@ mod tests {
     }
 
     #[test]
-    fn every_script_opens_with_a_shebang_and_gets_the_helpers() {
-        for op in ALL {
-            let composed = compose(op.source());
-            assert!(composed.starts_with("#!lua"), "{op:?}");
-            assert!(composed.contains("local function uint("), "{op:?}");
-            assert_eq!(op.index(), ALL.iter().position(|o| *o == op).unwrap());
+    fn a_lua_error_line_names_the_file_and_line_it_came_from() {
+        let op = Op::Claim;
+        let loaded = &SCRIPTS[op.index()];
+        let composed = &loaded.composed;
+        let text = &composed.text;
+        let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let check_file = include_str!("../lua/lib/check.lua");
+        let fail_line = check_file
+            .lines()
+            .position(|l| l.contains("error({err ="))
+            .unwrap()
+            + 1;
+        let composed_line = line_of("error({err =");
+        let claim_file = include_str!("../lua/claim.lua");
+        let body_line = claim_file
+            .lines()
+            .position(|l| l.contains("reclaim_lapsed(now, RECLAIM"))
+            .unwrap()
+            + 1;
+        let details = format!(
+            "ERR redq: claim limit must be a whole number script: {}, on @user_script:{composed_line}.",
+            loaded.script.sha1()
+        );
+        match map_error(
+            fred::error::Error::new(fred::error::ErrorKind::Unknown, details),
+            std::time::Duration::from_secs(1),
+        ) {
+            QueueError::Protocol(text) => assert!(
+                text.ends_with(&format!("on @lua/lib/check.lua:{fail_line}.")),
+                "{text}"
+            ),
+            other => panic!("{other:?}"),
         }
+        let runtime = format!(
+            "ERR user_script:{}: attempt to index a nil value script: {}, on @user_script:1.",
+            line_of("reclaim_lapsed(now, RECLAIM"),
+            loaded.script.sha1()
+        );
+        assert_eq!(
+            explain(&runtime).unwrap(),
+            format!(
+                "ERR lua/claim.lua:{body_line}: attempt to index a nil value script: {}, on @lua/claim.lua:1.",
+                loaded.script.sha1()
+            )
+        );
+        // Another script's error is left as Redis wrote it.
+        assert_eq!(
+            explain("ERR user_script:3: boom script: 0000, on @user_script:3."),
+            None
+        );
+    }
+
+    #[test]
+    fn every_line_of_a_composed_script_traces_back_to_its_file() {
+        let read = |file: &str| -> &str {
+            if let Some(name) = file
+                .strip_prefix("lua/lib/")
+                .and_then(|f| f.strip_suffix(".lua"))
+            {
+                return catalogue::MODULES
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .unwrap()
+                    .1;
+            }
+            let name = file
+                .strip_prefix("lua/")
+                .and_then(|f| f.strip_suffix(".lua"))
+                .unwrap();
+            catalogue::SCRIPTS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap()
+                .1
+        };
+        for (name, source) in catalogue::SCRIPTS {
+            let composed = compose::compose(name, source);
+            assert!(composed.text.starts_with("#!lua"), "{name}");
+            for (i, line) in composed.text.lines().enumerate() {
+                let (file, at) = composed.locate(i + 1).unwrap();
+                assert_eq!(
+                    read(file).lines().nth(at - 1),
+                    Some(line),
+                    "{name} line {}",
+                    i + 1
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_op_list_and_the_script_list_agree() {
+        assert_eq!(catalogue::SCRIPTS[Op::Enqueue.index()].0, "enqueue");
+        assert_eq!(Op::Pause.index(), catalogue::SCRIPTS.len() - 1);
+        assert_eq!(catalogue::SCRIPTS[Op::Pause.index()].0, "pause");
     }
 }

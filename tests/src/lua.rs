@@ -1,52 +1,52 @@
-//! The driver's Lua scripts, composed exactly as `driver/src/scripts.rs`
-//! composes them, for tests that talk to them directly: raw `EVALSHA` with
+//! The driver's Lua scripts, as the driver lists and composes them
+//! (`redq::lua`), for tests that talk to them directly: raw `EVALSHA` with
 //! hostile ARGV (the property tests), naming the scripts seen by `MONITOR`
 //! (the history checker), and deliberately broken variants that prove the
 //! checker is not vacuous (always built here, in test code, never shipped).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use fred::clients::Client;
 use fred::interfaces::LuaInterface;
 use fred::types::Value;
 
-const LIB: &str = include_str!("../../lua/lib.lua");
-
-/// Every queue-scoped transition script, by the name of its file in `lua/`.
-pub const QUEUE_SCRIPTS: [(&str, &str); 16] = [
-    ("enqueue", include_str!("../../lua/enqueue.lua")),
-    ("claim", include_str!("../../lua/claim.lua")),
-    ("ack", include_str!("../../lua/ack.lua")),
-    ("nack", include_str!("../../lua/nack.lua")),
-    ("extend", include_str!("../../lua/extend.lua")),
-    ("release", include_str!("../../lua/release.lua")),
-    ("reclaim", include_str!("../../lua/reclaim.lua")),
-    ("requeue_dead", include_str!("../../lua/requeue_dead.lua")),
-    ("delete_dead", include_str!("../../lua/delete_dead.lua")),
-    ("next_due", include_str!("../../lua/next_due.lua")),
-    ("counts", include_str!("../../lua/counts.lua")),
-    ("inspect", include_str!("../../lua/inspect.lua")),
-    ("list_jobs", include_str!("../../lua/list_jobs.lua")),
-    ("park", include_str!("../../lua/park.lua")),
-    ("unpark", include_str!("../../lua/unpark.lua")),
-    ("pause", include_str!("../../lua/pause.lua")),
-];
+/// Every script that takes exactly the queue key list of
+/// `lua/lib/keys.lua` (and ARGV = queue, wake channel, ...), by the name of
+/// its file in `lua/`: those that include `keys` and name no key of their own.
+pub static QUEUE_SCRIPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    redq::lua::SCRIPTS
+        .iter()
+        .filter(|(_, source)| {
+            redq::lua::includes(source).contains(&"keys") && !source.contains("KEYS[")
+        })
+        .copied()
+        .collect()
+});
 
 /// The text of `lua/<name>.lua` (panics for an unknown name).
 pub fn source(name: &str) -> &'static str {
-    QUEUE_SCRIPTS
+    redq::lua::SCRIPTS
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, s)| *s)
         .unwrap_or_else(|| panic!("no script lua/{name}.lua"))
 }
 
-/// Shebang line, then lib.lua, then the rest: what the driver loads.
+/// The driver's composition of a script's `source` (one of the shipped
+/// scripts, or a test's own text): what the driver loads.
 pub fn compose(source: &str) -> String {
-    let (shebang, body) = source
-        .split_once('\n')
-        .expect("every script starts with a shebang line");
-    format!("{shebang}\n{LIB}\n{body}")
+    composed(source).text
+}
+
+/// [`compose`] with the map from its lines back to the files they came
+/// from (`Composed::explain` rewrites Redis's `user_script:N`).
+pub fn composed(source: &str) -> redq::lua::Composed {
+    let name = redq::lua::SCRIPTS
+        .iter()
+        .find(|(_, s)| *s == source)
+        .map_or("test_script", |(n, _)| *n);
+    redq::lua::compose(name, source)
 }
 
 /// The composed script `name` with `patches` applied (each `(from, to)`
@@ -89,13 +89,13 @@ pub async fn load_named(client: &Client, name: &str, body: &str) -> String {
 /// only the SHA) are named.
 pub async fn load_all(client: &Client) -> HashMap<String, String> {
     let mut names: HashMap<String, String> = VARIANTS.lock().unwrap().iter().cloned().collect();
-    for (name, source) in QUEUE_SCRIPTS {
-        names.insert(load(client, &compose(source)).await, name.to_owned());
+    for (name, source) in QUEUE_SCRIPTS.iter() {
+        names.insert(load(client, &compose(source)).await, (*name).to_owned());
     }
     names
 }
 
-/// Runs a loaded script with the queue key list of `lua/lib.lua` for
+/// Runs a loaded script with the queue key list of `lua/lib/keys.lua` for
 /// `queue` in namespace `ns`, and ARGV = queue, wake channel, then `args`.
 pub async fn evalsha(
     client: &Client,

@@ -1,32 +1,12 @@
 //! The schedule record the scripts store as msgpack in `{ns}:schedules`, and
 //! the view of it the API hands out.
 //!
-//! A fixed-length array, like the job record (`lua/lib.lua`, `M`), so the
-//! scripts can update a field (paused, last run) without re-encoding the
-//! payload, which stays byte-for-byte the JSON text the caller sent. Fields
-//! (1-based, as the scripts' `S` table names them; keep both in sync):
-//!
-//! | # | field | |
-//! |---|---|---|
-//! | 1 | name | |
-//! | 2 | queue | |
-//! | 3 | cron | expression as given |
-//! | 4 | tz | IANA time zone |
-//! | 5 | payload | JSON text |
-//! | 6 | priority | 0..255 |
-//! | 7 | max_attempts | 0 = unlimited |
-//! | 8 | job_name | "" = none |
-//! | 9 | retry_window | ms, 0 = none |
-//! | 10 | paused | 0 / 1 |
-//! | 11 | starts_at | unix ms, 0 = none |
-//! | 12 | ends_at | unix ms, 0 = none |
-//! | 13 | misfire | 0 fire once, 1 skip |
-//! | 14 | rev | revision, +1 per upsert |
-//! | 15 | last_run | unix ms (Redis clock) of the last enqueue, 0 = never |
-//! | 16 | last_tick | the last tick fired or skipped, unix ms |
-//! | 17 | last_job_id | "" = none |
-//! | 18 | created_at | unix ms |
-//! | 19 | updated_at | unix ms |
+//! The record is defined once, by `SCHEDULE_FIELDS` in
+//! `lua/lib/schedule_record.lua` (its fields, their order, meaning and
+//! defaults); `driver/build.rs` generates the positions used here from it.
+//! A fixed-length array, like the job record, so the scripts can update a
+//! field (paused, last run) without re-encoding the payload, which stays
+//! byte-for-byte the JSON text the caller sent.
 
 use std::time::{Duration, SystemTime};
 
@@ -37,19 +17,11 @@ use crate::job::{ms_to_time, parse_payload};
 use crate::schedule::Misfire;
 use crate::QueueError;
 
-/// Number of fields in the record (the scripts' `S_LEN`).
-pub(crate) const RECORD_LEN: usize = 19;
-
-/// The Lua `S` table every schedule script that reads records carries; a test
-/// checks they all match this text.
-#[cfg(test)]
-pub(crate) const LUA_LAYOUT: &str = "local S = {
-  name = 1, queue = 2, cron = 3, tz = 4, payload = 5, priority = 6,
-  max_attempts = 7, job_name = 8, retry_window = 9, paused = 10,
-  starts_at = 11, ends_at = 12, misfire = 13, rev = 14, last_run = 15,
-  last_tick = 16, last_job_id = 17, created_at = 18, updated_at = 19,
+/// Positions (from 0) of the schedule record's fields, generated from
+/// `SCHEDULE_FIELDS` in `lua/lib/schedule_record.lua`.
+mod field {
+    include!(concat!(env!("OUT_DIR"), "/schedule_fields.rs"));
 }
-local S_LEN = 19";
 
 /// A stored schedule, as [`crate::RedisQueue::list_schedules`] and
 /// [`crate::RedisQueue::schedule`] report it.
@@ -112,11 +84,11 @@ impl Record {
         let bad = |why: &str| QueueError::Protocol(format!("schedule record: {why}"));
         let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
         let fields = match value {
-            rmpv::Value::Array(fields) if fields.len() >= RECORD_LEN => fields,
-            _ => return Err(bad("not a 19-field array")),
+            rmpv::Value::Array(fields) if fields.len() >= field::LEN => fields,
+            _ => return Err(bad(&format!("not a {}-field array", field::LEN))),
         };
         let num = |i: usize| -> u64 {
-            match &fields[i - 1] {
+            match &fields[i] {
                 rmpv::Value::Integer(n) => n.as_u64().unwrap_or(0),
                 rmpv::Value::F64(f) if *f >= 0.0 => *f as u64,
                 rmpv::Value::F32(f) if *f >= 0.0 => *f as u64,
@@ -124,7 +96,7 @@ impl Record {
             }
         };
         let bytes = |i: usize| -> &[u8] {
-            match &fields[i - 1] {
+            match &fields[i] {
                 rmpv::Value::String(s) => s.as_bytes(),
                 rmpv::Value::Binary(b) => b,
                 _ => &[],
@@ -133,29 +105,31 @@ impl Record {
         let text = |i: usize| String::from_utf8_lossy(bytes(i)).into_owned();
         let opt_text = |i: usize| Some(text(i)).filter(|s| !s.is_empty());
         let opt_time = |i: usize| Some(num(i)).filter(|ms| *ms > 0).map(ms_to_time);
-        let starts_at_ms = num(11);
-        let ends_at_ms = num(12);
+        let starts_at_ms = num(field::STARTS_AT);
+        let ends_at_ms = num(field::ENDS_AT);
         let info = ScheduleInfo {
-            name: text(1),
-            queue: text(2),
-            expression: text(3),
-            timezone: text(4),
-            payload: parse_payload(bytes(5)),
-            priority: num(6).min(255) as u8,
-            max_attempts: num(7).min(u64::from(u32::MAX)) as u32,
-            job_name: opt_text(8),
-            retry_window: Some(num(9)).filter(|ms| *ms > 0).map(Duration::from_millis),
-            paused: num(10) == 1,
-            starts_at: opt_time(11),
-            ends_at: opt_time(12),
-            misfire: Misfire::from_code(num(13)),
+            name: text(field::NAME),
+            queue: text(field::QUEUE),
+            expression: text(field::CRON),
+            timezone: text(field::TZ),
+            payload: parse_payload(bytes(field::PAYLOAD)),
+            priority: num(field::PRIORITY).min(255) as u8,
+            max_attempts: num(field::MAX_ATTEMPTS).min(u64::from(u32::MAX)) as u32,
+            job_name: opt_text(field::JOB_NAME),
+            retry_window: Some(num(field::RETRY_WINDOW))
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis),
+            paused: num(field::PAUSED) == 1,
+            starts_at: opt_time(field::STARTS_AT),
+            ends_at: opt_time(field::ENDS_AT),
+            misfire: Misfire::from_code(num(field::MISFIRE)),
             next_run: u64::try_from(next_ms).ok().map(ms_to_time),
-            last_run: opt_time(15),
-            last_tick: opt_time(16),
-            last_job_id: opt_text(17),
-            revision: num(14),
-            created_at: ms_to_time(num(18)),
-            updated_at: ms_to_time(num(19)),
+            last_run: opt_time(field::LAST_RUN),
+            last_tick: opt_time(field::LAST_TICK),
+            last_job_id: opt_text(field::LAST_JOB_ID),
+            revision: num(field::REV),
+            created_at: ms_to_time(num(field::CREATED_AT)),
+            updated_at: ms_to_time(num(field::UPDATED_AT)),
         };
         Ok(Record {
             info,
@@ -168,30 +142,6 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_schedule_script_carries_the_same_record_layout() {
-        for (file, source) in [
-            (
-                "schedule_upsert.lua",
-                include_str!("../../lua/schedule_upsert.lua"),
-            ),
-            (
-                "schedule_fire.lua",
-                include_str!("../../lua/schedule_fire.lua"),
-            ),
-            (
-                "schedule_trigger.lua",
-                include_str!("../../lua/schedule_trigger.lua"),
-            ),
-            (
-                "schedule_pause.lua",
-                include_str!("../../lua/schedule_pause.lua"),
-            ),
-        ] {
-            assert!(source.contains(LUA_LAYOUT), "{file} has another layout");
-        }
-    }
 
     #[test]
     fn decodes_what_the_scripts_store() {

@@ -53,7 +53,7 @@ impl RawQueue {
         overrides: &[(&str, String)],
     ) -> RawQueue {
         let mut shas = HashMap::new();
-        for (name, source) in lua::QUEUE_SCRIPTS {
+        for (name, source) in lua::QUEUE_SCRIPTS.iter().copied() {
             shas.insert(
                 name.to_owned(),
                 lua::load(&client, &lua::compose(source)).await,

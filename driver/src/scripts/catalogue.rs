@@ -1,0 +1,84 @@
+//! The list of scripts and of the helper modules they include: the one place
+//! either is written down (the tests crate reads it through `redq::lua`).
+
+/// Declares [`Op`] and [`SCRIPTS`] from one list, so the two cannot drift.
+macro_rules! scripts {
+    ($($op:ident => $name:literal,)*) => {
+        /// One transition script, named for its file in `lua/`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Op {
+            $(#[doc = concat!("`lua/", $name, ".lua`")] $op,)*
+        }
+
+        /// Every script in [`Op`] order: its name (the file `lua/<name>.lua`)
+        /// and its text.
+        pub const SCRIPTS: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("../../lua/", $name, ".lua"))),)*
+        ];
+    };
+}
+
+scripts! {
+    Enqueue => "enqueue",
+    Claim => "claim",
+    Ack => "ack",
+    Nack => "nack",
+    Extend => "extend",
+    Release => "release",
+    Reclaim => "reclaim",
+    RequeueDead => "requeue_dead",
+    DeleteDead => "delete_dead",
+    NextDue => "next_due",
+    Counts => "counts",
+    Inspect => "inspect",
+    ListJobs => "list_jobs",
+    WorkerBeat => "worker_beat",
+    WorkersList => "workers_list",
+    ScheduleUpsert => "schedule_upsert",
+    ScheduleFire => "schedule_fire",
+    ScheduleTrigger => "schedule_trigger",
+    SchedulePause => "schedule_pause",
+    ScheduleDelete => "schedule_delete",
+    ScheduleDue => "schedule_due",
+    ScheduleList => "schedule_list",
+    ScheduleGet => "schedule_get",
+    Park => "park",
+    Unpark => "unpark",
+    Pause => "pause",
+}
+
+/// Declares [`MODULES`] from the module names.
+macro_rules! modules {
+    ($($name:ident),* $(,)?) => {
+        /// Every helper module: its name (the file `lua/lib/<name>.lua`) and
+        /// its text.
+        pub const MODULES: &[(&str, &str)] = &[
+            $((stringify!($name), include_str!(concat!("../../lua/lib/", stringify!($name), ".lua"))),)*
+        ];
+    };
+}
+
+modules![
+    check,
+    clock,
+    keys,
+    job_record,
+    job_store,
+    schedule_record,
+    waiting,
+    ordering,
+    stats,
+    lease,
+    retry,
+    promote,
+    due,
+    parked,
+    handoff,
+];
+
+impl Op {
+    /// Its position in [`SCRIPTS`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}

@@ -1,0 +1,266 @@
+//! How a script becomes the text loaded into Redis, and how a line of that
+//! text is traced back to the file it came from.
+//!
+//! A script names the helper modules it uses on a header line
+//! `-- include: name name ...`; a module may include others the same way.
+//! The composed text is the script's first line (its `#!lua` shebang with its
+//! flags), then every module it needs, each once and after the modules it
+//! includes, then the rest of the script. Redis reports a Lua error at a line
+//! of that text (`user_script:N`); [`Composed::explain`] rewrites it to the
+//! file and line a reader opens (`lua/lib/check.lua:12`).
+
+use super::catalogue::MODULES;
+
+/// A script composed with its modules, and where each line came from.
+#[derive(Debug, Clone)]
+pub struct Composed {
+    /// The text loaded into Redis.
+    pub text: String,
+    pieces: Vec<Piece>,
+}
+
+/// A run of consecutive composed lines taken from one file.
+#[derive(Debug, Clone)]
+struct Piece {
+    /// The composed line (from 1) the run starts at.
+    first: usize,
+    /// How many lines it has.
+    lines: usize,
+    /// The file, as a path from the workspace root.
+    file: String,
+    /// The file's line (from 1) the run starts at.
+    file_first: usize,
+}
+
+/// The modules a script or module declares on its `-- include:` lines.
+pub fn includes(source: &str) -> Vec<&str> {
+    source
+        .lines()
+        .filter_map(|line| line.strip_prefix("-- include:"))
+        .flat_map(str::split_whitespace)
+        .collect()
+}
+
+/// The text of module `name` (panics for an unknown name: includes are
+/// compile-time constants, and a unit test composes every script).
+fn module(name: &str) -> &'static str {
+    MODULES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| panic!("no module lua/lib/{name}.lua"))
+}
+
+/// The modules `source` needs, each once, every module after those it
+/// includes (panics on an include cycle).
+pub fn needed_modules(source: &str) -> Vec<&'static str> {
+    fn visit(name: &'static str, open: &mut Vec<&'static str>, done: &mut Vec<&'static str>) {
+        if done.contains(&name) {
+            return;
+        }
+        assert!(
+            !open.contains(&name),
+            "include cycle: {} -> {name}",
+            open.join(" -> ")
+        );
+        open.push(name);
+        for dep in includes(module(name)) {
+            visit(static_name(dep), open, done);
+        }
+        open.pop();
+        done.push(name);
+    }
+    let mut done = Vec::new();
+    for name in includes(source) {
+        visit(static_name(name), &mut Vec::new(), &mut done);
+    }
+    done
+}
+
+/// The catalogue's own spelling of a module name.
+fn static_name(name: &str) -> &'static str {
+    MODULES
+        .iter()
+        .map(|(n, _)| *n)
+        .find(|n| *n == name)
+        .unwrap_or_else(|| panic!("no module lua/lib/{name}.lua"))
+}
+
+/// Compose script `name` (the file `lua/<name>.lua`) from its `source`.
+pub fn compose(name: &str, source: &str) -> Composed {
+    let (shebang, body) = source
+        .split_once('\n')
+        .expect("every script starts with a shebang line");
+    let mut composed = Composed {
+        text: String::with_capacity(source.len() + 16 * 1024),
+        pieces: Vec::new(),
+    };
+    let script_file = format!("lua/{name}.lua");
+    composed.push(&script_file, 1, shebang);
+    for module_name in needed_modules(source) {
+        composed.push(
+            &format!("lua/lib/{module_name}.lua"),
+            1,
+            module(module_name),
+        );
+    }
+    composed.push(&script_file, 2, body);
+    composed
+}
+
+impl Composed {
+    /// Append `text` (whole lines of `file` from line `file_first`).
+    fn push(&mut self, file: &str, file_first: usize, text: &str) {
+        let text = text.strip_suffix('\n').unwrap_or(text);
+        let first = self.pieces.last().map_or(1, |p| p.first + p.lines);
+        self.pieces.push(Piece {
+            first,
+            lines: text.lines().count().max(1),
+            file: file.to_owned(),
+            file_first,
+        });
+        self.text.push_str(text);
+        self.text.push('\n');
+    }
+
+    /// The file and line that composed line `line` (from 1) came from.
+    pub fn locate(&self, line: usize) -> Option<(&str, usize)> {
+        self.pieces
+            .iter()
+            .find(|p| (p.first..p.first + p.lines).contains(&line))
+            .map(|p| (p.file.as_str(), p.file_first + (line - p.first)))
+    }
+
+    /// `message` (a Redis error about this script) with every
+    /// `user_script:N` rewritten to the file and line it names.
+    pub fn explain(&self, message: &str) -> String {
+        const MARK: &str = "user_script:";
+        let mut out = String::with_capacity(message.len() + 32);
+        let mut rest = message;
+        while let Some(at) = rest.find(MARK) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + MARK.len()..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            match after[..digits].parse().ok().and_then(|n| self.locate(n)) {
+                Some((file, line)) => out.push_str(&format!("{file}:{line}")),
+                None => out.push_str(&rest[at..at + MARK.len() + digits]),
+            }
+            rest = &after[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scripts::catalogue::SCRIPTS;
+
+    /// The words of `text` outside comments (the scripts put no `--` in strings).
+    fn words(text: &str) -> std::collections::HashSet<&str> {
+        text.lines()
+            .map(|line| line.split("--").next().unwrap_or(""))
+            .flat_map(|code| code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    /// The locals a module defines at its top level, for the scripts that include it.
+    fn defined(module_text: &str) -> Vec<&str> {
+        module_text
+            .lines()
+            .filter_map(|line| line.strip_prefix("local "))
+            .flat_map(|rest| {
+                let names = match rest.strip_prefix("function ") {
+                    Some(f) => f.split('(').next().unwrap_or(""),
+                    None => rest.split('=').next().unwrap_or(""),
+                };
+                names.split(',').map(str::trim)
+            })
+            .filter(|n| !n.is_empty())
+            .collect()
+    }
+
+    /// Every script and module: its file, its own text, the modules it may use.
+    fn units() -> Vec<(String, &'static str, Vec<&'static str>)> {
+        let scripts = SCRIPTS
+            .iter()
+            .map(|(name, text)| (format!("lua/{name}.lua"), *text, needed_modules(text)));
+        let modules = MODULES.iter().map(|(name, text)| {
+            let mut may_use = needed_modules(text);
+            may_use.push(name);
+            (format!("lua/lib/{name}.lua"), *text, may_use)
+        });
+        scripts.chain(modules).collect()
+    }
+
+    #[test]
+    fn every_script_and_module_includes_what_it_uses_and_nothing_more() {
+        for (file, text, may_use) in units() {
+            let used = words(text);
+            for (module_name, module_text) in MODULES {
+                let names = defined(module_text);
+                assert!(
+                    !names.is_empty(),
+                    "lua/lib/{module_name}.lua defines nothing"
+                );
+                if !may_use.contains(module_name) {
+                    let stray: Vec<_> = names.iter().filter(|n| used.contains(*n)).collect();
+                    assert!(
+                        stray.is_empty(),
+                        "{file} uses {stray:?} of lua/lib/{module_name}.lua without including it"
+                    );
+                }
+            }
+            for direct in includes(text) {
+                assert!(
+                    defined(module(direct)).iter().any(|n| used.contains(n)),
+                    "{file} includes lua/lib/{direct}.lua and uses nothing of it"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_lua_file_is_listed_once() {
+        let listed = |dir: &str| -> Vec<String> {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            let mut names: Vec<String> = std::fs::read_dir(path)
+                .unwrap()
+                .filter_map(|entry| {
+                    let name = entry.unwrap().file_name().into_string().unwrap();
+                    name.strip_suffix(".lua").map(str::to_owned)
+                })
+                .collect();
+            names.sort();
+            names
+        };
+        let mut scripts: Vec<String> = SCRIPTS.iter().map(|(n, _)| n.to_string()).collect();
+        scripts.sort();
+        assert_eq!(
+            listed("lua"),
+            scripts,
+            "lua/*.lua and catalogue::SCRIPTS differ"
+        );
+        let mut modules: Vec<String> = MODULES.iter().map(|(n, _)| n.to_string()).collect();
+        modules.sort();
+        assert_eq!(
+            listed("lua/lib"),
+            modules,
+            "lua/lib/*.lua and catalogue::MODULES differ"
+        );
+    }
+
+    #[test]
+    fn modules_come_after_what_they_include_and_once() {
+        let order = needed_modules("-- include: handoff retry");
+        let position = |name: &str| order.iter().position(|n| *n == name).unwrap();
+        assert!(position("keys") < position("parked"));
+        assert!(position("parked") < position("handoff"));
+        assert!(position("ordering") < position("retry"));
+        let mut unique = order.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), order.len());
+    }
+}

@@ -1,0 +1,56 @@
+-- lib/check.lua: argument validation. Every script checks all of its input
+-- before its first write, so a refused call changes nothing.
+--
+-- A refusal is error({err = 'ERR redq: ...'}): a plain sentence naming the
+-- bad argument, which the driver reports as "script refused input: ...".
+
+-- Upper bounds shared with driver/src/limits.rs (validated there first).
+local MAX_MS = 315360000000          -- ten years in milliseconds
+local MAX_TIME_MS = 140737488355328  -- 2^47 ms: year 6429
+local MAX_U32 = 4294967295
+
+local function fail(msg)
+  error({err = 'ERR redq: ' .. msg})
+end
+
+-- Whole numbers only: tonumber would also accept "nan", "inf", "0x10",
+-- " 12" and "1e3". Sixteen digits keep every value exact in a Lua double.
+local function uint(v, what, max)
+  -- Most numeric arguments are "0" (option not set): skip the pattern match.
+  if v == '0' then return 0 end
+  if type(v) ~= 'string' or #v == 0 or #v > 16 or not string.match(v, '^%d+$') then
+    fail(what .. ' must be a whole number, got ' .. string.format('%q', tostring(v)))
+  end
+  local n = tonumber(v)
+  if n > max then
+    fail(what .. ' must be at most ' .. string.format('%d', max) .. ', got ' .. v)
+  end
+  return n
+end
+
+-- Text that becomes part of a lex member or a hash field: bounded and free of
+-- control characters (the lex members use "\n" as their separator).
+local function text(v, what, max_len)
+  -- Most text arguments are "" (option not set): skip the pattern search.
+  if v == '' then return v end
+  if type(v) ~= 'string' or #v > max_len or string.find(v, '%c') then
+    fail(what .. ' must be at most ' .. max_len .. ' bytes without control characters')
+  end
+  return v
+end
+
+local function queue_name(v)
+  if type(v) ~= 'string' or #v == 0 or #v > 128 or string.find(v, '[%c{}:]') then
+    fail('queue name must be 1 to 128 bytes without control characters or { } :')
+  end
+  return v
+end
+
+-- A decimal u64 kept as text (worker node ids, park tokens): Lua doubles
+-- cannot hold every u64, so it is compared as a string, never converted.
+local function decimal_u64(v, what)
+  if type(v) ~= 'string' or #v == 0 or #v > 20 or not string.match(v, '^%d+$') then
+    fail(what .. ' must be a decimal u64')
+  end
+  return v
+end

@@ -1,0 +1,27 @@
+-- lib/handoff.lua: the hand-off to a parked worker, called by enqueue.lua.
+--
+-- A worker parked on this queue (park.lua) gets the head of the queue at
+-- once, leased to it exactly as its own claim would (lib/lease.lua), on its
+-- hand-off channel (the wake-up channel .. ':' .. token) as a msgpack array
+-- { id, record }: the job record after leasing (packed meta, then payload).
+-- It starts the job without a wake-up and a claim round trip. Only what it
+-- has room for; the rest wakes the others.
+-- include: keys parked waiting lease
+
+-- Hand waiting jobs to the parked worker, if any. Returns true while jobs
+-- are left waiting for the others (so the caller still wakes them).
+local function hand_off(now)
+  local p = parked_read()
+  if not p or p.handed >= p.capacity then return true end
+  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return true end
+  local ids = pop_waiting(p.capacity - p.handed)
+  if #ids == 0 then return true end
+  local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
+  local channel = handoff_channel(p.token)
+  for i = 1, #leased, 2 do
+    redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1] }))
+  end
+  p.handed = p.handed + #leased / 2
+  redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
+  return waiting_count() > 0
+end

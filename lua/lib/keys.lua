@@ -1,0 +1,38 @@
+-- lib/keys.lua: the queue key list. Every queue-scoped script receives the
+-- same KEYS, built by driver/src/keys.rs (Keys::queue), named here once; each
+-- script's header says which of them it reads and writes.
+--   KEYS[1]  {ns}:jobs            hash   id -> job record (lib/job_record.lua)
+--   KEYS[2]  {ns}:q:Q:fifo        list   ids of fresh priority-0 jobs, in seq order
+--   KEYS[3]  {ns}:q:Q:waiting     zset   id -> (255 - priority) * 2^44 + seq
+--   KEYS[4]  {ns}:q:Q:scheduled   zset   id -> due time (unix ms, Redis clock)
+--   KEYS[5]  {ns}:q:Q:leased      zset   id -> lease expiry (unix ms)
+--   KEYS[6]  {ns}:q:Q:dead        zset   id -> died at (unix ms)
+--   KEYS[7]  {ns}:q:Q:stats       hash   p<bucket>/f<bucket> -> processed/failed count
+--   KEYS[8]  {ns}:dedup           hash   dedup key -> job id
+--   KEYS[9]  {ns}:dedup:ttl       zset   dedup key -> expiry (TTL-mode keys only)
+--   KEYS[10] {ns}:ord:active      hash   ordering key -> id of the job holding it
+--   KEYS[11] {ns}:ord:blocked     zset   (lex) "key\nseq16\nid": jobs queued behind a holder
+--   KEYS[12] {ns}:ord:ready       zset   (lex) "queue\nseq16\nid": released successors
+--   KEYS[13] {ns}:ord:blocked:n   hash   queue -> number of its jobs in ord:blocked
+--   KEYS[14] {ns}:events          stream capped feed of dead-letter events
+--   KEYS[15] {ns}:seq             string job sequence (FIFO order within a priority)
+--   KEYS[16] {ns}:lease:seq       string lease id generator (the fencing token)
+--   KEYS[17] {ns}:queues          set    every queue name ever enqueued to
+--   KEYS[18] {ns}:paused          set    paused queue names
+--   KEYS[19] {ns}:q:Q:parked      string the one worker parked on Q for hand-offs
+--                                        (lib/parked.lua), expiring with its park
+-- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
+-- A script that takes more keys (the schedule scripts) finds its own after
+-- these, from KEYS[QUEUE_KEY_COUNT + 1].
+
+local K = {
+  jobs = KEYS[1], fifo = KEYS[2], waiting = KEYS[3], scheduled = KEYS[4],
+  leased = KEYS[5], dead = KEYS[6], stats = KEYS[7], dedup = KEYS[8],
+  dedup_ttl = KEYS[9], ord_active = KEYS[10], ord_blocked = KEYS[11],
+  ord_ready = KEYS[12], ord_blocked_n = KEYS[13], events = KEYS[14],
+  seq = KEYS[15], lease_seq = KEYS[16], queues = KEYS[17], paused = KEYS[18],
+  parked = KEYS[19],
+}
+local QUEUE_KEY_COUNT = 19
+local QUEUE = ARGV[1]
+local CHANNEL = ARGV[2]

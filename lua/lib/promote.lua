@@ -1,0 +1,26 @@
+-- lib/promote.lua: moving jobs whose time has come into the waiting order,
+-- done by each claim before it pops: scheduled jobs (delays, retries) now
+-- due, and ordering-key successors released into {ns}:ord:ready.
+-- include: keys job_record job_store waiting
+
+-- Up to `limit` scheduled jobs due by `now` become waiting.
+local function promote_scheduled(now, limit)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, limit)) do
+    redis.call('ZREM', K.scheduled, id)
+    local m = load_meta(id)
+    if m then redis.call('ZADD', K.waiting, waiting_score(m), id) end
+  end
+end
+
+-- Up to `limit` released successors of this queue enter it, due at their
+-- not_before time.
+local function promote_ready(now, limit)
+  local prefix = QUEUE .. '\n'
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. prefix, '(' .. QUEUE .. '\11',
+      'LIMIT', 0, limit)) do
+    redis.call('ZREM', K.ord_ready, member)
+    local id = string.sub(member, #QUEUE + 19)
+    local m = load_meta(id)
+    if m then place(id, m, m[M.not_before], now) end
+  end
+end

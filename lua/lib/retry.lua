@@ -1,0 +1,54 @@
+-- lib/retry.lua: a failed attempt (a worker's nack, or a lease that lapsed):
+-- back to the queue after a delay, or to the dead-letter set.
+-- include: keys job_record job_store lease stats waiting ordering
+
+local MAX_ERROR_BYTES = 4096
+local EVENTS_MAXLEN = 10000
+
+-- Record a failed attempt of a leased job: back to the queue after `delay`,
+-- or to the dead-letter set when forced, when attempts are spent, or when the
+-- retry window has passed. `resolved` is the lease this failure resolves when
+-- a worker reported it (so a resent nack is recognised), 0 for a reclaim.
+-- Returns dead (bool) and the due time when requeued.
+local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
+  m[M.attempts] = m[M.attempts] + 1
+  m[M.error] = string.sub(err, 1, MAX_ERROR_BYTES)
+  m[M.resolved_lease] = resolved
+  clear_lease(m)
+  redis.call('ZREM', K.leased, id)
+  bump_stats('f', now)
+  local spent = m[M.max_attempts] > 0 and m[M.attempts] >= m[M.max_attempts]
+  local expired = m[M.retry_window] > 0 and now >= m[M.enqueued_at] + m[M.retry_window]
+  if force_dead or spent or expired then
+    m[M.died_at] = now
+    store_meta(id, m)
+    redis.call('ZADD', K.dead, now, id)
+    release_keys(id, m)
+    redis.call('XADD', K.events, 'MAXLEN', '~', EVENTS_MAXLEN, '*',
+      'kind', 'dead', 'queue', m[M.queue], 'id', id, 'name', m[M.name],
+      'error', m[M.error], 'attempts', m[M.attempts], 'at', now)
+    return true, 0
+  end
+  store_meta(id, m)
+  local due = now + delay
+  if place(id, m, due, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  return false, due
+end
+
+-- Return up to `limit` lapsed leases of this queue to waiting (or the
+-- dead-letter set), each counting one failed attempt.
+local function reclaim_lapsed(now, limit)
+  local lapsed = redis.call('ZRANGEBYSCORE', K.leased, '-inf', now, 'LIMIT', 0, limit)
+  local requeued, dead = 0, 0
+  for _, id in ipairs(lapsed) do
+    local m = load_meta(id)
+    if m then
+      local why = 'lease expired (held by node ' .. m[M.worker_node] ..
+        ' instance ' .. m[M.worker_instance] .. ')'
+      if fail_attempt(id, m, now, why, false, 0, 0) then dead = dead + 1 else requeued = requeued + 1 end
+    else
+      redis.call('ZREM', K.leased, id)
+    end
+  end
+  return requeued, dead
+end
