@@ -11,7 +11,7 @@
 //! history file and `MONITOR` line was read.
 //!
 //! One file per scenario; [`harness`] and [`fleet`] (worker processes) are
-//! what they share. The quick CI subset (`tests/tests/reliability_faults.rs`)
+//! what they share. The quick CI subset (`tests/tests/reliability/reliability_faults.rs`)
 //! runs them at [`Scale::quick`]; the full run (`scripts/reliability`,
 //! binary `redq-chaos`) at [`Scale::full`].
 

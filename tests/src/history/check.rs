@@ -17,7 +17,7 @@
 //! when no reading of those calls explains what was observed.
 //!
 //! Every violation names the rule it broke ([`ViolationKind`]);
-//! `tests/tests/reliability_checker.rs` shows each kind firing on a broken
+//! `tests/tests/reliability/reliability_checker.rs` shows each kind firing on a broken
 //! variant.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

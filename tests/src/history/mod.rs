@@ -11,7 +11,7 @@
 //! - [`check`]: reads all three and lists every broken guarantee, with the
 //!   run's figures; each names the rule it broke, a [`ViolationKind`].
 //!
-//! The checker is shown not to be vacuous by `tests/tests/reliability_checker.rs`,
+//! The checker is shown not to be vacuous by `tests/tests/reliability/reliability_checker.rs`,
 //! which feeds it histories made by deliberately broken variants of the
 //! scripts (built in test code from `lua/` with patches, never shipped).
 

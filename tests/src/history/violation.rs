@@ -2,7 +2,7 @@
 //! carries one of these kinds, so a test can say exactly which rule fired.
 //!
 //! The kinds are declared once, in the list below, which also makes
-//! [`ViolationKind::ALL`]: `tests/tests/reliability_checker.rs` iterates over
+//! [`ViolationKind::ALL`]: `tests/tests/reliability/reliability_checker.rs` iterates over
 //! it and fails unless a broken variant (a patched script or a hand-made
 //! history) is shown to fire every kind. A kind added here without such a
 //! variant fails that test.
