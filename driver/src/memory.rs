@@ -36,7 +36,7 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 ///
 /// It mirrors the Lua scripts (`lua/claim.lua`, `lua/ack.lua`,
 /// `lua/nack.lua`, `lua/next_due.lua`, and the helpers in `lua/lib.lua`), and
-/// the trait-level tests (`tests/tests/queue_trait.rs`) run the same test
+/// the trait-level tests (`tests/tests/single_server/queue_trait.rs`) run the same test
 /// bodies against both backends:
 ///
 /// - Jobs are claimed oldest first (one sequence across every queue, so a
@@ -549,7 +549,7 @@ impl Queue for MemoryQueue {
 mod tests {
     //! The state machine driven directly with a synthetic clock; the
     //! behaviour through the trait, against both backends, is tested in
-    //! `tests/tests/queue_trait.rs`.
+    //! `tests/tests/single_server/queue_trait.rs`.
 
     use std::collections::HashSet;
 
