@@ -221,26 +221,23 @@ impl RedisQueue {
         Ok(Page { total, items: jobs })
     }
 
-    /// Dead letters of a queue, newest first.
-    pub async fn dead_letters(
-        &self,
-        queue: &str,
-        offset: u64,
-        count: usize,
-    ) -> Result<Page<JobRecord>, QueueError> {
-        self.list_jobs(queue, JobState::Dead, offset, count).await
-    }
-
-    /// Everything about one job, or `None` when no such job exists.
-    pub async fn inspect(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
-        limits::check_id(id)?;
+    /// The stored record of job `id` (read outside any script: a hint of
+    /// its queue and holder, which the scripts then check).
+    pub(crate) async fn stored_meta(&self, id: &str) -> Result<Option<Meta>, QueueError> {
         let raw: Option<Vec<u8>> = self
             .client()
             .hget(self.inner.keys.jobs(), id)
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-        let Some(raw) = raw else { return Ok(None) };
-        let queue = Meta::decode(&raw)?.queue;
+        raw.map(|raw| Meta::decode(&raw)).transpose()
+    }
+
+    /// Everything about one job, or `None` when no such job exists.
+    pub async fn inspect(&self, id: &str) -> Result<Option<JobRecord>, QueueError> {
+        limits::check_id(id)?;
+        let Some(queue) = self.stored_meta(id).await?.map(|meta| meta.queue) else {
+            return Ok(None);
+        };
         let items = reply::array(self.run(Op::Inspect, &queue, vec![text(id)]).await?)?;
         let mut it = items.into_iter();
         let (Some(state), Some(meta), Some(payload), _now, score) =
@@ -263,75 +260,7 @@ impl RedisQueue {
         )))
     }
 
-    /// Requeue these dead letters of `queue` (attempts reset to 0), in
-    /// batches of [`limits::DEAD_BATCH`].
-    pub async fn requeue_dead(
-        &self,
-        queue: &str,
-        ids: &[String],
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.requeue_dead_with_attempts(queue, ids, 0).await
-    }
-
-    /// Requeue these dead letters of `queue` with their attempt counter set
-    /// to `attempts` (the seed's RequeueDeadLetter; [`requeue_dead`] is
-    /// this with 0). A job whose `max_attempts` is not above `attempts`
-    /// gets one more try before it is dead again.
-    ///
-    /// [`requeue_dead`]: Self::requeue_dead
-    pub async fn requeue_dead_with_attempts(
-        &self,
-        queue: &str,
-        ids: &[String],
-        attempts: u32,
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.change_dead(DeadAction::Requeue { attempts }, queue, ids)
-            .await
-    }
-
-    /// Delete these dead letters of `queue` for good.
-    pub async fn delete_dead(
-        &self,
-        queue: &str,
-        ids: &[String],
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.change_dead(DeadAction::Delete, queue, ids).await
-    }
-
-    /// Requeue every dead letter of `queue`, [`limits::DEAD_BATCH`] per
-    /// script call; `progress` is told (done so far, left). Stops after as
-    /// many batches as the dead set held at the start, so jobs dying again
-    /// meanwhile cannot keep it looping.
-    pub async fn requeue_all_dead(
-        &self,
-        queue: &str,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.requeue_all_dead_with_attempts(queue, 0, progress)
-            .await
-    }
-
-    /// [`requeue_all_dead`](Self::requeue_all_dead), with each job's
-    /// attempt counter set to `attempts` (see
-    /// [`requeue_dead_with_attempts`](Self::requeue_dead_with_attempts)).
-    pub async fn requeue_all_dead_with_attempts(
-        &self,
-        queue: &str,
-        attempts: u32,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.drain_dead(DeadAction::Requeue { attempts }, queue, progress)
-            .await
-    }
-
-    /// Delete every dead letter of `queue`, in bounded batches.
-    pub async fn purge_dead(
-        &self,
-        queue: &str,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.drain_dead(DeadAction::Delete, queue, progress).await
-    }
+    crate::dead_forms::dead_letter_forms!();
 
     /// Apply `action` to these dead letters of `queue`, in batches of
     /// [`limits::DEAD_BATCH`] (the by-id form of every dead-letter change).

@@ -51,6 +51,7 @@ mod admin;
 mod coalesce;
 mod codes;
 mod connect;
+mod dead_forms;
 mod durable;
 mod enqueue_args;
 mod error;

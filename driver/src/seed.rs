@@ -3,10 +3,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use fred::interfaces::HashesInterface;
 use serde_json::Value;
 
-use crate::meta::Meta;
 use crate::{Job, Lease, QueueError, RedisQueue};
 
 /// A queue backend.
@@ -153,13 +151,9 @@ impl RedisQueue {
         if let Some(lease) = self.inner.held.get(id) {
             return Ok(Some(lease));
         }
-        let raw: Option<Vec<u8>> = self
-            .client()
-            .hget(self.inner.keys.jobs(), id)
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-        let Some(raw) = raw else { return Ok(None) };
-        let meta = Meta::decode(&raw)?;
+        let Some(meta) = self.stored_meta(id).await? else {
+            return Ok(None);
+        };
         let me = self.inner.identity;
         let mine = meta.lease_id != 0
             && meta.worker_node == me.node

@@ -2,35 +2,36 @@
 //! default), or the `n` shard namespaces a `redq::ShardedQueue` spreads one
 //! queue over (`--shards n`).
 //!
-//! Every screen and subcommand goes through a [`Target`], so they all see
-//! one aggregated queue: `reads` merges what the shards hold, `writes` sends
-//! each change to the shard(s) it concerns. With one namespace every call is
-//! the plain `RedisQueue` call, so the output is what it always was.
+//! Every screen and subcommand goes through a [`Target`], which is the
+//! driver's [`redq::Operator`] (every read, merge and write over the shards
+//! is the driver's; `Target` derefs to it) plus what only the console
+//! needs: `--shards 1` meaning "this namespace", and shard tags telling
+//! which shard a row came from (`tags`, [`shard_index`]).
 
-mod reads;
-mod writes;
+mod tags;
 
-use redq::{QueueError, RedisQueue, ShardedQueue};
+use redq::{Operator, QueueError, RedisQueue, ShardedQueue};
 
-pub use reads::merge_order;
-
-/// The console's handles on the queues.
+/// The console's handle on the queues: the driver's operator calls, over
+/// one namespace or the shards.
 #[derive(Clone, Debug)]
 pub struct Target {
-    /// One handle per namespace, in shard order.
-    shards: Vec<RedisQueue>,
-    /// With several shards: the driver's own router, so an enqueue from the
-    /// console lands where producers would put it (ordering and dedup keys
-    /// pick their shard).
-    router: Option<ShardedQueue>,
+    operator: Operator,
+}
+
+impl std::ops::Deref for Target {
+    type Target = Operator;
+
+    fn deref(&self) -> &Operator {
+        &self.operator
+    }
 }
 
 impl Target {
     /// One namespace, as the console has always watched.
     pub fn single(queue: RedisQueue) -> Target {
         Target {
-            shards: vec![queue],
-            router: None,
+            operator: Operator::from(queue),
         }
     }
 
@@ -47,51 +48,15 @@ impl Target {
         if n == 1 {
             return Ok(Target::single(builder.namespace(base).connect().await?));
         }
-        let router = ShardedQueue::connect(builder, base, n).await?;
+        let sharded = ShardedQueue::connect(builder, base, n).await?;
         Ok(Target {
-            shards: router.shards().to_vec(),
-            router: Some(router),
+            operator: Operator::from(sharded),
         })
-    }
-
-    /// Every handle, in shard order (one without sharding).
-    pub fn shards(&self) -> &[RedisQueue] {
-        &self.shards
-    }
-
-    /// Whether several shards are aggregated.
-    pub fn is_sharded(&self) -> bool {
-        self.router.is_some()
-    }
-
-    /// The shard namespaces, in order; empty without sharding (nothing to
-    /// tell apart).
-    pub fn shard_namespaces(&self) -> Vec<String> {
-        if !self.is_sharded() {
-            return Vec::new();
-        }
-        self.shards
-            .iter()
-            .map(|s| s.namespace().to_owned())
-            .collect()
     }
 
     /// The index of the shard with this namespace; `None` without sharding.
     pub fn shard_of(&self, namespace: &str) -> Option<usize> {
         shard_index(&self.shard_namespaces(), namespace)
-    }
-
-    /// The base namespace (the only one without sharding).
-    pub fn namespace(&self) -> &str {
-        match &self.router {
-            Some(router) => router.base(),
-            None => self.shards[0].namespace(),
-        }
-    }
-
-    /// The URL without its password.
-    pub fn redacted_url(&self) -> &str {
-        self.shards[0].redacted_url()
     }
 }
 

@@ -65,11 +65,15 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
         } => {
             require_known(queue, &name).await?;
             if all {
-                let done = queue.requeue_all_dead(&name, attempts, |_, _| {}).await?;
+                let done = queue
+                    .requeue_all_dead_with_attempts(&name, attempts, |_, _| {})
+                    .await?;
                 tracing::info!(queue = %name, done, "requeued all dead letters");
                 report_all(queue, json, "requeued", &name, done).await
             } else {
-                let report = queue.requeue_dead(&name, &ids, attempts).await?;
+                let report = queue
+                    .requeue_dead_with_attempts(&name, &ids, attempts)
+                    .await?;
                 tracing::info!(queue = %name, done = report.done, "requeued dead letters");
                 print_report(json, "requeued", &name, &report);
                 check_found(&report)

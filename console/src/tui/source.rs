@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::{try_join_all, BoxFuture};
-use redq::{limits, JobState, QueueError};
+use redq::{limits, DeadAction, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
@@ -312,6 +312,15 @@ pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::Unbounde
     let _ = updates.send(Update::Finished { message, ok });
 }
 
+/// The console's requeues restart the attempt count from 0.
+fn dead_action(requeue: bool) -> DeadAction {
+    if requeue {
+        DeadAction::Requeue { attempts: 0 }
+    } else {
+        DeadAction::Delete
+    }
+}
+
 async fn apply(
     queue: &Target,
     mutation: &Mutation,
@@ -328,15 +337,12 @@ async fn apply(
     match mutation {
         Mutation::RequeueDead(set) | Mutation::DeleteDead(set) => {
             let requeue = matches!(mutation, Mutation::RequeueDead(_));
+            let action = dead_action(requeue);
             let total: u64 = set.iter().map(|(_, ids)| ids.len() as u64).sum();
             let (mut done, mut missing) = (0, 0);
             for (name, ids) in set {
                 for chunk in ids.chunks(limits::DEAD_BATCH) {
-                    let report = if requeue {
-                        queue.requeue_dead(name, chunk, 0).await?
-                    } else {
-                        queue.delete_dead(name, chunk).await?
-                    };
+                    let report = queue.change_dead(action, name, chunk).await?;
                     done += report.done;
                     missing += report.not_found;
                     progress(done + missing, total - done - missing);
@@ -355,11 +361,7 @@ async fn apply(
             for name in names {
                 let before = done;
                 let report = |d: u64, left: u64| progress(before + d, left);
-                done += if requeue {
-                    queue.requeue_all_dead(name, 0, report).await?
-                } else {
-                    queue.purge_dead(name, report).await?
-                };
+                done += queue.drain_dead(dead_action(requeue), name, report).await?;
             }
             let verb = if requeue { "requeued" } else { "purged" };
             Ok(format!("{verb} {}", plural(done as usize, "dead letter")))

@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::SystemTime;
 
 use futures::future::try_join_all;
 
@@ -43,20 +44,16 @@ impl Operator {
         if all.len() == 1 {
             return Ok(all.into_iter().flatten().collect());
         }
-        let mut sums = BTreeMap::new();
-        for b in all.into_iter().flatten() {
-            let sum: &mut (u64, u64) = sums.entry(b.start).or_default();
-            sum.0 += b.processed;
-            sum.1 += b.failed;
+        let mut sums: BTreeMap<SystemTime, StatsBucket> = BTreeMap::new();
+        for bucket in all.into_iter().flatten() {
+            sums.entry(bucket.start)
+                .and_modify(|sum| {
+                    sum.processed += bucket.processed;
+                    sum.failed += bucket.failed;
+                })
+                .or_insert(bucket);
         }
-        Ok(sums
-            .into_iter()
-            .map(|(start, (processed, failed))| StatsBucket {
-                start,
-                processed,
-                failed,
-            })
-            .collect())
+        Ok(sums.into_values().collect())
     }
 
     /// A page of the queue's jobs in `state`. With several shards each is
@@ -91,16 +88,6 @@ impl Operator {
             .take(limit)
             .collect();
         Ok(Page { total, items })
-    }
-
-    /// Dead letters of a queue, newest first.
-    pub async fn dead_letters(
-        &self,
-        queue: &str,
-        offset: u64,
-        limit: usize,
-    ) -> Result<Page<JobRecord>, QueueError> {
-        self.list_jobs(queue, JobState::Dead, offset, limit).await
     }
 
     /// Everything about one job, from the first shard that has it (a job id

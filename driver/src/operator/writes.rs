@@ -8,40 +8,7 @@ use super::Operator;
 use crate::{DeadAction, DeadLetterReport, Enqueued, NewJob, QueueError};
 
 impl Operator {
-    /// Requeue these dead letters of `queue` (attempts reset to 0), on
-    /// whichever shard holds them.
-    pub async fn requeue_dead(
-        &self,
-        queue: &str,
-        ids: &[String],
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.change_dead(DeadAction::Requeue { attempts: 0 }, queue, ids)
-            .await
-    }
-
-    /// Requeue these dead letters of `queue` with their attempt counters set
-    /// to `attempts`; see [`RedisQueue::requeue_dead_with_attempts`].
-    ///
-    /// [`RedisQueue::requeue_dead_with_attempts`]: crate::RedisQueue::requeue_dead_with_attempts
-    pub async fn requeue_dead_with_attempts(
-        &self,
-        queue: &str,
-        ids: &[String],
-        attempts: u32,
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.change_dead(DeadAction::Requeue { attempts }, queue, ids)
-            .await
-    }
-
-    /// Delete these dead letters of `queue` for good, on whichever shard
-    /// holds them.
-    pub async fn delete_dead(
-        &self,
-        queue: &str,
-        ids: &[String],
-    ) -> Result<DeadLetterReport, QueueError> {
-        self.change_dead(DeadAction::Delete, queue, ids).await
-    }
+    crate::dead_forms::dead_letter_forms!();
 
     /// Apply `action` to these dead letters of `queue`, wherever they are.
     /// An id is `not_found` only if no shard had it.
@@ -64,40 +31,6 @@ impl Operator {
         // missing only if no shard took it.
         total.not_found = (ids.len() as u64).saturating_sub(total.done);
         Ok(total)
-    }
-
-    /// Requeue every dead letter of `queue` on every shard (attempts reset
-    /// to 0), in the driver's bounded batches; `progress(done, left)` counts
-    /// over all shards. The number requeued.
-    pub async fn requeue_all_dead(
-        &self,
-        queue: &str,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.drain_dead(DeadAction::Requeue { attempts: 0 }, queue, progress)
-            .await
-    }
-
-    /// [`requeue_all_dead`](Self::requeue_all_dead), with each job's attempt
-    /// counter set to `attempts`.
-    pub async fn requeue_all_dead_with_attempts(
-        &self,
-        queue: &str,
-        attempts: u32,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.drain_dead(DeadAction::Requeue { attempts }, queue, progress)
-            .await
-    }
-
-    /// Delete every dead letter of `queue` on every shard, as
-    /// [`requeue_all_dead`](Self::requeue_all_dead) does.
-    pub async fn purge_dead(
-        &self,
-        queue: &str,
-        progress: impl FnMut(u64, u64),
-    ) -> Result<u64, QueueError> {
-        self.drain_dead(DeadAction::Delete, queue, progress).await
     }
 
     /// Apply `action` to every dead letter of `queue` on every shard, one
