@@ -1,6 +1,5 @@
 //! Fixtures shared by the console's tests: a fixed clock and a state full
 //! of believable data, built without Redis.
-#![allow(dead_code)]
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

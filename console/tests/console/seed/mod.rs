@@ -1,6 +1,5 @@
 //! Putting jobs into a real Redis through the driver, and running the real
 //! `redq` binary against it.
-#![allow(dead_code)]
 
 use std::process::{Command, Output};
 use std::time::Duration;
