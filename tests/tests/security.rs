@@ -38,6 +38,8 @@ const DEADLINE: Duration = Duration::from_secs(20);
 // ---------------------------------------------------------------- logs
 
 /// Everything logged through `tracing` by this test binary, at every level.
+/// The subscriber is process-wide, which is why these tests are a binary
+/// of their own: sharing a process, it would buffer every other test's logs.
 fn log_buffer() -> &'static LogCapture {
     static CAPTURE: OnceLock<LogCapture> = OnceLock::new();
     CAPTURE.get_or_init(|| {
