@@ -4,7 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::state::{Action, Screen, State};
+use super::state::{Action, Overlay, Screen, State, View};
 use redq::JobState;
 
 /// Where a binding applies.
@@ -54,41 +54,40 @@ impl Scope {
         }
     }
 
-    /// Whether the binding is live in this state.
+    /// Whether the binding is live in this state: the overlay takes the
+    /// keys first, and with none the view decides.
     pub fn applies(self, state: &State) -> bool {
-        let modal = state.confirm.is_some() || state.filter_editing || state.help;
-        match self {
-            Scope::Confirm => state.confirm.is_some(),
-            Scope::Filter => state.filter_editing && state.confirm.is_none(),
-            _ if modal => false,
-            Scope::Main => true,
-            Scope::Detail => state.detail.is_some(),
-            Scope::Lists => state.detail.is_none(),
-            Scope::Filterable => state.detail.is_none(),
-            Scope::Openable => {
-                state.detail.is_none()
-                    && (state.jobs.is_some()
-                        || matches!(state.screen, Screen::Leases | Screen::Dead))
-            }
-            Scope::Jobs => state.jobs.is_some() && state.detail.is_none(),
-            Scope::Queues => {
-                state.screen == Screen::Queues && state.jobs.is_none() && state.detail.is_none()
-            }
-            Scope::Dead => match (&state.detail, &state.jobs) {
-                (Some(detail), _) => detail.record.state == JobState::Dead,
-                (None, Some(view)) => view.query.state == JobState::Dead,
-                (None, None) => state.screen == Screen::Dead,
+        match &state.overlay {
+            Overlay::Confirm(_) => self == Scope::Confirm,
+            Overlay::Filter => self == Scope::Filter,
+            // Any key closes help (see `action_for`).
+            Overlay::Help => false,
+            Overlay::None => self.applies_to(&state.view),
+        }
+    }
+
+    /// Whether the binding is live in `view` with nothing over it.
+    fn applies_to(self, view: &View) -> bool {
+        match view {
+            View::Detail(detail) => match self {
+                Scope::Main | Scope::Detail => true,
+                Scope::Dead => detail.record.state == JobState::Dead,
+                _ => false,
             },
-            Scope::DeadList => {
-                state.detail.is_none()
-                    && match &state.jobs {
-                        Some(view) => view.query.state == JobState::Dead,
-                        None => state.screen == Screen::Dead,
-                    }
-            }
-            Scope::DeadScreen => {
-                state.screen == Screen::Dead && state.jobs.is_none() && state.detail.is_none()
-            }
+            View::Jobs(jobs) => match self {
+                Scope::Main | Scope::Lists | Scope::Filterable | Scope::Openable | Scope::Jobs => {
+                    true
+                }
+                Scope::Dead | Scope::DeadList => jobs.query.state == JobState::Dead,
+                _ => false,
+            },
+            View::Screen(screen) => match self {
+                Scope::Main | Scope::Lists | Scope::Filterable => true,
+                Scope::Openable => matches!(screen, Screen::Leases | Screen::Dead),
+                Scope::Queues => *screen == Screen::Queues,
+                Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
+                _ => false,
+            },
         }
     }
 }
@@ -233,7 +232,7 @@ pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
     if ctrl_c {
         return Some(Action::Quit);
     }
-    if state.help {
+    if state.overlay == Overlay::Help {
         // Any key closes help.
         return Some(Action::ToggleHelp);
     }
@@ -245,21 +244,21 @@ pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
     if found.is_some() {
         return found;
     }
-    if state.confirm.is_some() {
+    match state.overlay {
         // The default answer is No: any other key cancels.
-        return Some(Action::Cancel);
-    }
-    if state.filter_editing {
-        if let KeyCode::Char(c) = event.code {
-            if !event
-                .modifiers
-                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        Overlay::Confirm(_) => Some(Action::Cancel),
+        Overlay::Filter => match event.code {
+            KeyCode::Char(c)
+                if !event
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
             {
-                return Some(Action::FilterInput(c));
+                Some(Action::FilterInput(c))
             }
-        }
+            _ => None,
+        },
+        Overlay::Help | Overlay::None => None,
     }
-    None
 }
 
 /// The footer hints for this state, in table order.

@@ -208,7 +208,7 @@ fn the_detail_follows_the_job_after_acting_on_it() {
         message: "requeued 1 dead letter".into(),
         ok: true,
     }));
-    let mut requeued = state.detail.as_ref().unwrap().record.clone();
+    let mut requeued = state.detail().unwrap().record.clone();
     requeued.state = JobState::Waiting;
     requeued.attempts = 0;
     requeued.died_at = None;

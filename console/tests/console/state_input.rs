@@ -311,7 +311,7 @@ fn confirmations_say_how_many_jobs_they_touch() {
         let mut state = loaded();
         type_keys(&mut state, &keys);
         let prompt = state
-            .confirm
+            .confirm()
             .as_ref()
             .map(|c| c.prompt.clone())
             .unwrap_or_default();
@@ -340,7 +340,7 @@ fn read_only_refuses_every_mutation() {
         }));
         let commands = type_keys(&mut state, &[k.clone(), vec![ch('y')]].concat());
         assert!(commands.is_empty(), "{k:?} produced {commands:?}");
-        assert!(state.confirm.is_none());
+        assert!(state.confirm().is_none());
         let status = state.status.expect("a refusal is explained");
         assert_eq!(status.level, Level::Error);
         assert!(status.text.starts_with("read-only:"), "{}", status.text);
@@ -460,7 +460,7 @@ fn navigation_table() {
         let mut state = loaded();
         type_keys(&mut state, &keys);
         assert_eq!(
-            (state.screen, state.cursor().index),
+            (state.screen(), state.cursor().index),
             (screen, index),
             "{keys:?}"
         );
@@ -471,11 +471,11 @@ fn navigation_table() {
 fn filters_narrow_rows_and_esc_clears_them() {
     let mut state = loaded();
     type_keys(&mut state, &[ch('/'), ch('W'), ch('E'), ch('B')]);
-    assert!(state.filter_editing);
+    assert!(state.filter_editing());
     assert_eq!(state.visible_queues().len(), 1, "filters ignore case");
     type_keys(&mut state, &[key(KeyCode::Backspace), key(KeyCode::Enter)]);
     assert_eq!(state.filter(), "WE");
-    assert!(!state.filter_editing);
+    assert!(!state.filter_editing());
     type_keys(&mut state, &[key(KeyCode::Esc)]);
     assert_eq!(state.filter(), "");
     assert_eq!(state.visible_queues().len(), 5);
@@ -486,7 +486,7 @@ fn jobs_view_pages_and_cycles_states() {
     let mut state = loaded();
     type_keys(&mut state, &[ch('j'), key(KeyCode::Enter)]);
     let query = |s: &State| {
-        s.jobs
+        s.jobs()
             .as_ref()
             .map(|j| (j.query.queue.clone(), j.query.state, j.query.offset))
     };
@@ -498,7 +498,7 @@ fn jobs_view_pages_and_cycles_states() {
     // Paging needs to know the total: give it a page of 120 dead jobs.
     let mut snap = snapshot();
     snap.jobs = Some(redq_console::tui::state::JobsPage {
-        query: state.jobs.as_ref().unwrap().query.clone(),
+        query: state.jobs().unwrap().query.clone(),
         page: redq::Page {
             total: 120,
             items: vec![],
@@ -524,7 +524,7 @@ fn jobs_view_pages_and_cycles_states() {
         redq_console::tui::state::Focus::Jobs(_)
     ));
     type_keys(&mut state, &[key(KeyCode::Esc)]);
-    assert!(state.jobs.is_none());
+    assert!(state.jobs().is_none());
     assert_eq!(state.focus(), redq_console::tui::state::Focus::Overview);
 }
 

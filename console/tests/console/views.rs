@@ -608,12 +608,12 @@ fn jobs_view(queue: &str, state_shown: JobState, items: Vec<redq::JobRecord>) ->
         state.apply(Action::Down);
     }
     state.apply(Action::Open);
-    while state.jobs.as_ref().unwrap().query.state != state_shown {
+    while state.jobs().unwrap().query.state != state_shown {
         state.apply(Action::NextState);
     }
     let mut snapshot = snapshot();
     snapshot.jobs = Some(JobsPage {
-        query: state.jobs.as_ref().unwrap().query.clone(),
+        query: state.jobs().unwrap().query.clone(),
         page: Page {
             total: items.len() as u64,
             items,
@@ -654,8 +654,8 @@ fn slash_filters_a_queues_jobs_and_typed_text_runs_no_command() {
             state.apply(action);
         }
     }
-    assert_eq!(state.screen, Screen::Queues, "a typed 3 switched screens");
-    let view = state.jobs.as_ref().expect("the jobs view closed");
+    assert_eq!(state.screen(), Screen::Queues, "a typed 3 switched screens");
+    let view = state.jobs().expect("the jobs view closed");
     assert_eq!(view.query.queue, "billing");
     assert_eq!(state.filter(), "cus_3");
     insta::assert_snapshot!("jobs_filter_typing", screen(&state));
@@ -673,7 +673,7 @@ fn slash_filters_a_queues_jobs_and_typed_text_runs_no_command() {
     // The selection is among the matching rows: Enter opens cus_3's job.
     state.apply(Action::Open);
     assert_eq!(
-        state.detail.as_ref().map(|d| d.record.id.as_str()),
+        state.detail().map(|d| d.record.id.as_str()),
         Some("01JDQ7C0000000000000000001")
     );
 }

@@ -6,8 +6,14 @@
 //! table-driven unit test away.
 
 mod apply;
+mod confirm;
 mod data;
+mod dead_letters;
 pub mod metrics;
+mod mode;
+mod navigate;
+mod pause;
+mod receive;
 pub mod rows;
 
 use std::time::{Duration, SystemTime};
@@ -19,6 +25,7 @@ pub use data::{
     plural, DeadIds, DeadWindow, Focus, JobsPage, JobsQuery, Mutation, QueueRow, ScheduleInfo,
     Snapshot, Update, WorkerInfo,
 };
+pub use mode::{Confirm, Detail, JobsView, OpenedFrom, Overlay, Screen, Tabs, View};
 pub use rows::{Badge, DeadGroup};
 
 /// Jobs per page in the jobs view.
@@ -26,52 +33,6 @@ pub const JOBS_PAGE: usize = 50;
 /// How long a status message stays on screen. A message says what just
 /// happened; kept longer it reads as what is happening now.
 pub const STATUS_TTL: Duration = Duration::from_secs(10);
-
-/// The six screens, in tab order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Screen {
-    /// Queue overview.
-    Queues,
-    /// Held leases.
-    Leases,
-    /// Dead letters.
-    Dead,
-    /// Recurring schedules.
-    Schedules,
-    /// Live workers.
-    Workers,
-    /// The event feed.
-    Events,
-}
-
-impl Screen {
-    /// Every screen in tab order.
-    pub const ALL: [Screen; 6] = [
-        Screen::Queues,
-        Screen::Leases,
-        Screen::Dead,
-        Screen::Schedules,
-        Screen::Workers,
-        Screen::Events,
-    ];
-
-    /// The tab title.
-    pub fn title(self) -> &'static str {
-        match self {
-            Screen::Queues => "Queues",
-            Screen::Leases => "Leases",
-            Screen::Dead => "Dead letters",
-            Screen::Schedules => "Schedules",
-            Screen::Workers => "Workers",
-            Screen::Events => "Events",
-        }
-    }
-
-    /// Position in tab order (0-based).
-    pub fn index(self) -> usize {
-        Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
-    }
-}
 
 /// How the console was started.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,36 +116,6 @@ pub struct Cursor {
     pub key: Option<String>,
 }
 
-/// The jobs view opened from the Queues screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobsView {
-    /// What it lists.
-    pub query: JobsQuery,
-    /// Its selection.
-    pub cursor: Cursor,
-    /// Its own filter (`/` in the jobs view): narrows the loaded page, kept
-    /// across pages and states, apart from the Queues screen's filter.
-    pub filter: String,
-}
-
-/// The detail view of one job.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Detail {
-    /// The job as it was when opened.
-    pub record: JobRecord,
-    /// Lines scrolled.
-    pub scroll: u16,
-}
-
-/// A destructive action waiting for `y`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirm {
-    /// The question, naming what will be touched and how many jobs.
-    pub prompt: String,
-    /// What `y` does.
-    pub mutation: Mutation,
-}
-
 /// Status line severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -223,30 +154,16 @@ pub struct Progress {
 pub struct State {
     /// How the console was started.
     pub settings: Settings,
-    /// The screen shown.
-    pub screen: Screen,
+    /// What the body shows.
+    pub view: View,
+    /// What takes the keys before the view.
+    pub overlay: Overlay,
+    /// What each tab keeps while another is shown.
+    pub tabs: Tabs,
     /// Connection health.
     pub connection: Connection,
     /// The data.
     pub data: Data,
-    /// One cursor per screen.
-    pub cursors: [Cursor; 6],
-    /// One filter per screen.
-    pub filters: [String; 6],
-    /// Typing into the filter.
-    pub filter_editing: bool,
-    /// Dead letters grouped by error signature.
-    pub group_dead: bool,
-    /// Cursor over the dead-letter groups.
-    pub group_cursor: Cursor,
-    /// The jobs view, when open.
-    pub jobs: Option<JobsView>,
-    /// The job detail, when open.
-    pub detail: Option<Detail>,
-    /// A pending confirmation.
-    pub confirm: Option<Confirm>,
-    /// The help overlay is open.
-    pub help: bool,
     /// The status line.
     pub status: Option<Status>,
     /// The running mutation.
@@ -263,18 +180,11 @@ impl State {
     pub fn new(settings: Settings) -> State {
         State {
             settings,
-            screen: Screen::Queues,
+            view: View::Screen(Screen::Queues),
+            overlay: Overlay::None,
+            tabs: Tabs::default(),
             connection: Connection::Connecting,
             data: Data::default(),
-            cursors: Default::default(),
-            filters: Default::default(),
-            filter_editing: false,
-            group_dead: false,
-            group_cursor: Cursor::default(),
-            jobs: None,
-            detail: None,
-            confirm: None,
-            help: false,
             status: None,
             busy: None,
             size: (100, 30),
@@ -282,12 +192,40 @@ impl State {
         }
     }
 
+    /// The tab lit (see [`View::screen`]).
+    pub fn screen(&self) -> Screen {
+        self.view.screen()
+    }
+
+    /// The jobs view, shown or under the detail (see [`View::jobs`]).
+    pub fn jobs(&self) -> Option<&JobsView> {
+        self.view.jobs()
+    }
+
+    /// The job detail, when shown.
+    pub fn detail(&self) -> Option<&Detail> {
+        self.view.detail()
+    }
+
+    /// The confirmation waiting for an answer.
+    pub fn confirm(&self) -> Option<&Confirm> {
+        match &self.overlay {
+            Overlay::Confirm(confirm) => Some(confirm),
+            _ => None,
+        }
+    }
+
+    /// Whether keys are typed into the filter.
+    pub fn filter_editing(&self) -> bool {
+        self.overlay == Overlay::Filter
+    }
+
     /// What the source should load for what is on screen.
     pub fn focus(&self) -> Focus {
-        if let Some(jobs) = &self.jobs {
+        if let Some(jobs) = self.jobs() {
             return Focus::Jobs(jobs.query.clone());
         }
-        match self.screen {
+        match self.screen() {
             Screen::Leases => Focus::Leases,
             Screen::Dead => Focus::Dead,
             _ => Focus::Overview,
@@ -297,21 +235,22 @@ impl State {
     /// The filter of the current list: the jobs view's when it is open,
     /// else the screen's.
     pub fn filter(&self) -> &str {
-        match &self.jobs {
+        match self.jobs() {
             Some(view) => &view.filter,
-            None => &self.filters[self.screen.index()],
+            None => &self.tabs.filters[self.screen().index()],
         }
     }
 
-    /// The current screen's cursor.
+    /// The current list's cursor (the one under the detail, if shown).
     pub fn cursor(&self) -> &Cursor {
-        if let Some(jobs) = &self.jobs {
+        if let Some(jobs) = self.jobs() {
             return &jobs.cursor;
         }
-        if self.screen == Screen::Dead && self.group_dead {
-            return &self.group_cursor;
+        let screen = self.screen();
+        if screen == Screen::Dead && self.tabs.dead_grouped {
+            return &self.tabs.group_cursor;
         }
-        &self.cursors[self.screen.index()]
+        &self.tabs.cursors[screen.index()]
     }
 
     /// The local clock shifted to Redis's, for countdowns between snapshots.
@@ -342,31 +281,27 @@ impl State {
     /// by every snapshot always did; the Leases, Dead letters and jobs
     /// lists only while they are in focus.
     pub fn screen_loaded(&self) -> bool {
-        if self.detail.is_some() {
-            return true;
-        }
-        if let Some(view) = &self.jobs {
-            return self
+        match &self.view {
+            View::Detail(_) => true,
+            View::Jobs(view) => self
                 .data
                 .jobs
                 .as_ref()
-                .is_some_and(|page| page.query == view.query);
-        }
-        match self.screen {
-            Screen::Leases => self.data.leases_loaded,
-            Screen::Dead => self.data.dead_loaded,
-            _ => self.data.loaded,
+                .is_some_and(|page| page.query == view.query),
+            View::Screen(Screen::Leases) => self.data.leases_loaded,
+            View::Screen(Screen::Dead) => self.data.dead_loaded,
+            View::Screen(_) => self.data.loaded,
         }
     }
 
     /// The job the detail view shows, which the source keeps re-reading.
     pub fn watched_job(&self) -> Option<String> {
-        self.detail.as_ref().map(|d| d.record.id.clone())
+        self.detail().map(|d| d.record.id.clone())
     }
 
     /// The selected job of the jobs view (among the rows its filter shows).
     pub fn selected_job(&self) -> Option<&JobRecord> {
-        let jobs = self.jobs.as_ref()?;
+        let jobs = self.jobs()?;
         self.visible_jobs().get(jobs.cursor.index).copied()
     }
 

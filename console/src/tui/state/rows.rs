@@ -83,7 +83,7 @@ fn job_matches(filter: &str, job: &JobRecord) -> bool {
 
 impl State {
     fn filter_of(&self, screen: Screen) -> &str {
-        &self.filters[screen.index()]
+        &self.tabs.filters[screen.index()]
     }
 
     /// Queues matching the Queues filter.
@@ -98,7 +98,7 @@ impl State {
 
     /// The jobs view's loaded page, narrowed by its filter.
     pub fn visible_jobs(&self) -> Vec<&JobRecord> {
-        let Some(view) = &self.jobs else {
+        let Some(view) = self.jobs() else {
             return Vec::new();
         };
         match &self.data.jobs {
@@ -213,17 +213,17 @@ impl State {
 
     /// Keys of the rows the current list shows, in order.
     pub(super) fn row_keys(&self) -> Vec<String> {
-        if self.jobs.is_some() {
+        if self.jobs().is_some() {
             return self.visible_jobs().iter().map(|j| j.id.clone()).collect();
         }
-        match self.screen {
+        match self.screen() {
             Screen::Queues => self
                 .visible_queues()
                 .iter()
                 .map(|q| q.counts.queue.clone())
                 .collect(),
             Screen::Leases => self.visible_leases().iter().map(|j| j.id.clone()).collect(),
-            Screen::Dead if self.group_dead => self
+            Screen::Dead if self.tabs.dead_grouped => self
                 .dead_groups()
                 .into_iter()
                 .map(|g| g.signature)

@@ -13,7 +13,7 @@ use super::MIN_SIZE;
 use crate::clock;
 use crate::text::{inert, truncate};
 use crate::tui::input;
-use crate::tui::state::{Connection, Level, Screen, State};
+use crate::tui::state::{Connection, Level, Screen, State, View};
 use crate::tui::theme::Theme;
 
 pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
@@ -78,7 +78,7 @@ pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
                 label.push_str(&format!(" ({dead})"));
             }
         }
-        if screen == state.screen {
+        if screen == state.screen() {
             spans.push(Span::styled(label, theme.tab_active()));
         } else {
             spans.push(Span::styled(label, theme.dim()));
@@ -116,7 +116,7 @@ pub fn banner(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 
 pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let filter = state.filter();
-    let line = if state.filter_editing {
+    let line = if state.filter_editing() {
         Line::from(vec![
             Span::styled(" / ", theme.key()),
             Span::raw(inert(filter)),
@@ -145,7 +145,7 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     {
         // The banner says since when; this says why, as of the last try.
         Line::styled(format!(" {}", inert(error)), theme.error())
-    } else if !filter.is_empty() && state.jobs.is_none() && state.detail.is_none() {
+    } else if !filter.is_empty() && matches!(state.view, View::Screen(_)) {
         Line::from(vec![
             Span::styled(" filter: ", theme.dim()),
             Span::raw(inert(filter)),

@@ -13,7 +13,7 @@ use crate::tui::state::{plural, State};
 use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
-    if state.group_dead {
+    if state.tabs.dead_grouped {
         groups(frame, area, state, theme, now);
         return;
     }
@@ -60,7 +60,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
 fn title(state: &State, shown: usize, what: &str) -> String {
     let total: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
     let mut title = format!(" Dead letters ({total})");
-    if state.group_dead || !state.filter().is_empty() {
+    if state.tabs.dead_grouped || !state.filter().is_empty() {
         title.push_str(&format!(": {}", plural(shown, what)));
     }
     if !state.filter().is_empty() {

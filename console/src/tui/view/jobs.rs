@@ -14,11 +14,17 @@ use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::text::inert;
 use crate::tui::detail_text::detail_lines;
-use crate::tui::state::{State, JOBS_PAGE};
+use crate::tui::state::{Detail, JobsView, State, JOBS_PAGE};
 use crate::tui::theme::Theme;
 
-pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
-    let Some(view) = &state.jobs else { return };
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    view: &JobsView,
+    theme: &Theme,
+    now: SystemTime,
+) {
     let q = &view.query;
     let counts = state
         .data
@@ -150,8 +156,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     table::draw(frame, list_area, list, theme);
 }
 
-pub fn detail(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
-    let Some(detail) = &state.detail else { return };
+pub fn detail(
+    frame: &mut Frame,
+    area: Rect,
+    state: &State,
+    detail: &Detail,
+    theme: &Theme,
+    now: SystemTime,
+) {
     let job = &detail.record;
     let lines: Vec<Line> = detail_lines(job, &state.settings.shards, now)
         .into_iter()

@@ -28,7 +28,7 @@ use std::time::SystemTime;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
 
-use super::state::{Connection, Screen, State};
+use super::state::{Connection, Overlay, Screen, State, View};
 use super::theme::Theme;
 
 /// The smallest terminal the console draws in.
@@ -60,11 +60,11 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
     body_of(frame, body, state, theme, state.data_time(now));
     chrome::status(frame, status, state, theme);
     chrome::footer(frame, footer, state, theme);
-    if state.help {
-        chrome::help(frame, area, theme);
-    }
-    if let Some(confirm) = &state.confirm {
-        chrome::confirm(frame, body, &confirm.prompt, theme);
+    match &state.overlay {
+        Overlay::Help => chrome::help(frame, area, theme),
+        Overlay::Confirm(confirm) => chrome::confirm(frame, body, &confirm.prompt, theme),
+        // The filter being typed shows on the status line.
+        Overlay::Filter | Overlay::None => {}
     }
 }
 
@@ -73,20 +73,14 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         chrome::waiting(frame, area, state, theme);
         return;
     }
-    if state.detail.is_some() {
-        jobs::detail(frame, area, state, theme, now);
-        return;
-    }
-    if state.jobs.is_some() {
-        jobs::render(frame, area, state, theme, now);
-        return;
-    }
-    match state.screen {
-        Screen::Queues => queues::render(frame, area, state, theme, now),
-        Screen::Leases => leases::render(frame, area, state, theme, now),
-        Screen::Dead => dead::render(frame, area, state, theme, now),
-        Screen::Schedules => registry::schedules(frame, area, state, theme, now),
-        Screen::Workers => registry::workers(frame, area, state, theme, now),
-        Screen::Events => events::render(frame, area, state, theme, now),
+    match &state.view {
+        View::Detail(detail) => jobs::detail(frame, area, state, detail, theme, now),
+        View::Jobs(view) => jobs::render(frame, area, state, view, theme, now),
+        View::Screen(Screen::Queues) => queues::render(frame, area, state, theme, now),
+        View::Screen(Screen::Leases) => leases::render(frame, area, state, theme, now),
+        View::Screen(Screen::Dead) => dead::render(frame, area, state, theme, now),
+        View::Screen(Screen::Schedules) => registry::schedules(frame, area, state, theme, now),
+        View::Screen(Screen::Workers) => registry::workers(frame, area, state, theme, now),
+        View::Screen(Screen::Events) => events::render(frame, area, state, theme, now),
     }
 }

@@ -1,0 +1,166 @@
+//! `r`/`d` (the selected dead letter or group) and `R`/`D` (every dead
+//! letter matching the filter): each names what it will touch and asks.
+
+use redq::{JobRecord, JobState};
+
+use super::{plural, Command, DeadIds, Level, Mutation, Screen, State, View};
+use crate::text::inert;
+
+impl State {
+    /// `r` / `d`: the selected dead letter, or the selected group.
+    pub(super) fn on_selected(&mut self, requeue: bool) -> Command {
+        let verb = if requeue { "requeue" } else { "delete" };
+        if self.settings.read_only {
+            self.may_mutate(verb);
+            return Command::None;
+        }
+        // Which dead letters are selected, and how to describe them.
+        let one = |j: &JobRecord| (vec![(j.queue.clone(), vec![j.id.clone()])], describe_job(j));
+        let picked: Option<(DeadIds, String)> = match &self.view {
+            View::Detail(detail) => {
+                (detail.record.state == JobState::Dead).then(|| one(&detail.record))
+            }
+            View::Jobs(view) => (view.query.state == JobState::Dead)
+                .then(|| self.selected_job())
+                .flatten()
+                .map(one),
+            View::Screen(Screen::Dead) if self.tabs.dead_grouped => {
+                self.dead_groups().get(self.cursor().index).map(|g| {
+                    let n = g.jobs.len();
+                    (
+                        by_queue(g.jobs.iter().map(|j| (&j.queue, &j.id))),
+                        format!(
+                            "{} with error \"{}\"",
+                            plural(n, "dead letter"),
+                            inert(&g.signature)
+                        ),
+                    )
+                })
+            }
+            View::Screen(Screen::Dead) => {
+                self.visible_dead().get(self.cursor().index).map(|j| one(j))
+            }
+            View::Screen(_) => return Command::None,
+        };
+        let Some((ids, what)) = picked else {
+            self.say(Level::Info, format!("nothing selected to {verb}"));
+            return Command::None;
+        };
+        if !self.may_mutate(verb) {
+            return Command::None;
+        }
+        if requeue {
+            let prompt = format!("Requeue {what}? Attempts restart at 0.");
+            self.ask(prompt, Mutation::RequeueDead(ids))
+        } else {
+            let prompt = format!("Delete {what} for good?");
+            self.ask(prompt, Mutation::DeleteDead(ids))
+        }
+    }
+
+    /// `R` / `D`: every dead letter matching the filter, on the Dead
+    /// letters screen or in a jobs view listing dead jobs.
+    pub(super) fn on_all(&mut self, requeue: bool) -> Command {
+        let verb = if requeue {
+            "Requeue"
+        } else {
+            "Delete for good"
+        };
+        // `Some(queue)`: the jobs view of that queue's dead jobs.
+        let jobs_of: Option<String> = match &self.view {
+            View::Screen(Screen::Dead) => None,
+            View::Jobs(view) if view.query.state == JobState::Dead => {
+                Some(view.query.queue.clone())
+            }
+            _ => return Command::None,
+        };
+        if !self.may_mutate(if requeue { "requeue" } else { "purge" }) {
+            return Command::None;
+        }
+        let filter = self.filter().to_owned();
+        if filter.is_empty() {
+            // Everything: let the driver drain whole queues in batches.
+            let queues: Vec<(String, u64)> = self
+                .data
+                .queues
+                .iter()
+                .filter(|q| match &jobs_of {
+                    Some(queue) => q.counts.queue == *queue,
+                    None => q.counts.dead > 0,
+                })
+                .map(|q| (q.counts.queue.clone(), q.counts.dead))
+                .collect();
+            let total: u64 = queues.iter().map(|(_, n)| n).sum();
+            if total == 0 {
+                self.say(Level::Info, "no dead letters");
+                return Command::None;
+            }
+            let names: Vec<String> = queues.into_iter().map(|(q, _)| q).collect();
+            let place = match names.as_slice() {
+                [one] => format!("queue {}", inert(one)),
+                many => plural(many.len(), "queue"),
+            };
+            let prompt = format!(
+                "{verb} all {} in {place}?",
+                plural(total as usize, "dead letter")
+            );
+            let mutation = if requeue {
+                Mutation::RequeueAllDead(names)
+            } else {
+                Mutation::PurgeDead(names)
+            };
+            return self.ask(prompt, mutation);
+        }
+        // A filtered jobs view acts on the matching rows of its page only.
+        let rows = if jobs_of.is_some() {
+            self.visible_jobs()
+        } else {
+            self.visible_dead()
+        };
+        if rows.is_empty() {
+            self.say(Level::Info, "no dead letters match the filter");
+            return Command::None;
+        }
+        let ids = by_queue(rows.iter().map(|j| (&j.queue, &j.id)));
+        let mut prompt = format!(
+            "{verb} the {} matching \"{}\"?",
+            plural(rows.len(), "dead letter"),
+            inert(&filter)
+        );
+        if jobs_of.is_some() {
+            prompt.push_str(" (only this page was searched)");
+        } else if self.data.dead.truncated {
+            prompt.push_str(" (only the newest loaded dead letters were searched)");
+        }
+        let mutation = if requeue {
+            Mutation::RequeueDead(ids)
+        } else {
+            Mutation::DeleteDead(ids)
+        };
+        self.ask(prompt, mutation)
+    }
+}
+
+fn describe_job(job: &JobRecord) -> String {
+    let name = job
+        .name
+        .as_deref()
+        .map(|n| format!(" {}", inert(n)))
+        .unwrap_or_default();
+    format!(
+        "dead letter {} ({}{name})",
+        inert(&job.id),
+        inert(&job.queue)
+    )
+}
+
+fn by_queue<'a>(jobs: impl Iterator<Item = (&'a String, &'a String)>) -> DeadIds {
+    let mut out: DeadIds = Vec::new();
+    for (queue, id) in jobs {
+        match out.iter_mut().find(|(q, _)| q == queue) {
+            Some((_, ids)) => ids.push(id.clone()),
+            None => out.push((queue.clone(), vec![id.clone()])),
+        }
+    }
+    out
+}

@@ -1,0 +1,200 @@
+//! Where the console is: one [`View`] (what the body shows) and one
+//! [`Overlay`] (what takes the keys first). Each variant holds only what its
+//! screen needs, so what the console cannot be in cannot be written down: a
+//! job's detail over the Workers screen, a filter typed into a detail, help
+//! over a question waiting for `y`.
+//!
+//! Key scopes (`input::Scope`), the body drawn and every handler in `apply`
+//! match on these two values; nothing else says where the console is.
+
+use redq::JobRecord;
+
+use super::{Cursor, JobsQuery, Mutation};
+
+/// The six screens, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Screen {
+    /// Queue overview.
+    Queues,
+    /// Held leases.
+    Leases,
+    /// Dead letters.
+    Dead,
+    /// Recurring schedules.
+    Schedules,
+    /// Live workers.
+    Workers,
+    /// The event feed.
+    Events,
+}
+
+impl Screen {
+    /// Every screen in tab order.
+    pub const ALL: [Screen; 6] = [
+        Screen::Queues,
+        Screen::Leases,
+        Screen::Dead,
+        Screen::Schedules,
+        Screen::Workers,
+        Screen::Events,
+    ];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Queues => "Queues",
+            Screen::Leases => "Leases",
+            Screen::Dead => "Dead letters",
+            Screen::Schedules => "Schedules",
+            Screen::Workers => "Workers",
+            Screen::Events => "Events",
+        }
+    }
+
+    /// Position in tab order (0-based).
+    pub fn index(self) -> usize {
+        Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// What the body shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum View {
+    /// A screen's own list, under its tab.
+    Screen(Screen),
+    /// One queue's jobs by state, opened from the Queues screen.
+    Jobs(JobsView),
+    /// One job, opened from a list that Esc returns to (boxed: a job
+    /// record is large beside the other views).
+    Detail(Box<Detail>),
+}
+
+/// The jobs view opened from the Queues screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobsView {
+    /// What it lists.
+    pub query: JobsQuery,
+    /// Its selection.
+    pub cursor: Cursor,
+    /// Its own filter (`/` in the jobs view): narrows the loaded page, kept
+    /// across pages and states, apart from the Queues screen's filter.
+    pub filter: String,
+}
+
+/// The detail view of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    /// The job as it was when opened.
+    pub record: JobRecord,
+    /// Lines scrolled.
+    pub scroll: u16,
+    /// The list it was opened from, which Esc shows again as it was.
+    pub from: OpenedFrom,
+}
+
+/// The lists whose rows open a detail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpenedFrom {
+    /// The Leases screen.
+    Leases,
+    /// The Dead letters screen.
+    Dead,
+    /// A jobs view: kept whole (page, state, filter, selection) and still
+    /// loaded underneath, so Esc returns to it unchanged.
+    Jobs(JobsView),
+}
+
+impl View {
+    /// The tab lit: the screen shown, or the one this view was opened from.
+    pub fn screen(&self) -> Screen {
+        match self {
+            View::Screen(screen) => *screen,
+            View::Jobs(_) => Screen::Queues,
+            View::Detail(detail) => match detail.from {
+                OpenedFrom::Leases => Screen::Leases,
+                OpenedFrom::Dead => Screen::Dead,
+                OpenedFrom::Jobs(_) => Screen::Queues,
+            },
+        }
+    }
+
+    /// The jobs view shown, or the one under the detail.
+    pub fn jobs(&self) -> Option<&JobsView> {
+        match self {
+            View::Jobs(jobs) => Some(jobs),
+            View::Detail(detail) => match &detail.from {
+                OpenedFrom::Jobs(jobs) => Some(jobs),
+                OpenedFrom::Leases | OpenedFrom::Dead => None,
+            },
+            View::Screen(_) => None,
+        }
+    }
+
+    /// The jobs view shown, or the one under the detail, to change.
+    pub(super) fn jobs_mut(&mut self) -> Option<&mut JobsView> {
+        match self {
+            View::Jobs(jobs) => Some(jobs),
+            View::Detail(detail) => match &mut detail.from {
+                OpenedFrom::Jobs(jobs) => Some(jobs),
+                OpenedFrom::Leases | OpenedFrom::Dead => None,
+            },
+            View::Screen(_) => None,
+        }
+    }
+
+    /// The job detail, when it is shown.
+    pub fn detail(&self) -> Option<&Detail> {
+        match self {
+            View::Detail(detail) => Some(detail),
+            _ => None,
+        }
+    }
+}
+
+impl OpenedFrom {
+    /// The view Esc goes back to.
+    pub(super) fn into_view(self) -> View {
+        match self {
+            OpenedFrom::Leases => View::Screen(Screen::Leases),
+            OpenedFrom::Dead => View::Screen(Screen::Dead),
+            OpenedFrom::Jobs(jobs) => View::Jobs(jobs),
+        }
+    }
+}
+
+/// What takes the keys before the view does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Overlay {
+    /// Nothing: keys go to the view.
+    #[default]
+    None,
+    /// The help screen; any key closes it.
+    Help,
+    /// Typing into the current list's filter.
+    Filter,
+    /// A destructive action waiting for `y`; any other key answers no.
+    Confirm(Confirm),
+}
+
+/// A destructive action waiting for `y`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confirm {
+    /// The question, naming what will be touched and how many jobs.
+    pub prompt: String,
+    /// What `y` does.
+    pub mutation: Mutation,
+}
+
+/// What each tab keeps while another is shown, so coming back finds it as
+/// it was: its selection, its filter, and (Dead letters) its grouping.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tabs {
+    /// One cursor per screen.
+    pub cursors: [Cursor; 6],
+    /// One filter per screen.
+    pub filters: [String; 6],
+    /// Dead letters are grouped by error signature.
+    pub dead_grouped: bool,
+    /// Cursor over the dead-letter groups.
+    pub group_cursor: Cursor,
+}

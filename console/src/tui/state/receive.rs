@@ -1,0 +1,93 @@
+//! News from the I/O task: snapshots, outages, the watched job, progress.
+
+use std::time::SystemTime;
+
+use super::{Connection, Level, Progress, State, Update, View, STATUS_TTL};
+use crate::clock::epoch_ms;
+use crate::text::inert;
+
+impl State {
+    /// Move the state's clock to `at` (local) and let an old status go.
+    pub(super) fn advance(&mut self, at: SystemTime) {
+        self.clock = self.clock.max(at);
+        let expired = self
+            .status
+            .as_ref()
+            .is_some_and(|s| crate::clock::age(s.at, self.clock) >= STATUS_TTL);
+        if expired {
+            self.status = None;
+        }
+    }
+
+    pub(super) fn receive(&mut self, update: Update) {
+        match update {
+            Update::Snapshot {
+                snapshot,
+                received_at,
+            } => {
+                self.advance(received_at);
+                let s = *snapshot;
+                let d = &mut self.data;
+                d.loaded = true;
+                d.updated_at = Some(received_at);
+                d.fetched_at = Some(s.redis_now);
+                d.clock_skew_ms = epoch_ms(s.redis_now) as i64 - epoch_ms(received_at) as i64;
+                d.queues = s.queues;
+                d.events = s.events;
+                d.workers_known = s.workers.is_some();
+                d.workers = s.workers.unwrap_or_default();
+                d.schedules_known = s.schedules.is_some();
+                d.schedules = s.schedules.unwrap_or_default();
+                d.leases_loaded = s.leases.is_some();
+                d.leases = s.leases.unwrap_or_default();
+                d.dead_loaded = s.dead.is_some();
+                d.dead = s.dead.unwrap_or_default();
+                d.jobs = s.jobs;
+                let recovered = matches!(self.connection, Connection::Reconnecting { .. });
+                self.connection = Connection::Live;
+                // A failure said during the outage describes a condition
+                // that is over now.
+                if recovered
+                    && self
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.level == Level::Error)
+                {
+                    self.status = None;
+                }
+            }
+            Update::Unreachable { error, at } => {
+                self.advance(at);
+                let since = match &self.connection {
+                    Connection::Reconnecting { since, .. } => *since,
+                    _ => at,
+                };
+                self.connection = Connection::Reconnecting { since, error };
+            }
+            Update::Job { id, record } => {
+                let View::Detail(detail) = &mut self.view else {
+                    return;
+                };
+                if detail.record.id != id {
+                    return;
+                }
+                match record {
+                    Some(record) => detail.record = *record,
+                    None => {
+                        let text = format!("job {} no longer exists", inert(&id));
+                        if self.status.as_ref().map(|s| &s.text) != Some(&text) {
+                            self.say(Level::Info, text);
+                        }
+                    }
+                }
+            }
+            Update::Progress { label, done, left } => {
+                self.busy = Some(Progress { label, done, left })
+            }
+            Update::Finished { message, ok } => {
+                self.busy = None;
+                self.say(if ok { Level::Ok } else { Level::Error }, message);
+            }
+        }
+    }
+}
