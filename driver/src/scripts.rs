@@ -32,6 +32,7 @@ pub use catalogue::Op;
 pub mod exposed {
     pub use super::catalogue::{MODULES, SCRIPTS};
     pub use super::compose::{compose, includes, needed_modules, Composed};
+    pub use super::map_error;
     pub use crate::meta::Meta as JobMeta;
 }
 
@@ -320,10 +321,10 @@ mod tests {
         let check_file = include_str!("../lua/lib/check.lua");
         let fail_line = check_file
             .lines()
-            .position(|l| l.contains("error({err ="))
+            .position(|l| l.contains("error({err = 'ERR redq: ' .. msg})"))
             .unwrap()
             + 1;
-        let composed_line = line_of("error({err =");
+        let composed_line = line_of("error({err = 'ERR redq: ' .. msg})");
         let claim_file = include_str!("../lua/claim.lua");
         let body_line = claim_file
             .lines()

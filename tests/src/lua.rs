@@ -148,3 +148,81 @@ impl EnqueueJob<'_> {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::RedisServer;
+
+    /// The line (from 1) of `lua/<file>` holding `needle`, which must occur once.
+    fn line_of(file_text: &str, needle: &str) -> usize {
+        let lines: Vec<usize> = file_text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(needle))
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(lines.len(), 1, "{needle:?} occurs on lines {lines:?}");
+        lines[0]
+    }
+
+    fn module_text(name: &str) -> &'static str {
+        redq::lua::MODULES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_refused_argument_names_the_module_line_that_refused_it() {
+        let server = RedisServer::start();
+        let client = server.client().await;
+        let sha = load(&client, &compose(source("claim"))).await;
+        let limit = Value::from("a lot");
+        let args = [limit, "1000".into(), "1".into(), "1".into()];
+        let err = evalsha(&client, &sha, "lines", "q", &args)
+            .await
+            .expect_err("a claim limit that is not a number is refused");
+        let line = line_of(module_text("check"), "error({err = 'ERR redq: ' .. msg})");
+        match redq::lua::map_error(err, Duration::from_secs(1)) {
+            redq::QueueError::Protocol(text) => {
+                assert!(
+                    text.starts_with("script refused input: claim limit must be a whole number"),
+                    "{text}"
+                );
+                assert!(
+                    text.contains(&format!("lua/lib/check.lua:{line}")),
+                    "{text}"
+                );
+                assert!(!text.contains("user_script"), "{text}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_runtime_error_in_a_module_names_that_module_and_line() {
+        let server = RedisServer::start();
+        let client = server.client().await;
+        // A test-only script that calls a module helper wrongly.
+        let script = "#!lua\n-- include: job_record\nreturn new_record({ no_such_field = 1 })\n";
+        let composed = composed(script);
+        let sha = load(&client, &composed.text).await;
+        let err = client
+            .evalsha::<Value, _, _, _>(sha, Vec::<String>::new(), Vec::<String>::new())
+            .await
+            .expect_err("new_record refuses an unknown field");
+        let line = line_of(module_text("job_record"), "has no field");
+        let explained = composed.explain(err.details());
+        assert!(
+            explained.contains(&format!(
+                "lua/lib/job_record.lua:{line}: redq: the job record has no field no_such_field"
+            )),
+            "{explained} (Redis said: {})",
+            err.details()
+        );
+    }
+}

@@ -1,6 +1,9 @@
-//! The job meta record (`lua/lib.lua`, table `M`), decoded from the msgpack
-//! the scripts store, for readers that bypass the driver: the structural
-//! check and the server-side transition log.
+//! The job meta record (defined by `JOB_FIELDS` in `lua/lib/job_record.lua`),
+//! decoded from the msgpack the scripts store, for readers that bypass the
+//! driver: the structural check and the server-side transition log. Kept
+//! independent of the driver's decoder on purpose (a checker should not
+//! share the code it checks); the test below proves both read the same bytes
+//! the same way, on records the real scripts wrote.
 //!
 //! A job's value in `{ns}:jobs` is the msgpack meta array immediately
 //! followed by the payload bytes (JSON text), so the decoder reads exactly
@@ -65,7 +68,7 @@ impl Meta {
                 _ => String::new(),
             }
         };
-        // Positions as in lua/lib.lua's M, from 0.
+        // Positions as in lua/lib/job_record.lua's JOB_FIELDS, from 0.
         let meta = Meta {
             lease_id: num(0),
             lease_expiry: num(1),
@@ -88,8 +91,242 @@ impl Meta {
         Some((meta, rest))
     }
 
-    /// The score `lua/lib.lua` gives a waiting job.
+    /// The score `lua/lib/waiting.lua` gives a waiting job.
     pub fn waiting_score(&self) -> f64 {
         (255 - self.priority.min(255)) as f64 * 17_592_186_044_416.0 + self.seq as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fred::interfaces::HashesInterface;
+    use fred::types::Value;
+
+    use super::Meta;
+    use crate::lua;
+    use crate::RedisServer;
+
+    fn s(v: impl ToString) -> Value {
+        Value::from(v.to_string())
+    }
+
+    /// One job's enqueue.lua entries, every field set to something other
+    /// than its default where the script allows it.
+    fn job(id: &str, n: u64) -> Vec<Value> {
+        vec![
+            s(id),
+            s(format!(r#"{{"n":{n}}}"#)),
+            s(n % 3),                                         // priority
+            s(if n == 4 { 60_000 } else { 0 }),               // delay_ms
+            s(if n == 5 { 4_000_000_000_000u64 } else { 0 }), // not_before_ms
+            s(format!("dedup-{n}")),                          // dedup_key
+            s(if n % 2 == 0 { 30_000 } else { 0 }),           // dedup_ttl_ms
+            s(if n == 3 { "ord" } else { "" }),               // ordering_key
+            s(5 + n),                                         // max_attempts
+            s(1_000 * n),                                     // retry_window_ms
+            s(format!("kind-{n}")),                           // name
+            s(n % 2),                                         // attempts
+        ]
+    }
+
+    fn text(v: &Value) -> String {
+        match v {
+            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+            Value::String(s) => s.to_string(),
+            Value::Integer(n) => n.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn items(v: Value) -> Vec<Value> {
+        match v {
+            Value::Array(items) => items,
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_checkers_decoder_reads_what_the_scripts_write_as_the_driver_does() {
+        let server = RedisServer::start();
+        let client = server.client().await;
+        let (ns, queue) = ("agree", "q");
+        let sha = |name: &'static str| {
+            let client = client.clone();
+            async move { lua::load(&client, &lua::compose(lua::source(name))).await }
+        };
+        let (enqueue, claim, nack, release) = (
+            sha("enqueue").await,
+            sha("claim").await,
+            sha("nack").await,
+            sha("release").await,
+        );
+
+        let ids: Vec<String> = (0..6).map(|n| format!("job-{n}")).collect();
+        let mut args = vec![s(1 << 20), s(ids.len())];
+        for (n, id) in ids.iter().enumerate() {
+            args.extend(job(id, n as u64));
+        }
+        lua::evalsha(&client, &enqueue, ns, queue, &args)
+            .await
+            .expect("enqueue");
+        // Lease the due jobs to a node id beyond 2^53 (kept as text).
+        let claimed = items(
+            lua::evalsha(
+                &client,
+                &claim,
+                ns,
+                queue,
+                &[s(3), s(60_000), s(u64::MAX - 7), s(42)],
+            )
+            .await
+            .expect("claim"),
+        );
+        let leased: Vec<(String, u64)> = claimed[1..]
+            .chunks(2)
+            .map(|pair| {
+                let id = text(&pair[0]);
+                let (meta, _) = redq::lua::JobMeta::decode_record(match &pair[1] {
+                    Value::Bytes(b) => b,
+                    other => panic!("{other:?}"),
+                })
+                .unwrap();
+                (id, meta.lease_id)
+            })
+            .collect();
+        assert_eq!(leased.len(), 3, "{claimed:?}");
+        // One failure recorded (error text, resolved lease > 0), one forced
+        // dead (died_at), one released (resolved lease < 0).
+        let (a, b, c) = (&leased[0], &leased[1], &leased[2]);
+        lua::evalsha(
+            &client,
+            &nack,
+            ns,
+            queue,
+            &[s(&a.0), s(a.1), s(50_000), s("boom"), s(0)],
+        )
+        .await
+        .expect("nack");
+        lua::evalsha(
+            &client,
+            &nack,
+            ns,
+            queue,
+            &[s(&b.0), s(b.1), s(0), s("dead"), s(1)],
+        )
+        .await
+        .expect("nack to dead");
+        lua::evalsha(&client, &release, ns, queue, &[s(&c.0), s(c.1)])
+            .await
+            .expect("release");
+        lua::evalsha(&client, &claim, ns, queue, &[s(1), s(60_000), s(7), s(9)])
+            .await
+            .expect("claim again");
+
+        let records: std::collections::HashMap<String, Vec<u8>> = client
+            .hgetall(redq::keys::Keys::new(ns).jobs())
+            .await
+            .expect("HGETALL");
+        assert_eq!(records.len(), ids.len());
+        let mut seen_nonzero = std::collections::BTreeSet::new();
+        for (id, raw) in &records {
+            let (mine, my_payload) = Meta::split(raw).expect("the checker decodes it");
+            let (driver, driver_payload) =
+                redq::lua::JobMeta::decode_record(raw).expect("the driver decodes it");
+            assert_eq!(my_payload, driver_payload, "{id}: payload");
+            let fields: [(&str, String, String); 17] = [
+                ("queue", mine.queue.clone(), driver.queue.clone()),
+                (
+                    "priority",
+                    mine.priority.to_string(),
+                    driver.priority.to_string(),
+                ),
+                ("seq", mine.seq.to_string(), driver.seq.to_string()),
+                (
+                    "enqueued_at",
+                    mine.enqueued_at.to_string(),
+                    driver.enqueued_at_ms.to_string(),
+                ),
+                (
+                    "not_before",
+                    mine.not_before.to_string(),
+                    driver.not_before_ms.to_string(),
+                ),
+                (
+                    "attempts",
+                    mine.attempts.to_string(),
+                    driver.attempts.to_string(),
+                ),
+                (
+                    "max_attempts",
+                    mine.max_attempts.to_string(),
+                    driver.max_attempts.to_string(),
+                ),
+                (
+                    "retry_window",
+                    mine.retry_window.to_string(),
+                    driver.retry_window_ms.to_string(),
+                ),
+                (
+                    "dedup_key",
+                    mine.dedup_key.clone(),
+                    driver.dedup_key.clone(),
+                ),
+                (
+                    "dedup_ttl",
+                    mine.dedup_ttl.to_string(),
+                    driver.dedup_ttl_ms.to_string(),
+                ),
+                (
+                    "ordering_key",
+                    mine.ordering_key.clone(),
+                    driver.ordering_key.clone(),
+                ),
+                (
+                    "lease_id",
+                    mine.lease_id.to_string(),
+                    driver.lease_id.to_string(),
+                ),
+                (
+                    "lease_expiry",
+                    mine.lease_expiry.to_string(),
+                    driver.lease_expiry_ms.to_string(),
+                ),
+                (
+                    "worker_node",
+                    mine.worker_node.clone(),
+                    match driver.worker_node {
+                        0 => String::new(),
+                        n => n.to_string(),
+                    },
+                ),
+                (
+                    "worker_instance",
+                    mine.worker_instance.to_string(),
+                    driver.worker_instance.to_string(),
+                ),
+                (
+                    "died_at",
+                    mine.died_at.to_string(),
+                    driver.died_at_ms.to_string(),
+                ),
+                (
+                    "resolved_lease",
+                    mine.resolved_lease.to_string(),
+                    driver.resolved_lease.to_string(),
+                ),
+            ];
+            for (field, checker, driver) in fields {
+                assert_eq!(checker, driver, "{id}: {field}");
+                if !["", "0"].contains(&checker.as_str()) {
+                    seen_nonzero.insert(field);
+                }
+            }
+            if mine.resolved_lease < 0 {
+                seen_nonzero.insert("resolved_lease < 0");
+            }
+        }
+        // Every position was exercised with a value other than its default,
+        // so a field read from the wrong place would have shown.
+        assert_eq!(seen_nonzero.len(), 18, "{seen_nonzero:?}");
     }
 }
