@@ -260,8 +260,6 @@ impl RedisQueue {
         )))
     }
 
-    crate::dead_forms::dead_letter_forms!();
-
     /// Apply `action` to these dead letters of `queue`, in batches of
     /// [`limits::DEAD_BATCH`] (the by-id form of every dead-letter change).
     pub async fn change_dead(
@@ -332,6 +330,9 @@ impl RedisQueue {
             dead_left: field(2)?,
         })
     }
+
+    // The named forms, on top of the two general calls above.
+    crate::dead_forms::dead_letter_forms!();
 
     /// Pause a queue: claims hand out nothing until it is resumed. Jobs can
     /// still be enqueued, and held leases run to their end.

@@ -8,10 +8,9 @@ use super::Operator;
 use crate::{DeadAction, DeadLetterReport, Enqueued, NewJob, QueueError};
 
 impl Operator {
-    crate::dead_forms::dead_letter_forms!();
-
-    /// Apply `action` to these dead letters of `queue`, wherever they are.
-    /// An id is `not_found` only if no shard had it.
+    /// The by-id change behind the named forms: every shard is offered all
+    /// the ids and changes those it holds, so an id is `not_found` only if
+    /// no shard had it.
     pub async fn change_dead(
         &self,
         action: DeadAction,
@@ -21,20 +20,23 @@ impl Operator {
         if let [one] = self.shards() {
             return one.change_dead(action, queue, ids).await;
         }
-        let mut total = DeadLetterReport::default();
+        let (mut done, mut dead_left) = (0, 0);
         for shard in self.shards() {
             let report = shard.change_dead(action, queue, ids).await?;
-            total.done += report.done;
-            total.dead_left += report.dead_left;
+            done += report.done;
+            dead_left += report.dead_left;
         }
-        // Every shard but the holder reports an id as not found: an id is
-        // missing only if no shard took it.
-        total.not_found = (ids.len() as u64).saturating_sub(total.done);
-        Ok(total)
+        Ok(DeadLetterReport {
+            done,
+            // Every shard but the holder reports an id as not found: an id
+            // is missing only if no shard took it.
+            not_found: (ids.len() as u64).saturating_sub(done),
+            dead_left,
+        })
     }
 
-    /// Apply `action` to every dead letter of `queue` on every shard, one
-    /// shard after the other; `progress(done, left)` counts over all shards.
+    /// The bulk change behind the named forms: each shard drained in turn,
+    /// `progress(done, left)` counted over all of them.
     pub async fn drain_dead(
         &self,
         action: DeadAction,
@@ -57,6 +59,9 @@ impl Operator {
         }
         Ok(done)
     }
+
+    // The named forms, on top of the two general calls above.
+    crate::dead_forms::dead_letter_forms!();
 
     /// Pause `queue` on every shard (a pause that failed half-way shows as
     /// paused, since any paused shard marks the queue; rerun to finish).

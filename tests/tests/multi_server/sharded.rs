@@ -174,7 +174,15 @@ async fn counts_dead_letters_and_requeue_aggregate_over_shards() {
     let one = vec![jobs[0].id.clone(), "01JAAAAAAAAAAAAAAAAAAAAAAA".to_owned()];
     let report = q.requeue_dead("q", &one).await.unwrap();
     assert_eq!((report.done, report.not_found, report.dead_left), (1, 1, 5));
-    assert_eq!(q.requeue_all_dead("q").await.unwrap(), 5);
+    let mut progress = Vec::new();
+    let requeued = q
+        .requeue_all_dead("q", |done, left| progress.push((done, left)))
+        .await
+        .unwrap();
+    assert_eq!(requeued, 5);
+    // Counted over every shard: "left" includes the shards not reached yet.
+    assert_eq!(progress.first().map(|p| p.0 + p.1), Some(5));
+    assert_eq!(progress.last(), Some(&(5, 0)));
     let counts = q.counts("q").await.unwrap();
     assert_eq!((counts.waiting, counts.dead), (6, 0));
     assert!(q.inspect(&jobs[3].id).await.unwrap().is_some());
