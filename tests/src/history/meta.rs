@@ -120,7 +120,7 @@ mod tests {
             s(if n == 4 { 60_000 } else { 0 }),               // delay_ms
             s(if n == 5 { 4_000_000_000_000u64 } else { 0 }), // not_before_ms
             s(format!("dedup-{n}")),                          // dedup_key
-            s(if n % 2 == 0 { 30_000 } else { 0 }),           // dedup_ttl_ms
+            s(if n.is_multiple_of(2) { 30_000 } else { 0 }),  // dedup_ttl_ms
             s(if n == 3 { "ord" } else { "" }),               // ordering_key
             s(5 + n),                                         // max_attempts
             s(1_000 * n),                                     // retry_window_ms
