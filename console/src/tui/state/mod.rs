@@ -4,6 +4,12 @@
 //! update from the I/O task) and returns a [`Command`] for the app loop to
 //! carry out. It does no I/O and reads no clock, so every behaviour is a
 //! table-driven unit test away.
+//!
+//! Where the console is, is two values (`mode`): a [`View`] (a screen, a
+//! queue's jobs, or a job's detail that remembers the list it came from)
+//! and an [`Overlay`] (help, a filter being typed, a confirmation). `apply`
+//! routes each action by them; the handlers sit in one file per kind of
+//! action (`navigate`, `dead_letters`, `pause`, `confirm`, `receive`).
 
 mod apply;
 mod confirm;
@@ -15,6 +21,8 @@ mod navigate;
 mod pause;
 mod receive;
 pub mod rows;
+#[cfg(test)]
+mod tests;
 
 use std::time::{Duration, SystemTime};
 

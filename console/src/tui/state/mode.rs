@@ -142,6 +142,15 @@ impl View {
         }
     }
 
+    /// The detail of `record`, opened from `from`, scrolled to its top.
+    pub(super) fn detail_of(record: &JobRecord, from: OpenedFrom) -> View {
+        View::Detail(Box::new(Detail {
+            record: record.clone(),
+            scroll: 0,
+            from,
+        }))
+    }
+
     /// The job detail, when it is shown.
     pub fn detail(&self) -> Option<&Detail> {
         match self {

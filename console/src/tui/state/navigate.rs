@@ -5,9 +5,7 @@ use std::time::SystemTime;
 
 use redq::JobState;
 
-use super::{
-    Action, Cursor, Detail, JobsQuery, JobsView, OpenedFrom, Screen, State, View, JOBS_PAGE,
-};
+use super::{Action, Cursor, JobsQuery, JobsView, OpenedFrom, Screen, State, View, JOBS_PAGE};
 use crate::tui::detail_text::detail_lines;
 
 impl State {
@@ -85,13 +83,9 @@ impl State {
         let index = self.cursor().index;
         let opened = match &self.view {
             View::Detail(_) => None,
-            View::Jobs(jobs) => self.selected_job().map(|job| {
-                View::Detail(Box::new(Detail {
-                    record: job.clone(),
-                    scroll: 0,
-                    from: OpenedFrom::Jobs(jobs.clone()),
-                }))
-            }),
+            View::Jobs(jobs) => self
+                .selected_job()
+                .map(|job| View::detail_of(job, OpenedFrom::Jobs(jobs.clone()))),
             View::Screen(Screen::Queues) => self.visible_queues().get(index).map(|row| {
                 View::Jobs(JobsView {
                     query: JobsQuery {
@@ -110,20 +104,14 @@ impl State {
                 }
                 None
             }
-            View::Screen(Screen::Dead) => self.visible_dead().get(index).map(|job| {
-                View::Detail(Box::new(Detail {
-                    record: (*job).clone(),
-                    scroll: 0,
-                    from: OpenedFrom::Dead,
-                }))
-            }),
-            View::Screen(Screen::Leases) => self.visible_leases().get(index).map(|job| {
-                View::Detail(Box::new(Detail {
-                    record: (*job).clone(),
-                    scroll: 0,
-                    from: OpenedFrom::Leases,
-                }))
-            }),
+            View::Screen(Screen::Dead) => {
+                let job = self.visible_dead().get(index).copied();
+                job.map(|job| View::detail_of(job, OpenedFrom::Dead))
+            }
+            View::Screen(Screen::Leases) => {
+                let job = self.visible_leases().get(index).copied();
+                job.map(|job| View::detail_of(job, OpenedFrom::Leases))
+            }
             View::Screen(_) => None,
         };
         if let Some(view) = opened {
