@@ -45,6 +45,21 @@
 //! ```
 //!
 //! The seed trait [`Queue`] offers the same core as seven methods.
+//!
+//! # Operating queues
+//!
+//! Counts, listings, dead letters and pausing are one API, [`Operator`], over
+//! one namespace (`Operator::from(queue)`) or the shards of a
+//! [`ShardedQueue`] alike; the `redq` CLI and console use only it. It is one
+//! type holding the namespaces it covers rather than a trait implemented for
+//! each handle, so that every call, and the progress of bulk work
+//! (requeue-all, purge), is written once, and a caller choosing the shard
+//! count at run time holds one concrete type; see [`Operator`].
+//!
+//! Scripts answer expected outcomes with small codes, each declared in its
+//! script's header (`-- code 1 acknowledged: …`); the driver names them once
+//! and turns them into the outcome types and [`QueueError`] in one module,
+//! checked against those headers by a test.
 #![warn(missing_docs)]
 
 mod admin;

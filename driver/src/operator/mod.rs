@@ -1,47 +1,49 @@
-//! The operator API: what the `redq` subcommands, the console and any
-//! dashboard call to look at queues and change them (counts, listings,
-//! dead letters, pause), over one namespace or over the `n` shards of a
-//! [`ShardedQueue`] alike.
-//!
-//! # Why one type, not a trait
-//!
-//! An [`Operator`] holds the namespaces it covers: one for a [`RedisQueue`],
-//! `n` for a [`ShardedQueue`]. Every call is written once, over that list:
-//! reads merge what the shards hold (sums, a union, listings merged in the
-//! order one namespace lists them), writes go to the shard(s) a change
-//! concerns, and bulk work reports its progress over all of them. With one
-//! namespace each call is exactly that namespace's call, so its results are
-//! what [`RedisQueue`]'s own operator methods give. A trait implemented
-//! twice would write every call twice (the duplication this replaces), and
-//! its async methods taking progress callbacks could not be used through
-//! `dyn`, which a console choosing `--shards` at run time needs.
-//!
-//! [`RedisQueue`]'s per-namespace methods (`admin.rs`) stay the building
-//! blocks; [`ShardedQueue`]'s operator methods are this type's.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), redq::QueueError> {
-//! use redq::{Operator, RedisQueue, ShardedQueue};
-//! let url = "redis://127.0.0.1:6379";
-//! let one = Operator::from(RedisQueue::connect(url).await?);
-//! let many = Operator::from(ShardedQueue::connect(RedisQueue::builder(url), "orders", 3).await?);
-//! for operator in [one, many] {
-//!     let counts = operator.counts("emails").await?;
-//!     let requeued = operator
-//!         .requeue_all_dead("emails", |done, left| println!("{done} requeued, {left} left"))
-//!         .await?;
-//!     println!("{} waiting; {requeued} requeued", counts.waiting);
-//! }
-//! # Ok(()) }
-//! ```
+//! The operator API, [`Operator`]: documented on the type, which is
+//! public while this module is not.
 
 mod reads;
 mod writes;
 
 use crate::{RedisQueue, ShardedQueue};
 
-/// Operator calls over one namespace or several shards; see the
-/// [module docs](self). Cheap to clone.
+/// The operator API: what the `redq` subcommands, the console and any
+/// dashboard call to look at queues and change them (counts, listings,
+/// dead letters, pause), over one namespace or over the `n` shards of a
+/// [`ShardedQueue`] alike.
+///
+/// # Why one type, not a trait
+///
+/// An [`Operator`] holds the namespaces it covers: one for a [`RedisQueue`],
+/// `n` for a [`ShardedQueue`]. Every call is written once, over that list:
+/// reads merge what the shards hold (sums, a union, listings merged in the
+/// order one namespace lists them), writes go to the shard(s) a change
+/// concerns, and bulk work reports its progress over all of them. With one
+/// namespace each call is exactly that namespace's call, so its results are
+/// what [`RedisQueue`]'s own operator methods give. A trait implemented
+/// twice would write every call twice (the duplication this replaces), and
+/// its async methods taking progress callbacks could not be used through
+/// `dyn`, which a console choosing `--shards` at run time needs.
+///
+/// [`RedisQueue`]'s per-namespace methods (`admin.rs`) stay the building
+/// blocks; [`ShardedQueue`]'s operator methods are this type's.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), redq::QueueError> {
+/// use redq::{Operator, RedisQueue, ShardedQueue};
+/// let url = "redis://127.0.0.1:6379";
+/// let one = Operator::from(RedisQueue::connect(url).await?);
+/// let many = Operator::from(ShardedQueue::connect(RedisQueue::builder(url), "orders", 3).await?);
+/// for operator in [one, many] {
+///     let counts = operator.counts("emails").await?;
+///     let requeued = operator
+///         .requeue_all_dead("emails", |done, left| println!("{done} requeued, {left} left"))
+///         .await?;
+///     println!("{} waiting; {requeued} requeued", counts.waiting);
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Operator {
     /// One handle per namespace, in shard order.

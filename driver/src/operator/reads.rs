@@ -58,7 +58,7 @@ impl Operator {
 
     /// A page of the queue's jobs in `state`. With several shards each is
     /// read for its first `offset + limit` jobs (at most `MERGE_WINDOW`),
-    /// they are merged in [`merge_order`], and the page is cut from that.
+    /// they are merged in the order one namespace lists them, and the page is cut from that.
     pub async fn list_jobs(
         &self,
         queue: &str,
