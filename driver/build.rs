@@ -1,7 +1,9 @@
 //! Generates the Rust positions of the stored records' fields from their one
-//! definition, the field tables in `lua/lib/job_record.lua` and
+//! definition, the position tables `M` in `lua/lib/job_record.lua` and `S` in
 //! `lua/lib/schedule_record.lua` (see `lua/README.md`), so the Rust decoders
-//! and the Lua scripts cannot disagree about where a field is.
+//! and the Lua scripts cannot disagree about where a field is. The build
+//! fails when a table's positions do not run 1, 2, 3 ... in line order, or
+//! its length constant does not count them.
 //!
 //! `lua/` here is the package's symlink to the workspace's `lua/`; `cargo
 //! package` copies the files it points at, so this also works from the
@@ -12,11 +14,12 @@ use std::path::Path;
 
 fn main() {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    for (source, table, out) in [
-        ("lua/lib/job_record.lua", "JOB_FIELDS", "job_fields.rs"),
+    for (source, table, len, out) in [
+        ("lua/lib/job_record.lua", "M", "JOB_LEN", "job_fields.rs"),
         (
             "lua/lib/schedule_record.lua",
-            "SCHEDULE_FIELDS",
+            "S",
+            "SCHEDULE_LEN",
             "schedule_fields.rs",
         ),
     ] {
@@ -24,14 +27,15 @@ fn main() {
         let text =
             std::fs::read_to_string(source).unwrap_or_else(|e| panic!("cannot read {source}: {e}"));
         let names = field_names(&text, table)
+            .and_then(|names| check_len(&text, len, names))
             .unwrap_or_else(|why| panic!("{source}: table {table}: {why}"));
         let rust = positions(source, table, &names);
         std::fs::write(Path::new(&out_dir).join(out), rust).expect("write generated positions");
     }
 }
 
-/// The field names of `local TABLE = { { 'name', default }, ... }`, one
-/// field a line, in order.
+/// The field names of `local TABLE = { name = 1, name = 2, ... }`, one
+/// field a line (a `--` comment may follow), in position order.
 fn field_names(text: &str, table: &str) -> Result<Vec<String>, String> {
     let opening = format!("local {table} = {{");
     let mut lines = text.lines().skip_while(|line| line.trim() != opening);
@@ -40,21 +44,46 @@ fn field_names(text: &str, table: &str) -> Result<Vec<String>, String> {
     }
     let mut names = Vec::new();
     for line in lines {
-        let line = line.trim();
-        if line == "}" {
+        let code = line.split("--").next().unwrap_or("").trim();
+        if code == "}" {
             return Ok(names);
         }
-        let name = line
-            .strip_prefix("{ '")
-            .and_then(|rest| rest.split_once('\''))
-            .map(|(name, _)| name)
-            .filter(|name| {
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
-            })
-            .ok_or_else(|| format!("expected `{{ 'field_name', default }},`, got `{line}`"))?;
+        let parsed = code
+            .strip_suffix(',')
+            .and_then(|entry| entry.split_once('='))
+            .map(|(name, at)| (name.trim(), at.trim().parse::<usize>()));
+        let Some((name, Ok(at))) = parsed else {
+            return Err(format!("expected `field_name = position,`, got `{line}`"));
+        };
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            return Err(format!("`{name}` is not a field name"));
+        }
+        if at != names.len() + 1 {
+            return Err(format!(
+                "`{name}` is at position {at}, expected {}: positions run 1, 2, 3 ... in line order",
+                names.len() + 1
+            ));
+        }
         names.push(name.to_owned());
     }
     Err("no closing `}` line".to_owned())
+}
+
+/// `names`, when `local LEN = n` in `text` counts them.
+fn check_len(text: &str, len: &str, names: Vec<String>) -> Result<Vec<String>, String> {
+    let prefix = format!("local {len} = ");
+    let declared = text
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .ok_or_else(|| format!("no line `{prefix}<number>`"))?;
+    if declared != names.len() {
+        return Err(format!(
+            "{len} is {declared} but the table has {} fields",
+            names.len()
+        ));
+    }
+    Ok(names)
 }
 
 /// One `pub const FIELD: usize = position;` (from 0) per field, and `LEN`.

@@ -114,12 +114,14 @@ for i = 1, n do
     code, id = 0, existing
   else
     local due = math.max(now + delays[i], not_befores[i])
-    local m = new_record({
-      queue = QUEUE, dedup_key = dk, dedup_ttl = dedup_ttls[i],
-      ordering_key = ordering_keys[i], priority = priorities[i], seq = first_seq + i - 1,
-      enqueued_at = now, not_before = due, attempts = attempts[i],
-      max_attempts = max_attempts[i], retry_window = retry_windows[i], name = names[i],
-    })
+    local m = new_record()
+    m[M.queue] = QUEUE
+    m[M.dedup_key], m[M.dedup_ttl] = dk, dedup_ttls[i]
+    m[M.ordering_key] = ordering_keys[i]
+    m[M.priority], m[M.seq] = priorities[i], first_seq + i - 1
+    m[M.enqueued_at], m[M.not_before] = now, due
+    m[M.attempts], m[M.max_attempts] = attempts[i], max_attempts[i]
+    m[M.retry_window], m[M.name] = retry_windows[i], names[i]
     created[id] = true
     record_pairs[#record_pairs + 1] = id
     record_pairs[#record_pairs + 1] = encode_record(m, payloads[i])

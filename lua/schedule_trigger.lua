@@ -36,11 +36,12 @@ if redis.call('HEXISTS', K.jobs, id) == 1 then return { 1, id, 0 } end
 
 -- Validation is complete: from here on the script writes.
 local now = now_ms()
-local m = new_record({
-  queue = QUEUE, priority = s[S.priority], seq = redis.call('INCR', K.seq),
-  enqueued_at = now, not_before = now, max_attempts = s[S.max_attempts],
-  retry_window = s[S.retry_window], name = s[S.job_name],
-})
+local m = new_record()
+m[M.queue], m[M.priority] = QUEUE, s[S.priority]
+m[M.seq] = redis.call('INCR', K.seq)
+m[M.enqueued_at], m[M.not_before] = now, now
+m[M.max_attempts], m[M.retry_window] = s[S.max_attempts], s[S.retry_window]
+m[M.name] = s[S.job_name]
 store_meta(id, m, s[S.payload])
 redis.call('SADD', K.queues, QUEUE)
 if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end

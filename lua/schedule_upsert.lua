@@ -81,12 +81,12 @@ else
   paused = paused_arg
 end
 
-local s = new_schedule({
-  name = name, queue = QUEUE, cron = cron, tz = tz, payload = payload,
-  priority = priority, max_attempts = max_attempts, job_name = job_name,
-  retry_window = retry_window, paused = paused, starts_at = starts_at,
-  ends_at = ends_at, misfire = misfire, created_at = now, updated_at = now,
-})
+local s = new_schedule()
+s[S.name], s[S.queue], s[S.cron], s[S.tz] = name, QUEUE, cron, tz
+s[S.payload], s[S.priority], s[S.max_attempts] = payload, priority, max_attempts
+s[S.job_name], s[S.retry_window], s[S.paused] = job_name, retry_window, paused
+s[S.starts_at], s[S.ends_at], s[S.misfire] = starts_at, ends_at, misfire
+s[S.created_at], s[S.updated_at] = now, now
 local code = 1
 if old then
   code = 2

@@ -5,7 +5,7 @@
 use crate::QueueError;
 
 /// Positions (from 0) of the job record's fields, generated from
-/// `JOB_FIELDS` in `lua/lib/job_record.lua`.
+/// the table `M` in `lua/lib/job_record.lua`.
 mod field {
     include!(concat!(env!("OUT_DIR"), "/job_fields.rs"));
 }

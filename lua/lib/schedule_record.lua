@@ -3,51 +3,43 @@
 -- update one field (paused, last run) without touching the payload, which
 -- stays byte for byte the JSON text the caller sent.
 --
--- SCHEDULE_FIELDS is the schema: the stored order, each field's name and its
--- value when not set. driver/build.rs reads this table (one `{ 'name', ... },`
--- a line) and generates the Rust positions for driver/src/schedule/record.rs.
+-- S is the schema: S.<field> is the field's position in the array (from 1),
+-- one field a line in stored order. driver/build.rs reads this table (each
+-- line `name = position,`), checks it as for lib/job_record.lua's M, and
+-- generates the Rust positions for driver/src/schedule/record.rs.
 -- include: check
 
-local SCHEDULE_FIELDS = {
-  { 'name', '' },
-  { 'queue', '' },
-  { 'cron', '' },          -- the expression as given (parsed in Rust)
-  { 'tz', '' },            -- IANA time zone
-  { 'payload', '' },       -- JSON text
-  { 'priority', 0 },       -- 0..255
-  { 'max_attempts', 0 },   -- 0 = unlimited
-  { 'job_name', '' },      -- "" = none
-  { 'retry_window', 0 },   -- ms, 0 = none
-  { 'paused', 0 },         -- 0 / 1
-  { 'starts_at', 0 },      -- unix ms, 0 = none
-  { 'ends_at', 0 },        -- unix ms, 0 = none
-  { 'misfire', 0 },        -- 0 fire once, 1 skip
-  { 'rev', 1 },            -- revision, +1 per upsert
-  { 'last_run', 0 },       -- unix ms (Redis clock) of the last enqueue, 0 = never
-  { 'last_tick', 0 },      -- the last tick fired or skipped, unix ms
-  { 'last_job_id', '' },   -- "" = none
-  { 'created_at', 0 },     -- unix ms
-  { 'updated_at', 0 },     -- unix ms
+local S = {
+  name = 1,
+  queue = 2,
+  cron = 3,             -- the expression as given (parsed in Rust)
+  tz = 4,               -- IANA time zone
+  payload = 5,          -- JSON text
+  priority = 6,         -- 0..255
+  max_attempts = 7,     -- 0 = unlimited
+  job_name = 8,         -- "" = none
+  retry_window = 9,     -- ms, 0 = none
+  paused = 10,          -- 0 / 1
+  starts_at = 11,       -- unix ms, 0 = none
+  ends_at = 12,         -- unix ms, 0 = none
+  misfire = 13,         -- 0 fire once, 1 skip
+  rev = 14,             -- revision: 1 when created, +1 per upsert
+  last_run = 15,        -- unix ms (Redis clock) of the last enqueue, 0 = never
+  last_tick = 16,       -- the last tick fired or skipped, unix ms, 0 = none
+  last_job_id = 17,     -- "" = none
+  created_at = 18,      -- unix ms
+  updated_at = 19,      -- unix ms
 }
+local SCHEDULE_LEN = 19
 
--- S.<field> is the field's position in the array (from 1).
-local S, SCHEDULE_DEFAULTS = {}, {}
-for i, field in ipairs(SCHEDULE_FIELDS) do
-  S[field[1]] = i
-  SCHEDULE_DEFAULTS[i] = field[2]
-end
-local SCHEDULE_LEN = #SCHEDULE_FIELDS
-
--- A new record: the named fields set, every other at its default. A name
--- that is not a field is a bug in the calling script, not bad input.
-local function new_schedule(values)
+-- A new record: every field at its default ("" for the text fields, 1 for
+-- rev, else 0); the caller sets the fields it knows by name (s[S.cron] = ...).
+local function new_schedule()
+  local is_text = { name = true, queue = true, cron = true, tz = true, payload = true,
+    job_name = true, last_job_id = true }
   local s = {}
-  for i = 1, SCHEDULE_LEN do s[i] = SCHEDULE_DEFAULTS[i] end
-  for name, v in pairs(values) do
-    local at = S[name]
-    if not at then error('redq: the schedule record has no field ' .. tostring(name)) end
-    s[at] = v
-  end
+  for field, at in pairs(S) do s[at] = is_text[field] and '' or 0 end
+  s[S.rev] = 1
   return s
 end
 

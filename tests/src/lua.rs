@@ -207,19 +207,20 @@ mod tests {
     async fn a_runtime_error_in_a_module_names_that_module_and_line() {
         let server = RedisServer::start();
         let client = server.client().await;
-        // A test-only script that calls a module helper wrongly.
-        let script = "#!lua\n-- include: job_record\nreturn new_record({ no_such_field = 1 })\n";
+        // A test-only script that calls a module helper wrongly: store_meta
+        // of a record this script never read, without its payload.
+        let script = "#!lua\n-- include: job_store\nstore_meta('job-1', {})\n";
         let composed = composed(script);
         let sha = load(&client, &composed.text).await;
         let err = client
-            .evalsha::<Value, _, _, _>(sha, Vec::<String>::new(), Vec::<String>::new())
+            .evalsha::<Value, _, _, _>(sha, vec!["{t}:jobs"], Vec::<String>::new())
             .await
-            .expect_err("new_record refuses an unknown field");
-        let line = line_of(module_text("job_record"), "has no field");
+            .expect_err("store_meta refuses to write a record without its payload");
+        let line = line_of(module_text("job_store"), "without its payload')");
         let explained = composed.explain(err.details());
         assert!(
             explained.contains(&format!(
-                "lua/lib/job_record.lua:{line}: redq: the job record has no field no_such_field"
+                "lua/lib/job_store.lua:{line}: redq: store_meta of job job-1 without its payload"
             )),
             "{explained} (Redis said: {})",
             err.details()

@@ -1,9 +1,8 @@
 //! The schedule record the scripts store as msgpack in `{ns}:schedules`, and
 //! the view of it the API hands out.
 //!
-//! The record is defined once, by `SCHEDULE_FIELDS` in
-//! `lua/lib/schedule_record.lua` (its fields, their order, meaning and
-//! defaults); `driver/build.rs` generates the positions used here from it.
+//! The record is defined once, by the table `S` in
+//! `lua/lib/schedule_record.lua` (its fields, their order and meaning); `driver/build.rs` generates the positions used here from it.
 //! A fixed-length array, like the job record, so the scripts can update a
 //! field (paused, last run) without re-encoding the payload, which stays
 //! byte-for-byte the JSON text the caller sent.
@@ -18,7 +17,7 @@ use crate::schedule::Misfire;
 use crate::QueueError;
 
 /// Positions (from 0) of the schedule record's fields, generated from
-/// `SCHEDULE_FIELDS` in `lua/lib/schedule_record.lua`.
+/// the table `S` in `lua/lib/schedule_record.lua`.
 mod field {
     include!(concat!(env!("OUT_DIR"), "/schedule_fields.rs"));
 }

@@ -1,4 +1,4 @@
-//! The job meta record (defined by `JOB_FIELDS` in `lua/lib/job_record.lua`),
+//! The job meta record (defined by the table `M` in `lua/lib/job_record.lua`),
 //! decoded from the msgpack the scripts store, for readers that bypass the
 //! driver: the structural check and the server-side transition log. Kept
 //! independent of the driver's decoder on purpose (a checker should not
@@ -68,7 +68,7 @@ impl Meta {
                 _ => String::new(),
             }
         };
-        // Positions as in lua/lib/job_record.lua's JOB_FIELDS, from 0.
+        // Positions as in lua/lib/job_record.lua's M, from 0.
         let meta = Meta {
             lease_id: num(0),
             lease_expiry: num(1),
