@@ -38,7 +38,7 @@ pub struct Keys {
 }
 
 /// The keys a script receives, in the order its header lists them (for
-/// queue-scoped scripts, the order `lua/lib.lua` names them). Held in the
+/// queue-scoped scripts, the order `lua/lib/keys.lua` names them). Held in the
 /// client's wire form: built once per queue, cloned per call by reference
 /// count rather than re-allocated.
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ impl Keys {
         self.key(&format!("q:{queue}:stats"))
     }
 
-    /// The 19 keys of `lua/lib.lua`, for one queue (already validated).
+    /// The 19 keys of `lua/lib/keys.lua`, for one queue (already validated).
     pub fn queue(&self, queue: &str) -> QueueKeys {
         let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
         QueueKeys::from(vec![

@@ -1,6 +1,6 @@
 //! Input rules, checked in Rust before anything reaches Redis.
 //!
-//! The scripts check the same bounds again (see `lua/lib.lua`), because a
+//! The scripts check the same bounds again (see `lua/lib/check.lua`), because a
 //! script that errors after its first write leaves that write in place.
 
 use std::time::Duration;

@@ -35,7 +35,7 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 /// # Same semantics as Redis
 ///
 /// It mirrors the Lua scripts (`lua/claim.lua`, `lua/ack.lua`,
-/// `lua/nack.lua`, `lua/next_due.lua`, and the helpers in `lua/lib.lua`), and
+/// `lua/nack.lua`, `lua/next_due.lua`, and the helpers in `lua/lib/`), and
 /// the trait-level tests (`tests/tests/single_server/queue_trait.rs`) run the same test
 /// bodies against both backends:
 ///
@@ -113,7 +113,7 @@ impl std::fmt::Debug for MemoryQueue {
 }
 
 /// Every queue of one `MemoryQueue`. The indexes mirror the Redis keys of
-/// `lua/lib.lua`, so each transition can follow its script step by step.
+/// `lua/lib/keys.lua`, so each transition can follow its script step by step.
 #[derive(Default)]
 struct State {
     /// Every job that is not completed, dead ones included (as in
@@ -283,7 +283,7 @@ impl State {
     }
 
     /// `enqueue.lua` for one job, due now: it takes its ordering key, or
-    /// queues behind the job holding it (`admit` in `lua/lib.lua`).
+    /// queues behind the job holding it (`admit` in `lua/lib/ordering.lua`).
     fn enqueue(&mut self, queue: &str, payload: Value, key: Option<String>) {
         self.seq += 1;
         let seq = self.seq;
@@ -401,7 +401,7 @@ impl State {
         Ok(())
     }
 
-    /// `nack.lua` (`fail_attempt` in `lua/lib.lua`): one more failed
+    /// `nack.lua` (`fail_attempt` in `lua/lib/retry.lua`): one more failed
     /// attempt; back in line after `delay`, or dead when `delay` is `None`.
     fn fail_attempt(
         &mut self,
@@ -440,7 +440,7 @@ impl State {
         Ok(())
     }
 
-    /// `release_keys` in `lua/lib.lua`: a job left for good; the next job
+    /// `release_keys` in `lua/lib/ordering.lua`: a job left for good; the next job
     /// queued behind its ordering key, in whatever queue, takes the key and
     /// joins its queue in its old place.
     fn release_key(&mut self, id: &str, key: Option<&str>) {

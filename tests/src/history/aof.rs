@@ -176,7 +176,7 @@ pub fn leases(dir: &Path, ns: &str) -> DurableLeases {
 mod tests {
     use super::*;
 
-    /// A 19-field meta record (positions as in `lua/lib.lua`'s `M`) with
+    /// A 19-field meta record (positions as in `lua/lib/job_record.lua`'s `M`) with
     /// `lease_id` at 0 and `resolved_lease` at 18.
     fn record(lease_id: u64, resolved_lease: i64) -> Vec<u8> {
         let fields: Vec<rmpv::Value> = (0..19)

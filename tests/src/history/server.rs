@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn meta_with_seq(seq: u64) -> Vec<u8> {
-        // Positions as in lua/lib.lua's M, from 0: queue 4, seq 9.
+        // Positions as in lua/lib/job_record.lua's M, from 0: queue 4, seq 9.
         let fields: Vec<rmpv::Value> = (0..19)
             .map(|i| match i {
                 4 => rmpv::Value::from("q"),
