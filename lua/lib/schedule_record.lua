@@ -35,10 +35,10 @@ local SCHEDULE_LEN = 19
 -- A new record: every field at its default ("" for the text fields, 1 for
 -- rev, else 0); the caller sets the fields it knows by name (s[S.cron] = ...).
 local function new_schedule()
-  local is_text = { name = true, queue = true, cron = true, tz = true, payload = true,
-    job_name = true, last_job_id = true }
   local s = {}
-  for field, at in pairs(S) do s[at] = is_text[field] and '' or 0 end
+  for at = 1, SCHEDULE_LEN do s[at] = 0 end
+  s[S.name], s[S.queue], s[S.cron], s[S.tz], s[S.payload] = '', '', '', '', ''
+  s[S.job_name], s[S.last_job_id] = '', ''
   s[S.rev] = 1
   return s
 end
