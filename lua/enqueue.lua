@@ -101,7 +101,8 @@ end
 local already = redis.call('HMGET', K.jobs, unpack(ids))
 
 local reply = {}
-local record_pairs = {}
+-- Counted, not measured with #, in the loop over up to 1000 jobs.
+local record_pairs, pairs_len = {}, 0
 local fifo, waiting, scheduled, ordered = {}, {}, {}, {}
 local wake = false
 for i = 1, n do
@@ -123,8 +124,8 @@ for i = 1, n do
     m[M.attempts], m[M.max_attempts] = attempts[i], max_attempts[i]
     m[M.retry_window], m[M.name] = retry_windows[i], names[i]
     created[id] = true
-    record_pairs[#record_pairs + 1] = id
-    record_pairs[#record_pairs + 1] = encode_record(m, payloads[i])
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, payloads[i])
+    pairs_len = pairs_len + 2
     if dk ~= '' then
       redis.call('HSET', K.dedup, dk, id)
       if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
@@ -143,8 +144,7 @@ for i = 1, n do
       wake = true
     end
   end
-  reply[#reply + 1] = code
-  reply[#reply + 1] = id
+  reply[2 * i - 1], reply[2 * i] = code, id
 end
 
 -- Records first (admit() checks that an ordering key's holder exists), in
