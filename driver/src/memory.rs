@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::limits::{self, check_queue_name};
-use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
+use crate::{Acked, Job, Lease, Nacked, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 
 /// An in-memory [`Queue`] with the semantics of the Redis backend.
 ///
@@ -73,12 +73,17 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 ///   loses them all.
 /// - **No sharing across processes**: two processes (or two
 ///   `MemoryQueue::new()` calls) see different queues.
-/// - **No wake-up channel**: an idle worker learns of new work by calling
-///   [`Queue::next_due`] again. As with Redis, a job blocked behind an
-///   ordering key is not "due", so `next_due` does not count it.
-/// - Nothing beyond the trait: no priorities, delays, dedup keys, pausing or
-///   attempt limits (claimed jobs report priority 0, `max_attempts` 0 and no
-///   name). Dead letters are kept until the queue is dropped.
+/// - **No wake-up channel** for code using the trait: an idle caller learns
+///   of new work by calling [`Queue::next_due`] again. As with Redis, a job
+///   blocked behind an ordering key is not "due", so `next_due` does not
+///   count it. (A [`crate::worker::Worker`] over a `MemoryQueue` is woken in
+///   process by every enqueue, retry and release.)
+/// - Little beyond the trait: no priorities, delays, dedup keys, retry
+///   windows or pausing. Jobs of the seed trait have no name and no attempt
+///   limit (claimed jobs report priority 0, `max_attempts` 0 and no name);
+///   typed jobs pushed with [`MemoryQueue::push`] keep their name and
+///   `MAX_ATTEMPTS`, which retries and lapsed leases count against as in
+///   Redis. Dead letters are kept until the queue is dropped.
 /// - The `SystemTime` fields of a claimed [`Job`] (`enqueued_at`,
 ///   `lease_expires_at`) are wall-clock times for display; they do not follow
 ///   a paused tokio clock.
@@ -99,6 +104,10 @@ use crate::{Job, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
 #[derive(Clone, Default)]
 pub struct MemoryQueue {
     state: Arc<Mutex<State>>,
+    /// Bumped by every change that may make a job claimable: a
+    /// [`crate::worker::Worker`] over this queue waits on it instead of
+    /// polling (the in-process form of Redis's wake channel).
+    changed: Arc<tokio::sync::watch::Sender<()>>,
 }
 
 impl std::fmt::Debug for MemoryQueue {
@@ -135,6 +144,11 @@ struct Entry {
     seq: u64,
     enqueued_at: SystemTime,
     ordering_key: Option<String>,
+    /// The typed job's name ([`crate::worker::TypedJob::NAME`]), when pushed
+    /// as one; jobs of the seed trait have none.
+    name: Option<String>,
+    /// Attempts allowed (0 = unlimited); only typed pushes set it.
+    max_attempts: u32,
     attempts: u32,
     /// The lease this handle took and has not resolved yet (0 when none):
     /// what `RedisQueue` reports in [`QueueError::LeaseLost`].
@@ -231,6 +245,129 @@ impl MemoryQueue {
         self.state.lock().expect("memory queue state poisoned")
     }
 
+    /// Wake whoever waits in [`MemoryQueue::changes`].
+    fn notify(&self) {
+        self.changed.send_modify(|_| {});
+    }
+
+    /// A receiver that sees every later change that may make a job
+    /// claimable (enqueue, retry, release, a key handed on).
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.changed.subscribe()
+    }
+
+    /// A typed push: one job with its name, attempt limit and ordering key;
+    /// its id. Checked by the same rules as [`Queue::enqueue`].
+    pub(crate) fn push_named(
+        &self,
+        queue: &str,
+        payload: Value,
+        name: &str,
+        max_attempts: u32,
+        ordering_key: Option<String>,
+    ) -> Result<String, QueueError> {
+        Self::check_enqueue(queue, [(ordering_key.as_deref(), &payload)])?;
+        let id = self.lock().enqueue_job(
+            queue,
+            payload,
+            ordering_key,
+            Some(name.to_owned()),
+            max_attempts,
+        );
+        self.notify();
+        Ok(id)
+    }
+
+    /// `ack.lua`, fenced by `lease`: only its holder completes the job.
+    pub(crate) fn ack_held(&self, lease: &Lease) -> Result<Acked, QueueError> {
+        let mut state = self.lock();
+        if !state.jobs.contains_key(&lease.id) {
+            return Ok(Acked::AlreadyGone);
+        }
+        state.check_held(lease)?;
+        state.complete(&lease.id)?;
+        drop(state);
+        self.notify();
+        Ok(Acked::Completed)
+    }
+
+    /// `nack.lua`, fenced by `lease`: back after `delay`, or dead when
+    /// `delay` is `None` or the job's attempts are spent.
+    pub(crate) fn fail_held(
+        &self,
+        lease: &Lease,
+        delay: Option<Duration>,
+        error: &str,
+    ) -> Result<Nacked, QueueError> {
+        let delay = delay
+            .map(|d| limits::check_duration("retry delay", d).map(Duration::from_millis))
+            .transpose()?;
+        let now = Instant::now();
+        let mut state = self.lock();
+        if !state.jobs.contains_key(&lease.id) {
+            return Err(QueueError::JobNotFound {
+                id: lease.id.clone(),
+            });
+        }
+        state.check_held(lease)?;
+        let job = &state.jobs[&lease.id];
+        let attempts = job.attempts + 1;
+        let spent = job.max_attempts > 0 && attempts >= job.max_attempts;
+        let delay = if spent { None } else { delay };
+        state.fail_attempt(&lease.id, delay, limits::cut_error(error), now)?;
+        drop(state);
+        self.notify();
+        Ok(match delay {
+            None => Nacked::DeadLettered { attempts },
+            Some(delay) => Nacked::Retrying {
+                attempts,
+                due_at: SystemTime::now() + delay,
+            },
+        })
+    }
+
+    /// `extend.lua`: the holder keeps its lease for `length` from now.
+    pub(crate) fn extend_held(
+        &self,
+        lease: &Lease,
+        length: Duration,
+    ) -> Result<SystemTime, QueueError> {
+        let length = Duration::from_millis(limits::check_lease(length)?);
+        let mut state = self.lock();
+        state.check_held(lease)?;
+        let job = state.jobs.get_mut(&lease.id).expect("checked above");
+        let Place::Leased { expires } = job.place else {
+            unreachable!("check_held accepts leased jobs only")
+        };
+        let renewed = Instant::now() + length;
+        job.place = Place::Leased { expires: renewed };
+        let (queue, seq) = (job.queue.clone(), job.seq);
+        let index = state.index(&queue);
+        index.leased.remove(&(expires, seq));
+        index.leased.insert((renewed, seq), lease.id.clone());
+        Ok(SystemTime::now() + length)
+    }
+
+    /// `release.lua`: the holder gives the job back, due at once, with no
+    /// attempt counted.
+    pub(crate) fn release_held(&self, lease: &Lease) -> Result<(), QueueError> {
+        let mut state = self.lock();
+        state.check_held(lease)?;
+        let job = state.jobs.get_mut(&lease.id).expect("checked above");
+        let Place::Leased { expires } = job.place else {
+            unreachable!("check_held accepts leased jobs only")
+        };
+        job.place = Place::Waiting;
+        job.held = 0;
+        let (queue, seq) = (job.queue.clone(), job.seq);
+        let index = state.index(&queue);
+        index.leased.remove(&(expires, seq));
+        index.waiting.insert(seq, lease.id.clone());
+        drop(state);
+        self.notify();
+        Ok(())
+    }
+
     /// Checks shared by `enqueue` and `enqueue_ordered`, all before any write.
     fn check_enqueue<'a>(
         queue: &str,
@@ -282,9 +419,23 @@ impl State {
         self.queues.entry(queue.to_owned()).or_default()
     }
 
+    /// `enqueue.lua` for one job of the seed trait (no name, no attempt
+    /// limit).
+    fn enqueue(&mut self, queue: &str, payload: Value, key: Option<String>) {
+        self.enqueue_job(queue, payload, key, None, 0);
+    }
+
     /// `enqueue.lua` for one job, due now: it takes its ordering key, or
     /// queues behind the job holding it (`admit` in `lua/lib/ordering.lua`).
-    fn enqueue(&mut self, queue: &str, payload: Value, key: Option<String>) {
+    /// Returns its id.
+    fn enqueue_job(
+        &mut self,
+        queue: &str,
+        payload: Value,
+        key: Option<String>,
+        name: Option<String>,
+        max_attempts: u32,
+    ) -> String {
         self.seq += 1;
         let seq = self.seq;
         let id = ulid::Ulid::new().to_string();
@@ -314,18 +465,34 @@ impl State {
             }
         }
         self.jobs.insert(
-            id,
+            id.clone(),
             Entry {
                 queue: queue.to_owned(),
                 payload,
                 seq,
                 enqueued_at: SystemTime::now(),
                 ordering_key: key,
+                name,
+                max_attempts,
                 attempts: 0,
                 held: 0,
                 place,
             },
         );
+        id
+    }
+
+    /// The fence of every `*_held` call: the job is leased, under `lease`.
+    fn check_held(&self, lease: &Lease) -> Result<(), QueueError> {
+        match self.jobs.get(&lease.id) {
+            Some(job)
+                if matches!(job.place, Place::Leased { .. }) && job.held == lease.lease_id =>
+            {
+                Ok(())
+            }
+            Some(job) => Err(lease_lost(&lease.id, job.held)),
+            None => Err(lease_lost(&lease.id, 0)),
+        }
     }
 
     /// `claim.lua`: reclaim lapsed leases, promote due retries, then lease
@@ -334,7 +501,9 @@ impl State {
         let Some(index) = self.queues.get_mut(queue) else {
             return Vec::new();
         };
-        // Lapsed leases go back to their old place in line, one attempt up.
+        // Lapsed leases go back to their old place in line, one attempt up;
+        // a typed job whose attempts are spent is dead instead.
+        let mut spent = Vec::new();
         while let Some(entry) = index.leased.first_entry() {
             if entry.key().0 > now {
                 break;
@@ -342,9 +511,19 @@ impl State {
             let ((_, seq), id) = entry.remove_entry();
             let job = self.jobs.get_mut(&id).expect("a leased job exists");
             job.attempts += 1;
-            job.place = Place::Waiting;
-            index.waiting.insert(seq, id);
+            if job.max_attempts > 0 && job.attempts >= job.max_attempts {
+                job.place = Place::Dead;
+                index.dead.push((id.clone(), "lease expired".to_owned()));
+                spent.push((id, job.ordering_key.clone()));
+            } else {
+                job.place = Place::Waiting;
+                index.waiting.insert(seq, id);
+            }
         }
+        for (id, key) in spent {
+            self.release_key(&id, key.as_deref());
+        }
+        let index = self.queues.get_mut(queue).expect("looked up above");
         while let Some(entry) = index.scheduled.first_entry() {
             if entry.key().0 > now {
                 break;
@@ -379,8 +558,8 @@ impl State {
                 priority: 0,
                 enqueued_at: job.enqueued_at,
                 ordering_key: job.ordering_key.clone(),
-                name: None,
-                max_attempts: 0,
+                name: job.name.clone(),
+                max_attempts: job.max_attempts,
             });
         }
         claimed
@@ -496,6 +675,8 @@ impl Queue for MemoryQueue {
         for payload in payloads {
             state.enqueue(queue, payload, None);
         }
+        drop(state);
+        self.notify();
         Ok(())
     }
 
@@ -509,6 +690,8 @@ impl Queue for MemoryQueue {
         for (key, payload) in jobs {
             state.enqueue(queue, payload, Some(key));
         }
+        drop(state);
+        self.notify();
         Ok(())
     }
 
@@ -527,15 +710,21 @@ impl Queue for MemoryQueue {
 
     async fn complete(&self, id: &str) -> Result<(), QueueError> {
         limits::check_id(id)?;
-        self.lock().complete(id)
+        self.lock().complete(id)?;
+        self.notify();
+        Ok(())
     }
 
     async fn retry(&self, id: &str, delay: Duration, error: &str) -> Result<(), QueueError> {
-        self.fail_attempt(id, Some(delay), error)
+        self.fail_attempt(id, Some(delay), error)?;
+        self.notify();
+        Ok(())
     }
 
     async fn fail(&self, id: &str, error: &str) -> Result<(), QueueError> {
-        self.fail_attempt(id, None, error)
+        self.fail_attempt(id, None, error)?;
+        self.notify();
+        Ok(())
     }
 
     async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {

@@ -241,7 +241,7 @@ impl ShardedQueue {
 
     /// The shard indices in claim order for one call: each call starts one
     /// further along, so every shard gets claimed from first in turn.
-    fn claim_order(&self) -> impl Iterator<Item = usize> {
+    pub(crate) fn claim_order(&self) -> impl Iterator<Item = usize> {
         let n = self.len();
         let start = self.inner.next_claim.fetch_add(1, Ordering::Relaxed) % n;
         (0..n).map(move |i| (start + i) % n)

@@ -2,41 +2,31 @@
 //! task, which acknowledges everything that has piled up in one script call.
 //! Under load that turns N round trips (and N script runs) into a few; when
 //! idle a lone ack goes out at once, so no latency is added. Every job stays
-//! fenced by its own lease and learns its own outcome.
+//! fenced by its own lease and learns its own outcome. Over shards, a batch
+//! is one call per shard it touches, sent in parallel.
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{Acked, Lease, QueueError, RedisQueue};
+use super::backend::{Backend, Held};
+use crate::{Acked, QueueError};
 
 /// What the acker tells a job.
 pub(crate) type AckReply = Result<Acked, QueueError>;
 
 /// One finished job waiting for its acknowledgement.
-pub(crate) type AckRequest = (Lease, oneshot::Sender<AckReply>);
+pub(crate) type AckRequest = (Held, oneshot::Sender<AckReply>);
 
 /// Most acknowledgements sent in one batch.
 const BATCH: usize = 500;
 
 /// Acknowledge requests until every sender is gone.
-pub(crate) async fn run(queue: RedisQueue, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
+pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
-        let (leases, replies): (Vec<Lease>, Vec<oneshot::Sender<AckReply>>) =
+        let (leases, replies): (Vec<Held>, Vec<oneshot::Sender<AckReply>>) =
             batch.drain(..).unzip();
-        match queue.ack_batch(&leases).await {
-            Ok(outcomes) => {
-                for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                    let _ = reply.send(outcome);
-                }
-            }
-            Err(e) => {
-                let why = e.to_string();
-                for reply in replies {
-                    let _ = reply.send(Err(QueueError::Protocol(format!(
-                        "acknowledgement failed: {why}"
-                    ))));
-                }
-            }
+        for (reply, outcome) in replies.into_iter().zip(backend.ack_batch(&leases).await) {
+            let _ = reply.send(outcome);
         }
     }
 }

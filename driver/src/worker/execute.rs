@@ -11,16 +11,17 @@ use tokio::sync::{broadcast, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::backend::{Backend, Claimed, Held};
 use super::context::{JobCx, Services};
 use super::error::JobError;
 use super::events::JobFailed;
 use super::presence::Totals;
 use super::registry::Registry;
-use crate::{Job, Lease, Nacked, QueueError, RedisQueue};
+use crate::{Job, Nacked, QueueError};
 
 /// What every job task of one worker shares.
 pub(crate) struct Shared {
-    pub queue: RedisQueue,
+    pub queue: Backend,
     pub registry: Arc<Registry>,
     pub services: Services,
     pub lease: Duration,
@@ -59,7 +60,8 @@ impl Drop for InFlight {
 }
 
 /// Run `job` to its end, holding `permit` (one concurrency slot) throughout.
-pub(crate) async fn execute(shared: Arc<Shared>, job: Job, permit: OwnedSemaphorePermit) {
+pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, permit: OwnedSemaphorePermit) {
+    let Claimed { job, shard } = claimed;
     let _permit = permit;
     let _in_flight = InFlight::new(&shared.totals);
     let span = tracing::info_span!(
@@ -72,11 +74,16 @@ pub(crate) async fn execute(shared: Arc<Shared>, job: Job, permit: OwnedSemaphor
     // Boxed: the running state is ~9 KB, and an unboxed task future is
     // copied whole when spawned, polled to completion and joined (a few
     // memcpys of it per job showed as the client's top cost in `perf`).
-    Box::pin(run_one(&shared, job)).instrument(span).await;
+    Box::pin(run_one(&shared, job, shard))
+        .instrument(span)
+        .await;
 }
 
-async fn run_one(shared: &Shared, job: Job) {
-    let lease = job.lease();
+async fn run_one(shared: &Shared, job: Job, shard: usize) {
+    let lease = Held {
+        lease: job.lease(),
+        shard,
+    };
     let Some(runner) = job
         .name
         .as_deref()
@@ -151,12 +158,15 @@ async fn run_one(shared: &Shared, job: Job) {
 }
 
 /// Hand the lease to the acker and wait for this job's own outcome.
-async fn acknowledge(shared: &Shared, lease: Lease) -> Result<crate::Acked, QueueError> {
+async fn acknowledge(shared: &Shared, lease: Held) -> Result<crate::Acked, QueueError> {
     let (reply, outcome) = tokio::sync::oneshot::channel();
     if let Err(unsent) = shared.acks.send((lease, reply)) {
         // The acker is gone (only while the worker winds down): ack directly.
         let (lease, _) = unsent.0;
-        return shared.queue.ack(&lease).await;
+        let mut outcomes = shared.queue.ack_batch(std::slice::from_ref(&lease)).await;
+        return outcomes
+            .pop()
+            .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())));
     }
     outcome
         .await
@@ -165,7 +175,7 @@ async fn acknowledge(shared: &Shared, lease: Lease) -> Result<crate::Acked, Queu
 
 /// Extend the lease every third of its length for as long as the job runs;
 /// return only when the lease was lost (the caller then drops the job).
-async fn keep_lease(queue: &RedisQueue, lease: &Lease, length: Duration, cx: &JobCx) {
+async fn keep_lease(queue: &Backend, lease: &Held, length: Duration, cx: &JobCx) {
     let every = length / 3;
     loop {
         tokio::time::sleep(every).await;
@@ -177,24 +187,20 @@ async fn keep_lease(queue: &RedisQueue, lease: &Lease, length: Duration, cx: &Jo
     }
 }
 
-async fn dead_letter(shared: &Shared, job: &Job, lease: &Lease, why: &str) {
+async fn dead_letter(shared: &Shared, job: &Job, lease: &Held, why: &str) {
     report_failure(shared, job, lease, why, Duration::ZERO, true).await;
 }
 
 async fn report_failure(
     shared: &Shared,
     job: &Job,
-    lease: &Lease,
+    lease: &Held,
     error: &str,
     delay: Duration,
     dead: bool,
 ) {
     shared.totals.failed.fetch_add(1, Ordering::Relaxed);
-    let result = if dead {
-        shared.queue.dead_letter(lease, error).await
-    } else {
-        shared.queue.nack(lease, delay, error).await
-    };
+    let result = shared.queue.fail(lease, delay, error, dead).await;
     match result {
         Ok(Nacked::Retrying { attempts, due_at }) => {
             let in_ms = due_at

@@ -51,6 +51,7 @@
 //! ```
 
 mod acker;
+mod backend;
 mod backoff;
 mod context;
 mod error;
@@ -72,6 +73,7 @@ use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinSet;
 pub use tokio_util::sync::CancellationToken;
 
+pub use backend::WorkerBackend;
 pub use backoff::{backoff_ceiling, exponential_backoff};
 pub use context::{JobCx, Services};
 pub use error::JobError;
@@ -83,11 +85,14 @@ pub use registry::Registry;
 pub use typed::{TypedJob, DEFAULT_QUEUE};
 
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
-use crate::{Job, QueueError, RedisQueue};
+use crate::QueueError;
+use backend::{Backend, Claimed};
 use execute::{execute, Shared};
 use presence::Totals;
 
-/// One worker loop over some queues of a [`RedisQueue`].
+/// One worker loop over some queues of a [`RedisQueue`], a
+/// [`ShardedQueue`](crate::ShardedQueue) or a [`MemoryQueue`](crate::MemoryQueue)
+/// (see [Backends](self#backends)).
 pub struct Worker {
     shared: Arc<Shared>,
     options: WorkOptions,
@@ -137,7 +142,7 @@ impl Worker {
     /// Options are checked here: no queues, a bad queue name, concurrency or
     /// claim batch 0 (or over 1000), or a lease under 30 ms are refused.
     pub fn new(
-        queue: RedisQueue,
+        queue: impl Into<WorkerBackend>,
         registry: Registry,
         options: WorkOptions,
     ) -> Result<Worker, QueueError> {
@@ -168,7 +173,7 @@ impl Worker {
         Ok(Worker {
             ack_requests: Some(ack_requests),
             shared: Arc::new(Shared {
-                queue,
+                queue: queue.into().0,
                 registry: Arc::new(registry),
                 services: Services::new(),
                 lease: options.lease,
@@ -215,25 +220,21 @@ impl Worker {
         let background = CancellationToken::new();
         let inbox = Arc::new(wake::Inbox::new());
         let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, options.handoff);
+        let may_park = options.handoff && shared.queue.handoff().is_some();
+        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);
         let mut duties = JoinSet::new();
-        duties.spawn(wake::listen_owned(
-            shared.queue.clone(),
-            queues.clone(),
-            inbox,
-            handed_tx,
-            background.clone(),
-        ));
-        duties.spawn(presence::keep_alive(
-            shared.queue.clone(),
-            queues.clone(),
-            options.concurrency,
-            shared.totals.clone(),
-            background.clone(),
-        ));
-        if options.schedules {
-            duties.spawn(run_scheduler(shared.queue.clone(), background.clone()));
-        }
+        shared.queue.spawn_duties(
+            &mut duties,
+            Duties {
+                queues: queues.clone(),
+                inbox,
+                handed: handed_tx,
+                concurrency: options.concurrency,
+                totals: shared.totals.clone(),
+                schedules: options.schedules,
+                stop: background.clone(),
+            },
+        );
 
         let slots = Arc::new(Semaphore::new(options.concurrency));
         let mut running = JoinSet::new();
@@ -256,6 +257,7 @@ impl Worker {
             if !handed.is_empty() {
                 for job in handed {
                     let permit = permits.pop().expect("never more jobs than permits");
+                    let job = Claimed { job, shard: 0 };
                     running.spawn(execute(shared.clone(), job, permit));
                 }
                 if permits.is_empty() {
@@ -332,10 +334,10 @@ impl Worker {
 /// Claim up to `n` jobs from the first queue (in strict or weighted order)
 /// that has any.
 async fn claim_some(
-    queue: &RedisQueue,
+    queue: &Backend,
     options: &WorkOptions,
     n: usize,
-) -> Result<Vec<Job>, QueueError> {
+) -> Result<Vec<Claimed>, QueueError> {
     for name in claim_order(options) {
         let jobs = queue.claim(name, n, options.lease).await?;
         if !jobs.is_empty() {
@@ -376,8 +378,17 @@ fn claim_order(options: &WorkOptions) -> Vec<&str> {
     order
 }
 
-/// Every worker runs a schedule scheduler by default: any number may run at
-/// once, and each tick still fires exactly once (see [`crate::schedule`]).
-async fn run_scheduler(queue: RedisQueue, stop: CancellationToken) {
-    crate::schedule::Scheduler::new(queue).run(stop).await;
+/// What a backend's background duties need from their worker (see
+/// `WorkerBackend`'s table): its queues, its inbox for wake-ups and
+/// hand-offs, its figures for heartbeats, and when to stop.
+pub(crate) struct Duties {
+    queues: Vec<String>,
+    inbox: Arc<wake::Inbox>,
+    handed: tokio::sync::mpsc::UnboundedSender<crate::Job>,
+    concurrency: usize,
+    totals: Arc<Totals>,
+    /// Every worker runs a scheduler by default: any number may run at
+    /// once, and each tick still fires exactly once (see [`crate::schedule`]).
+    schedules: bool,
+    stop: CancellationToken,
 }

@@ -10,8 +10,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::backend::{Backend, Held};
 use super::wake::Inbox;
-use crate::{Job, RedisQueue};
+use crate::Job;
 
 /// A park lasts at most this long; an idle worker renews it after each
 /// check. It bounds how long a worker that died parked keeps being handed
@@ -93,7 +94,10 @@ impl Parking {
 
     /// Stop being handed jobs (before claiming again). Jobs handed just
     /// before still arrive, and are taken by [`Parking::take_handed`].
-    pub async fn leave(&mut self, queue: &RedisQueue) {
+    pub async fn leave(&mut self, backend: &Backend) {
+        let Some(queue) = backend.handoff() else {
+            return;
+        };
         if let Some(name) = self.parked_on.take() {
             match queue.unpark(&name, self.inbox.token).await {
                 Ok(_) => self.unparks += 1,
@@ -108,7 +112,7 @@ impl Parking {
     /// worker may (`capacity` free slots, jobs leased for `lease`).
     pub async fn idle(
         &mut self,
-        queue: &RedisQueue,
+        backend: &Backend,
         queues: &[String],
         max_idle: Duration,
         lease: Duration,
@@ -116,9 +120,11 @@ impl Parking {
         shutdown: &CancellationToken,
     ) {
         let mut sleep_for = max_idle;
-        let may_park = self.allowed && self.inbox.listening.load(Ordering::Acquire);
+        let handoff = backend
+            .handoff()
+            .filter(|_| self.allowed && self.inbox.listening.load(Ordering::Acquire));
         for name in queues {
-            let due = if may_park {
+            let due = if let Some(queue) = handoff {
                 let park_for = max_idle.min(PARK_AT_MOST);
                 match queue
                     .park(name, self.inbox.token, lease, capacity, park_for)
@@ -136,7 +142,7 @@ impl Parking {
                     Err(e) => Err(e),
                 }
             } else {
-                queue.next_due(name).await
+                backend.next_due(name).await
             };
             match due {
                 Ok(Some(due)) => sleep_for = sleep_for.min(due),
@@ -154,8 +160,8 @@ impl Parking {
     /// At shutdown: leave the park, wait for the fence after the last
     /// hand-off, and give back (release, no attempt counted) every handed
     /// job that will not run here.
-    pub async fn finish(&mut self, queue: &RedisQueue) {
-        self.leave(queue).await;
+    pub async fn finish(&mut self, backend: &Backend) {
+        self.leave(backend).await;
         // Messages on one channel arrive in publish order: once every
         // unpark's fence is in, so is every job handed before it.
         if self.inbox.listening.load(Ordering::Acquire) {
@@ -170,7 +176,11 @@ impl Parking {
             }
         }
         for job in self.take_handed(usize::MAX) {
-            if let Err(e) = queue.release(&job.lease()).await {
+            let held = Held {
+                lease: job.lease(),
+                shard: 0,
+            };
+            if let Err(e) = backend.release(&held).await {
                 tracing::warn!(error = %e, id = %job.id, "releasing a handed job failed; it returns when its lease lapses");
             }
         }

@@ -1,10 +1,12 @@
-//! Pushing typed jobs: into Redis, or run at once in inline mode.
+//! Pushing typed jobs: into a backend (one Redis namespace, shards, or
+//! memory), or run at once in inline mode.
 
 use serde::Serialize;
 
+use super::backend::{Backend, WorkerBackend};
 use super::context::{JobCx, Services};
 use super::typed::TypedJob;
-use crate::{Enqueued, NewJob, QueueError, RedisQueue};
+use crate::{Enqueued, MemoryQueue, NewJob, QueueError, RedisQueue, ShardedQueue};
 
 /// A pushed job's fate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,7 +43,7 @@ impl Pushed {
 /// How a [`JobQueue`] runs pushed jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Into Redis, for workers to run.
+    /// Into its backend, for workers to run.
     Queued,
     /// At once, in the pushing task: for tests and apps without a worker.
     Inline,
@@ -50,15 +52,16 @@ pub enum Mode {
 /// The typed push handle. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct JobQueue {
-    redis: Option<RedisQueue>,
+    backend: Option<Backend>,
     services: Services,
 }
 
 impl JobQueue {
-    /// Push into Redis.
-    pub fn new(redis: RedisQueue) -> Self {
+    /// Push into `queue`: a [`RedisQueue`], a [`ShardedQueue`] or a
+    /// [`MemoryQueue`], whichever the workers claim from.
+    pub fn new(queue: impl Into<WorkerBackend>) -> Self {
         JobQueue {
-            redis: Some(redis),
+            backend: Some(queue.into().0),
             services: Services::new(),
         }
     }
@@ -68,14 +71,14 @@ impl JobQueue {
     /// type's timeout; it is not retried.
     pub fn inline(services: Services) -> Self {
         JobQueue {
-            redis: None,
+            backend: None,
             services,
         }
     }
 
     /// Which mode this handle runs in.
     pub fn mode(&self) -> Mode {
-        if self.redis.is_some() {
+        if self.backend.is_some() {
             Mode::Queued
         } else {
             Mode::Inline
@@ -84,8 +87,10 @@ impl JobQueue {
 
     /// Push `job`.
     pub async fn push<T: TypedJob>(&self, job: &T) -> Result<Pushed, QueueError> {
-        match &self.redis {
-            Some(redis) => redis.push(job).await,
+        match &self.backend {
+            Some(Backend::Redis(redis)) => redis.push(job).await,
+            Some(Backend::Sharded(sharded)) => sharded.push(job).await,
+            Some(Backend::Memory(memory)) => memory.push(job).await,
             None => Ok(run_inline(job, &self.services).await),
         }
     }
@@ -102,15 +107,20 @@ async fn run_inline<T: TypedJob>(job: &T, services: &Services) -> Pushed {
     Pushed::Ran { id, error }
 }
 
-/// The enqueue options a typed job carries.
-fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
-    let payload = serde_json::to_value(job).map_err(|e| {
+/// A typed job's payload.
+fn payload<T: TypedJob>(job: &T) -> Result<serde_json::Value, QueueError> {
+    serde_json::to_value(job).map_err(|e| {
         QueueError::invalid(
             "job",
             T::NAME,
             format!("a job that serializes to JSON ({e})"),
         )
-    })?;
+    })
+}
+
+/// The enqueue options a typed job carries.
+fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
+    let payload = payload(job)?;
     let mut new = NewJob::new(payload)
         .name(T::NAME)
         .max_attempts(T::MAX_ATTEMPTS)
@@ -135,5 +145,34 @@ impl RedisQueue {
             Enqueued::Created(id) => Pushed::Queued { id },
             Enqueued::Duplicate(id) => Pushed::Duplicate { id },
         })
+    }
+}
+
+impl ShardedQueue {
+    /// Push a typed job onto `T::QUEUE`, as [`RedisQueue::push`] does, on
+    /// the shard its ordering key (else its dedup key) routes to, or the
+    /// next shard in turn when it has neither (see [`ShardedQueue::add`]).
+    pub async fn push<T: TypedJob>(&self, job: &T) -> Result<Pushed, QueueError> {
+        Ok(match self.add(T::QUEUE, new_job(job)?).await? {
+            Enqueued::Created(id) => Pushed::Queued { id },
+            Enqueued::Duplicate(id) => Pushed::Duplicate { id },
+        })
+    }
+}
+
+impl MemoryQueue {
+    /// Push a typed job onto `T::QUEUE` with its name, `MAX_ATTEMPTS` and
+    /// ordering key, for a [`Worker`](super::Worker) over this queue. What a
+    /// `MemoryQueue` does not keep is ignored: priority, dedup key and
+    /// retry window (see [`MemoryQueue`]), so a push is always `Queued`.
+    pub async fn push<T: TypedJob>(&self, job: &T) -> Result<Pushed, QueueError> {
+        let id = self.push_named(
+            T::QUEUE,
+            payload(job)?,
+            T::NAME,
+            T::MAX_ATTEMPTS,
+            job.ordering_key(),
+        )?;
+        Ok(Pushed::Queued { id })
     }
 }

@@ -1,0 +1,320 @@
+//! The backend seam: what a [`Worker`](super::Worker) needs from where jobs
+//! wait, for each of the three backends.
+//!
+//! # Why a closed enum and not a trait
+//!
+//! The seed [`Queue`](crate::Queue) trait names a job by id alone, and a
+//! worker needs more than it offers: fenced acks in batches, lease
+//! extension, release at shutdown, and the Redis-only runtime (hand-off
+//! parking, pub/sub wake-ups, heartbeats, the scheduler). An open trait
+//! would have to make every one of those part of the public API, with
+//! types that today are private. The backends are three, all in this
+//! crate, so [`WorkerBackend`] is an enum: one `match` per operation
+//! (nothing next to a round trip), no generic parameter on `Worker`, and
+//! `Worker::new(redis_queue, …)` reads as before.
+//!
+//! | | [`RedisQueue`] | [`ShardedQueue`] | [`MemoryQueue`] |
+//! |---|---|---|---|
+//! | claims | one namespace | every shard in turn, starting one further along each round | in process |
+//! | fencing, leases, acks | per lease | per lease, each on the shard the job came from | per lease |
+//! | batched acks | one script call per batch | one per shard per batch, shards in parallel | in process |
+//! | waking an idle worker | pub/sub wake channel | the wake channel of **every** shard | every enqueue, retry and release, in process |
+//! | idle sleep bound | `next_due`, `max_idle` | the soonest `next_due` of all shards, `max_idle` | `next_due`, `max_idle` |
+//! | hand-off parking | yes (one queue) | no (see below) | no (a claim costs no round trip) |
+//! | heartbeats (worker registry) | yes | on every shard, one identity | none |
+//! | schedules (`WorkOptions::schedules`) | yes | a scheduler per shard | none |
+//!
+//! A sharded worker does not park: a park offers the worker's free slots to
+//! one namespace's enqueues, and parking on every shard at once would offer
+//! them N times over (more jobs leased to it than it can run, each waiting
+//! for its lease to lapse), while parking on one would make it wait on that
+//! shard while another has work. It listens to every shard's wake channel
+//! instead, so an enqueue on any shard wakes it, and it claims in rotation.
+
+use std::time::{Duration, SystemTime};
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
+
+/// Where a [`Worker`](super::Worker) claims its jobs: a [`RedisQueue`], a
+/// [`ShardedQueue`] or a [`MemoryQueue`]. Built by `From` from any of them, so
+/// `Worker::new` takes each directly. See the table in the
+/// [worker module docs](super#backends) for what each backend provides.
+#[derive(Debug, Clone)]
+pub struct WorkerBackend(pub(crate) Backend);
+
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    Redis(RedisQueue),
+    Sharded(ShardedQueue),
+    Memory(MemoryQueue),
+}
+
+impl From<RedisQueue> for WorkerBackend {
+    fn from(queue: RedisQueue) -> Self {
+        WorkerBackend(Backend::Redis(queue))
+    }
+}
+
+impl From<ShardedQueue> for WorkerBackend {
+    fn from(queue: ShardedQueue) -> Self {
+        WorkerBackend(Backend::Sharded(queue))
+    }
+}
+
+impl From<MemoryQueue> for WorkerBackend {
+    fn from(queue: MemoryQueue) -> Self {
+        WorkerBackend(Backend::Memory(queue))
+    }
+}
+
+/// A job claimed by a worker, with the shard it lives in (always 0 but for
+/// a [`ShardedQueue`]).
+pub(crate) struct Claimed {
+    pub job: Job,
+    pub shard: usize,
+}
+
+/// A lease held by a worker, on its shard.
+#[derive(Debug, Clone)]
+pub(crate) struct Held {
+    pub lease: Lease,
+    pub shard: usize,
+}
+
+impl Backend {
+    /// The one-namespace queue hand-offs park on, if this backend has one.
+    pub fn handoff(&self) -> Option<&RedisQueue> {
+        match self {
+            Backend::Redis(queue) => Some(queue),
+            Backend::Sharded(_) | Backend::Memory(_) => None,
+        }
+    }
+
+    /// The Redis namespaces this backend spans (none in memory).
+    pub fn namespaces(&self) -> &[RedisQueue] {
+        match self {
+            Backend::Redis(queue) => std::slice::from_ref(queue),
+            Backend::Sharded(sharded) => sharded.shards(),
+            Backend::Memory(_) => &[],
+        }
+    }
+
+    fn shard(&self, shard: usize) -> &RedisQueue {
+        &self.namespaces()[shard]
+    }
+
+    /// Claim up to `n` jobs of `queue`. Over shards: from every shard in
+    /// turn until `n` are found, starting one further along each call; a
+    /// shard that fails is skipped while another answers.
+    pub async fn claim(
+        &self,
+        queue: &str,
+        n: usize,
+        lease: Duration,
+    ) -> Result<Vec<Claimed>, QueueError> {
+        let on = |shard| move |job| Claimed { job, shard };
+        match self {
+            Backend::Redis(redis) => Ok(redis
+                .claim(queue, n, lease)
+                .await?
+                .into_iter()
+                .map(on(0))
+                .collect()),
+            Backend::Memory(memory) => Ok(crate::Queue::claim(memory, queue, n, lease)
+                .await?
+                .into_iter()
+                .map(on(0))
+                .collect()),
+            Backend::Sharded(sharded) => {
+                let mut jobs = Vec::new();
+                let mut first_error = None;
+                let mut answered = false;
+                for shard in sharded.claim_order() {
+                    let left = n.saturating_sub(jobs.len());
+                    if left == 0 {
+                        break;
+                    }
+                    match sharded.shards()[shard].claim(queue, left, lease).await {
+                        Ok(got) => {
+                            answered = true;
+                            jobs.extend(got.into_iter().map(on(shard)));
+                        }
+                        Err(e @ QueueError::Invalid { .. }) => return Err(e),
+                        Err(e) => {
+                            tracing::warn!(shard, error = %e, "claim from one shard failed; trying the others");
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                match (answered, first_error) {
+                    (false, Some(e)) => Err(e),
+                    _ => Ok(jobs),
+                }
+            }
+        }
+    }
+
+    /// Acknowledge `leases`, each outcome in input order. A batch that could
+    /// not be sent gives each of its leases the reason.
+    pub async fn ack_batch(&self, leases: &[Held]) -> Vec<Result<Acked, QueueError>> {
+        match self {
+            Backend::Memory(memory) => leases.iter().map(|h| memory.ack_held(&h.lease)).collect(),
+            Backend::Redis(redis) => {
+                let leases: Vec<Lease> = leases.iter().map(|h| h.lease.clone()).collect();
+                batch_outcomes(redis.ack_batch(&leases).await, leases.len())
+            }
+            Backend::Sharded(sharded) => {
+                let mut groups: Vec<(Vec<usize>, Vec<Lease>)> =
+                    vec![(Vec::new(), Vec::new()); sharded.shards().len()];
+                for (position, held) in leases.iter().enumerate() {
+                    groups[held.shard].0.push(position);
+                    groups[held.shard].1.push(held.lease.clone());
+                }
+                let sends = groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (positions, _))| !positions.is_empty())
+                    .map(|(shard, (positions, leases))| async move {
+                        let done = sharded.shards()[shard].ack_batch(leases).await;
+                        (positions, batch_outcomes(done, leases.len()))
+                    });
+                let mut outcomes: Vec<Option<Result<Acked, QueueError>>> =
+                    (0..leases.len()).map(|_| None).collect();
+                for (positions, done) in futures::future::join_all(sends).await {
+                    for (position, outcome) in positions.iter().zip(done) {
+                        outcomes[*position] = Some(outcome);
+                    }
+                }
+                outcomes
+                    .into_iter()
+                    .map(|o| o.expect("every lease is in one group"))
+                    .collect()
+            }
+        }
+    }
+
+    /// Record a failed attempt: back after `delay`, or dead when `dead`
+    /// (or when the job's attempts or retry window are spent).
+    pub async fn fail(
+        &self,
+        held: &Held,
+        delay: Duration,
+        error: &str,
+        dead: bool,
+    ) -> Result<Nacked, QueueError> {
+        match self {
+            Backend::Memory(memory) => {
+                memory.fail_held(&held.lease, (!dead).then_some(delay), error)
+            }
+            _ if dead => self.shard(held.shard).dead_letter(&held.lease, error).await,
+            _ => self.shard(held.shard).nack(&held.lease, delay, error).await,
+        }
+    }
+
+    /// Keep the lease for `length` from now; its new expiry.
+    pub async fn extend(&self, held: &Held, length: Duration) -> Result<SystemTime, QueueError> {
+        match self {
+            Backend::Memory(memory) => memory.extend_held(&held.lease, length),
+            _ => self.shard(held.shard).extend(&held.lease, length).await,
+        }
+    }
+
+    /// Give the job back, due at once, no attempt counted.
+    pub async fn release(&self, held: &Held) -> Result<(), QueueError> {
+        match self {
+            Backend::Memory(memory) => memory.release_held(&held.lease),
+            _ => self.shard(held.shard).release(&held.lease).await,
+        }
+    }
+
+    /// How long until a job of `queue` is due: over shards, the soonest.
+    pub async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {
+        match self {
+            Backend::Redis(redis) => redis.next_due(queue).await,
+            Backend::Memory(memory) => crate::Queue::next_due(memory, queue).await,
+            Backend::Sharded(sharded) => crate::Queue::next_due(sharded, queue).await,
+        }
+    }
+
+    /// Start what keeps a worker of this backend informed and visible: the
+    /// wake-up listeners, heartbeats and schedulers (see the module table).
+    pub fn spawn_duties(&self, duties: &mut JoinSet<()>, duty: super::Duties) {
+        if let Backend::Memory(memory) = self {
+            duties.spawn(forward_changes(memory.changes(), duty.inbox, duty.stop));
+            return;
+        }
+        // Only the first namespace's listener carries hand-offs: only a
+        // one-namespace worker parks.
+        let mut handed = Some(duty.handed);
+        for shard in self.namespaces() {
+            let handed = handed
+                .take()
+                .unwrap_or_else(|| tokio::sync::mpsc::unbounded_channel().0);
+            duties.spawn(super::wake::listen_owned(
+                shard.clone(),
+                duty.queues.clone(),
+                duty.inbox.clone(),
+                handed,
+                duty.stop.clone(),
+            ));
+            duties.spawn(super::presence::keep_alive(
+                shard.clone(),
+                duty.queues.clone(),
+                duty.concurrency,
+                duty.totals.clone(),
+                duty.stop.clone(),
+            ));
+            if duty.schedules {
+                let scheduler = crate::schedule::Scheduler::new(shard.clone());
+                let stop = duty.stop.clone();
+                duties.spawn(async move {
+                    scheduler.run(stop).await;
+                });
+            }
+        }
+    }
+}
+
+/// One batch's outcomes, or its failure given to each of its `n` leases.
+fn batch_outcomes(
+    batch: Result<Vec<Result<Acked, QueueError>>, QueueError>,
+    n: usize,
+) -> Vec<Result<Acked, QueueError>> {
+    match batch {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            let why = e.to_string();
+            (0..n)
+                .map(|_| {
+                    Err(QueueError::Protocol(format!(
+                        "acknowledgement failed: {why}"
+                    )))
+                })
+                .collect()
+        }
+    }
+}
+
+/// A worker over a [`MemoryQueue`] is woken by the queue's own changes, the
+/// in-process stand-in for Redis's wake channel.
+async fn forward_changes(
+    mut changes: tokio::sync::watch::Receiver<()>,
+    inbox: std::sync::Arc<super::wake::Inbox>,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                inbox.due.store(true, std::sync::atomic::Ordering::Release);
+                inbox.wake.notify_one();
+            }
+        }
+    }
+}
