@@ -13,7 +13,7 @@ use fred::types::config::{Config, ReconnectPolicy};
 use crate::handle::{Inner, RedisQueue};
 use crate::identity::WorkerIdentity;
 use crate::keys::Keys;
-use crate::limits::check_namespace;
+use crate::limits::{check_namespace, check_payload_limit, check_pool_size};
 use crate::redact::redact_url;
 use crate::{scripts, QueueError};
 
@@ -148,20 +148,8 @@ impl RedisQueueBuilder {
     /// `rediss-sentinel://` with TLS). See `docs/cluster.md`.
     pub async fn connect(self) -> Result<RedisQueue, QueueError> {
         check_namespace(&self.namespace)?;
-        if self.pool_size == 0 || self.pool_size > 64 {
-            return Err(QueueError::invalid(
-                "pool size",
-                self.pool_size.to_string(),
-                "1 to 64",
-            ));
-        }
-        if self.payload_limit == 0 || self.payload_limit > 512 * 1024 * 1024 {
-            return Err(QueueError::invalid(
-                "payload limit",
-                self.payload_limit.to_string(),
-                "1 byte to 512 MiB",
-            ));
-        }
+        check_pool_size(self.pool_size)?;
+        check_payload_limit(self.payload_limit)?;
         let redacted = redact_url(&self.url);
         let mut config = parse_config(&self.url, &redacted)?;
         if let (Some(pem), Some(tls)) = (&self.tls_ca_pem, config.tls.as_mut()) {

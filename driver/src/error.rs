@@ -63,6 +63,22 @@ pub enum QueueError {
     /// could not be reached; the message says which.
     #[error("connection: {0}")]
     Config(String),
+    /// A setting read by [`crate::config`] (from the environment or a
+    /// config file) is unusable. Raised before anything connects.
+    #[error("invalid {key} {} from {origin}: {accepted}", shown_setting(.value))]
+    InvalidSetting {
+        /// The setting as named in a config file (`pool_size`), or what is
+        /// wrong when no setting is (`setting name`, `line`, `config file`).
+        key: String,
+        /// The value given, `None` where it is not shown because it may
+        /// hold a secret (a URL is shown with its password removed).
+        value: Option<String>,
+        /// Where it came from: an environment variable (`REDQ_POOL_SIZE`)
+        /// or a file and line (`/etc/redq.toml line 3`).
+        origin: String,
+        /// What is accepted instead.
+        accepted: String,
+    },
     /// Redis answered something the driver did not expect (a bug or a
     /// foreign writer in the namespace).
     #[error("unexpected reply from redis: {0}")]
@@ -175,6 +191,15 @@ impl QueueError {
             return QueueError::Timeout(timeout);
         }
         QueueError::Redis(RedisError(err))
+    }
+}
+
+/// A setting's value as an error shows it: quoted, or a note that it is
+/// withheld.
+fn shown_setting(value: &Option<String>) -> String {
+    match value {
+        Some(value) => format!("{:?}", shorten(value)),
+        None => "(not shown: it may hold a password)".to_owned(),
     }
 }
 

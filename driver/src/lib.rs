@@ -56,6 +56,15 @@
 //! (requeue-all, purge), is written once, and a caller choosing the shard
 //! count at run time holds one concrete type; see [`Operator`].
 //!
+//! # Configured by the deployment
+//!
+//! [`from_config`] connects the queue the environment (`REDIS_URL`,
+//! `REDQ_NAMESPACE`, `REDQ_SHARDS`, …) and an optional config file
+//! (`REDQ_CONFIG`) describe: one namespace, a [`ShardedQueue`], or a
+//! [`MemoryQueue`] in inline mode, each behind the seed [`Queue`] trait as
+//! a [`ConfiguredQueue`]. Every key, its variable and its default are in
+//! [`config`].
+//!
 //! Scripts answer expected outcomes with small codes, each declared in its
 //! script's header (`-- code 1 acknowledged: …`); the driver names them once
 //! and turns them into the outcome types and [`QueueError`] in one module,
@@ -65,6 +74,7 @@
 mod admin;
 mod coalesce;
 mod codes;
+pub mod config;
 mod connect;
 mod dead_forms;
 mod durable;
@@ -94,6 +104,7 @@ pub mod worker;
 pub use admin::{
     DeadAction, Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET,
 };
+pub use config::{from_config, ConfiguredQueue};
 pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
     DEFAULT_POOL_SIZE,

@@ -33,6 +33,37 @@ pub const MAX_TIME_MS: u64 = 1 << 47;
 /// deeper payload would come back from a claim as a string.
 pub const MAX_PAYLOAD_DEPTH: usize = 127;
 
+/// Most connections one handle keeps ([`crate::RedisQueueBuilder::pool_size`]).
+pub const MAX_POOL_SIZE: usize = 64;
+/// Largest payload limit a handle accepts
+/// ([`crate::RedisQueueBuilder::payload_limit`]): Redis's own 512 MiB
+/// string limit.
+pub const MAX_PAYLOAD_LIMIT: usize = 512 * 1024 * 1024;
+
+/// A connection pool of 1 to [`MAX_POOL_SIZE`].
+pub fn check_pool_size(size: usize) -> Result<(), QueueError> {
+    if size == 0 || size > MAX_POOL_SIZE {
+        return Err(QueueError::invalid(
+            "pool size",
+            size.to_string(),
+            format!("1 to {MAX_POOL_SIZE}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A payload limit of 1 byte to [`MAX_PAYLOAD_LIMIT`].
+pub fn check_payload_limit(bytes: usize) -> Result<(), QueueError> {
+    if bytes == 0 || bytes > MAX_PAYLOAD_LIMIT {
+        return Err(QueueError::invalid(
+            "payload limit",
+            bytes.to_string(),
+            "1 byte to 512 MiB",
+        ));
+    }
+    Ok(())
+}
+
 /// Queue names become part of Redis key names: non-empty, bounded, and free
 /// of the characters that would break the key layout or a cluster hash tag.
 pub fn check_queue_name(name: &str) -> Result<(), QueueError> {

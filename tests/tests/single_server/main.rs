@@ -5,6 +5,7 @@
 mod claim_order;
 mod coalescing;
 mod concurrency;
+mod config;
 mod connect;
 mod counts_stats;
 mod dead_letters;
