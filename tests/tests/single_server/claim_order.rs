@@ -199,7 +199,7 @@ async fn extend_pushes_the_lease_expiry_out() {
 }
 
 /// Fresh jobs of priority 0 wait in a list, every other waiting job in a
-/// sorted set (lua/lib.lua); whatever structure a job is in, claims and
+/// sorted set (lua/lib/waiting.lua); whatever structure a job is in, claims and
 /// listings see one queue in priority-then-enqueue order.
 #[tokio::test]
 async fn jobs_back_in_the_queue_keep_their_place_among_fresh_ones() {
