@@ -6,12 +6,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::worker::WorkerBackend;
 use crate::{Job, MemoryQueue, Operator, Queue, QueueError, RedisQueue, ShardedQueue};
 
 /// The queue [`from_config`](super::from_config) connected. It implements
-/// [`Queue`] by passing each call to the backend; match on it for what only
-/// one backend offers (typed `push` and the `Worker` on a [`RedisQueue`],
-/// [`ShardedQueue::shards`]). Cheap to clone, like each backend.
+/// [`Queue`] by passing each call to the backend, and converts into a
+/// [`WorkerBackend`], so [`Worker::new`](crate::worker::Worker::new) and
+/// [`JobQueue::new`](crate::worker::JobQueue::new) take it as they take each
+/// backend; match on it for what only one backend offers
+/// ([`ShardedQueue::shards`], [`MemoryQueue::dead_letters`]). Cheap to
+/// clone, like each backend.
 #[derive(Debug, Clone)]
 pub enum ConfiguredQueue {
     /// One namespace in Redis (`shards = 1`, the default).
@@ -31,6 +35,17 @@ impl ConfiguredQueue {
             ConfiguredQueue::Redis(queue) => Some(Operator::from(queue.clone())),
             ConfiguredQueue::Sharded(queue) => Some(Operator::from(queue.clone())),
             ConfiguredQueue::Inline(_) => None,
+        }
+    }
+}
+
+/// A worker or a typed push handle runs on whichever backend was configured.
+impl From<ConfiguredQueue> for WorkerBackend {
+    fn from(queue: ConfiguredQueue) -> Self {
+        match queue {
+            ConfiguredQueue::Redis(queue) => queue.into(),
+            ConfiguredQueue::Sharded(queue) => queue.into(),
+            ConfiguredQueue::Inline(queue) => queue.into(),
         }
     }
 }

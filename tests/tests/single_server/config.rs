@@ -11,8 +11,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use redq::config::{Config, Mode};
+use redq::worker::{
+    CancellationToken, JobCx, JobError, JobQueue, Registry, TypedJob, WorkOptions, Worker,
+};
 use redq::{ConfiguredQueue, Queue, QueueError};
-use redq_tests::{unique_namespace, RedisServer};
+use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde_json::json;
 
 const PASSWORD: &str = "canary-Pa55w0rd-c0nf";
@@ -380,4 +383,40 @@ async fn inline_mode_needs_no_redis() {
     let jobs = queue.claim("q", 10, Duration::from_secs(30)).await.unwrap();
     assert_eq!(jobs.len(), 1);
     queue.complete(&jobs[0].id).await.unwrap();
+}
+
+/// Counts its runs, for the worker test below (only it uses this type).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Greet;
+
+static GREETED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl TypedJob for Greet {
+    const NAME: &'static str = "config.greet";
+    async fn run(&self, _cx: &JobCx) -> Result<(), JobError> {
+        GREETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_worker_and_typed_push_run_on_the_configured_queue() {
+    let queue = load(&[("REDQ_MODE", "inline")])
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    JobQueue::new(queue.clone()).push(&Greet).await.unwrap();
+    let mut registry = Registry::new();
+    registry.add_job::<Greet>();
+    let options = WorkOptions::new().queues([Greet::QUEUE]).schedules(false);
+    let worker = Worker::new(queue, registry, options).unwrap();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(worker.run(stop.clone()));
+    wait_until(Duration::from_secs(10), "the pushed job ran", async || {
+        GREETED.load(std::sync::atomic::Ordering::SeqCst) == 1
+    })
+    .await;
+    stop.cancel();
+    running.await.unwrap().unwrap();
 }
