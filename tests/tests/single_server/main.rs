@@ -28,3 +28,4 @@ mod smoke;
 mod timeouts;
 mod validation;
 mod worker;
+mod worker_memory;
