@@ -46,9 +46,13 @@
 //! # Workers
 //!
 //! The seed [`Queue`](crate::Queue) trait is implemented (claims rotate over
-//! the shards). For the worker runtime, run one [`Worker`](crate::worker::Worker)
-//! per shard: `for shard in sharded.shards() { Worker::new(shard.clone(), …) }`;
-//! each sleeps on its own shard's wake-ups.
+//! the shards), and so is the worker runtime: typed
+//! [`ShardedQueue::push`] and `Worker::new(sharded, …)`, whose claims rotate
+//! over the shards and which is woken by any shard (see the
+//! [worker module docs](crate::worker#backends)). One worker per shard
+//! (`Worker::new(sharded.shards()[i].clone(), …)`) still works, and keeps
+//! hand-off parking, at the price of a process per shard or idle slots on
+//! quiet shards.
 
 mod admin;
 mod durable;

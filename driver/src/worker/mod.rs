@@ -1,7 +1,7 @@
 //! Typed jobs and the `Worker` runtime.
 //!
 //! A job type is a serde struct implementing [`TypedJob`]. Producers push
-//! it ([`RedisQueue::push`], or [`JobQueue`] for inline mode); a [`Worker`]
+//! it ([`RedisQueue::push`](crate::RedisQueue::push), [`ShardedQueue::push`](crate::ShardedQueue::push), or [`JobQueue`] for inline mode); a [`Worker`]
 //! claims jobs in batches, runs up to `concurrency` at once, each under its
 //! timeout with panics caught, extends the leases of long jobs, and reports
 //! each outcome: success acks, [`JobError::Retry`] (or any `?` error) retries
@@ -16,6 +16,47 @@
 //! straight to it and publishes it on the worker's own channel, saving the
 //! claim round trip ([`WorkOptions::handoff`]). A handed job is leased like a
 //! claimed one: if the worker dies first, it comes back when the lease lapses.
+//!
+//! # Backends
+//!
+//! [`Worker::new`] and [`JobQueue::new`] take a [`RedisQueue`](crate::RedisQueue), a
+//! [`ShardedQueue`](crate::ShardedQueue) or a [`MemoryQueue`](crate::MemoryQueue)
+//! ([`WorkerBackend`]), so a service that outgrows one primary changes the
+//! line that connects its queue, not its jobs or its worker:
+//!
+//! ```no_run
+//! # use redq::{RedisQueue, ShardedQueue};
+//! # use redq::worker::{Registry, WorkOptions, Worker};
+//! # async fn demo(registry: Registry) -> Result<(), redq::QueueError> {
+//! let url = "redis-cluster://10.0.0.1:6379?node=10.0.0.2:6379";
+//! // let queue = RedisQueue::connect(url).await?;
+//! let queue = ShardedQueue::connect(RedisQueue::builder(url), "app", 3).await?;
+//! let worker = Worker::new(queue, registry, WorkOptions::new())?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every backend gives the same job lifecycle: fenced leases kept alive
+//! while a job runs, acks in batches, retries with the job type's backoff,
+//! attempts counted against `MAX_ATTEMPTS`, dead letters, graceful
+//! shutdown. What differs:
+//!
+//! - **[`ShardedQueue`](crate::ShardedQueue)**: each claim visits every
+//!   shard in turn, starting one shard further along each time, so no shard
+//!   is starved; each job is acked, retried, extended and released on the
+//!   shard it came from. The worker subscribes to the wake channel of every
+//!   shard and sleeps no longer than the soonest `next_due` of all of them,
+//!   so work on any shard wakes it. It does not park for hand-offs (that
+//!   would offer its free slots to every shard at once); `handoff` is
+//!   ignored. Heartbeats and (with `schedules`) a scheduler run on every
+//!   shard, under the one worker identity of the `ShardedQueue`.
+//! - **[`MemoryQueue`](crate::MemoryQueue)**: for tests and apps without
+//!   Redis. Jobs pushed with [`MemoryQueue::push`](crate::MemoryQueue::push)
+//!   keep their name and `MAX_ATTEMPTS`; priority, dedup keys and the retry
+//!   window are not kept. The queue wakes the worker in process on every
+//!   enqueue, retry and release; there is no hand-off, no heartbeat record
+//!   and no scheduler.
+//!
+//! The seam is one closed enum, not a public trait; `backend.rs` says why.
 //!
 //! Shutdown is driven by a [`CancellationToken`]; the library installs no
 //! signal handler. On cancel the worker stops claiming, lets running jobs
@@ -90,7 +131,7 @@ use backend::{Backend, Claimed};
 use execute::{execute, Shared};
 use presence::Totals;
 
-/// One worker loop over some queues of a [`RedisQueue`], a
+/// One worker loop over some queues of a [`RedisQueue`](crate::RedisQueue), a
 /// [`ShardedQueue`](crate::ShardedQueue) or a [`MemoryQueue`](crate::MemoryQueue)
 /// (see [Backends](self#backends)).
 pub struct Worker {

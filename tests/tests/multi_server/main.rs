@@ -5,3 +5,4 @@ mod cluster;
 mod cluster_failover;
 mod sentinel;
 mod sharded;
+mod sharded_worker;

@@ -1,0 +1,333 @@
+//! One `Worker` over a whole `ShardedQueue` on the local 3-primary cluster:
+//! typed pushes land on the shard their key routes to, the worker is woken
+//! by and runs jobs from every shard, failures retry with their backoff and
+//! dead-letter on their own shard, and shutdown releases what it did not
+//! finish to the shard it came from.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redq::worker::{
+    JobCx, JobError, JobQueue, Pushed, Registry, Services, TypedJob, WorkOptions, Worker,
+};
+use redq::{JobState, RedisQueue, ShardedQueue};
+use redq_tests::cluster::RedisCluster;
+use redq_tests::running::RunningWorker;
+use redq_tests::{unique_namespace, wait_until};
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+const BACKOFF: Duration = Duration::from_millis(200);
+
+async fn sharded(cluster: &RedisCluster, test: &str) -> ShardedQueue {
+    let builder = RedisQueue::builder(&cluster.url());
+    ShardedQueue::connect(builder, &unique_namespace(test), 3)
+        .await
+        .expect("connect")
+}
+
+/// When each job id was started, attempt by attempt.
+#[derive(Default)]
+struct Runs(Mutex<HashMap<String, Vec<Instant>>>);
+
+impl Runs {
+    fn record(cx: &JobCx) {
+        let runs = cx.service::<Arc<Runs>>().expect("runs service");
+        let mut map = runs.0.lock().unwrap();
+        map.entry(cx.id().to_owned())
+            .or_default()
+            .push(Instant::now());
+    }
+    fn completed(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+    fn starts(&self, id: &str) -> Vec<Instant> {
+        self.0.lock().unwrap().get(id).cloned().unwrap_or_default()
+    }
+}
+
+/// A job pinned to a shard by its ordering key.
+#[derive(Serialize, Deserialize)]
+struct Keyed {
+    key: Option<String>,
+}
+impl TypedJob for Keyed {
+    const NAME: &'static str = "sw.keyed";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        Runs::record(cx);
+        Ok(())
+    }
+    fn ordering_key(&self) -> Option<String> {
+        self.key.clone()
+    }
+}
+
+/// Always fails; three attempts, a short fixed backoff.
+#[derive(Serialize, Deserialize)]
+struct Failing {
+    key: String,
+}
+impl TypedJob for Failing {
+    const NAME: &'static str = "sw.failing";
+    const MAX_ATTEMPTS: u32 = 3;
+    fn backoff(_attempt: u32) -> Duration {
+        BACKOFF
+    }
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        Runs::record(cx);
+        Err(JobError::retry("the remote said no"))
+    }
+    fn ordering_key(&self) -> Option<String> {
+        Some(self.key.clone())
+    }
+}
+
+/// Runs until the worker's grace period is over, ignoring shutdown.
+#[derive(Serialize, Deserialize)]
+struct Stubborn {
+    key: String,
+}
+impl TypedJob for Stubborn {
+    const NAME: &'static str = "sw.stubborn";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        Runs::record(cx);
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(())
+    }
+    fn ordering_key(&self) -> Option<String> {
+        Some(self.key.clone())
+    }
+}
+
+fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry.add_job::<Keyed>();
+    registry.add_job::<Failing>();
+    registry.add_job::<Stubborn>();
+    registry
+}
+
+/// One worker over every shard. An hour of max idle: an idle worker learns
+/// of new work only from the shards' wake-ups.
+fn start(q: &ShardedQueue, runs: &Arc<Runs>, options: WorkOptions) -> RunningWorker {
+    let options = options
+        .queues(["default"])
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(q.clone(), registry(), options)
+        .expect("options")
+        .services(Services::new().with(runs.clone()));
+    RunningWorker::spawn(worker)
+}
+
+async fn wait_subscribed(cluster: &RedisCluster, q: &ShardedQueue) {
+    wait_until(
+        DEADLINE,
+        "the worker to listen on every shard",
+        async || {
+            q.shards()
+                .iter()
+                .all(|shard| cluster.subscribers(&shard.wake_channel()) == 1)
+        },
+    )
+    .await;
+}
+
+/// A key for each shard, found by the queue's own routing.
+fn key_per_shard(q: &ShardedQueue) -> Vec<String> {
+    (0..q.shards().len())
+        .map(|shard| {
+            (0..)
+                .map(|n| format!("key-{n}"))
+                .find(|key| q.shard_of_key(key) == shard)
+                .expect("some key routes to every shard")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn typed_pushes_land_on_their_keys_shard_and_one_worker_runs_jobs_from_every_shard() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "sw-every").await;
+    let runs = Arc::new(Runs::default());
+    let keys = key_per_shard(&q);
+    let jobs = JobQueue::new(q.clone());
+    let mut per_shard = vec![0; keys.len()];
+    for round in 0..10 {
+        for key in &keys {
+            let key = format!("{key}-{round}");
+            let shard = q.shard_of_key(&key);
+            let pushed = jobs.push(&Keyed { key: Some(key) }).await.unwrap();
+            assert!(matches!(pushed, Pushed::Queued { .. }));
+            for (i, other) in q.shards().iter().enumerate() {
+                let found = other.inspect(pushed.id()).await.unwrap().is_some();
+                assert_eq!(found, i == shard, "job on shard {i}, routed to {shard}");
+            }
+            per_shard[shard] += 1;
+        }
+    }
+    assert!(per_shard.iter().all(|n| *n > 0), "{per_shard:?}");
+
+    let running = start(&q, &runs, WorkOptions::new().concurrency(4));
+    let first = per_shard.iter().sum::<usize>();
+    wait_until(DEADLINE, "the jobs already queued to run", async || {
+        runs.completed() == first
+    })
+    .await;
+    // Idle now: only the shards' wake-ups can start what comes next. Unkeyed
+    // pushes spread round-robin over the shards.
+    wait_subscribed(&cluster, &q).await;
+    for _ in 0..30 {
+        q.push(&Keyed { key: None }).await.unwrap();
+    }
+    let total = first + 30;
+    wait_until(DEADLINE, "every job of every shard to run", async || {
+        runs.completed() == total
+    })
+    .await;
+    wait_until(DEADLINE, "every shard to be drained", async || {
+        let mut left = 0;
+        for shard in q.shards() {
+            let counts = shard.counts("default").await.unwrap();
+            left += counts.waiting + counts.leased + counts.scheduled;
+        }
+        left == 0
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(report.processed as usize, total);
+    assert_eq!(report.failed, 0);
+}
+
+#[tokio::test]
+async fn a_failing_job_retries_after_its_backoff_and_is_dead_lettered_on_its_own_shard() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "sw-fail").await;
+    let runs = Arc::new(Runs::default());
+    let keys = key_per_shard(&q);
+    let mut pushed = Vec::new();
+    for key in &keys {
+        let id = q.push(&Failing { key: key.clone() }).await.unwrap();
+        pushed.push((q.shard_of_key(key), id.id().to_owned()));
+    }
+    let worker = Worker::new(
+        q.clone(),
+        registry(),
+        WorkOptions::new()
+            .queues(["default"])
+            .max_idle(Duration::from_secs(3600))
+            .schedules(false),
+    )
+    .unwrap()
+    .services(Services::new().with(runs.clone()));
+    let mut failures = worker.failures();
+    let running = RunningWorker::spawn(worker);
+
+    for (shard, id) in &pushed {
+        let home = &q.shards()[*shard];
+        wait_until(DEADLINE, "the job to be dead-lettered", async || {
+            matches!(home.inspect(id).await.unwrap(), Some(j) if j.state == JobState::Dead)
+        })
+        .await;
+        let job = home.inspect(id).await.unwrap().unwrap();
+        assert_eq!(job.attempts, 3, "{job:?}");
+        assert_eq!(job.last_error.as_deref(), Some("the remote said no"));
+        let starts = runs.starts(id);
+        assert_eq!(starts.len(), 3, "three attempts");
+        for pair in starts.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= BACKOFF,
+                "each retry waits its backoff: {:?}",
+                pair[1] - pair[0]
+            );
+        }
+    }
+    let mut dead = Vec::new();
+    for _ in &pushed {
+        let event = tokio::time::timeout(DEADLINE, failures.recv())
+            .await
+            .expect("a dead-letter event")
+            .unwrap();
+        assert_eq!(event.attempts, 3);
+        dead.push(event.id);
+    }
+    dead.sort();
+    let mut ids: Vec<String> = pushed.iter().map(|(_, id)| id.clone()).collect();
+    ids.sort();
+    assert_eq!(dead, ids);
+    assert_eq!(q.counts("default").await.unwrap().dead, 3);
+
+    let report = running.shutdown().await;
+    assert_eq!((report.processed, report.failed), (0, 9));
+}
+
+#[tokio::test]
+async fn shutdown_releases_unfinished_jobs_to_the_shard_they_came_from() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "sw-stop").await;
+    let runs = Arc::new(Runs::default());
+    let keys = key_per_shard(&q);
+    let mut pushed = Vec::new();
+    for key in &keys {
+        let id = q.push(&Stubborn { key: key.clone() }).await.unwrap();
+        pushed.push((q.shard_of_key(key), id.id().to_owned()));
+    }
+    let running = start(
+        &q,
+        &runs,
+        WorkOptions::new()
+            .concurrency(3)
+            .grace(Duration::from_millis(100)),
+    );
+    wait_until(DEADLINE, "a job of every shard to be running", async || {
+        runs.completed() == pushed.len()
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!((report.processed, report.failed), (0, 0));
+    for (shard, id) in &pushed {
+        let job = q.shards()[*shard].inspect(id).await.unwrap().unwrap();
+        assert_eq!(job.state, JobState::Waiting, "released: {job:?}");
+        assert_eq!(job.attempts, 0, "a release counts no attempt");
+    }
+}
+
+/// A worker over shards claims from each shard in turn: with every shard
+/// full and one job per claim, its first jobs come from every shard alike.
+#[tokio::test]
+async fn claims_rotate_so_no_shard_waits_for_another_to_drain() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "sw-fair").await;
+    let runs = Arc::new(Runs::default());
+    let keys = key_per_shard(&q);
+    let mut shard_of = HashMap::new();
+    for round in 0..20 {
+        for key in &keys {
+            let key = format!("{key}-{round}");
+            let shard = q.shard_of_key(&key);
+            let pushed = q.push(&Keyed { key: Some(key) }).await.unwrap();
+            shard_of.insert(pushed.id().to_owned(), shard);
+        }
+    }
+    let running = start(&q, &runs, WorkOptions::new().concurrency(1).claim_batch(1));
+    wait_until(DEADLINE, "the first dozen jobs to run", async || {
+        runs.completed() >= 12
+    })
+    .await;
+    running.shutdown().await;
+    let mut started: Vec<(Instant, usize)> = runs
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(id, at)| (at[0], shard_of[id]))
+        .collect();
+    started.sort();
+    let first: Vec<usize> = started.iter().take(12).map(|(_, shard)| *shard).collect();
+    for shard in 0..keys.len() {
+        let n = first.iter().filter(|s| **s == shard).count();
+        assert_eq!(n, 4, "shard {shard} ran {n} of the first 12: {first:?}");
+    }
+}
