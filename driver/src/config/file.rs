@@ -135,3 +135,40 @@ fn quoted_string(after_quote: &str) -> Option<(String, &str)> {
 fn shown(key: Key, value: &str) -> Option<String> {
     (key.name != "url").then(|| value.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value_of(text: &str, name: &str) -> Option<String> {
+        let key = KEYS.iter().copied().find(|k| k.name == name).unwrap();
+        let mut file = ConfigFile::parse("redq.toml", text).unwrap();
+        file.take(key).map(|given| given.value)
+    }
+
+    #[test]
+    fn quoted_values_unescape_as_toml_basic_strings() {
+        assert_eq!(
+            value_of(r#"namespace = "a\"b\\c" # note"#, "namespace").as_deref(),
+            Some(r#"a"b\c"#)
+        );
+        // A '#' inside quotes is text, not a comment.
+        assert_eq!(
+            value_of(r##"url = "redis://h:1/0#x""##, "url").as_deref(),
+            Some("redis://h:1/0#x")
+        );
+        assert_eq!(
+            value_of("shards = 4 # four", "shards").as_deref(),
+            Some("4")
+        );
+        assert_eq!(value_of("# only a comment\n\n", "shards"), None);
+    }
+
+    #[test]
+    fn an_escape_toml_refuses_is_refused() {
+        let err = ConfigFile::parse("redq.toml", r#"namespace = "a\qb""#)
+            .err()
+            .expect("refused");
+        assert!(err.to_string().starts_with("invalid namespace "), "{err}");
+    }
+}

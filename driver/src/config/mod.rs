@@ -1,7 +1,12 @@
 //! The queue a deployment configured: [`from_config`] reads the settings
 //! from the environment and an optional config file, checks every one, and
 //! connects the backend they describe (one namespace, a [`ShardedQueue`],
-//! or an in-process [`MemoryQueue`]).
+//! or an in-process [`MemoryQueue`]). The [`ConfiguredQueue`] it returns
+//! implements the seed [`Queue`](crate::Queue) trait, and
+//! [`Worker::new`](crate::worker::Worker::new) and
+//! [`JobQueue::new`](crate::worker::JobQueue::new) take it as they take each
+//! backend: a deployment moves between one namespace, shards and no Redis at
+//! all by changing settings, not code.
 //!
 //! # Settings
 //!
@@ -60,11 +65,14 @@
 //! ```
 //!
 //! ```no_run
+//! use redq::worker::{CancellationToken, Registry, WorkOptions, Worker};
 //! use redq::Queue;
 //!
-//! # async fn demo() -> Result<(), redq::QueueError> {
+//! # async fn demo(registry: Registry) -> Result<(), redq::QueueError> {
 //! let queue = redq::from_config().await?;
 //! queue.enqueue("emails", vec![serde_json::json!({"to": "ada"})]).await?;
+//! let worker = Worker::new(queue, registry, WorkOptions::new().queues(["emails"]))?;
+//! worker.run(CancellationToken::new()).await?;
 //! # Ok(()) }
 //! ```
 
