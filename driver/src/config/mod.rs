@@ -145,7 +145,11 @@ pub enum Mode {
     #[default]
     Redis,
     /// In process memory, a [`MemoryQueue`]: for tests and apps without
-    /// Redis. Nothing persists or is shared with another process.
+    /// Redis. Nothing persists or is shared with another process. Jobs run
+    /// when an in-process [`Worker`](crate::worker::Worker) claims them,
+    /// with their retries; to run each job in the pushing task instead (no
+    /// worker at all), push through
+    /// [`JobQueue::inline`](crate::worker::JobQueue::inline).
     Inline,
 }
 
