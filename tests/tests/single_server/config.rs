@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use redq::config::{Config, Mode};
@@ -82,14 +83,10 @@ fn every_key_is_read_from_the_environment() {
         ("REDQ_TLS_CA_FILE", &path(&ca)),
     ])
     .unwrap();
-    assert_eq!(config.redacted_url(), "redis://cache.internal:6390/2");
-    assert_eq!(config.namespace(), "acme");
-    assert_eq!(config.shards(), 3);
-    assert_eq!(config.mode(), Mode::Inline);
-    assert_eq!(config.pool_size(), 7);
-    assert_eq!(config.payload_limit(), 2048);
-    assert_eq!(config.command_timeout(), Duration::from_millis(1500));
-    assert_eq!(config.tls_ca_file(), Some(ca.path()));
+    assert_eq!(
+        every_setting(&config),
+        expected_with_timeout(&ca, Duration::from_millis(1500))
+    );
 }
 
 #[test]
@@ -109,14 +106,51 @@ fn every_key_is_read_from_the_file_redq_config_names() {
         path(&ca)
     ));
     let config = load(&[("REDQ_CONFIG", &path(&settings))]).unwrap();
-    assert_eq!(config.redacted_url(), "redis://cache.internal:6390/2");
-    assert_eq!(config.namespace(), "acme");
-    assert_eq!(config.shards(), 3);
-    assert_eq!(config.mode(), Mode::Inline);
-    assert_eq!(config.pool_size(), 7);
-    assert_eq!(config.payload_limit(), 2048);
-    assert_eq!(config.command_timeout(), Duration::from_secs(120));
-    assert_eq!(config.tls_ca_file(), Some(ca.path()));
+    assert_eq!(
+        every_setting(&config),
+        expected_with_timeout(&ca, Duration::from_secs(120))
+    );
+}
+
+/// Every setting of `config`, in the order of the docs' table.
+type Settings = (
+    String,
+    String,
+    usize,
+    Mode,
+    usize,
+    usize,
+    Duration,
+    Option<PathBuf>,
+);
+
+fn every_setting(config: &Config) -> Settings {
+    (
+        config.redacted_url(),
+        config.namespace().to_owned(),
+        config.shards(),
+        config.mode(),
+        config.pool_size(),
+        config.payload_limit(),
+        config.command_timeout(),
+        config.tls_ca_file().map(Path::to_path_buf),
+    )
+}
+
+/// What the two "every key" tests set, but for the timeout's spelling.
+fn expected_with_timeout(ca: &tempfile::NamedTempFile, timeout: Duration) -> Settings {
+    let url = "redis://cache.internal:6390/2".to_owned();
+    let ca = Some(ca.path().to_path_buf());
+    (
+        url,
+        "acme".to_owned(),
+        3,
+        Mode::Inline,
+        7,
+        2048,
+        timeout,
+        ca,
+    )
 }
 
 #[test]
