@@ -25,7 +25,7 @@ pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<
     while requests.recv_many(&mut batch, BATCH).await > 0 {
         let (leases, replies): (Vec<Held>, Vec<oneshot::Sender<AckReply>>) =
             batch.drain(..).unzip();
-        for (reply, outcome) in replies.into_iter().zip(backend.ack_batch(&leases).await) {
+        for (reply, outcome) in replies.into_iter().zip(backend.ack_batch(leases).await) {
             let _ = reply.send(outcome);
         }
     }

@@ -158,20 +158,22 @@ impl Backend {
     }
 
     /// Acknowledge `leases`, each outcome in input order. A batch that could
-    /// not be sent gives each of its leases the reason.
-    pub async fn ack_batch(&self, leases: &[Held]) -> Vec<Result<Acked, QueueError>> {
+    /// not be sent gives each of its leases the reason. Takes the leases by
+    /// value so the one-namespace path moves them, copying nothing per job.
+    pub async fn ack_batch(&self, leases: Vec<Held>) -> Vec<Result<Acked, QueueError>> {
+        let n = leases.len();
         match self {
             Backend::Memory(memory) => leases.iter().map(|h| memory.ack_held(&h.lease)).collect(),
             Backend::Redis(redis) => {
-                let leases: Vec<Lease> = leases.iter().map(|h| h.lease.clone()).collect();
-                batch_outcomes(redis.ack_batch(&leases).await, leases.len())
+                let leases: Vec<Lease> = leases.into_iter().map(|h| h.lease).collect();
+                batch_outcomes(redis.ack_batch(&leases).await, n)
             }
             Backend::Sharded(sharded) => {
                 let mut groups: Vec<(Vec<usize>, Vec<Lease>)> =
                     vec![(Vec::new(), Vec::new()); sharded.shards().len()];
-                for (position, held) in leases.iter().enumerate() {
+                for (position, held) in leases.into_iter().enumerate() {
                     groups[held.shard].0.push(position);
-                    groups[held.shard].1.push(held.lease.clone());
+                    groups[held.shard].1.push(held.lease);
                 }
                 let sends = groups
                     .iter()
@@ -182,7 +184,7 @@ impl Backend {
                         (positions, batch_outcomes(done, leases.len()))
                     });
                 let mut outcomes: Vec<Option<Result<Acked, QueueError>>> =
-                    (0..leases.len()).map(|_| None).collect();
+                    (0..n).map(|_| None).collect();
                 for (positions, done) in futures::future::join_all(sends).await {
                     for (position, outcome) in positions.iter().zip(done) {
                         outcomes[*position] = Some(outcome);
@@ -235,7 +237,28 @@ impl Backend {
         match self {
             Backend::Redis(redis) => redis.next_due(queue).await,
             Backend::Memory(memory) => crate::Queue::next_due(memory, queue).await,
-            Backend::Sharded(sharded) => crate::Queue::next_due(sharded, queue).await,
+            // The soonest over the shards that answer: one shard failing
+            // over must not keep the worker from sleeping on the others.
+            Backend::Sharded(sharded) => {
+                let mut soonest: Option<Duration> = None;
+                let mut first_error = None;
+                let mut answered = false;
+                for shard in sharded.shards() {
+                    match shard.next_due(queue).await {
+                        Ok(due) => {
+                            answered = true;
+                            soonest = soonest.into_iter().chain(due).min();
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                match (answered, first_error) {
+                    (false, Some(e)) => Err(e),
+                    _ => Ok(soonest),
+                }
+            }
         }
     }
 

@@ -163,7 +163,7 @@ async fn acknowledge(shared: &Shared, lease: Held) -> Result<crate::Acked, Queue
     if let Err(unsent) = shared.acks.send((lease, reply)) {
         // The acker is gone (only while the worker winds down): ack directly.
         let (lease, _) = unsent.0;
-        let mut outcomes = shared.queue.ack_batch(std::slice::from_ref(&lease)).await;
+        let mut outcomes = shared.queue.ack_batch(vec![lease]).await;
         return outcomes
             .pop()
             .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())));
