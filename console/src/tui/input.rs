@@ -12,6 +12,8 @@ use redq::JobState;
 pub enum Scope {
     /// A confirmation is open.
     Confirm,
+    /// A requeue's confirmation is open: it also takes the attempt count.
+    ConfirmRequeue,
     /// The filter is being typed.
     Filter,
     /// The job detail view.
@@ -50,7 +52,7 @@ impl Scope {
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
             Scope::Detail => "Job detail",
             Scope::Filter => "Typing a filter",
-            Scope::Confirm => "Confirmation",
+            Scope::Confirm | Scope::ConfirmRequeue => "Confirmation",
         }
     }
 
@@ -58,7 +60,11 @@ impl Scope {
     /// keys first, and with none the view decides.
     pub fn applies(self, state: &State) -> bool {
         match &state.overlay {
-            Overlay::Confirm(_) => self == Scope::Confirm,
+            Overlay::Confirm(confirm) => match self {
+                Scope::Confirm => true,
+                Scope::ConfirmRequeue => confirm.mutation.attempts().is_some(),
+                _ => false,
+            },
             Overlay::Filter => self == Scope::Filter,
             // Any key closes help (see `action_for`).
             Overlay::Help => false,
@@ -161,8 +167,8 @@ use KeyCode::{
     BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
 use Scope::{
-    Confirm, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Jobs, Lists, Main, Openable,
-    Queues,
+    Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Jobs, Lists,
+    Main, Openable, Queues,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -170,6 +176,17 @@ use Scope::{
 pub static BINDINGS: &[Binding] = &[
     bind(Confirm, &[k('y'), k('Y')], "y", "yes, do it", Some("y yes"), Action::Confirm),
     bind(Confirm, &[k('n'), code(Esc)], "n Esc", "no (so does any other key)", Some("n/Esc no (default)"), Action::Cancel),
+    bind(ConfirmRequeue, &[k('0')], "0-9", "requeue: type the attempts it restarts at", Some("0-9 attempts"), Action::AttemptsDigit(0)),
+    bind(ConfirmRequeue, &[k('1')], "", "", None, Action::AttemptsDigit(1)),
+    bind(ConfirmRequeue, &[k('2')], "", "", None, Action::AttemptsDigit(2)),
+    bind(ConfirmRequeue, &[k('3')], "", "", None, Action::AttemptsDigit(3)),
+    bind(ConfirmRequeue, &[k('4')], "", "", None, Action::AttemptsDigit(4)),
+    bind(ConfirmRequeue, &[k('5')], "", "", None, Action::AttemptsDigit(5)),
+    bind(ConfirmRequeue, &[k('6')], "", "", None, Action::AttemptsDigit(6)),
+    bind(ConfirmRequeue, &[k('7')], "", "", None, Action::AttemptsDigit(7)),
+    bind(ConfirmRequeue, &[k('8')], "", "", None, Action::AttemptsDigit(8)),
+    bind(ConfirmRequeue, &[k('9')], "", "", None, Action::AttemptsDigit(9)),
+    bind(ConfirmRequeue, &[code(Backspace)], "Backspace", "requeue: erase a digit of the attempts", Some("Backspace erase"), Action::AttemptsErase),
     bind(Filter, &[code(Enter)], "Enter", "keep the filter", Some("Enter keep"), Action::FilterDone),
     bind(Filter, &[code(Esc)], "Esc", "clear the filter", Some("Esc clear"), Action::FilterClear),
     bind(Filter, &[code(Backspace)], "Backspace", "delete a character", None, Action::FilterBackspace),
@@ -277,12 +294,24 @@ pub fn hints(state: &State) -> Vec<&'static str> {
 }
 
 /// Help sections: a heading and (keys, what they do) rows, from the table.
-/// Rows with an empty label are covered by the row before them (`1-6`);
+/// Rows with an empty label are covered by the row before them (`1-6`,
+/// `0-9`);
 /// scopes sharing a heading share a section.
 pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let order = [
-        Main, Lists, Openable, Filterable, Queues, Confirm, Jobs, Dead, DeadList, DeadScreen,
-        Detail, Filter,
+        Main,
+        Lists,
+        Openable,
+        Filterable,
+        Queues,
+        Confirm,
+        ConfirmRequeue,
+        Jobs,
+        Dead,
+        DeadList,
+        DeadScreen,
+        Detail,
+        Filter,
     ];
     let mut sections: Vec<(&'static str, Vec<(&'static str, &'static str)>)> = Vec::new();
     for scope in order {

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::aggregate::Target;
 
 use super::state::{
-    plural, DeadWindow, Focus, JobsPage, Mutation, QueueRow, Snapshot, Update, JOBS_PAGE,
+    plural, DeadIds, DeadWindow, Focus, JobsPage, Mutation, QueueRow, Snapshot, Update, JOBS_PAGE,
 };
 
 /// Dead letters loaded per queue for the Dead letters screen.
@@ -312,15 +312,6 @@ pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::Unbounde
     let _ = updates.send(Update::Finished { message, ok });
 }
 
-/// The console's requeues restart the attempt count from 0.
-fn dead_action(requeue: bool) -> DeadAction {
-    if requeue {
-        DeadAction::Requeue { attempts: 0 }
-    } else {
-        DeadAction::Delete
-    }
-}
-
 async fn apply(
     queue: &Target,
     mutation: &Mutation,
@@ -335,36 +326,31 @@ async fn apply(
         });
     };
     match mutation {
-        Mutation::RequeueDead(set) | Mutation::DeleteDead(set) => {
-            let requeue = matches!(mutation, Mutation::RequeueDead(_));
-            let action = dead_action(requeue);
-            let total: u64 = set.iter().map(|(_, ids)| ids.len() as u64).sum();
-            let (mut done, mut missing) = (0, 0);
-            for (name, ids) in set {
-                for chunk in ids.chunks(limits::DEAD_BATCH) {
-                    let report = queue.change_dead(action, name, chunk).await?;
-                    done += report.done;
-                    missing += report.not_found;
-                    progress(done + missing, total - done - missing);
-                }
-            }
-            let verb = if requeue { "requeued" } else { "deleted" };
-            let mut message = format!("{verb} {}", plural(done as usize, "dead letter"));
-            if missing > 0 {
-                message.push_str(&format!(" ({missing} no longer in the dead-letter set)"));
-            }
-            Ok(message)
+        Mutation::RequeueDead { ids, attempts } => {
+            let action = DeadAction::Requeue {
+                attempts: *attempts,
+            };
+            let done = change_by_id(queue, action, ids, progress).await?;
+            Ok(format!("requeued {done}{}", restart_note(*attempts)))
         }
-        Mutation::RequeueAllDead(names) | Mutation::PurgeDead(names) => {
-            let requeue = matches!(mutation, Mutation::RequeueAllDead(_));
-            let mut done = 0;
-            for name in names {
-                let before = done;
-                let report = |d: u64, left: u64| progress(before + d, left);
-                done += queue.drain_dead(dead_action(requeue), name, report).await?;
-            }
-            let verb = if requeue { "requeued" } else { "purged" };
-            Ok(format!("{verb} {}", plural(done as usize, "dead letter")))
+        Mutation::DeleteDead(ids) => {
+            let done = change_by_id(queue, DeadAction::Delete, ids, progress).await?;
+            Ok(format!("deleted {done}"))
+        }
+        Mutation::RequeueAllDead { queues, attempts } => {
+            let action = DeadAction::Requeue {
+                attempts: *attempts,
+            };
+            let done = drain(queue, action, queues, progress).await?;
+            Ok(format!(
+                "requeued {}{}",
+                plural(done as usize, "dead letter"),
+                restart_note(*attempts)
+            ))
+        }
+        Mutation::PurgeDead(queues) => {
+            let done = drain(queue, DeadAction::Delete, queues, progress).await?;
+            Ok(format!("purged {}", plural(done as usize, "dead letter")))
         }
         Mutation::Pause(name) => {
             queue.pause(name).await?;
@@ -374,5 +360,56 @@ async fn apply(
             queue.resume(name).await?;
             Ok(format!("resumed {}", crate::text::inert(name)))
         }
+    }
+}
+
+/// Apply `action` to these dead letters, in batches, reporting progress.
+/// How many it changed, and how many were no longer dead letters.
+async fn change_by_id(
+    queue: &Target,
+    action: DeadAction,
+    set: &DeadIds,
+    progress: impl Fn(u64, u64),
+) -> Result<String, QueueError> {
+    let total: u64 = set.iter().map(|(_, ids)| ids.len() as u64).sum();
+    let (mut done, mut missing) = (0, 0);
+    for (name, ids) in set {
+        for chunk in ids.chunks(limits::DEAD_BATCH) {
+            let report = queue.change_dead(action, name, chunk).await?;
+            done += report.done;
+            missing += report.not_found;
+            progress(done + missing, total - done - missing);
+        }
+    }
+    let mut changed = plural(done as usize, "dead letter");
+    if missing > 0 {
+        changed.push_str(&format!(" ({missing} no longer in the dead-letter set)"));
+    }
+    Ok(changed)
+}
+
+/// Apply `action` to every dead letter of these queues, reporting progress
+/// across them. How many it changed.
+async fn drain(
+    queue: &Target,
+    action: DeadAction,
+    names: &[String],
+    progress: impl Fn(u64, u64),
+) -> Result<u64, QueueError> {
+    let mut done = 0;
+    for name in names {
+        let before = done;
+        let report = |d: u64, left: u64| progress(before + d, left);
+        done += queue.drain_dead(action, name, report).await?;
+    }
+    Ok(done)
+}
+
+/// What a result says about the attempt count a requeue restarted at:
+/// nothing for the usual 0.
+fn restart_note(attempts: u32) -> String {
+    match attempts {
+        0 => String::new(),
+        n => format!(", attempts restart at {n}"),
     }
 }

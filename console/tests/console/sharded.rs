@@ -319,7 +319,10 @@ async fn the_console_source_shows_the_shards_as_one_queue() {
     // The TUI's requeue of a selection reaches each job's shard.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let ids: Vec<String> = shard_of.keys().cloned().collect();
-    let mutation = redq_console::tui::state::Mutation::RequeueDead(vec![("webhooks".into(), ids)]);
+    let mutation = redq_console::tui::state::Mutation::RequeueDead {
+        ids: vec![("webhooks".into(), ids)],
+        attempts: 0,
+    };
     source::mutate(&target, mutation, &tx).await;
     let mut finished = None;
     while let Ok(update) = rx.try_recv() {

@@ -49,6 +49,11 @@ fn keys_map_to_actions_by_context() {
         s.apply(Action::Requeue);
         s
     };
+    let deleting = {
+        let mut s = dead.clone();
+        s.apply(Action::Delete);
+        s
+    };
     let filtering = {
         let mut s = queues.clone();
         s.apply(Action::StartFilter);
@@ -111,6 +116,24 @@ fn keys_map_to_actions_by_context() {
         ("D purges", &dead, ch('D'), Some(Action::Purge)),
         ("r does nothing on queues", &queues, ch('r'), None),
         ("y confirms", &confirming, ch('y'), Some(Action::Confirm)),
+        (
+            "a digit types a requeue's attempts",
+            &confirming,
+            ch('3'),
+            Some(Action::AttemptsDigit(3)),
+        ),
+        (
+            "backspace erases a digit of them",
+            &confirming,
+            key(KeyCode::Backspace),
+            Some(Action::AttemptsErase),
+        ),
+        (
+            "a digit answers no to a delete",
+            &deleting,
+            ch('3'),
+            Some(Action::Cancel),
+        ),
         ("n cancels", &confirming, ch('n'), Some(Action::Cancel)),
         (
             "enter cancels: the default is no",
@@ -168,10 +191,10 @@ fn requeue_one_asks_first_and_defaults_to_no() {
         (
             "r then y requeues the selected one",
             vec![ch('3'), ch('j'), ch('r'), ch('y')],
-            vec![Command::Mutate(Mutation::RequeueDead(vec![(
-                "webhooks".into(),
-                vec!["01JDQ2X7K5M3N8P9R2S4T6V8W1".into()],
-            )]))],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: vec![("webhooks".into(), vec!["01JDQ2X7K5M3N8P9R2S4T6V8W1".into()])],
+                attempts: 0,
+            })],
         ),
         (
             "r then n does nothing",
@@ -199,10 +222,10 @@ fn requeue_one_asks_first_and_defaults_to_no() {
         (
             "R then y requeues every queue with dead letters",
             vec![ch('3'), ch('R'), ch('y')],
-            vec![Command::Mutate(Mutation::RequeueAllDead(vec![
-                "billing".into(),
-                "webhooks".into(),
-            ]))],
+            vec![Command::Mutate(Mutation::RequeueAllDead {
+                queues: vec!["billing".into(), "webhooks".into()],
+                attempts: 0,
+            })],
         ),
         (
             "D then y purges them",
@@ -225,22 +248,25 @@ fn requeue_one_asks_first_and_defaults_to_no() {
                 ch('R'),
                 ch('y'),
             ],
-            vec![Command::Mutate(Mutation::RequeueDead(vec![(
-                "billing".into(),
-                vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()],
-            )]))],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: vec![("billing".into(), vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()])],
+                attempts: 0,
+            })],
         ),
         (
             "r on a group requeues the whole group",
             vec![ch('3'), ch('s'), ch('r'), ch('y')],
-            vec![Command::Mutate(Mutation::RequeueDead(vec![(
-                "webhooks".into(),
-                vec![
-                    "01JDQ2X7K5M3N8P9R2S4T6V8W0".into(),
-                    "01JDQ2X7K5M3N8P9R2S4T6V8W1".into(),
-                    "01JDQ2X7K5M3N8P9R2S4T6V8W4".into(),
-                ],
-            )]))],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: vec![(
+                    "webhooks".into(),
+                    vec![
+                        "01JDQ2X7K5M3N8P9R2S4T6V8W0".into(),
+                        "01JDQ2X7K5M3N8P9R2S4T6V8W1".into(),
+                        "01JDQ2X7K5M3N8P9R2S4T6V8W4".into(),
+                    ],
+                )],
+                attempts: 0,
+            })],
         ),
         (
             "r in the detail requeues that job",
@@ -252,10 +278,10 @@ fn requeue_one_asks_first_and_defaults_to_no() {
                 ch('r'),
                 ch('y'),
             ],
-            vec![Command::Mutate(Mutation::RequeueDead(vec![(
-                "billing".into(),
-                vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()],
-            )]))],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: vec![("billing".into(), vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()])],
+                attempts: 0,
+            })],
         ),
         (
             "p pauses the selected queue after y",
@@ -317,6 +343,157 @@ fn confirmations_say_how_many_jobs_they_touch() {
             .unwrap_or_default();
         assert!(prompt.starts_with(want), "want {want:?}, got {prompt:?}");
     }
+}
+
+/// The loaded state with every dead letter's max attempts set to `max`.
+fn dead_letters_with_max_attempts(max: u32) -> State {
+    let mut state = loaded();
+    for job in &mut state.data.dead.items {
+        job.max_attempts = max;
+    }
+    state
+}
+
+/// Digits in a requeue's confirmation set the attempt count it restarts at.
+#[test]
+fn a_requeue_restarts_at_the_attempts_typed() {
+    let newest = || {
+        vec![(
+            "webhooks".to_owned(),
+            vec!["01JDQ2X7K5M3N8P9R2S4T6V8W0".to_owned()],
+        )]
+    };
+    let cases: Vec<(&str, Vec<KeyEvent>, Vec<Command>)> = vec![
+        (
+            "r, 3, y",
+            vec![ch('3'), ch('r'), ch('3'), ch('y')],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: newest(),
+                attempts: 3,
+            })],
+        ),
+        (
+            "Backspace erases the last digit",
+            vec![
+                ch('3'),
+                ch('r'),
+                ch('1'),
+                ch('2'),
+                key(KeyCode::Backspace),
+                ch('y'),
+            ],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: newest(),
+                attempts: 1,
+            })],
+        ),
+        (
+            "no digit: attempts restart at 0",
+            vec![ch('3'), ch('r'), ch('y')],
+            vec![Command::Mutate(Mutation::RequeueDead {
+                ids: newest(),
+                attempts: 0,
+            })],
+        ),
+        (
+            "R takes the count too",
+            vec![ch('3'), ch('R'), ch('4'), ch('y')],
+            vec![Command::Mutate(Mutation::RequeueAllDead {
+                queues: vec!["billing".into(), "webhooks".into()],
+                attempts: 4,
+            })],
+        ),
+        (
+            "a digit still answers no to a delete",
+            vec![ch('3'), ch('d'), ch('3'), ch('y')],
+            vec![],
+        ),
+    ];
+    for (what, keys, want) in cases {
+        let mut state = dead_letters_with_max_attempts(5);
+        assert_eq!(type_keys(&mut state, &keys), want, "{what}");
+    }
+}
+
+#[test]
+fn the_prompt_shows_the_attempts_typed() {
+    let mut state = dead_letters_with_max_attempts(5);
+    type_keys(&mut state, &[ch('3'), ch('r')]);
+    let text = |s: &State| s.confirm().map(|c| c.text()).unwrap_or_default();
+    assert!(
+        text(&state).ends_with("? Attempts restart at 0."),
+        "{}",
+        text(&state)
+    );
+    type_keys(&mut state, &[ch('0'), ch('4')]);
+    assert!(
+        text(&state).ends_with("? Attempts restart at 4."),
+        "{}",
+        text(&state)
+    );
+}
+
+#[test]
+fn attempts_at_or_above_max_attempts_are_refused_and_nothing_is_sent() {
+    let mut state = dead_letters_with_max_attempts(5);
+    let sent = type_keys(&mut state, &[ch('3'), ch('r'), ch('5'), ch('y')]);
+    assert_eq!(sent, vec![], "nothing is sent");
+    let refusal = "attempts 5 refused: accepted are 0 to 4 (max attempts is 5)";
+    let status = state.status.clone().expect("the refusal is said");
+    assert_eq!(
+        (status.level, status.text.as_str()),
+        (Level::Error, refusal)
+    );
+    // The question stays open, saying why, so the count can be corrected.
+    let confirm = state.confirm().expect("still asking").clone();
+    assert!(
+        confirm
+            .text()
+            .ends_with("? Attempts 5 refused: accepted are 0 to 4 (max attempts is 5)."),
+        "{}",
+        confirm.text()
+    );
+    let sent = type_keys(&mut state, &[key(KeyCode::Backspace), ch('4'), ch('y')]);
+    assert_eq!(
+        sent,
+        vec![Command::Mutate(Mutation::RequeueDead {
+            ids: vec![("webhooks".into(), vec!["01JDQ2X7K5M3N8P9R2S4T6V8W0".into()])],
+            attempts: 4,
+        })]
+    );
+}
+
+#[test]
+fn the_accepted_attempts_are_below_the_lowest_max_attempts_selected() {
+    // A group: its lowest max attempts (2) bounds the count.
+    let mut state = dead_letters_with_max_attempts(5);
+    state.data.dead.items[1].max_attempts = 2;
+    let sent = type_keys(&mut state, &[ch('3'), ch('s'), ch('r'), ch('2'), ch('y')]);
+    assert_eq!(sent, vec![]);
+    assert_eq!(
+        state.status.as_ref().map(|s| s.text.as_str()),
+        Some("attempts 2 refused: accepted are 0 to 1 (max attempts is 2)")
+    );
+    // A job that may die only once restarts at 0.
+    let mut state = dead_letters_with_max_attempts(1);
+    type_keys(&mut state, &[ch('3'), ch('r'), ch('1'), ch('y')]);
+    assert_eq!(
+        state.status.as_ref().map(|s| s.text.as_str()),
+        Some("attempts 1 refused: only 0 is accepted (max attempts is 1)")
+    );
+    // Unlimited jobs take any count that fits the counter.
+    let mut state = dead_letters_with_max_attempts(0);
+    let mut keys = vec![ch('3'), ch('r')];
+    keys.extend("4294967295".chars().map(ch));
+    type_keys(&mut state, &keys);
+    let typed = |s: &State| s.confirm().map(|c| c.mutation.attempts());
+    assert_eq!(typed(&state), Some(Some(u32::MAX)));
+    type_keys(&mut state, &[ch('0')]);
+    assert_eq!(typed(&state), Some(Some(u32::MAX)), "one digit too many");
+    assert_eq!(
+        state.status.as_ref().map(|s| s.text.as_str()),
+        Some("attempts refused: accepted are 0 to 4294967295")
+    );
 }
 
 #[test]
@@ -388,10 +565,10 @@ fn selection_follows_its_row_when_new_rows_arrive() {
     let commands = type_keys(&mut state, &[ch('r'), ch('y')]);
     assert_eq!(
         commands,
-        vec![Command::Mutate(Mutation::RequeueDead(vec![(
-            "billing".into(),
-            vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()]
-        )]))]
+        vec![Command::Mutate(Mutation::RequeueDead {
+            ids: vec![("billing".into(), vec!["01JDQ2X7K5M3N8P9R2S4T6V8W2".into()])],
+            attempts: 0
+        })]
     );
 }
 

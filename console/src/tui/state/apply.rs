@@ -62,6 +62,11 @@ pub enum Action {
     NextState,
     /// Jobs view: the previous job state.
     PrevState,
+    /// A digit typed into a requeue's confirmation: the attempt count it
+    /// restarts at.
+    AttemptsDigit(u8),
+    /// Erase the last digit of a requeue's attempt count.
+    AttemptsErase,
     /// Answer yes to the pending confirmation.
     Confirm,
     /// Answer no to the pending confirmation.

@@ -189,11 +189,21 @@ pub type DeadIds = Vec<(String, Vec<String>)>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mutation {
     /// Requeue these dead letters.
-    RequeueDead(DeadIds),
+    RequeueDead {
+        /// Which ones.
+        ids: DeadIds,
+        /// The attempt counter they restart at (0 unless typed).
+        attempts: u32,
+    },
     /// Delete these dead letters.
     DeleteDead(DeadIds),
     /// Requeue every dead letter of these queues, in bounded batches.
-    RequeueAllDead(Vec<String>),
+    RequeueAllDead {
+        /// The queues.
+        queues: Vec<String>,
+        /// The attempt counter they restart at (0 unless typed).
+        attempts: u32,
+    },
     /// Delete every dead letter of these queues, in bounded batches.
     PurgeDead(Vec<String>),
     /// Pause a queue.
@@ -207,9 +217,11 @@ impl Mutation {
     pub fn label(&self) -> String {
         let ids = |set: &DeadIds| set.iter().map(|(_, ids)| ids.len()).sum::<usize>();
         match self {
-            Mutation::RequeueDead(set) => format!("requeue {}", plural(ids(set), "dead letter")),
+            Mutation::RequeueDead { ids: set, .. } => {
+                format!("requeue {}", plural(ids(set), "dead letter"))
+            }
             Mutation::DeleteDead(set) => format!("delete {}", plural(ids(set), "dead letter")),
-            Mutation::RequeueAllDead(queues) => {
+            Mutation::RequeueAllDead { queues, .. } => {
                 format!(
                     "requeue all dead letters of {}",
                     plural(queues.len(), "queue")
@@ -223,6 +235,27 @@ impl Mutation {
             }
             Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),
             Mutation::Resume(queue) => format!("resume {}", crate::text::inert(queue)),
+        }
+    }
+
+    /// The attempt counter a requeue restarts at; `None` for the other
+    /// changes.
+    pub fn attempts(&self) -> Option<u32> {
+        match self {
+            Mutation::RequeueDead { attempts, .. } | Mutation::RequeueAllDead { attempts, .. } => {
+                Some(*attempts)
+            }
+            _ => None,
+        }
+    }
+
+    /// The attempt counter of a requeue, to edit it while it is asked.
+    pub(super) fn attempts_mut(&mut self) -> Option<&mut u32> {
+        match self {
+            Mutation::RequeueDead { attempts, .. } | Mutation::RequeueAllDead { attempts, .. } => {
+                Some(attempts)
+            }
+            _ => None,
         }
     }
 }

@@ -1,8 +1,11 @@
 //! `r`/`d` (the selected dead letter or group) and `R`/`D` (every dead
-//! letter matching the filter): each names what it will touch and asks.
+//! letter matching the filter): each names what it will touch and asks. A
+//! requeue asks with attempts restarting at 0, and the lowest max attempts
+//! of the jobs it touches, which the count typed must stay below.
 
 use redq::{JobRecord, JobState};
 
+use super::attempts::lowest_max_attempts;
 use super::{plural, Command, DeadIds, Level, Mutation, Screen, State, View};
 use crate::text::inert;
 
@@ -14,9 +17,16 @@ impl State {
             self.may_mutate(verb);
             return Command::None;
         }
-        // Which dead letters are selected, and how to describe them.
-        let one = |j: &JobRecord| (vec![(j.queue.clone(), vec![j.id.clone()])], describe_job(j));
-        let picked: Option<(DeadIds, String)> = match &self.view {
+        // Which dead letters are selected, how to describe them, and the
+        // lowest max attempts among them.
+        let one = |j: &JobRecord| {
+            (
+                vec![(j.queue.clone(), vec![j.id.clone()])],
+                describe_job(j),
+                lowest_max_attempts([j]),
+            )
+        };
+        let picked: Option<(DeadIds, String, Option<u32>)> = match &self.view {
             View::Detail(detail) => {
                 (detail.record.state == JobState::Dead).then(|| one(&detail.record))
             }
@@ -34,6 +44,7 @@ impl State {
                             plural(n, "dead letter"),
                             inert(&g.signature)
                         ),
+                        lowest_max_attempts(g.jobs.iter().copied()),
                     )
                 })
             }
@@ -42,7 +53,7 @@ impl State {
             }
             View::Screen(_) => return Command::None,
         };
-        let Some((ids, what)) = picked else {
+        let Some((ids, what, attempts_below)) = picked else {
             self.say(Level::Info, format!("nothing selected to {verb}"));
             return Command::None;
         };
@@ -50,8 +61,9 @@ impl State {
             return Command::None;
         }
         if requeue {
-            let prompt = format!("Requeue {what}? Attempts restart at 0.");
-            self.ask(prompt, Mutation::RequeueDead(ids))
+            let prompt = format!("Requeue {what}?");
+            let mutation = Mutation::RequeueDead { ids, attempts: 0 };
+            self.ask_requeue(prompt, mutation, attempts_below)
         } else {
             let prompt = format!("Delete {what} for good?");
             self.ask(prompt, Mutation::DeleteDead(ids))
@@ -96,6 +108,19 @@ impl State {
                 return Command::None;
             }
             let names: Vec<String> = queues.into_iter().map(|(q, _)| q).collect();
+            // Only the loaded dead letters are known: one that is not, with
+            // a lower max attempts, gets the driver's one more try.
+            let loaded: Vec<&JobRecord> = match &jobs_of {
+                Some(_) => self.visible_jobs(),
+                None => self
+                    .data
+                    .dead
+                    .items
+                    .iter()
+                    .filter(|j| names.contains(&j.queue))
+                    .collect(),
+            };
+            let attempts_below = lowest_max_attempts(loaded);
             let place = match names.as_slice() {
                 [one] => format!("queue {}", inert(one)),
                 many => plural(many.len(), "queue"),
@@ -104,12 +129,14 @@ impl State {
                 "{verb} all {} in {place}?",
                 plural(total as usize, "dead letter")
             );
-            let mutation = if requeue {
-                Mutation::RequeueAllDead(names)
-            } else {
-                Mutation::PurgeDead(names)
-            };
-            return self.ask(prompt, mutation);
+            if requeue {
+                let mutation = Mutation::RequeueAllDead {
+                    queues: names,
+                    attempts: 0,
+                };
+                return self.ask_requeue(prompt, mutation, attempts_below);
+            }
+            return self.ask(prompt, Mutation::PurgeDead(names));
         }
         // A filtered jobs view acts on the matching rows of its page only.
         let rows = if jobs_of.is_some() {
@@ -122,6 +149,7 @@ impl State {
             return Command::None;
         }
         let ids = by_queue(rows.iter().map(|j| (&j.queue, &j.id)));
+        let attempts_below = lowest_max_attempts(rows.iter().copied());
         let mut prompt = format!(
             "{verb} the {} matching \"{}\"?",
             plural(rows.len(), "dead letter"),
@@ -132,12 +160,12 @@ impl State {
         } else if self.data.dead.truncated {
             prompt.push_str(" (only the newest loaded dead letters were searched)");
         }
-        let mutation = if requeue {
-            Mutation::RequeueDead(ids)
+        if requeue {
+            let mutation = Mutation::RequeueDead { ids, attempts: 0 };
+            self.ask_requeue(prompt, mutation, attempts_below)
         } else {
-            Mutation::DeleteDead(ids)
-        };
-        self.ask(prompt, mutation)
+            self.ask(prompt, Mutation::DeleteDead(ids))
+        }
     }
 }
 

@@ -9,9 +9,11 @@
 //! queue's jobs, or a job's detail that remembers the list it came from)
 //! and an [`Overlay`] (help, a filter being typed, a confirmation). `apply`
 //! routes each action by them; the handlers sit in one file per kind of
-//! action (`navigate`, `dead_letters`, `pause`, `confirm`, `receive`).
+//! action (`navigate`, `dead_letters`, `pause`, `confirm` and `attempts`,
+//! `receive`).
 
 mod apply;
+mod attempts;
 mod confirm;
 mod data;
 mod dead_letters;

@@ -188,10 +188,15 @@ pub enum Overlay {
 /// A destructive action waiting for `y`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confirm {
-    /// The question, naming what will be touched and how many jobs.
+    /// The question, naming what will be touched and how many jobs (for
+    /// the text shown, with a requeue's attempt count, see `Confirm::text`).
     pub prompt: String,
-    /// What `y` does.
+    /// What `y` does; a requeue carries the attempt count typed so far.
     pub mutation: Mutation,
+    /// A requeue's attempt count must stay below this: the lowest max
+    /// attempts among the jobs it touches. `None`: no limit (every job is
+    /// unlimited, or this is not a requeue).
+    pub attempts_below: Option<u32>,
 }
 
 /// What each tab keeps while another is shown, so coming back finds it as

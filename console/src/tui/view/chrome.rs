@@ -13,7 +13,7 @@ use super::MIN_SIZE;
 use crate::clock;
 use crate::text::{inert, truncate};
 use crate::tui::input;
-use crate::tui::state::{Connection, Level, Screen, State, View};
+use crate::tui::state::{Confirm, Connection, Level, Screen, State, View};
 use crate::tui::theme::Theme;
 
 pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
@@ -223,19 +223,25 @@ fn popup(area: Rect, width: u16, height: u16) -> Rect {
     cell
 }
 
-pub fn confirm(frame: &mut Frame, area: Rect, prompt: &str, theme: &Theme) {
+/// The question over the body, and the keys that answer it (the same
+/// hints as the footer, from the key table).
+pub fn confirm(frame: &mut Frame, area: Rect, state: &State, confirm: &Confirm, theme: &Theme) {
     let width = 64.min(area.width);
+    let prompt = confirm.text();
+    let mut keys = Vec::new();
+    for hint in input::hints(state) {
+        let (key, what) = hint.split_once(' ').unwrap_or((hint, ""));
+        keys.push(Span::styled(key, theme.key()));
+        keys.push(Span::raw(format!(" {what}  ")));
+    }
+    let keys_width: usize = keys.iter().map(|s| s.content.chars().count()).sum();
     let text = Text::from(vec![
-        Line::from(inert(prompt)),
+        Line::from(inert(&prompt)),
         Line::default(),
-        Line::from(vec![
-            Span::styled("y", theme.key()),
-            Span::raw(" yes    "),
-            Span::styled("n", theme.key()),
-            Span::raw(" / Esc / any other key: no (default)"),
-        ]),
+        Line::from(keys),
     ]);
-    let lines = (prompt.chars().count() as u16).div_ceil(width - 4) + 4;
+    let wrapped = |chars: usize| (chars as u16).div_ceil(width - 4).max(1);
+    let lines = wrapped(prompt.chars().count()) + wrapped(keys_width) + 3;
     let rect = popup(area, width, lines);
     frame.render_widget(Clear, rect);
     frame.render_widget(

@@ -62,7 +62,7 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
     chrome::footer(frame, footer, state, theme);
     match &state.overlay {
         Overlay::Help => chrome::help(frame, area, theme),
-        Overlay::Confirm(confirm) => chrome::confirm(frame, body, &confirm.prompt, theme),
+        Overlay::Confirm(confirm) => chrome::confirm(frame, body, state, confirm, theme),
         // The filter being typed shows on the status line.
         Overlay::Filter | Overlay::None => {}
     }
