@@ -176,7 +176,7 @@ use Scope::{
 pub static BINDINGS: &[Binding] = &[
     bind(Confirm, &[k('y'), k('Y')], "y", "yes, do it", Some("y yes"), Action::Confirm),
     bind(Confirm, &[k('n'), code(Esc)], "n Esc", "no (so does any other key)", Some("n/Esc no (default)"), Action::Cancel),
-    bind(ConfirmRequeue, &[k('0')], "0-9", "requeue: type the attempts it restarts at", Some("0-9 attempts"), Action::AttemptsDigit(0)),
+    bind(ConfirmRequeue, &[k('0')], "0-9", "attempts a requeue restarts at", Some("0-9 attempts"), Action::AttemptsDigit(0)),
     bind(ConfirmRequeue, &[k('1')], "", "", None, Action::AttemptsDigit(1)),
     bind(ConfirmRequeue, &[k('2')], "", "", None, Action::AttemptsDigit(2)),
     bind(ConfirmRequeue, &[k('3')], "", "", None, Action::AttemptsDigit(3)),
@@ -186,7 +186,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(ConfirmRequeue, &[k('7')], "", "", None, Action::AttemptsDigit(7)),
     bind(ConfirmRequeue, &[k('8')], "", "", None, Action::AttemptsDigit(8)),
     bind(ConfirmRequeue, &[k('9')], "", "", None, Action::AttemptsDigit(9)),
-    bind(ConfirmRequeue, &[code(Backspace)], "Backspace", "requeue: erase a digit of the attempts", Some("Backspace erase"), Action::AttemptsErase),
+    bind(ConfirmRequeue, &[code(Backspace)], "Backspace", "erase a digit of those attempts", Some("Backspace erase"), Action::AttemptsErase),
     bind(Filter, &[code(Enter)], "Enter", "keep the filter", Some("Enter keep"), Action::FilterDone),
     bind(Filter, &[code(Esc)], "Esc", "clear the filter", Some("Esc clear"), Action::FilterClear),
     bind(Filter, &[code(Backspace)], "Backspace", "delete a character", None, Action::FilterBackspace),

@@ -91,6 +91,29 @@ fn dead_letters_confirm_requeue_all() {
     ])));
 }
 
+/// `r`, then `2`: the prompt says where attempts restart, and the keys
+/// that change it (the fixture's jobs have max attempts 3).
+#[test]
+fn dead_letters_confirm_requeue_with_attempts() {
+    insta::assert_snapshot!(screen(&with(&[
+        Action::Show(Screen::Dead),
+        Action::Requeue,
+        Action::AttemptsDigit(2),
+    ])));
+}
+
+/// `r`, then `3`, then `y`: the count is refused on the status line and in
+/// the question, which stays open.
+#[test]
+fn dead_letters_confirm_requeue_with_too_many_attempts() {
+    insta::assert_snapshot!(screen(&with(&[
+        Action::Show(Screen::Dead),
+        Action::Requeue,
+        Action::AttemptsDigit(3),
+        Action::Confirm,
+    ])));
+}
+
 #[test]
 fn dead_letters_requeue_in_progress() {
     let state = with(&[

@@ -234,14 +234,12 @@ pub fn confirm(frame: &mut Frame, area: Rect, state: &State, confirm: &Confirm, 
         keys.push(Span::styled(key, theme.key()));
         keys.push(Span::raw(format!(" {what}  ")));
     }
-    let keys_width: usize = keys.iter().map(|s| s.content.chars().count()).sum();
-    let text = Text::from(vec![
-        Line::from(inert(&prompt)),
-        Line::default(),
-        Line::from(keys),
-    ]);
-    let wrapped = |chars: usize| (chars as u16).div_ceil(width - 4).max(1);
-    let lines = wrapped(prompt.chars().count()) + wrapped(keys_width) + 3;
+    let keys_text: String = keys.iter().map(|s| s.content.as_ref()).collect();
+    let prompt = inert(&prompt);
+    // Inside the borders; the blank line and the borders add 3.
+    let inner = width.saturating_sub(2);
+    let lines = wrapped_lines(&prompt, inner) + wrapped_lines(&keys_text, inner) + 3;
+    let text = Text::from(vec![Line::from(prompt), Line::default(), Line::from(keys)]);
     let rect = popup(area, width, lines);
     frame.render_widget(Clear, rect);
     frame.render_widget(
@@ -252,6 +250,28 @@ pub fn confirm(frame: &mut Frame, area: Rect, state: &State, confirm: &Confirm, 
         ),
         rect,
     );
+}
+
+/// How many rows `text` takes, wrapped at words into `width` columns as
+/// the dialog's paragraph wraps it (a word longer than a row is split).
+fn wrapped_lines(text: &str, width: u16) -> u16 {
+    let width = usize::from(width.max(1));
+    let (mut rows, mut used) = (1u16, 0usize);
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        let needed = if used == 0 { len } else { used + 1 + len };
+        if needed <= width {
+            used = needed;
+        } else {
+            rows += 1;
+            used = len;
+            while used > width {
+                rows += 1;
+                used -= width;
+            }
+        }
+    }
+    rows
 }
 
 /// The help overlay covers the whole terminal: it is generated from the key
