@@ -10,7 +10,7 @@ macro_rules! scripts {
             $(#[doc = concat!("`lua/", $name, ".lua`")] $op,)*
         }
 
-        /// Every script in [`Op`] order: its name (the file `lua/<name>.lua`)
+        /// Every script in `Op` order: its name (the file `lua/<name>.lua`)
         /// and its text.
         pub const SCRIPTS: &[(&str, &str)] = &[
             $(($name, include_str!(concat!("../../lua/", $name, ".lua"))),)*
