@@ -10,6 +10,7 @@ mod canary;
 mod cli_errors;
 mod demo_guard;
 mod outage;
+mod requeue_attempts;
 mod sharded;
 mod state_input;
 mod subcommands;
