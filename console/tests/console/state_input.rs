@@ -756,6 +756,19 @@ fn help_and_hints_come_from_the_key_table() {
     let mut dead = loaded();
     dead.apply(Action::Show(Screen::Dead));
     assert!(hints(&dead).contains(&"r requeue"));
+    // A requeue's question offers the attempt count; a delete's does not.
+    let asking = |key: char| {
+        let mut s = dead.clone();
+        type_keys(&mut s, &[ch(key)]);
+        hints(&s)
+    };
+    assert!(asking('r').contains(&"0-9 attempts"), "{:?}", asking('r'));
+    assert!(
+        asking('R').contains(&"Backspace erase"),
+        "{:?}",
+        asking('R')
+    );
+    assert!(!asking('d').contains(&"0-9 attempts"), "{:?}", asking('d'));
     // Every hint key really does something in that state.
     for (state, hint) in [(&dead, "r"), (&dead, "R"), (&state, "p")] {
         let c = hint.chars().next().unwrap();
