@@ -101,8 +101,26 @@ impl TypedJob for Stubborn {
     }
 }
 
+/// Outlives its worker's lease several times over; the worker extends it.
+#[derive(Serialize, Deserialize)]
+struct Long {
+    key: String,
+}
+impl TypedJob for Long {
+    const NAME: &'static str = "sw.long";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        Runs::record(cx);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        Ok(())
+    }
+    fn ordering_key(&self) -> Option<String> {
+        Some(self.key.clone())
+    }
+}
+
 fn registry() -> Registry {
     let mut registry = Registry::new();
+    registry.add_job::<Long>();
     registry.add_job::<Keyed>();
     registry.add_job::<Failing>();
     registry.add_job::<Stubborn>();
@@ -291,6 +309,34 @@ async fn shutdown_releases_unfinished_jobs_to_the_shard_they_came_from() {
         let job = q.shards()[*shard].inspect(id).await.unwrap().unwrap();
         assert_eq!(job.state, JobState::Waiting, "released: {job:?}");
         assert_eq!(job.attempts, 0, "a release counts no attempt");
+    }
+}
+
+#[tokio::test]
+async fn leases_are_extended_on_each_jobs_own_shard_so_long_jobs_run_once() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "sw-long").await;
+    let runs = Arc::new(Runs::default());
+    let mut ids = Vec::new();
+    for key in key_per_shard(&q) {
+        ids.push(q.push(&Long { key }).await.unwrap().id().to_owned());
+    }
+    let running = start(
+        &q,
+        &runs,
+        WorkOptions::new()
+            .concurrency(3)
+            .lease(Duration::from_millis(90)),
+    );
+    wait_until(DEADLINE, "every long job to complete", async || {
+        q.counts("default").await.unwrap().leased == 0 && runs.completed() == 3
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!((report.processed, report.failed), (3, 0));
+    for id in &ids {
+        assert_eq!(runs.starts(id).len(), 1, "never reclaimed while running");
+        assert!(q.inspect(id).await.unwrap().is_none(), "acknowledged");
     }
 }
 
