@@ -827,7 +827,10 @@ mod tests {
                         let key = rng
                             .random_bool(0.6)
                             .then(|| KEYS[rng.random_range(0..KEYS.len())].to_owned());
-                        state.enqueue(queue, Value::Null, key);
+                        // Some with an attempt limit, as typed pushes have:
+                        // lapsed leases then dead-letter them too.
+                        let max_attempts = rng.random_range(0..3);
+                        state.enqueue_job(queue, Value::Null, key, None, max_attempts);
                     }
                     3..=4 => {
                         let lease = Duration::from_millis(rng.random_range(1..20));
@@ -894,6 +897,57 @@ mod tests {
             later + Duration::from_secs(3),
         );
         assert_eq!(claimed[0].attempts, 1);
+    }
+
+    #[test]
+    fn a_typed_job_whose_leases_keep_lapsing_is_dead_once_its_attempts_are_spent() {
+        let mut state = State::default();
+        let mut now = Instant::now();
+        let lease = Duration::from_millis(5);
+        let key = Some("k".to_owned());
+        let id = state.enqueue_job("q", Value::Null, key.clone(), Some("t".into()), 2);
+        state.enqueue("q", Value::Null, key);
+        let first = state.claim("q", 1, lease, now).remove(0);
+        assert_eq!((first.name.as_deref(), first.max_attempts), (Some("t"), 2));
+        now += Duration::from_millis(10);
+        let again = state.claim("q", 1, lease, now).remove(0);
+        assert_eq!((again.id.as_str(), again.attempts), (id.as_str(), 1));
+        now += Duration::from_millis(10);
+        // The second lapse spends its attempts: dead, and its key moves on.
+        let next = state.claim("q", 1, lease, now);
+        assert_eq!(
+            state.queues["q"].dead,
+            [(id.clone(), "lease expired".into())]
+        );
+        assert_eq!(next.len(), 1, "the job behind its key is claimed");
+        assert_ne!(next[0].id, id);
+        check_invariants(&state);
+    }
+
+    #[test]
+    fn a_workers_lease_calls_are_fenced_once_its_lease_was_reclaimed() {
+        let queue = MemoryQueue::new();
+        let now = Instant::now();
+        queue
+            .lock()
+            .enqueue_job("q", Value::Null, None, Some("t".into()), 0);
+        let old = queue.lock().claim("q", 1, Duration::from_millis(5), now)[0].lease();
+        let later = now + Duration::from_millis(10);
+        let new = queue.lock().claim("q", 1, Duration::from_secs(60), later)[0].lease();
+        assert_eq!(old.id, new.id);
+        let fenced = |e: QueueError| matches!(e, QueueError::LeaseLost { .. });
+        assert!(fenced(queue.ack_held(&old).unwrap_err()));
+        assert!(fenced(queue.fail_held(&old, None, "x").unwrap_err()));
+        assert!(fenced(
+            queue.extend_held(&old, Duration::from_secs(1)).unwrap_err()
+        ));
+        assert!(fenced(queue.release_held(&old).unwrap_err()));
+        // The new holder's lease still works, and only once.
+        queue.release_held(&new).unwrap();
+        assert!(fenced(queue.ack_held(&new).unwrap_err()));
+        let last = queue.lock().claim("q", 1, Duration::from_secs(60), later)[0].lease();
+        assert_eq!(queue.ack_held(&last).unwrap(), Acked::Completed);
+        assert_eq!(queue.ack_held(&last).unwrap(), Acked::AlreadyGone);
     }
 
     #[test]
