@@ -64,7 +64,7 @@ pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
     Ok(())
 }
 
-/// Run `op` with the queue's keys, reloading it once on `NOSCRIPT`.
+/// Run `op` with the queue's keys, reloading it on `NOSCRIPT` (a few times at most).
 pub async fn run(
     client: &Client,
     op: Op,
@@ -132,14 +132,25 @@ pub async fn run_with<A: Args + ?Sized>(
     args: &A,
 ) -> Result<Value, fred::error::Error> {
     let script = &SCRIPTS[op.index()].script;
-    match call(client, op, script, keys, args).await {
-        Err(err) if err.details().starts_with("NOSCRIPT") => {
-            script.load(client).await?;
-            call(client, op, script, keys, args).await
+    let mut reloads = 0;
+    loop {
+        match call(client, op, script, keys, args).await {
+            // A `NOSCRIPT` call ran nothing, so it is safe to send again,
+            // enqueues included. A `SCRIPT FLUSH` can land between the reload
+            // and the retry (the reliability run flushes every second and
+            // once saw exactly that), so a few reloads are allowed, not one.
+            Err(err) if err.details().starts_with("NOSCRIPT") && reloads < NOSCRIPT_RELOADS => {
+                reloads += 1;
+                script.load(client).await?;
+            }
+            result => return result,
         }
-        result => result,
     }
 }
+
+/// How many times one call reloads its script on `NOSCRIPT` before the
+/// error reaches the caller.
+const NOSCRIPT_RELOADS: u32 = 3;
 
 /// Whether fred may resend `op` by itself after a dropped connection.
 ///
