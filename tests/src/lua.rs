@@ -226,4 +226,63 @@ mod tests {
             err.details()
         );
     }
+
+    /// The test side's one enqueue layout ([`EnqueueJob`]) stores the same
+    /// job record as the driver's own enqueue of the same options, so the two
+    /// layouts of enqueue.lua's ARGV cannot drift apart unnoticed.
+    #[tokio::test]
+    async fn the_test_enqueue_layout_stores_what_the_drivers_enqueue_stores() {
+        use crate::history::meta::Meta;
+        let server = RedisServer::start();
+        let client = server.client().await;
+        let read = |ns: &'static str, id: String| {
+            let client = client.clone();
+            async move {
+                let raw: Vec<u8> =
+                    fred::interfaces::HashesInterface::hget(&client, format!("{{{ns}}}:jobs"), id)
+                        .await
+                        .expect("HGET the job record");
+                Meta::split(&raw)
+                    .map(|(meta, payload)| (meta, payload.to_vec()))
+                    .expect("a job record")
+            }
+        };
+
+        let queue = crate::fixtures::handle(&server, "by-driver").await;
+        let job = redq::NewJob::new(serde_json::json!({"n": 1}))
+            .priority(3)
+            .dedup_key("d")
+            .ordering_key("k")
+            .max_attempts(4);
+        let id = queue.add("q", job).await.expect("enqueue").id().to_owned();
+        let (by_driver, driver_payload) = read("by-driver", id).await;
+
+        let sha = load(&client, &compose(source("enqueue"))).await;
+        let mut args = vec![Value::from(1 << 20), Value::from(1)];
+        args.extend(
+            EnqueueJob {
+                id: "raw-1",
+                payload: r#"{"n":1}"#,
+                priority: 3,
+                delay_ms: 0,
+                dedup_key: "d",
+                ordering_key: "k",
+                max_attempts: 4,
+            }
+            .argv(),
+        );
+        evalsha(&client, &sha, "by-test", "q", &args)
+            .await
+            .expect("the raw enqueue is accepted");
+        let (by_test, test_payload) = read("by-test", "raw-1".to_owned()).await;
+
+        // Everything but when each was enqueued is the same.
+        let timeless = |m: Meta| Meta {
+            enqueued_at: 0,
+            not_before: 0,
+            ..m
+        };
+        assert_eq!(timeless(by_test), timeless(by_driver));
+        assert_eq!(test_payload, driver_payload);
+    }
 }
