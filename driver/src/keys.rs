@@ -24,6 +24,14 @@
 //! | `{ns}:queues` | set | every queue name enqueued to |
 //! | `{ns}:paused` | set | paused queues |
 //! | `{ns}:q:<queue>:parked` | string | the one worker parked on the queue for hand-offs (token, identity, lease, capacity, handed); expires with the park |
+//! | `{ns}:kept` | hash | job id → kept record of a finished (completed or cancelled) job, with its result |
+//! | `{ns}:q:<queue>:completed` | zset | kept completed jobs of the queue; score = finished at (ms) |
+//! | `{ns}:q:<queue>:cancelled` | zset | kept cancelled jobs of the queue; score = cancelled at (ms) |
+//! | `{ns}:tombstones` | hash | job id → outcome and time, once its kept record is trimmed |
+//! | `{ns}:tombstones:at` | zset | job id → when its tombstone was written (trim order) |
+//! | `{ns}:retention` | hash | queue → what the queue keeps of finished jobs |
+//! | `{ns}:progress` | hash | job id → the running job's latest progress |
+//! | `{ns}:logs` | hash | job id → the job's log lines (bounded) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
@@ -96,7 +104,7 @@ impl Keys {
         self.key(&format!("q:{queue}:stats"))
     }
 
-    /// The 19 keys of `lua/lib/keys.lua`, for one queue (already validated).
+    /// The keys of `lua/lib/keys.lua` (`QUEUE_KEY_COUNT` of them), for one queue (already validated).
     pub fn queue(&self, queue: &str) -> QueueKeys {
         let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
         QueueKeys::from(vec![
@@ -119,6 +127,14 @@ impl Keys {
             self.queues(),
             self.paused(),
             q("parked"),
+            self.key("kept"),
+            q("completed"),
+            q("cancelled"),
+            self.key("tombstones"),
+            self.key("tombstones:at"),
+            self.key("retention"),
+            self.key("progress"),
+            self.key("logs"),
         ])
     }
 
@@ -135,6 +151,17 @@ impl Keys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_queue_key_list_is_as_long_as_the_lua_side_counts() {
+        let lua = include_str!("../lua/lib/keys.lua");
+        let count: usize = lua
+            .lines()
+            .find_map(|line| line.strip_prefix("local QUEUE_KEY_COUNT = "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("lua/lib/keys.lua declares QUEUE_KEY_COUNT");
+        assert_eq!(Keys::new("shop").queue("emails").0.len(), count);
+    }
 
     #[test]
     fn every_key_carries_the_namespace_hash_tag() {

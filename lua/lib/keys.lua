@@ -21,6 +21,15 @@
 --   KEYS[18] {ns}:paused          set    paused queue names
 --   KEYS[19] {ns}:q:Q:parked      string the one worker parked on Q for hand-offs
 --                                        (lib/parked.lua), expiring with its park
+--   KEYS[20] {ns}:kept            hash   id -> kept record of a finished job
+--                                        (completed or cancelled) and its result
+--   KEYS[21] {ns}:q:Q:completed   zset   id -> finished at (unix ms): Q's kept completed jobs
+--   KEYS[22] {ns}:q:Q:cancelled   zset   id -> cancelled at (unix ms): Q's kept cancelled jobs
+--   KEYS[23] {ns}:tombstones      hash   id -> outcome and time, once the kept record is gone
+--   KEYS[24] {ns}:tombstones:at   zset   id -> when its tombstone was written (trim order)
+--   KEYS[25] {ns}:retention       hash   queue -> what Q keeps of finished jobs
+--   KEYS[26] {ns}:progress        hash   id -> the running job's latest progress
+--   KEYS[27] {ns}:logs            hash   id -> the job's log lines (bounded)
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].
@@ -31,8 +40,10 @@ local K = {
   dedup_ttl = KEYS[9], ord_active = KEYS[10], ord_blocked = KEYS[11],
   ord_ready = KEYS[12], ord_blocked_n = KEYS[13], events = KEYS[14],
   seq = KEYS[15], lease_seq = KEYS[16], queues = KEYS[17], paused = KEYS[18],
-  parked = KEYS[19],
+  parked = KEYS[19], kept = KEYS[20], completed = KEYS[21], cancelled = KEYS[22],
+  tombstones = KEYS[23], tombstones_at = KEYS[24], retention = KEYS[25],
+  progress = KEYS[26], logs = KEYS[27],
 }
-local QUEUE_KEY_COUNT = 19
+local QUEUE_KEY_COUNT = 27
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]
