@@ -190,19 +190,19 @@ pub enum Command {
         /// Only this queue.
         queue: Option<String>,
     },
-    /// A page of a queue's jobs in one state.
+    /// Jobs: list a queue's jobs in one state, show one job.
+    ///
+    /// `redq jobs QUEUE [--state S]` is short for `redq jobs list QUEUE
+    /// [--state S]` (a queue named like a subcommand needs the long form).
+    // The bare form's arguments conflict with the subcommands, so `jobs list
+    // X` is the subcommand and `jobs X` the listing, and a subcommand lifts
+    // the bare form's required QUEUE.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Jobs {
-        /// The queue.
-        queue: String,
-        /// Which jobs.
-        #[arg(long, value_enum, default_value_t = StateArg::Waiting)]
-        state: StateArg,
-        /// Skip this many.
-        #[arg(long, default_value_t = 0)]
-        offset: u64,
-        /// At most this many (1 to 1000).
-        #[arg(long, default_value_t = 50)]
-        limit: usize,
+        #[command(subcommand)]
+        command: Option<JobsCommand>,
+        #[command(flatten)]
+        list: JobsList,
     },
     /// Dead letters: list, show, requeue, delete, purge.
     Dead {
@@ -282,6 +282,38 @@ pub enum Command {
         #[arg(long, requires = "into_existing")]
         yes_write_demo_traffic: bool,
     },
+}
+
+/// `redq jobs` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// A page of a queue's jobs in one state.
+    List(JobsList),
+    /// Everything about one job: state, payload, attempts, error, progress
+    /// and log lines.
+    Show {
+        /// The job id.
+        id: String,
+    },
+}
+
+/// What `redq jobs list` (and the bare `redq jobs QUEUE`) takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsList {
+    /// The queue.
+    // An Option only so that the bare form can lift it when a subcommand
+    // is given; clap still requires it otherwise.
+    #[arg(required = true, value_name = "QUEUE")]
+    pub queue: Option<String>,
+    /// Which jobs.
+    #[arg(long, value_enum, default_value_t = StateArg::Waiting)]
+    pub state: StateArg,
+    /// Skip this many.
+    #[arg(long, default_value_t = 0)]
+    pub offset: u64,
+    /// At most this many (1 to 1000).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
 }
 
 /// Dead-letter subcommands.

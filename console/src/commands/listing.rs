@@ -1,4 +1,5 @@
-//! Read-only listings (`queues`, `stats`, `jobs`, `workers`, `schedules`)
+//! Read-only listings (`queues`, `stats`, `workers`, `schedules`, the jobs
+//! table `jobs list` and `dead list` share)
 //! and `pause` / `resume`.
 
 use std::time::{Duration, SystemTime};
@@ -194,25 +195,6 @@ pub fn print_jobs(
             if jobs.is_empty() { offset } else { offset + 1 }
         );
     }
-}
-
-pub async fn jobs(
-    queue: &Target,
-    name: &str,
-    state: JobState,
-    offset: u64,
-    limit: usize,
-    json: bool,
-) -> Result<(), Failure> {
-    let page = queue.list_jobs(name, state, offset, limit).await?;
-    print_jobs(
-        &page.items,
-        &queue.shard_namespaces(),
-        page.total,
-        offset,
-        json,
-    );
-    Ok(())
 }
 
 pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Result<(), Failure> {

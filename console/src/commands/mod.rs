@@ -4,6 +4,7 @@
 mod connect;
 mod dead;
 mod enqueue;
+mod jobs;
 mod known;
 mod listing;
 
@@ -26,6 +27,7 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             D::Purge { .. } => Some("dead purge"),
             D::List { .. } | D::Show { .. } => None,
         },
+        Command::Jobs { command, .. } => jobs::mutates(command),
         Command::Demo { .. } => Some("demo"),
         _ => None,
     }
@@ -52,15 +54,7 @@ pub async fn run(
             }
             listing::stats(&queue, name, json).await
         }
-        Command::Jobs {
-            queue: name,
-            state,
-            offset,
-            limit,
-        } => {
-            require_known(&queue, &name).await?;
-            listing::jobs(&queue, &name, state.state(), offset, limit, json).await
-        }
+        Command::Jobs { command, list } => jobs::run(&queue, command, list, json).await,
         Command::Dead { command } => dead::run(&queue, command, json).await,
         Command::Pause {
             queue: name,

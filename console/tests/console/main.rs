@@ -9,6 +9,7 @@ mod bench;
 mod canary;
 mod cli_errors;
 mod demo_guard;
+mod jobs;
 mod outage;
 mod requeue_attempts;
 mod sharded;
