@@ -127,6 +127,44 @@ codes! {
         NotDue = 5 "not_due",
         AlreadyFired = 6 "already_fired",
     }
+    /// `lua/promote_job.lua`, one code per listed job.
+    PromoteCode for "promote_job" {
+        Promoted = 1 "promoted",
+        NotFound = 0 "not_found",
+        Waiting = 2 "waiting",
+        Leased = 3 "leased",
+        Dead = 4 "dead",
+        Blocked = 5 "blocked",
+        NotBackingOff = 6 "not_backing_off",
+    }
+    /// `lua/delete_job.lua`, one code per listed job.
+    DeleteCode for "delete_job" {
+        Deleted = 1 "deleted",
+        NotFound = 0 "not_found",
+        Leased = -1 "leased",
+    }
+    /// `lua/edit_job.lua`.
+    EditCode for "edit_job" {
+        Edited = 1 "edited",
+        NotFound = 0 "not_found",
+        Leased = -1 "leased",
+    }
+}
+
+/// A promote_job code (`crate::surgery` turns it into its outcome or
+/// refusal, matching every variant).
+pub(crate) fn promote_code(code: Option<&Value>) -> Result<PromoteCode, QueueError> {
+    PromoteCode::from_reply(code)
+}
+
+/// A delete_job code (decoded in `crate::surgery`, as above).
+pub(crate) fn delete_code(code: Option<&Value>) -> Result<DeleteCode, QueueError> {
+    DeleteCode::from_reply(code)
+}
+
+/// An edit_job code (decoded in `crate::surgery`, as above).
+pub(crate) fn edit_code(code: Option<&Value>) -> Result<EditCode, QueueError> {
+    EditCode::from_reply(code)
 }
 
 fn unknown(script: &str, code: Option<i64>) -> QueueError {

@@ -104,6 +104,28 @@ impl scripts::Args for EnqueueArgs<'_> {
     }
 }
 
+/// Validate a payload as every enqueue does (nesting, JSON, the handle's
+/// payload limit) and append its JSON text to `buf`; the range it fills.
+/// Also the check of an edited payload (`surgery`), so both accept the same.
+pub(crate) fn encode_payload(
+    payload: &serde_json::Value,
+    payload_limit: usize,
+    buf: &mut Vec<u8>,
+) -> Result<Range<usize>, QueueError> {
+    limits::check_payload_depth(payload)?;
+    let start = buf.len();
+    serde_json::to_writer(&mut *buf, payload)
+        .map_err(|e| QueueError::invalid("payload", e.to_string(), "serializable JSON"))?;
+    let range = start..buf.len();
+    if range.len() > payload_limit {
+        return Err(QueueError::PayloadTooLarge {
+            size: range.len(),
+            limit: payload_limit,
+        });
+    }
+    Ok(range)
+}
+
 /// Validate one job (every check of an enqueue, each with its error) and
 /// append its text fields to `buf`; the returned layout says where they are.
 pub(crate) fn encode_into(
@@ -111,17 +133,7 @@ pub(crate) fn encode_into(
     payload_limit: usize,
     buf: &mut Vec<u8>,
 ) -> Result<Encoded, QueueError> {
-    limits::check_payload_depth(&job.payload)?;
-    let start = buf.len();
-    serde_json::to_writer(&mut *buf, &job.payload)
-        .map_err(|e| QueueError::invalid("payload", e.to_string(), "serializable JSON"))?;
-    let payload = start..buf.len();
-    if payload.len() > payload_limit {
-        return Err(QueueError::PayloadTooLarge {
-            size: payload.len(),
-            limit: payload_limit,
-        });
-    }
+    let payload = encode_payload(&job.payload, payload_limit, buf)?;
     let delay = limits::check_duration("delay", job.delay)?;
     let not_before = job.not_before.map(time_to_ms).unwrap_or(0);
     if not_before > limits::MAX_TIME_MS {

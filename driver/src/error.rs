@@ -50,6 +50,19 @@ pub enum QueueError {
         /// The job id that was looked up.
         id: String,
     },
+    /// The job is in a state this change does not accept (promote, retry
+    /// now, delete or edit, see [`crate::surgery`]); nothing was changed.
+    #[error("cannot {change} job {id}: it is {state}; {accepted}")]
+    WrongState {
+        /// The job.
+        id: String,
+        /// The change refused ("promote", "retry now", "delete", "edit").
+        change: &'static str,
+        /// The state the job is in, in words ("leased (running)").
+        state: &'static str,
+        /// What the change accepts instead.
+        accepted: &'static str,
+    },
     /// Redis refused a write because it reached `maxmemory` (policy
     /// `noeviction`). Nothing was written; claims, acks and dead-lettering
     /// keep working so workers can drain the queue.

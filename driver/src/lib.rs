@@ -99,6 +99,7 @@ pub mod schedule;
 mod scripts;
 mod seed;
 pub mod shards;
+pub mod surgery;
 pub mod worker;
 
 pub use admin::{
@@ -125,6 +126,7 @@ pub use redact::redact_url;
 pub use scripts::exposed as lua;
 pub use seed::Queue;
 pub use shards::ShardedQueue;
+pub use surgery::{IfLeased, RetriedNow};
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]

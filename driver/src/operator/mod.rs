@@ -2,6 +2,7 @@
 //! public while this module is not.
 
 mod reads;
+mod surgery;
 mod writes;
 
 use crate::{RedisQueue, ShardedQueue};

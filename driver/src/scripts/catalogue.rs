@@ -44,6 +44,9 @@ scripts! {
     ScheduleGet => "schedule_get",
     Park => "park",
     Unpark => "unpark",
+    PromoteJob => "promote_job",
+    DeleteJob => "delete_job",
+    EditJob => "edit_job",
     Pause => "pause",
 }
 
@@ -74,6 +77,7 @@ modules![
     due,
     parked,
     handoff,
+    job_state,
 ];
 
 impl Op {

@@ -1,0 +1,165 @@
+//! The bulk forms on one namespace: every scheduled job of a queue
+//! promoted, every job backing off retried now, every job in a state
+//! deleted, [`SURGERY_BATCH`] per script call with progress after each.
+
+use fred::types::Value;
+
+use super::{IfLeased, SURGERY_BATCH};
+use crate::queue::{num, text};
+use crate::scripts::{reply, Op};
+use crate::{JobState, QueueCounts, QueueError, RedisQueue};
+
+/// One bulk change, as its script takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bulk {
+    /// Every scheduled job due now.
+    Promote,
+    /// Every scheduled job with a failed attempt due now.
+    RetryNow,
+    /// Every job in this state deleted (leased ones only when forced).
+    Delete(JobState, IfLeased),
+}
+
+impl Bulk {
+    /// The script's bulk-mode arguments, continuing at `cursor`.
+    fn call(self, cursor: &str) -> (Op, Vec<Value>) {
+        let batch = num(SURGERY_BATCH as u64);
+        match self {
+            Bulk::Promote => (Op::PromoteJob, vec![text("promote"), batch, text(cursor)]),
+            Bulk::RetryNow => (Op::PromoteJob, vec![text("retry"), batch, text(cursor)]),
+            Bulk::Delete(state, if_leased) => {
+                let force = u64::from(if_leased == IfLeased::VoidLease);
+                let args = vec![batch, num(force), text(state.as_str()), text(cursor)];
+                (Op::DeleteJob, args)
+            }
+        }
+    }
+
+    /// Where the first call starts.
+    fn first_cursor(self) -> &'static str {
+        match self {
+            Bulk::Promote | Bulk::RetryNow => "0",
+            Bulk::Delete(..) => "",
+        }
+    }
+
+    /// How many jobs the change may reach, from a counts snapshot: what the
+    /// progress's "left" starts at, and what bounds the rounds.
+    pub(crate) fn reach(self, counts: &QueueCounts) -> u64 {
+        match self {
+            Bulk::Promote | Bulk::RetryNow => counts.scheduled,
+            Bulk::Delete(state, _) => match state {
+                JobState::Waiting => counts.waiting,
+                JobState::Scheduled => counts.scheduled,
+                JobState::Leased => counts.leased,
+                JobState::Dead => counts.dead,
+                JobState::Blocked => counts.blocked,
+                #[allow(unreachable_patterns)]
+                _ => 0,
+            },
+        }
+    }
+
+    /// Refuse, before anything is sent, what the script would refuse.
+    fn check(self) -> Result<(), QueueError> {
+        let Bulk::Delete(state, if_leased) = self else {
+            return Ok(());
+        };
+        let accepted = "one of waiting, scheduled, blocked, dead, leased (leased only when forced)";
+        match state {
+            JobState::Leased if if_leased == IfLeased::Refuse => Err(QueueError::invalid(
+                "state",
+                "leased",
+                "leased jobs are deleted only when forced, which voids their leases",
+            )),
+            JobState::Waiting
+            | JobState::Scheduled
+            | JobState::Blocked
+            | JobState::Dead
+            | JobState::Leased => Ok(()),
+            #[allow(unreachable_patterns)]
+            other => Err(QueueError::invalid("state", other.as_str(), accepted)),
+        }
+    }
+}
+
+impl RedisQueue {
+    /// Make every scheduled job of `queue` due now (see
+    /// [`promote`](Self::promote)), [`SURGERY_BATCH`] per atomic step;
+    /// `progress` is told (done so far, scheduled left) after each. The
+    /// number promoted.
+    pub async fn promote_all(
+        &self,
+        queue: &str,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_surgery(Bulk::Promote, queue, progress).await
+    }
+
+    /// Retry now every job of `queue` backing off after a failure (see
+    /// [`retry_now`](Self::retry_now); dead jobs are not included: that is
+    /// [`requeue_all_dead`](Self::requeue_all_dead)). Delayed jobs that
+    /// never failed are left scheduled. `progress` as for
+    /// [`promote_all`](Self::promote_all).
+    pub async fn retry_all_now(
+        &self,
+        queue: &str,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_surgery(Bulk::RetryNow, queue, progress).await
+    }
+
+    /// Delete every job of `queue` in `state` (waiting, scheduled, blocked,
+    /// dead, or leased with [`IfLeased::VoidLease`]), releasing what each
+    /// held, [`SURGERY_BATCH`] per atomic step; `progress` is told (done so
+    /// far, left in that state) after each. The number deleted.
+    pub async fn delete_all(
+        &self,
+        queue: &str,
+        state: JobState,
+        if_leased: IfLeased,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        self.drain_surgery(Bulk::Delete(state, if_leased), queue, progress)
+            .await
+    }
+
+    /// The loop behind the bulk forms. It stops when the script has
+    /// examined the whole set, or, for the changes that take the head of a
+    /// set each time, when a round changes nothing or after as many rounds
+    /// as the set held jobs at the start (jobs arriving meanwhile cannot
+    /// keep it looping).
+    pub(crate) async fn drain_surgery(
+        &self,
+        bulk: Bulk,
+        queue: &str,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<u64, QueueError> {
+        bulk.check()?;
+        let reach = bulk.reach(&self.counts(queue).await?);
+        let max_rounds = reach / SURGERY_BATCH as u64 + 1;
+        // Filtering forms walk a cursor and may change nothing in a round.
+        let walks = matches!(bulk, Bulk::RetryNow | Bulk::Delete(JobState::Blocked, _));
+        let mut cursor = bulk.first_cursor().to_owned();
+        let (mut done, mut rounds) = (0, 0);
+        loop {
+            let (op, args) = bulk.call(&cursor);
+            let items = reply::array(self.run(op, queue, args).await?)?;
+            let changed = reply::count_at(&items, 0)?;
+            done += changed;
+            progress(done, reply::count_at(&items, 1)?);
+            rounds += 1;
+            let next = match items.get(2) {
+                Some(Value::Integer(n)) => (*n >= 0).then(|| n.to_string()),
+                Some(other) => Some(reply::text(other.clone())?).filter(|c| !c.is_empty()),
+                None => None,
+            };
+            let Some(next) = next else { break };
+            if !walks && (changed == 0 || rounds >= max_rounds) {
+                break;
+            }
+            cursor = next;
+        }
+        Ok(done)
+    }
+}

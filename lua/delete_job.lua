@@ -1,0 +1,169 @@
+#!lua flags=allow-oom
+-- delete_job.lua: delete jobs for good, in any state: the listed ids, or,
+-- with no ids, up to `limit` of the queue's jobs in one state (callers loop
+-- for "all", passing back the cursor).
+--
+-- A deleted job is gone at once and whole: its record, its place in its
+-- state's structure, its progress and log lines. What it held is released
+-- as when a job completes (lib/ordering.lua `release_keys`): its ordering
+-- key passes to the next job queued behind it, and its dedup key is freed,
+-- here in both dedup modes (a TTL-mode key that names the deleted job is
+-- freed too: an operator deleting a job wants to be able to enqueue it
+-- again). A blocked job leaves its place behind its key's holder.
+--
+-- A leased job is refused (code leased) unless `force` is 1; forced, its
+-- lease is voided with the job: the holder's later ack answers already_gone,
+-- its nack, extend and release lease_lost, and nothing brings the job back.
+--
+-- allow-oom: deleting frees memory.
+-- include: check keys job_store ordering job_state
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  nothing else
+--   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
+--          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] limit (1..1000): most jobs deleted (or, in bulk, examined) per call
+-- ARGV[4] force: 1 = a leased job is deleted too (its lease voided), 0 = refused
+-- ARGV[5] state, bulk form only: waiting | scheduled | blocked | dead | leased
+--         (leased needs force); "" when ids are given
+-- ARGV[6] cursor, bulk form only: "" to start; blocked jobs are found in the
+--         namespace-wide ord:blocked set, examined from this lex member on
+-- ARGV[7..] job ids (at most `limit`); none = the bulk form
+-- Reply: { done, left, cursor, code_1 .. code_n } with one code per listed
+-- id, in order (none in the bulk form). left: the bulk state's jobs still in
+-- the queue (0 when ids are given); cursor: the bulk form's next ARGV[6], or
+-- "" once the state has been examined to its end.
+-- code 1 deleted: the job is gone, with what it held
+-- code 0 not_found: no job with this id in this queue
+-- code -1 leased: the job is running under a lease and force was not given; nothing changed
+queue_name(QUEUE)
+local limit = uint(ARGV[3], 'delete limit', 1000)
+if limit < 1 then fail('delete limit must be at least 1') end
+local force = uint(ARGV[4], 'force', 1) == 1
+local bulk_state = ARGV[5]
+local cursor = ARGV[6]
+-- An ord:blocked member (key, seq, id with "\n" between), so not text().
+if type(cursor) ~= 'string' or #cursor > 600 then fail('cursor must be at most 600 bytes') end
+local ids = {}
+for i = 7, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
+if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
+if #ids == 0 then
+  local known = { waiting = true, scheduled = true, blocked = true, dead = true, leased = true }
+  if not known[bulk_state] then
+    fail('state must be one of waiting, scheduled, blocked, dead, leased, got ' ..
+      string.format('%q', tostring(bulk_state)))
+  end
+  if bulk_state == 'leased' and not force then
+    fail('deleting leased jobs needs force (their leases are voided)')
+  end
+elseif bulk_state ~= '' then
+  fail('state is for the bulk form only (no ids)')
+end
+
+-- Validation is complete: from here on the script writes.
+local done = 0
+
+-- Free the job's dedup key, in either mode, while it still names this job.
+local function free_dedup(id, m)
+  local dk = m[M.dedup_key]
+  if dk ~= '' and redis.call('HGET', K.dedup, dk) == id then
+    redis.call('HDEL', K.dedup, dk)
+    redis.call('ZREM', K.dedup_ttl, dk)
+  end
+end
+
+-- Remove job `id` (record `m`, in `state`, waiting at `place`) from where it
+-- is, release what it holds, and delete it.
+local function remove(id, m, state, place)
+  if state == 'leased' then
+    redis.call('ZREM', K.leased, id)
+  elseif state == 'scheduled' then
+    redis.call('ZREM', K.scheduled, id)
+  elseif state == 'dead' then
+    redis.call('ZREM', K.dead, id)
+  elseif state == 'blocked' then
+    redis.call('ZREM', K.ord_blocked, m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
+    if redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
+      redis.call('HDEL', K.ord_blocked_n, QUEUE)
+    end
+  elseif place == 'zset' then
+    redis.call('ZREM', K.waiting, id)
+  elseif place == 'fifo' then
+    -- O(the job's position in the list): Redis scans from the head.
+    redis.call('LREM', K.fifo, 1, id)
+  elseif place == 'ready' then
+    redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
+  end
+  free_dedup(id, m)
+  -- A dead job released its keys when it died; a blocked one holds none
+  -- (release_keys checks that it is the holder before handing a key on).
+  if state ~= 'dead' then release_keys(id, m) end
+  redis.call('HDEL', K.jobs, id)
+  redis.call('HDEL', K.progress, id)
+  redis.call('HDEL', K.logs, id)
+  done = done + 1
+end
+
+local reply = { 0, 0, '' }
+if #ids > 0 then
+  for _, id in ipairs(ids) do
+    local m = load_meta(id)
+    local code = 0
+    if m and m[M.queue] == QUEUE then
+      local state, place = state_of(id, m)
+      if state == 'leased' and not force then
+        code = -1
+      else
+        remove(id, m, state, place)
+        code = 1
+      end
+    end
+    reply[#reply + 1] = code
+  end
+  return reply
+end
+
+local left
+if bulk_state == 'blocked' then
+  -- ord:blocked holds every queue's blocked jobs, ordered by key: examine
+  -- `limit` members from the cursor on, deleting this queue's.
+  local from = cursor == '' and '-' or '(' .. cursor
+  local members = redis.call('ZRANGEBYLEX', K.ord_blocked, from, '+', 'LIMIT', 0, limit)
+  for _, member in ipairs(members) do
+    local id = string.match(member, '\n%d+\n(.*)$')
+    local m = id and load_meta(id)
+    if m and m[M.queue] == QUEUE then remove(id, m, 'blocked') end
+  end
+  if #members == limit then reply[3] = members[#members] end
+  left = tonumber(redis.call('HGET', K.ord_blocked_n, QUEUE) or '0')
+elseif bulk_state == 'waiting' then
+  -- The claim order's head (fifo and zset), then released successors.
+  local popped = pop_waiting(limit)
+  for _, id in ipairs(popped) do
+    local m = load_meta(id)
+    if m then remove(id, m, 'waiting', 'popped') end
+  end
+  if #popped < limit then
+    local prefix = QUEUE .. '\n'
+    for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. prefix,
+        '(' .. QUEUE .. '\11', 'LIMIT', 0, limit - #popped)) do
+      local id = string.sub(member, #QUEUE + 19)
+      local m = load_meta(id)
+      if m then remove(id, m, 'waiting', 'ready') else redis.call('ZREM', K.ord_ready, member) end
+    end
+  end
+  left = waiting_count() +
+    redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
+  if left > 0 then reply[3] = 'more' end
+else
+  local set = K[bulk_state]
+  for _, id in ipairs(redis.call('ZRANGE', set, 0, limit - 1)) do
+    local m = load_meta(id)
+    if m then remove(id, m, bulk_state) else redis.call('ZREM', set, id) end
+  end
+  left = redis.call('ZCARD', set)
+  if left > 0 then reply[3] = 'more' end
+end
+reply[1] = done
+reply[2] = left
+return reply

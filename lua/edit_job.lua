@@ -1,0 +1,41 @@
+#!lua
+-- edit_job.lua: replace the payload of one job that is not running
+-- (waiting, scheduled, blocked or dead); everything else about the job (its
+-- place, attempts, keys, times) stays as it was.
+--
+-- The state is checked in this script, so an edit and a claim racing it are
+-- ordered by Redis: an edit that answers `edited` ran before any claim, and
+-- that claim hands out the new payload; a claim that ran first makes the
+-- edit answer `leased` and change nothing. The driver validates the payload
+-- as an enqueue does (JSON, nesting, the handle's payload limit: the same
+-- function); the size bound is checked here again, as enqueue.lua does.
+--
+-- No allow-oom: a larger payload grows memory; out of memory, nothing runs.
+-- include: check keys job_record job_state
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  leased, dead, waiting, scheduled, ord_ready
+--   writes jobs
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] payload limit (bytes)   ARGV[4] job id   ARGV[5] the new payload (JSON text)
+-- Reply: { code, state } with state the job's state (waiting | scheduled |
+-- blocked | dead | leased), "" when not found.
+-- code 1 edited: the job's payload is the new one
+-- code 0 not_found: no job with this id in this queue
+-- code -1 leased: the job is running under a lease; nothing changed
+queue_name(QUEUE)
+local limit = uint(ARGV[3], 'payload limit', 1073741824)
+local id = text(ARGV[4], 'job id', 64)
+if #id == 0 then fail('job id must not be empty') end
+local payload = ARGV[5]
+if type(payload) ~= 'string' or #payload == 0 or #payload > limit then
+  fail('payload of job ' .. id .. ' is ' .. #(payload or '') .. ' bytes; accepted: 1 to ' .. limit)
+end
+
+local raw = redis.call('HGET', K.jobs, id)
+if not raw then return { 0, '' } end
+local m = split_record(raw)
+if m[M.queue] ~= QUEUE then return { 0, '' } end
+local state = state_of(id, m)
+if state == 'leased' then return { -1, state } end
+redis.call('HSET', K.jobs, id, encode_record(m, payload))
+return { 1, state }
