@@ -14,12 +14,19 @@ use std::path::Path;
 
 fn main() {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    for (source, table, len, out) in [
-        ("lua/lib/job_record.lua", "M", "JOB_LEN", "job_fields.rs"),
+    for (source, table, len, oldest, out) in [
+        (
+            "lua/lib/job_record.lua",
+            "M",
+            "JOB_LEN",
+            Some("OLDEST_JOB_LEN"),
+            "job_fields.rs",
+        ),
         (
             "lua/lib/schedule_record.lua",
             "S",
             "SCHEDULE_LEN",
+            None,
             "schedule_fields.rs",
         ),
     ] {
@@ -29,7 +36,18 @@ fn main() {
         let names = field_names(&text, table)
             .and_then(|names| check_len(&text, len, names))
             .unwrap_or_else(|why| panic!("{source}: table {table}: {why}"));
-        let rust = positions(source, table, &names);
+        let mut rust = positions(source, table, &names);
+        if let Some(oldest) = oldest {
+            let n = declared(&text, oldest)
+                .filter(|n| *n <= names.len())
+                .unwrap_or_else(|| {
+                    panic!("{source}: no line `local {oldest} = <number up to {len}>`")
+                });
+            let _ = writeln!(
+                rust,
+                "/// Fields of the oldest record layout still read.\npub const OLDEST_LEN: usize = {n};"
+            );
+        }
         std::fs::write(Path::new(&out_dir).join(out), rust).expect("write generated positions");
     }
 }
@@ -71,12 +89,8 @@ fn field_names(text: &str, table: &str) -> Result<Vec<String>, String> {
 
 /// `names`, when `local LEN = n` in `text` counts them.
 fn check_len(text: &str, len: &str, names: Vec<String>) -> Result<Vec<String>, String> {
-    let prefix = format!("local {len} = ");
-    let declared = text
-        .lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|n| n.trim().parse::<usize>().ok())
-        .ok_or_else(|| format!("no line `{prefix}<number>`"))?;
+    let declared =
+        declared(text, len).ok_or_else(|| format!("no line `local {len} = <number>`"))?;
     if declared != names.len() {
         return Err(format!(
             "{len} is {declared} but the table has {} fields",
@@ -84,6 +98,14 @@ fn check_len(text: &str, len: &str, names: Vec<String>) -> Result<Vec<String>, S
         ));
     }
     Ok(names)
+}
+
+/// The number in `local NAME = n` in `text`.
+fn declared(text: &str, name: &str) -> Option<usize> {
+    let prefix = format!("local {name} = ");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|n| n.trim().parse::<usize>().ok())
 }
 
 /// One `pub const FIELD: usize = position;` (from 0) per field, and `LEN`.

@@ -11,7 +11,7 @@
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
--- ARGV[4] n, the number of jobs (1..1000); then 12 entries per job:
+-- ARGV[4] n, the number of jobs (1..1000); then 14 entries per job:
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   priority           0..255, higher is claimed first
@@ -25,6 +25,9 @@
 --   name               job type name, "" for none
 --   attempts           attempts already recorded (a job moved from elsewhere): below
 --                      max_attempts unless that is 0 (unlimited); usually 0
+--   backoff_base_ms    a reclaim's delay for the first lapsed lease, doubling per
+--                      attempt (lib/retry.lua); 0 = a reclaimed job is due at once
+--   backoff_cap_ms     the longest such delay: at least backoff_base_ms
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
 -- Reply: flat array, two entries per job in order: code, id.
@@ -32,7 +35,7 @@
 -- code 0 duplicate: a live job has the dedup key; the id is the existing job's
 -- code 2 created_earlier: an earlier send of this same script created the job
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
-local FIELDS = 12
+local FIELDS = 14
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
@@ -43,7 +46,7 @@ if n == 0 then return {} end
 -- Parsed arguments, one array per field (no table per job).
 local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
 local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
-local attempts = {}
+local attempts, backoff_bases, backoff_caps = {}, {}, {}
 for i = 1, n do
   local b = 4 + (i - 1) * FIELDS
   local id = text(ARGV[b + 1], 'job id', 64)
@@ -65,6 +68,12 @@ for i = 1, n do
   attempts[i] = uint(ARGV[b + 12], 'attempts', MAX_U32)
   if max_attempts[i] > 0 and attempts[i] >= max_attempts[i] then
     fail('attempts of job ' .. id .. ' is ' .. attempts[i] .. '; accepted: below max_attempts (' .. max_attempts[i] .. ')')
+  end
+  backoff_bases[i] = uint(ARGV[b + 13], 'backoff_base_ms', MAX_MS)
+  backoff_caps[i] = uint(ARGV[b + 14], 'backoff_cap_ms', MAX_MS)
+  if backoff_caps[i] < backoff_bases[i] then
+    fail('backoff_cap_ms of job ' .. id .. ' is ' .. backoff_caps[i] ..
+      '; accepted: at least backoff_base_ms (' .. backoff_bases[i] .. ')')
   end
 end
 
@@ -123,6 +132,7 @@ for i = 1, n do
     m[M.enqueued_at], m[M.not_before] = now, due
     m[M.attempts], m[M.max_attempts] = attempts[i], max_attempts[i]
     m[M.retry_window], m[M.name] = retry_windows[i], names[i]
+    m[M.backoff_base], m[M.backoff_cap] = backoff_bases[i], backoff_caps[i]
     created[id] = true
     record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, payloads[i])
     pairs_len = pairs_len + 2

@@ -1,8 +1,9 @@
 #!lua flags=allow-oom
--- reclaim.lua: return up to `limit` lapsed leases of a queue to it, each
--- counting a failed attempt, dead-lettering those whose attempts or retry
--- window are spent (seed op Reclaim). claim.lua does the same inline; this is
--- the bounded call for janitors and operators.
+-- reclaim.lua: return up to `limit` lapsed leases of a queue to it, due
+-- after each job's reclaim backoff (lib/retry.lua), each counting a failed
+-- attempt, dead-lettering those whose attempts or retry window are spent
+-- (seed op Reclaim). claim.lua does the same inline; this is the bounded
+-- call for janitors and operators.
 -- include: check clock keys retry
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  nothing else

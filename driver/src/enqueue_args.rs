@@ -1,6 +1,6 @@
 //! The arguments of an enqueue script call, built once: every job validated
 //! into one shared buffer, then written straight into the command (see
-//! `scripts::Args`), so a batch of 1000 jobs is not 12 000 `String`s copied
+//! `scripts::Args`), so a batch of 1000 jobs is not 14 000 `String`s copied
 //! several times over on its way to Redis.
 
 use std::ops::Range;
@@ -14,7 +14,7 @@ use crate::scripts::{self, Arg};
 use crate::{NewJob, QueueError};
 
 /// How many ARGV entries each job takes in enqueue.lua (its `FIELDS`).
-pub(crate) const ENQUEUE_FIELDS: usize = 12;
+pub(crate) const ENQUEUE_FIELDS: usize = 14;
 
 /// One validated job: its numbers, and where its text fields lie in the
 /// buffer they were written to.
@@ -31,6 +31,8 @@ pub(crate) struct Encoded {
     retry_window: u64,
     name: Range<usize>,
     attempts: u64,
+    backoff_base: u64,
+    backoff_cap: u64,
 }
 
 impl Encoded {
@@ -50,6 +52,8 @@ impl Encoded {
             Arg::Uint(self.retry_window),
             slice(&self.name),
             Arg::Uint(self.attempts),
+            Arg::Uint(self.backoff_base),
+            Arg::Uint(self.backoff_cap),
         ]
     }
 }
@@ -171,6 +175,7 @@ pub(crate) fn encode_into(
             format!("below max_attempts ({})", job.max_attempts),
         ));
     }
+    let (backoff_base, backoff_cap) = job.reclaim_backoff.to_ms()?;
     let mut id = [0u8; ulid::ULID_LEN];
     ulid::Ulid::new().array_to_str(&mut id);
     let mut append = |text: &[u8]| {
@@ -191,6 +196,8 @@ pub(crate) fn encode_into(
         retry_window,
         name: append(job.name.as_deref().unwrap_or("").as_bytes()),
         attempts: job.attempts as u64,
+        backoff_base,
+        backoff_cap,
     })
 }
 
@@ -234,7 +241,11 @@ mod tests {
             .max_attempts(5)
             .attempts(2)
             .retry_window(Duration::from_secs(3600))
-            .name("mail.send");
+            .name("mail.send")
+            .reclaim_backoff(crate::Backoff::exponential(
+                Duration::from_millis(250),
+                Duration::from_secs(60),
+            ));
         let f = fields(&job);
         assert_eq!(f[0].len(), ulid::ULID_LEN);
         assert!(ulid::Ulid::from_string(&f[0]).is_ok());
@@ -252,13 +263,15 @@ mod tests {
                 "3600000",
                 "mail.send",
                 "2",
+                "250",
+                "60000",
             ]
         );
         // Unset options: empty strings and zeros.
         let f = fields(&NewJob::new(serde_json::json!(null)));
         assert_eq!(
             f[1..],
-            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0"]
+            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0"]
         );
     }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::meta::Meta;
+use crate::Backoff;
 
 /// A job claimed under a lease: the seed trait's `Job`.
 ///
@@ -166,6 +167,9 @@ pub struct JobRecord {
     pub ordering_key: Option<String>,
     /// The retry window, if one was set.
     pub retry_window: Option<Duration>,
+    /// How long a reclaim waits when its lease lapses ([`Backoff::NONE`]:
+    /// due at once).
+    pub reclaim_backoff: Backoff,
     /// The namespace holding it: with several shards (`ShardedQueue`),
     /// this says which shard a merged listing's job lives on.
     pub namespace: String,
@@ -202,6 +206,10 @@ impl JobRecord {
             ordering_key: non_empty(meta.ordering_key),
             retry_window: (meta.retry_window_ms > 0)
                 .then(|| Duration::from_millis(meta.retry_window_ms)),
+            reclaim_backoff: Backoff::exponential(
+                Duration::from_millis(meta.backoff_base_ms),
+                Duration::from_millis(meta.backoff_cap_ms),
+            ),
             namespace: namespace.to_owned(),
         }
     }

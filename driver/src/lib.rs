@@ -72,6 +72,7 @@
 #![warn(missing_docs)]
 
 mod admin;
+mod backoff;
 mod coalesce;
 mod codes;
 pub mod config;
@@ -105,6 +106,7 @@ pub mod worker;
 pub use admin::{
     DeadAction, Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET,
 };
+pub use backoff::Backoff;
 pub use config::{from_config, ConfiguredQueue};
 pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,

@@ -52,6 +52,13 @@ pub struct Meta {
     /// The lease whose outcome was last recorded: the lease id after a nack,
     /// minus it after a release, 0 after a reclaim or requeue.
     pub resolved_lease: i64,
+    /// A reclaim's delay after the first lost lease (ms), doubling per
+    /// attempt up to [`Meta::backoff_cap_ms`]; 0 = back at once.
+    pub backoff_base_ms: u64,
+    /// The longest delay a reclaim waits (ms).
+    pub backoff_cap_ms: u64,
+    /// The job has progress or log lines.
+    pub noted: bool,
 }
 
 impl Meta {
@@ -68,11 +75,20 @@ impl Meta {
         let mut rest = raw;
         let value = rmpv::decode::read_value(&mut rest).map_err(|e| bad(&e.to_string()))?;
         let fields = match value {
-            rmpv::Value::Array(fields) if fields.len() >= field::LEN => fields,
-            _ => return Err(bad(&format!("not a {}-field array", field::LEN))),
+            rmpv::Value::Array(fields) if fields.len() >= field::OLDEST_LEN => fields,
+            _ => {
+                return Err(bad(&format!(
+                    "not an array of {} to {} fields",
+                    field::OLDEST_LEN,
+                    field::LEN
+                )))
+            }
         };
+        // A field an older, shorter record lacks reads as its default.
+        let absent = rmpv::Value::Nil;
+        let at = |i: usize| fields.get(i).unwrap_or(&absent);
         let int = |i: usize| -> i64 {
-            match &fields[i] {
+            match at(i) {
                 rmpv::Value::Integer(n) => n.as_i64().unwrap_or(0),
                 rmpv::Value::F64(f) => *f as i64,
                 rmpv::Value::F32(f) => *f as i64,
@@ -80,7 +96,7 @@ impl Meta {
             }
         };
         let num = |i: usize| -> u64 {
-            match &fields[i] {
+            match at(i) {
                 rmpv::Value::Integer(n) => n.as_u64().unwrap_or(0),
                 rmpv::Value::F64(f) => *f as u64,
                 rmpv::Value::F32(f) => *f as u64,
@@ -88,7 +104,7 @@ impl Meta {
             }
         };
         let text = |i: usize| -> String {
-            match &fields[i] {
+            match at(i) {
                 rmpv::Value::String(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
                 rmpv::Value::Binary(b) => String::from_utf8_lossy(b).into_owned(),
                 rmpv::Value::Integer(n) => n.to_string(),
@@ -115,7 +131,67 @@ impl Meta {
             error: text(field::ERROR),
             died_at_ms: num(field::DIED_AT),
             resolved_lease: int(field::RESOLVED_LEASE),
+            backoff_base_ms: num(field::BACKOFF_BASE),
+            backoff_cap_ms: num(field::BACKOFF_CAP),
+            noted: num(field::NOTED) != 0,
         };
         Ok((meta, rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record of `len` fields, each its position's number (text fields get
+    /// the number as text), then a payload.
+    fn record(len: usize) -> Vec<u8> {
+        let texts = [
+            field::WORKER_NODE,
+            field::QUEUE,
+            field::DEDUP_KEY,
+            field::ORDERING_KEY,
+            field::NAME,
+            field::ERROR,
+        ];
+        let fields = (0..len)
+            .map(|i| {
+                if texts.contains(&i) {
+                    rmpv::Value::from(i.to_string())
+                } else {
+                    rmpv::Value::from(i as u64)
+                }
+            })
+            .collect();
+        let mut raw = Vec::new();
+        rmpv::encode::write_value(&mut raw, &rmpv::Value::Array(fields)).unwrap();
+        raw.extend_from_slice(b"{\"x\":1}");
+        raw
+    }
+
+    #[test]
+    fn a_record_of_the_oldest_layout_reads_with_the_later_fields_at_their_defaults() {
+        let raw = record(field::OLDEST_LEN);
+        let (old, payload) = Meta::decode_record(&raw).unwrap();
+        assert_eq!(payload, b"{\"x\":1}");
+        assert_eq!(old.queue, field::QUEUE.to_string());
+        assert_eq!(old.resolved_lease, field::RESOLVED_LEASE as i64);
+        assert_eq!(
+            (old.backoff_base_ms, old.backoff_cap_ms, old.noted),
+            (0, 0, false)
+        );
+
+        let raw = record(field::LEN);
+        let (new, payload) = Meta::decode_record(&raw).unwrap();
+        assert_eq!(payload, b"{\"x\":1}");
+        assert_eq!(new.backoff_base_ms, field::BACKOFF_BASE as u64);
+        assert_eq!(new.backoff_cap_ms, field::BACKOFF_CAP as u64);
+        assert!(new.noted);
+    }
+
+    #[test]
+    fn a_record_shorter_than_the_oldest_layout_is_refused() {
+        let err = Meta::decode_record(&record(field::OLDEST_LEN - 1)).unwrap_err();
+        assert!(err.to_string().contains("fields"), "{err}");
     }
 }

@@ -4,10 +4,12 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use crate::Backoff;
+
 /// A job to enqueue: its payload and options. Every option has a default
 /// that matches [`crate::Queue::enqueue`]: priority 0, due now, no dedup or
 /// ordering key, unlimited attempts, none recorded yet, no retry window, no
-/// name.
+/// name, no reclaim backoff.
 ///
 /// ```
 /// # use std::time::Duration;
@@ -29,6 +31,7 @@ pub struct NewJob {
     pub(crate) attempts: u32,
     pub(crate) retry_window: Option<Duration>,
     pub(crate) name: Option<String>,
+    pub(crate) reclaim_backoff: Backoff,
 }
 
 impl NewJob {
@@ -45,6 +48,7 @@ impl NewJob {
             attempts: 0,
             retry_window: None,
             name: None,
+            reclaim_backoff: Backoff::NONE,
         }
     }
 
@@ -123,6 +127,16 @@ impl NewJob {
     #[must_use]
     pub fn retry_window(mut self, window: Duration) -> Self {
         self.retry_window = Some(window);
+        self
+    }
+
+    /// How long a reclaim waits before the job is due again when its lease
+    /// lapses (its worker died or hung): `backoff`'s delay for the attempts
+    /// so far (default [`Backoff::NONE`]: due at once). Typed pushes set the
+    /// job type's [`crate::worker::TypedJob::BACKOFF`].
+    #[must_use]
+    pub fn reclaim_backoff(mut self, backoff: Backoff) -> Self {
+        self.reclaim_backoff = backoff;
         self
     }
 

@@ -38,11 +38,21 @@ local M = {
   error = 17,           -- text: the last failure's text
   died_at = 18,         -- unix ms it was dead-lettered, 0 = alive
   resolved_lease = 19,  -- see below
+  backoff_base = 20,    -- ms: a reclaim's delay for the first lost lease; 0 = back at once
+  backoff_cap = 21,     -- ms: the longest delay a reclaim waits (>= backoff_base)
+  noted = 22,           -- 1 = the job has progress or log lines (lib/notes.lua)
 }
-local JOB_LEN = 19
+local JOB_LEN = 22
 -- resolved_lease: the lease whose outcome was last recorded, so a resent
 -- call is recognised: the lease id after a nack, minus the lease id after a
 -- release, 0 after a reclaim or requeue.
+
+-- Records written before the backoff and noted fields existed have the first
+-- 19 fields only. split_record gives them the missing ones at their defaults,
+-- so every script sees a whole record and the next write stores it whole:
+-- a namespace upgrades as its jobs move, with no migration step.
+-- driver/build.rs reads this too: the driver decodes records this long and up.
+local OLDEST_JOB_LEN = 19
 
 -- Every field at its default, built by the first new_record of a call (only
 -- the scripts that create jobs pay for it).
@@ -53,14 +63,18 @@ local job_blank
 -- name fails as a nil index). Copying the defaults with one unpack costs
 -- about 0.2 us a job more than writing the array out, the stores by name
 -- about 0.3 us more (measured in a Lua loop on redis-server 7.0).
-local function new_record()
+local function blank_record()
   if not job_blank then
     job_blank = {}
     for at = 1, JOB_LEN do job_blank[at] = 0 end
     job_blank[M.worker_node], job_blank[M.queue], job_blank[M.dedup_key] = '', '', ''
     job_blank[M.ordering_key], job_blank[M.name], job_blank[M.error] = '', '', ''
   end
-  return { unpack(job_blank, 1, JOB_LEN) }
+  return job_blank
+end
+
+local function new_record()
+  return { unpack(blank_record(), 1, JOB_LEN) }
 end
 
 -- The stored bytes of a record.
@@ -71,6 +85,10 @@ end
 -- Split a stored record into the meta (a table) and the payload (a string).
 local function split_record(raw)
   local used, m = cmsgpack.unpack_one(raw)
+  if #m < JOB_LEN and #m >= OLDEST_JOB_LEN then
+    local blank = blank_record()
+    for at = #m + 1, JOB_LEN do m[at] = blank[at] end
+  end
   if used < 0 then return m, '' end
   return m, string.sub(raw, used + 1)
 end
@@ -81,7 +99,8 @@ local RECORD_HEADER = '\220\0' .. string.char(JOB_LEN)
 local CLEARED_LEASE = '\0\0\160\0'
 
 -- The lease, queue and key fields of a record (M positions 1 to 8), decoded
--- without the rest: what an ack needs.
+-- without the rest: what an ack needs. A record of another length (an older
+-- one) takes the whole decode, which upgrades it.
 local function record_head(raw)
   if string.sub(raw, 1, 3) ~= RECORD_HEADER then return (split_record(raw)) end
   local _, a, b, c, d, e, f, g, h = cmsgpack.unpack_limit(raw, 8, 3)

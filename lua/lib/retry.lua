@@ -35,8 +35,23 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
   return false, due
 end
 
--- Return up to `limit` lapsed leases of this queue to waiting (or the
--- dead-letter set), each counting one failed attempt.
+-- How long a job whose lease lapsed waits before it is due again: its
+-- backoff policy's delay for the attempt it just lost (the Rust side's
+-- exponential_backoff: ceiling = min(cap, base * 2^(attempts so far)), then
+-- "equal jitter" in [ceiling/2, ceiling]). Scripts must be deterministic, so
+-- the jitter comes from the lost lease's id: jobs that lapsed together (a
+-- crashed worker's batch) hold consecutive ids and come back spread out.
+local function reclaim_delay(m)
+  local base = m[M.backoff_base]
+  if base <= 0 then return 0 end
+  local ceiling = math.min(m[M.backoff_cap], base * 2 ^ math.min(m[M.attempts], 40))
+  local half = math.floor(ceiling / 2)
+  local spread = (m[M.lease_id] % 65521) * 40503 % 65536 / 65535
+  return half + math.floor((ceiling - half) * spread)
+end
+
+-- Return up to `limit` lapsed leases of this queue to the queue after their
+-- backoff (or to the dead-letter set), each counting one failed attempt.
 local function reclaim_lapsed(now, limit)
   local lapsed = redis.call('ZRANGEBYSCORE', K.leased, '-inf', now, 'LIMIT', 0, limit)
   local requeued, dead = 0, 0
@@ -45,7 +60,8 @@ local function reclaim_lapsed(now, limit)
     if m then
       local why = 'lease expired (held by node ' .. m[M.worker_node] ..
         ' instance ' .. m[M.worker_instance] .. ')'
-      if fail_attempt(id, m, now, why, false, 0, 0) then dead = dead + 1 else requeued = requeued + 1 end
+      local delay = reclaim_delay(m)
+      if fail_attempt(id, m, now, why, false, delay, 0) then dead = dead + 1 else requeued = requeued + 1 end
     else
       redis.call('ZREM', K.leased, id)
     end

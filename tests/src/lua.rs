@@ -126,11 +126,14 @@ pub struct EnqueueJob<'a> {
     pub dedup_key: &'a str,
     pub ordering_key: &'a str,
     pub max_attempts: u32,
+    /// The reclaim backoff (lib/retry.lua): first delay and ceiling, ms.
+    pub backoff_base_ms: u64,
+    pub backoff_cap_ms: u64,
 }
 
 impl EnqueueJob<'_> {
     /// The entries, every option not named here at its default.
-    pub fn argv(&self) -> [Value; 12] {
+    pub fn argv(&self) -> [Value; 14] {
         let s = |v: &dyn ToString| Value::from(v.to_string());
         [
             s(&self.id),
@@ -145,6 +148,8 @@ impl EnqueueJob<'_> {
             s(&0),  // retry_window_ms
             s(&""), // name
             s(&0),  // attempts
+            s(&self.backoff_base_ms),
+            s(&self.backoff_cap_ms),
         ]
     }
 }
@@ -253,7 +258,11 @@ mod tests {
             .priority(3)
             .dedup_key("d")
             .ordering_key("k")
-            .max_attempts(4);
+            .max_attempts(4)
+            .reclaim_backoff(redq::Backoff::exponential(
+                std::time::Duration::from_millis(250),
+                std::time::Duration::from_secs(5),
+            ));
         let id = queue.add("q", job).await.expect("enqueue").id().to_owned();
         let (by_driver, driver_payload) = read("by-driver", id).await;
 
@@ -268,6 +277,8 @@ mod tests {
                 dedup_key: "d",
                 ordering_key: "k",
                 max_attempts: 4,
+                backoff_base_ms: 250,
+                backoff_cap_ms: 5_000,
             }
             .argv(),
         );

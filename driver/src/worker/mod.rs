@@ -93,7 +93,6 @@
 
 mod acker;
 mod backend;
-mod backoff;
 mod context;
 mod error;
 mod events;
@@ -114,8 +113,8 @@ use tokio::sync::{broadcast, Semaphore};
 use tokio::task::JoinSet;
 pub use tokio_util::sync::CancellationToken;
 
+pub use crate::backoff::{backoff_ceiling, exponential_backoff, Backoff};
 pub use backend::WorkerBackend;
-pub use backoff::{backoff_ceiling, exponential_backoff};
 pub use context::{JobCx, Services};
 pub use error::JobError;
 pub use events::JobFailed;

@@ -124,6 +124,7 @@ fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
     let mut new = NewJob::new(payload)
         .name(T::NAME)
         .max_attempts(T::MAX_ATTEMPTS)
+        .reclaim_backoff(T::BACKOFF)
         .priority(job.priority());
     if let Some(window) = T::RETRY_WINDOW {
         new = new.retry_window(window);

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::backoff::exponential_backoff;
 use super::context::JobCx;
+use crate::backoff::Backoff;
 
 /// The queue a typed job lands on when it names none.
 pub const DEFAULT_QUEUE: &str = "default";
@@ -58,11 +58,18 @@ pub trait TypedJob: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// job instead of retrying (default: none).
     const RETRY_WINDOW: Option<Duration> = None;
 
-    /// The delay before retry number `attempt` (1 for the first retry).
-    /// Default: exponential from 1 s, doubling, capped at 1 hour, with
-    /// jitter (see [`exponential_backoff`]).
+    /// The job type's backoff (default: exponential from 1 s, doubling,
+    /// capped at 1 hour, with jitter; see [`exponential_backoff`]). Pushes
+    /// store it with each job, so a job whose lease lapses (its worker died)
+    /// also comes back after it, not at once.
+    const BACKOFF: Backoff =
+        Backoff::exponential(Duration::from_secs(1), Duration::from_secs(3600));
+
+    /// The delay before retry number `attempt` (1 for the first retry) after
+    /// a failed run: [`TypedJob::BACKOFF`]'s. Override it for a policy that
+    /// is not exponential; reclaims still follow `BACKOFF`.
     fn backoff(attempt: u32) -> Duration {
-        exponential_backoff(attempt, Duration::from_secs(1), Duration::from_secs(3600))
+        Self::BACKOFF.delay(attempt)
     }
 
     /// A dedup key: while a job with this key is pending, pushing another

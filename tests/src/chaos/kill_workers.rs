@@ -36,7 +36,12 @@ pub async fn kill_workers(scale: Scale, worker_bin: &Path) -> Outcome {
         fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
     }
     let mut next_process = 4;
-    let jobs = specs("kill", 0, scale.jobs, 0, 4);
+    let mut jobs = specs("kill", 0, scale.jobs, 0, 4);
+    // Half the jobs back off when a killed worker's lease lapses (200 ms,
+    // doubling to 800 ms): the checker sees each wait out its backoff.
+    for job in jobs.iter_mut().step_by(2) {
+        job.reclaim_backoff_ms = (200, 800);
+    }
     // Spread over the fault window, so the kills land on workers holding jobs.
     let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
     let feed = {

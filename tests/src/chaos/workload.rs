@@ -114,6 +114,7 @@ pub fn specs(prefix: &str, from: usize, to: usize, keys: usize, max_attempts: u3
             },
             max_attempts,
             pad: 16,
+            ..JobSpec::default()
         })
         .collect()
 }

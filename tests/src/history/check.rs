@@ -9,6 +9,7 @@
 //! | no two live leases, on the Redis clock | the next lease of a job is granted at or after the previous lease's latest expiry (claim replies carry the Redis-clock expiry; grant = expiry − lease), unless its holder resolved it; server side: a grant never replaces a lease, a reclaim happens at or after the expiry |
 //! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release; a dead job is leased again only after a requeue (client side when the run has none; server side, never granted while its record has a death time) |
 //! | stale holders' calls are rejected | an ack `Completed` under lease L while the job had a later lease, or a nack/extend accepted after a later grant, is a violation; server side, a fenced script that wrote under a lease other than the current one |
+//! | a reclaimed job waits out its backoff | server side: a job reclaimed (not dead) is not leased again before half its backoff's ceiling for the attempts it had (min(cap, base·2^attempts)/2) has passed since the reclaim, on the Redis clock; the driver draws the delay from [ceiling/2, ceiling] |
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
@@ -502,6 +503,9 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
     let mut last_lease = 0u64;
     let mut leased_by_key: HashMap<String, String> = HashMap::new();
     let mut finished_seq: HashMap<String, (u64, String)> = HashMap::new();
+    // Job -> (reclaimed at, the least delay its backoff allows), until the
+    // job's next change.
+    let mut backing_off: HashMap<String, (u64, u64)> = HashMap::new();
     for ev in &server.events {
         let (Some(before), after) = (&ev.before, &ev.after) else {
             continue;
@@ -511,10 +515,24 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
             Some(0) | None => true,
             Some(p) => p == before.lease_id,
         };
+        let reclaimed = backing_off.remove(id);
         match &ev.kind {
             Kind::Granted => {
                 let after = after.as_ref().expect("a grant writes a record");
                 r.add("server_grants", 1);
+                if let Some((at, least)) = reclaimed {
+                    if ev.at_ms() + CLOCK_SLACK_MS < at + least {
+                        r.violation(
+                            ViolationKind::ServerReclaimedWithoutBackoff,
+                            format!(
+                                "job {id}: reclaimed at {at} ms and leased again {} ms later \
+                                 by {}, before its backoff's least delay of {least} ms",
+                                ev.at_ms().saturating_sub(at),
+                                ev.script
+                            ),
+                        );
+                    }
+                }
                 if before.lease_id != 0 {
                     r.violation(
                         ViolationKind::ServerGrantOverLiveLease,
@@ -582,6 +600,9 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 let reclaim = matches!(ev.kind, Kind::Reclaimed { .. });
                 if reclaim {
                     r.add("server_reclaims", 1);
+                    if !*dead {
+                        backing_off.insert(id.clone(), (ev.at_ms(), least_reclaim_delay(before)));
+                    }
                     if ev.at_ms() < before.lease_expiry {
                         r.violation(
                             ViolationKind::ServerEarlyReclaim,
@@ -700,6 +721,25 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
             }
         }
     }
+}
+
+/// How far a grant's `MONITOR` time may precede the Redis time the claim
+/// script read (the feed is written as the call starts).
+const CLOCK_SLACK_MS: u64 = 5;
+
+/// The least delay a reclaim may give a job whose record was `before`: half
+/// its backoff's ceiling for the attempts made so far, the ceiling being
+/// min(cap, base * 2^attempts) (the driver's "equal jitter" draws from
+/// [ceiling/2, ceiling]). Written out here rather than shared with
+/// `lua/lib/retry.lua`: the checker does not reuse the code it checks.
+fn least_reclaim_delay(before: &super::meta::Meta) -> u64 {
+    if before.backoff_base == 0 {
+        return 0;
+    }
+    let doubled = before
+        .backoff_base
+        .saturating_mul(1u64 << before.attempts.min(40));
+    doubled.min(before.backoff_cap) / 2
 }
 
 /// Jobs of one ordering key must finish in enqueue (seq) order.

@@ -30,11 +30,16 @@ pub struct Meta {
     pub died_at: u64,
     /// Signed: a release records minus the lease id.
     pub resolved_lease: i64,
+    /// A reclaim's backoff (ms): its first delay and its ceiling; 0 in a
+    /// record of the older 19-field layout.
+    pub backoff_base: u64,
+    pub backoff_cap: u64,
 }
 
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
-    /// `None` when it does not start with a 19-field msgpack array.
+    /// `None` when it does not start with a msgpack array of either layout:
+    /// 22 fields, or the 19 of records written before the reclaim backoff.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
         Meta::split(raw).map(|(meta, _)| meta)
     }
@@ -48,15 +53,18 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if f.len() != 19 {
+        if f.len() != 19 && f.len() != 22 {
             return None;
         }
         let int = |i: usize| -> i64 {
-            match &f[i] {
-                rmpv::Value::Integer(n) => n.as_i64().unwrap_or(i64::MAX),
-                rmpv::Value::F64(x) => *x as i64,
-                rmpv::Value::F32(x) => *x as i64,
-                _ => -1,
+            match f.get(i) {
+                None => 0,
+                Some(v) => match v {
+                    rmpv::Value::Integer(n) => n.as_i64().unwrap_or(i64::MAX),
+                    rmpv::Value::F64(x) => *x as i64,
+                    rmpv::Value::F32(x) => *x as i64,
+                    _ => -1,
+                },
             }
         };
         let num = |i: usize| int(i).max(0) as u64;
@@ -87,6 +95,8 @@ impl Meta {
             retry_window: num(14),
             died_at: num(17),
             resolved_lease: int(18),
+            backoff_base: num(19),
+            backoff_cap: num(20),
         };
         Some((meta, rest))
     }
@@ -126,6 +136,8 @@ mod tests {
             s(1_000 * n),                                     // retry_window_ms
             s(format!("kind-{n}")),                           // name
             s(n % 2),                                         // attempts
+            s(100 * n),                                       // backoff_base_ms
+            s(100 * n + 7),                                   // backoff_cap_ms
         ]
     }
 
@@ -233,7 +245,7 @@ mod tests {
             let (driver, driver_payload) =
                 redq::lua::JobMeta::decode_record(raw).expect("the driver decodes it");
             assert_eq!(my_payload, driver_payload, "{id}: payload");
-            let fields: [(&str, String, String); 17] = [
+            let fields: [(&str, String, String); 19] = [
                 ("queue", mine.queue.clone(), driver.queue.clone()),
                 (
                     "priority",
@@ -314,6 +326,16 @@ mod tests {
                     mine.resolved_lease.to_string(),
                     driver.resolved_lease.to_string(),
                 ),
+                (
+                    "backoff_base",
+                    mine.backoff_base.to_string(),
+                    driver.backoff_base_ms.to_string(),
+                ),
+                (
+                    "backoff_cap",
+                    mine.backoff_cap.to_string(),
+                    driver.backoff_cap_ms.to_string(),
+                ),
             ];
             for (field, checker, driver) in fields {
                 assert_eq!(checker, driver, "{id}: {field}");
@@ -327,6 +349,6 @@ mod tests {
         }
         // Every position was exercised with a value other than its default,
         // so a field read from the wrong place would have shown.
-        assert_eq!(seen_nonzero.len(), 18, "{seen_nonzero:?}");
+        assert_eq!(seen_nonzero.len(), 20, "{seen_nonzero:?}");
     }
 }

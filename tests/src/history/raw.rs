@@ -109,6 +109,8 @@ impl RawQueue {
                     dedup_key: "",
                     ordering_key: &spec.ordering_key,
                     max_attempts: spec.max_attempts,
+                    backoff_base_ms: spec.reclaim_backoff_ms.0,
+                    backoff_cap_ms: spec.reclaim_backoff_ms.1,
                 }
                 .argv(),
             );

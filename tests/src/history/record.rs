@@ -348,6 +348,8 @@ pub struct JobSpec {
     pub ordering_key: String,
     pub max_attempts: u32,
     pub pad: usize,
+    /// The reclaim backoff's first delay and ceiling (ms); (0, 0) = none.
+    pub reclaim_backoff_ms: (u64, u64),
 }
 
 impl JobSpec {
@@ -363,7 +365,11 @@ impl JobSpec {
     pub fn to_job(&self) -> NewJob {
         let mut job =
             NewJob::new(serde_json::json!({ "tag": self.tag, "pad": "x".repeat(self.pad) }))
-                .max_attempts(self.max_attempts);
+                .max_attempts(self.max_attempts)
+                .reclaim_backoff(redq::Backoff::exponential(
+                    std::time::Duration::from_millis(self.reclaim_backoff_ms.0),
+                    std::time::Duration::from_millis(self.reclaim_backoff_ms.1),
+                ));
         if !self.ordering_key.is_empty() {
             job = job.ordering_key(self.ordering_key.clone());
         }

@@ -83,6 +83,9 @@ kinds! {
     ServerStaleAck,
     /// A lease was reclaimed before its expiry on the Redis clock.
     ServerEarlyReclaim,
+    /// A reclaimed job was leased again before its reclaim backoff's least
+    /// delay had passed (a crash loop cycling at lease speed).
+    ServerReclaimedWithoutBackoff,
     /// A nack or reclaim did not add exactly one attempt.
     ServerFailureNotOneAttempt,
     /// Attempts changed in a transition that is not a failure (grant,

@@ -90,6 +90,7 @@ variants! {
     a_nack_that_forgets_the_attempt_is_caught: uncounted_nack => [AttemptsMiscounted, NackReportedWrongAttempts, ServerFailureNotOneAttempt];
     a_reclaim_that_forgets_the_attempt_is_caught: uncounted_reclaim => [AttemptsMiscounted, ServerFailureNotOneAttempt];
     a_claim_that_never_reclaims_is_caught: no_reclaim => [NeverFinished];
+    a_reclaim_that_ignores_the_backoff_is_caught: reclaim_without_backoff => [ServerReclaimedWithoutBackoff];
     a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure];
     an_extend_that_counts_an_attempt_is_caught: counted_extend => [ServerAttemptsChangedWithoutFailure];
     a_release_that_counts_an_attempt_is_caught: counted_release => [ServerAttemptsChangedWithoutFailure, AttemptsMiscounted];

@@ -21,6 +21,7 @@ mod payloads;
 mod properties;
 mod queue_trait;
 mod reclaim;
+mod reclaim_backoff;
 mod resend;
 mod schedules;
 mod seed_trait;

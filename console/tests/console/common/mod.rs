@@ -79,6 +79,7 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         dedup_key: None,
         ordering_key: None,
         retry_window: None,
+        reclaim_backoff: redq::Backoff::NONE,
         namespace: "redq".into(),
     }
 }

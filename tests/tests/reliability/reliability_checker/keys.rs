@@ -66,6 +66,8 @@ pub async fn corrupted(broken: bool, corruption: &str) -> Report {
                     dedup_key: dedup,
                     ordering_key: key,
                     max_attempts: 0,
+                    backoff_base_ms: 0,
+                    backoff_cap_ms: 0,
                 }
                 .argv(),
             );

@@ -259,6 +259,37 @@ pub async fn uncounted_reclaim(broken: bool) -> Report {
     lapse_once(claim, broken).await
 }
 
+/// A reclaim that ignores the job's backoff: the job of a worker that died
+/// is leased again at once (a crash loop cycles at lease speed). The job's
+/// backoff is 400 ms, so the shipped claim finds nothing until 200-400 ms
+/// after the reclaim, and the run claims again until it gets the job.
+pub async fn reclaim_without_backoff(broken: bool) -> Report {
+    let claim = patch("claim", "local delay = reclaim_delay(m)", "local delay = 0");
+    let bench = Bench::new(if broken { &claim[..] } else { &[] }).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    let mut spec = job("t1");
+    spec.reclaim_backoff_ms = (400, 400);
+    bench.a.enqueue(&[spec]).await;
+    let lapsed = bench.a.claim(1, 100, &[]).await.remove(0);
+    bench.until_redis_past(lapsed.expiry_ms).await;
+    let mut again = worker.claim(1, 5_000, &[]).await;
+    assert_eq!(
+        again.is_empty(),
+        !broken,
+        "the reclaimed job is back at once only when broken"
+    );
+    let mut waited = 0;
+    while again.is_empty() && waited < 5_000 {
+        waited += 100;
+        bench.until_redis_past(lapsed.expiry_ms + waited).await;
+        again = worker.claim(1, 5_000, &[]).await;
+    }
+    for j in again {
+        worker.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
 /// A claim that never reclaims lapsed leases: a dead worker's job stays
 /// leased for ever (the run cannot drain).
 pub async fn no_reclaim(broken: bool) -> Report {
