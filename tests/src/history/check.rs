@@ -10,6 +10,7 @@
 //! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release; a dead job is leased again only after a requeue (client side when the run has none; server side, never granted while its record has a death time) |
 //! | stale holders' calls are rejected | an ack `Completed` under lease L while the job had a later lease, or a nack/extend accepted after a later grant, is a violation; server side, a fenced script that wrote under a lease other than the current one |
 //! | a reclaimed job waits out its backoff | server side: a job reclaimed (not dead) is not leased again before half its backoff's ceiling for the attempts it had (min(cap, base·2^attempts)/2) has passed since the reclaim, on the Redis clock; the driver draws the delay from [ceiling/2, ceiling] |
+//! | operator surgery stays in its lane | server side: `delete_job` removes a leased job only when told to void leases (force); `edit_job` never rewrites a leased job and changes nothing but the payload; `promote_job` rewrites only scheduled jobs (never leased or dead ones); a deleted job counts as ended, not lost |
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
@@ -253,12 +254,18 @@ pub fn check(
         }
     }
 
-    // Which jobs the server saw created and acked (when it was watched).
+    // Which jobs the server saw acked, and deleted by an operator (when it
+    // was watched): a deleted job has ended, though never completed.
     let mut server_acked: HashMap<String, u64> = HashMap::new();
+    let mut server_deleted: HashSet<String> = HashSet::new();
     if let Some(server) = server {
         for ev in &server.events {
-            if ev.kind == Kind::Acked {
-                *server_acked.entry(ev.job.clone()).or_default() += 1;
+            match ev.kind {
+                Kind::Acked => *server_acked.entry(ev.job.clone()).or_default() += 1,
+                Kind::Deleted => {
+                    server_deleted.insert(ev.job.clone());
+                }
+                _ => {}
             }
         }
     }
@@ -296,7 +303,9 @@ pub fn check(
             let durable = server
                 .and_then(|s| s.durable_deletes.as_ref())
                 .is_some_and(|d| d.contains(id));
-            if server_acked.contains_key(id) {
+            if server_deleted.contains(id) {
+                r.add("ended_deleted", 1);
+            } else if server_acked.contains_key(id) {
                 r.add("completed_without_client_reply", 1);
             } else if durable {
                 r.add("completed_per_aof_reply_lost", 1);
@@ -667,6 +676,59 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                     if *dead {
                         finish_in_order(&before.ordering_key, before.seq, id, &mut finished_seq, r);
                     }
+                }
+            }
+            Kind::Deleted => {
+                r.add("server_deletes", 1);
+                if ev.script == "delete_job" && before.lease_id != 0 && !ev.forced {
+                    r.violation(
+                        ViolationKind::ServerDeletedWhileLeased,
+                        format!(
+                            "job {id}: deleted while running under lease {} by a delete \
+                             that did not ask to void leases",
+                            before.lease_id
+                        ),
+                    );
+                }
+                if before.lease_id != 0 && !before.ordering_key.is_empty() {
+                    leased_by_key.remove(&before.ordering_key);
+                }
+            }
+            Kind::Edited => {
+                r.add("server_edits", 1);
+                let after = after.as_ref().expect("an edit writes a record");
+                if before.lease_id != 0 {
+                    r.violation(
+                        ViolationKind::ServerEditedWhileLeased,
+                        format!(
+                            "job {id}: payload edited while running under lease {}",
+                            before.lease_id
+                        ),
+                    );
+                }
+                if after != before {
+                    r.violation(
+                        ViolationKind::ServerEditBeyondPayload,
+                        format!(
+                            "job {id}: an edit changed its record from {before:?} to {after:?}"
+                        ),
+                    );
+                }
+            }
+            Kind::Promoted => {
+                r.add("server_promotes", 1);
+                if before.lease_id != 0 || before.died_at > 0 {
+                    r.violation(
+                        ViolationKind::ServerPromotedOutOfState,
+                        format!(
+                            "job {id}: promoted while {}",
+                            if before.lease_id != 0 {
+                                format!("running under lease {}", before.lease_id)
+                            } else {
+                                "dead".to_owned()
+                            }
+                        ),
+                    );
                 }
             }
             Kind::Released => {

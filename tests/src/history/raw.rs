@@ -189,6 +189,37 @@ impl RawQueue {
         reply
     }
 
+    /// Operator surgery (not recorded as client calls: the checker reads
+    /// its effects from the server record). `delete_job.lua` on one id;
+    /// the job's code (1 deleted, 0 not found, -1 leased and not forced).
+    pub async fn delete(&self, id: &str, force: bool) -> i64 {
+        let args = vec![s(1), s(force as u8), s(""), s(""), s(id)];
+        match self.run("delete_job", args).await.expect("delete_job") {
+            Value::Array(reply) => int(&reply[3]),
+            other => panic!("delete_job reply {other:?}"),
+        }
+    }
+
+    /// `edit_job.lua`: replaces the payload of `id`; its code (1 edited,
+    /// 0 not found, -1 leased).
+    pub async fn edit(&self, id: &str, payload: &str) -> i64 {
+        let args = vec![s(1 << 20), s(id), s(payload)];
+        match self.run("edit_job", args).await.expect("edit_job") {
+            Value::Array(reply) => int(&reply[0]),
+            other => panic!("edit_job reply {other:?}"),
+        }
+    }
+
+    /// `promote_job.lua` in promote mode on one id; its code (1 promoted,
+    /// other codes: nothing changed).
+    pub async fn promote(&self, id: &str) -> i64 {
+        let args = vec![s("promote"), s(1), s(0), s(id)];
+        match self.run("promote_job", args).await.expect("promote_job") {
+            Value::Array(reply) => int(&reply[3]),
+            other => panic!("promote_job reply {other:?}"),
+        }
+    }
+
     /// Nacks one job under `lease` (retry after `delay_ms`, or dead).
     pub async fn nack(&self, id: &str, lease: u64, delay_ms: u64, dead: bool) -> Reply {
         let seq = self.recorder.invoke(Call::Nack {

@@ -32,8 +32,13 @@ pub enum Kind {
     Acked,
     /// A dead letter went back to its queue.
     Requeued,
-    /// A dead letter was deleted.
+    /// Deleted by an operator: a dead letter (`delete_dead`), or a job in
+    /// any state (`delete_job`).
     Deleted,
+    /// An operator replaced the payload (`edit_job`).
+    Edited,
+    /// An operator made a scheduled job due now (`promote_job`).
+    Promoted,
     /// First sight of a job after a gap in the record: a new baseline.
     Rebased,
     /// Removed, but its state before was not seen (after a gap).
@@ -174,7 +179,10 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             argv.get(at + 1)
                 .and_then(|a| std::str::from_utf8(a).ok()?.parse().ok())
         };
-        let forced = script == "nack" && arg(7) == Some(1);
+        // A nack that asked for the dead-letter set, or a delete that may
+        // void a lease.
+        let forced = (script == "nack" && arg(7) == Some(1))
+            || (script == "delete_job" && arg(4) == Some(1));
         match name.as_str() {
             "hset" if command.args.get(1) == Some(&jobs_key) => {
                 for pair in command.args[2..].chunks(2) {
@@ -195,6 +203,8 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let kind = match &before {
                         None if script == "enqueue" => Kind::Created,
                         None => Kind::Rebased,
+                        Some(_) if script == "edit_job" => Kind::Edited,
+                        Some(_) if script == "promote_job" => Kind::Promoted,
                         Some(b) => classify(b, &after),
                     };
                     known.insert(id.clone(), after.clone());
@@ -215,6 +225,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let id = String::from_utf8_lossy(field).into_owned();
                     let before = known.remove(&id);
                     let kind = match &before {
+                        Some(_) if script == "delete_job" => Kind::Deleted,
                         Some(b) if b.lease_id != 0 => Kind::Acked,
                         Some(b) if b.died_at > 0 => Kind::Deleted,
                         Some(_) => Kind::Other,

@@ -83,6 +83,16 @@ kinds! {
     ServerStaleAck,
     /// A lease was reclaimed before its expiry on the Redis clock.
     ServerEarlyReclaim,
+    /// An operator's delete removed a job running under a lease without
+    /// being told to void leases (force).
+    ServerDeletedWhileLeased,
+    /// An operator's edit rewrote a job running under a lease.
+    ServerEditedWhileLeased,
+    /// An operator's edit changed the job's meta, not only its payload.
+    ServerEditBeyondPayload,
+    /// An operator's promote rewrote a job that was leased or dead (only a
+    /// scheduled job is promoted).
+    ServerPromotedOutOfState,
     /// A reclaimed job was leased again before its reclaim backoff's least
     /// delay had passed (a crash loop cycling at lease speed).
     ServerReclaimedWithoutBackoff,

@@ -91,6 +91,10 @@ variants! {
     a_reclaim_that_forgets_the_attempt_is_caught: uncounted_reclaim => [AttemptsMiscounted, ServerFailureNotOneAttempt];
     a_claim_that_never_reclaims_is_caught: no_reclaim => [NeverFinished];
     a_reclaim_that_ignores_the_backoff_is_caught: reclaim_without_backoff => [ServerReclaimedWithoutBackoff];
+    a_delete_that_ignores_the_lease_is_caught: delete_ignoring_the_lease => [ServerDeletedWhileLeased];
+    an_edit_of_a_running_job_is_caught: edit_while_leased => [ServerEditedWhileLeased];
+    an_edit_that_changes_more_than_the_payload_is_caught: edit_beyond_the_payload => [ServerEditBeyondPayload];
+    a_promote_of_a_running_job_is_caught: promote_while_leased => [ServerPromotedOutOfState, IndexWithoutRecord];
     a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure];
     an_extend_that_counts_an_attempt_is_caught: counted_extend => [ServerAttemptsChangedWithoutFailure];
     a_release_that_counts_an_attempt_is_caught: counted_release => [ServerAttemptsChangedWithoutFailure, AttemptsMiscounted];

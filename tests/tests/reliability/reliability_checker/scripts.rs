@@ -290,6 +290,77 @@ pub async fn reclaim_without_backoff(broken: bool) -> Report {
     bench.finish(drained()).await
 }
 
+/// A delete that ignores the lease check: a running job is deleted without
+/// force (its holder's work is thrown away unasked). The holder then acks.
+pub async fn delete_ignoring_the_lease(broken: bool) -> Report {
+    let delete = patch(
+        "delete_job",
+        "if state == 'leased' and not force then",
+        "if false then",
+    );
+    let bench = Bench::new(if broken { &delete[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let code = bench.b.delete(&held.id, false).await;
+    assert_eq!(code, if broken { 1 } else { -1 }, "delete code");
+    bench.a.ack(&held.id, held.lease).await;
+    bench.finish(drained()).await
+}
+
+/// An edit that skips the state check: a running job's payload is replaced
+/// under its holder.
+pub async fn edit_while_leased(broken: bool) -> Report {
+    let edit = patch(
+        "edit_job",
+        "if state == 'leased' then return { -1, state } end",
+        "",
+    );
+    let bench = Bench::new(if broken { &edit[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let code = bench
+        .b
+        .edit(&held.id, r#"{"tag":"t1","edited":true}"#)
+        .await;
+    assert_eq!(code, if broken { 1 } else { -1 }, "edit code");
+    bench.a.ack(&held.id, held.lease).await;
+    bench.finish(drained()).await
+}
+
+/// An edit that also raises the job's attempt limit: more than the payload.
+pub async fn edit_beyond_the_payload(broken: bool) -> Report {
+    let edit = patch(
+        "edit_job",
+        "if state == 'leased' then return { -1, state } end",
+        "if state == 'leased' then return { -1, state } end\nm[M.max_attempts] = 99",
+    );
+    let bench = Bench::new(if broken { &edit[..] } else { &[] }).await;
+    let id = bench.a.enqueue(&[job("t2")]).await.remove(0);
+    assert_eq!(bench.b.edit(&id, r#"{"tag":"t2","v":2}"#).await, 1);
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A promote that skips the state check for a running job: it is placed in
+/// the queue while its lease is live (and left there, naming no record, once
+/// the holder acks).
+pub async fn promote_while_leased(broken: bool) -> Report {
+    let promote = patch(
+        "promote_job",
+        "if state == 'scheduled' then",
+        "if state == 'scheduled' or state == 'leased' then",
+    );
+    let bench = Bench::new(if broken { &promote[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let code = bench.b.promote(&held.id).await;
+    assert_eq!(code, if broken { 1 } else { 3 }, "promote code");
+    bench.a.ack(&held.id, held.lease).await;
+    bench.finish(drained()).await
+}
+
 /// A claim that never reclaims lapsed leases: a dead worker's job stays
 /// leased for ever (the run cannot drain).
 pub async fn no_reclaim(broken: bool) -> Report {
