@@ -295,6 +295,114 @@ pub enum JobsCommand {
         /// The job id.
         id: String,
     },
+    /// Make scheduled jobs due now, in their place by priority (by id, or
+    /// with --queue every scheduled job of the queue, in bounded batches).
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "queue"]),
+        override_usage = "redq jobs promote <ID>...\n       \
+                          redq jobs promote --queue <QUEUE> --yes"
+    )]
+    Promote(JobsPromote),
+    /// Retry now: a job backing off after a failure runs at once (its
+    /// attempts kept); a dead job is requeued with attempts reset to 0. With
+    /// --queue, every job of the queue backing off.
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "queue"]),
+        override_usage = "redq jobs retry <ID>...\n       \
+                          redq jobs retry --queue <QUEUE> --yes"
+    )]
+    Retry(JobsPromote),
+    /// Delete jobs for good, in any state, releasing their ordering and
+    /// dedup keys; a leased job only with --force, which voids its lease.
+    /// With --queue and --state, every job of the queue in that state.
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "queue"]),
+        override_usage = "redq jobs delete [--force] <ID>...\n       \
+                          redq jobs delete [--force] --queue <QUEUE> --state <STATE> --yes"
+    )]
+    Delete(JobsDelete),
+    /// Replace the payload of a job that is not running (waiting,
+    /// scheduled, blocked or dead), checked as an enqueue checks it.
+    #[command(
+        group = clap::ArgGroup::new("source").required(true).args(["payload", "file"]),
+        override_usage = "redq jobs edit <ID> <JSON>\n       \
+                          redq jobs edit <ID> --file <PATH>\n       \
+                          redq jobs edit <ID> -   (the JSON from standard input)"
+    )]
+    Edit(JobsEdit),
+}
+
+/// What `redq jobs promote` and `redq jobs retry` take.
+#[derive(Debug, Args, Clone)]
+pub struct JobsPromote {
+    /// The jobs.
+    pub ids: Vec<String>,
+    /// Every such job of this queue, in bounded batches.
+    #[arg(long, conflicts_with = "ids")]
+    pub queue: Option<String>,
+    /// Required with --queue: a bulk change is not undone.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// What `redq jobs delete` takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsDelete {
+    /// The jobs.
+    pub ids: Vec<String>,
+    /// Delete a running job too, voiding its holder's lease (its ack then
+    /// changes nothing and the job never comes back).
+    #[arg(long)]
+    pub force: bool,
+    /// Every job of this queue in --state, in bounded batches.
+    #[arg(long, requires = "state", conflicts_with = "ids")]
+    pub queue: Option<String>,
+    /// With --queue: which jobs (leased needs --force).
+    #[arg(long, value_enum, requires = "queue")]
+    pub state: Option<DeleteStateArg>,
+    /// Required with --queue: a delete cannot be undone.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// The states `redq jobs delete --queue` empties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeleteStateArg {
+    /// Due, waiting to be claimed.
+    Waiting,
+    /// Delayed or backing off.
+    Scheduled,
+    /// Waiting behind an earlier job with the same ordering key.
+    Blocked,
+    /// In the dead-letter set.
+    Dead,
+    /// Running under a lease (needs --force).
+    Leased,
+}
+
+impl DeleteStateArg {
+    /// The driver's state.
+    pub fn state(self) -> redq::JobState {
+        match self {
+            DeleteStateArg::Waiting => redq::JobState::Waiting,
+            DeleteStateArg::Scheduled => redq::JobState::Scheduled,
+            DeleteStateArg::Blocked => redq::JobState::Blocked,
+            DeleteStateArg::Dead => redq::JobState::Dead,
+            DeleteStateArg::Leased => redq::JobState::Leased,
+        }
+    }
+}
+
+/// What `redq jobs edit` takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsEdit {
+    /// The job.
+    pub id: String,
+    /// The new payload as JSON, or `-` to read it from standard input.
+    pub payload: Option<String>,
+    /// Read the new payload from this file.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<std::path::PathBuf>,
 }
 
 /// What `redq jobs list` (and the bare `redq jobs QUEUE`) takes.

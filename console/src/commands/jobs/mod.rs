@@ -1,6 +1,11 @@
 //! `redq jobs list|show|…`: one file per subcommand, dispatched here.
 
+mod changes;
+mod delete;
+mod edit;
 mod list;
+mod promote;
+mod retry;
 mod show;
 
 use crate::aggregate::Target;
@@ -11,6 +16,10 @@ use crate::failure::Failure;
 pub fn mutates(command: &Option<JobsCommand>) -> Option<&'static str> {
     match command {
         None | Some(JobsCommand::List(_)) | Some(JobsCommand::Show { .. }) => None,
+        Some(JobsCommand::Promote(_)) => Some("jobs promote"),
+        Some(JobsCommand::Retry(_)) => Some("jobs retry"),
+        Some(JobsCommand::Delete(_)) => Some("jobs delete"),
+        Some(JobsCommand::Edit(_)) => Some("jobs edit"),
     }
 }
 
@@ -25,5 +34,24 @@ pub async fn run(
         None => list::run(queue, bare, json).await,
         Some(JobsCommand::List(args)) => list::run(queue, args, json).await,
         Some(JobsCommand::Show { id }) => show::run(queue, &id, json).await,
+        Some(JobsCommand::Promote(args)) => {
+            promote::run(queue, args.ids, args.queue, args.yes, json).await
+        }
+        Some(JobsCommand::Retry(args)) => {
+            retry::run(queue, args.ids, args.queue, args.yes, json).await
+        }
+        Some(JobsCommand::Delete(args)) => {
+            let all = args.queue.zip(args.state.map(|s| s.state()));
+            delete::run(queue, args.ids, all, args.force, args.yes, json).await
+        }
+        Some(JobsCommand::Edit(args)) => {
+            let source = match (args.payload, args.file) {
+                (_, Some(path)) => edit::Source::File(path),
+                (Some(text), None) if text == "-" => edit::Source::Stdin,
+                (Some(text), None) => edit::Source::Argument(text),
+                (None, None) => edit::Source::Stdin,
+            };
+            edit::run(queue, &args.id, source, json).await
+        }
     }
 }

@@ -1,0 +1,74 @@
+//! What `jobs promote|retry|delete` share: a change applied to each id in
+//! turn (each on the shard that holds the job), reported per id, and a bulk
+//! form that asks for `--yes` first, as `dead purge` does.
+
+use serde_json::json;
+
+use crate::failure::{describe, Failure};
+use crate::output::{count, print_json};
+use crate::text::inert;
+
+/// One id's outcome: what was done (a past-tense verb), or why not.
+pub type Outcome = Result<&'static str, redq::QueueError>;
+
+/// Print each id's outcome; exit 1 (after every id was tried) when any
+/// failed, exit 2 when an id itself was unusable.
+pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Result<(), Failure> {
+    let mut failed = 0;
+    let mut usage = None;
+    let mut rows = Vec::new();
+    for (id, outcome) in outcomes {
+        match outcome {
+            Ok(done) => {
+                if !json {
+                    println!("{done} {}", inert(&id));
+                }
+                rows.push(json!({ "id": id, "outcome": done }));
+            }
+            Err(err) => {
+                failed += 1;
+                let message = describe(&err);
+                if !json {
+                    eprintln!("{}", inert(&message));
+                }
+                if matches!(err, redq::QueueError::Invalid { .. }) {
+                    usage = Some(message.clone());
+                }
+                rows.push(json!({ "id": id, "outcome": "refused", "error": message }));
+            }
+        }
+    }
+    if json {
+        print_json(&json!({ "action": change, "jobs": rows }));
+    }
+    if let Some(message) = usage {
+        return Err(Failure::Usage(message));
+    }
+    if failed > 0 {
+        return Err(Failure::Failed(format!(
+            "{} of {} not changed",
+            count(failed, "job", "jobs"),
+            count(rows.len() as u64, "job", "jobs"),
+        )));
+    }
+    Ok(())
+}
+
+/// The refusal of a bulk change run without `--yes`: what it would do.
+pub fn confirm_first(what: String) -> Failure {
+    Failure::Usage(format!("{what}; add --yes to do it"))
+}
+
+/// After a bulk change: how many, and what is left.
+pub fn report_all(action: &str, queue: &str, done: u64, left: u64, json: bool) {
+    if json {
+        print_json(&json!({ "queue": queue, "action": action, "done": done, "left": left }));
+    } else {
+        println!(
+            "{action} {} of {}; {} left in that state",
+            count(done, "job", "jobs"),
+            inert(queue),
+            left
+        );
+    }
+}

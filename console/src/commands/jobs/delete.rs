@@ -1,0 +1,70 @@
+//! `redq jobs delete ID... [--force] | --all QUEUE --state S [--force] --yes`:
+//! jobs gone for good, in any state, their ordering and dedup keys released.
+//! A leased job needs --force, which voids its holder's lease.
+
+use redq::{IfLeased, JobState};
+
+use crate::aggregate::Target;
+use crate::failure::Failure;
+use crate::output::count;
+use crate::text::inert;
+
+use super::super::known::require_known;
+use super::changes::{confirm_first, report, report_all};
+
+/// How many of the queue's jobs are in `state`.
+fn in_state(counts: &redq::QueueCounts, state: JobState) -> u64 {
+    match state {
+        JobState::Waiting => counts.waiting,
+        JobState::Scheduled => counts.scheduled,
+        JobState::Leased => counts.leased,
+        JobState::Dead => counts.dead,
+        JobState::Blocked => counts.blocked,
+        #[allow(unreachable_patterns)]
+        _ => 0,
+    }
+}
+
+pub async fn run(
+    queue: &Target,
+    ids: Vec<String>,
+    all: Option<(String, JobState)>,
+    force: bool,
+    yes: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    let if_leased = if force {
+        IfLeased::VoidLease
+    } else {
+        IfLeased::Refuse
+    };
+    if let Some((name, state)) = all {
+        require_known(queue, &name).await?;
+        if state == JobState::Leased && !force {
+            return Err(Failure::Usage(
+                "deleting leased jobs voids their holders' leases; add --force to do it".into(),
+            ));
+        }
+        let before = in_state(&queue.counts(&name).await?, state);
+        if !yes {
+            return Err(confirm_first(format!(
+                "delete --all deletes all {} {} of {} for good",
+                count(before, "job", "jobs"),
+                state.as_str(),
+                inert(&name)
+            )));
+        }
+        let done = queue.delete_all(&name, state, if_leased, |_, _| {}).await?;
+        tracing::info!(queue = %name, state = state.as_str(), done, "deleted all jobs in a state");
+        let left = in_state(&queue.counts(&name).await?, state);
+        report_all("deleted", &name, done, left, json);
+        return Ok(());
+    }
+    let mut outcomes = Vec::new();
+    for id in ids {
+        let outcome = queue.delete_job(&id, if_leased).await.map(|()| "deleted");
+        tracing::info!(id = %id, ok = outcome.is_ok(), "delete");
+        outcomes.push((id, outcome));
+    }
+    report("delete", outcomes, json)
+}

@@ -1,0 +1,248 @@
+//! `redq jobs promote|retry|delete|edit` against a real Redis: by id and in
+//! bulk, text and `-o json`, the confirmation a bulk form asks for, and the
+//! exit codes (0 done, 1 refused or not found, 2 a wrong command line).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::seed::*;
+use redq::{JobState, NewJob};
+use redq_tests::{unique_namespace, RedisServer};
+use serde_json::json as value;
+
+const LATER: Duration = Duration::from_secs(3600);
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn promote_and_retry_by_id_report_each_job_and_refuse_the_wrong_state() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-promote");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let delayed = q
+        .add("emails", NewJob::new(value!(1)).delay(LATER))
+        .await
+        .unwrap();
+    let waiting = q.add("emails", NewJob::new(value!(2))).await.unwrap();
+
+    let out = redq(&url, &ns, &["jobs", "promote", delayed.id(), "-o", "json"]);
+    assert_exit(&out, 0);
+    let report = json(&out);
+    assert_eq!(report["action"], "promote");
+    assert_eq!(report["jobs"][0]["id"], delayed.id());
+    assert_eq!(report["jobs"][0]["outcome"], "promoted");
+    assert_eq!(q.counts("emails").await.unwrap().waiting, 2);
+
+    // Already due: refused, said on stderr, exit 1.
+    let out = redq(&url, &ns, &["jobs", "promote", waiting.id()]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot promote job"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("waiting"), "{}", stderr(&out));
+
+    // Retry now of a dead job requeues it.
+    let dead = dead_letters(&q, "hooks", 1, "boom").await;
+    let out = redq(&url, &ns, &["jobs", "retry", &dead[0]]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).starts_with("requeued (was dead)"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(q.counts("hooks").await.unwrap().waiting, 1);
+
+    let out = redq(&url, &ns, &["jobs", "retry", "01NOSUCHJOB"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("no job 01NOSUCHJOB"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test]
+async fn delete_refuses_a_running_job_without_force_and_deletes_it_with() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-delete");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", NewJob::new(value!(1))).await.unwrap();
+    let held = q.claim("emails", 1, LATER).await.unwrap().remove(0);
+
+    let out = redq(&url, &ns, &["jobs", "delete", &held.id]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("leased"), "{}", stderr(&out));
+    assert_eq!(
+        q.inspect(&held.id).await.unwrap().unwrap().state,
+        JobState::Leased
+    );
+
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "delete", "--force", &held.id, "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["jobs"][0]["outcome"], "deleted");
+    assert!(q.inspect(&held.id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_bulk_form_asks_for_yes_first_and_then_works_in_batches() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-bulk");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let jobs = (0..7)
+        .map(|i| NewJob::new(value!(i)).delay(LATER))
+        .collect();
+    q.add_batch("emails", jobs).await.unwrap();
+
+    // Without --yes: a usage error naming what it would do; nothing moves.
+    let out = redq(&url, &ns, &["jobs", "promote", "--queue", "emails"]);
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("7 scheduled jobs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
+    assert_eq!(q.counts("emails").await.unwrap().scheduled, 7);
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs", "promote", "--queue", "emails", "--yes", "-o", "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["done"], 7);
+
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "delete", "--queue", "emails", "--state", "waiting"],
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("deletes all 7 jobs waiting"),
+        "{}",
+        stderr(&out)
+    );
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs", "delete", "--queue", "emails", "--state", "waiting", "--yes",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).starts_with("deleted 7 jobs of emails"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(q.counts("emails").await.unwrap().waiting, 0);
+
+    // Leased jobs need --force as well.
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs", "delete", "--queue", "emails", "--state", "leased", "--yes",
+        ],
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn edit_takes_the_payload_as_an_argument_a_file_or_standard_input() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-edit");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let id = q
+        .add("emails", NewJob::new(value!({"to": "ada"})))
+        .await
+        .unwrap();
+    let id = id.id();
+    let payload = |q: redq::RedisQueue, id: String| async move {
+        q.inspect(&id).await.unwrap().unwrap().payload
+    };
+
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "edit", id, r#"{"to": "bob"}"#, "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["state"], "waiting");
+    assert_eq!(
+        payload(q.clone(), id.to_owned()).await,
+        value!({"to": "bob"})
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("payload.json");
+    std::fs::write(&file, r#"{"to": "cy"}"#).unwrap();
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "edit", id, "--file", file.to_str().unwrap()],
+    );
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).starts_with(&format!("edited {id} (waiting)")),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        payload(q.clone(), id.to_owned()).await,
+        value!({"to": "cy"})
+    );
+
+    let mut child = Command::new(BIN)
+        .args(["jobs", "edit", id, "-"])
+        .env("REDIS_URL", &url)
+        .env("REDQ_NAMESPACE", &ns)
+        .env_remove("REDQ_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"to": "di"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(
+        payload(q.clone(), id.to_owned()).await,
+        value!({"to": "di"})
+    );
+
+    // Not JSON: a usage error, and the payload is unchanged.
+    let out = redq(&url, &ns, &["jobs", "edit", id, "{not json"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("not JSON"), "{}", stderr(&out));
+    assert_eq!(
+        payload(q.clone(), id.to_owned()).await,
+        value!({"to": "di"})
+    );
+}
