@@ -1,11 +1,24 @@
-//! The config file: flat TOML, `key = value` lines read into the values of
-//! known settings, each remembering its line for error messages.
+//! The config file: flat TOML, parsed by the `toml` crate into spanned
+//! values, then read into the values of known settings, each remembering its
+//! line for error messages.
+//!
+//! No error here echoes the file's text except a value of a known setting
+//! other than `url`: a line that is not TOML may be a password pasted in the
+//! wrong place. The crate's own rendering (`Display`) quotes the line, so it
+//! is never used; its `message()` is a fixed description of the grammar
+//! (`unclosed array, expected ']'`), never input, and is passed on.
 
 use std::collections::HashMap;
+
+use toml::de::{DeInteger, DeString, DeTable, DeValue};
+use toml::Spanned;
 
 use super::values::Given;
 use super::{Key, CONFIG_FILE_VAR, KEYS};
 use crate::QueueError;
+
+/// What every setting's value may be in the file.
+const VALUE_FORMS: &str = "text in double quotes, or a whole number";
 
 /// A read config file: the value of each setting it names.
 pub(crate) struct ConfigFile {
@@ -24,23 +37,24 @@ impl ConfigFile {
         ConfigFile::parse(path, &text)
     }
 
-    /// Parse `text`, the contents of the file `path`.
+    /// Parse `text`, the contents of the file `path`. The first problem in
+    /// the file is the error: a TOML one first, then the settings in the
+    /// order they appear.
     pub(crate) fn parse(path: &str, text: &str) -> Result<ConfigFile, QueueError> {
-        let mut values: HashMap<&'static str, Given> = HashMap::new();
-        for (index, line) in text.lines().enumerate() {
-            let origin = format!("{path} line {}", index + 1);
-            let Some((key, value)) = parse_line(line, &origin)? else {
-                continue;
-            };
-            if let Some(earlier) = values.get(key.name) {
-                return Err(QueueError::InvalidSetting {
-                    key: key.name.to_owned(),
-                    value: shown(key, &value),
-                    origin,
-                    accepted: format!("each key once (it is also set on {})", earlier.origin),
-                });
-            }
-            values.insert(key.name, Given { key, value, origin });
+        let file = Source { path, text };
+        // Recovery keeps what parsed around an error: it names the setting
+        // whose value is not TOML, and the first of a repeated key.
+        let (table, errors) = DeTable::parse_recoverable(text);
+        let table = table.into_inner();
+        if let Some(error) = errors.first() {
+            return Err(file.not_toml(&table, error));
+        }
+        let mut entries: Vec<_> = table.iter().collect();
+        entries.sort_by_key(|(name, _)| name.span().start);
+        let mut values = HashMap::new();
+        for (name, value) in entries {
+            let given = file.setting(name, value)?;
+            values.insert(given.key.name, given);
         }
         Ok(ConfigFile { values })
     }
@@ -51,87 +65,207 @@ impl ConfigFile {
     }
 }
 
-/// The key and value of one line; `None` for a blank or comment line.
-fn parse_line(line: &str, origin: &str) -> Result<Option<(Key, String)>, QueueError> {
-    let line = line.trim();
-    if line.is_empty() || line.starts_with('#') {
-        return Ok(None);
-    }
-    // A line that is not `key = value` is not echoed: it may be a password.
-    let unreadable = |accepted: &str| QueueError::InvalidSetting {
-        key: "line".to_owned(),
-        value: None,
-        origin: origin.to_owned(),
-        accepted: accepted.to_owned(),
-    };
-    if line.starts_with('[') {
-        return Err(unreadable(
-            "top-level key = value lines (the file has no [tables])",
-        ));
-    }
-    let Some((name, value)) = line.split_once('=') else {
-        return Err(unreadable("key = value, or a # comment"));
-    };
-    let name = name.trim();
-    let Some(key) = KEYS.iter().copied().find(|key| key.name == name) else {
-        let names: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
-        return Err(QueueError::InvalidSetting {
-            key: "setting name".to_owned(),
-            value: Some(name.to_owned()),
-            origin: origin.to_owned(),
-            accepted: format!("one of {}", names.join(", ")),
-        });
-    };
-    let bad_value = |value: &str| QueueError::InvalidSetting {
-        key: key.name.to_owned(),
-        value: shown(key, value),
-        origin: origin.to_owned(),
-        accepted: "text in double quotes, or a bare whole number, then at most a # comment"
-            .to_owned(),
-    };
-    let raw = value.trim();
-    let (value, rest) = match raw.strip_prefix('"') {
-        Some(quoted) => quoted_string(quoted).ok_or_else(|| bad_value(raw))?,
-        None => {
-            let end = raw.find('#').unwrap_or(raw.len());
-            let bare = raw[..end].trim_end();
-            if bare.is_empty() || !bare.chars().all(|c| c.is_ascii_digit()) {
-                return Err(bad_value(raw));
-            }
-            (bare.to_owned(), "")
-        }
-    };
-    let rest = rest.trim();
-    if !(rest.is_empty() || rest.starts_with('#')) {
-        return Err(bad_value(raw));
-    }
-    Ok(Some((key, value)))
+/// The file being read: its name for messages, its text for positions.
+struct Source<'a> {
+    path: &'a str,
+    text: &'a str,
 }
 
-/// A TOML basic string's contents after its opening quote: the unescaped
-/// text and what follows the closing quote. `None` when it is not closed or
-/// has an escape TOML would refuse.
-fn quoted_string(after_quote: &str) -> Option<(String, &str)> {
-    let mut out = String::new();
-    let mut chars = after_quote.char_indices();
-    while let Some((at, c)) = chars.next() {
-        match c {
-            '"' => return Some((out, &after_quote[at + 1..])),
-            '\\' => out.push(match chars.next()?.1 {
-                '"' => '"',
-                '\\' => '\\',
-                'n' => '\n',
-                't' => '\t',
-                _ => return None,
-            }),
-            c => out.push(c),
+impl Source<'_> {
+    /// One top-level `name = value` of a file that is valid TOML.
+    fn setting(
+        &self,
+        name: &Spanned<DeString<'_>>,
+        value: &Spanned<DeValue<'_>>,
+    ) -> Result<Given, QueueError> {
+        let origin = self.line(name.span().start);
+        if holds_tables(value.get_ref()) {
+            return Err(QueueError::InvalidSetting {
+                key: "table".to_owned(),
+                value: Some(name.get_ref().to_string()),
+                origin,
+                accepted:
+                    "top-level key = value lines (the file has no [tables], [[arrays of tables]], \
+                           dotted keys or inline tables)"
+                        .to_owned(),
+            });
+        }
+        let Some(key) = known(name.get_ref()) else {
+            let names: Vec<&str> = KEYS.iter().map(|key| key.name).collect();
+            return Err(QueueError::InvalidSetting {
+                key: "setting name".to_owned(),
+                value: Some(name.get_ref().to_string()),
+                origin,
+                accepted: format!("one of {}", names.join(", ")),
+            });
+        };
+        let text = match value.get_ref() {
+            DeValue::String(text) => text.to_string(),
+            DeValue::Integer(number) => whole_number(number),
+            other => {
+                return Err(QueueError::InvalidSetting {
+                    key: key.name.to_owned(),
+                    value: shown(key, &self.text[value.span()]),
+                    origin,
+                    accepted: format!("{VALUE_FORMS}, not a TOML {}", other.type_str()),
+                })
+            }
+        };
+        Ok(Given {
+            key,
+            value: text,
+            origin,
+        })
+    }
+
+    /// The file's first TOML error, naming the setting it is in if any,
+    /// with its line and column but not its text.
+    fn not_toml(&self, table: &DeTable<'_>, error: &toml::de::Error) -> QueueError {
+        let Some(at) = error.span().map(|span| span.start) else {
+            return self.unreadable("line", self.path.to_owned(), "a TOML file", error);
+        };
+        if let Some(repeated) = self.repeated(table, error) {
+            return repeated;
+        }
+        let origin = self.line_and_column(at);
+        // The setting whose line (from its name to the end of the line its
+        // value ends on) holds the error: a bad value, or text after one.
+        let within = table.iter().find(|(name, value)| {
+            let value_end = value.span().end;
+            let line_end = self.text[value_end..]
+                .find('\n')
+                .map_or(self.text.len(), |n| value_end + n);
+            (name.span().start..=line_end).contains(&at)
+        });
+        match within.and_then(|(name, _)| known(name.get_ref())) {
+            Some(key) => self.unreadable(
+                key.name,
+                origin,
+                &format!("{VALUE_FORMS}, then at most a # comment"),
+                error,
+            ),
+            None => self.unreadable(
+                "line",
+                origin,
+                "key = value lines and # comments, the flat part of TOML",
+                error,
+            ),
         }
     }
-    None
+
+    /// A TOML error, the text at it not shown.
+    fn unreadable(
+        &self,
+        key: &str,
+        origin: String,
+        accepted: &str,
+        error: &toml::de::Error,
+    ) -> QueueError {
+        QueueError::InvalidSetting {
+            key: key.to_owned(),
+            value: None,
+            origin,
+            accepted: format!("{accepted}; this is not TOML ({})", error.message()),
+        }
+    }
+
+    /// A known setting given twice, when that is the error: the crate points
+    /// at the second name; the recovered table holds the first.
+    fn repeated(&self, table: &DeTable<'_>, error: &toml::de::Error) -> Option<QueueError> {
+        if !error.message().starts_with("duplicate key") {
+            return None;
+        }
+        let span = error.span()?;
+        let key = known(self.text.get(span.clone())?)?;
+        let (first, _) = table.get_key_value(key.name)?;
+        if first.span().start >= span.start {
+            return None;
+        }
+        Some(QueueError::InvalidSetting {
+            key: key.name.to_owned(),
+            value: self.value_at(key, span.start),
+            origin: self.line(span.start),
+            accepted: format!(
+                "each key once (it is also set on {})",
+                self.line(first.span().start)
+            ),
+        })
+    }
+
+    /// The value, as an error shows it, of the `key = value` starting at
+    /// `at` (the parser, having refused it as a repeat, did not keep it).
+    fn value_at(&self, key: Key, at: usize) -> Option<String> {
+        let (rest, _) = DeTable::parse_recoverable(&self.text[at..]);
+        let rest = rest.into_inner();
+        let (name, value) = rest.get_key_value(key.name)?;
+        let text = match value.get_ref() {
+            _ if name.span().start != 0 => return None,
+            DeValue::String(text) => text.to_string(),
+            DeValue::Integer(number) => whole_number(number),
+            _ => return None,
+        };
+        shown(key, &text)
+    }
+
+    /// `path line N` for the byte offset `at`.
+    fn line(&self, at: usize) -> String {
+        format!("{} line {}", self.path, self.line_number(at))
+    }
+
+    /// `path line N column C` for the byte offset `at`, counting columns in
+    /// characters.
+    fn line_and_column(&self, at: usize) -> String {
+        let at = at.min(self.text.len());
+        let line_start = self.text.as_bytes()[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let column = match self.text.get(line_start..at) {
+            Some(before) => before.chars().count() + 1,
+            None => at - line_start + 1,
+        };
+        format!("{} column {column}", self.line(at))
+    }
+
+    fn line_number(&self, at: usize) -> usize {
+        let at = at.min(self.text.len());
+        self.text.as_bytes()[..at]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+}
+
+/// Whether `value` is a table (`[name]`, `name.key = ..`, `{ .. }`) or an
+/// array of them (`[[name]]`): the nesting a flat file does not have.
+fn holds_tables(value: &DeValue<'_>) -> bool {
+    match value {
+        DeValue::Table(_) => true,
+        DeValue::Array(items) => {
+            !items.is_empty() && items.iter().all(|item| item.get_ref().is_table())
+        }
+        _ => false,
+    }
+}
+
+/// The setting called `name`, if there is one.
+fn known(name: &str) -> Option<Key> {
+    KEYS.iter().copied().find(|key| key.name == name)
+}
+
+/// A TOML integer as decimal text (`0x10` is `16`, `1_000` is `1000`);
+/// one below zero or too large for any setting stays as written, for the
+/// setting's own check to refuse.
+fn whole_number(number: &DeInteger<'_>) -> String {
+    match u128::from_str_radix(number.as_str(), number.radix()) {
+        Ok(value) => value.to_string(),
+        Err(_) => number.to_string(),
+    }
 }
 
 /// A value as an error shows it: a URL is never shown here, since one that
-/// did not even parse as a line may carry its password in plain sight.
+/// the URL parser did not even see may carry its password in plain sight.
 fn shown(key: Key, value: &str) -> Option<String> {
     (key.name != "url").then(|| value.to_owned())
 }
@@ -141,9 +275,15 @@ mod tests {
     use super::*;
 
     fn value_of(text: &str, name: &str) -> Option<String> {
-        let key = KEYS.iter().copied().find(|k| k.name == name).unwrap();
         let mut file = ConfigFile::parse("redq.toml", text).unwrap();
-        file.take(key).map(|given| given.value)
+        file.take(known(name).unwrap()).map(|given| given.value)
+    }
+
+    fn refusal(text: &str) -> String {
+        match ConfigFile::parse("redq.toml", text) {
+            Ok(_) => panic!("{text:?} should be refused"),
+            Err(err) => err.to_string(),
+        }
     }
 
     #[test]
@@ -165,10 +305,72 @@ mod tests {
     }
 
     #[test]
+    fn every_toml_string_and_integer_form_is_read() {
+        assert_eq!(
+            value_of("namespace = 'a\\b'", "namespace").as_deref(),
+            Some("a\\b")
+        );
+        assert_eq!(
+            value_of("mode = \"\"\"\ninline\"\"\"", "mode").as_deref(),
+            Some("inline")
+        );
+        assert_eq!(
+            value_of("payload_limit = 1_048_576", "payload_limit").as_deref(),
+            Some("1048576")
+        );
+        assert_eq!(
+            value_of("pool_size = 0x10", "pool_size").as_deref(),
+            Some("16")
+        );
+        // As before, a number may be quoted and text may be a bare number:
+        // each setting's own check reads the text.
+        assert_eq!(value_of("shards = \"3\"", "shards").as_deref(), Some("3"));
+        assert_eq!(
+            value_of("pool_size = -1", "pool_size").as_deref(),
+            Some("-1")
+        );
+    }
+
+    #[test]
     fn an_escape_toml_refuses_is_refused() {
-        let err = ConfigFile::parse("redq.toml", r#"namespace = "a\qb""#)
-            .err()
-            .expect("refused");
-        assert!(err.to_string().starts_with("invalid namespace "), "{err}");
+        let message = refusal(r#"namespace = "a\qb""#);
+        assert!(
+            message.starts_with(
+                "invalid namespace (not shown: it may hold a password) \
+                 from redq.toml line 1 column 16: "
+            ),
+            "{message}"
+        );
+        assert!(message.contains("this is not TOML ("), "{message}");
+    }
+
+    #[test]
+    fn a_syntax_error_gives_line_and_column_but_not_the_text() {
+        let message = refusal("shards = 2\n  hunter2-secret\n");
+        assert!(
+            message.starts_with(
+                "invalid line (not shown: it may hold a password) \
+                 from redq.toml line 2 column 17: "
+            ),
+            "{message}"
+        );
+        assert!(!message.contains("hunter2"), "{message}");
+    }
+
+    #[test]
+    fn a_value_of_another_type_names_the_type() {
+        assert_eq!(
+            refusal("pool_size = 4.5"),
+            r#"invalid pool_size "4.5" from redq.toml line 1: text in double quotes, or a whole number, not a TOML float"#
+        );
+        assert_eq!(
+            refusal("mode = true"),
+            r#"invalid mode "true" from redq.toml line 1: text in double quotes, or a whole number, not a TOML boolean"#
+        );
+        assert_eq!(
+            refusal("url = [\"redis://:pw@h\"]"),
+            "invalid url (not shown: it may hold a password) from redq.toml line 1: \
+             text in double quotes, or a whole number, not a TOML array"
+        );
     }
 }

@@ -251,28 +251,32 @@ fn a_bad_value_in_the_file_names_the_file_and_line() {
     );
 }
 
+/// `message` with `{}` standing for the file's path, for the file `text`.
+#[track_caller]
+fn assert_file_refused(text: &str, message: &str) {
+    let settings = file(text);
+    let at = path(&settings);
+    assert_eq!(
+        refused(load(&[("REDQ_CONFIG", &at)])),
+        message.replace("{}", &at),
+        "{text}"
+    );
+}
+
 #[test]
-fn a_file_that_is_not_flat_toml_is_refused_at_the_line() {
-    let cases: [(&str, &str); 7] = [
-        (
-            "poolsize = 4",
-            r#"invalid setting name "poolsize" from {} line 1: one of url, namespace, shards, mode, pool_size, payload_limit, command_timeout, tls_ca_file"#,
-        ),
+fn a_file_that_is_not_toml_is_refused_at_the_line_and_column() {
+    let cases: [(&str, &str); 6] = [
         (
             "mode = inline",
-            r#"invalid mode "inline" from {} line 1: text in double quotes, or a bare whole number, then at most a # comment"#,
+            "invalid mode (not shown: it may hold a password) from {} line 1 column 8: text in double quotes, or a whole number, then at most a # comment; this is not TOML (invalid float, expected `inf`)",
         ),
         (
             "mode = \"inline",
-            r#"invalid mode "\"inline" from {} line 1: text in double quotes, or a bare whole number, then at most a # comment"#,
-        ),
-        (
-            "[redq]",
-            "invalid line (not shown: it may hold a password) from {} line 1: top-level key = value lines (the file has no [tables])",
+            "invalid mode (not shown: it may hold a password) from {} line 1 column 15: text in double quotes, or a whole number, then at most a # comment; this is not TOML (invalid basic string, expected `\"`)",
         ),
         (
             "just words",
-            "invalid line (not shown: it may hold a password) from {} line 1: key = value, or a # comment",
+            "invalid line (not shown: it may hold a password) from {} line 1 column 6: key = value lines and # comments, the flat part of TOML; this is not TOML (key with no value, expected `=`)",
         ),
         (
             "shards = 2\nshards = 3",
@@ -280,17 +284,104 @@ fn a_file_that_is_not_flat_toml_is_refused_at_the_line() {
         ),
         (
             "pool_size = 4 5",
-            r#"invalid pool_size "4 5" from {} line 1: text in double quotes, or a bare whole number, then at most a # comment"#,
+            "invalid pool_size (not shown: it may hold a password) from {} line 1 column 13: text in double quotes, or a whole number, then at most a # comment; this is not TOML (string values must be quoted, expected literal string)",
+        ),
+        (
+            // Leading zeros were read before; TOML has none.
+            "shards = 007",
+            "invalid shards (not shown: it may hold a password) from {} line 1 column 10: text in double quotes, or a whole number, then at most a # comment; this is not TOML (unexpected leading zero, expected nothing)",
         ),
     ];
     for (text, message) in cases {
+        assert_file_refused(text, message);
+    }
+}
+
+#[test]
+fn a_file_that_is_not_flat_is_refused_naming_the_table() {
+    let tables = "top-level key = value lines (the file has no [tables], [[arrays of tables]], dotted keys or inline tables)";
+    let cases: [(&str, &str); 6] = [
+        (
+            "[redq]\nshards = 2",
+            "invalid table \"redq\" from {} line 1",
+        ),
+        (
+            "[[queues]]\nname = \"a\"",
+            "invalid table \"queues\" from {} line 1",
+        ),
+        (
+            "shards = 2\nredq.url = \"x\"",
+            "invalid table \"redq\" from {} line 2",
+        ),
+        (
+            "url = { host = \"cache\" }",
+            "invalid table \"url\" from {} line 1",
+        ),
+        // A table is refused as one even when a setting has its name.
+        (
+            "\n[pool_size]\n",
+            "invalid table \"pool_size\" from {} line 2",
+        ),
+        // The first problem in the file is the one reported.
+        (
+            "a.b = 1\npoolsize = 4",
+            "invalid table \"a\" from {} line 1",
+        ),
+    ];
+    for (text, origin) in cases {
+        assert_file_refused(text, &format!("{origin}: {tables}"));
+    }
+}
+
+#[test]
+fn an_unknown_key_or_a_value_of_another_type_is_refused_at_its_line() {
+    assert_file_refused(
+        "shards = 2\n\npoolsize = 4",
+        r#"invalid setting name "poolsize" from {} line 3: one of url, namespace, shards, mode, pool_size, payload_limit, command_timeout, tls_ca_file"#,
+    );
+    assert_file_refused(
+        "mode = \"redis\"\ncommand_timeout = 1.5",
+        r#"invalid command_timeout "1.5" from {} line 2: text in double quotes, or a whole number, not a TOML float"#,
+    );
+    assert_file_refused(
+        "shards = true",
+        r#"invalid shards "true" from {} line 1: text in double quotes, or a whole number, not a TOML boolean"#,
+    );
+    // Every TOML string and integer form is read, and checked as before.
+    let settings = file(
+        "namespace = 'lit\\eral'\npayload_limit = 1_024\npool_size = 0x8\nmode = \"\"\"\ninline\"\"\"\n",
+    );
+    let config = load(&[("REDQ_CONFIG", &path(&settings))]).unwrap();
+    assert_eq!(config.namespace(), "lit\\eral");
+    assert_eq!(config.payload_limit(), 1024);
+    assert_eq!(config.pool_size(), 8);
+    assert_eq!(config.mode(), Mode::Inline);
+}
+
+#[test]
+fn a_toml_syntax_error_never_shows_the_line() {
+    // Each file holds the password on the line the parser stops at.
+    let cases = [
+        format!("shards = 2\nurl = \"redis://:{PASSWORD}@cache\n"),
+        format!("url = \"redis://:{PASSWORD}@cache\" {PASSWORD}\n"),
+        format!("namespace = \"acme\"\n{PASSWORD}\n"),
+        format!("namespace = {PASSWORD}\n"),
+        format!("[{PASSWORD}\n"),
+        format!("url = \"redis://:{PASSWORD}\\q@cache\"\n"),
+    ];
+    let lines = [2, 1, 2, 1, 1, 1];
+    for (text, line) in cases.iter().zip(lines) {
         let settings = file(text);
         let at = path(&settings);
-        assert_eq!(
-            refused(load(&[("REDQ_CONFIG", &at)])),
-            message.replace("{}", &at),
-            "{text}"
+        // `refused` checks that neither Display nor Debug holds the password.
+        let message = refused(load(&[("REDQ_CONFIG", &at)]));
+        assert!(
+            message.contains(&format!(
+                "(not shown: it may hold a password) from {at} line {line} column "
+            )),
+            "{text}: {message}"
         );
+        assert!(message.contains("this is not TOML ("), "{text}: {message}");
     }
 }
 
