@@ -1,38 +1,68 @@
 #!lua flags=allow-oom
--- ack.lua: leased jobs are done; remove them for good (seed op Ack).
+-- ack.lua: leased jobs are done; remove them for good (seed op Ack), keeping
+-- them with their results when the queue keeps finished jobs.
 --
 -- Takes a batch so a busy worker acknowledges many jobs in one call; each
 -- job is still fenced by its own lease id.
 -- allow-oom: acknowledging frees memory and must work when Redis is full.
--- include: check clock keys job_record lease ordering stats
+-- Keeping: when the queue has a retention policy (lib/kept.lua; one HGET per
+-- call reads it), each acknowledged job leaves a kept record (lib/kept_record.lua)
+-- in kept, indexed in completed, and the call trims what the queue keeps
+-- back within its policy (at most 2 * kept + 16 records, lib/kept.lua), and
+-- publishes the ids it kept, space-separated, on the wake-up channel ..
+-- ':finished' (what RedisQueue::wait_for listens to).
+-- Without a policy nothing is kept and nothing else is read.
+-- include: check clock keys job_record lease ordering stats kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, dedup, ord_active, ord_blocked
---   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n
+--   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones
+--   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
+--          kept, completed, cancelled, tombstones, tombstones_at, retention
 -- ARGV[1] queue name   ARGV[2] wake-up channel
--- ARGV[3] n (1..1000), then n pairs: job id, lease id (0 = whatever lease is current)
+-- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
+--   job id, lease id (0 = whatever lease is current)
+-- or (3 + 4n arguments)
+--   job id, lease id, run_ms (how long the run took), result (JSON text of
+--   at most 65536 bytes, '' = none; kept only when the queue keeps jobs)
 -- Reply: one code per job, in order:
--- code 1 acknowledged: the job is done and removed
+-- code 1 acknowledged: the job is done and removed (kept, if the queue keeps jobs)
 -- code 0 already_gone: the job no longer exists (a repeated ack: harmless)
 -- code -1 lease_lost: the job is not held under this lease; nothing changed for it
+-- code -2 cancelled: an operator cancelled the job (cancel.lua); nothing changed
+local MAX_RESULT_BYTES = 65536
 queue_name(QUEUE)
 local n = uint(ARGV[3], 'ack count', 1000)
-if #ARGV ~= 3 + 2 * n then fail('expected ' .. (3 + 2 * n) .. ' arguments, got ' .. #ARGV) end
 -- An empty batch acknowledges nothing (and HMGET needs at least one field).
 if n == 0 then return {} end
-local ids, leases = {}, {}
+local stride = (#ARGV - 3) / n
+if stride ~= 2 and stride ~= 4 then
+  fail('expected ' .. (3 + 2 * n) .. ' or ' .. (3 + 4 * n) .. ' arguments, got ' .. #ARGV)
+end
+local ids, leases, runs, results = {}, {}, {}, {}
 for i = 1, n do
-  ids[i] = text(ARGV[2 + 2 * i], 'job id', 64)
-  leases[i] = uint(ARGV[3 + 2 * i], 'lease id', 9007199254740991)
+  local at = 4 + stride * (i - 1)
+  ids[i] = text(ARGV[at], 'job id', 64)
+  leases[i] = uint(ARGV[at + 1], 'lease id', 9007199254740991)
+  if stride == 4 then
+    runs[i] = uint(ARGV[at + 2], 'run_ms', MAX_MS)
+    results[i] = ARGV[at + 3]
+    if #results[i] > MAX_RESULT_BYTES then
+      fail('a result must be at most ' .. MAX_RESULT_BYTES .. ' bytes, got ' .. #results[i])
+    end
+  end
 end
 -- One HMGET for the batch: each redis.call costs about a microsecond before
 -- the command does anything.
 local metas = redis.call('HMGET', K.jobs, unpack(ids))
 local codes, done, acked = {}, {}, {}
+local policy = retention_policy()
+local now = now_ms()
+local kept_raws = {}
 for i = 1, n do
   local id, raw = ids[i], metas[i]
   if not raw or acked[id] then
     -- Gone, or listed twice in this batch and already acknowledged above.
     codes[i] = 0
+    if not raw and finished_as(id) == 'cancelled' then codes[i] = -2 end
   else
     local m = record_head(raw)
     if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
@@ -42,12 +72,29 @@ for i = 1, n do
       acked[id] = true
       release_keys(id, m)
       done[#done + 1] = id
+      if policy then
+        local full = split_record(raw)
+        local k = new_kept('completed', QUEUE, now)
+        k[KR.name] = full[M.name]
+        k[KR.attempt] = full[M.attempts] + 1
+        k[KR.holder_node] = full[M.worker_node]
+        k[KR.holder_instance] = full[M.worker_instance]
+        k[KR.enqueued_at] = full[M.enqueued_at]
+        k[KR.run_ms] = runs[i] or 0
+        k[KR.result] = results[i] or ''
+        kept_raws[#kept_raws + 1] = encode_kept(k)
+      end
     end
   end
 end
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
   redis.call('ZREM', K.leased, unpack(done))
-  bump_stats('p', now_ms(), #done)
+  bump_stats('p', now, #done)
+  if policy then
+    keep(done, kept_raws, K.completed, now)
+    trim_kept(policy, now, #done)
+    redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(done, ' '))
+  end
 end
 return codes

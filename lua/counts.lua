@@ -2,14 +2,16 @@
 -- counts.lua: one consistent snapshot of a queue's size by state.
 -- include: check clock keys job_record job_store waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused
+--   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused,
+--          completed, cancelled
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
---          head_enqueued_at_ms (0 when none), now_ms }
+--          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled }
 -- waiting includes released ordering successors not yet moved into the
 -- queue; blocked counts jobs waiting behind another job's ordering key;
--- lapsed counts leases past their expiry that nobody reclaimed yet.
+-- lapsed counts leases past their expiry that nobody reclaimed yet;
+-- completed and cancelled count the kept ones (lib/kept.lua).
 queue_name(QUEUE)
 local now = now_ms()
 local waiting = waiting_count() +
@@ -37,4 +39,6 @@ return {
   redis.call('SISMEMBER', K.paused, QUEUE),
   head_at,
   now,
+  redis.call('ZCARD', K.completed),
+  redis.call('ZCARD', K.cancelled),
 }

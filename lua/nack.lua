@@ -6,9 +6,9 @@
 -- Dead-letters when forced, when max_attempts failed tries are reached, or
 -- when enqueued_at + retry_window has passed. A dead letter releases the
 -- job's dedup and ordering keys and is announced on {ns}:events.
--- include: check clock keys job_store lease retry
+-- include: check clock keys job_store lease retry kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  nothing else
+--   reads  kept, tombstones (only when the job is gone)
 --   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n
 -- ARGV[1] queue name   ARGV[2] wake-up channel
@@ -19,6 +19,7 @@
 -- code 1 applied: the failure is recorded; the job retries at due_ms or is dead
 -- code 2 already_recorded: this lease's failure was recorded by an earlier send; nothing changed
 -- code -1 lease_lost: the job is not held under this lease; nothing changed
+-- code -2 cancelled: an operator cancelled the job (cancel.lua); nothing changed
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
@@ -27,6 +28,7 @@ local err = ARGV[6]
 if type(err) ~= 'string' then fail('error text is missing') end
 local force = uint(ARGV[7], 'dead-letter flag', 1) == 1
 local m = load_meta(id)
+if not m and finished_as(id) == 'cancelled' then return { -2, 0, 0, 0 } end
 if not m or m[M.queue] ~= QUEUE then return { -1, 0, 0, 0 } end
 if lease ~= 0 and m[M.resolved_lease] == lease then
   return { 2, m[M.attempts], m[M.died_at] > 0 and 1 or 0, 0 }

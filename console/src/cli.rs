@@ -166,6 +166,10 @@ pub enum StateArg {
     Leased,
     /// In the dead-letter set.
     Dead,
+    /// Completed and kept by the queue's retention policy.
+    Completed,
+    /// Cancelled and kept by the queue's retention policy.
+    Cancelled,
 }
 
 impl StateArg {
@@ -176,6 +180,8 @@ impl StateArg {
             StateArg::Scheduled => redq::JobState::Scheduled,
             StateArg::Leased => redq::JobState::Leased,
             StateArg::Dead => redq::JobState::Dead,
+            StateArg::Completed => redq::JobState::Completed,
+            StateArg::Cancelled => redq::JobState::Cancelled,
         }
     }
 }
@@ -208,6 +214,11 @@ pub enum Command {
     Dead {
         #[command(subcommand)]
         command: DeadCommand,
+    },
+    /// Kept results: what a queue keeps of its finished jobs.
+    Retention {
+        #[command(subcommand)]
+        command: RetentionCommand,
     },
     /// Pause a queue: workers claim nothing from it until it is resumed.
     ///
@@ -330,6 +341,70 @@ pub enum JobsCommand {
                           redq jobs edit <ID> -   (the JSON from standard input)"
     )]
     Edit(JobsEdit),
+    /// Cancel one job in any state (a running job's worker is told at
+    /// once), or with --queue and --state every job of a queue in that state.
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["id", "queue"]),
+        override_usage = "redq jobs cancel [OPTIONS] <ID>\n       \
+                          redq jobs cancel [OPTIONS] --queue <QUEUE> --state <STATE> --yes"
+    )]
+    Cancel(JobsCancel),
+}
+
+/// What `redq jobs cancel` takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsCancel {
+    /// The job.
+    pub id: Option<String>,
+    /// Who cancels (kept with the job when its queue keeps finished jobs).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub by: String,
+    /// Every job of this queue in --state, in bounded batches.
+    #[arg(long, requires = "state", conflicts_with = "id")]
+    pub queue: Option<String>,
+    /// With --queue: waiting, scheduled, leased or dead.
+    #[arg(long, value_enum, requires = "queue")]
+    pub state: Option<StateArg>,
+    /// Required with --queue: a bulk cancel cannot be undone.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// `redq retention` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RetentionCommand {
+    /// What a queue keeps of its finished jobs, and how much it keeps now.
+    Show {
+        /// The queue.
+        queue: String,
+    },
+    /// Keep a queue's completed and cancelled jobs (with their results)
+    /// within these bounds; at least one of count, age and size.
+    Set {
+        /// The queue.
+        queue: String,
+        /// At most this many completed (and this many cancelled) jobs.
+        #[arg(long, value_name = "N")]
+        max_count: Option<u64>,
+        /// Forget kept jobs older than this (e.g. 7d, 12h).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        max_age: Option<Duration>,
+        /// At most about this many bytes of kept jobs.
+        #[arg(long, value_name = "BYTES")]
+        max_bytes: Option<u64>,
+        /// How long a forgotten job's tombstone lasts.
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1d")]
+        tombstone_age: Duration,
+    },
+    /// Stop keeping a queue's finished jobs and forget those kept
+    /// (tombstones stay until they expire).
+    Clear {
+        /// The queue.
+        queue: String,
+        /// Required: what is forgotten cannot be read again.
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// What `redq jobs promote` and `redq jobs retry` take.

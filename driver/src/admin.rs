@@ -34,6 +34,10 @@ pub struct QueueCounts {
     pub blocked: u64,
     /// Leases past their expiry that nobody reclaimed yet.
     pub lapsed: u64,
+    /// Completed jobs the queue keeps (see [`crate::kept`]).
+    pub completed: u64,
+    /// Cancelled jobs the queue keeps.
+    pub cancelled: u64,
     /// Claims hand out nothing while paused.
     pub paused: bool,
     /// Enqueue time of the job at the head of the queue.
@@ -56,6 +60,8 @@ impl QueueCounts {
             dead: self.dead + other.dead,
             blocked: self.blocked + other.blocked,
             lapsed: self.lapsed + other.lapsed,
+            completed: self.completed + other.completed,
+            cancelled: self.cancelled + other.cancelled,
             paused: self.paused || other.paused,
             head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -135,6 +141,8 @@ impl RedisQueue {
             dead: field(3)?,
             blocked: field(4)?,
             lapsed: field(5)?,
+            completed: field(9)?,
+            cancelled: field(10)?,
             paused: field(6)? == 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),
@@ -186,6 +194,17 @@ impl RedisQueue {
         count: usize,
     ) -> Result<Page<JobRecord>, QueueError> {
         limits::check_limit("page size", count, 1000)?;
+        if let Some(outcome) = crate::kept::Outcome::of_state(state) {
+            let page = self.list_kept(queue, outcome, offset, count).await?;
+            return Ok(Page {
+                total: page.total,
+                items: page
+                    .items
+                    .iter()
+                    .map(crate::kept::KeptJob::to_record)
+                    .collect(),
+            });
+        }
         if state == JobState::Blocked {
             return Err(QueueError::invalid(
                 "state",

@@ -71,17 +71,27 @@ codes! {
         Acknowledged = 1 "acknowledged",
         AlreadyGone = 0 "already_gone",
         LeaseLost = -1 "lease_lost",
+        Cancelled = -2 "cancelled",
     }
     /// `lua/nack.lua`.
     NackCode for "nack" {
         Applied = 1 "applied",
         AlreadyRecorded = 2 "already_recorded",
         LeaseLost = -1 "lease_lost",
+        Cancelled = -2 "cancelled",
     }
     /// `lua/extend.lua`.
     ExtendCode for "extend" {
         Extended = 1 "extended",
         LeaseLost = -1 "lease_lost",
+        Cancelled = -2 "cancelled",
+    }
+    /// `lua/cancel.lua`, by id.
+    CancelCode for "cancel" {
+        Cancelled = 1 "cancelled",
+        NotFound = 0 "not_found",
+        AlreadyCancelled = 2 "already_cancelled",
+        AlreadyCompleted = 3 "already_completed",
     }
     /// `lua/release.lua`.
     ReleaseCode for "release" {
@@ -184,6 +194,18 @@ pub(crate) fn lease_lost(lease: &Lease) -> QueueError {
     }
 }
 
+/// The fenced scripts' "an operator cancelled this job".
+pub(crate) fn job_cancelled(lease: &Lease) -> QueueError {
+    QueueError::JobCancelled {
+        id: lease.id.clone(),
+    }
+}
+
+/// A cancel code (decoded in `crate::kept::cancel`, matching every variant).
+pub(crate) fn cancel_code(code: Option<&Value>) -> Result<CancelCode, QueueError> {
+    CancelCode::from_reply(code)
+}
+
 /// One job's entry of an enqueue reply: its code and its id.
 pub(crate) fn enqueued(code: &Value, id: String) -> Result<Enqueued, QueueError> {
     Ok(match EnqueueCode::from_reply(Some(code))? {
@@ -198,6 +220,7 @@ pub(crate) fn acked(code: &Value, lease: &Lease) -> Result<Result<Acked, QueueEr
         AckCode::Acknowledged => Ok(Acked::Completed),
         AckCode::AlreadyGone => Ok(Acked::AlreadyGone),
         AckCode::LeaseLost => Err(lease_lost(lease)),
+        AckCode::Cancelled => Err(job_cancelled(lease)),
     })
 }
 
@@ -212,6 +235,7 @@ pub(crate) fn nacked(items: &[Value], lease: &Lease) -> Result<Nacked, QueueErro
     };
     match NackCode::from_reply(items.first())? {
         NackCode::LeaseLost => Err(lease_lost(lease)),
+        NackCode::Cancelled => Err(job_cancelled(lease)),
         NackCode::Applied | NackCode::AlreadyRecorded => {
             let (attempts, dead, due) = (field(1)? as u32, field(2)?, field(3)?);
             Ok(if dead == 1 {
@@ -238,6 +262,7 @@ pub(crate) fn extended(items: &[Value], lease: &Lease) -> Result<SystemTime, Que
             Ok(ms_to_time(expiry.max(0) as u64))
         }
         ExtendCode::LeaseLost => Err(lease_lost(lease)),
+        ExtendCode::Cancelled => Err(job_cancelled(lease)),
     }
 }
 

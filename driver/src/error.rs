@@ -44,6 +44,14 @@ pub enum QueueError {
         /// The lease that was presented (0 when none was known).
         lease_id: u64,
     },
+    /// An operator cancelled the job (see [`crate::kept`]): it is gone for
+    /// good and will not be retried. The holder's ack, nack or extend
+    /// changed nothing; the worker stops the job.
+    #[error("job {id} was cancelled by an operator")]
+    JobCancelled {
+        /// The job.
+        id: String,
+    },
     /// No job with this id exists (in the given queue, when one was named).
     #[error("no job {id}")]
     JobNotFound {

@@ -95,6 +95,10 @@ pub enum JobState {
     Dead,
     /// Waiting behind an earlier job with the same ordering key.
     Blocked,
+    /// Completed, and kept by its queue's retention policy (see [`crate::kept`]).
+    Completed,
+    /// Cancelled by an operator, and kept by its queue's retention policy.
+    Cancelled,
 }
 
 impl JobState {
@@ -106,6 +110,8 @@ impl JobState {
             JobState::Leased => "leased",
             JobState::Dead => "dead",
             JobState::Blocked => "blocked",
+            JobState::Completed => "completed",
+            JobState::Cancelled => "cancelled",
         }
     }
 
@@ -117,6 +123,8 @@ impl JobState {
             "leased" => JobState::Leased,
             "dead" => JobState::Dead,
             "blocked" => JobState::Blocked,
+            "completed" => JobState::Completed,
+            "cancelled" => JobState::Cancelled,
             _ => return None,
         })
     }

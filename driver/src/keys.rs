@@ -27,14 +27,16 @@
 //! | `{ns}:kept` | hash | job id → kept record of a finished (completed or cancelled) job, with its result |
 //! | `{ns}:q:<queue>:completed` | zset | kept completed jobs of the queue; score = finished at (ms) |
 //! | `{ns}:q:<queue>:cancelled` | zset | kept cancelled jobs of the queue; score = cancelled at (ms) |
-//! | `{ns}:tombstones` | hash | job id → outcome and time, once its kept record is trimmed |
-//! | `{ns}:tombstones:at` | zset | job id → when its tombstone was written (trim order) |
-//! | `{ns}:retention` | hash | queue → what the queue keeps of finished jobs |
+//! | `{ns}:tombstones` | hash | job id → `"<c\|x> <ms>"`: completed or cancelled, and when; once its kept record is trimmed, or for a cancel in a queue that keeps nothing |
+//! | `{ns}:tombstones:at` | zset | job id → when its tombstone expires (trim order) |
+//! | `{ns}:retention` | hash | queue → its retention policy `"max_count max_age_ms max_bytes tombstone_ms"`; `<queue>:bytes` → bytes its kept jobs are charged |
 //! | `{ns}:progress` | hash | job id → the running job's latest progress |
 //! | `{ns}:logs` | hash | job id → the job's log lines (bounded) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
+//! | `{ns}:wake:finished` | pub/sub channel | ids (space-separated) finished by one ack or cancel call of a queue that keeps jobs |
+//! | `{ns}:wake:holder:<node>:<instance>` | pub/sub channel | `"<job id> <lease id>"`: a job this holder leases was cancelled |
 //! | `{ns}:wake:<token>` | pub/sub channel | jobs handed to the worker parked with that token (msgpack `[id, payload, meta]`), then `fence` when it unparks |
 //! | `{ns}:schedules` | hash | schedule name → msgpack schedule record (queue, cron, time zone, payload, options, paused, last run) |
 //! | `{ns}:schedules:next` | zset | schedule name → next run (ms); absent while paused or once ended |
@@ -78,6 +80,14 @@ impl Keys {
     /// them: only looked for, to refuse a namespace in that layout.
     pub fn earlier_payloads(&self) -> String {
         self.key("payloads")
+    }
+    /// `{ns}:kept`: job id → kept record of a finished job.
+    pub fn kept(&self) -> String {
+        self.key("kept")
+    }
+    /// `{ns}:tombstones`: job id → tombstone of a finished job.
+    pub fn tombstones(&self) -> String {
+        self.key("tombstones")
     }
     /// `{ns}:queues`
     pub fn queues(&self) -> String {
@@ -127,10 +137,10 @@ impl Keys {
             self.queues(),
             self.paused(),
             q("parked"),
-            self.key("kept"),
+            self.kept(),
             q("completed"),
             q("cancelled"),
-            self.key("tombstones"),
+            self.tombstones(),
             self.key("tombstones:at"),
             self.key("retention"),
             self.key("progress"),

@@ -12,6 +12,7 @@ use crate::connect::RedisQueueBuilder;
 use crate::enqueue_args::{encode_into, EnqueueArgs, Jobs, ENQUEUE_FIELDS};
 use crate::handle::{Inner, RedisQueue};
 use crate::job::parse_payload;
+use crate::kept::Completion;
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
@@ -290,6 +291,25 @@ impl RedisQueue {
         &self,
         leases: &[Lease],
     ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
+        self.ack_batch_with(leases, &[]).await
+    }
+
+    /// [`RedisQueue::ack_batch`] with each job's [`Completion`] (its result
+    /// and run time, kept when its queue keeps finished jobs, see
+    /// [`crate::kept`]): `completions` is empty or one per lease. Sent in
+    /// the same one call per queue and 1000 jobs.
+    pub async fn ack_batch_with(
+        &self,
+        leases: &[Lease],
+        completions: &[Completion],
+    ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
+        if !completions.is_empty() && completions.len() != leases.len() {
+            return Err(QueueError::invalid(
+                "completions",
+                completions.len().to_string(),
+                format!("none, or one per lease ({})", leases.len()),
+            ));
+        }
         for lease in leases {
             limits::check_id(&lease.id)?;
             self.queue_keys(&lease.queue)?;
@@ -311,11 +331,16 @@ impl RedisQueue {
         }
         let calls = by_queue.iter().flat_map(|(queue, indexes)| {
             indexes.chunks(limits::MAX_CLAIM).map(move |chunk| {
-                let mut args = Vec::with_capacity(1 + 2 * chunk.len());
+                let per_job = if completions.is_empty() { 2 } else { 4 };
+                let mut args = Vec::with_capacity(1 + per_job * chunk.len());
                 args.push(num(chunk.len() as u64));
                 for &i in chunk {
                     args.push(text(leases[i].id.as_str()));
                     args.push(num(leases[i].lease_id));
+                    if let Some(done) = completions.get(i) {
+                        args.push(num(done.run_ms()));
+                        args.push(text(done.result_json()));
+                    }
                 }
                 async move { (chunk, self.run(Op::Ack, queue, args).await) }
             })

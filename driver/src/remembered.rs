@@ -43,7 +43,10 @@ impl<V: Clone> Remembered<V> {
     /// when the outcome is unknown (a timeout, a dropped connection), so a
     /// retried call is handled the same way.
     pub fn forget_unless_transient<T>(&self, id: &str, result: &Result<T, QueueError>) {
-        if matches!(result, Ok(_) | Err(QueueError::LeaseLost { .. })) {
+        if matches!(
+            result,
+            Ok(_) | Err(QueueError::LeaseLost { .. } | QueueError::JobCancelled { .. })
+        ) {
             self.0.lock().expect("remembered jobs poisoned").remove(id);
         }
     }

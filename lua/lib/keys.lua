@@ -26,8 +26,10 @@
 --   KEYS[21] {ns}:q:Q:completed   zset   id -> finished at (unix ms): Q's kept completed jobs
 --   KEYS[22] {ns}:q:Q:cancelled   zset   id -> cancelled at (unix ms): Q's kept cancelled jobs
 --   KEYS[23] {ns}:tombstones      hash   id -> outcome and time, once the kept record is gone
---   KEYS[24] {ns}:tombstones:at   zset   id -> when its tombstone was written (trim order)
---   KEYS[25] {ns}:retention       hash   queue -> what Q keeps of finished jobs
+--                                        (lib/kept_record.lua)
+--   KEYS[24] {ns}:tombstones:at   zset   id -> when its tombstone expires (trim order)
+--   KEYS[25] {ns}:retention       hash   queue -> what Q keeps of finished jobs, and
+--                                        "Q:bytes" -> what they are charged (lib/kept.lua)
 --   KEYS[26] {ns}:progress        hash   id -> the running job's latest progress
 --   KEYS[27] {ns}:logs            hash   id -> the job's log lines (bounded)
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.

@@ -7,6 +7,7 @@ mod enqueue;
 mod jobs;
 mod known;
 mod listing;
+mod retention;
 
 pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
 
@@ -28,6 +29,11 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             D::List { .. } | D::Show { .. } => None,
         },
         Command::Jobs { command, .. } => jobs::mutates(command),
+        Command::Retention { command } => match command {
+            crate::cli::RetentionCommand::Show { .. } => None,
+            crate::cli::RetentionCommand::Set { .. } => Some("retention set"),
+            crate::cli::RetentionCommand::Clear { .. } => Some("retention clear"),
+        },
         Command::Demo { .. } => Some("demo"),
         _ => None,
     }
@@ -56,6 +62,7 @@ pub async fn run(
         }
         Command::Jobs { command, list } => jobs::run(&queue, command, list, json).await,
         Command::Dead { command } => dead::run(&queue, command, json).await,
+        Command::Retention { command } => retention::run(&queue, command, json).await,
         Command::Pause {
             queue: name,
             allow_unknown,

@@ -172,6 +172,9 @@ impl MemoryQueue {
             dead: count(|q| q.dead.len()),
             blocked: count(|q| q.blocked),
             lapsed: index.map_or(0, |q| q.leased.range(..=(now, u64::MAX)).count()) as u64,
+            // A MemoryQueue keeps no finished jobs (see `crate::kept`).
+            completed: 0,
+            cancelled: 0,
             paused: false,
             head_enqueued_at: index
                 .and_then(|q| q.waiting.first_key_value())

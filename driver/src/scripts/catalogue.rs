@@ -48,6 +48,10 @@ scripts! {
     DeleteJob => "delete_job",
     EditJob => "edit_job",
     Pause => "pause",
+    Cancel => "cancel",
+    Retention => "retention",
+    KeptGet => "kept_get",
+    KeptList => "kept_list",
 }
 
 /// Declares [`MODULES`] from the module names.
@@ -77,6 +81,8 @@ modules![
     due,
     parked,
     handoff,
+    kept_record,
+    kept,
     job_state,
 ];
 

@@ -8,13 +8,15 @@
 use tokio::sync::{mpsc, oneshot};
 
 use super::backend::{Backend, Held};
+use crate::kept::Completion;
 use crate::{Acked, QueueError};
 
 /// What the acker tells a job.
 pub(crate) type AckReply = Result<Acked, QueueError>;
 
-/// One finished job waiting for its acknowledgement.
-pub(crate) type AckRequest = (Held, oneshot::Sender<AckReply>);
+/// One finished job waiting for its acknowledgement, with its result and
+/// run time (sent in the same call).
+pub(crate) type AckRequest = (Held, Completion, oneshot::Sender<AckReply>);
 
 /// Most acknowledgements sent in one batch.
 const BATCH: usize = 500;
@@ -23,9 +25,16 @@ const BATCH: usize = 500;
 pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
-        let (leases, replies): (Vec<Held>, Vec<oneshot::Sender<AckReply>>) =
-            batch.drain(..).unzip();
-        for (reply, outcome) in replies.into_iter().zip(backend.ack_batch(leases).await) {
+        let mut leases = Vec::with_capacity(batch.len());
+        let mut completions = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        for (lease, completion, reply) in batch.drain(..) {
+            leases.push(lease);
+            completions.push(completion);
+            replies.push(reply);
+        }
+        let outcomes = backend.ack_batch(leases, completions).await;
+        for (reply, outcome) in replies.into_iter().zip(outcomes) {
             let _ = reply.send(outcome);
         }
     }

@@ -36,6 +36,7 @@ use std::time::{Duration, SystemTime};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::kept::Completion;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
 
 /// Where a [`Worker`](super::Worker) claims its jobs: a [`RedisQueue`], a
@@ -160,27 +161,42 @@ impl Backend {
     /// Acknowledge `leases`, each outcome in input order. A batch that could
     /// not be sent gives each of its leases the reason. Takes the leases by
     /// value so the one-namespace path moves them, copying nothing per job.
-    pub async fn ack_batch(&self, leases: Vec<Held>) -> Vec<Result<Acked, QueueError>> {
+    /// Each lease's [`Completion`] (result, run time) goes in the same call;
+    /// a memory queue keeps no results.
+    pub async fn ack_batch(
+        &self,
+        leases: Vec<Held>,
+        completions: Vec<Completion>,
+    ) -> Vec<Result<Acked, QueueError>> {
         let n = leases.len();
         match self {
             Backend::Memory(memory) => leases.iter().map(|h| memory.ack_held(&h.lease)).collect(),
             Backend::Redis(redis) => {
                 let leases: Vec<Lease> = leases.into_iter().map(|h| h.lease).collect();
-                batch_outcomes(redis.ack_batch(&leases).await, n)
+                batch_outcomes(redis.ack_batch_with(&leases, &completions).await, n)
             }
             Backend::Sharded(sharded) => {
-                let mut groups: Vec<(Vec<usize>, Vec<Lease>)> =
-                    vec![(Vec::new(), Vec::new()); sharded.shards().len()];
-                for (position, held) in leases.into_iter().enumerate() {
+                type Group = (Vec<usize>, Vec<Lease>, Vec<Completion>);
+                let mut groups: Vec<Group> =
+                    vec![(Vec::new(), Vec::new(), Vec::new()); sharded.shards().len()];
+                let completions = completions
+                    .into_iter()
+                    .chain(std::iter::repeat_with(Completion::default));
+                for (position, (held, completion)) in
+                    leases.into_iter().zip(completions).enumerate()
+                {
                     groups[held.shard].0.push(position);
                     groups[held.shard].1.push(held.lease);
+                    groups[held.shard].2.push(completion);
                 }
                 let sends = groups
                     .iter()
                     .enumerate()
-                    .filter(|(_, (positions, _))| !positions.is_empty())
-                    .map(|(shard, (positions, leases))| async move {
-                        let done = sharded.shards()[shard].ack_batch(leases).await;
+                    .filter(|(_, (positions, _, _))| !positions.is_empty())
+                    .map(|(shard, (positions, leases, completions))| async move {
+                        let done = sharded.shards()[shard]
+                            .ack_batch_with(leases, completions)
+                            .await;
                         (positions, batch_outcomes(done, leases.len()))
                     });
                 let mut outcomes: Vec<Option<Result<Acked, QueueError>>> =

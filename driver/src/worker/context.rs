@@ -53,6 +53,8 @@ pub struct JobCx {
     pub(crate) lease_expires_at: Arc<Mutex<SystemTime>>,
     pub(crate) cancel: CancellationToken,
     pub(crate) services: Services,
+    /// The result set with [`JobCx::set_result`], as JSON.
+    pub(crate) result: Arc<Mutex<Option<String>>>,
 }
 
 impl JobCx {
@@ -86,7 +88,9 @@ impl JobCx {
     }
 
     /// True once the job should stop: the worker is shutting down past its
-    /// grace period, or the lease was lost to another worker.
+    /// grace period, the lease was lost to another worker, or an operator
+    /// cancelled the job (see [`crate::kept`]; the job is gone for good and
+    /// its ack would change nothing).
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }
@@ -94,6 +98,25 @@ impl JobCx {
     /// Resolves when the job should stop (see [`JobCx::is_cancelled`]).
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
+    }
+
+    /// The job's result, kept with it when its queue keeps finished jobs
+    /// (see [`crate::kept`]) and sent with its acknowledgement (no extra
+    /// round trip). A later call replaces an earlier one. Refused, never
+    /// cut, when its JSON is over [`crate::kept::MAX_RESULT_BYTES`]; the
+    /// job may still succeed without one.
+    pub fn set_result<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<(), crate::QueueError> {
+        let json = crate::kept::result_json(value)?;
+        *self.result.lock().expect("job result poisoned") = Some(json);
+        Ok(())
+    }
+
+    /// The result set so far, as JSON text (inline mode and tests read it).
+    pub fn result_json(&self) -> Option<String> {
+        self.result.lock().expect("job result poisoned").clone()
     }
 
     /// The service of type `T` registered on the worker.
@@ -116,6 +139,7 @@ impl JobCx {
             lease_expires_at: Arc::new(Mutex::new(SystemTime::UNIX_EPOCH)),
             cancel: CancellationToken::new(),
             services,
+            result: Arc::default(),
         }
     }
 }

@@ -12,11 +12,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::backend::{Backend, Claimed, Held};
+use super::cancels::RunningJobs;
 use super::context::{JobCx, Services};
 use super::error::JobError;
 use super::events::JobFailed;
 use super::presence::Totals;
 use super::registry::Registry;
+use crate::kept::Completion;
 use crate::{Job, Nacked, QueueError};
 
 /// What every job task of one worker shares.
@@ -34,13 +36,23 @@ pub(crate) struct Shared {
     /// Cancelled when the grace period is over: running jobs are dropped and
     /// released.
     pub hard_stop: CancellationToken,
+    /// The jobs running now, for operators' cancels (`super::cancels`).
+    pub running: Arc<RunningJobs>,
 }
 
 enum Outcome {
     Succeeded,
     Failed(JobError),
     LeaseLost,
+    /// An operator cancelled the job (its heartbeat said so).
+    Cancelled,
     Interrupted,
+}
+
+/// Why the lease could not be kept.
+enum Lost {
+    ToAnother,
+    Cancelled,
 }
 
 /// Counts a job in flight for as long as it lives.
@@ -100,7 +112,13 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
         lease_expires_at: Arc::new(Mutex::new(job.lease_expires_at)),
         cancel: shared.shutdown.child_token(),
         services: shared.services.clone(),
+        result: Arc::default(),
     };
+    // An operator's cancel fires `cx.cancel` through the holder channel.
+    let _running = shared
+        .running
+        .start(&job.id, job.lease_id, cx.cancel.clone());
+    let started = std::time::Instant::now();
     let future = match runner.start(&job.payload, &cx) {
         Ok(future) => future,
         Err(why) => return dead_letter(shared, &job, &lease, &why).await,
@@ -115,11 +133,20 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             Ok(Err(panic)) => Outcome::Failed(JobError::retry(format!("panicked: {}", panic_message(&*panic)))),
             Err(_) => Outcome::Failed(JobError::retry(format!("timed out after {timeout:?}"))),
         },
-        () = keep_lease(&shared.queue, &lease, shared.lease, &cx) => Outcome::LeaseLost,
+        lost = keep_lease(&shared.queue, &lease, shared.lease, &cx) => match lost {
+            Lost::ToAnother => Outcome::LeaseLost,
+            Lost::Cancelled => Outcome::Cancelled,
+        },
         () = shared.hard_stop.cancelled() => Outcome::Interrupted,
     };
     match outcome {
-        Outcome::Succeeded => match acknowledge(shared, lease).await {
+        Outcome::Succeeded => match acknowledge(
+            shared,
+            lease,
+            Completion::with_json(cx.result_json(), started.elapsed()),
+        )
+        .await
+        {
             Ok(_) => {
                 shared.totals.processed.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!("completed");
@@ -127,6 +154,9 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             Err(QueueError::LeaseLost { .. }) => tracing::warn!(
                 "finished, but the lease was lost meanwhile; another worker may run it again"
             ),
+            Err(QueueError::JobCancelled { .. }) => {
+                tracing::info!("finished, but an operator had cancelled it: not acknowledged")
+            }
             Err(e) => tracing::error!(
                 error = %e,
                 "finished, but the acknowledgement failed; the job will run again after its lease lapses"
@@ -143,6 +173,10 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             cx.cancel.cancel();
             tracing::warn!("lease lost to another worker: job cancelled and not acknowledged");
         }
+        Outcome::Cancelled => {
+            cx.cancel.cancel();
+            tracing::info!("cancelled by an operator: job stopped");
+        }
         Outcome::Interrupted => {
             cx.cancel.cancel();
             match shared.queue.release(&lease).await {
@@ -158,12 +192,16 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
 }
 
 /// Hand the lease to the acker and wait for this job's own outcome.
-async fn acknowledge(shared: &Shared, lease: Held) -> Result<crate::Acked, QueueError> {
+async fn acknowledge(
+    shared: &Shared,
+    lease: Held,
+    completion: Completion,
+) -> Result<crate::Acked, QueueError> {
     let (reply, outcome) = tokio::sync::oneshot::channel();
-    if let Err(unsent) = shared.acks.send((lease, reply)) {
+    if let Err(unsent) = shared.acks.send((lease, completion, reply)) {
         // The acker is gone (only while the worker winds down): ack directly.
-        let (lease, _) = unsent.0;
-        let mut outcomes = shared.queue.ack_batch(vec![lease]).await;
+        let (lease, completion, _) = unsent.0;
+        let mut outcomes = shared.queue.ack_batch(vec![lease], vec![completion]).await;
         return outcomes
             .pop()
             .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())));
@@ -174,14 +212,16 @@ async fn acknowledge(shared: &Shared, lease: Held) -> Result<crate::Acked, Queue
 }
 
 /// Extend the lease every third of its length for as long as the job runs;
-/// return only when the lease was lost (the caller then drops the job).
-async fn keep_lease(queue: &Backend, lease: &Held, length: Duration, cx: &JobCx) {
+/// return only when the lease was lost or the job cancelled (the caller then
+/// drops the job).
+async fn keep_lease(queue: &Backend, lease: &Held, length: Duration, cx: &JobCx) -> Lost {
     let every = length / 3;
     loop {
         tokio::time::sleep(every).await;
         match queue.extend(lease, length).await {
             Ok(expiry) => *cx.lease_expires_at.lock().expect("lease deadline poisoned") = expiry,
-            Err(QueueError::LeaseLost { .. }) => return,
+            Err(QueueError::LeaseLost { .. }) => return Lost::ToAnother,
+            Err(QueueError::JobCancelled { .. }) => return Lost::Cancelled,
             Err(e) => tracing::warn!(error = %e, "lease extension failed; retrying"),
         }
     }
@@ -226,6 +266,12 @@ async fn report_failure(
         }
         Err(QueueError::LeaseLost { .. }) => {
             tracing::warn!(error, "failed, but the lease was lost meanwhile")
+        }
+        Err(QueueError::JobCancelled { .. }) => {
+            tracing::info!(
+                error,
+                "failed, but an operator had cancelled it: not retried"
+            )
         }
         Err(e) => {
             tracing::error!(error, report_error = %e, "failed, and recording the failure failed; it returns after its lease lapses")

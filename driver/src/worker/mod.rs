@@ -93,6 +93,7 @@
 
 mod acker;
 mod backend;
+mod cancels;
 mod context;
 mod error;
 mod events;
@@ -222,6 +223,7 @@ impl Worker {
                 acks,
                 shutdown: CancellationToken::new(),
                 hard_stop: CancellationToken::new(),
+                running: Arc::default(),
             }),
             options,
         })
@@ -258,7 +260,7 @@ impl Worker {
         let acker = tokio::spawn(acker::run(shared.queue.clone(), ack_requests));
         let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
         let background = CancellationToken::new();
-        let inbox = Arc::new(wake::Inbox::new());
+        let inbox = Arc::new(wake::Inbox::new(shared.running.clone()));
         let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
         let may_park = options.handoff && shared.queue.handoff().is_some();
         let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);

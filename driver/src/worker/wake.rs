@@ -12,6 +12,7 @@ use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
+use super::cancels::RunningJobs;
 use crate::park::{decode_handoff, FENCE};
 use crate::{Job, RedisQueue};
 
@@ -31,11 +32,15 @@ pub(crate) struct Inbox {
     /// `Notify` keeps one pending permit, so a wake-up that arrives between
     /// an empty claim and the worker going to sleep is not lost.
     pub wake: Notify,
+    /// The jobs running now: an operator's cancel on the holder channel
+    /// fires theirs (`super::cancels`).
+    pub running: Arc<RunningJobs>,
 }
 
 impl Inbox {
-    pub fn new() -> Self {
+    pub fn new(running: Arc<RunningJobs>) -> Self {
         Inbox {
+            running,
             token: rand::random::<u64>() >> 1,
             listening: AtomicBool::new(false),
             fences: AtomicU64::new(0),
@@ -85,12 +90,15 @@ async fn listen(
     }
     let channel = queue.wake_channel();
     let own = queue.handoff_channel(inbox.token);
+    // Cancels of jobs this worker holds: the channel follows from the lease
+    // holder's identity, which every job record carries.
+    let holder = queue.holder_channel(queue.identity());
     let mut messages = subscriber.message_rx();
     let mut errors = subscriber.error_rx();
     let mut reconnects = subscriber.reconnect_rx();
     let resubscribe = subscriber.manage_subscriptions();
     match subscriber
-        .subscribe(vec![channel.as_str(), own.as_str()])
+        .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
         .await
     {
         Ok(()) => {
@@ -124,6 +132,17 @@ async fn listen(
                     }
                     inbox.wake.notify_one();
                 }
+                Ok(message) if message.channel.as_bytes() == holder.as_bytes() => {
+                    let body = message.value.as_str().map(|s| s.to_string()).unwrap_or_default();
+                    match super::cancels::parse_cancel(&body) {
+                        Some((id, lease)) => {
+                            if inbox.running.cancel(id, lease) {
+                                tracing::info!(id, "an operator cancelled a running job; its cancellation fired");
+                            }
+                        }
+                        None => tracing::warn!(message = %body, "unreadable cancel message"),
+                    }
+                }
                 Ok(message) => {
                     let name = message.value.as_str().map(|s| s.to_string()).unwrap_or_default();
                     if ours.contains(name.as_str()) {
@@ -153,7 +172,7 @@ async fn listen(
             // subscribing twice is harmless) before parking is allowed again,
             // and have the worker look at what became due meanwhile.
             Ok(_) = reconnects.recv() => {
-                if subscriber.subscribe(vec![channel.as_str(), own.as_str()]).await.is_ok() {
+                if subscriber.subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()]).await.is_ok() {
                     inbox.listening.store(true, Ordering::Release);
                 }
                 inbox.due.store(true, Ordering::Release);

@@ -16,7 +16,11 @@
 //! - ordering keys: each key held by a live job of that key, every other
 //!   live job of the key blocked behind it, the per-queue blocked counters
 //!   equal to what is blocked;
-//! - dedup keys point to live jobs carrying that key.
+//! - dedup keys point to live jobs carrying that key;
+//! - kept (finished) jobs: a kept record in `{ns}:kept` is not a live job
+//!   (not in `{ns}:jobs`), and is in exactly one of its own queue's
+//!   `completed` / `cancelled` sets, the one its outcome names; those sets
+//!   hold only kept jobs.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -28,19 +32,23 @@ use super::meta::Meta;
 use super::violation::{Violation, ViolationKind};
 
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
--- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n,
---       then per queue: waiting scheduled leased dead (zsets) and fifo (list)
+-- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n kept,
+--       then per queue: waiting scheduled leased dead (zsets), fifo (list),
+--       completed cancelled (zsets)
 local out = {
   redis.call('HGETALL', KEYS[1]),
   redis.call('HGETALL', KEYS[2]), redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES'),
   redis.call('HGETALL', KEYS[4]), redis.call('ZRANGE', KEYS[5], 0, -1),
   redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
+  redis.call('HGETALL', KEYS[8]),
 }
-for i = 8, #KEYS, 5 do
+for i = 9, #KEYS, 7 do
   for j = i, i + 3 do
     out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   end
   out[#out + 1] = redis.call('LRANGE', KEYS[i + 4], 0, -1)
+  out[#out + 1] = redis.call('ZRANGE', KEYS[i + 5], 0, -1)
+  out[#out + 1] = redis.call('ZRANGE', KEYS[i + 6], 0, -1)
 end
 return out
 "#;
@@ -67,6 +75,29 @@ pub struct Dump {
     pub states: BTreeMap<(String, String), BTreeMap<String, f64>>,
     /// queue -> its fifo list (waiting priority-0 jobs), head first.
     pub fifo: BTreeMap<String, Vec<String>>,
+    /// Kept finished jobs: id -> (outcome, queue) from their kept records
+    /// (`lua/lib/kept_record.lua`: fields 1 and 2); `None` when undecodable.
+    pub kept: BTreeMap<String, Option<(String, String)>>,
+    /// (queue, "completed" | "cancelled") -> the ids that set holds.
+    pub finished: BTreeMap<(String, String), BTreeSet<String>>,
+}
+
+/// The kept states, each a per-queue sorted set of ids.
+pub const KEPT_STATES: [&str; 2] = ["completed", "cancelled"];
+
+/// The outcome and queue of a kept record (a msgpack array whose first two
+/// fields are both text), decoded here rather than by the driver.
+fn kept_outcome_and_queue(raw: &[u8]) -> Option<(String, String)> {
+    let mut rest = raw;
+    match rmpv::decode::read_value(&mut rest).ok()? {
+        rmpv::Value::Array(fields) => match (fields.first()?, fields.get(1)?) {
+            (rmpv::Value::String(o), rmpv::Value::String(q)) => {
+                Some((o.as_str()?.to_owned(), q.as_str()?.to_owned()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn bytes(v: &Value) -> Vec<u8> {
@@ -110,6 +141,7 @@ impl Dump {
             "ord:blocked",
             "ord:ready",
             "ord:blocked:n",
+            "kept",
         ]
         .iter()
         .map(|s| key(s))
@@ -119,6 +151,9 @@ impl Dump {
                 keys.push(key(&format!("q:{queue}:{state}")));
             }
             keys.push(key(&format!("q:{queue}:fifo")));
+            for state in KEPT_STATES {
+                keys.push(key(&format!("q:{queue}:{state}")));
+            }
         }
         let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
         let parts = items(&reply);
@@ -144,7 +179,10 @@ impl Dump {
         dump.ord_blocked_n = pairs(&parts[6])
             .map(|(k, v)| (text(k), text(v).parse().unwrap_or(i64::MIN)))
             .collect();
-        let mut i = 7;
+        dump.kept = pairs(&parts[7])
+            .map(|(id, raw)| (text(id), kept_outcome_and_queue(&bytes(raw))))
+            .collect();
+        let mut i = 8;
         for queue in &queues {
             for state in STATES {
                 let members = pairs(&parts[i])
@@ -157,6 +195,11 @@ impl Dump {
             let fifo = items(&parts[i]).iter().map(text).collect();
             dump.fifo.insert(queue.clone(), fifo);
             i += 1;
+            for state in KEPT_STATES {
+                let ids = items(&parts[i]).iter().map(text).collect();
+                dump.finished.insert((queue.clone(), state.to_owned()), ids);
+                i += 1;
+            }
         }
         Ok(dump)
     }
@@ -318,7 +361,49 @@ impl Dump {
         self.check_fifo(&mut out);
         self.check_ordering(&placements, &mut out);
         self.check_dedup(&mut out);
+        self.check_kept(&mut out);
         out
+    }
+
+    /// Kept jobs are finished: not live, in exactly the one finished set
+    /// their record names, and those sets hold nothing else.
+    fn check_kept(&self, out: &mut Vec<Violation>) {
+        let mut indexed: HashMap<&String, Vec<&(String, String)>> = HashMap::new();
+        for (place, ids) in &self.finished {
+            for id in ids {
+                indexed.entry(id).or_default().push(place);
+                if !self.kept.contains_key(id) {
+                    out.push(Violation::new(
+                        ViolationKind::IndexWithoutRecord,
+                        format!("{place:?} holds {id}, which has no kept record"),
+                    ));
+                }
+            }
+        }
+        for (id, record) in &self.kept {
+            let Some((outcome, queue)) = record else {
+                out.push(Violation::new(
+                    ViolationKind::UndecodableRecord,
+                    format!("kept job {id}: record does not decode"),
+                ));
+                continue;
+            };
+            if self.jobs.contains_key(id) {
+                out.push(Violation::new(
+                    ViolationKind::NotInOneState,
+                    format!("job {id} is both live and kept as {outcome}"),
+                ));
+            }
+            let places = indexed.get(id).cloned().unwrap_or_default();
+            if places.len() != 1 || places[0] != &(queue.clone(), outcome.clone()) {
+                out.push(Violation::new(
+                    ViolationKind::NotInOneState,
+                    format!(
+                        "kept job {id} ({outcome} in queue {queue:?}) is in {places:?}, expected exactly that one"
+                    ),
+                ));
+            }
+        }
     }
 
     /// What the fifo list may hold beyond what every index may: only jobs

@@ -2,6 +2,8 @@
 //! harness that starts them included): one binary, a module per area, so
 //! the dependency tree is linked once rather than once per file.
 
+mod cancel_races;
+mod cancel_states;
 mod claim_order;
 mod coalescing;
 mod concurrency;
@@ -14,6 +16,7 @@ mod enqueue;
 mod fencing;
 mod handoff;
 mod harness;
+mod kept_results;
 mod noscript;
 mod ordering;
 mod out_of_memory;

@@ -1,5 +1,6 @@
 //! `redq jobs list|show|…`: one file per subcommand, dispatched here.
 
+mod cancel;
 mod changes;
 mod delete;
 mod edit;
@@ -20,6 +21,7 @@ pub fn mutates(command: &Option<JobsCommand>) -> Option<&'static str> {
         Some(JobsCommand::Retry(_)) => Some("jobs retry"),
         Some(JobsCommand::Delete(_)) => Some("jobs delete"),
         Some(JobsCommand::Edit(_)) => Some("jobs edit"),
+        Some(JobsCommand::Cancel(_)) => Some("jobs cancel"),
     }
 }
 
@@ -53,5 +55,6 @@ pub async fn run(
             };
             edit::run(queue, &args.id, source, json).await
         }
+        Some(JobsCommand::Cancel(args)) => cancel::run(queue, args, json).await,
     }
 }

@@ -51,6 +51,8 @@ fn queue(name: &str, dead: u64) -> QueueRow {
             dead,
             blocked: 0,
             lapsed: 0,
+            completed: 0,
+            cancelled: 0,
             paused: false,
             head_enqueued_at: None,
             now: now(),

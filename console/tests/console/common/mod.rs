@@ -36,6 +36,8 @@ pub fn counts(queue: &str, waiting: u64, scheduled: u64, leased: u64, dead: u64)
         dead,
         blocked: 0,
         lapsed: 0,
+        completed: 0,
+        cancelled: 0,
         paused: false,
         head_enqueued_at: (waiting > 0).then(|| ago(95)),
         now: now(),

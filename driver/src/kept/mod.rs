@@ -1,0 +1,146 @@
+//! Cancelling jobs, and kept results: what a queue keeps of its finished
+//! jobs.
+//!
+//! # Kept results
+//!
+//! By default a completed job vanishes. A queue with a [`Retention`] policy
+//! (set live with [`RedisQueue::set_retention`], `redq retention set`)
+//! keeps its completed and cancelled jobs as [`KeptJob`]s: outcome, name,
+//! attempt, holder, enqueue and finish times, run time, the handler's
+//! result ([`JobCx::set_result`](crate::worker::JobCx::set_result), or
+//! [`Completion::result`] with [`RedisQueue::ack_with`]), and for a cancel
+//! who cancelled it and in which state. The policy bounds them by count
+//! (per outcome), age and bytes; each ack or cancel of the queue trims a
+//! bounded amount (at most twice what it added plus 16, 1000 at most), so no
+//! call walks the whole set, and a flood is followed back down within a few
+//! calls. A trimmed record leaves a [`Tombstone`] (about 15 bytes of value
+//! plus its two entries), which answers "did it complete, when" until its
+//! own age ([`Retention::tombstone_age`]) passes.
+//!
+//! Without a policy an ack costs what it always did plus one `HGET` of the
+//! policy per ack call (a batch of up to 1000 jobs), nothing per job. With
+//! one, each acknowledged job costs one more record decode and its share of
+//! one `HSET`, `ZADD`, `HINCRBY` and `PUBLISH` per call, and the trim.
+//!
+//! [`RedisQueue::result`] reads what became of a job ([`JobResult`]);
+//! [`RedisQueue::wait_for`] waits for it to finish: it subscribes to the
+//! namespace's finished channel (`{ns}:wake:finished`, where acks and
+//! cancels of queues that keep jobs publish the ids they finished), then
+//! reads, and reads again only when a message names the job: no polling.
+//!
+//! # Cancel
+//!
+//! [`RedisQueue::cancel`] cancels one job in any state (one script,
+//! `lua/cancel.lua`): a waiting, scheduled, blocked or dead job leaves for
+//! good, its dedup key freed and its ordering key passed on. A leased job
+//! leaves too, and its holder is told at once on its holder channel
+//! (`{ns}:wake:holder:<node>:<instance>`, from the lease's holder identity,
+//! which every [`Worker`](crate::worker::Worker) listens on): the job's
+//! [`JobCx::cancelled`](crate::worker::JobCx::cancelled) fires. The holder's
+//! later ack, nack or extend fails with [`QueueError::JobCancelled`] and
+//! changes nothing; the worker stops the job at its next heartbeat if it has
+//! not returned by then. A lapsed lease cannot bring it back: it is in no
+//! index any more. [`RedisQueue::cancel_all`] cancels a queue's jobs in one
+//! state in batches of 1000, with progress.
+//!
+//! These are [`RedisQueue`] and [`Operator`](crate::Operator) calls;
+//! [`MemoryQueue`](crate::MemoryQueue) keeps no results and cannot cancel.
+
+mod cancel;
+mod record;
+mod retention;
+mod wait;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use cancel::{count_in_state, CancelOutcome, CANCEL_BATCH, MAX_CANCELLED_BY};
+pub use record::{KeptJob, Outcome, Tombstone};
+pub use retention::{Retention, RetentionState};
+pub use wait::JobResult;
+
+use crate::QueueError;
+
+/// The largest result kept with a job: 64 KiB of JSON.
+pub const MAX_RESULT_BYTES: usize = 65_536;
+
+/// How a job completed, sent with its acknowledgement: the handler's result
+/// and how long the run took. Kept only when the queue keeps finished jobs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Completion {
+    result: Option<String>,
+    run_time: Duration,
+}
+
+impl Completion {
+    /// No result, run time unknown.
+    pub fn new() -> Completion {
+        Completion::default()
+    }
+
+    /// The handler's result, stored as JSON. Refused (never cut) when its
+    /// JSON is over [`MAX_RESULT_BYTES`].
+    pub fn result<T: Serialize + ?Sized>(mut self, value: &T) -> Result<Completion, QueueError> {
+        self.result = Some(result_json(value)?);
+        Ok(self)
+    }
+
+    /// How long the run took.
+    #[must_use]
+    pub fn run_time(mut self, run_time: Duration) -> Completion {
+        self.run_time = run_time;
+        self
+    }
+
+    pub(crate) fn with_json(result: Option<String>, run_time: Duration) -> Completion {
+        Completion { result, run_time }
+    }
+
+    pub(crate) fn run_ms(&self) -> u64 {
+        (self.run_time.as_millis() as u64).min(crate::limits::MAX_DURATION.as_millis() as u64)
+    }
+
+    pub(crate) fn result_json(&self) -> String {
+        self.result.clone().unwrap_or_default()
+    }
+}
+
+/// `value` as JSON, refused when over [`MAX_RESULT_BYTES`].
+pub(crate) fn result_json<T: Serialize + ?Sized>(value: &T) -> Result<String, QueueError> {
+    let json = serde_json::to_string(value).map_err(|e| QueueError::Invalid {
+        what: "job result",
+        value: String::new(),
+        rule: format!("a value that serializes to JSON ({e})"),
+    })?;
+    if json.len() > MAX_RESULT_BYTES {
+        return Err(QueueError::Invalid {
+            what: "job result",
+            value: format!("{} bytes of JSON", json.len()),
+            rule: format!("at most {MAX_RESULT_BYTES} bytes of JSON; keep large outputs elsewhere and return a reference"),
+        });
+    }
+    Ok(json)
+}
+
+impl crate::RedisQueue {
+    /// [`RedisQueue::ack`](crate::RedisQueue::ack) with the job's
+    /// [`Completion`]: its result and run time are kept when its queue keeps
+    /// finished jobs. Fails with [`QueueError::JobCancelled`] when an
+    /// operator cancelled the job meanwhile.
+    pub async fn ack_with(
+        &self,
+        lease: &crate::Lease,
+        completion: Completion,
+    ) -> Result<crate::Acked, QueueError> {
+        let mut outcomes = self
+            .ack_batch_with(
+                std::slice::from_ref(lease),
+                std::slice::from_ref(&completion),
+            )
+            .await?;
+        outcomes
+            .pop()
+            .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())))
+    }
+}

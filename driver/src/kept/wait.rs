@@ -1,0 +1,224 @@
+//! What became of a job (`lua/kept_get.lua`), waiting for it to finish,
+//! and listing a queue's kept jobs (`lua/kept_list.lua`).
+
+use std::time::Duration;
+
+use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
+use serde::Serialize;
+
+use super::{KeptJob, Outcome, Tombstone};
+use crate::queue::{num, text};
+use crate::scripts::{self, reply, Op};
+use crate::{limits, JobRecord, JobState, Page, QueueError, RedisQueue, WorkerIdentity};
+
+/// What became of a job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", content = "job", rename_all = "snake_case")]
+pub enum JobResult {
+    /// It has not finished: it waits, runs, backs off or is dead.
+    Live,
+    /// It finished and its queue keeps it (boxed: a kept job is large next
+    /// to the other answers).
+    Kept(Box<KeptJob>),
+    /// It finished; only its tombstone is left.
+    Tombstone(Tombstone),
+    /// No trace of it: never existed, deleted, or completed in a queue that
+    /// keeps nothing (or its tombstone expired).
+    Unknown,
+}
+
+impl JobResult {
+    /// How it finished, when it did and that is known.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            JobResult::Kept(kept) => Some(kept.outcome),
+            JobResult::Tombstone(t) => Some(t.outcome),
+            JobResult::Live | JobResult::Unknown => None,
+        }
+    }
+}
+
+impl RedisQueue {
+    /// The pub/sub channel where acks and cancels of queues that keep jobs
+    /// publish the ids they finished (space-separated), once per call.
+    pub fn finished_channel(&self) -> String {
+        format!("{}:finished", self.wake_channel())
+    }
+
+    /// The pub/sub channel on which the holder `identity` is told that a
+    /// job it holds was cancelled (`"<job id> <lease id>"`, see `lua/cancel.lua`).
+    pub fn holder_channel(&self, identity: WorkerIdentity) -> String {
+        format!(
+            "{}:holder:{}:{}",
+            self.wake_channel(),
+            identity.node,
+            identity.instance
+        )
+    }
+
+    /// What became of job `id`, read in one atomic script.
+    pub async fn result(&self, id: &str) -> Result<JobResult, QueueError> {
+        limits::check_id(id)?;
+        let keys = crate::keys::QueueKeys::from(vec![
+            self.inner.keys.jobs(),
+            self.inner.keys.kept(),
+            self.inner.keys.tombstones(),
+        ]);
+        let items = reply::array(
+            scripts::run(self.client(), Op::KeptGet, &keys, vec![text(id)])
+                .await
+                .map_err(|e| scripts::map_error(e, self.inner.timeout))?,
+        )?;
+        let mut it = items.into_iter();
+        let kind = it.next().map(reply::text).transpose()?.unwrap_or_default();
+        Ok(match (kind.as_str(), it.next()) {
+            ("live", _) => JobResult::Live,
+            ("kept", Some(raw)) => JobResult::Kept(Box::new(KeptJob::decode(
+                self.namespace(),
+                id.to_owned(),
+                &reply::bytes(raw)?,
+            )?)),
+            ("tombstone", Some(raw)) => JobResult::Tombstone(Tombstone::parse(&reply::text(raw)?)?),
+            ("unknown", _) => JobResult::Unknown,
+            _ => {
+                return Err(QueueError::Protocol(format!(
+                    "kept_get.lua replied {kind:?}"
+                )))
+            }
+        })
+    }
+
+    /// Wait up to `timeout` for job `id` to finish; what became of it then
+    /// ([`JobResult::Live`] when it had not finished in time).
+    ///
+    /// How it waits: it subscribes to [`RedisQueue::finished_channel`] on a
+    /// connection of its own, then reads the job, and reads again only when
+    /// a message names it (or once more at the deadline): no polling. Only
+    /// queues that keep finished jobs (a [`super::Retention`] policy)
+    /// publish, so waiting for a live job of a queue without one is refused.
+    pub async fn wait_for(&self, id: &str, timeout: Duration) -> Result<JobResult, QueueError> {
+        limits::check_id(id)?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let subscriber = self
+            .inner
+            .client_builder
+            .clone()
+            .build_subscriber_client()
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        subscriber
+            .init()
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let outcome = self.wait_subscribed(&subscriber, id, deadline).await;
+        let _ = subscriber.quit().await;
+        outcome
+    }
+
+    async fn wait_subscribed(
+        &self,
+        subscriber: &fred::clients::SubscriberClient,
+        id: &str,
+        deadline: tokio::time::Instant,
+    ) -> Result<JobResult, QueueError> {
+        let mut messages = subscriber.message_rx();
+        subscriber
+            .subscribe(self.finished_channel())
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        // Subscribed before the first read: a finish after it is announced.
+        let first = self.result(id).await?;
+        if first != JobResult::Live {
+            return Ok(first);
+        }
+        if let Some(meta) = self.stored_meta(id).await? {
+            if self.retention(&meta.queue).await?.policy.is_none() {
+                return Err(QueueError::invalid(
+                    "wait",
+                    id,
+                    format!(
+                        "a job of a queue that keeps finished jobs; queue {} keeps none (set a retention policy)",
+                        meta.queue
+                    ),
+                ));
+            }
+        }
+        loop {
+            tokio::select! {
+                message = messages.recv() => {
+                    // A message naming another job: keep waiting. Lagged
+                    // (some messages lost) or closed: look now.
+                    if let Ok(message) = message {
+                        let names = message.value.as_str().map(|s| s.split(' ').any(|m| m == id));
+                        if names != Some(true) {
+                            continue;
+                        }
+                    }
+                },
+                () = tokio::time::sleep_until(deadline) => return self.result(id).await,
+            }
+            let now = self.result(id).await?;
+            if now != JobResult::Live {
+                return Ok(now);
+            }
+        }
+    }
+
+    /// One page of `queue`'s kept jobs with `outcome`, newest first; `count`
+    /// is 1 to 1000.
+    pub async fn list_kept(
+        &self,
+        queue: &str,
+        outcome: Outcome,
+        offset: u64,
+        count: usize,
+    ) -> Result<Page<KeptJob>, QueueError> {
+        limits::check_limit("page size", count, 1000)?;
+        let offset = offset.min(u32::MAX as u64);
+        let args = vec![text(outcome.as_str()), num(offset), num(count as u64)];
+        let items = reply::array(self.run(Op::KeptList, queue, args).await?)?;
+        let total = reply::count_at(&items, 0)?;
+        let mut jobs = Vec::new();
+        let mut rest = items.into_iter().skip(2);
+        while let (Some(id), Some(raw)) = (rest.next(), rest.next()) {
+            jobs.push(KeptJob::decode(
+                self.namespace(),
+                reply::text(id)?,
+                &reply::bytes(raw)?,
+            )?);
+        }
+        Ok(Page { total, items: jobs })
+    }
+}
+
+impl KeptJob {
+    /// The kept job as a listing row of [`RedisQueue::list_jobs`] (state
+    /// completed or cancelled; no payload is kept).
+    pub fn to_record(&self) -> JobRecord {
+        let state = match self.outcome {
+            Outcome::Completed => JobState::Completed,
+            Outcome::Cancelled => JobState::Cancelled,
+        };
+        JobRecord {
+            id: self.id.clone(),
+            queue: self.queue.clone(),
+            state,
+            payload: serde_json::Value::Null,
+            name: self.name.clone(),
+            priority: 0,
+            attempts: self.attempt,
+            max_attempts: 0,
+            enqueued_at: self.enqueued_at,
+            due_at: None,
+            lease_id: None,
+            lease_expires_at: None,
+            holder: self.holder,
+            last_error: None,
+            died_at: None,
+            dedup_key: None,
+            ordering_key: None,
+            retry_window: None,
+            reclaim_backoff: crate::Backoff::NONE,
+            namespace: self.namespace.clone(),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+#!lua flags=allow-oom
+-- cancel.lua: an operator cancels jobs of one queue, in any state: they
+-- leave for good, are never retried, and are kept as cancelled (with who
+-- cancelled them and when) when the queue keeps finished jobs, else leave a
+-- tombstone (lib/kept.lua).
+--
+-- allow-oom: cancelling frees memory and must work when Redis is full.
+-- Per cancelled job: its record leaves jobs and its state's index (waiting:
+-- the waiting zset, the fifo list (LREM, which walks the list up to the
+-- job) or ord_ready; scheduled; leased; dead; blocked: ord_blocked); its
+-- dedup key is freed (TTL-mode keys too) and its ordering key passes to the
+-- next job behind it (lib/ordering.lua). A leased job's holder is told at
+-- once on its holder channel, the wake-up channel .. ':holder:' .. node ..
+-- ':' .. instance (node and instance from the record), message
+-- "<job id> <lease id>"; the holder's later ack, nack and extend answer
+-- "cancelled" (code -2 of ack.lua, nack.lua, extend.lua), and a lapsed lease
+-- cannot bring the job back (it is in no index any more). Progress and log
+-- lines of the job go with it. The cancelled ids are published,
+-- space-separated, on the wake-up channel .. ':finished' (one message a call).
+-- include: check clock keys job_record job_store ordering kept
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
+--          retention, kept, tombstones
+--   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
+--          ord_blocked, ord_ready, ord_blocked_n, kept, cancelled, completed,
+--          tombstones, tombstones_at, retention, progress, logs
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] by: who cancels (text, at most 128 bytes, '' = not given)
+-- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead) to
+--         cancel up to `limit` of the queue's jobs in it (oldest first; for
+--         waiting, released ordering successors first, then claim order)
+-- ARGV[5] mode 'id': the job id; a state: limit (1..1000)
+-- Reply, mode 'id': { code, state, at_ms } where state is the state the job
+-- was cancelled in (code 1; waiting | scheduled | leased | dead | blocked),
+-- at_ms when it was cancelled (codes 1, 2) or completed (code 3), else 0:
+-- code 1 cancelled: the job was cancelled now
+-- code 0 not_found: no job with this id in this queue, and no trace of one
+-- code 2 already_cancelled: the job was cancelled earlier (its kept record or tombstone says so)
+-- code 3 already_completed: the job completed before (its kept record or tombstone says so)
+-- Reply, a state: { cancelled now, left in that state }
+queue_name(QUEUE)
+local by = text(ARGV[3], 'cancelled by', 128)
+local mode = ARGV[4]
+local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead }
+local one_id, limit
+if mode == 'id' then
+  one_id = text(ARGV[5], 'job id', 64)
+  if one_id == '' then fail('job id must not be empty') end
+elseif INDEX[mode] then
+  limit = uint(ARGV[5], 'cancel limit', 1000)
+  if limit < 1 then fail('cancel limit must be at least 1') end
+else
+  fail('mode must be id or one of waiting, scheduled, leased, dead; got ' .. tostring(mode))
+end
+
+local now = now_ms()
+local policy = retention_policy()
+local kept_ids, kept_raws, buried, buried_at = {}, {}, {}, {}
+
+-- The state a live job of this queue is in, and the member that places it
+-- when that is not its id (blocked, released successor).
+local function placement(id, m)
+  for _, state in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
+    if redis.call('ZSCORE', INDEX[state], id) then return state end
+  end
+  if m[M.ordering_key] == '' then return 'waiting', 'fifo' end
+  local ready = QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
+  if redis.call('ZSCORE', K.ord_ready, ready) then return 'waiting', 'ready', ready end
+  return 'blocked', 'blocked', m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
+end
+
+-- Cancel the live job `id` (record `m`) in `state`; `where` and `member`
+-- say how it is placed when not by its id in its state's index.
+local function cancel_job(id, m, state, where, member)
+  if where == 'fifo' then
+    redis.call('LREM', K.fifo, 1, id)
+  elseif where == 'ready' then
+    redis.call('ZREM', K.ord_ready, member)
+  elseif where == 'blocked' then
+    if redis.call('ZREM', K.ord_blocked, member) == 1 and
+        redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
+      redis.call('HDEL', K.ord_blocked_n, QUEUE)
+    end
+  elseif where ~= 'popped' then
+    redis.call('ZREM', INDEX[state], id)
+  end
+  if state == 'leased' then
+    redis.call('PUBLISH', CHANNEL .. ':holder:' .. m[M.worker_node] .. ':' ..
+      string.format('%d', m[M.worker_instance]),
+      id .. ' ' .. string.format('%d', m[M.lease_id]))
+  end
+  -- A TTL-mode dedup key is freed as well: the job it guarded is gone.
+  local dk = m[M.dedup_key]
+  if dk ~= '' and m[M.dedup_ttl] > 0 and redis.call('HGET', K.dedup, dk) == id then
+    redis.call('HDEL', K.dedup, dk)
+    redis.call('ZREM', K.dedup_ttl, dk)
+  end
+  release_keys(id, m)
+  redis.call('HDEL', K.jobs, id)
+  if m[M.noted] == 1 then
+    redis.call('HDEL', K.progress, id)
+    redis.call('HDEL', K.logs, id)
+  end
+  if policy then
+    local k = new_kept('cancelled', QUEUE, now)
+    k[KR.name] = m[M.name]
+    k[KR.attempt] = m[M.attempts]
+    k[KR.holder_node] = m[M.worker_node]
+    k[KR.holder_instance] = m[M.worker_instance]
+    k[KR.enqueued_at] = m[M.enqueued_at]
+    k[KR.cancelled_by] = by
+    k[KR.cancelled_in] = state
+    kept_ids[#kept_ids + 1] = id
+    kept_raws[#kept_raws + 1] = encode_kept(k)
+  else
+    buried[#buried + 1] = id
+    buried_at[#buried_at + 1] = now
+  end
+end
+
+-- Keep or bury what was cancelled, then trim within the same bound as an
+-- ack, and announce the ids on the wake-up channel .. ':finished'.
+local function settle(count, ids)
+  if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
+  if policy then
+    keep(kept_ids, kept_raws, K.cancelled, now)
+    trim_kept(policy, now, count)
+  else
+    bury(buried, buried_at, 'cancelled', now, DEFAULT_TOMBSTONE_MS)
+    trim_tombstones(now, math.min(2 * count + TRIM_FLOOR, TRIM_AT_MOST))
+  end
+end
+
+if one_id then
+  local m = load_meta(one_id)
+  if not m or m[M.queue] ~= QUEUE then
+    local outcome, at = finished_as(one_id)
+    if outcome == 'cancelled' then return { 2, '', at } end
+    if outcome == 'completed' then return { 3, '', at } end
+    return { 0, '', 0 }
+  end
+  local state, where, member = placement(one_id, m)
+  cancel_job(one_id, m, state, where, member)
+  settle(1, { one_id })
+  return { 1, state, now }
+end
+
+-- A state: its oldest `limit` jobs (for waiting, released successors, then
+-- the claim order's heads of the zset and the fifo list).
+local picked = {}
+if mode == 'waiting' then
+  local ready = redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11',
+    'LIMIT', 0, limit)
+  for _, member in ipairs(ready) do
+    picked[#picked + 1] = { string.sub(member, #QUEUE + 19), 'ready', member }
+  end
+  local left = limit - #picked
+  if left > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', K.waiting, 0, left - 1)) do
+      picked[#picked + 1] = { id, 'index' }
+    end
+  end
+  left = limit - #picked
+  if left > 0 then
+    -- The fifo list's head is popped as claims pop it: no list walk.
+    for _, id in ipairs(redis.call('LPOP', K.fifo, left) or {}) do
+      picked[#picked + 1] = { id, 'popped' }
+    end
+  end
+else
+  for _, id in ipairs(redis.call('ZRANGE', INDEX[mode], 0, limit - 1)) do
+    picked[#picked + 1] = { id, 'index' }
+  end
+end
+local count, cancelled = 0, {}
+for _, p in ipairs(picked) do
+  local id, where, member = p[1], p[2], p[3]
+  local m = load_meta(id)
+  if m and m[M.queue] == QUEUE then
+    cancel_job(id, m, mode, where, member)
+    count = count + 1
+    cancelled[count] = id
+  elseif where == 'index' then
+    redis.call('ZREM', INDEX[mode], id)
+  elseif where == 'ready' then
+    redis.call('ZREM', K.ord_ready, member)
+  end
+end
+settle(count, cancelled)
+local left
+if mode == 'waiting' then
+  left = redis.call('ZCARD', K.waiting) + redis.call('LLEN', K.fifo) +
+    redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
+else
+  left = redis.call('ZCARD', INDEX[mode])
+end
+return { count, left }

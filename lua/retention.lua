@@ -1,0 +1,79 @@
+#!lua flags=allow-oom
+-- retention.lua: read, set or clear what a queue keeps of its finished
+-- jobs (its retention policy, lib/kept.lua). Set live: the next ack or
+-- cancel of the queue follows the new policy (and trims toward it, a
+-- bounded amount per call).
+--
+-- allow-oom: clearing frees memory; a set writes one small field.
+-- include: check clock keys kept
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   reads  retention, completed, cancelled, kept
+--   writes retention, kept, completed, cancelled, tombstones, tombstones_at
+-- ARGV[1] queue name   ARGV[2] wake-up channel
+-- ARGV[3] action: show | set | clear
+-- set:   ARGV[4] max_count   ARGV[5] max_age_ms   ARGV[6] max_bytes
+--        ARGV[7] tombstone_ms (1..MAX_MS); 0 = no such bound, and at least
+--        one of the first three is set
+-- clear: ARGV[4] limit (1..1000). Removes the policy (nothing more is
+--        kept) and forgets up to `limit` kept jobs, leaving their
+--        tombstones; callers loop until none is left.
+--        The tombstones expire after the policy's tombstone age (a day
+--        when none was set).
+-- Reply: show: {} when the queue keeps nothing and keeps nothing still,
+--   else { max_count, max_age_ms, max_bytes, tombstone_ms, kept_bytes,
+--   completed, cancelled } (bounds 0 when no policy is set);
+--   set: { 1 }; clear: { forgotten, kept left }
+queue_name(QUEUE)
+local action = ARGV[3]
+local function kept_left()
+  return redis.call('ZCARD', K.completed) + redis.call('ZCARD', K.cancelled)
+end
+
+if action == 'show' then
+  local p = retention_policy()
+  local left = kept_left()
+  if not p and left == 0 then return {} end
+  p = p or { count = 0, age_ms = 0, bytes = 0, tombstone_ms = 0 }
+  return {
+    p.count, p.age_ms, p.bytes, p.tombstone_ms,
+    tonumber(redis.call('HGET', K.retention, bytes_field()) or '0'),
+    redis.call('ZCARD', K.completed), redis.call('ZCARD', K.cancelled),
+  }
+end
+
+if action == 'set' then
+  local p = {
+    count = uint(ARGV[4], 'max count', MAX_U32),
+    age_ms = uint(ARGV[5], 'max age', MAX_MS),
+    bytes = uint(ARGV[6], 'max bytes', MAX_TIME_MS),
+    tombstone_ms = uint(ARGV[7], 'tombstone age', MAX_MS),
+  }
+  if p.count == 0 and p.age_ms == 0 and p.bytes == 0 then
+    fail('a retention policy needs a count, an age or a size bound')
+  end
+  if p.tombstone_ms < 1 then fail('tombstone age must be at least 1 ms') end
+  redis.call('HSET', K.retention, QUEUE, retention_format(p))
+  return { 1 }
+end
+
+if action == 'clear' then
+  local limit = uint(ARGV[4], 'clear limit', 1000)
+  if limit < 1 then fail('clear limit must be at least 1') end
+  local p = retention_policy()
+  local tombstone_ms = p and p.tombstone_ms or DEFAULT_TOMBSTONE_MS
+  redis.call('HDEL', K.retention, QUEUE)
+  local now = now_ms()
+  local forgotten = 0
+  for _, set in ipairs({ { K.completed, 'completed' }, { K.cancelled, 'cancelled' } }) do
+    if forgotten < limit then
+      local head = redis.call('ZRANGE', set[1], 0, limit - forgotten - 1, 'WITHSCORES')
+      local _, n = forget(set[1], set[2], head, now, tombstone_ms)
+      forgotten = forgotten + (n or 0)
+    end
+  end
+  local left = kept_left()
+  if left == 0 then redis.call('HDEL', K.retention, bytes_field()) end
+  return { forgotten, left }
+end
+
+fail('action must be show, set or clear; got ' .. tostring(action))
