@@ -4,7 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::state::{Action, Overlay, Screen, State, View};
+use super::state::{Action, Overlay, Screen, State, Surgery, View};
 use redq::JobState;
 
 /// Where a binding applies.
@@ -18,6 +18,8 @@ pub enum Scope {
     Filter,
     /// The job detail view.
     Detail,
+    /// One job: a row of the jobs view, or the job detail.
+    Job,
     /// The jobs view of one queue.
     Jobs,
     /// The Queues screen.
@@ -51,6 +53,7 @@ impl Scope {
             Scope::Dead => "Dead letters",
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
             Scope::Detail => "Job detail",
+            Scope::Job => "A job (its row or its detail)",
             Scope::Filter => "Typing a filter",
             Scope::Confirm | Scope::ConfirmRequeue => "Confirmation",
         }
@@ -76,14 +79,17 @@ impl Scope {
     fn applies_to(self, view: &View) -> bool {
         match view {
             View::Detail(detail) => match self {
-                Scope::Main | Scope::Detail => true,
+                Scope::Main | Scope::Detail | Scope::Job => true,
                 Scope::Dead => detail.record.state == JobState::Dead,
                 _ => false,
             },
             View::Jobs(jobs) => match self {
-                Scope::Main | Scope::Lists | Scope::Filterable | Scope::Openable | Scope::Jobs => {
-                    true
-                }
+                Scope::Main
+                | Scope::Lists
+                | Scope::Filterable
+                | Scope::Openable
+                | Scope::Jobs
+                | Scope::Job => true,
                 Scope::Dead | Scope::DeadList => jobs.query.state == JobState::Dead,
                 _ => false,
             },
@@ -167,8 +173,8 @@ use KeyCode::{
     BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
 use Scope::{
-    Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Jobs, Lists,
-    Main, Openable, Queues,
+    Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Job, Jobs,
+    Lists, Main, Openable, Queues,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -194,6 +200,9 @@ pub static BINDINGS: &[Binding] = &[
     bind(DeadList, &[k('R')], "R", "requeue all that match the filter", Some("R all"), Action::RequeueAll),
     bind(Dead, &[k('d')], "d", "delete the selected one (or group)", Some("d delete"), Action::Delete),
     bind(DeadList, &[k('D')], "D", "delete all that match the filter", Some("D purge"), Action::Purge),
+    bind(Job, &[k('u')], "u t d", "promote, retry now, delete (asks)", None, Action::Job(Surgery::Promote)),
+    bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
+    bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
     bind(Detail, &[k('j'), code(Down)], "j ↓", "scroll down", Some("j/k scroll"), Action::Down),
     bind(Detail, &[k('k'), code(Up)], "k ↑", "scroll up", None, Action::Up),
     bind(Detail, &[code(Esc), k('h'), code(Left)], "Esc", "back to the list", Some("Esc back"), Action::Back),
@@ -204,6 +213,9 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
     bind(Jobs, &[code(Esc)], "Esc", "clear filter, else back to queues", Some("Esc back"), Action::Back),
+    bind(Jobs, &[k('U')], "U T D", "the same, all in this state (asks)", None, Action::AllJobs(Surgery::Promote)),
+    bind(Jobs, &[k('T')], "", "", None, Action::AllJobs(Surgery::RetryNow)),
+    bind(Jobs, &[k('D')], "", "", None, Action::AllJobs(Surgery::Delete)),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
@@ -306,6 +318,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Queues,
         Confirm,
         ConfirmRequeue,
+        Job,
         Jobs,
         Dead,
         DeadList,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::{try_join_all, BoxFuture};
-use redq::{limits, DeadAction, JobState, QueueError};
+use redq::{limits, DeadAction, IfLeased, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
@@ -351,6 +351,38 @@ async fn apply(
         Mutation::PurgeDead(queues) => {
             let done = drain(queue, DeadAction::Delete, queues, progress).await?;
             Ok(format!("purged {}", plural(done as usize, "dead letter")))
+        }
+        Mutation::Promote(id) => {
+            queue.promote(id).await?;
+            Ok(format!("promoted {}: due now", crate::text::inert(id)))
+        }
+        Mutation::RetryNow(id) => {
+            queue.retry_now(id).await?;
+            Ok(format!("retrying {} now", crate::text::inert(id)))
+        }
+        Mutation::DeleteJob { id, force } => {
+            let if_leased = if *force {
+                IfLeased::VoidLease
+            } else {
+                IfLeased::Refuse
+            };
+            queue.delete_job(id, if_leased).await?;
+            Ok(format!("deleted {}", crate::text::inert(id)))
+        }
+        Mutation::PromoteAll(name) => {
+            let done = queue.promote_all(name, progress).await?;
+            Ok(format!("promoted {}", plural(done as usize, "job")))
+        }
+        Mutation::RetryAllNow(name) => {
+            let done = queue.retry_all_now(name, progress).await?;
+            Ok(format!("retrying {} now", plural(done as usize, "job")))
+        }
+        Mutation::DeleteAll { queue: name, state } => {
+            // The console asks first, naming what a leased job's delete does.
+            let done = queue
+                .delete_all(name, *state, IfLeased::VoidLease, progress)
+                .await?;
+            Ok(format!("deleted {}", plural(done as usize, "job")))
         }
         Mutation::Pause(name) => {
             queue.pause(name).await?;

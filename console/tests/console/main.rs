@@ -16,6 +16,7 @@ mod requeue_attempts;
 mod sharded;
 mod state_input;
 mod subcommands;
+mod surgery_keys;
 mod terminal;
 mod viewer;
 mod views;

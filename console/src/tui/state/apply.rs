@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use super::{Level, Mutation, Overlay, Screen, State, Status, Update, View};
+use super::{Level, Mutation, Overlay, Screen, State, Status, Surgery, Update, View};
 
 /// Something the user asked for, or something the I/O task reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +54,10 @@ pub enum Action {
     Delete,
     /// Delete every dead letter matching the filter.
     Purge,
+    /// Promote, retry now or delete the selected job (asks).
+    Job(Surgery),
+    /// The same for every job of the queue in the state shown (asks).
+    AllJobs(Surgery),
     /// Pause or resume the selected queue.
     TogglePause,
     /// Group dead letters by error signature, or stop grouping.
@@ -154,6 +158,8 @@ impl State {
             Action::Delete => return self.on_selected(false),
             Action::RequeueAll => return self.on_all(true),
             Action::Purge => return self.on_all(false),
+            Action::Job(change) => return self.on_job(change),
+            Action::AllJobs(change) => return self.on_all_jobs(change),
             Action::TogglePause => return self.toggle_pause(),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {
                 self.tabs.dead_grouped = !self.tabs.dead_grouped

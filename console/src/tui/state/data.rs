@@ -206,6 +206,29 @@ pub enum Mutation {
     },
     /// Delete every dead letter of these queues, in bounded batches.
     PurgeDead(Vec<String>),
+    /// Make a scheduled job due now.
+    Promote(String),
+    /// Run a job backing off after a failure now.
+    RetryNow(String),
+    /// Delete a job for good; `force` voids a running job's lease.
+    DeleteJob {
+        /// The job.
+        id: String,
+        /// Whether a leased job is deleted too.
+        force: bool,
+    },
+    /// Promote every scheduled job of a queue, in bounded batches.
+    PromoteAll(String),
+    /// Retry now every job of a queue backing off, in bounded batches.
+    RetryAllNow(String),
+    /// Delete every job of a queue in a state, in bounded batches
+    /// (leased ones with their leases voided).
+    DeleteAll {
+        /// The queue.
+        queue: String,
+        /// The state emptied.
+        state: JobState,
+    },
     /// Pause a queue.
     Pause(String),
     /// Resume a queue.
@@ -233,6 +256,26 @@ impl Mutation {
                     plural(queues.len(), "queue")
                 )
             }
+            Mutation::Promote(id) => format!("promote job {}", crate::text::inert(id)),
+            Mutation::RetryNow(id) => format!("retry job {} now", crate::text::inert(id)),
+            Mutation::DeleteJob { id, .. } => format!("delete job {}", crate::text::inert(id)),
+            Mutation::PromoteAll(queue) => {
+                format!(
+                    "promote the scheduled jobs of {}",
+                    crate::text::inert(queue)
+                )
+            }
+            Mutation::RetryAllNow(queue) => {
+                format!(
+                    "retry now the jobs backing off in {}",
+                    crate::text::inert(queue)
+                )
+            }
+            Mutation::DeleteAll { queue, state } => format!(
+                "delete the {} jobs of {}",
+                state.as_str(),
+                crate::text::inert(queue)
+            ),
             Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),
             Mutation::Resume(queue) => format!("resume {}", crate::text::inert(queue)),
         }

@@ -23,6 +23,7 @@ mod navigate;
 mod pause;
 mod receive;
 pub mod rows;
+mod surgery;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +38,7 @@ pub use data::{
 };
 pub use mode::{Confirm, Detail, JobsView, OpenedFrom, Overlay, Screen, Tabs, View};
 pub use rows::{Badge, DeadGroup};
+pub use surgery::Surgery;
 
 /// Jobs per page in the jobs view.
 pub const JOBS_PAGE: usize = 50;
