@@ -10,6 +10,7 @@ mod canary;
 mod cli_errors;
 mod demo_guard;
 mod jobs;
+mod jobs_cancel;
 mod jobs_surgery;
 mod outage;
 mod requeue_attempts;
