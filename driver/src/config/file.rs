@@ -357,6 +357,26 @@ mod tests {
         assert!(!message.contains("hunter2"), "{message}");
     }
 
+    /// The file errors the module docs show, word for word.
+    #[test]
+    fn the_documented_errors_are_the_ones_given() {
+        let refused_as = |text: &str| match ConfigFile::parse("/etc/acme/redq.toml", text) {
+            Ok(_) => panic!("{text:?} should be refused"),
+            Err(err) => err.to_string(),
+        };
+        assert_eq!(
+            refused_as("namespace = \"acme\"\nurl = \"rediss://:s3cret@redis.internal:6380\n"),
+            "invalid url (not shown: it may hold a password) from /etc/acme/redq.toml line 2 \
+             column 44: text in double quotes, or a whole number, then at most a # comment; \
+             this is not TOML (invalid basic string, expected `\"`)"
+        );
+        assert_eq!(
+            refused_as("[redq]\nshards = 3\n"),
+            "invalid table \"redq\" from /etc/acme/redq.toml line 1: top-level key = value \
+             lines (the file has no [tables], [[arrays of tables]], dotted keys or inline tables)"
+        );
+    }
+
     #[test]
     fn a_value_of_another_type_names_the_type() {
         assert_eq!(

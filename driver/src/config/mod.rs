@@ -39,9 +39,21 @@
 //!
 //! # The file
 //!
-//! One `key = value` per line, `#` starts a comment: the flat part of TOML,
-//! so the file is valid TOML and editors highlight it. Text values are in
-//! double quotes, numbers bare; each key at most once.
+//! TOML, read by the `toml` crate, with only top-level `key = value` lines
+//! and `#` comments: no `[tables]`, `[[arrays of tables]]`, dotted keys
+//! (`redq.url = …`) or inline tables (`{ … }`). Each key at most once.
+//!
+//! A value is a TOML string, in any of its forms (`"basic"`, `'literal'`,
+//! multi-line), or a TOML integer (`4`, `1_048_576`, `0x10`); either way the
+//! setting reads its text and checks it as the table says, so `shards = 3`
+//! and `shards = "3"` are the same setting, while `mode = inline` is not
+//! TOML (text needs its quotes) and `command_timeout = "5s"` needs them
+//! too. A float, boolean, date or array is refused: no setting takes one.
+//!
+//! The file used to be read by a parser of redq's own, which accepted two
+//! things TOML does not; both are now refused as not TOML: a number with
+//! leading zeros (`shards = 007`), and control characters other than tab
+//! inside quotes or comments.
 //!
 //! ```toml
 //! # /etc/acme/redq.toml
@@ -55,13 +67,18 @@
 //! # Errors
 //!
 //! A bad setting is [`QueueError::InvalidSetting`], raised before anything
-//! connects: it names the key, the value given (a URL without its password;
-//! a line that cannot be read is not echoed, since it may hold one), where
-//! it came from (the variable, or the file and line) and what is accepted:
+//! connects: it names the key, the value given (a URL without its password),
+//! where it came from (the variable, or the file and line) and what is
+//! accepted. A file that is not TOML is refused at the line and column where
+//! the parser stopped, naming the setting it was reading if any and the
+//! parser's reason, but never showing the text there, since a malformed
+//! line may hold a password:
 //!
 //! ```text
 //! invalid pool_size "0" from REDQ_POOL_SIZE: 1 to 64
 //! invalid mode "fast" from /etc/acme/redq.toml line 4: redis or inline
+//! invalid url (not shown: it may hold a password) from /etc/acme/redq.toml line 2 column 44: text in double quotes, or a whole number, then at most a # comment; this is not TOML (invalid basic string, expected `"`)
+//! invalid table "redq" from /etc/acme/redq.toml line 1: top-level key = value lines (the file has no [tables], [[arrays of tables]], dotted keys or inline tables)
 //! ```
 //!
 //! ```no_run
