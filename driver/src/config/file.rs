@@ -6,7 +6,8 @@
 //! other than `url`: a line that is not TOML may be a password pasted in the
 //! wrong place. The crate's own rendering (`Display`) quotes the line, so it
 //! is never used; its `message()` is a fixed description of the grammar
-//! (`unclosed array, expected ']'`), never input, and is passed on.
+//! (`unclosed array, expected ']'`), and is passed on only while it repeats
+//! no word of the line (see [`description`]).
 
 use std::collections::HashMap;
 
@@ -19,6 +20,10 @@ use crate::QueueError;
 
 /// What every setting's value may be in the file.
 const VALUE_FORMS: &str = "text in double quotes, or a whole number";
+
+/// What a file may hold instead of a table.
+const NO_TABLES: &str = "top-level key = value lines (the file has no [tables], \
+                         [[arrays of tables]], dotted keys or inline tables)";
 
 /// A read config file: the value of each setting it names.
 pub(crate) struct ConfigFile {
@@ -46,7 +51,11 @@ impl ConfigFile {
         // whose value is not TOML, and the first of a repeated key.
         let (table, errors) = DeTable::parse_recoverable(text);
         let table = table.into_inner();
-        if let Some(error) = errors.first() {
+        // The first in the file: later ones may follow from it.
+        let first = errors
+            .iter()
+            .min_by_key(|error| error.span().map_or(usize::MAX, |span| span.start));
+        if let Some(error) = first {
             return Err(file.not_toml(&table, error));
         }
         let mut entries: Vec<_> = table.iter().collect();
@@ -84,10 +93,7 @@ impl Source<'_> {
                 key: "table".to_owned(),
                 value: Some(name.get_ref().to_string()),
                 origin,
-                accepted:
-                    "top-level key = value lines (the file has no [tables], [[arrays of tables]], \
-                           dotted keys or inline tables)"
-                        .to_owned(),
+                accepted: NO_TABLES.to_owned(),
             });
         }
         let Some(key) = known(name.get_ref()) else {
@@ -105,7 +111,10 @@ impl Source<'_> {
             other => {
                 return Err(QueueError::InvalidSetting {
                     key: key.name.to_owned(),
-                    value: shown(key, &self.text[value.span()]),
+                    value: self
+                        .text
+                        .get(value.span())
+                        .and_then(|text| shown(key, text)),
                     origin,
                     accepted: format!("{VALUE_FORMS}, not a TOML {}", other.type_str()),
                 })
@@ -122,7 +131,7 @@ impl Source<'_> {
     /// with its line and column but not its text.
     fn not_toml(&self, table: &DeTable<'_>, error: &toml::de::Error) -> QueueError {
         let Some(at) = error.span().map(|span| span.start) else {
-            return self.unreadable("line", self.path.to_owned(), "a TOML file", error);
+            return self.unreadable("line", self.path.to_owned(), "a TOML file", error, None);
         };
         if let Some(repeated) = self.repeated(table, error) {
             return repeated;
@@ -132,9 +141,8 @@ impl Source<'_> {
         // value ends on) holds the error: a bad value, or text after one.
         let within = table.iter().find(|(name, value)| {
             let value_end = value.span().end;
-            let line_end = self.text[value_end..]
-                .find('\n')
-                .map_or(self.text.len(), |n| value_end + n);
+            let line_end = self.text.get(value_end..).and_then(|rest| rest.find('\n'));
+            let line_end = line_end.map_or(self.text.len(), |n| value_end + n);
             (name.span().start..=line_end).contains(&at)
         });
         match within.and_then(|(name, _)| known(name.get_ref())) {
@@ -143,29 +151,37 @@ impl Source<'_> {
                 origin,
                 &format!("{VALUE_FORMS}, then at most a # comment"),
                 error,
+                Some(at),
             ),
             None => self.unreadable(
                 "line",
                 origin,
                 "key = value lines and # comments, the flat part of TOML",
                 error,
+                Some(at),
             ),
         }
     }
 
-    /// A TOML error, the text at it not shown.
+    /// A TOML error at the byte offset `at`, the text there not shown.
     fn unreadable(
         &self,
         key: &str,
         origin: String,
         accepted: &str,
         error: &toml::de::Error,
+        at: Option<usize>,
     ) -> QueueError {
+        let line = at.map_or("", |at| self.line_text(at));
+        let accepted = match description(error.message(), line) {
+            Some(why) => format!("{accepted}; this is not TOML ({why})"),
+            None => format!("{accepted}; this is not TOML"),
+        };
         QueueError::InvalidSetting {
             key: key.to_owned(),
             value: None,
             origin,
-            accepted: format!("{accepted}; this is not TOML ({})", error.message()),
+            accepted,
         }
     }
 
@@ -195,7 +211,7 @@ impl Source<'_> {
     /// The value, as an error shows it, of the `key = value` starting at
     /// `at` (the parser, having refused it as a repeat, did not keep it).
     fn value_at(&self, key: Key, at: usize) -> Option<String> {
-        let (rest, _) = DeTable::parse_recoverable(&self.text[at..]);
+        let (rest, _) = DeTable::parse_recoverable(self.text.get(at..)?);
         let rest = rest.into_inner();
         let (name, value) = rest.get_key_value(key.name)?;
         let text = match value.get_ref() {
@@ -227,6 +243,21 @@ impl Source<'_> {
         format!("{} column {column}", self.line(at))
     }
 
+    /// The text of the line holding the byte offset `at`.
+    fn line_text(&self, at: usize) -> &str {
+        let at = at.min(self.text.len());
+        let bytes = self.text.as_bytes();
+        let start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let end = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |n| at + n);
+        self.text.get(start..end).unwrap_or("")
+    }
+
     fn line_number(&self, at: usize) -> usize {
         let at = at.min(self.text.len());
         self.text.as_bytes()[..at]
@@ -247,6 +278,16 @@ fn holds_tables(value: &DeValue<'_>) -> bool {
         }
         _ => false,
     }
+}
+
+/// The parser's `message`, unless it repeats a word (4 characters or more)
+/// of the `line` it is about. Today's messages are fixed grammar text; this
+/// keeps a later version that quotes its input from showing a secret.
+fn description<'m>(message: &'m str, line: &str) -> Option<&'m str> {
+    let mut words = line
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 4);
+    (!words.any(|word| message.contains(word))).then_some(message)
 }
 
 /// The setting called `name`, if there is one.
@@ -374,6 +415,17 @@ mod tests {
             refused_as("[redq]\nshards = 3\n"),
             "invalid table \"redq\" from /etc/acme/redq.toml line 1: top-level key = value \
              lines (the file has no [tables], [[arrays of tables]], dotted keys or inline tables)"
+        );
+    }
+
+    #[test]
+    fn a_parser_message_quoting_the_line_is_not_passed_on() {
+        let line = r#"url = "redis://:hunter2@cache" oops"#;
+        assert_eq!(description("unexpected `oops`", line), None);
+        assert_eq!(description("unexpected `hunter2`", line), None);
+        assert_eq!(
+            description("invalid basic string, expected `\"`", line),
+            Some("invalid basic string, expected `\"`")
         );
     }
 
