@@ -24,6 +24,8 @@ pub enum Scope {
     Jobs,
     /// The Queues screen.
     Queues,
+    /// The Leases screen.
+    Leases,
     /// One dead letter: a row of the Dead letters screen (or a group), the
     /// detail of a dead letter, a row of the jobs view listing dead jobs.
     Dead,
@@ -49,6 +51,7 @@ impl Scope {
             Scope::Main => "Everywhere",
             Scope::Lists | Scope::Filterable | Scope::Openable => "Lists",
             Scope::Queues => "Queues",
+            Scope::Leases => "Leases",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
@@ -97,6 +100,7 @@ impl Scope {
                 Scope::Main | Scope::Lists | Scope::Filterable => true,
                 Scope::Openable => matches!(screen, Screen::Leases | Screen::Dead),
                 Scope::Queues => *screen == Screen::Queues,
+                Scope::Leases => *screen == Screen::Leases,
                 Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
                 _ => false,
             },
@@ -174,7 +178,7 @@ use KeyCode::{
 };
 use Scope::{
     Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Job, Jobs,
-    Lists, Main, Openable, Queues,
+    Leases, Lists, Main, Openable, Queues,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -200,9 +204,10 @@ pub static BINDINGS: &[Binding] = &[
     bind(DeadList, &[k('R')], "R", "requeue all that match the filter", Some("R all"), Action::RequeueAll),
     bind(Dead, &[k('d')], "d", "delete the selected one (or group)", Some("d delete"), Action::Delete),
     bind(DeadList, &[k('D')], "D", "delete all that match the filter", Some("D purge"), Action::Purge),
-    bind(Job, &[k('u')], "u t d", "promote, retry now, delete (asks)", None, Action::Job(Surgery::Promote)),
+    bind(Job, &[k('u')], "u t d c", "promote, retry now, delete, cancel", None, Action::Job(Surgery::Promote)),
     bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
     bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
+    bind(Job, &[k('c')], "", "", None, Action::Job(Surgery::Cancel)),
     bind(Detail, &[k('j'), code(Down)], "j ↓", "scroll down", Some("j/k scroll"), Action::Down),
     bind(Detail, &[k('k'), code(Up)], "k ↑", "scroll up", None, Action::Up),
     bind(Detail, &[code(Esc), k('h'), code(Left)], "Esc", "back to the list", Some("Esc back"), Action::Back),
@@ -213,9 +218,11 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
     bind(Jobs, &[code(Esc)], "Esc", "clear filter, else back to queues", Some("Esc back"), Action::Back),
-    bind(Jobs, &[k('U')], "U T D", "the same, all in this state (asks)", None, Action::AllJobs(Surgery::Promote)),
+    bind(Jobs, &[k('U')], "U T D C", "the same, all in this state (asks)", None, Action::AllJobs(Surgery::Promote)),
     bind(Jobs, &[k('T')], "", "", None, Action::AllJobs(Surgery::RetryNow)),
     bind(Jobs, &[k('D')], "", "", None, Action::AllJobs(Surgery::Delete)),
+    bind(Jobs, &[k('C')], "", "", None, Action::AllJobs(Surgery::Cancel)),
+    bind(Leases, &[k('c')], "c", "cancel the selected job (asks)", Some("c cancel"), Action::Job(Surgery::Cancel)),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
@@ -316,6 +323,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Openable,
         Filterable,
         Queues,
+        Leases,
         Confirm,
         ConfirmRequeue,
         Job,

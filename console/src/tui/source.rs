@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::future::{try_join_all, BoxFuture};
-use redq::{limits, DeadAction, IfLeased, JobState, QueueError};
+use redq::{limits, CancelOutcome, DeadAction, IfLeased, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
@@ -297,6 +297,9 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
 }
 
 /// Carry out one mutation, reporting progress and the outcome.
+/// Who a console cancel is kept as having come from.
+const CANCELLED_BY: &str = "console";
+
 pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::UnboundedSender<Update>) {
     let label = mutation.label();
     tracing::info!(action = %label, "mutation started");
@@ -383,6 +386,21 @@ async fn apply(
                 .delete_all(name, *state, IfLeased::VoidLease, progress)
                 .await?;
             Ok(format!("deleted {}", plural(done as usize, "job")))
+        }
+        Mutation::CancelJob(id) => {
+            let shown = crate::text::inert(id);
+            Ok(match queue.cancel(id, CANCELLED_BY).await? {
+                CancelOutcome::Cancelled { from, .. } => format!("cancelled {shown} ({from})"),
+                CancelOutcome::AlreadyCancelled { .. } => format!("{shown} was already cancelled"),
+                CancelOutcome::AlreadyCompleted { .. } => format!("{shown} had already completed"),
+                CancelOutcome::NotFound => format!("{shown} is gone"),
+            })
+        }
+        Mutation::CancelAll { queue: name, state } => {
+            let done = queue
+                .cancel_all(name, *state, CANCELLED_BY, progress)
+                .await?;
+            Ok(format!("cancelled {}", plural(done as usize, "job")))
         }
         Mutation::Pause(name) => {
             queue.pause(name).await?;

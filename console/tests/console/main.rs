@@ -7,6 +7,7 @@ mod seed;
 
 mod bench;
 mod canary;
+mod cancel_keys;
 mod cli_errors;
 mod demo_guard;
 mod jobs;

@@ -10,6 +10,7 @@
 //! | a job runs again only after its lease lapsed or was released / nacked | same checks: the server's grant follows a reclaim (at/after expiry), a nack or a release; a dead job is leased again only after a requeue (client side when the run has none; server side, never granted while its record has a death time) |
 //! | stale holders' calls are rejected | an ack `Completed` under lease L while the job had a later lease, or a nack/extend accepted after a later grant, is a violation; server side, a fenced script that wrote under a lease other than the current one |
 //! | a reclaimed job waits out its backoff | server side: a job reclaimed (not dead) is not leased again before half its backoff's ceiling for the attempts it had (min(cap, base·2^attempts)/2) has passed since the reclaim, on the Redis clock; the driver draws the delay from [ceiling/2, ceiling] |
+//! | a cancel is final | a job whose cancel answered "cancelled" never has an ack answer "completed", is never handed out by a claim made after that answer, and is not live at the end; it counts as ended, not lost |
 //! | operator surgery stays in its lane | server side: `delete_job` removes a leased job only when told to void leases (force); `edit_job` never rewrites a leased job and changes nothing but the payload; `promote_job` rewrites only scheduled jobs (never leased or dead ones); a deleted job counts as ended, not lost |
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
@@ -132,6 +133,10 @@ pub fn check(
     let mut extensions: HashMap<(String, u64), Vec<(u64, u64)>> = HashMap::new();
     let mut claimed_tags: HashMap<String, String> = HashMap::new(); // id -> tag
     let mut unknown_claims = 0u64;
+    // Job -> when (client clock, µs) its cancel answered "cancelled".
+    let mut cancelled_at: HashMap<String, u64> = HashMap::new();
+    // Claims: (invoked at, job ids handed out), checked against cancels.
+    let mut claims_at: Vec<(u64, Vec<String>)> = Vec::new();
 
     for e in entries {
         let reply = e.outcome();
@@ -170,6 +175,7 @@ pub fn check(
                 r.add("enqueue_refused", tags.len() as u64);
             }
             (Call::Claim { lease_ms, .. }, Reply::Claimed { jobs }) => {
+                claims_at.push((e.invoked_us, jobs.iter().map(|j| j.id.clone()).collect()));
                 for j in jobs {
                     r.add("leases_seen_by_clients", 1);
                     if let Some(other) = lease_owner.insert(j.lease, j.id.clone()) {
@@ -237,6 +243,14 @@ pub fn check(
                     .or_default()
                     .push((*expiry_ms, expiry_ms.saturating_sub(*lease_ms)));
             }
+            (Call::Cancel { id }, Reply::Cancel { cancelled, .. }) => {
+                if *cancelled {
+                    r.add("cancels", 1);
+                    let at = e.completed_us.unwrap_or(e.invoked_us);
+                    let first = cancelled_at.entry(id.clone()).or_insert(at);
+                    *first = (*first).min(at);
+                }
+            }
             (Call::Release { id, lease }, Reply::Released) => {
                 r.add("releases", 1);
                 resolutions.insert((id.clone(), *lease), Resolution::Released);
@@ -254,6 +268,34 @@ pub fn check(
         }
     }
 
+    // Cancelled jobs: never completed, never handed out by a claim made
+    // after the cancel answered, not live at the end.
+    for (id, at) in &cancelled_at {
+        if completions.get(id).is_some_and(|c| !c.is_empty()) {
+            r.violation(
+                ViolationKind::CancelledAndCompleted,
+                format!("job {id}: its cancel answered cancelled, and an ack answered completed"),
+            );
+        }
+        for (invoked, ids) in &claims_at {
+            if invoked > at && ids.contains(id) {
+                r.violation(
+                    ViolationKind::LeasedAfterCancel,
+                    format!(
+                        "job {id}: handed out by a claim made {} ms after its cancel answered",
+                        (invoked - at) / 1000
+                    ),
+                );
+            }
+        }
+        if dump.jobs.contains_key(id) {
+            r.violation(
+                ViolationKind::CancelledButLive,
+                format!("job {id}: cancelled, but still in the queue at the end"),
+            );
+        }
+    }
+
     // Which jobs the server saw acked, and deleted by an operator (when it
     // was watched): a deleted job has ended, though never completed.
     let mut server_acked: HashMap<String, u64> = HashMap::new();
@@ -262,7 +304,7 @@ pub fn check(
         for ev in &server.events {
             match ev.kind {
                 Kind::Acked => *server_acked.entry(ev.job.clone()).or_default() += 1,
-                Kind::Deleted => {
+                Kind::Deleted | Kind::Cancelled => {
                     server_deleted.insert(ev.job.clone());
                 }
                 _ => {}
@@ -303,7 +345,9 @@ pub fn check(
             let durable = server
                 .and_then(|s| s.durable_deletes.as_ref())
                 .is_some_and(|d| d.contains(id));
-            if server_deleted.contains(id) {
+            if cancelled_at.contains_key(id) {
+                r.add("ended_cancelled", 1);
+            } else if server_deleted.contains(id) {
                 r.add("ended_deleted", 1);
             } else if server_acked.contains_key(id) {
                 r.add("completed_without_client_reply", 1);
@@ -690,6 +734,12 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                         ),
                     );
                 }
+                if before.lease_id != 0 && !before.ordering_key.is_empty() {
+                    leased_by_key.remove(&before.ordering_key);
+                }
+            }
+            Kind::Cancelled => {
+                r.add("server_cancels", 1);
                 if before.lease_id != 0 && !before.ordering_key.is_empty() {
                     leased_by_key.remove(&before.ordering_key);
                 }

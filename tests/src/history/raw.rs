@@ -176,12 +176,38 @@ impl RawQueue {
             Ok(Value::Array(codes)) => match codes.first().map(int) {
                 Some(1) => Reply::Acked { completed: true },
                 Some(0) => Reply::Acked { completed: false },
+                Some(-2) => Reply::JobCancelled,
                 _ => Reply::LeaseLost,
             },
             Ok(other) => Reply::Failed {
                 error: format!("{other:?}"),
             },
             Err(e) => Reply::Failed {
+                error: e.to_string(),
+            },
+        };
+        self.recorder.complete(seq, reply.clone());
+        reply
+    }
+
+    /// An operator's cancel of `id` (`cancel.lua`), recorded: the checker
+    /// holds the job to it (never completed, never leased again).
+    pub async fn cancel(&self, id: &str) -> Reply {
+        let seq = self.recorder.invoke(Call::Cancel { id: id.to_owned() });
+        let reply = match self.run("cancel", vec![s("checker"), s("id"), s(id)]).await {
+            Ok(Value::Array(reply)) => match reply.first().map(int) {
+                Some(code) => Reply::Cancel {
+                    cancelled: code == 1 || code == 2,
+                    completed_before: code == 3,
+                },
+                None => Reply::Failed {
+                    error: "empty cancel reply".into(),
+                },
+            },
+            Ok(other) => Reply::Failed {
+                error: format!("{other:?}"),
+            },
+            Err(e) => Reply::Unknown {
                 error: e.to_string(),
             },
         };

@@ -55,6 +55,10 @@ pub enum Call {
     Reclaim {
         queue: String,
     },
+    /// An operator's cancel of one job (`cancel.lua`).
+    Cancel {
+        id: String,
+    },
 }
 
 /// One job handed out by a claim.
@@ -97,8 +101,16 @@ pub enum Reply {
         requeued: u64,
         dead: u64,
     },
+    /// A cancel's answer: the job was cancelled (now, or earlier), or it
+    /// had completed before (nothing changed), or no such job.
+    Cancel {
+        cancelled: bool,
+        completed_before: bool,
+    },
     /// Refused by the lease fence: nothing changed.
     LeaseLost,
+    /// Refused because an operator cancelled the job: nothing changed.
+    JobCancelled,
     /// A definite failure: nothing was written (out of memory, bad input).
     Failed {
         error: String,
@@ -114,7 +126,7 @@ impl Reply {
     pub fn applied(&self) -> bool {
         !matches!(
             self,
-            Reply::LeaseLost | Reply::Failed { .. } | Reply::Unknown { .. }
+            Reply::LeaseLost | Reply::JobCancelled | Reply::Failed { .. } | Reply::Unknown { .. }
         )
     }
 }
@@ -316,6 +328,7 @@ pub fn read_history(paths: &[impl AsRef<Path>]) -> Vec<Entry> {
 pub fn classify(err: &QueueError) -> Reply {
     match err {
         QueueError::LeaseLost { .. } => Reply::LeaseLost,
+        QueueError::JobCancelled { .. } => Reply::JobCancelled,
         QueueError::OutOfMemory
         | QueueError::Invalid { .. }
         | QueueError::PayloadTooLarge { .. }

@@ -35,6 +35,8 @@ pub enum Kind {
     /// Deleted by an operator: a dead letter (`delete_dead`), or a job in
     /// any state (`delete_job`).
     Deleted,
+    /// Cancelled by an operator (`cancel`): gone from the queue for good.
+    Cancelled,
     /// An operator replaced the payload (`edit_job`).
     Edited,
     /// An operator made a scheduled job due now (`promote_job`).
@@ -226,6 +228,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let before = known.remove(&id);
                     let kind = match &before {
                         Some(_) if script == "delete_job" => Kind::Deleted,
+                        Some(_) if script == "cancel" => Kind::Cancelled,
                         Some(b) if b.lease_id != 0 => Kind::Acked,
                         Some(b) if b.died_at > 0 => Kind::Deleted,
                         Some(_) => Kind::Other,

@@ -83,6 +83,14 @@ kinds! {
     ServerStaleAck,
     /// A lease was reclaimed before its expiry on the Redis clock.
     ServerEarlyReclaim,
+    /// A job was both cancelled and completed: its cancel answered
+    /// "cancelled" and an ack answered "completed".
+    CancelledAndCompleted,
+    /// A job was handed out by a claim made after its cancel answered
+    /// "cancelled".
+    LeasedAfterCancel,
+    /// A job whose cancel answered "cancelled" is still live at the end.
+    CancelledButLive,
     /// An operator's delete removed a job running under a lease without
     /// being told to void leases (force).
     ServerDeletedWhileLeased,

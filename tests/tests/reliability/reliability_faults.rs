@@ -34,6 +34,21 @@ async fn worker_processes_killed_with_sigkill_lose_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operators_cancels_deletes_and_promotes_under_kill_9_stay_final() {
+    let outcome = chaos::operator_surgery(scale(), worker_bin()).await;
+    println!("{outcome}");
+    outcome.assert_ok();
+    assert!(
+        outcome.report.get("server_cancels") > 0,
+        "cancels reached the server"
+    );
+    assert!(
+        outcome.report.get("ended_cancelled") > 0,
+        "cancelled jobs counted as ended"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_past_its_lease_has_its_late_acks_refused() {
     let outcome = chaos::stop_worker(scale(), worker_bin()).await;
     println!("{outcome}");

@@ -229,6 +229,15 @@ pub enum Mutation {
         /// The state emptied.
         state: JobState,
     },
+    /// Cancel a job in any state (its worker told when it runs).
+    CancelJob(String),
+    /// Cancel every job of a queue in a state, in bounded batches.
+    CancelAll {
+        /// The queue.
+        queue: String,
+        /// The state emptied.
+        state: JobState,
+    },
     /// Pause a queue.
     Pause(String),
     /// Resume a queue.
@@ -273,6 +282,12 @@ impl Mutation {
             }
             Mutation::DeleteAll { queue, state } => format!(
                 "delete the {} jobs of {}",
+                state.as_str(),
+                crate::text::inert(queue)
+            ),
+            Mutation::CancelJob(id) => format!("cancel job {}", crate::text::inert(id)),
+            Mutation::CancelAll { queue, state } => format!(
+                "cancel the {} jobs of {}",
                 state.as_str(),
                 crate::text::inert(queue)
             ),

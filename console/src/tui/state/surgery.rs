@@ -1,12 +1,14 @@
 //! Job surgery keys: `u` promote, `t` retry now, `d` delete the selected
 //! job (a row of the jobs view, or the job detail), and `U`, `T`, `D` the
-//! same for every job of the queue in the state shown. Each names what it
+//! same for every job of the queue in the state shown; `c` cancels the
+//! selected job (also a row of the Leases screen) and `C` every job of the
+//! state shown (see `redq::kept`). Each names what it
 //! will touch and asks (default No); only `y` sends it, and the bulk forms
 //! run in the driver's bounded batches with progress on the status line.
 
 use redq::{JobRecord, JobState};
 
-use super::{Command, Level, Mutation, State, View};
+use super::{Command, Level, Mutation, Screen, State, View};
 use crate::text::inert;
 
 /// Which change a key asks for.
@@ -18,6 +20,8 @@ pub enum Surgery {
     RetryNow,
     /// A job gone for good.
     Delete,
+    /// A job cancelled: gone for good, never retried, its worker told.
+    Cancel,
 }
 
 impl Surgery {
@@ -26,6 +30,7 @@ impl Surgery {
             Surgery::Promote => "promote",
             Surgery::RetryNow => "retry now",
             Surgery::Delete => "delete",
+            Surgery::Cancel => "cancel",
         }
     }
 }
@@ -36,6 +41,9 @@ impl State {
         let job = match &self.view {
             View::Detail(detail) => Some(detail.record.clone()),
             View::Jobs(_) => self.selected_job().cloned(),
+            View::Screen(Screen::Leases) if change == Surgery::Cancel => {
+                self.visible_leases().get(self.cursor().index).copied().cloned()
+            }
             View::Screen(_) => return Command::None,
         };
         let Some(job) = job else {
@@ -79,6 +87,14 @@ impl State {
                     force: false,
                 },
             ),
+            Surgery::Cancel => {
+                let mut prompt =
+                    format!("Cancel {what}? It leaves the queue for good and is never retried.");
+                if job.state == JobState::Leased {
+                    prompt.push_str(" Its worker is told at once; its ack then changes nothing.");
+                }
+                (prompt, Mutation::CancelJob(job.id))
+            }
             Surgery::Promote => {
                 let refusal = format!(
                     "only a scheduled job can be promoted; this one is {}",
@@ -119,7 +135,8 @@ impl State {
             );
             return Command::None;
         }
-        if change != Surgery::Delete && state != JobState::Scheduled {
+        let any_state = matches!(change, Surgery::Delete | Surgery::Cancel);
+        if !any_state && state != JobState::Scheduled {
             self.say(
                 Level::Error,
                 format!(
@@ -169,6 +186,13 @@ impl State {
                 }
                 (prompt, Mutation::DeleteAll { queue, state })
             }
+            Surgery::Cancel => (
+                format!(
+                    "Cancel all {count} {} jobs of {shown}? They leave for good and are never retried.",
+                    state.as_str()
+                ),
+                Mutation::CancelAll { queue, state },
+            ),
         };
         self.ask(prompt, mutation)
     }

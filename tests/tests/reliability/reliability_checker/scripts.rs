@@ -290,6 +290,89 @@ pub async fn reclaim_without_backoff(broken: bool) -> Report {
     bench.finish(drained()).await
 }
 
+/// An ack that completes a job an operator cancelled while it ran: the
+/// cancel's "never runs to completion" broken by the holder's late ack.
+pub async fn ack_ignoring_a_cancel(broken: bool) -> Report {
+    let ack = patch(
+        "ack",
+        "if not raw and finished_as(id) == 'cancelled' then codes[i] = -2 end",
+        "if not raw and finished_as(id) == 'cancelled' then codes[i] = 1 end",
+    );
+    let bench = Bench::new(if broken { &ack[..] } else { &[] }).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let held = worker.claim(1, 5_000, &[]).await.remove(0);
+    let cancel = bench.a.cancel(&held.id).await;
+    assert!(
+        matches!(
+            cancel,
+            Reply::Cancel {
+                cancelled: true,
+                ..
+            }
+        ),
+        "{cancel:?}"
+    );
+    worker.ack(&held.id, held.lease).await;
+    bench.finish(drained()).await
+}
+
+/// A cancel that answers "cancelled" but leaves the job in its queue: it is
+/// claimed and completed afterwards.
+pub async fn cancel_that_keeps_the_job(broken: bool) -> Report {
+    let cancel = patch(
+        "cancel",
+        "  cancel_job(one_id, m, state, where, member)\n  settle(1, { one_id })",
+        "  settle(1, { one_id })",
+    );
+    let bench = Bench::new(if broken { &cancel[..] } else { &[] }).await;
+    let ids = bench.a.enqueue(&[job("t1")]).await;
+    let reply = bench.b.cancel(&ids[0]).await;
+    assert!(
+        matches!(
+            reply,
+            Reply::Cancel {
+                cancelled: true,
+                ..
+            }
+        ),
+        "{reply:?}"
+    );
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// The same broken cancel, with nobody claiming afterwards: the cancelled
+/// job is still queued when the run ends.
+pub async fn cancel_left_behind(broken: bool) -> Report {
+    let cancel = patch(
+        "cancel",
+        "  cancel_job(one_id, m, state, where, member)\n  settle(1, { one_id })",
+        "  settle(1, { one_id })",
+    );
+    let bench = Bench::new(if broken { &cancel[..] } else { &[] }).await;
+    let ids = bench.a.enqueue(&[job("t1")]).await;
+    let reply = bench.b.cancel(&ids[0]).await;
+    assert!(
+        matches!(
+            reply,
+            Reply::Cancel {
+                cancelled: true,
+                ..
+            }
+        ),
+        "{reply:?}"
+    );
+    bench
+        .finish(Expect {
+            drained: false,
+            no_requeue: true,
+        })
+        .await
+}
+
 /// A delete that ignores the lease check: a running job is deleted without
 /// force (its holder's work is thrown away unasked). The holder then acks.
 pub async fn delete_ignoring_the_lease(broken: bool) -> Report {

@@ -1,0 +1,164 @@
+//! An operator cancelling, deleting and promoting jobs while worker
+//! processes run them and are killed with `kill -9` every 2–4 s: cancels
+//! race the holders' acks and nacks and the reclaims of killed workers'
+//! leases. Every cancel that answered "cancelled" must stay final (the job
+//! never completes, is never handed out again, is not left in the queue),
+//! deletes and promotes must stay in their lane, and nothing else may be
+//! lost: the checker reads the operator's calls with everyone else's.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use fred::interfaces::{ListInterface, SortedSetsInterface};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::fleet::Fleet;
+use super::harness::{self, structure_check, Claims, QUEUE};
+use super::workload::{produce, specs, Behaviour};
+use super::{Outcome, Scale};
+use crate::history::raw::RawQueue;
+use crate::history::record::Reply;
+use crate::history::{Recorder, RecordingQueue, ServerLog};
+use crate::{unique_namespace, RedisServer};
+
+/// The recorder process number of the operator's calls.
+const OPERATOR: u32 = 999;
+
+/// What the operator did, for the figures.
+#[derive(Default)]
+struct Surgery {
+    cancelled_leased: usize,
+    cancelled_waiting: usize,
+    deleted: usize,
+    promoted: usize,
+}
+
+pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
+    let started = Instant::now();
+    let server = RedisServer::start();
+    let ns = unique_namespace("chaos-surgery");
+    let url = server.url();
+    let log = ServerLog::start(server.port(), None).await;
+    let mut rng = StdRng::seed_from_u64(scale.seed);
+    // Failures retry after a delay, so there are scheduled jobs to promote.
+    let behaviour = Behaviour {
+        lease: Duration::from_millis(800),
+        work_ms: (2, 8),
+        nack: 0.2,
+        retry_delay: Duration::from_secs(2),
+        ..Behaviour::default()
+    };
+    let producer = RecordingQueue::new(
+        harness::handle(&url, &ns, Duration::from_secs(5)).await,
+        Recorder::new(0),
+    );
+    let client = server.client().await;
+    let operator = RawQueue::new(client.clone(), &ns, QUEUE, Recorder::new(OPERATOR), &[]).await;
+    let key = |part: &str| format!("{{{ns}}}:q:{QUEUE}:{part}");
+    let mut fleet = Fleet::new(worker_bin, &url, &ns);
+    for p in 1..=3 {
+        fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
+    }
+    let mut next_process = 4;
+    let jobs = specs("surgery", 0, scale.jobs, 0, 0);
+    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
+    let feed = {
+        let producer = producer.clone();
+        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
+    };
+    let mut structure = Vec::new();
+    let mut surgery = Surgery::default();
+    let mut kills = 0;
+    let mut next_kill = Instant::now() + Duration::from_millis(rng.random_range(2000..=4000));
+    let window_end = Instant::now() + scale.fault_window.max(Duration::from_secs(6));
+    while Instant::now() < window_end || !feed.is_finished() {
+        tokio::time::sleep(Duration::from_millis(rng.random_range(20..=60))).await;
+        // One operator action on a job picked from where it is now.
+        let roll = rng.random_range(0..100);
+        let (set, list) = match roll {
+            0..40 => ("leased", false),
+            40..85 => ("fifo", true),
+            _ => ("scheduled", false),
+        };
+        let picked: Vec<String> = if list {
+            client.lrange(key(set), 0, 9).await.unwrap_or_default()
+        } else {
+            client
+                .zrange(key(set), 0, 9, None, false, None, false)
+                .await
+                .unwrap_or_default()
+        };
+        if let Some(id) = picked.get(rng.random_range(0..picked.len().max(1))) {
+            match roll {
+                0..70 => {
+                    if let Reply::Cancel {
+                        cancelled: true, ..
+                    } = operator.cancel(id).await
+                    {
+                        if set == "leased" {
+                            surgery.cancelled_leased += 1;
+                        } else {
+                            surgery.cancelled_waiting += 1;
+                        }
+                    }
+                }
+                70..85 => surgery.deleted += (operator.delete(id, false).await == 1) as usize,
+                _ => surgery.promoted += (operator.promote(id).await == 1) as usize,
+            }
+        }
+        if Instant::now() >= next_kill {
+            let running = fleet.running();
+            fleet.kill(running[rng.random_range(0..running.len())]);
+            kills += 1;
+            structure_check(&server, &ns, &format!("kill -9 #{kills}"), &mut structure).await;
+            fleet.spawn(
+                &behaviour,
+                next_process,
+                scale.seed + next_process as u64,
+                None,
+            );
+            next_process += 1;
+            next_kill = Instant::now() + Duration::from_millis(rng.random_range(2000..=4000));
+        }
+        if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {
+            break;
+        }
+    }
+    let produced = feed.await.expect("producer task");
+    let drained = harness::drain(&producer.queue, Duration::from_secs(60)).await;
+    fleet.await_first_claims(Duration::from_secs(20)).await;
+    let ended = fleet.end();
+    let mut entries = producer.recorder.entries();
+    entries.extend(operator.recorder.entries());
+    entries.extend(ended.entries);
+    let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
+    let mut outcome = Outcome::new(
+        "an operator cancels, deletes and promotes while workers are killed",
+        started,
+        report,
+        structure,
+    );
+    outcome.figure("jobs enqueued", produced.created);
+    outcome.figure("running jobs cancelled", surgery.cancelled_leased);
+    outcome.figure("waiting jobs cancelled", surgery.cancelled_waiting);
+    outcome.figure("jobs deleted", surgery.deleted);
+    outcome.figure("retries promoted", surgery.promoted);
+    outcome.figure("worker processes killed with -9", kills);
+    outcome.require(surgery.cancelled_leased > 0, || {
+        "no running job was cancelled".into()
+    });
+    outcome.require(surgery.deleted > 0, || "no job was deleted".into());
+    harness::require_ran(
+        &mut outcome,
+        drained,
+        produced.created,
+        produced.unexplained(&[]),
+        ("worker processes killed", kills),
+    );
+    Claims::of(&entries).require(&mut outcome, &ended.processes, false);
+    outcome.require_none(ended.problems);
+    outcome.require_none(unread);
+    outcome.worker_stderr = ended.stderr;
+    outcome
+}
