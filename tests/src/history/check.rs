@@ -243,13 +243,16 @@ pub fn check(
                     .or_default()
                     .push((*expiry_ms, expiry_ms.saturating_sub(*lease_ms)));
             }
-            (Call::Cancel { id }, Reply::Cancel { cancelled, .. }) => {
-                if *cancelled {
-                    r.add("cancels", 1);
-                    let at = e.completed_us.unwrap_or(e.invoked_us);
-                    let first = cancelled_at.entry(id.clone()).or_insert(at);
-                    *first = (*first).min(at);
-                }
+            (
+                Call::Cancel { id },
+                Reply::Cancel {
+                    cancelled: true, ..
+                },
+            ) => {
+                r.add("cancels", 1);
+                let at = e.completed_us.unwrap_or(e.invoked_us);
+                let first = cancelled_at.entry(id.clone()).or_insert(at);
+                *first = (*first).min(at);
             }
             (Call::Release { id, lease }, Reply::Released) => {
                 r.add("releases", 1);
