@@ -39,8 +39,10 @@
 //! [`JobCx::cancelled`](crate::worker::JobCx::cancelled) fires. The holder's
 //! later ack, nack or extend fails with [`QueueError::JobCancelled`] and
 //! changes nothing; the worker stops the job at its next heartbeat if it has
-//! not returned by then. A lapsed lease cannot bring it back: it is in no
-//! index any more. [`RedisQueue::cancel_all`] cancels a queue's jobs in one
+//! not returned by then (also how a cancel reaches a worker whose listener
+//! had not subscribed yet, in the moment after it starts, or a caller of
+//! `claim` that listens to nothing: at its next call). A lapsed lease cannot
+//! bring it back: it is in no index any more. [`RedisQueue::cancel_all`] cancels a queue's jobs in one
 //! state in batches of 1000, with progress.
 //!
 //! These are [`RedisQueue`] and [`Operator`](crate::Operator) calls;
