@@ -42,8 +42,8 @@
 //! not returned by then (also how a cancel reaches a worker whose listener
 //! had not subscribed yet, in the moment after it starts, or a caller of
 //! `claim` that listens to nothing: at its next call). A lapsed lease cannot
-//! bring it back: it is in no index any more. [`RedisQueue::cancel_all`] cancels a queue's jobs in one
-//! state in batches of 1000, with progress.
+//! bring it back: it is in no index any more. [`RedisQueue::cancel_all`]
+//! cancels a queue's jobs in one state in batches of 1000, with progress.
 //!
 //! These are [`RedisQueue`] and [`Operator`](crate::Operator) calls;
 //! [`MemoryQueue`](crate::MemoryQueue) keeps no results and cannot cancel.
@@ -62,7 +62,7 @@ pub use record::{KeptJob, Outcome, Tombstone};
 pub use retention::{Retention, RetentionState};
 pub use wait::JobResult;
 
-use crate::QueueError;
+use crate::{QueueError, RedisQueue};
 
 /// The largest result kept with a job: 64 KiB of JSON.
 pub const MAX_RESULT_BYTES: usize = 65_536;
@@ -125,7 +125,7 @@ pub(crate) fn result_json<T: Serialize + ?Sized>(value: &T) -> Result<String, Qu
     Ok(json)
 }
 
-impl crate::RedisQueue {
+impl RedisQueue {
     /// [`RedisQueue::ack`](crate::RedisQueue::ack) with the job's
     /// [`Completion`]: its result and run time are kept when its queue keeps
     /// finished jobs. Fails with [`QueueError::JobCancelled`] when an
