@@ -3,6 +3,7 @@
 //! the dependency tree is linked once rather than once per file.
 
 mod cancel_races;
+mod cancel_sharded;
 mod cancel_states;
 mod claim_order;
 mod coalescing;
