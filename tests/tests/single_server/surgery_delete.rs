@@ -198,3 +198,27 @@ async fn a_deleted_jobs_dedup_key_can_be_used_again_in_either_mode() {
     ));
     assert_eq!(numbers(&claim_n(&queue, "q", 2).await), vec![3, 4]);
 }
+
+#[tokio::test]
+async fn a_released_successor_not_yet_in_the_queue_is_deleted_and_its_key_passed_on() {
+    let server = server();
+    let queue = queue(&server, "delete-released").await;
+    queue.add("q", job(0).ordering_key("a")).await.unwrap();
+    let successor = queue.add("q", job(1).ordering_key("a")).await.unwrap();
+    queue.add("q", job(2).ordering_key("a")).await.unwrap();
+    let holder = claim_n(&queue, "q", 1).await.remove(0);
+    // The ack hands the key to job 1, released to the queue's ready set
+    // until the next claim moves it in: waiting, in neither list.
+    queue.ack(&holder.lease()).await.unwrap();
+    assert_eq!(
+        queue.inspect(successor.id()).await.unwrap().unwrap().state,
+        JobState::Waiting
+    );
+
+    queue
+        .delete_job(successor.id(), IfLeased::Refuse)
+        .await
+        .unwrap();
+    assert_gone(&queue, successor.id()).await;
+    assert_eq!(numbers(&claim_n(&queue, "q", 1).await), vec![2]);
+}
