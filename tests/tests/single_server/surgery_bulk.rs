@@ -209,3 +209,48 @@ async fn over_shards_a_bulk_change_counts_its_progress_over_all_of_them() {
     assert_eq!(deleted, 10);
     assert_eq!(operator.counts("q").await.unwrap().waiting, 0);
 }
+
+/// On the shared test cluster, one shard per primary: each by-id change
+/// reaches the primary holding the job, and a bulk change goes over all.
+#[tokio::test]
+async fn on_a_cluster_each_change_reaches_the_primary_holding_the_job() {
+    let cluster = redq_tests::cluster::RedisCluster::shared();
+    let builder = RedisQueue::builder(&cluster.url());
+    let sharded =
+        ShardedQueue::connect(builder, &redq_tests::unique_namespace("surgery-cluster"), 3)
+            .await
+            .expect("connecting to the test cluster");
+    let operator = sharded.operator();
+    let mut ids = Vec::new();
+    for i in 0..9 {
+        let job = NewJob::new(json!({ "n": i })).delay(LATER);
+        ids.push(operator.add("q", job).await.unwrap().id().to_owned());
+    }
+    for id in &ids[..3] {
+        operator.promote(id).await.unwrap();
+    }
+    for id in &ids[3..6] {
+        operator.edit_payload(id, &json!("edited")).await.unwrap();
+        assert_eq!(
+            operator.inspect(id).await.unwrap().unwrap().payload,
+            json!("edited")
+        );
+    }
+    operator
+        .delete_job(&ids[6], IfLeased::Refuse)
+        .await
+        .unwrap();
+    assert!(operator.inspect(&ids[6]).await.unwrap().is_none());
+    let counts = operator.counts("q").await.unwrap();
+    assert_eq!((counts.waiting, counts.scheduled), (3, 5));
+    let done = operator
+        .delete_all("q", JobState::Scheduled, IfLeased::Refuse, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(done, 5);
+    let done = operator
+        .delete_all("q", JobState::Waiting, IfLeased::Refuse, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(done, 3);
+}
