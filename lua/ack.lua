@@ -12,17 +12,21 @@
 -- publishes the ids it kept, space-separated, on the wake-up channel ..
 -- ':finished' (what RedisQueue::wait_for listens to).
 -- Without a policy nothing is kept and nothing else is read.
--- include: check clock keys job_record lease ordering stats kept
+-- include: check clock keys job_record lease ordering stats kept notes
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones
 --   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
---          kept, completed, cancelled, tombstones, tombstones_at, retention
+--          kept, completed, cancelled, tombstones, tombstones_at, retention,
+--          progress and logs (only for jobs flagged noted)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
 -- or (3 + 4n arguments)
 --   job id, lease id, run_ms (how long the run took), result (JSON text of
 --   at most 65536 bytes, '' = none; kept only when the queue keeps jobs)
+-- or (3 + 5n arguments) those four and noted (1 = the job has notes,
+--   lib/notes.lua: they are deleted with it; the worker knows, so an ack
+--   of jobs without notes issues no note command)
 -- Reply: one code per job, in order:
 -- code 1 acknowledged: the job is done and removed (kept, if the queue keeps jobs)
 -- code 0 already_gone: the job no longer exists (a repeated ack: harmless)
@@ -34,15 +38,17 @@ local n = uint(ARGV[3], 'ack count', 1000)
 -- An empty batch acknowledges nothing (and HMGET needs at least one field).
 if n == 0 then return {} end
 local stride = (#ARGV - 3) / n
-if stride ~= 2 and stride ~= 4 then
-  fail('expected ' .. (3 + 2 * n) .. ' or ' .. (3 + 4 * n) .. ' arguments, got ' .. #ARGV)
+if stride ~= 2 and stride ~= 4 and stride ~= 5 then
+  fail('expected ' .. (3 + 2 * n) .. ', ' .. (3 + 4 * n) .. ' or ' .. (3 + 5 * n)
+    .. ' arguments, got ' .. #ARGV)
 end
-local ids, leases, runs, results = {}, {}, {}, {}
+local ids, leases, runs, results, noted = {}, {}, {}, {}, {}
 for i = 1, n do
   local at = 4 + stride * (i - 1)
   ids[i] = text(ARGV[at], 'job id', 64)
   leases[i] = uint(ARGV[at + 1], 'lease id', 9007199254740991)
-  if stride == 4 then
+  if stride == 5 then noted[i] = uint(ARGV[at + 4], 'noted flag', 1) == 1 end
+  if stride >= 4 then
     runs[i] = uint(ARGV[at + 2], 'run_ms', MAX_MS)
     results[i] = ARGV[at + 3]
     if #results[i] > MAX_RESULT_BYTES then
@@ -53,7 +59,7 @@ end
 -- One HMGET for the batch: each redis.call costs about a microsecond before
 -- the command does anything.
 local metas = redis.call('HMGET', K.jobs, unpack(ids))
-local codes, done, acked = {}, {}, {}
+local codes, done, acked, forgotten = {}, {}, {}, {}
 local policy = retention_policy()
 local now = now_ms()
 local kept_raws = {}
@@ -72,6 +78,7 @@ for i = 1, n do
       acked[id] = true
       release_keys(id, m)
       done[#done + 1] = id
+      if noted[i] then forgotten[#forgotten + 1] = id end
       if policy then
         local full = split_record(raw)
         local k = new_kept('completed', QUEUE, now)
@@ -90,6 +97,7 @@ end
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
   redis.call('ZREM', K.leased, unpack(done))
+  forget_notes(forgotten)
   bump_stats('p', now, #done)
   if policy then
     keep(done, kept_raws, K.completed, now)

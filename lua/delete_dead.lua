@@ -2,10 +2,12 @@
 -- delete_dead.lua: delete dead letters for good: the listed ids, or, with no
 -- ids, up to `limit` of the queue's oldest (callers loop to purge).
 -- allow-oom: deleting frees memory.
--- include: check keys
+-- Their notes (lib/notes.lua) go too: two HDELs a call for all its ids,
+-- cheaper than reading each record's noted flag.
+-- include: check keys notes
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  nothing else
---   writes dead, jobs
+--   writes dead, jobs, progress, logs
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
 -- ARGV[4..] job ids (at most `limit`)
 -- Reply: { deleted, not_dead, dead_left }
@@ -16,13 +18,15 @@ local ids = {}
 for i = 4, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 if #ids == 0 then ids = redis.call('ZRANGE', K.dead, 0, limit - 1) end
-local deleted, missing = 0, 0
+local deleted, missing, gone = 0, 0, {}
 for _, id in ipairs(ids) do
   if redis.call('ZREM', K.dead, id) == 1 then
     redis.call('HDEL', K.jobs, id)
     deleted = deleted + 1
+    gone[deleted] = id
   else
     missing = missing + 1
   end
 end
+forget_notes(gone)
 return { deleted, missing, redis.call('ZCARD', K.dead) }

@@ -16,7 +16,7 @@
 -- its nack, extend and release lease_lost, and nothing brings the job back.
 --
 -- allow-oom: deleting frees memory.
--- include: check keys job_store ordering job_state
+-- include: check keys job_store ordering job_state notes
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  nothing else
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
@@ -99,8 +99,8 @@ local function remove(id, m, state, place)
   -- (release_keys checks that it is the holder before handing a key on).
   if state ~= 'dead' then release_keys(id, m) end
   redis.call('HDEL', K.jobs, id)
-  redis.call('HDEL', K.progress, id)
-  redis.call('HDEL', K.logs, id)
+  -- Only a job with notes has any to delete (lib/notes.lua).
+  if m[M.noted] == 1 then forget_notes({ id }) end
   done = done + 1
 end
 

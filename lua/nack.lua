@@ -6,15 +6,18 @@
 -- Dead-letters when forced, when max_attempts failed tries are reached, or
 -- when enqueued_at + retry_window has passed. A dead letter releases the
 -- job's dedup and ordering keys and is announced on {ns}:events.
--- include: check clock keys job_store lease retry kept
+-- include: check clock keys job_store lease retry kept notes
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  kept, tombstones (only when the job is gone)
---   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
+--   reads  kept, tombstones (only when the job is gone), logs (with log lines)
+--   writes progress and logs (with notes), jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] delay_ms before the retry      ARGV[6] error text (cut to 4096 bytes)
 -- ARGV[7] 1 to dead-letter now, 0 to retry when attempts allow
+-- ARGV[8], ARGV[9] (optional, both or neither) the holder's last notes
+--   (lib/notes.lua): progress and log lines, as ARGV[5] and ARGV[6] of
+--   note.lua; kept through the retry or the dead-letter
 -- Reply: { code, attempts, dead (0/1), due_ms }
 -- code 1 applied: the failure is recorded; the job retries at due_ms or is dead
 -- code 2 already_recorded: this lease's failure was recorded by an earlier send; nothing changed
@@ -27,6 +30,8 @@ local delay = uint(ARGV[5], 'delay_ms', MAX_MS)
 local err = ARGV[6]
 if type(err) ~= 'string' then fail('error text is missing') end
 local force = uint(ARGV[7], 'dead-letter flag', 1) == 1
+local progress, lines = ARGV[8] or '', ARGV[9] or ''
+check_notes(progress, lines)
 local m = load_meta(id)
 if not m and finished_as(id) == 'cancelled' then return { -2, 0, 0, 0 } end
 if not m or m[M.queue] ~= QUEUE then return { -1, 0, 0, 0 } end
@@ -35,5 +40,6 @@ if lease ~= 0 and m[M.resolved_lease] == lease then
 end
 if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end
 local now = now_ms()
+write_notes(id, m, progress, lines)
 local dead, due = fail_attempt(id, m, now, err, force, delay, m[M.lease_id])
 return { 1, m[M.attempts], dead and 1 or 0, due }

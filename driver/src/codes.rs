@@ -80,6 +80,12 @@ codes! {
         LeaseLost = -1 "lease_lost",
         Cancelled = -2 "cancelled",
     }
+    /// `lua/note.lua`.
+    NoteCode for "note" {
+        Noted = 1 "noted",
+        LeaseLost = -1 "lease_lost",
+        Cancelled = -2 "cancelled",
+    }
     /// `lua/extend.lua`.
     ExtendCode for "extend" {
         Extended = 1 "extended",
@@ -263,6 +269,15 @@ pub(crate) fn extended(items: &[Value], lease: &Lease) -> Result<SystemTime, Que
         }
         ExtendCode::LeaseLost => Err(lease_lost(lease)),
         ExtendCode::Cancelled => Err(job_cancelled(lease)),
+    }
+}
+
+/// A note reply, `{ code }`.
+pub(crate) fn noted(items: &[Value], lease: &Lease) -> Result<(), QueueError> {
+    match NoteCode::from_reply(items.first())? {
+        NoteCode::Noted => Ok(()),
+        NoteCode::LeaseLost => Err(lease_lost(lease)),
+        NoteCode::Cancelled => Err(job_cancelled(lease)),
     }
 }
 

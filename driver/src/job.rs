@@ -39,6 +39,9 @@ pub struct Job {
     pub name: Option<String>,
     /// The attempt ceiling (0 = unlimited).
     pub max_attempts: u32,
+    /// It has notes (progress, log lines) from an earlier attempt, so its
+    /// ack must forget them: see [`crate::notes`].
+    pub noted: bool,
 }
 
 /// Which job a fenced call is about, and under which lease.
@@ -76,6 +79,7 @@ impl Job {
             ordering_key: non_empty(meta.ordering_key),
             name: non_empty(meta.name),
             max_attempts: meta.max_attempts,
+            noted: meta.noted,
         }
     }
 }

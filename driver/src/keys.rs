@@ -30,8 +30,8 @@
 //! | `{ns}:tombstones` | hash | job id → `"<c\|x> <ms>"`: completed or cancelled, and when; once its kept record is trimmed, or for a cancel in a queue that keeps nothing |
 //! | `{ns}:tombstones:at` | zset | job id → when its tombstone expires (trim order) |
 //! | `{ns}:retention` | hash | queue → its retention policy `"max_count max_age_ms max_bytes tombstone_ms"`; `<queue>:bytes` → bytes its kept jobs are charged |
-//! | `{ns}:progress` | hash | job id → the running job's latest progress |
-//! | `{ns}:logs` | hash | job id → the job's log lines (bounded) |
+//! | `{ns}:progress` | hash | job id → the job's latest progress (JSON text), until it leaves for good ([`crate::notes`]) |
+//! | `{ns}:logs` | hash | job id → the job's last log lines, each ended by `\n`, oldest first (at most 100 lines, 16 KiB) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
@@ -89,6 +89,14 @@ impl Keys {
     pub fn tombstones(&self) -> String {
         self.key("tombstones")
     }
+    /// `{ns}:progress`: job id → its latest progress (`crate::notes`).
+    pub fn progress(&self) -> String {
+        self.key("progress")
+    }
+    /// `{ns}:logs`: job id → its log lines (`crate::notes`).
+    pub fn logs(&self) -> String {
+        self.key("logs")
+    }
     /// `{ns}:queues`
     pub fn queues(&self) -> String {
         self.key("queues")
@@ -143,8 +151,8 @@ impl Keys {
             self.tombstones(),
             self.key("tombstones:at"),
             self.key("retention"),
-            self.key("progress"),
-            self.key("logs"),
+            self.progress(),
+            self.logs(),
         ])
     }
 

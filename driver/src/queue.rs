@@ -17,6 +17,7 @@ use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
 use crate::scripts::{self, reply, Op};
+use crate::notes::NoteBatch;
 use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
 
 pub(crate) fn text(s: impl Into<String>) -> Value {
@@ -331,7 +332,16 @@ impl RedisQueue {
         }
         let calls = by_queue.iter().flat_map(|(queue, indexes)| {
             indexes.chunks(limits::MAX_CLAIM).map(move |chunk| {
-                let per_job = if completions.is_empty() { 2 } else { 4 };
+                // A fifth argument per job, its noted flag, only when one
+                // of the chunk has notes to forget (`crate::notes`).
+                let noted = chunk
+                    .iter()
+                    .any(|&i| completions.get(i).is_some_and(Completion::is_noted));
+                let per_job = match (completions.is_empty(), noted) {
+                    (true, _) => 2,
+                    (false, false) => 4,
+                    (false, true) => 5,
+                };
                 let mut args = Vec::with_capacity(1 + per_job * chunk.len());
                 args.push(num(chunk.len() as u64));
                 for &i in chunk {
@@ -340,6 +350,9 @@ impl RedisQueue {
                     if let Some(done) = completions.get(i) {
                         args.push(num(done.run_ms()));
                         args.push(text(done.result_json()));
+                        if noted {
+                            args.push(num(done.is_noted() as u64));
+                        }
                     }
                 }
                 async move { (chunk, self.run(Op::Ack, queue, args).await) }
@@ -373,30 +386,38 @@ impl RedisQueue {
         delay: Duration,
         error: &str,
     ) -> Result<Nacked, QueueError> {
-        self.fail_attempt(lease, delay, error, false).await
+        self.fail_attempt(lease, delay, error, false, &NoteBatch::new())
+            .await
     }
 
     /// The job must not be tried again: move it to the dead-letter set now.
     pub async fn dead_letter(&self, lease: &Lease, error: &str) -> Result<Nacked, QueueError> {
-        self.fail_attempt(lease, Duration::ZERO, error, true).await
+        self.fail_attempt(lease, Duration::ZERO, error, true, &NoteBatch::new())
+            .await
     }
 
-    async fn fail_attempt(
+    /// A nack (`dead`: a dead-letter) carrying the job's last `notes` (see
+    /// [`crate::notes`]) in the same call.
+    pub(crate) async fn fail_attempt(
         &self,
         lease: &Lease,
         delay: Duration,
         error: &str,
         dead: bool,
+        notes: &NoteBatch,
     ) -> Result<Nacked, QueueError> {
         check_lease(lease)?;
         let delay = limits::check_duration("retry delay", delay)?;
-        let args = vec![
+        let mut args = vec![
             text(lease.id.as_str()),
             num(lease.lease_id),
             num(delay),
             text(limits::cut_error(error)),
             num(dead as u64),
         ];
+        if !notes.is_empty() {
+            args.extend(notes.args());
+        }
         let items = reply::array(self.run(Op::Nack, &lease.queue, args).await?)?;
         codes::nacked(&items, lease)
     }
@@ -404,9 +425,23 @@ impl RedisQueue {
     /// Heartbeat: the lease now lapses `lease` from now (Redis clock).
     /// Returns the new expiry, or [`QueueError::LeaseLost`].
     pub async fn extend(&self, held: &Lease, lease: Duration) -> Result<SystemTime, QueueError> {
+        self.extend_noting(held, lease, &NoteBatch::new()).await
+    }
+
+    /// [`RedisQueue::extend`] carrying `notes` (see [`crate::notes`]) in the
+    /// same call, fenced by the same lease: refused notes are not written.
+    pub async fn extend_noting(
+        &self,
+        held: &Lease,
+        lease: Duration,
+        notes: &NoteBatch,
+    ) -> Result<SystemTime, QueueError> {
         check_lease(held)?;
         let lease_ms = limits::check_lease(lease)?;
-        let args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
+        let mut args = vec![text(held.id.as_str()), num(held.lease_id), num(lease_ms)];
+        if !notes.is_empty() {
+            args.extend(notes.args());
+        }
         let items = reply::array(self.run(Op::Extend, &held.queue, args).await?)?;
         codes::extended(&items, held)
     }

@@ -30,8 +30,10 @@
 --   KEYS[24] {ns}:tombstones:at   zset   id -> when its tombstone expires (trim order)
 --   KEYS[25] {ns}:retention       hash   queue -> what Q keeps of finished jobs, and
 --                                        "Q:bytes" -> what they are charged (lib/kept.lua)
---   KEYS[26] {ns}:progress        hash   id -> the running job's latest progress
---   KEYS[27] {ns}:logs            hash   id -> the job's log lines (bounded)
+--   KEYS[26] {ns}:progress        hash   id -> the job's latest progress, JSON text
+--                                        (lib/notes.lua), until the job leaves for good
+--   KEYS[27] {ns}:logs            hash   id -> the job's last log lines, each ended by
+--                                        "\n", oldest first (bounded: lib/notes.lua)
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].

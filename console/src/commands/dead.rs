@@ -7,8 +7,7 @@ use serde_json::json;
 
 use crate::cli::DeadCommand;
 use crate::failure::Failure;
-use crate::output::{count, job_json, print_json};
-use crate::tui::detail_text::detail_lines;
+use crate::output::{count, print_json};
 
 use super::known::require_known;
 use super::listing::print_jobs;
@@ -37,26 +36,8 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             print_jobs(&jobs, &queue.shard_namespaces(), total, offset, json);
             Ok(())
         }
-        DeadCommand::Show { id } => {
-            let Some(job) = queue.inspect(&id).await? else {
-                return Err(Failure::Failed(format!(
-                    "no job {}",
-                    crate::text::inert(&id)
-                )));
-            };
-            if json {
-                print_json(&job_json(&job, &queue.shard_namespaces()));
-            } else {
-                for line in detail_lines(
-                    &job,
-                    &queue.shard_namespaces(),
-                    std::time::SystemTime::now(),
-                ) {
-                    println!("{}", line.trim_end());
-                }
-            }
-            Ok(())
-        }
+        // One job's detail is the same whatever its state.
+        DeadCommand::Show { id } => super::jobs::show(queue, &id, json).await,
         DeadCommand::Requeue {
             queue: name,
             ids,

@@ -3,16 +3,22 @@
 
 use std::time::SystemTime;
 
-use redq::JobRecord;
+use redq::{JobNotes, JobRecord};
 
 use crate::clock;
 use crate::text::{inert, inert_multiline};
 use crate::tui::view::facts;
 
-/// Label and value lines of a job, then its full error and pretty payload.
-/// With several `shards` (their namespaces), a `shard` line says which one
-/// holds the job. Every piece of text from Redis is made inert.
-pub fn detail_lines(job: &JobRecord, shards: &[String], now: SystemTime) -> Vec<String> {
+/// Label and value lines of a job, then its full error, its notes (the
+/// progress and log lines its handler reported) and pretty payload. With
+/// several `shards` (their namespaces), a `shard` line says which one holds
+/// the job. Every piece of text from Redis is made inert.
+pub fn detail_lines(
+    job: &JobRecord,
+    notes: &JobNotes,
+    shards: &[String],
+    now: SystemTime,
+) -> Vec<String> {
     let mut lines = Vec::new();
     let mut field = |label: &str, value: String| lines.push(format!("{label:<14}{value}"));
     field("id", inert(&job.id));
@@ -75,16 +81,33 @@ pub fn detail_lines(job: &JobRecord, shards: &[String], now: SystemTime) -> Vec<
     if let Some(window) = job.retry_window {
         field("retry window", clock::compact(window));
     }
+    if let Some(progress) = &notes.progress {
+        field("progress", progress_text(progress));
+    }
     lines.push(String::new());
     lines.push("error".into());
     match &job.last_error {
         Some(error) => lines.extend(inert_multiline(error).lines().map(|l| format!("  {l}"))),
         None => lines.push("  —".into()),
     }
+    if !notes.log.is_empty() {
+        lines.push(String::new());
+        lines.push(format!("log (last {})", notes.log.len()));
+        lines.extend(notes.log.iter().map(|l| format!("  {}", inert(l))));
+    }
     lines.push(String::new());
     lines.push("payload".into());
     lines.extend(payload_lines(&job.payload));
     lines
+}
+
+/// Progress on one line: a string as itself, anything else as compact JSON
+/// (whose strings serde_json escapes), made inert either way.
+pub fn progress_text(progress: &serde_json::Value) -> String {
+    match progress {
+        serde_json::Value::String(text) => inert(text),
+        other => inert(&other.to_string()),
+    }
 }
 
 /// The payload as pretty JSON; a payload that was not JSON (the driver
@@ -97,4 +120,62 @@ pub fn payload_lines(payload: &serde_json::Value) -> Vec<String> {
         .lines()
         .map(|l| format!("  {}", inert_multiline(l)))
         .collect()
+}
+
+/// The lines of a finished job its queue keeps (completed or cancelled):
+/// outcome, times, run time, holder, who cancelled it and in which state,
+/// then its result as pretty JSON. Inert like [`detail_lines`].
+pub fn finished_lines(kept: &redq::KeptJob, shards: &[String], now: SystemTime) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut field = |label: &str, value: String| lines.push(format!("{label:<14}{value}"));
+    field("id", inert(&kept.id));
+    field("queue", inert(&kept.queue));
+    if !shards.is_empty() {
+        let index = crate::aggregate::shard_index(shards, &kept.namespace)
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| "?".into());
+        field(
+            "shard",
+            format!("{index} of {} ({})", shards.len(), inert(&kept.namespace)),
+        );
+    }
+    field("state", kept.outcome.as_str().into());
+    field(
+        "name",
+        kept.name
+            .as_deref()
+            .map(inert)
+            .unwrap_or_else(|| "—".into()),
+    );
+    field("attempt", kept.attempt.to_string());
+    field(
+        "enqueued",
+        format!("{} UTC", clock::datetime(kept.enqueued_at)),
+    );
+    field(
+        kept.outcome.as_str(),
+        format!(
+            "{} UTC ({} ago)",
+            clock::datetime(kept.finished_at),
+            clock::compact(clock::age(kept.finished_at, now))
+        ),
+    );
+    if let Some(run_time) = kept.run_time {
+        field("run time", clock::compact(run_time));
+    }
+    if let Some((node, instance)) = kept.holder {
+        field("holder", facts::worker(node, instance));
+    }
+    if let Some(by) = kept.cancelled_by.as_deref().filter(|by| !by.is_empty()) {
+        field("cancelled by", inert(by));
+    }
+    if let Some(state) = &kept.cancelled_in {
+        field("cancelled in", inert(state));
+    }
+    if let Some(result) = &kept.result {
+        lines.push(String::new());
+        lines.push("result".into());
+        lines.extend(payload_lines(result));
+    }
+    lines
 }

@@ -161,8 +161,22 @@ pub async fn run(
                 }
                 if let (true, Some(id)) = (live, &watched) {
                     if let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await {
+                        // Notes that cannot be read leave the detail without
+                        // them rather than without the job.
+                        let notes = match &record {
+                            Some(_) => timeout(PING_TIMEOUT, queue.notes(id))
+                                .await
+                                .ok()
+                                .and_then(Result::ok)
+                                .unwrap_or_default(),
+                            None => redq::JobNotes::default(),
+                        };
                         let record = record.map(Box::new);
-                        let _ = updates.send(Update::Job { id: id.clone(), record });
+                        let _ = updates.send(Update::Job {
+                            id: id.clone(),
+                            record,
+                            notes,
+                        });
                     }
                 }
                 next = Instant::now() + refresh;

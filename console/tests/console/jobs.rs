@@ -110,3 +110,139 @@ fn jobs_usage_errors_exit_2() {
         assert!(stdout(&out).is_empty(), "{args:?} printed to stdout");
     }
 }
+
+/// Reports progress and a line with an escape sequence in it, then waits
+/// for the test to let it finish.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Reporter;
+
+impl redq::worker::TypedJob for Reporter {
+    const NAME: &'static str = "reporter";
+    const QUEUE: &'static str = "emails";
+    async fn run(&self, cx: &redq::worker::JobCx) -> Result<(), redq::worker::JobError> {
+        cx.progress(&serde_json::json!({"sent": 40, "of": 100}))?;
+        cx.log("batch 1 sent");
+        cx.log("subject \u{1b}[2Jwiped");
+        cx.service::<std::sync::Arc<tokio::sync::Notify>>()
+            .expect("gate")
+            .notified()
+            .await;
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_show_prints_a_running_jobs_progress_and_log_lines_inert() {
+    use redq::worker::{Registry, Services, WorkOptions, Worker};
+    let server = RedisServer::start();
+    let ns = unique_namespace("jobs-show-notes");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let id = q.push(&Reporter).await.unwrap().id().to_owned();
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    let mut registry = Registry::new();
+    registry.add_job::<Reporter>();
+    // A short lease: the heartbeat that carries the notes comes every 100 ms.
+    let options = WorkOptions::new()
+        .queues(["emails"])
+        .lease(std::time::Duration::from_millis(300))
+        .schedules(false);
+    let worker = Worker::new(connect(&url, &ns).await, registry, options)
+        .unwrap()
+        .services(Services::new().with(gate.clone()));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(worker.run(stop.clone()));
+
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the running job's notes",
+        async || {
+            let out = redq(&url, &ns, &["jobs", "show", &id, "-o", "json"]);
+            json(&out)["log"].as_array().is_some_and(|l| l.len() == 2)
+        },
+    )
+    .await;
+    let out = redq(&url, &ns, &["jobs", "show", &id, "-o", "json"]);
+    assert_exit(&out, 0);
+    let job = json(&out);
+    assert_eq!(job["state"], "leased");
+    assert_eq!(job["progress"], serde_json::json!({"sent": 40, "of": 100}));
+    assert_eq!(job["log"][0], "batch 1 sent");
+
+    let out = redq(&url, &ns, &["jobs", "show", &id]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let progress = text
+        .lines()
+        .find(|l| l.starts_with("progress"))
+        .unwrap_or("");
+    assert!(progress.contains(r#"{"of":100,"sent":40}"#), "{text}");
+    assert!(text.contains("log (last 2)\n  batch 1 sent\n"), "{text}");
+    assert!(text.contains(r"subject \x1b[2Jwiped"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character reached the terminal:\n{text}"
+    );
+
+    gate.notify_one();
+    stop.cancel();
+    running.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("jobs-show-kept");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.set_retention("emails", &redq::Retention::new().max_count(10))
+        .await
+        .unwrap();
+    let completed = q
+        .add("emails", NewJob::new(serde_json::json!({"to": "ada"})))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let job = q
+        .claim("emails", 1, std::time::Duration::from_secs(30))
+        .await
+        .unwrap()
+        .remove(0);
+    let done = redq::Completion::new()
+        .result(&serde_json::json!({"message_id": "m-1\u{1b}[2J"}))
+        .unwrap()
+        .run_time(std::time::Duration::from_millis(1500));
+    q.ack_with(&job.lease(), done).await.unwrap();
+    let cancelled = q
+        .add("emails", NewJob::new(serde_json::json!({"to": "bob"})))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    q.cancel(&cancelled, "ops: wrong list").await.unwrap();
+
+    let out = redq(&url, &ns, &["jobs", "show", &completed, "-o", "json"]);
+    assert_exit(&out, 0);
+    let kept = json(&out);
+    assert_eq!(kept["state"], "completed");
+    assert_eq!(kept["result"]["message_id"], "m-1\u{1b}[2J");
+    assert_eq!(kept["run_time_ms"], 1500);
+
+    let out = redq(&url, &ns, &["jobs", "show", &completed]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    assert!(text.contains("run time"), "{text}");
+    assert!(text.contains(r"m-1\u001b[2J"), "{text}");
+    assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
+
+    let out = redq(&url, &ns, &["jobs", "show", &cancelled]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let by = text
+        .lines()
+        .find(|l| l.starts_with("cancelled by"))
+        .unwrap_or("");
+    assert!(by.contains("ops: wrong list"), "{text}");
+    assert!(text.contains("cancelled in  waiting"), "{text}");
+}

@@ -10,6 +10,7 @@ mod canary;
 mod cancel_keys;
 mod cli_errors;
 mod demo_guard;
+mod detail_notes;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;

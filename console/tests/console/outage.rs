@@ -215,6 +215,7 @@ fn the_detail_follows_the_job_after_acting_on_it() {
     state.apply(Action::Received(Update::Job {
         id: id.clone(),
         record: Some(Box::new(requeued)),
+        notes: redq::JobNotes::default(),
     }));
     let screen = screen_at(&state, now());
     let line = row(&screen, "state");
@@ -225,6 +226,7 @@ fn the_detail_follows_the_job_after_acting_on_it() {
     state.apply(Action::Received(Update::Job {
         id: id.clone(),
         record: None,
+        notes: redq::JobNotes::default(),
     }));
     assert_eq!(
         state.status.as_ref().map(|s| s.text.clone()),

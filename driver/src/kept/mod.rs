@@ -68,11 +68,13 @@ use crate::{QueueError, RedisQueue};
 pub const MAX_RESULT_BYTES: usize = 65_536;
 
 /// How a job completed, sent with its acknowledgement: the handler's result
-/// and how long the run took. Kept only when the queue keeps finished jobs.
+/// and how long the run took (kept only when the queue keeps finished
+/// jobs), and whether it has notes for the ack to forget.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Completion {
     result: Option<String>,
     run_time: Duration,
+    noted: bool,
 }
 
 impl Completion {
@@ -95,8 +97,26 @@ impl Completion {
         self
     }
 
+    /// The job has notes ([`crate::notes`]: it was claimed with
+    /// [`Job::noted`](crate::Job::noted), or [`RedisQueue::note`] wrote
+    /// some), so the ack deletes them; without it the ack issues no note
+    /// command and leaves any notes behind.
+    #[must_use]
+    pub fn noted(mut self) -> Completion {
+        self.noted = true;
+        self
+    }
+
     pub(crate) fn with_json(result: Option<String>, run_time: Duration) -> Completion {
-        Completion { result, run_time }
+        Completion {
+            result,
+            run_time,
+            noted: false,
+        }
+    }
+
+    pub(crate) fn is_noted(&self) -> bool {
+        self.noted
     }
 
     pub(crate) fn run_ms(&self) -> u64 {

@@ -227,6 +227,7 @@ impl State {
                 ordering_key: job.ordering_key.clone(),
                 name: job.name.clone(),
                 max_attempts: job.max_attempts,
+                noted: false,
             });
         }
         claimed

@@ -2,6 +2,7 @@
 //! public while this module is not.
 
 mod kept;
+mod notes;
 mod reads;
 mod surgery;
 mod writes;

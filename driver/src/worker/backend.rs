@@ -37,6 +37,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::kept::Completion;
+use crate::notes::NoteBatch;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
 
 /// Where a [`Worker`](super::Worker) claims its jobs: a [`RedisQueue`], a
@@ -215,28 +216,44 @@ impl Backend {
     }
 
     /// Record a failed attempt: back after `delay`, or dead when `dead`
-    /// (or when the job's attempts or retry window are spent).
+    /// (or when the job's attempts or retry window are spent), with the
+    /// job's unsent `notes` (a memory queue keeps none).
     pub async fn fail(
         &self,
         held: &Held,
         delay: Duration,
         error: &str,
         dead: bool,
+        notes: &NoteBatch,
     ) -> Result<Nacked, QueueError> {
         match self {
             Backend::Memory(memory) => {
                 memory.fail_held(&held.lease, (!dead).then_some(delay), error)
             }
-            _ if dead => self.shard(held.shard).dead_letter(&held.lease, error).await,
-            _ => self.shard(held.shard).nack(&held.lease, delay, error).await,
+            _ => {
+                let delay = if dead { Duration::ZERO } else { delay };
+                self.shard(held.shard)
+                    .fail_attempt(&held.lease, delay, error, dead, notes)
+                    .await
+            }
         }
     }
 
-    /// Keep the lease for `length` from now; its new expiry.
-    pub async fn extend(&self, held: &Held, length: Duration) -> Result<SystemTime, QueueError> {
+    /// Keep the lease for `length` from now, sending the job's unsent
+    /// `notes` along (a memory queue keeps none); its new expiry.
+    pub async fn extend(
+        &self,
+        held: &Held,
+        length: Duration,
+        notes: &NoteBatch,
+    ) -> Result<SystemTime, QueueError> {
         match self {
             Backend::Memory(memory) => memory.extend_held(&held.lease, length),
-            _ => self.shard(held.shard).extend(&held.lease, length).await,
+            _ => {
+                self.shard(held.shard)
+                    .extend_noting(&held.lease, length, notes)
+                    .await
+            }
         }
     }
 

@@ -55,6 +55,31 @@ pub struct JobCx {
     pub(crate) services: Services,
     /// The result set with [`JobCx::set_result`], as JSON.
     pub(crate) result: Arc<Mutex<Option<String>>>,
+    /// Progress and log lines not sent yet, and whether the job has notes
+    /// stored (see [`crate::notes`]).
+    pub(crate) notes: Arc<Mutex<Notes>>,
+}
+
+/// A running job's notes as its worker tracks them.
+#[derive(Debug, Default)]
+pub(crate) struct Notes {
+    /// Not sent yet: they ride the next heartbeat, or the nack.
+    pub unsent: crate::NoteBatch,
+    /// The job may have notes stored (from an earlier attempt, or sent by
+    /// this one), so its ack must forget them. Set before a send, since a
+    /// send cut short may still have landed.
+    pub stored: bool,
+}
+
+impl Notes {
+    /// Take the unsent notes to send, marking the job as noted when there
+    /// are any.
+    pub fn take_for_send(&mut self) -> crate::NoteBatch {
+        if !self.unsent.is_empty() {
+            self.stored = true;
+        }
+        self.unsent.take()
+    }
 }
 
 impl JobCx {
@@ -119,6 +144,45 @@ impl JobCx {
         self.result.lock().expect("job result poisoned").clone()
     }
 
+    /// Report the job's progress (a serde value; the latest wins), shown in
+    /// `redq jobs show` and the console's job detail. Buffered and sent
+    /// with the worker's next lease extension (no round trip of its own);
+    /// what is unsent when the job fails goes with its nack. Refused, never
+    /// cut, when its JSON is over [`crate::notes::MAX_PROGRESS_BYTES`].
+    pub fn progress<T: serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> Result<(), crate::QueueError> {
+        self.notes
+            .lock()
+            .expect("job notes poisoned")
+            .unsent
+            .progress(value)
+    }
+
+    /// Append a log line (a newline starts another), sent like
+    /// [`JobCx::progress`]. Bounded: a line keeps
+    /// [`crate::notes::MAX_LINE_BYTES`], a job its last
+    /// [`crate::notes::MAX_LOG_LINES`] lines and
+    /// [`crate::notes::MAX_LOG_BYTES`], the oldest dropped.
+    pub fn log(&self, line: &str) {
+        self.notes
+            .lock()
+            .expect("job notes poisoned")
+            .unsent
+            .log(line)
+    }
+
+    /// The progress and lines not sent yet (inline mode and tests read
+    /// them: a detached context sends nothing).
+    pub fn unsent_notes(&self) -> crate::NoteBatch {
+        self.notes
+            .lock()
+            .expect("job notes poisoned")
+            .unsent
+            .clone()
+    }
+
     /// The service of type `T` registered on the worker.
     pub fn service<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.services.get::<T>()
@@ -140,6 +204,7 @@ impl JobCx {
             cancel: CancellationToken::new(),
             services,
             result: Arc::default(),
+            notes: Arc::default(),
         }
     }
 }

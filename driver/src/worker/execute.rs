@@ -13,13 +13,13 @@ use tracing::Instrument;
 
 use super::backend::{Backend, Claimed, Held};
 use super::cancels::RunningJobs;
-use super::context::{JobCx, Services};
+use super::context::{JobCx, Notes, Services};
 use super::error::JobError;
 use super::events::JobFailed;
 use super::presence::Totals;
 use super::registry::Registry;
 use crate::kept::Completion;
-use crate::{Job, Nacked, QueueError};
+use crate::{Job, Nacked, NoteBatch, QueueError};
 
 /// What every job task of one worker shares.
 pub(crate) struct Shared {
@@ -113,6 +113,10 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
         cancel: shared.shutdown.child_token(),
         services: shared.services.clone(),
         result: Arc::default(),
+        notes: Arc::new(Mutex::new(Notes {
+            stored: job.noted,
+            ..Notes::default()
+        })),
     };
     // An operator's cancel fires `cx.cancel` through the holder channel.
     let _running = shared
@@ -140,34 +144,32 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
         () = shared.hard_stop.cancelled() => Outcome::Interrupted,
     };
     match outcome {
-        Outcome::Succeeded => match acknowledge(
-            shared,
-            lease,
-            Completion::with_json(cx.result_json(), started.elapsed()),
-        )
-        .await
-        {
-            Ok(_) => {
-                shared.totals.processed.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!("completed");
+        Outcome::Succeeded => {
+            match acknowledge(shared, lease, completion(&cx, started.elapsed())).await {
+                Ok(_) => {
+                    shared.totals.processed.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!("completed");
+                }
+                Err(QueueError::LeaseLost { .. }) => tracing::warn!(
+                    "finished, but the lease was lost meanwhile; another worker may run it again"
+                ),
+                Err(QueueError::JobCancelled { .. }) => {
+                    tracing::info!("finished, but an operator had cancelled it: not acknowledged")
+                }
+                Err(e) => tracing::error!(
+                    error = %e,
+                    "finished, but the acknowledgement failed; the job will run again after its lease lapses"
+                ),
             }
-            Err(QueueError::LeaseLost { .. }) => tracing::warn!(
-                "finished, but the lease was lost meanwhile; another worker may run it again"
-            ),
-            Err(QueueError::JobCancelled { .. }) => {
-                tracing::info!("finished, but an operator had cancelled it: not acknowledged")
-            }
-            Err(e) => tracing::error!(
-                error = %e,
-                "finished, but the acknowledgement failed; the job will run again after its lease lapses"
-            ),
-        },
+        }
         Outcome::Failed(JobError::Retry { error, after }) => {
             let delay = after.unwrap_or_else(|| runner.backoff(job.attempts + 1));
-            report_failure(shared, &job, &lease, &error, delay, false).await;
+            let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
+            report_failure(shared, &job, &lease, &error, delay, false, &notes).await;
         }
         Outcome::Failed(JobError::Fail { error }) => {
-            report_failure(shared, &job, &lease, &error, Duration::ZERO, true).await
+            let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
+            report_failure(shared, &job, &lease, &error, Duration::ZERO, true, &notes).await
         }
         Outcome::LeaseLost => {
             cx.cancel.cancel();
@@ -188,6 +190,18 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
                 }
             }
         }
+    }
+}
+
+/// What the ack of a succeeded job tells: its result and run time, and
+/// whether it has notes to forget. Notes not sent yet are dropped: the ack
+/// would delete them.
+fn completion(cx: &JobCx, run_time: Duration) -> Completion {
+    let done = Completion::with_json(cx.result_json(), run_time);
+    if cx.notes.lock().expect("job notes poisoned").stored {
+        done.noted()
+    } else {
+        done
     }
 }
 
@@ -218,17 +232,35 @@ async fn keep_lease(queue: &Backend, lease: &Held, length: Duration, cx: &JobCx)
     let every = length / 3;
     loop {
         tokio::time::sleep(every).await;
-        match queue.extend(lease, length).await {
+        let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
+        match queue.extend(lease, length, &notes).await {
             Ok(expiry) => *cx.lease_expires_at.lock().expect("lease deadline poisoned") = expiry,
             Err(QueueError::LeaseLost { .. }) => return Lost::ToAnother,
             Err(QueueError::JobCancelled { .. }) => return Lost::Cancelled,
-            Err(e) => tracing::warn!(error = %e, "lease extension failed; retrying"),
+            Err(e) => {
+                // Sent again with the next extension, before newer notes.
+                cx.notes
+                    .lock()
+                    .expect("job notes poisoned")
+                    .unsent
+                    .restore(notes);
+                tracing::warn!(error = %e, "lease extension failed; retrying")
+            }
         }
     }
 }
 
 async fn dead_letter(shared: &Shared, job: &Job, lease: &Held, why: &str) {
-    report_failure(shared, job, lease, why, Duration::ZERO, true).await;
+    report_failure(
+        shared,
+        job,
+        lease,
+        why,
+        Duration::ZERO,
+        true,
+        &NoteBatch::new(),
+    )
+    .await;
 }
 
 async fn report_failure(
@@ -238,9 +270,10 @@ async fn report_failure(
     error: &str,
     delay: Duration,
     dead: bool,
+    notes: &NoteBatch,
 ) {
     shared.totals.failed.fetch_add(1, Ordering::Relaxed);
-    let result = shared.queue.fail(lease, delay, error, dead).await;
+    let result = shared.queue.fail(lease, delay, error, dead, notes).await;
     match result {
         Ok(Nacked::Retrying { attempts, due_at }) => {
             let in_ms = due_at

@@ -19,6 +19,8 @@ mod handoff;
 mod harness;
 mod kept_results;
 mod noscript;
+mod notes_api;
+mod notes_worker;
 mod ordering;
 mod out_of_memory;
 mod payloads;

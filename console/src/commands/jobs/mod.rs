@@ -9,6 +9,8 @@ mod promote;
 mod retry;
 mod show;
 
+pub use show::run as show;
+
 use crate::aggregate::Target;
 use crate::cli::{JobsCommand, JobsList};
 use crate::failure::Failure;

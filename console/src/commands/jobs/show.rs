@@ -1,28 +1,85 @@
-//! `redq jobs show ID`: everything about one job, from the shard that
-//! holds it.
+//! `redq jobs show ID` (and `redq dead show ID`): everything about one job,
+//! from the shard that holds it: its record, and the progress and log lines
+//! its handler reported; for a finished job its queue keeps, how it
+//! finished and its result; for one only a tombstone is left of, that.
+
+use redq::JobResult;
+use serde_json::json;
 
 use crate::aggregate::Target;
+use crate::clock;
 use crate::failure::Failure;
-use crate::output::{job_json, print_json};
-use crate::tui::detail_text::detail_lines;
+use crate::output::{job_json, print_json, time};
+use crate::tui::detail_text::{detail_lines, finished_lines};
 
 pub async fn run(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
+    let shards = queue.shard_namespaces();
+    let now = std::time::SystemTime::now();
     let Some(job) = queue.inspect(id).await? else {
-        return Err(Failure::Failed(format!(
-            "no job {}",
-            crate::text::inert(id)
-        )));
+        return finished(queue, id, &shards, now, json).await;
     };
+    let notes = queue.notes(id).await?;
     if json {
-        print_json(&job_json(&job, &queue.shard_namespaces()));
+        let mut value = job_json(&job, &shards);
+        value["progress"] = notes.progress.clone().unwrap_or_default();
+        value["log"] = json!(notes.log);
+        print_json(&value);
     } else {
-        for line in detail_lines(
-            &job,
-            &queue.shard_namespaces(),
-            std::time::SystemTime::now(),
-        ) {
+        for line in detail_lines(&job, &notes, &shards, now) {
             println!("{}", line.trim_end());
         }
     }
     Ok(())
+}
+
+/// A job no longer in the queue: what its kept record or tombstone says.
+async fn finished(
+    queue: &Target,
+    id: &str,
+    shards: &[String],
+    now: std::time::SystemTime,
+    json: bool,
+) -> Result<(), Failure> {
+    match queue.result(id).await? {
+        JobResult::Kept(kept) => {
+            if json {
+                let mut value = serde_json::to_value(&*kept).unwrap_or_default();
+                value["state"] = json!(kept.outcome.as_str());
+                value["enqueued_at"] = json!(time(kept.enqueued_at));
+                value["finished_at"] = json!(time(kept.finished_at));
+                if let Some(fields) = value.as_object_mut() {
+                    fields.remove("run_time");
+                }
+                value["run_time_ms"] = json!(kept.run_time.map(|d| d.as_millis() as u64));
+                print_json(&value);
+            } else {
+                for line in finished_lines(&kept, shards, now) {
+                    println!("{}", line.trim_end());
+                }
+            }
+            Ok(())
+        }
+        JobResult::Tombstone(tombstone) => {
+            let outcome = tombstone.outcome.as_str();
+            if json {
+                print_json(&json!({
+                    "id": id,
+                    "state": outcome,
+                    "finished_at": time(tombstone.finished_at),
+                    "kept": false,
+                }));
+            } else {
+                println!(
+                    "job {} {outcome} at {} UTC; its record is no longer kept",
+                    crate::text::inert(id),
+                    clock::datetime(tombstone.finished_at)
+                );
+            }
+            Ok(())
+        }
+        JobResult::Live | JobResult::Unknown => Err(Failure::Failed(format!(
+            "no job {}",
+            crate::text::inert(id)
+        ))),
+    }
 }

@@ -150,6 +150,8 @@ pub enum Update {
         /// The job now; `None` when it no longer exists. Boxed like the
         /// snapshot: a record is large beside the other updates.
         record: Option<Box<JobRecord>>,
+        /// Its progress and log lines.
+        notes: redq::JobNotes,
     },
     /// A bulk operation advanced.
     Progress {

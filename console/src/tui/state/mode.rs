@@ -84,8 +84,11 @@ pub struct JobsView {
 /// The detail view of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detail {
-    /// The job as it was when opened.
+    /// The job as it was when opened, then as last read again.
     pub record: JobRecord,
+    /// Its progress and log lines, as last read (none until the first
+    /// re-read).
+    pub notes: redq::JobNotes,
     /// Lines scrolled.
     pub scroll: u16,
     /// The list it was opened from, which Esc shows again as it was.
@@ -146,6 +149,7 @@ impl View {
     pub(super) fn detail_of(record: &JobRecord, from: OpenedFrom) -> View {
         View::Detail(Box::new(Detail {
             record: record.clone(),
+            notes: redq::JobNotes::default(),
             scroll: 0,
             from,
         }))

@@ -24,6 +24,7 @@ impl State {
         if let View::Detail(detail) = &mut self.view {
             let lines = detail_lines(
                 &detail.record,
+                &detail.notes,
                 &self.settings.shards,
                 SystemTime::UNIX_EPOCH,
             )

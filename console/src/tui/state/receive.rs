@@ -64,7 +64,7 @@ impl State {
                 };
                 self.connection = Connection::Reconnecting { since, error };
             }
-            Update::Job { id, record } => {
+            Update::Job { id, record, notes } => {
                 let View::Detail(detail) = &mut self.view else {
                     return;
                 };
@@ -72,7 +72,10 @@ impl State {
                     return;
                 }
                 match record {
-                    Some(record) => detail.record = *record,
+                    Some(record) => {
+                        detail.record = *record;
+                        detail.notes = notes;
+                    }
                     None => {
                         let text = format!("job {} no longer exists", inert(&id));
                         if self.status.as_ref().map(|s| &s.text) != Some(&text) {

@@ -165,10 +165,11 @@ pub fn detail(
     now: SystemTime,
 ) {
     let job = &detail.record;
-    let lines: Vec<Line> = detail_lines(job, &state.settings.shards, now)
+    let lines: Vec<Line> = detail_lines(job, &detail.notes, &state.settings.shards, now)
         .into_iter()
         .map(|l| match l.as_str() {
             "error" | "payload" => Line::styled(l, theme.header()),
+            _ if l.starts_with("log (last ") => Line::styled(l, theme.header()),
             _ => Line::from(l),
         })
         .collect();
