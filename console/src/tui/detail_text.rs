@@ -122,6 +122,19 @@ pub fn payload_lines(payload: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The lines the detail view shows: how the job finished once it did and
+/// its queue keeps it, else its record and notes.
+pub fn view_lines(
+    detail: &crate::tui::state::Detail,
+    shards: &[String],
+    now: SystemTime,
+) -> Vec<String> {
+    match &detail.finished {
+        Some(kept) => finished_lines(kept, shards, now),
+        None => detail_lines(&detail.record, &detail.notes, shards, now),
+    }
+}
+
 /// The lines of a finished job its queue keeps (completed or cancelled):
 /// outcome, times, run time, holder, who cancelled it and in which state,
 /// then its result as pretty JSON. Inert like [`detail_lines`].

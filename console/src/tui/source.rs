@@ -171,11 +171,20 @@ pub async fn run(
                                 .unwrap_or_default(),
                             None => redq::JobNotes::default(),
                         };
+                        // Gone from the queue: what its queue kept of it.
+                        let finished = match &record {
+                            Some(_) => None,
+                            None => match timeout(PING_TIMEOUT, queue.result(id)).await {
+                                Ok(Ok(redq::JobResult::Kept(kept))) => Some(kept),
+                                _ => None,
+                            },
+                        };
                         let record = record.map(Box::new);
                         let _ = updates.send(Update::Job {
                             id: id.clone(),
                             record,
                             notes,
+                            finished,
                         });
                     }
                 }

@@ -34,6 +34,7 @@ fn detail_with(notes: JobNotes) -> State {
         id: record.id.clone(),
         record: Some(Box::new(record)),
         notes,
+        finished: None,
     }));
     state
 }
@@ -82,4 +83,44 @@ fn scrolling_passes_every_log_line_to_the_end_of_the_payload() {
     // The scroll bound counts the log: the payload's end is reachable.
     let text = screen(&state);
     assert!(text.contains("hooks.example.com"), "{text}");
+}
+
+#[test]
+fn a_job_that_finishes_under_its_detail_shows_how_and_its_result() {
+    let mut state = loaded();
+    press(&mut state, &[Action::Show(Screen::Dead), Action::Open]);
+    let record = state.detail().expect("a detail is open").record.clone();
+    let kept = redq::KeptJob {
+        id: record.id.clone(),
+        outcome: redq::kept::Outcome::Completed,
+        queue: record.queue.clone(),
+        name: record.name.clone(),
+        attempt: 2,
+        holder: Some((2631031545, 1)),
+        enqueued_at: record.enqueued_at,
+        finished_at: now() - std::time::Duration::from_secs(5),
+        run_time: Some(std::time::Duration::from_millis(1500)),
+        cancelled_by: None,
+        cancelled_in: None,
+        result: Some(serde_json::json!({"receipt": "r-7 \u{1b}[2J"})),
+        namespace: record.namespace.clone(),
+    };
+    state.apply(Action::Received(Update::Job {
+        id: record.id.clone(),
+        record: None,
+        notes: JobNotes::default(),
+        finished: Some(Box::new(kept)),
+    }));
+    let text = screen(&state);
+    assert!(
+        text.contains(&format!(" completed job {} ", record.id)),
+        "{text}"
+    );
+    assert!(text.contains("run time"), "{text}");
+    assert!(text.contains(r"r-7 \u001b[2J"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character reached the screen:\n{text}"
+    );
+    assert_eq!(state.status, None, "a kept job is not said to be gone");
 }

@@ -216,6 +216,7 @@ fn the_detail_follows_the_job_after_acting_on_it() {
         id: id.clone(),
         record: Some(Box::new(requeued)),
         notes: redq::JobNotes::default(),
+        finished: None,
     }));
     let screen = screen_at(&state, now());
     let line = row(&screen, "state");
@@ -227,6 +228,7 @@ fn the_detail_follows_the_job_after_acting_on_it() {
         id: id.clone(),
         record: None,
         notes: redq::JobNotes::default(),
+        finished: None,
     }));
     assert_eq!(
         state.status.as_ref().map(|s| s.text.clone()),

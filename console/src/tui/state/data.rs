@@ -152,6 +152,8 @@ pub enum Update {
         record: Option<Box<JobRecord>>,
         /// Its progress and log lines.
         notes: redq::JobNotes,
+        /// When `record` is `None`: how it finished, if its queue keeps it.
+        finished: Option<Box<redq::KeptJob>>,
     },
     /// A bulk operation advanced.
     Progress {

@@ -89,6 +89,9 @@ pub struct Detail {
     /// Its progress and log lines, as last read (none until the first
     /// re-read).
     pub notes: redq::JobNotes,
+    /// How it finished, once it left the queue, when its queue keeps it:
+    /// then the detail shows that instead of `record`.
+    pub finished: Option<redq::KeptJob>,
     /// Lines scrolled.
     pub scroll: u16,
     /// The list it was opened from, which Esc shows again as it was.
@@ -150,6 +153,7 @@ impl View {
         View::Detail(Box::new(Detail {
             record: record.clone(),
             notes: redq::JobNotes::default(),
+            finished: None,
             scroll: 0,
             from,
         }))

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use redq::JobState;
 
 use super::{Action, Cursor, JobsQuery, JobsView, OpenedFrom, Screen, State, View, JOBS_PAGE};
-use crate::tui::detail_text::detail_lines;
+use crate::tui::detail_text::view_lines;
 
 impl State {
     /// Rows a page key moves: the body height less table chrome.
@@ -22,13 +22,8 @@ impl State {
     /// Move the selection (or scroll the detail) by `delta` rows.
     pub(super) fn step(&mut self, delta: i64) {
         if let View::Detail(detail) = &mut self.view {
-            let lines = detail_lines(
-                &detail.record,
-                &detail.notes,
-                &self.settings.shards,
-                SystemTime::UNIX_EPOCH,
-            )
-            .len() as i64;
+            let lines =
+                view_lines(detail, &self.settings.shards, SystemTime::UNIX_EPOCH).len() as i64;
             let max = (lines - 3).max(0);
             detail.scroll = (detail.scroll as i64 + delta).clamp(0, max) as u16;
             return;

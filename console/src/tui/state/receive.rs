@@ -64,7 +64,12 @@ impl State {
                 };
                 self.connection = Connection::Reconnecting { since, error };
             }
-            Update::Job { id, record, notes } => {
+            Update::Job {
+                id,
+                record,
+                notes,
+                finished,
+            } => {
                 let View::Detail(detail) = &mut self.view else {
                     return;
                 };
@@ -76,6 +81,7 @@ impl State {
                         detail.record = *record;
                         detail.notes = notes;
                     }
+                    None if finished.is_some() => detail.finished = finished.map(|k| *k),
                     None => {
                         let text = format!("job {} no longer exists", inert(&id));
                         if self.status.as_ref().map(|s| &s.text) != Some(&text) {

@@ -13,7 +13,7 @@ use super::facts;
 use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::text::inert;
-use crate::tui::detail_text::detail_lines;
+use crate::tui::detail_text::view_lines;
 use crate::tui::state::{Detail, JobsView, State, JOBS_PAGE};
 use crate::tui::theme::Theme;
 
@@ -165,16 +165,20 @@ pub fn detail(
     now: SystemTime,
 ) {
     let job = &detail.record;
-    let lines: Vec<Line> = detail_lines(job, &detail.notes, &state.settings.shards, now)
+    let lines: Vec<Line> = view_lines(detail, &state.settings.shards, now)
         .into_iter()
         .map(|l| match l.as_str() {
-            "error" | "payload" => Line::styled(l, theme.header()),
+            "error" | "payload" | "result" => Line::styled(l, theme.header()),
             _ if l.starts_with("log (last ") => Line::styled(l, theme.header()),
             _ => Line::from(l),
         })
         .collect();
+    let state_name = match &detail.finished {
+        Some(kept) => kept.outcome.as_str().to_owned(),
+        None => job.state.to_string(),
+    };
     let block = Block::bordered().title(Line::styled(
-        format!(" {} job {} ", job.state, inert(&job.id)),
+        format!(" {state_name} job {} ", inert(&job.id)),
         theme.header(),
     ));
     frame.render_widget(
