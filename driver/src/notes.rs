@@ -7,13 +7,15 @@
 //! [`JobCx::progress`](crate::worker::JobCx::progress) and
 //! [`JobCx::log`](crate::worker::JobCx::log): they are buffered in the
 //! context and ride the worker's next lease extension (its heartbeat, every
-//! third of the lease), and what is left rides the nack; the ack drops
-//! what is left unsent, since acknowledged jobs' notes are deleted anyway.
-//! So notes cost no round trip of their own. A flush costs, inside the
-//! extension's script, one `HSET` for progress and one `HGET` plus one
-//! `HSET` for lines (the log is rewritten whole, at most 16 KiB). Callers
-//! without a worker send a [`NoteBatch`] with [`RedisQueue::note`] (one
-//! round trip, fenced by the lease like an extension).
+//! third of the lease: with the default 30 s lease, notes show within
+//! about 10 s), and what is left rides the nack; the ack drops what is left
+//! unsent, since acknowledged jobs' notes are deleted anyway, and so does a
+//! job released at shutdown, or stopped because its lease was lost or it
+//! was cancelled. So notes cost no round trip of their own. A flush costs,
+//! inside the extension's script, one `HSET` for progress and one `HGET`
+//! plus one `HSET` for lines (the log is rewritten whole, at most 16 KiB).
+//! Callers without a worker send a [`NoteBatch`] with [`RedisQueue::note`]
+//! (one round trip, fenced by the lease like an extension).
 //!
 //! Bounds, enforced by the scripts (`lua/lib/notes.lua`) and applied by
 //! [`NoteBatch`] before sending: progress at most [`MAX_PROGRESS_BYTES`] of
@@ -26,12 +28,13 @@
 //! notes are refused with [`QueueError::LeaseLost`] and change nothing.
 //!
 //! Lifetime: notes survive a retry, a reclaim and a dead-letter (they help
-//! diagnose it), and are deleted when the job leaves for good (ack, delete
-//! of a dead letter, purge). The job record's `noted` flag says a job has
-//! notes, so an ack of a job without any issues no note command: the worker
-//! tells the ack ([`Completion::noted`](crate::kept::Completion::noted)),
-//! knowing from the claimed record ([`Job::noted`](crate::Job::noted)) and
-//! from its own flushes.
+//! diagnose it), and are deleted when the job leaves for good (ack, cancel,
+//! `delete_job`, delete of a dead letter, purge). The job record's `noted`
+//! flag says a job has notes, so an ack of a job without any issues no note
+//! command: the worker tells the ack
+//! ([`Completion::noted`](crate::kept::Completion::noted)), knowing from the
+//! claimed record ([`Job::noted`](crate::Job::noted)) and from its own
+//! flushes.
 //!
 //! [`MemoryQueue`](crate::MemoryQueue) keeps no notes: its jobs' notes are
 //! dropped.
