@@ -29,8 +29,8 @@ local m = load_meta(id)
 if not m and finished_as(id) == 'cancelled' then return { -2, 0 } end
 if not m or m[M.queue] ~= QUEUE or not lease_matches(m, lease) then return { -1, 0 } end
 local expiry = now_ms() + lease_ms
-m[M.lease_expiry] = expiry
 write_notes(id, m, progress, lines)
+m[M.lease_expiry] = expiry
 store_meta(id, m)
 redis.call('ZADD', K.leased, expiry, id)
 return { 1, expiry }
