@@ -59,9 +59,9 @@ pub trait TypedJob: Serialize + DeserializeOwned + Send + Sync + 'static {
     const RETRY_WINDOW: Option<Duration> = None;
 
     /// The job type's backoff (default: exponential from 1 s, doubling,
-    /// capped at 1 hour, with jitter; see [`exponential_backoff`]). Pushes
-    /// store it with each job, so a job whose lease lapses (its worker died)
-    /// also comes back after it, not at once.
+    /// capped at 1 hour, with jitter; see [`super::exponential_backoff`]).
+    /// Pushes store it with each job, so a job whose lease lapses (its
+    /// worker died) also comes back after it, not at once.
     const BACKOFF: Backoff =
         Backoff::exponential(Duration::from_secs(1), Duration::from_secs(3600));
 
