@@ -16,8 +16,8 @@ use crate::kept::Completion;
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
-use crate::scripts::{self, reply, Op};
 use crate::notes::NoteBatch;
+use crate::scripts::{self, reply, Op};
 use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
 
 pub(crate) fn text(s: impl Into<String>) -> Value {

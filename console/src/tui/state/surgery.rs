@@ -41,9 +41,11 @@ impl State {
         let job = match &self.view {
             View::Detail(detail) => Some(detail.record.clone()),
             View::Jobs(_) => self.selected_job().cloned(),
-            View::Screen(Screen::Leases) if change == Surgery::Cancel => {
-                self.visible_leases().get(self.cursor().index).copied().cloned()
-            }
+            View::Screen(Screen::Leases) if change == Surgery::Cancel => self
+                .visible_leases()
+                .get(self.cursor().index)
+                .copied()
+                .cloned(),
             View::Screen(_) => return Command::None,
         };
         let Some(job) = job else {
