@@ -11,6 +11,7 @@
 //! | stale holders' calls are rejected | an ack `Completed` under lease L while the job had a later lease, or a nack/extend accepted after a later grant, is a violation; server side, a fenced script that wrote under a lease other than the current one |
 //! | a reclaimed job waits out its backoff | server side: a job reclaimed (not dead) is not leased again before half its backoff's ceiling for the attempts it had (min(cap, base·2^attempts)/2) has passed since the reclaim, on the Redis clock; the driver draws the delay from [ceiling/2, ceiling] |
 //! | a cancel is final | a job whose cancel answered "cancelled" never has an ack answer "completed", is never handed out by a claim made after that answer, and is not live at the end; it counts as ended, not lost |
+//! | notes are fenced | server side: progress and log lines are written (by `note`, or riding an `extend`) only for a job leased under the lease presented |
 //! | operator surgery stays in its lane | server side: `delete_job` removes a leased job only when told to void leases (force); `edit_job` never rewrites a leased job and changes nothing but the payload; `promote_job` rewrites only scheduled jobs (never leased or dead ones); a deleted job counts as ended, not lost |
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
@@ -739,6 +740,19 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 }
                 if before.lease_id != 0 && !before.ordering_key.is_empty() {
                     leased_by_key.remove(&before.ordering_key);
+                }
+            }
+            Kind::Noted => {
+                r.add("server_notes", 1);
+                if before.lease_id == 0 || !fenced_ok(ev.presented) {
+                    r.violation(
+                        ViolationKind::ServerStaleNote,
+                        format!(
+                            "job {id}: notes written by {} under lease {:?} while lease {} was \
+                             current (stale notes accepted)",
+                            ev.script, ev.presented, before.lease_id
+                        ),
+                    );
                 }
             }
             Kind::Cancelled => {

@@ -215,6 +215,17 @@ impl RawQueue {
         reply
     }
 
+    /// `note.lua`: the holder's progress for `id` under `lease` (not
+    /// recorded as a client call: the checker reads it from the server
+    /// record); its code (1 noted, -1 lease lost, -2 cancelled).
+    pub async fn note(&self, id: &str, lease: u64, progress: &str) -> i64 {
+        let args = vec![s(id), s(lease), s(progress), s("")];
+        match self.run("note", args).await.expect("note") {
+            Value::Array(reply) => int(&reply[0]),
+            other => panic!("note reply {other:?}"),
+        }
+    }
+
     /// Operator surgery (not recorded as client calls: the checker reads
     /// its effects from the server record). `delete_job.lua` on one id;
     /// the job's code (1 deleted, 0 not found, -1 leased and not forced).

@@ -37,6 +37,9 @@ pub enum Kind {
     Deleted,
     /// Cancelled by an operator (`cancel`): gone from the queue for good.
     Cancelled,
+    /// The holder's notes (progress, log lines) were written (`note`, or
+    /// riding an `extend`); the record itself is unchanged.
+    Noted,
     /// An operator replaced the payload (`edit_job`).
     Edited,
     /// An operator made a scheduled job due now (`promote_job`).
@@ -126,6 +129,10 @@ impl ServerRecord {
 /// to names (see [`crate::lua::load_all`]).
 pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {
     let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
+    let notes_keys = [
+        format!("{{{ns}}}:progress").into_bytes(),
+        format!("{{{ns}}}:logs").into_bytes(),
+    ];
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
     let mut record = ServerRecord::default();
     let mut known: HashMap<String, Meta> = HashMap::new();
@@ -172,7 +179,10 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         // Fenced scripts take (job id, lease id) pairs: a single pair at
         // ARGV[3..4], or, batched, n pairs after a count. The lease presented
         // for a job is the argument right after its id.
-        let fenced = matches!(script.as_str(), "ack" | "nack" | "extend" | "release");
+        let fenced = matches!(
+            script.as_str(),
+            "ack" | "nack" | "extend" | "release" | "note"
+        );
         let presented_for = |id: &[u8]| -> Option<u64> {
             if !fenced {
                 return None;
@@ -221,6 +231,27 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         after: Some(after),
                     });
                 }
+            }
+            "hset"
+                if matches!(script.as_str(), "note" | "extend")
+                    && command.args.get(1).is_some_and(|k| notes_keys.contains(k)) =>
+            {
+                let Some(raw_id) = command.args.get(2) else {
+                    record.not_parsed(line);
+                    continue;
+                };
+                let id = String::from_utf8_lossy(raw_id).into_owned();
+                let before = known.get(&id).cloned();
+                record.events.push(Event {
+                    at_us: command.at_us,
+                    job: id,
+                    kind: Kind::Noted,
+                    script: script.clone(),
+                    presented: presented_for(raw_id),
+                    forced,
+                    after: before.clone(),
+                    before,
+                });
             }
             "hdel" if command.args.get(1) == Some(&jobs_key) => {
                 for field in &command.args[2..] {

@@ -91,6 +91,9 @@ kinds! {
     LeasedAfterCancel,
     /// A job whose cancel answered "cancelled" is still live at the end.
     CancelledButLive,
+    /// A job's notes (progress, log lines) were written by someone who did
+    /// not hold its current lease.
+    ServerStaleNote,
     /// An operator's delete removed a job running under a lease without
     /// being told to void leases (force).
     ServerDeletedWhileLeased,

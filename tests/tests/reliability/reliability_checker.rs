@@ -94,6 +94,7 @@ variants! {
     an_ack_that_completes_a_cancelled_job_is_caught: ack_ignoring_a_cancel => [CancelledAndCompleted];
     a_cancel_that_leaves_the_job_queued_is_caught: cancel_that_keeps_the_job => [CancelledAndCompleted, LeasedAfterCancel];
     a_cancelled_job_left_in_the_queue_is_caught: cancel_left_behind => [CancelledButLive];
+    a_note_from_a_stale_holder_is_caught: stale_note => [ServerStaleNote];
     a_delete_that_ignores_the_lease_is_caught: delete_ignoring_the_lease => [ServerDeletedWhileLeased];
     an_edit_of_a_running_job_is_caught: edit_while_leased => [ServerEditedWhileLeased];
     an_edit_that_changes_more_than_the_payload_is_caught: edit_beyond_the_payload => [ServerEditBeyondPayload];

@@ -373,6 +373,28 @@ pub async fn cancel_left_behind(broken: bool) -> Report {
         .await
 }
 
+/// A note script without the lease fence: a holder whose lease lapsed (and
+/// whose job another worker now holds) still writes the job's progress.
+pub async fn stale_note(broken: bool) -> Report {
+    let note = patch(
+        "note",
+        "if not m or m[M.queue] ~= QUEUE or not lease_matches(m, lease) then return { -1 } end",
+        "if not m or m[M.queue] ~= QUEUE then return { -1 } end",
+    );
+    let bench = Bench::new(if broken { &note[..] } else { &[] }).await;
+    bench.a.enqueue(&[job("t1")]).await;
+    let lapsed = bench.a.claim(1, 100, &[]).await.remove(0);
+    bench.until_redis_past(lapsed.expiry_ms).await;
+    let current = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let code = bench
+        .b
+        .note(&lapsed.id, lapsed.lease, r#"{"pct":50}"#)
+        .await;
+    assert_eq!(code, if broken { 1 } else { -1 }, "note code");
+    bench.a.ack(&current.id, current.lease).await;
+    bench.finish(drained()).await
+}
+
 /// A delete that ignores the lease check: a running job is deleted without
 /// force (its holder's work is thrown away unasked). The holder then acks.
 pub async fn delete_ignoring_the_lease(broken: bool) -> Report {
