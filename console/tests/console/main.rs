@@ -14,6 +14,7 @@ mod detail_notes;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;
+mod kept_tabs;
 mod outage;
 mod requeue_attempts;
 mod sharded;

@@ -317,11 +317,34 @@ impl State {
         self.visible_jobs().get(jobs.cursor.index).copied()
     }
 
-    /// States the jobs view cycles through.
+    /// States the jobs view always cycles through.
     pub const JOB_STATES: [JobState; 4] = [
         JobState::Waiting,
         JobState::Scheduled,
         JobState::Leased,
         JobState::Dead,
     ];
+
+    /// The states the jobs view of `queue` shows and cycles through: the
+    /// four of every queue, then completed and cancelled when the queue
+    /// keeps such jobs (its retention policy; see `redq retention`) or one
+    /// of them is the state shown.
+    pub fn job_states(&self, queue: &str, shown: JobState) -> Vec<JobState> {
+        let counts = self
+            .data
+            .queues
+            .iter()
+            .find(|r| r.counts.queue == queue)
+            .map(|r| &r.counts);
+        let mut states = Self::JOB_STATES.to_vec();
+        for (kept, n) in [
+            (JobState::Completed, counts.map_or(0, |c| c.completed)),
+            (JobState::Cancelled, counts.map_or(0, |c| c.cancelled)),
+        ] {
+            if n > 0 || shown == kept {
+                states.push(kept);
+            }
+        }
+        states
+    }
 }

@@ -165,10 +165,13 @@ impl State {
     /// ←/→ in the jobs view: the previous or next job state, from its first
     /// page.
     pub(super) fn cycle_state(&mut self, forward: bool) {
+        let View::Jobs(view) = &self.view else {
+            return;
+        };
+        let states = self.job_states(&view.query.queue, view.query.state);
         let View::Jobs(view) = &mut self.view else {
             return;
         };
-        let states = State::JOB_STATES;
         let i = states
             .iter()
             .position(|s| *s == view.query.state)

@@ -41,12 +41,14 @@ pub fn render(
     if counts.is_some_and(|c| c.paused) {
         spans.push(Span::styled("PAUSED ", theme.warn()));
     }
-    for s in State::JOB_STATES {
+    for s in state.job_states(&q.queue, q.state) {
         let n = counts
             .map(|c| match s {
                 JobState::Waiting => c.waiting,
                 JobState::Scheduled => c.scheduled,
                 JobState::Leased => c.leased,
+                JobState::Completed => c.completed,
+                JobState::Cancelled => c.cancelled,
                 _ => c.dead,
             })
             .unwrap_or(0);
