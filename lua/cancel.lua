@@ -17,7 +17,7 @@
 -- cannot bring the job back (it is in no index any more). Progress and log
 -- lines of the job go with it. The cancelled ids are published,
 -- space-separated, on the wake-up channel .. ':finished' (one message a call).
--- include: check clock keys job_record job_store ordering kept
+-- include: check clock keys job_record job_store ordering job_state kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones
@@ -57,16 +57,18 @@ local now = now_ms()
 local policy = retention_policy()
 local kept_ids, kept_raws, buried, buried_at = {}, {}, {}, {}
 
--- The state a live job of this queue is in, and the member that places it
--- when that is not its id (blocked, released successor).
+-- The state a live job of this queue is in (lib/job_state.lua), and the
+-- member that places it when that is not its id (blocked, released
+-- successor).
 local function placement(id, m)
-  for _, state in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
-    if redis.call('ZSCORE', INDEX[state], id) then return state end
+  local state, where = state_of(id, m)
+  if where == 'ready' then
+    return state, where, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
   end
-  if m[M.ordering_key] == '' then return 'waiting', 'fifo' end
-  local ready = QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
-  if redis.call('ZSCORE', K.ord_ready, ready) then return 'waiting', 'ready', ready end
-  return 'blocked', 'blocked', m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
+  if state == 'blocked' then
+    return state, 'blocked', m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id
+  end
+  return state, where
 end
 
 -- Cancel the live job `id` (record `m`) in `state`; `where` and `member`
