@@ -52,6 +52,7 @@ pub fn job_json(job: &JobRecord, shards: &[String]) -> Value {
         "holder": job.holder.map(|(node, instance)| json!({"node": node, "instance": instance})),
         "last_error": job.last_error,
         "died_at": opt_time(job.died_at),
+        "finished_at": opt_time(job.finished_at),
         "dedup_key": job.dedup_key,
         "ordering_key": job.ordering_key,
         "retry_window_ms": job.retry_window.map(|w| w.as_millis() as u64),

@@ -182,6 +182,9 @@ pub struct JobRecord {
     /// How long a reclaim waits when its lease lapses ([`Backoff::NONE`]:
     /// due at once).
     pub reclaim_backoff: Backoff,
+    /// When it completed or was cancelled: set on the rows of a queue's
+    /// kept jobs (states completed and cancelled), `None` for a live job.
+    pub finished_at: Option<SystemTime>,
     /// The namespace holding it: with several shards (`ShardedQueue`),
     /// this says which shard a merged listing's job lives on.
     pub namespace: String,
@@ -222,6 +225,7 @@ impl JobRecord {
                 Duration::from_millis(meta.backoff_base_ms),
                 Duration::from_millis(meta.backoff_cap_ms),
             ),
+            finished_at: None,
             namespace: namespace.to_owned(),
         }
     }

@@ -164,6 +164,7 @@ pub fn print_jobs(
             JobState::Scheduled => j.due_at,
             JobState::Leased => j.lease_expires_at,
             JobState::Dead => j.died_at,
+            JobState::Completed | JobState::Cancelled => j.finished_at,
             _ => Some(j.enqueued_at),
         }
         .map(|at| format!("{}Z", clock::datetime(at).replace(' ', "T")))

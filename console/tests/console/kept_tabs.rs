@@ -36,6 +36,22 @@ fn press(state: &mut State, code: KeyCode) {
     }
 }
 
+/// The screen as drawn, a line each.
+fn screen(state: &State) -> Vec<String> {
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    terminal
+        .draw(|frame| view::render(frame, state, &Theme::new(false), SystemTime::now()))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..30)
+        .map(|y| {
+            (0..120)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect()
+}
+
 /// The first line of the jobs view (the state tabs), as drawn.
 fn tabs(state: &State) -> String {
     let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
@@ -114,6 +130,16 @@ async fn a_queue_that_keeps_jobs_shows_and_lists_its_completed_and_cancelled_one
     refresh(&target, &mut state).await;
     let ids: Vec<String> = state.visible_jobs().iter().map(|j| j.id.clone()).collect();
     assert_eq!(ids, vec![done.id().to_owned()]);
+    // Kept rows say when they finished.
+    let row = &state.visible_jobs()[0];
+    let finished = row.finished_at.expect("a kept row has its finish time");
+    assert!(finished >= row.enqueued_at);
+    let drawn = screen(&state);
+    assert!(
+        drawn.iter().any(|line| line.contains("FINISHED")),
+        "{}",
+        drawn.join("\n")
+    );
     press(&mut state, KeyCode::Right);
     assert_eq!(state.jobs().unwrap().query.state, JobState::Cancelled);
     refresh(&target, &mut state).await;

@@ -218,6 +218,7 @@ impl KeptJob {
             ordering_key: None,
             retry_window: None,
             reclaim_backoff: crate::Backoff::NONE,
+            finished_at: Some(self.finished_at),
             namespace: self.namespace.clone(),
         }
     }

@@ -37,6 +37,7 @@ fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -> JobRecord
         ordering_key: None,
         retry_window: None,
         reclaim_backoff: redq::Backoff::NONE,
+        finished_at: None,
         namespace: "redq".into(),
     }
 }

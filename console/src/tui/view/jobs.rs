@@ -76,6 +76,7 @@ pub fn render(
         JobState::Scheduled => "DUE",
         JobState::Leased => "LEASE LEFT",
         JobState::Dead => "DIED",
+        JobState::Completed | JobState::Cancelled => "FINISHED",
         _ => "ENQUEUED",
     };
     let rows = items
@@ -91,6 +92,9 @@ pub fn render(
                     Err(_) => "LAPSED".to_owned(),
                 }),
                 JobState::Dead => job.died_at.map(|at| clock::short(at, now)),
+                JobState::Completed | JobState::Cancelled => {
+                    job.finished_at.map(|at| clock::short(at, now))
+                }
                 _ => Some(format!(
                     "{} ago",
                     clock::compact(clock::age(job.enqueued_at, now))

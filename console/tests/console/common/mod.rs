@@ -82,6 +82,7 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         ordering_key: None,
         retry_window: None,
         reclaim_backoff: redq::Backoff::NONE,
+        finished_at: None,
         namespace: "redq".into(),
     }
 }
