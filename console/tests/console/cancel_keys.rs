@@ -4,72 +4,16 @@
 //! asks (default No); the change goes through the console's source and the
 //! driver, and the jobs are read back with the driver.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use redq::{JobResult, NewJob};
 use redq_console::aggregate::Target;
-use redq_console::tui::input::action_for;
-use redq_console::tui::source;
-use redq_console::tui::state::{Action, Command, Mutation, Overlay, Settings, State, Update};
+use redq_console::tui::state::Mutation;
 use redq_tests::{unique_namespace, RedisServer};
 
+use crate::live::{chars, console, press, prompt, refresh, run};
 use crate::seed::connect;
-
-async fn refresh(target: &Target, state: &mut State) {
-    let snapshot = source::fetch(target, &state.focus()).await.unwrap();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: SystemTime::now(),
-    }));
-}
-
-fn console(target: &Target, namespace: &str) -> State {
-    State::new(Settings {
-        url: target.redacted_url().to_owned(),
-        namespace: namespace.to_owned(),
-        shards: Vec::new(),
-        read_only: false,
-        refresh: Duration::from_secs(1),
-    })
-}
-
-fn press(state: &mut State, keys: &[KeyCode]) -> Vec<Mutation> {
-    let mut sent = Vec::new();
-    for code in keys {
-        let event = KeyEvent::new(*code, KeyModifiers::NONE);
-        if let Some(action) = action_for(state, &event) {
-            if let Command::Mutate(mutation) = state.apply(action) {
-                sent.push(mutation);
-            }
-        }
-    }
-    sent
-}
-
-fn chars(text: &str) -> Vec<KeyCode> {
-    text.chars().map(KeyCode::Char).collect()
-}
-
-fn prompt(state: &State) -> String {
-    match &state.overlay {
-        Overlay::Confirm(confirm) => confirm.prompt.clone(),
-        other => panic!("no question open ({other:?}); status {:?}", state.status),
-    }
-}
-
-async fn run(target: &Target, state: &mut State, mutation: Mutation) -> (String, bool) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    source::mutate(target, mutation, &tx).await;
-    let mut finished = None;
-    while let Ok(update) = rx.try_recv() {
-        if let Update::Finished { message, ok } = &update {
-            finished = Some((message.clone(), *ok));
-        }
-        state.apply(Action::Received(update));
-    }
-    finished.expect("a mutation always reports how it ended")
-}
 
 #[tokio::test]
 async fn c_on_a_running_job_of_the_leases_screen_asks_naming_it_then_cancels_it() {
@@ -105,7 +49,7 @@ async fn c_on_a_running_job_of_the_leases_screen_asks_naming_it_then_cancels_it(
 
     let sent = press(&mut state, &chars("cy"));
     assert_eq!(sent, vec![Mutation::CancelJob(held.id.clone())]);
-    let (message, ok) = run(&target, &mut state, sent[0].clone()).await;
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
     assert!(ok, "{message}");
     assert!(message.starts_with("cancelled"), "{message}");
     assert_eq!(queue.counts("emails").await.unwrap().leased, 0);
@@ -140,7 +84,7 @@ async fn capital_c_in_the_jobs_view_asks_with_the_count_then_cancels_the_state()
     );
     let sent = press(&mut state, &chars("y"));
     assert_eq!(sent.len(), 1);
-    let (message, ok) = run(&target, &mut state, sent[0].clone()).await;
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
     assert!(ok, "{message}");
     assert_eq!(message, "cancelled 3 jobs");
     assert_eq!(queue.counts("emails").await.unwrap().waiting, 0);

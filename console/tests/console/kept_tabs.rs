@@ -7,34 +7,18 @@
 use std::time::{Duration, SystemTime};
 
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use ratatui::Terminal;
 use redq::kept::Retention;
 use redq::{JobState, NewJob};
 use redq_console::aggregate::Target;
-use redq_console::tui::input::action_for;
-use redq_console::tui::source;
-use redq_console::tui::state::{Action, Settings, State, Update};
+use redq_console::tui::state::State;
 use redq_console::tui::theme::Theme;
 use redq_console::tui::view;
 use redq_tests::{unique_namespace, RedisServer};
 
+use crate::live::{console, press, refresh};
 use crate::seed::connect;
-
-async fn refresh(target: &Target, state: &mut State) {
-    let snapshot = source::fetch(target, &state.focus()).await.unwrap();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: SystemTime::now(),
-    }));
-}
-
-fn press(state: &mut State, code: KeyCode) {
-    let event = KeyEvent::new(code, KeyModifiers::NONE);
-    if let Some(action) = action_for(state, &event) {
-        state.apply(action);
-    }
-}
 
 /// The screen as drawn, a line each.
 fn screen(state: &State) -> Vec<String> {
@@ -107,16 +91,10 @@ async fn a_queue_that_keeps_jobs_shows_and_lists_its_completed_and_cancelled_one
         .unwrap();
 
     let target = Target::single(connect(&url, &ns).await);
-    let mut state = State::new(Settings {
-        url: target.redacted_url().to_owned(),
-        namespace: ns.clone(),
-        shards: Vec::new(),
-        read_only: false,
-        refresh: Duration::from_secs(1),
-    });
+    let mut state = console(&target, &ns);
     refresh(&target, &mut state).await;
     // Queues are listed by name: emails, then plain.
-    press(&mut state, KeyCode::Enter);
+    press(&mut state, &[KeyCode::Enter]);
     refresh(&target, &mut state).await;
     let line = tabs(&state);
     assert!(line.contains(" completed 1 "), "{line}");
@@ -124,7 +102,7 @@ async fn a_queue_that_keeps_jobs_shows_and_lists_its_completed_and_cancelled_one
 
     // → from dead reaches completed, which lists the kept job.
     for _ in 0..4 {
-        press(&mut state, KeyCode::Right);
+        press(&mut state, &[KeyCode::Right]);
     }
     assert_eq!(state.jobs().unwrap().query.state, JobState::Completed);
     refresh(&target, &mut state).await;
@@ -140,19 +118,19 @@ async fn a_queue_that_keeps_jobs_shows_and_lists_its_completed_and_cancelled_one
         "{}",
         drawn.join("\n")
     );
-    press(&mut state, KeyCode::Right);
+    press(&mut state, &[KeyCode::Right]);
     assert_eq!(state.jobs().unwrap().query.state, JobState::Cancelled);
     refresh(&target, &mut state).await;
     let ids: Vec<String> = state.visible_jobs().iter().map(|j| j.id.clone()).collect();
     assert_eq!(ids, vec![cancelled.id().to_owned()]);
     // And round again to waiting.
-    press(&mut state, KeyCode::Right);
+    press(&mut state, &[KeyCode::Right]);
     assert_eq!(state.jobs().unwrap().query.state, JobState::Waiting);
 
     // A queue that keeps nothing shows the four states only.
-    press(&mut state, KeyCode::Esc);
-    press(&mut state, KeyCode::Down);
-    press(&mut state, KeyCode::Enter);
+    press(&mut state, &[KeyCode::Esc]);
+    press(&mut state, &[KeyCode::Down]);
+    press(&mut state, &[KeyCode::Enter]);
     refresh(&target, &mut state).await;
     assert_eq!(state.jobs().unwrap().query.queue, "plain");
     let line = tabs(&state);

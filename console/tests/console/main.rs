@@ -3,6 +3,7 @@
 //! private servers, in tmux where it draws a terminal.
 
 mod common;
+mod live;
 mod seed;
 
 mod bench;

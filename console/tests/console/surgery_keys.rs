@@ -5,39 +5,23 @@
 //! change through the console's source and the driver, and the jobs are
 //! read back with the driver.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use redq::{JobState, NewJob};
 use redq_console::aggregate::Target;
-use redq_console::tui::input::action_for;
-use redq_console::tui::source;
-use redq_console::tui::state::{Action, Command, Mutation, Overlay, Settings, State, Update};
+use redq_console::tui::state::{Mutation, Overlay, State};
 use redq_tests::{unique_namespace, RedisServer};
 
+use crate::live::{chars, console, press, prompt, refresh, run};
 use crate::seed::connect;
 
 const LATER: Duration = Duration::from_secs(3600);
 
-/// Load what the console shows now (its focus) into `state`.
-async fn refresh(target: &Target, state: &mut State) {
-    let snapshot = source::fetch(target, &state.focus()).await.unwrap();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: SystemTime::now(),
-    }));
-}
-
 /// The console on the jobs view of the only queue, `→` pressed `right` times
 /// (0 waiting, 1 scheduled, 2 leased, 3 dead).
 async fn jobs_view(target: &Target, namespace: &str, right: usize) -> State {
-    let mut state = State::new(Settings {
-        url: target.redacted_url().to_owned(),
-        namespace: namespace.to_owned(),
-        shards: Vec::new(),
-        read_only: false,
-        refresh: Duration::from_secs(1),
-    });
+    let mut state = console(target, namespace);
     refresh(target, &mut state).await;
     press(&mut state, &[KeyCode::Enter]);
     for _ in 0..right {
@@ -45,55 +29,6 @@ async fn jobs_view(target: &Target, namespace: &str, right: usize) -> State {
     }
     refresh(target, &mut state).await;
     state
-}
-
-/// Press `keys` through the key table; the mutations they start.
-fn press(state: &mut State, keys: &[KeyCode]) -> Vec<Mutation> {
-    let mut sent = Vec::new();
-    for code in keys {
-        let event = KeyEvent::new(*code, KeyModifiers::NONE);
-        if let Some(action) = action_for(state, &event) {
-            if let Command::Mutate(mutation) = state.apply(action) {
-                sent.push(mutation);
-            }
-        }
-    }
-    sent
-}
-
-fn chars(text: &str) -> Vec<KeyCode> {
-    text.chars().map(KeyCode::Char).collect()
-}
-
-fn prompt(state: &State) -> String {
-    match &state.overlay {
-        Overlay::Confirm(confirm) => confirm.prompt.clone(),
-        other => panic!(
-            "no question open ({other:?}); status {:?}, view {:?}",
-            state.status, state.view
-        ),
-    }
-}
-
-/// Carry out `mutation` as the console's I/O task does: its result line
-/// and the progress reports on the way.
-/// The state receives them, as the console's loop would.
-async fn run(target: &Target, state: &mut State, mutation: Mutation) -> ((String, bool), usize) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    source::mutate(target, mutation, &tx).await;
-    let (mut finished, mut progress) = (None, 0);
-    while let Ok(update) = rx.try_recv() {
-        match &update {
-            Update::Finished { message, ok } => finished = Some((message.clone(), *ok)),
-            Update::Progress { .. } => progress += 1,
-            _ => {}
-        }
-        state.apply(Action::Received(update));
-    }
-    (
-        finished.expect("a mutation always reports how it ended"),
-        progress,
-    )
 }
 
 #[tokio::test]
