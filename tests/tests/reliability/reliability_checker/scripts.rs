@@ -317,14 +317,19 @@ pub async fn ack_ignoring_a_cancel(broken: bool) -> Report {
     bench.finish(drained()).await
 }
 
-/// A cancel that answers "cancelled" but leaves the job in its queue: it is
-/// claimed and completed afterwards.
-pub async fn cancel_that_keeps_the_job(broken: bool) -> Report {
-    let cancel = patch(
+/// cancel.lua broken: it answers "cancelled" but leaves the job in its queue.
+fn cancel_keeping_the_job() -> Vec<(&'static str, String)> {
+    patch(
         "cancel",
         "  cancel_job(one_id, m, state, where, member)\n  settle(1, { one_id })",
         "  settle(1, { one_id })",
-    );
+    )
+}
+
+/// A cancel that answers "cancelled" but leaves the job in its queue: it is
+/// claimed and completed afterwards.
+pub async fn cancel_that_keeps_the_job(broken: bool) -> Report {
+    let cancel = cancel_keeping_the_job();
     let bench = Bench::new(if broken { &cancel[..] } else { &[] }).await;
     let ids = bench.a.enqueue(&[job("t1")]).await;
     let reply = bench.b.cancel(&ids[0]).await;
@@ -347,11 +352,7 @@ pub async fn cancel_that_keeps_the_job(broken: bool) -> Report {
 /// The same broken cancel, with nobody claiming afterwards: the cancelled
 /// job is still queued when the run ends.
 pub async fn cancel_left_behind(broken: bool) -> Report {
-    let cancel = patch(
-        "cancel",
-        "  cancel_job(one_id, m, state, where, member)\n  settle(1, { one_id })",
-        "  settle(1, { one_id })",
-    );
+    let cancel = cancel_keeping_the_job();
     let bench = Bench::new(if broken { &cancel[..] } else { &[] }).await;
     let ids = bench.a.enqueue(&[job("t1")]).await;
     let reply = bench.b.cancel(&ids[0]).await;
