@@ -14,7 +14,7 @@ use crate::scripts::{self, Arg};
 use crate::{NewJob, QueueError};
 
 /// How many ARGV entries each job takes in enqueue.lua (its `FIELDS`).
-pub(crate) const ENQUEUE_FIELDS: usize = 14;
+pub(crate) const ENQUEUE_FIELDS: usize = 15;
 
 /// One validated job: its numbers, and where its text fields lie in the
 /// buffer they were written to.
@@ -33,6 +33,7 @@ pub(crate) struct Encoded {
     attempts: u64,
     backoff_base: u64,
     backoff_cap: u64,
+    limit_key: Range<usize>,
 }
 
 impl Encoded {
@@ -54,6 +55,7 @@ impl Encoded {
             Arg::Uint(self.attempts),
             Arg::Uint(self.backoff_base),
             Arg::Uint(self.backoff_cap),
+            slice(&self.limit_key),
         ]
     }
 }
@@ -164,6 +166,9 @@ pub(crate) fn encode_into(
     if let Some(key) = &job.ordering_key {
         limits::check_text("ordering key", key, limits::MAX_KEY_LEN)?;
     }
+    if let Some(key) = &job.limit_key {
+        limits::check_text("limit key", key, limits::MAX_KEY_LEN)?;
+    }
     if let Some(name) = &job.name {
         limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
     }
@@ -198,6 +203,7 @@ pub(crate) fn encode_into(
         attempts: job.attempts as u64,
         backoff_base,
         backoff_cap,
+        limit_key: append(job.limit_key.as_deref().unwrap_or("").as_bytes()),
     })
 }
 
@@ -242,6 +248,7 @@ mod tests {
             .attempts(2)
             .retry_window(Duration::from_secs(3600))
             .name("mail.send")
+            .limit_key("tenant-ada")
             .reclaim_backoff(crate::Backoff::exponential(
                 Duration::from_millis(250),
                 Duration::from_secs(60),
@@ -265,13 +272,14 @@ mod tests {
                 "2",
                 "250",
                 "60000",
+                "tenant-ada",
             ]
         );
         // Unset options: empty strings and zeros.
         let f = fields(&NewJob::new(serde_json::json!(null)));
         assert_eq!(
             f[1..],
-            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0"]
+            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0", ""]
         );
     }
 

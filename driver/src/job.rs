@@ -177,6 +177,8 @@ pub struct JobRecord {
     pub dedup_key: Option<String>,
     /// Its ordering key.
     pub ordering_key: Option<String>,
+    /// Its limit key within its queue (`crate::flow`).
+    pub limit_key: Option<String>,
     /// The retry window, if one was set.
     pub retry_window: Option<Duration>,
     /// How long a reclaim waits when its lease lapses ([`Backoff::NONE`]:
@@ -219,6 +221,7 @@ impl JobRecord {
             died_at: (meta.died_at_ms > 0).then(|| ms_to_time(meta.died_at_ms)),
             dedup_key: non_empty(meta.dedup_key),
             ordering_key: non_empty(meta.ordering_key),
+            limit_key: non_empty(meta.limit_key),
             retry_window: (meta.retry_window_ms > 0)
                 .then(|| Duration::from_millis(meta.retry_window_ms)),
             reclaim_backoff: Backoff::exponential(

@@ -32,6 +32,12 @@
 //! | `{ns}:retention` | hash | queue → its retention policy `"max_count max_age_ms max_bytes tombstone_ms"`; `<queue>:bytes` → bytes its kept jobs are charged |
 //! | `{ns}:progress` | hash | job id → the job's latest progress (JSON text), until it leaves for good ([`crate::notes`]) |
 //! | `{ns}:logs` | hash | job id → the job's last log lines, each ended by `\n`, oldest first (at most 100 lines, 16 KiB) |
+//! | `{ns}:limits` | hash | queue → its limits `"qc qr qp kc kr kp"` (queue-wide concurrency, rate max, rate per ms; the same for each limit key; 0 = none); `<queue>\n<key>` → that limit key's override `"c r p"` (`crate::flow`) |
+//! | `{ns}:q:<queue>:lim` | hash | per limit key of the queue: `u\n<key>` leased, `h\n<key>` held, `p\n<key>` pushed back until (ms); `p\n` the queue's own push-back |
+//! | `{ns}:q:<queue>:lim_starts` | zset | lex members `key\nms\nlease`: starts recorded while a rate applies (key `""` for the queue-wide rate), kept for the rate's interval |
+//! | `{ns}:q:<queue>:lim_held` | zset | lex members `key\nscore\nid`: due jobs held back by their limit key, in claim order per key |
+//! | `{ns}:q:<queue>:lim_ready` | zset | limit key → waiting score of its best held job: the keys with held jobs and room now |
+//! | `{ns}:q:<queue>:lim_wake` | zset | limit key → when it may have room again (its rate window or push-back) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
@@ -97,7 +103,12 @@ impl Keys {
     pub fn logs(&self) -> String {
         self.key("logs")
     }
-    /// `{ns}:queues`
+    /// `{ns}:limits`: each queue's limits and its limit keys' overrides.
+    pub fn limits(&self) -> String {
+        self.key("limits")
+    }
+
+    /// `{ns}:queues`: every queue name ever enqueued to.
     pub fn queues(&self) -> String {
         self.key("queues")
     }
@@ -153,6 +164,12 @@ impl Keys {
             self.key("retention"),
             self.progress(),
             self.logs(),
+            self.limits(),
+            q("lim"),
+            q("lim_starts"),
+            q("lim_held"),
+            q("lim_ready"),
+            q("lim_wake"),
         ])
     }
 

@@ -59,6 +59,8 @@ pub struct Meta {
     pub backoff_cap_ms: u64,
     /// The job has progress or log lines.
     pub noted: bool,
+    /// The job's limit key within its queue, "" = none.
+    pub limit_key: String,
 }
 
 impl Meta {
@@ -134,6 +136,7 @@ impl Meta {
             backoff_base_ms: num(field::BACKOFF_BASE),
             backoff_cap_ms: num(field::BACKOFF_CAP),
             noted: num(field::NOTED) != 0,
+            limit_key: text(field::LIMIT_KEY),
         };
         Ok((meta, rest))
     }
@@ -153,6 +156,7 @@ mod tests {
             field::ORDERING_KEY,
             field::NAME,
             field::ERROR,
+            field::LIMIT_KEY,
         ];
         let fields = (0..len)
             .map(|i| {
@@ -180,6 +184,7 @@ mod tests {
             (old.backoff_base_ms, old.backoff_cap_ms, old.noted),
             (0, 0, false)
         );
+        assert_eq!(old.limit_key, "");
 
         let raw = record(field::LEN);
         let (new, payload) = Meta::decode_record(&raw).unwrap();
@@ -187,6 +192,7 @@ mod tests {
         assert_eq!(new.backoff_base_ms, field::BACKOFF_BASE as u64);
         assert_eq!(new.backoff_cap_ms, field::BACKOFF_CAP as u64);
         assert!(new.noted);
+        assert_eq!(new.limit_key, field::LIMIT_KEY.to_string());
     }
 
     #[test]

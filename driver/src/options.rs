@@ -32,6 +32,7 @@ pub struct NewJob {
     pub(crate) retry_window: Option<Duration>,
     pub(crate) name: Option<String>,
     pub(crate) reclaim_backoff: Backoff,
+    pub(crate) limit_key: Option<String>,
 }
 
 impl NewJob {
@@ -49,6 +50,7 @@ impl NewJob {
             retry_window: None,
             name: None,
             reclaim_backoff: Backoff::NONE,
+            limit_key: None,
         }
     }
 
@@ -98,6 +100,16 @@ impl NewJob {
     #[must_use]
     pub fn ordering_key(mut self, key: impl Into<String>) -> Self {
         self.ordering_key = Some(key.into());
+        self
+    }
+
+    /// Jobs sharing a limit key are held to that key's limits (how many of
+    /// them run at once, how many start per interval: `crate::flow`), within
+    /// their queue. Unlike an ordering key it does not order them, and it is
+    /// scoped to the queue: key "acme" of two queues is two limiters.
+    #[must_use]
+    pub fn limit_key(mut self, key: impl Into<String>) -> Self {
+        self.limit_key = Some(key.into());
         self
     }
 

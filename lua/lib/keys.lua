@@ -34,6 +34,15 @@
 --                                        (lib/notes.lua), until the job leaves for good
 --   KEYS[27] {ns}:logs            hash   id -> the job's last log lines, each ended by
 --                                        "\n", oldest first (bounded: lib/notes.lua)
+-- Flow control (lib/flow.lua; the layout is described there):
+--   KEYS[28] {ns}:limits          hash   "Q" -> Q's limits; "Q\nK" -> limit key K's override
+--   KEYS[29] {ns}:q:Q:lim         hash   Q's per-key state: "u\nK" leased, "h\nK" held,
+--                                        "p\nK" pushed back until; "p\n" the queue's push-back
+--   KEYS[30] {ns}:q:Q:lim_starts  zset   (lex) "K\nms13\nlease": starts while a rate applies
+--                                        (K = "" for the queue's own rate)
+--   KEYS[31] {ns}:q:Q:lim_held    zset   (lex) "K\nscore16\nid": due jobs held back by their key
+--   KEYS[32] {ns}:q:Q:lim_ready   zset   K -> waiting score of its best held job (keys with room)
+--   KEYS[33] {ns}:q:Q:lim_wake    zset   K -> when K may have room again (rate window, push-back)
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].
@@ -46,8 +55,9 @@ local K = {
   seq = KEYS[15], lease_seq = KEYS[16], queues = KEYS[17], paused = KEYS[18],
   parked = KEYS[19], kept = KEYS[20], completed = KEYS[21], cancelled = KEYS[22],
   tombstones = KEYS[23], tombstones_at = KEYS[24], retention = KEYS[25],
-  progress = KEYS[26], logs = KEYS[27],
+  progress = KEYS[26], logs = KEYS[27], limits = KEYS[28], lim = KEYS[29],
+  lim_starts = KEYS[30], lim_held = KEYS[31], lim_ready = KEYS[32], lim_wake = KEYS[33],
 }
-local QUEUE_KEY_COUNT = 27
+local QUEUE_KEY_COUNT = 33
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]

@@ -129,11 +129,13 @@ pub struct EnqueueJob<'a> {
     /// The reclaim backoff (lib/retry.lua): first delay and ceiling, ms.
     pub backoff_base_ms: u64,
     pub backoff_cap_ms: u64,
+    /// The limit key within the queue (lib/flow.lua), "" = none.
+    pub limit_key: &'a str,
 }
 
 impl EnqueueJob<'_> {
     /// The entries, every option not named here at its default.
-    pub fn argv(&self) -> [Value; 14] {
+    pub fn argv(&self) -> [Value; 15] {
         let s = |v: &dyn ToString| Value::from(v.to_string());
         [
             s(&self.id),
@@ -150,6 +152,7 @@ impl EnqueueJob<'_> {
             s(&0),  // attempts
             s(&self.backoff_base_ms),
             s(&self.backoff_cap_ms),
+            s(&self.limit_key),
         ]
     }
 }
@@ -258,6 +261,7 @@ mod tests {
             .priority(3)
             .dedup_key("d")
             .ordering_key("k")
+            .limit_key("tenant")
             .max_attempts(4)
             .reclaim_backoff(redq::Backoff::exponential(
                 std::time::Duration::from_millis(250),
@@ -279,6 +283,7 @@ mod tests {
                 max_attempts: 4,
                 backoff_base_ms: 250,
                 backoff_cap_ms: 5_000,
+                limit_key: "tenant",
             }
             .argv(),
         );

@@ -216,6 +216,7 @@ impl KeptJob {
             died_at: None,
             dedup_key: None,
             ordering_key: None,
+            limit_key: None,
             retry_window: None,
             reclaim_backoff: crate::Backoff::NONE,
             finished_at: Some(self.finished_at),

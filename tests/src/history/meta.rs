@@ -34,12 +34,15 @@ pub struct Meta {
     /// record of the older 19-field layout.
     pub backoff_base: u64,
     pub backoff_cap: u64,
+    /// The limit key within the queue, "" = none (or an older layout).
+    pub limit_key: String,
 }
 
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
     /// `None` when it does not start with a msgpack array of either layout:
-    /// 22 fields, or the 19 of records written before the reclaim backoff.
+    /// 23 fields, the 22 of records written before limit keys, or the 19 of
+    /// records written before the reclaim backoff.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
         Meta::split(raw).map(|(meta, _)| meta)
     }
@@ -53,7 +56,7 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if f.len() != 19 && f.len() != 22 {
+        if ![19, 22, 23].contains(&f.len()) {
             return None;
         }
         let int = |i: usize| -> i64 {
@@ -69,7 +72,7 @@ impl Meta {
         };
         let num = |i: usize| int(i).max(0) as u64;
         let text = |i: usize| -> String {
-            match &f[i] {
+            match f.get(i).unwrap_or(&rmpv::Value::Nil) {
                 rmpv::Value::String(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
                 rmpv::Value::Binary(b) => String::from_utf8_lossy(b).into_owned(),
                 rmpv::Value::Integer(n) => n.to_string(),
@@ -97,6 +100,7 @@ impl Meta {
             resolved_lease: int(18),
             backoff_base: num(19),
             backoff_cap: num(20),
+            limit_key: text(22),
         };
         Some((meta, rest))
     }
@@ -138,6 +142,7 @@ mod tests {
             s(n % 2),                                         // attempts
             s(100 * n),                                       // backoff_base_ms
             s(100 * n + 7),                                   // backoff_cap_ms
+            s(if n == 2 { "tenant" } else { "" }),            // limit_key
         ]
     }
 
@@ -245,7 +250,7 @@ mod tests {
             let (driver, driver_payload) =
                 redq::lua::JobMeta::decode_record(raw).expect("the driver decodes it");
             assert_eq!(my_payload, driver_payload, "{id}: payload");
-            let fields: [(&str, String, String); 19] = [
+            let fields: [(&str, String, String); 20] = [
                 ("queue", mine.queue.clone(), driver.queue.clone()),
                 (
                     "priority",
@@ -336,6 +341,11 @@ mod tests {
                     mine.backoff_cap.to_string(),
                     driver.backoff_cap_ms.to_string(),
                 ),
+                (
+                    "limit_key",
+                    mine.limit_key.clone(),
+                    driver.limit_key.clone(),
+                ),
             ];
             for (field, checker, driver) in fields {
                 assert_eq!(checker, driver, "{id}: {field}");
@@ -349,6 +359,6 @@ mod tests {
         }
         // Every position was exercised with a value other than its default,
         // so a field read from the wrong place would have shown.
-        assert_eq!(seen_nonzero.len(), 20, "{seen_nonzero:?}");
+        assert_eq!(seen_nonzero.len(), 21, "{seen_nonzero:?}");
     }
 }

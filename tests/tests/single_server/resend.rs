@@ -43,6 +43,7 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
             max_attempts: 0,
             backoff_base_ms: 0,
             backoff_cap_ms: 0,
+            limit_key: "",
         };
         args.extend(job.argv().iter().map(|f| f.as_string().expect("text")));
     }

@@ -35,6 +35,7 @@ fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -> JobRecord
         died_at: (state == JobState::Dead).then(|| now() - Duration::from_secs(5)),
         dedup_key: None,
         ordering_key: None,
+        limit_key: None,
         retry_window: None,
         reclaim_backoff: redq::Backoff::NONE,
         finished_at: None,

@@ -80,6 +80,7 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         died_at: None,
         dedup_key: None,
         ordering_key: None,
+        limit_key: None,
         retry_window: None,
         reclaim_backoff: redq::Backoff::NONE,
         finished_at: None,

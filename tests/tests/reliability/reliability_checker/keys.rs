@@ -68,6 +68,7 @@ pub async fn corrupted(broken: bool, corruption: &str) -> Report {
                     max_attempts: 0,
                     backoff_base_ms: 0,
                     backoff_cap_ms: 0,
+                    limit_key: "",
                 }
                 .argv(),
             );
