@@ -16,6 +16,7 @@
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
+//! | flow control: concurrency, rate, held jobs | server side, in [`super::limits`]: at every grant the queue's and the key's leased jobs within their concurrency; in every window of a rate's interval at most its max starts, on the claim's clock; a held job never leased while held, never lost |
 //!
 //! Calls without a definite reply are "maybe applied": a check only fails
 //! when no reading of those calls explains what was observed.
@@ -50,11 +51,17 @@ pub struct Report {
 }
 
 impl Report {
-    fn add(&mut self, figure: &'static str, n: u64) {
+    pub(crate) fn add(&mut self, figure: &'static str, n: u64) {
         *self.figures.entry(figure).or_default() += n;
     }
 
-    fn violation(&mut self, kind: ViolationKind, text: String) {
+    /// Raises `figure` to `n` if it is lower (a maximum seen).
+    pub(crate) fn at_least(&mut self, figure: &'static str, n: u64) {
+        let f = self.figures.entry(figure).or_default();
+        *f = (*f).max(n);
+    }
+
+    pub(crate) fn violation(&mut self, kind: ViolationKind, text: String) {
         self.violations.push(Violation::new(kind, text));
     }
 
@@ -549,6 +556,7 @@ pub fn check(
 
     if let Some(server) = server {
         check_server(server, &mut r);
+        super::limits::check_limits(server, dump, &mut r);
     }
     r
 }

@@ -9,7 +9,8 @@
 //!   invariants between them (every job in exactly one state, indexes
 //!   consistent), run after every fault.
 //! - [`check`]: reads all three and lists every broken guarantee, with the
-//!   run's figures; each names the rule it broke, a [`ViolationKind`].
+//!   run's figures; each names the rule it broke, a [`ViolationKind`];
+//!   [`limits`] holds its flow-control rules (concurrency, rate, held jobs).
 //!
 //! The checker is shown not to be vacuous by `tests/tests/reliability/reliability_checker.rs`,
 //! which feeds it histories made by deliberately broken variants of the
@@ -17,12 +18,14 @@
 
 pub mod aof;
 pub mod check;
+pub mod limits;
 pub mod meta;
 pub mod monitor;
 pub mod raw;
 pub mod record;
 pub mod server;
 pub mod structure;
+mod structure_flow;
 pub mod violation;
 
 pub use check::{check, Expect, Report};

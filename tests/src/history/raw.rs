@@ -111,7 +111,7 @@ impl RawQueue {
                     max_attempts: spec.max_attempts,
                     backoff_base_ms: spec.reclaim_backoff_ms.0,
                     backoff_cap_ms: spec.reclaim_backoff_ms.1,
-                    limit_key: "",
+                    limit_key: &spec.limit_key,
                 }
                 .argv(),
             );

@@ -363,6 +363,8 @@ pub struct JobSpec {
     pub pad: usize,
     /// The reclaim backoff's first delay and ceiling (ms); (0, 0) = none.
     pub reclaim_backoff_ms: (u64, u64),
+    /// Limit key within the queue (flow control), "" for none.
+    pub limit_key: String,
 }
 
 impl JobSpec {
@@ -385,6 +387,9 @@ impl JobSpec {
                 ));
         if !self.ordering_key.is_empty() {
             job = job.ordering_key(self.ordering_key.clone());
+        }
+        if !self.limit_key.is_empty() {
+            job = job.limit_key(self.limit_key.clone());
         }
         job
     }

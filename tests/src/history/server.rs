@@ -44,6 +44,20 @@ pub enum Kind {
     Edited,
     /// An operator made a scheduled job due now (`promote_job`).
     Promoted,
+    /// The job entered its queue's held set (flow control): due, but its
+    /// limit key had no room. `key` is the key its held member names.
+    Held { key: String },
+    /// The job left the held set (taken by a claim, cancelled, deleted).
+    Unheld,
+    /// A queue's limits changed (`{ns}:limits`): `field` is "Q" (the
+    /// queue-wide and each-key limits) or "Q\nK" (key K's override);
+    /// `spec` its new value, `None` when deleted. `job` is empty. A
+    /// `HSETNX` is `if_absent`: it applies only when the field has no value.
+    LimitsSet {
+        field: String,
+        spec: Option<String>,
+        if_absent: bool,
+    },
     /// First sight of a job after a gap in the record: a new baseline.
     Rebased,
     /// Removed, but its state before was not seen (after a gap).
@@ -64,6 +78,12 @@ pub struct Event {
     pub presented: Option<u64>,
     /// A nack that asked for the dead-letter set (ARGV[7] = 1).
     pub forced: bool,
+    /// Which script run made the change: runs are numbered in execution
+    /// order, so changes with the same number were made atomically.
+    pub run: u64,
+    /// The lease length a claim asked for (its ARGV[4]); with the granted
+    /// expiry it gives the claim's own `now`, exactly (expiry − length).
+    pub lease_ms: Option<u64>,
     /// The record before (None when not seen) and after (None when deleted).
     pub before: Option<Meta>,
     pub after: Option<Meta>,
@@ -73,6 +93,17 @@ impl Event {
     /// The server time in milliseconds (floor), comparable with lease expiries.
     pub fn at_ms(&self) -> u64 {
         self.at_us / 1000
+    }
+
+    /// When a grant started the job on the Redis clock: the claim's `now`
+    /// (its expiry less the lease length it asked for), else the record's time.
+    pub fn started_ms(&self) -> u64 {
+        match (self.lease_ms, &self.after) {
+            (Some(length), Some(after)) if after.lease_expiry >= length => {
+                after.lease_expiry - length
+            }
+            _ => self.at_ms(),
+        }
     }
 }
 
@@ -134,7 +165,10 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         format!("{{{ns}}}:logs").into_bytes(),
     ];
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
+    let limits_key = format!("{{{ns}}}:limits").into_bytes();
+    let is_held_key = |k: &[u8]| k.starts_with(&tag_prefix) && k.ends_with(b":lim_held");
     let mut record = ServerRecord::default();
+    let mut run = 0u64;
     let mut known: HashMap<String, Meta> = HashMap::new();
     // The script whose effects the following `lua` lines are.
     let mut script = String::from("?");
@@ -152,6 +186,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         let name = command.name();
         if !command.from_lua {
             if name == "evalsha" || name == "eval" {
+                run += 1;
                 let numkeys: usize = command.text(2).parse().unwrap_or(0);
                 let in_ns = command
                     .args
@@ -195,6 +230,19 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         // void a lease.
         let forced = (script == "nack" && arg(7) == Some(1))
             || (script == "delete_job" && arg(4) == Some(1));
+        let lease_ms = (script == "claim").then(|| arg(4)).flatten();
+        let event = |at_us: u64, job: String, kind: Kind, before: Option<Meta>| Event {
+            at_us,
+            job,
+            kind,
+            script: script.clone(),
+            presented: None,
+            forced,
+            run,
+            lease_ms,
+            after: before.clone(),
+            before,
+        };
         match name.as_str() {
             "hset" if command.args.get(1) == Some(&jobs_key) => {
                 for pair in command.args[2..].chunks(2) {
@@ -227,6 +275,8 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         script: script.clone(),
                         presented: presented_for(raw_id),
                         forced,
+                        run,
+                        lease_ms,
                         before,
                         after: Some(after),
                     });
@@ -243,14 +293,8 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                 let id = String::from_utf8_lossy(raw_id).into_owned();
                 let before = known.get(&id).cloned();
                 record.events.push(Event {
-                    at_us: command.at_us,
-                    job: id,
-                    kind: Kind::Noted,
-                    script: script.clone(),
                     presented: presented_for(raw_id),
-                    forced,
-                    after: before.clone(),
-                    before,
+                    ..event(command.at_us, id, Kind::Noted, before)
                 });
             }
             "hdel" if command.args.get(1) == Some(&jobs_key) => {
@@ -266,21 +310,93 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         None => Kind::GoneUnseen,
                     };
                     record.events.push(Event {
-                        at_us: command.at_us,
-                        job: id,
-                        kind,
-                        script: script.clone(),
                         presented: presented_for(field),
-                        forced,
-                        before,
                         after: None,
+                        ..event(command.at_us, id, kind, before)
                     });
+                }
+            }
+            "zadd" if command.args.get(1).is_some_and(|k| is_held_key(k)) => {
+                // ZADD key [NX|XX|GT|LT|CH|INCR]... score member [score member]...
+                let rest: Vec<&Vec<u8>> = command.args[2..]
+                    .iter()
+                    .skip_while(|a| a.first().is_some_and(u8::is_ascii_alphabetic))
+                    .collect();
+                for pair in rest.chunks(2) {
+                    let [_, member] = pair else {
+                        record.not_parsed(line);
+                        continue;
+                    };
+                    let Some((key, id)) = held_member(member) else {
+                        record.not_parsed(line);
+                        continue;
+                    };
+                    let before = known.get(&id).cloned();
+                    record
+                        .events
+                        .push(event(command.at_us, id, Kind::Held { key }, before));
+                }
+            }
+            "zrem" if command.args.get(1).is_some_and(|k| is_held_key(k)) => {
+                for member in &command.args[2..] {
+                    let Some((_, id)) = held_member(member) else {
+                        record.not_parsed(line);
+                        continue;
+                    };
+                    let before = known.get(&id).cloned();
+                    record
+                        .events
+                        .push(event(command.at_us, id, Kind::Unheld, before));
+                }
+            }
+            "zremrangebylex" | "zpopmin" | "zpopmax" | "zremrangebyrank" | "zremrangebyscore"
+                if command.args.get(1).is_some_and(|k| is_held_key(k)) =>
+            {
+                // These remove members the line does not name: the held set
+                // could not be followed, so the record is partial.
+                record.not_parsed(line);
+            }
+            "hset" | "hsetnx" if command.args.get(1) == Some(&limits_key) => {
+                for pair in command.args[2..].chunks(2) {
+                    let [field, spec] = pair else {
+                        record.not_parsed(line);
+                        continue;
+                    };
+                    let kind = Kind::LimitsSet {
+                        field: String::from_utf8_lossy(field).into_owned(),
+                        spec: Some(String::from_utf8_lossy(spec).into_owned()),
+                        if_absent: name == "hsetnx",
+                    };
+                    record
+                        .events
+                        .push(event(command.at_us, String::new(), kind, None));
+                }
+            }
+            "hdel" if command.args.get(1) == Some(&limits_key) => {
+                for field in &command.args[2..] {
+                    let kind = Kind::LimitsSet {
+                        field: String::from_utf8_lossy(field).into_owned(),
+                        spec: None,
+                        if_absent: false,
+                    };
+                    record
+                        .events
+                        .push(event(command.at_us, String::new(), kind, None));
                 }
             }
             _ => {}
         }
     }
     record
+}
+
+/// The limit key and job id of a held-set member `K\n<score, 16 digits>\n<id>`.
+fn held_member(member: &[u8]) -> Option<(String, String)> {
+    let text = std::str::from_utf8(member).ok()?;
+    let mut parts = text.splitn(3, '\n');
+    let (key, score, id) = (parts.next()?, parts.next()?, parts.next()?);
+    (score.len() == 16 && score.bytes().all(|b| b.is_ascii_digit()) && !id.is_empty())
+        .then(|| (key.to_owned(), id.to_owned()))
 }
 
 fn classify(before: &Meta, after: &Meta) -> Kind {

@@ -20,7 +20,10 @@
 //! - kept (finished) jobs: a kept record in `{ns}:kept` is not a live job
 //!   (not in `{ns}:jobs`), and is in exactly one of its own queue's
 //!   `completed` / `cancelled` sets, the one its outcome names; those sets
-//!   hold only kept jobs.
+//!   hold only kept jobs;
+//! - flow control (`structure_flow`): every held member names its job's
+//!   limit key and waiting score; each key's leased and held counts equal
+//!   the jobs leased and held under it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -34,7 +37,7 @@ use super::violation::{Violation, ViolationKind};
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
 -- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n kept,
 --       then per queue: waiting scheduled leased dead (zsets), fifo (list),
---       completed cancelled (zsets)
+--       completed cancelled lim_held (zsets), lim (hash)
 local out = {
   redis.call('HGETALL', KEYS[1]),
   redis.call('HGETALL', KEYS[2]), redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES'),
@@ -42,13 +45,15 @@ local out = {
   redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]),
 }
-for i = 9, #KEYS, 7 do
+for i = 9, #KEYS, 9 do
   for j = i, i + 3 do
     out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   end
   out[#out + 1] = redis.call('LRANGE', KEYS[i + 4], 0, -1)
   out[#out + 1] = redis.call('ZRANGE', KEYS[i + 5], 0, -1)
   out[#out + 1] = redis.call('ZRANGE', KEYS[i + 6], 0, -1)
+  out[#out + 1] = redis.call('ZRANGE', KEYS[i + 7], 0, -1)
+  out[#out + 1] = redis.call('HGETALL', KEYS[i + 8])
 end
 return out
 "#;
@@ -80,6 +85,11 @@ pub struct Dump {
     pub kept: BTreeMap<String, Option<(String, String)>>,
     /// (queue, "completed" | "cancelled") -> the ids that set holds.
     pub finished: BTreeMap<(String, String), BTreeSet<String>>,
+    /// queue -> the members of its held set (`K\n<score16>\n<id>`, flow control).
+    pub held: BTreeMap<String, Vec<String>>,
+    /// queue -> its per-key flow state (`{ns}:q:Q:lim`: "u\nK" leased,
+    /// "h\nK" held, "p\nK" pushed back until).
+    pub lim: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// The kept states, each a per-queue sorted set of ids.
@@ -154,6 +164,8 @@ impl Dump {
             for state in KEPT_STATES {
                 keys.push(key(&format!("q:{queue}:{state}")));
             }
+            keys.push(key(&format!("q:{queue}:lim_held")));
+            keys.push(key(&format!("q:{queue}:lim")));
         }
         let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
         let parts = items(&reply);
@@ -200,6 +212,13 @@ impl Dump {
                 dump.finished.insert((queue.clone(), state.to_owned()), ids);
                 i += 1;
             }
+            let held = items(&parts[i]).iter().map(text).collect();
+            dump.held.insert(queue.clone(), held);
+            let lim = pairs(&parts[i + 1])
+                .map(|(k, v)| (text(k), text(v)))
+                .collect();
+            dump.lim.insert(queue.clone(), lim);
+            i += 2;
         }
         Ok(dump)
     }
@@ -233,6 +252,14 @@ impl Dump {
                 at.entry(id.to_owned())
                     .or_default()
                     .push((queue, "blocked".into()));
+            }
+        }
+        for (queue, members) in &self.held {
+            for member in members {
+                let id = member.rsplit('\n').next().unwrap_or_default();
+                at.entry(id.to_owned())
+                    .or_default()
+                    .push((queue.clone(), "held".into()));
             }
         }
         for member in &self.ord_ready {
@@ -362,6 +389,7 @@ impl Dump {
         self.check_ordering(&placements, &mut out);
         self.check_dedup(&mut out);
         self.check_kept(&mut out);
+        self.check_flow(&mut out);
         out
     }
 

@@ -116,6 +116,23 @@ kinds! {
     ServerDeadTooEarly,
     /// A failure spent the last attempt but the job was not dead-lettered.
     ServerSpentNotDead,
+    // --- From the server's own record: flow control (lib/flow.lua).
+    /// A grant took a queue's leased jobs over its queue-wide concurrency.
+    ServerQueueConcurrencyExceeded,
+    /// A grant took a limit key's leased jobs over its concurrency (the
+    /// key's override, else the queue's each-key limit).
+    ServerKeyConcurrencyExceeded,
+    /// More starts of a queue in one window of its rate's interval than
+    /// its rate allows, on the Redis clock.
+    ServerQueueRateExceeded,
+    /// More starts of a limit key in one window of its rate's interval
+    /// than its rate allows, on the Redis clock.
+    ServerKeyRateExceeded,
+    /// A job was leased while it was in its queue's held set.
+    ServerLeasedWhileHeld,
+    /// A job that was held back by its limit key is gone without being
+    /// completed, cancelled or deleted.
+    ServerHeldJobLost,
     // --- From the final snapshot of the keys (the structural check).
     /// A job record whose meta does not decode.
     UndecodableRecord,
@@ -157,6 +174,11 @@ kinds! {
     DedupNotLive,
     /// A dedup TTL without its dedup entry.
     DedupTtlOrphan,
+    /// A held member whose limit key or score disagrees with its job's
+    /// record, or that is not `key\nscore\nid`.
+    HeldMemberMismatch,
+    /// A limit key's leased or held count differs from its jobs.
+    LimitCountWrong,
 }
 
 /// One broken guarantee: which rule, and what was seen.

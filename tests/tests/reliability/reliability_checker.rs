@@ -35,12 +35,15 @@ mod bench;
 mod histories;
 #[path = "reliability_checker/keys.rs"]
 mod keys;
+#[path = "reliability_checker/limit_histories.rs"]
+mod limit_histories;
 #[path = "reliability_checker/scripts.rs"]
 mod scripts;
 
 use bench::drained;
 use histories::*;
 use keys::corrupted;
+use limit_histories::*;
 use scripts::*;
 
 /// Runs `variant` with the shipped scripts (or the sound history), which
@@ -116,6 +119,14 @@ variants! {
     client_histories_alone_catch_double_completion_and_loss: client_history_alone => [CompletedTwice, Lost];
     a_job_claimed_but_never_enqueued_is_caught: claimed_never_enqueued => [ClaimedNeverEnqueued];
     an_ack_the_server_applied_twice_is_caught: server_acked_twice => [ServerAckedTwice];
+    // Hand-made server records of flow control.
+    a_key_over_its_concurrency_is_caught: key_over_its_concurrency => [ServerKeyConcurrencyExceeded];
+    a_key_over_its_override_is_caught: key_over_its_override => [ServerKeyConcurrencyExceeded];
+    a_queue_over_its_concurrency_is_caught: queue_over_its_concurrency => [ServerQueueConcurrencyExceeded];
+    a_queue_over_its_rate_by_one_ms_is_caught: queue_over_its_rate => [ServerQueueRateExceeded];
+    a_key_over_its_rate_by_one_ms_is_caught: key_over_its_rate => [ServerKeyRateExceeded];
+    a_job_leased_while_held_is_caught: leased_while_held => [ServerLeasedWhileHeld];
+    a_held_job_dropped_is_caught: held_job_dropped => [ServerHeldJobLost];
     // Hand-made corruptions of the keys.
     an_undecodable_record_is_caught: |b| corrupted(b, "
         redis.call('HSET', k('jobs'), plain, 'not msgpack')
@@ -176,6 +187,12 @@ variants! {
         end") => [DedupNotLive];
     a_dedup_ttl_without_its_key_is_caught: |b| corrupted(b, "
         redis.call('ZADD', k('dedup:ttl'), 1, 'no-such-key')") => [DedupTtlOrphan];
+    a_held_member_naming_another_key_is_caught: |b| corrupted(b, "
+        redis.call('LREM', k(Q .. 'fifo'), 0, plain)
+        redis.call('ZADD', k(Q .. 'lim_held'), 0, 'other\\n' .. string.rep('0', 16) .. '\\n' .. plain)
+        redis.call('HSET', k(Q .. 'lim'), 'h\\nother', 1)") => [HeldMemberMismatch];
+    a_limit_keys_leased_count_that_disagrees_is_caught: |b| corrupted(b, "
+        redis.call('HSET', k(Q .. 'lim'), 'u\\nghost', 1)") => [LimitCountWrong];
 }
 
 /// Fails when a kind of violation has no broken variant that fires it;

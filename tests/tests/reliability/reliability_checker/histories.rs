@@ -127,6 +127,8 @@ pub async fn server_acked_twice(broken: bool) -> Report {
             script: script.into(),
             presented: (script == "ack").then_some(1),
             forced: false,
+            run: at_ms,
+            lease_ms: None,
             before: before.cloned(),
             after: after.cloned(),
         };
