@@ -15,11 +15,12 @@
 -- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
 -- include: check clock keys job_record job_store ordering schedule_record
--- KEYS[1..19] the queue key list of the schedule's queue (lua/lib/keys.lua),
---             of which this script reads jobs, and writes jobs, seq, queues,
---             waiting, ord_active, ord_blocked, ord_blocked_n
--- KEYS[20]    {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
--- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms); writes
+-- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
+--   of which this script reads jobs, and writes jobs, seq, queues,
+--   waiting, ord_active, ord_blocked, ord_blocked_n
+-- then, after its QUEUE_KEY_COUNT keys:
+--   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+--   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms); writes
 -- ARGV[1] queue name        ARGV[2] wake-up channel
 -- ARGV[3] schedule name
 -- ARGV[4] revision the caller read

@@ -7,11 +7,12 @@
 -- stores and places the schedule.
 --
 -- include: check clock keys schedule_record
--- KEYS[1..19] the queue key list of the schedule's queue (lua/lib/keys.lua);
---             this script reads and writes none of them (they route the call).
--- KEYS[20]    {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
--- KEYS[21]    {ns}:schedules:next   zset  name -> next run (unix ms), absent while
---                                          paused or once the schedule has ended; writes
+-- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua);
+--   this script reads and writes none of them (they route the call).
+-- then, after its QUEUE_KEY_COUNT keys:
+--   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
+--   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms), absent while
+--                                            paused or once the schedule has ended; writes
 -- ARGV[1]  queue name        ARGV[2] wake-up channel (unused)
 -- ARGV[3]  schedule name     1..128 bytes, no control characters
 -- ARGV[4]  cron expression   1..256 bytes, no control characters (parsed in Rust)

@@ -222,6 +222,64 @@ mod tests {
         }
     }
 
+    /// The numbers `n` of every `KEYS[n]` in `text` written with a literal index.
+    fn literal_key_indexes(text: &str) -> Vec<usize> {
+        text.split("KEYS[")
+            .skip(1)
+            .filter_map(|rest| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok()
+            })
+            .collect()
+    }
+
+    /// A header that numbers the queue key list goes stale the day the list
+    /// grows (three schedule headers once said `KEYS[1..19]` of a list of
+    /// 27), so a script that takes the list names it, and its own keys after
+    /// it, by `QUEUE_KEY_COUNT`; a script with keys of its own numbers them
+    /// 1, 2, ... and uses no index it does not declare.
+    #[test]
+    fn every_script_header_declares_its_keys_in_a_form_that_cannot_go_stale() {
+        for (name, text) in SCRIPTS {
+            let header: String = text
+                .lines()
+                .skip_while(|line| line.starts_with("#!"))
+                .take_while(|line| line.starts_with("--"))
+                .map(|line| format!("{line}\n"))
+                .collect();
+            let body = &text[header.len().min(text.len())..];
+            assert!(
+                header.contains("-- KEYS"),
+                "lua/{name}.lua: its header declares no KEYS"
+            );
+            if needed_modules(text).contains(&"keys") {
+                assert!(
+                    header.contains("lua/lib/keys.lua"),
+                    "lua/{name}.lua takes the queue key list but its header does not say so"
+                );
+                assert_eq!(
+                    literal_key_indexes(&header),
+                    Vec::<usize>::new(),
+                    "lua/{name}.lua numbers the queue key list in its header: name its own keys \
+                     by KEYS[QUEUE_KEY_COUNT + n]"
+                );
+            } else {
+                let declared = literal_key_indexes(&header);
+                let numbered: Vec<usize> = (1..=declared.len()).collect();
+                assert_eq!(
+                    declared, numbered,
+                    "lua/{name}.lua: KEYS lines out of order"
+                );
+                for used in literal_key_indexes(body) {
+                    assert!(
+                        used <= declared.len(),
+                        "lua/{name}.lua uses KEYS[{used}], which its header does not declare"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_lua_file_is_listed_once() {
         let listed = |dir: &str| -> Vec<String> {
