@@ -38,6 +38,8 @@ pub struct QueueCounts {
     pub completed: u64,
     /// Cancelled jobs the queue keeps.
     pub cancelled: u64,
+    /// Due jobs held back by their limit key's limits ([`crate::flow`]).
+    pub held: u64,
     /// Claims hand out nothing while paused.
     pub paused: bool,
     /// Enqueue time of the job at the head of the queue.
@@ -62,6 +64,7 @@ impl QueueCounts {
             lapsed: self.lapsed + other.lapsed,
             completed: self.completed + other.completed,
             cancelled: self.cancelled + other.cancelled,
+            held: self.held + other.held,
             paused: self.paused || other.paused,
             head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -143,6 +146,7 @@ impl RedisQueue {
             lapsed: field(5)?,
             completed: field(9)?,
             cancelled: field(10)?,
+            held: field(11)?,
             paused: field(6)? == 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),
@@ -185,7 +189,8 @@ impl RedisQueue {
 
     /// One page of a queue's jobs in `state` (waiting in claim order,
     /// scheduled soonest first, leased soonest expiry first, dead newest
-    /// first). `count` is 1 to 1000. Blocked jobs are not listed here.
+    /// first, held by limit key, then in claim order within a key). `count`
+    /// is 1 to 1000. Blocked jobs are not listed here.
     pub async fn list_jobs(
         &self,
         queue: &str,
@@ -209,7 +214,7 @@ impl RedisQueue {
             return Err(QueueError::invalid(
                 "state",
                 "blocked",
-                "one of waiting, scheduled, leased, dead",
+                "one of waiting, scheduled, leased, dead, held",
             ));
         }
         // A sorted set holds fewer than 2^32 members, so any larger offset is

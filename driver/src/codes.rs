@@ -165,6 +165,11 @@ codes! {
         NotFound = 0 "not_found",
         Leased = -1 "leased",
     }
+    /// `lua/limits_set.lua` (`crate::flow`).
+    LimitsSetCode for "limits_set" {
+        Set = 1 "set",
+        Unchanged = 0 "unchanged",
+    }
 }
 
 /// A promote_job code (`crate::surgery` turns it into its outcome or
@@ -287,6 +292,14 @@ pub(crate) fn released(code: &Value, lease: &Lease) -> Result<(), QueueError> {
         ReleaseCode::Released | ReleaseCode::AlreadyReleased => Ok(()),
         ReleaseCode::LeaseLost => Err(lease_lost(lease)),
     }
+}
+
+/// A limits_set reply's code: whether the limit changed.
+pub(crate) fn limits_set(code: Option<&Value>) -> Result<bool, QueueError> {
+    Ok(match LimitsSetCode::from_reply(code)? {
+        LimitsSetCode::Set => true,
+        LimitsSetCode::Unchanged => false,
+    })
 }
 
 /// A pause reply: whether this call paused a running queue.

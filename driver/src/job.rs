@@ -103,6 +103,9 @@ pub enum JobState {
     Completed,
     /// Cancelled by an operator, and kept by its queue's retention policy.
     Cancelled,
+    /// Due, but held back by its limit key's limits (see [`crate::flow`]):
+    /// claimed once its key has room.
+    Held,
 }
 
 impl JobState {
@@ -116,6 +119,7 @@ impl JobState {
             JobState::Blocked => "blocked",
             JobState::Completed => "completed",
             JobState::Cancelled => "cancelled",
+            JobState::Held => "held",
         }
     }
 
@@ -129,6 +133,7 @@ impl JobState {
             "blocked" => JobState::Blocked,
             "completed" => JobState::Completed,
             "cancelled" => JobState::Cancelled,
+            "held" => JobState::Held,
             _ => return None,
         })
     }

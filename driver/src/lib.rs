@@ -81,6 +81,7 @@ mod dead_forms;
 mod durable;
 mod enqueue_args;
 mod error;
+pub mod flow;
 mod handle;
 mod identity;
 mod job;

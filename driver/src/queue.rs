@@ -498,7 +498,7 @@ impl SendBatch for Inner {
 /// scripts count them in exact doubles, up to 2^53 - 1) is simply lost.
 const MAX_LEASE_ID: u64 = (1 << 53) - 1;
 
-fn check_lease(lease: &Lease) -> Result<(), QueueError> {
+pub(crate) fn check_lease(lease: &Lease) -> Result<(), QueueError> {
     limits::check_id(&lease.id)?;
     if lease.lease_id > MAX_LEASE_ID {
         return Err(lease_lost(lease));

@@ -175,6 +175,8 @@ impl MemoryQueue {
             // A MemoryQueue keeps no finished jobs (see `crate::kept`).
             completed: 0,
             cancelled: 0,
+            // Nor any limits (`crate::flow`): nothing is ever held.
+            held: 0,
             paused: false,
             head_enqueued_at: index
                 .and_then(|q| q.waiting.first_key_value())
@@ -294,18 +296,41 @@ impl MemoryQueue {
     /// `release.lua`: the holder gives the job back, due at once, with no
     /// attempt counted.
     pub(crate) fn release_held(&self, lease: &Lease) -> Result<(), QueueError> {
+        self.give_back(lease, None)
+    }
+
+    /// A rate-limited run's release (`JobError::rate_limited`): no attempt
+    /// counted, due again after `retry_after`. A memory queue has no
+    /// limiters to push back, so only this job waits.
+    pub(crate) fn release_held_after(
+        &self,
+        lease: &Lease,
+        retry_after: Duration,
+    ) -> Result<(), QueueError> {
+        self.give_back(lease, Some(retry_after))
+    }
+
+    /// A held job back unrun: waiting at once, or scheduled after `delay`.
+    fn give_back(&self, lease: &Lease, delay: Option<Duration>) -> Result<(), QueueError> {
         let mut state = self.lock();
         state.check_held(lease)?;
         let job = state.jobs.get_mut(&lease.id).expect("checked above");
         let Place::Leased { expires } = job.place else {
             unreachable!("check_held accepts leased jobs only")
         };
-        job.place = Place::Waiting;
+        let due = delay.map(|delay| Instant::now() + delay);
+        job.place = match due {
+            Some(due) => Place::Scheduled(due),
+            None => Place::Waiting,
+        };
         job.held = 0;
         let (queue, seq) = (job.queue.clone(), job.seq);
         let index = state.index(&queue);
         index.leased.remove(&(expires, seq));
-        index.waiting.insert(seq, lease.id.clone());
+        match due {
+            Some(due) => index.scheduled.insert((due, seq), lease.id.clone()),
+            None => index.waiting.insert(seq, lease.id.clone()),
+        };
         drop(state);
         self.notify();
         Ok(())

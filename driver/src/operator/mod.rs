@@ -1,6 +1,7 @@
 //! The operator API, [`Operator`]: documented on the type, which is
 //! public while this module is not.
 
+mod flow;
 mod kept;
 mod notes;
 mod reads;

@@ -142,7 +142,8 @@ async fn head(
 /// The order one namespace lists jobs in, applied to jobs of several:
 /// waiting by priority then age (each shard's own claim order; across shards
 /// it is what a claim would prefer, not a promise), scheduled soonest due,
-/// leased soonest lapsing, dead newest first; ties by id.
+/// leased soonest lapsing, dead newest first, held by key then priority and
+/// age; ties by id.
 fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
     let by_state = match state {
         JobState::Waiting => b
@@ -152,6 +153,12 @@ fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
         JobState::Scheduled => a.due_at.cmp(&b.due_at),
         JobState::Leased => a.lease_expires_at.cmp(&b.lease_expires_at),
         JobState::Dead => b.died_at.cmp(&a.died_at),
+        // As one namespace lists them: by key, then claim order.
+        JobState::Held => a
+            .limit_key
+            .cmp(&b.limit_key)
+            .then(b.priority.cmp(&a.priority))
+            .then(a.enqueued_at.cmp(&b.enqueued_at)),
         _ => Ordering::Equal,
     };
     by_state.then_with(|| a.id.cmp(&b.id))

@@ -53,6 +53,9 @@ scripts! {
     Retention => "retention",
     KeptGet => "kept_get",
     KeptList => "kept_list",
+    LimitsSet => "limits_set",
+    LimitsWake => "limits_wake",
+    LimitsGet => "limits_get",
 }
 
 /// Declares [`MODULES`] from the module names.
@@ -86,6 +89,8 @@ modules![
     kept_record,
     kept,
     job_state,
+    flow,
+    flow_claim,
 ];
 
 impl Op {

@@ -4,6 +4,7 @@
 //! `operator/`.
 
 use super::ShardedQueue;
+use crate::flow::{Limit, LimitScope, QueueLimits};
 use crate::{JobRecord, QueueCounts, QueueError};
 
 impl ShardedQueue {
@@ -34,5 +35,32 @@ impl ShardedQueue {
     /// Resume `queue` in every shard.
     pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
         self.operator().resume(queue).await
+    }
+
+    /// Set `queue`'s limit for `scope`: a queue-wide limit split into one
+    /// share per shard, the others on every shard (see
+    /// [`Operator::set_limit`](crate::Operator::set_limit)).
+    pub async fn set_limit(
+        &self,
+        queue: &str,
+        scope: LimitScope,
+        limit: Limit,
+    ) -> Result<bool, QueueError> {
+        self.operator().set_limit(queue, scope, limit).await
+    }
+
+    /// Clear `queue`'s limit for `scope` on every shard.
+    pub async fn clear_limit(&self, queue: &str, scope: LimitScope) -> Result<bool, QueueError> {
+        self.operator().clear_limit(queue, scope).await
+    }
+
+    /// `queue`'s limits and use over every shard, the shares added up.
+    pub async fn limits(&self, queue: &str) -> Result<QueueLimits, QueueError> {
+        self.operator().limits(queue).await
+    }
+
+    /// Every queue with limits on any shard, sorted.
+    pub async fn limited_queues(&self) -> Result<Vec<String>, QueueError> {
+        self.operator().limited_queues().await
     }
 }

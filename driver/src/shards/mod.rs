@@ -10,8 +10,10 @@
 //!   the key, the same in every process), so all jobs of a key, in every
 //!   queue, meet in one namespace and per-key order holds exactly as on one
 //!   namespace;
-//! - a job **with a dedup key** (and no ordering key) goes to the dedup key's
-//!   shard, so deduplication holds across shards;
+//! - a job **with a limit key** (and no ordering key) goes to the limit
+//!   key's shard, so a key's limits are exact (see [`crate::flow`]);
+//! - a job **with a dedup key** (and neither of those) goes to the dedup
+//!   key's shard, so deduplication holds across shards;
 //! - **other jobs** are spread round-robin, one enqueue call (a batch) to one
 //!   shard, so a batch stays atomic per chunk and in FIFO order.
 //!
@@ -25,7 +27,9 @@
 //! |---|---|
 //! | each job claimed by one holder at a time, fencing (`LeaseLost`) | global (a job lives in one shard) |
 //! | per-key order (ordering keys, across queues) | global |
-//! | deduplication | global, unless the job also has an ordering key (then per shard) |
+//! | deduplication | global, unless the job also has an ordering or limit key (then per shard) |
+//! | per-key limits ([`crate::flow`]) | global, unless the job also has an ordering key (then per shard) |
+//! | queue-wide limits | **split**: each shard enforces its share, the shares sum to the limit |
 //! | priority order, FIFO within a priority | **per shard**: a claim may return a lower-priority or newer job of one shard while another shard holds older or higher ones |
 //! | lease ids (fencing tokens) | per shard: grow within a shard, not comparable across shards |
 //! | pause, counts, dead letters, requeue, queue list | global (applied to / summed over every shard) |
@@ -167,7 +171,7 @@ impl ShardedQueue {
             .collect()
     }
 
-    /// The shard of an ordering (or dedup) key: FNV-1a of its bytes modulo
+    /// The shard of an ordering (or limit, or dedup) key: FNV-1a of its bytes modulo
     /// the shard count, identical in every process and version.
     pub fn shard_of_key(&self, key: &str) -> usize {
         (fnv1a(key.as_bytes()) % self.inner.shards.len() as u64) as usize
@@ -225,12 +229,19 @@ impl ShardedQueue {
             .ok_or_else(|| QueueError::Protocol("enqueue returned no outcome".into()))
     }
 
-    /// The shard of one job: its ordering key's, else its dedup key's,
-    /// else `unkeyed` (the call's turn in the rotation).
+    /// The shard of one job: its ordering key's, else its limit key's
+    /// (so a limit key's jobs meet on one shard and its limit is exact),
+    /// else its dedup key's, else `unkeyed` (the call's turn in the
+    /// rotation).
     fn route(&self, job: &NewJob, unkeyed: usize) -> usize {
-        match (&job.ordering_key, &job.dedup) {
-            (Some(key), _) | (None, Some((key, _))) => self.shard_of_key(key),
-            (None, None) => unkeyed,
+        let key = job
+            .ordering_key
+            .as_deref()
+            .or(job.limit_key.as_deref())
+            .or(job.dedup.as_ref().map(|(key, _)| key.as_str()));
+        match key {
+            Some(key) => self.shard_of_key(key),
+            None => unkeyed,
         }
     }
 

@@ -18,6 +18,7 @@ fn state_words(state: JobState) -> &'static str {
         JobState::Leased => "leased (running)",
         JobState::Dead => "dead",
         JobState::Blocked => "blocked behind the holder of its ordering key",
+        JobState::Held => "held back by its limit key's limits",
         #[allow(unreachable_patterns)]
         _ => "finished",
     }

@@ -265,6 +265,25 @@ impl Backend {
         }
     }
 
+    /// Give the job back unrun, no attempt counted, its limiter pushed back
+    /// for `retry_after` (see [`RedisQueue::release_pushing_back`]). A
+    /// memory queue has no limiters: the job is due again after
+    /// `retry_after`.
+    pub async fn release_pushing_back(
+        &self,
+        held: &Held,
+        retry_after: Duration,
+    ) -> Result<(), QueueError> {
+        match self {
+            Backend::Memory(memory) => memory.release_held_after(&held.lease, retry_after),
+            _ => {
+                self.shard(held.shard)
+                    .release_pushing_back(&held.lease, retry_after)
+                    .await
+            }
+        }
+    }
+
     /// How long until a job of `queue` is due: over shards, the soonest.
     pub async fn next_due(&self, queue: &str) -> Result<Option<Duration>, QueueError> {
         match self {

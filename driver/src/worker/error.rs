@@ -4,7 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 /// Why a run did not succeed: retry it (after the backoff or a given delay),
-/// or fail it now, straight to the dead-letter set.
+/// fail it now, straight to the dead-letter set, or give it back because a
+/// remote service rate-limited it ([`JobError::rate_limited`]).
 ///
 /// Any error converts into a retry with `?`: every `std::error::Error`,
 /// `anyhow::Error` (through its conversion into a boxed error, so this crate
@@ -27,6 +28,14 @@ pub enum JobError {
     Fail {
         /// What went wrong.
         error: String,
+    },
+    /// A remote service said "not now" (a 429): give the job back without
+    /// counting an attempt, and push its limiter back; see
+    /// [`JobError::rate_limited`].
+    RateLimited {
+        /// How long its limiter starts nothing (1 ms to 24 h; the worker
+        /// clamps a value outside that range into it).
+        retry_after: Duration,
     },
 }
 
@@ -54,10 +63,31 @@ impl JobError {
         }
     }
 
-    /// The error text that is recorded.
+    /// A remote service rate-limited this run (e.g. an HTTP 429 with
+    /// `Retry-After`): the worker releases the job with a push-back
+    /// ([`RedisQueue::release_pushing_back`](crate::RedisQueue::release_pushing_back)).
+    /// No attempt is counted and no error recorded; the job's limiter (its
+    /// limit key, or its queue when it has none) starts nothing for
+    /// `retry_after`, so the key's other jobs wait too, without spending
+    /// their attempts.
+    ///
+    /// What the handler sees next time: the same job, with the same
+    /// attempt number ([`JobCx::attempt`](super::JobCx::attempt) unchanged)
+    /// and payload, claimed again (by any worker) once the push-back is
+    /// over and its limits have room; its progress and log lines not yet
+    /// sent are dropped, as on any release. `retry_after` is clamped to
+    /// 1 ms ..= 24 h. A [`MemoryQueue`](crate::MemoryQueue) worker, which
+    /// has no limits, puts the job back due after `retry_after`.
+    pub fn rate_limited(retry_after: Duration) -> Self {
+        JobError::RateLimited { retry_after }
+    }
+
+    /// The error text that is recorded (a rate-limited run records none;
+    /// this is its description for logs).
     pub fn message(&self) -> &str {
         match self {
             JobError::Retry { error, .. } | JobError::Fail { error } => error,
+            JobError::RateLimited { .. } => "rate limited by a remote service",
         }
     }
 }

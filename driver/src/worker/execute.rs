@@ -171,6 +171,23 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
             report_failure(shared, &job, &lease, &error, Duration::ZERO, true, &notes).await
         }
+        Outcome::Failed(JobError::RateLimited { retry_after }) => {
+            let retry_after =
+                retry_after.clamp(Duration::from_millis(1), crate::flow::MAX_PUSHBACK);
+            match shared.queue.release_pushing_back(&lease, retry_after).await {
+                Ok(()) => tracing::info!(
+                    retry_after_ms = retry_after.as_millis() as u64,
+                    "rate limited; released without an attempt, its limiter pushed back"
+                ),
+                Err(QueueError::LeaseLost { .. }) => {
+                    tracing::warn!("rate limited, but the lease was lost meanwhile")
+                }
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "rate limited, and releasing it failed; it returns after its lease lapses"
+                ),
+            }
+        }
         Outcome::LeaseLost => {
             cx.cancel.cancel();
             tracing::warn!("lease lost to another worker: job cancelled and not acknowledged");

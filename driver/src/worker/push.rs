@@ -135,6 +135,9 @@ fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
     if let Some(key) = job.ordering_key() {
         new = new.ordering_key(key);
     }
+    if let Some(key) = job.limit_key() {
+        new = new.limit_key(key);
+    }
     Ok(new)
 }
 
@@ -151,8 +154,9 @@ impl RedisQueue {
 
 impl ShardedQueue {
     /// Push a typed job onto `T::QUEUE`, as [`RedisQueue::push`] does, on
-    /// the shard its ordering key (else its dedup key) routes to, or the
-    /// next shard in turn when it has neither (see [`ShardedQueue::add`]).
+    /// the shard its ordering key (else its limit key, else its dedup key)
+    /// routes to, or the next shard in turn when it has none (see
+    /// [`ShardedQueue::add`]).
     pub async fn push<T: TypedJob>(&self, job: &T) -> Result<Pushed, QueueError> {
         Ok(match self.add(T::QUEUE, new_job(job)?).await? {
             Enqueued::Created(id) => Pushed::Queued { id },
@@ -164,8 +168,9 @@ impl ShardedQueue {
 impl MemoryQueue {
     /// Push a typed job onto `T::QUEUE` with its name, `MAX_ATTEMPTS` and
     /// ordering key, for a [`Worker`](super::Worker) over this queue. What a
-    /// `MemoryQueue` does not keep is ignored: priority, dedup key and
-    /// retry window (see [`MemoryQueue`]), so a push is always `Queued`.
+    /// `MemoryQueue` does not keep is ignored: priority, dedup key, limit
+    /// key and retry window (see [`MemoryQueue`]), so a push is always
+    /// `Queued`.
     pub async fn push<T: TypedJob>(&self, job: &T) -> Result<Pushed, QueueError> {
         let id = self.push_named(
             T::QUEUE,

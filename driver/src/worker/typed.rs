@@ -84,6 +84,13 @@ pub trait TypedJob: Serialize + DeserializeOwned + Send + Sync + 'static {
         None
     }
 
+    /// A limit key: jobs sharing it are held to that key's limits within
+    /// `QUEUE` (how many run at once, how many start per interval; see
+    /// [`crate::flow`]), unordered (default: none).
+    fn limit_key(&self) -> Option<String> {
+        None
+    }
+
     /// Priority, higher first (default 0).
     fn priority(&self) -> u8 {
         0

@@ -14,6 +14,7 @@ mod counts_stats;
 mod dead_letters;
 mod dedup;
 mod enqueue;
+mod flow_api;
 mod fencing;
 mod handoff;
 mod harness;
