@@ -12,12 +12,18 @@
 -- publishes the ids it kept, space-separated, on the wake-up channel ..
 -- ':finished' (what RedisQueue::wait_for listens to).
 -- Without a policy nothing is kept and nothing else is read.
--- include: check clock keys job_record lease ordering stats kept notes
+-- Flow control (lib/flow.lua): one HGET per call reads the queue's limits
+-- field; without it nothing else is read. With it, each acknowledged job
+-- with a limit key frees its key's slot (once per key per call), and the
+-- wake-up channel is told when that gives a held job room, or when the
+-- queue was at its queue-wide concurrency and jobs wait.
+-- include: check clock keys job_record lease ordering stats kept notes flow flow_claim
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones
+--   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
+--          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
 --   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
---          progress and logs (only for jobs flagged noted)
+--          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -61,8 +67,11 @@ end
 local metas = redis.call('HMGET', K.jobs, unpack(ids))
 local codes, done, acked, forgotten = {}, {}, {}, {}
 local policy = retention_policy()
+local flow = flow_spec()
 local now = now_ms()
 local kept_raws = {}
+-- Flow-aware queues: acknowledged jobs per limit key, keys in first-seen order.
+local freed_of, freed_keys = {}, {}
 for i = 1, n do
   local id, raw = ids[i], metas[i]
   if not raw or acked[id] then
@@ -79,8 +88,16 @@ for i = 1, n do
       release_keys(id, m)
       done[#done + 1] = id
       if noted[i] then forgotten[#forgotten + 1] = id end
+      local full = (policy or flow) and split_record(raw)
+      if flow and full[M.limit_key] ~= '' then
+        local key = full[M.limit_key]
+        if not freed_of[key] then
+          freed_of[key] = 0
+          freed_keys[#freed_keys + 1] = key
+        end
+        freed_of[key] = freed_of[key] + 1
+      end
       if policy then
-        local full = split_record(raw)
         local k = new_kept('completed', QUEUE, now)
         k[KR.name] = full[M.name]
         k[KR.attempt] = full[M.attempts] + 1
@@ -103,6 +120,13 @@ if #done > 0 then
     keep(done, kept_raws, K.completed, now)
     trim_kept(policy, now, #done)
     redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(done, ' '))
+  end
+  if flow then
+    local wake = false
+    for _, key in ipairs(freed_keys) do
+      if free_slots(key, freed_of[key], now) then wake = true end
+    end
+    if wake or queue_slots_freed(#done) then redis.call('PUBLISH', CHANNEL, QUEUE) end
   end
 end
 return codes

@@ -17,21 +17,27 @@
 -- cannot bring the job back (it is in no index any more). Progress and log
 -- lines of the job go with it. The cancelled ids are published,
 -- space-separated, on the wake-up channel .. ':finished' (one message a call).
--- include: check clock keys job_record job_store ordering job_state kept
+-- Flow control (lib/flow.lua): a held job leaves its key's held set; a
+-- leased job's lease end frees its key's slot, and the wake-up channel is
+-- told when that gives a held job room (or frees a queue-wide slot while
+-- jobs wait).
+-- include: check clock keys job_record job_store ordering job_state kept flow flow_claim
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
---          retention, kept, tombstones
+--          retention, kept, tombstones, limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, kept, cancelled, completed,
---          tombstones, tombstones_at, retention, progress, logs
+--          tombstones, tombstones_at, retention, progress, logs,
+--          lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] by: who cancels (text, at most 128 bytes, '' = not given)
--- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead) to
---         cancel up to `limit` of the queue's jobs in it (oldest first; for
---         waiting, released ordering successors first, then claim order)
+-- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead | held)
+--         to cancel up to `limit` of the queue's jobs in it (oldest first; for
+--         waiting, released ordering successors first, then claim order; for
+--         held, by key, then claim order)
 -- ARGV[5] mode 'id': the job id; a state: limit (1..1000)
 -- Reply, mode 'id': { code, state, at_ms } where state is the state the job
--- was cancelled in (code 1; waiting | scheduled | leased | dead | blocked),
+-- was cancelled in (code 1; waiting | scheduled | leased | dead | held | blocked),
 -- at_ms when it was cancelled (codes 1, 2) or completed (code 3), else 0:
 -- code 1 cancelled: the job was cancelled now
 -- code 0 not_found: no job with this id in this queue, and no trace of one
@@ -41,7 +47,8 @@
 queue_name(QUEUE)
 local by = text(ARGV[3], 'cancelled by', 128)
 local mode = ARGV[4]
-local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead }
+local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
+  held = K.lim_held }
 local one_id, limit
 if mode == 'id' then
   one_id = text(ARGV[5], 'job id', 64)
@@ -50,12 +57,14 @@ elseif INDEX[mode] then
   limit = uint(ARGV[5], 'cancel limit', 1000)
   if limit < 1 then fail('cancel limit must be at least 1') end
 else
-  fail('mode must be id or one of waiting, scheduled, leased, dead; got ' .. tostring(mode))
+  fail('mode must be id or one of waiting, scheduled, leased, dead, held; got ' .. tostring(mode))
 end
 
 local now = now_ms()
 local policy = retention_policy()
 local kept_ids, kept_raws, buried, buried_at = {}, {}, {}, {}
+-- Leases this call ended, and whether a freed slot gave a held job room.
+local freed, wake = 0, false
 
 -- The state a live job of this queue is in (lib/job_state.lua), and the
 -- member that places it when that is not its id (blocked, released
@@ -83,10 +92,14 @@ local function cancel_job(id, m, state, where, member)
         redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
       redis.call('HDEL', K.ord_blocked_n, QUEUE)
     end
+  elseif state == 'held' then
+    unhold(id, m[M.limit_key], waiting_score(m))
   elseif where ~= 'popped' then
     redis.call('ZREM', INDEX[state], id)
   end
   if state == 'leased' then
+    freed = freed + 1
+    if free_slot(m, now) then wake = true end
     redis.call('PUBLISH', CHANNEL .. ':holder:' .. m[M.worker_node] .. ':' ..
       string.format('%d', m[M.worker_instance]),
       id .. ' ' .. string.format('%d', m[M.lease_id]))
@@ -124,6 +137,8 @@ end
 -- ack, and announce the ids on the wake-up channel .. ':finished'.
 local function settle(count, ids)
   if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
+  settle_keys(now)
+  if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
   if policy then
     keep(kept_ids, kept_raws, K.cancelled, now)
     trim_kept(policy, now, count)
@@ -169,6 +184,11 @@ if mode == 'waiting' then
       picked[#picked + 1] = { id, 'popped' }
     end
   end
+elseif mode == 'held' then
+  for _, member in ipairs(redis.call('ZRANGE', K.lim_held, 0, limit - 1)) do
+    local id = string.match(member, '\n%d+\n(.*)$')
+    picked[#picked + 1] = { id, 'held', member }
+  end
 else
   for _, id in ipairs(redis.call('ZRANGE', INDEX[mode], 0, limit - 1)) do
     picked[#picked + 1] = { id, 'index' }
@@ -186,6 +206,8 @@ for _, p in ipairs(picked) do
     redis.call('ZREM', INDEX[mode], id)
   elseif where == 'ready' then
     redis.call('ZREM', K.ord_ready, member)
+  elseif where == 'held' then
+    unhold_member(string.match(member, '^[^\n]*'), member)
   end
 end
 settle(count, cancelled)

@@ -7,11 +7,20 @@
 -- released ordering-key successors into the queue. A paused queue hands out
 -- nothing. Within a priority, jobs come out in enqueue (seq) order.
 --
--- include: check clock keys retry promote waiting lease
+-- Flow control (lib/flow.lua): one HGET of the queue's limits field a call.
+-- Without it, nothing else changes. With it (a flow-aware queue), the claim
+-- takes at most the queue-wide room (concurrency: its leases; rate: its
+-- starts in the window; its push-back), first puts back keys whose rate
+-- window or push-back ended (at most 100), then takes due jobs in claim
+-- order from the waiting jobs and the ready keys, each key within its own
+-- room (lib/flow_claim.lua), and records the starts that a rate counts.
+-- Cost bound: O(taken + keys woken + ready keys found without room) calls.
+-- include: check clock keys retry promote waiting lease flow flow_claim
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  paused
+--   reads  paused, limits
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
---          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq
+--          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
+--          lim, lim_starts, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name      ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
@@ -38,9 +47,19 @@ promote_ready(now, PROMOTE_PER_CALL)
 local reply = { now }
 if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return reply end
 
-local ids = pop_waiting(limit)
-if #ids == 0 then return reply end
-for _, v in ipairs(lease_jobs(ids, lease_ms, node, instance, now)) do
+local spec = flow_spec()
+local ids, key_of, touched
+if not spec then
+  ids = pop_waiting(limit)
+else
+  wake_due_keys(now, WAKE_PER_CALL)
+  local budget = math.min(limit, queue_room(spec, now))
+  if budget <= 0 then return reply end
+  ids, key_of, touched = pop_flow(budget, limit, now)
+end
+local leased = #ids > 0 and lease_jobs(ids, lease_ms, node, instance, now) or {}
+if spec then flow_leased(leased, key_of, touched, spec, now) end
+for _, v in ipairs(leased) do
   reply[#reply + 1] = v
 end
 return reply

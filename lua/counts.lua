@@ -3,15 +3,16 @@
 -- include: check clock keys job_record job_store waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused,
---          completed, cancelled
+--          completed, cancelled, lim_held
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
---          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled }
+--          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled, held }
 -- waiting includes released ordering successors not yet moved into the
 -- queue; blocked counts jobs waiting behind another job's ordering key;
 -- lapsed counts leases past their expiry that nobody reclaimed yet;
--- completed and cancelled count the kept ones (lib/kept.lua).
+-- completed and cancelled count the kept ones (lib/kept.lua); held counts
+-- due jobs held back by their limit key (lib/flow.lua), not in waiting.
 queue_name(QUEUE)
 local now = now_ms()
 local waiting = waiting_count() +
@@ -41,4 +42,5 @@ return {
   now,
   redis.call('ZCARD', K.completed),
   redis.call('ZCARD', K.cancelled),
+  redis.call('ZCARD', K.lim_held),
 }

@@ -15,17 +15,23 @@
 -- lease is voided with the job: the holder's later ack answers already_gone,
 -- its nack, extend and release lease_lost, and nothing brings the job back.
 --
+-- Flow control (lib/flow.lua): a held job leaves its key's held set; a
+-- forced delete of a leased job frees its key's slot, and the wake-up
+-- channel is told when that gives a held job room (or frees a queue-wide
+-- slot while jobs wait).
+--
 -- allow-oom: deleting frees memory.
--- include: check keys job_store ordering job_state notes
+-- include: check clock keys job_store ordering job_state notes flow flow_claim
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  nothing else
+--   reads  limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
---          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs
+--          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs,
+--          lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000): most jobs deleted (or, in bulk, examined) per call
 -- ARGV[4] force: 1 = a leased job is deleted too (its lease voided), 0 = refused
--- ARGV[5] state, bulk form only: waiting | scheduled | blocked | dead | leased
---         (leased needs force); "" when ids are given
+-- ARGV[5] state, bulk form only: waiting | scheduled | held | blocked | dead |
+--         leased (leased needs force); "" when ids are given
 -- ARGV[6] cursor, bulk form only: "" to start; blocked jobs are found in the
 --         namespace-wide ord:blocked set, examined from this lex member on
 -- ARGV[7..] job ids (at most `limit`); none = the bulk form
@@ -48,9 +54,10 @@ local ids = {}
 for i = 7, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 if #ids == 0 then
-  local known = { waiting = true, scheduled = true, blocked = true, dead = true, leased = true }
+  local known = { waiting = true, scheduled = true, held = true, blocked = true, dead = true,
+    leased = true }
   if not known[bulk_state] then
-    fail('state must be one of waiting, scheduled, blocked, dead, leased, got ' ..
+    fail('state must be one of waiting, scheduled, held, blocked, dead, leased, got ' ..
       string.format('%q', tostring(bulk_state)))
   end
   if bulk_state == 'leased' and not force then
@@ -62,6 +69,9 @@ end
 
 -- Validation is complete: from here on the script writes.
 local done = 0
+local now = now_ms()
+-- Leases this call voided, and whether a freed slot gave a held job room.
+local freed, wake = 0, false
 
 -- Free the job's dedup key, in either mode, while it still names this job.
 local function free_dedup(id, m)
@@ -77,6 +87,10 @@ end
 local function remove(id, m, state, place)
   if state == 'leased' then
     redis.call('ZREM', K.leased, id)
+    freed = freed + 1
+    if free_slot(m, now) then wake = true end
+  elseif state == 'held' then
+    unhold(id, m[M.limit_key], waiting_score(m))
   elseif state == 'scheduled' then
     redis.call('ZREM', K.scheduled, id)
   elseif state == 'dead' then
@@ -104,6 +118,13 @@ local function remove(id, m, state, place)
   done = done + 1
 end
 
+-- Put the keys whose held sets or slots changed right, and wake workers
+-- when that lets a job start.
+local function settle()
+  settle_keys(now)
+  if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+end
+
 local reply = { 0, 0, '' }
 if #ids > 0 then
   for _, id in ipairs(ids) do
@@ -120,6 +141,7 @@ if #ids > 0 then
     end
     reply[#reply + 1] = code
   end
+  settle()
   return reply
 end
 
@@ -136,6 +158,14 @@ if bulk_state == 'blocked' then
   end
   if #members == limit then reply[3] = members[#members] end
   left = tonumber(redis.call('HGET', K.ord_blocked_n, QUEUE) or '0')
+elseif bulk_state == 'held' then
+  for _, member in ipairs(redis.call('ZRANGE', K.lim_held, 0, limit - 1)) do
+    local id = string.match(member, '\n%d+\n(.*)$')
+    local m = load_meta(id)
+    if m then remove(id, m, 'held') else unhold_member(string.match(member, '^[^\n]*'), member) end
+  end
+  left = redis.call('ZCARD', K.lim_held)
+  if left > 0 then reply[3] = 'more' end
 elseif bulk_state == 'waiting' then
   -- The claim order's head (fifo and zset), then released successors.
   local popped = pop_waiting(limit)
@@ -164,6 +194,7 @@ else
   left = redis.call('ZCARD', set)
   if left > 0 then reply[3] = 'more' end
 end
+settle()
 reply[1] = done
 reply[2] = left
 return reply

@@ -1,6 +1,6 @@
 #!lua
 -- edit_job.lua: replace the payload of one job that is not running
--- (waiting, scheduled, blocked or dead); everything else about the job (its
+-- (waiting, scheduled, held, blocked or dead); everything else about the job (its
 -- place, attempts, keys, times) stays as it was.
 --
 -- The state is checked in this script, so an edit and a claim racing it are
@@ -13,12 +13,12 @@
 -- No allow-oom: a larger payload grows memory; out of memory, nothing runs.
 -- include: check keys job_record job_state
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  leased, dead, waiting, scheduled, ord_ready
+--   reads  leased, dead, waiting, scheduled, ord_ready, lim_held
 --   writes jobs
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)   ARGV[4] job id   ARGV[5] the new payload (JSON text)
 -- Reply: { code, state } with state the job's state (waiting | scheduled |
--- blocked | dead | leased), "" when not found.
+-- held | blocked | dead | leased), "" when not found.
 -- code 1 edited: the job's payload is the new one
 -- code 0 not_found: no job with this id in this queue
 -- code -1 leased: the job is running under a lease; nothing changed

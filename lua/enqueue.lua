@@ -4,11 +4,12 @@
 -- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
 -- script before it runs, so an out-of-memory enqueue writes nothing.
 --
--- include: check clock keys job_record waiting ordering handoff
+-- include: check clock keys job_record waiting ordering handoff flow
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  paused
+--   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, dedup, dedup_ttl, ord_active, ord_blocked,
---          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked
+--          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
+--          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000); then 15 entries per job:
@@ -31,6 +32,11 @@
 --   limit_key          "" for none: the job's limit key within this queue (lib/flow.lua)
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
+-- Limit keys (lib/flow.lua): a job with one makes the queue flow-aware
+-- (its limits field is created, all zeros, if missing); due, it is held by
+-- its key (after its ordering key admits it, when it has both), delayed it
+-- is scheduled as any job. A flow-aware queue hands nothing off. Jobs
+-- without a limit key cost nothing more.
 -- Reply: flat array, two entries per job in order: code, id.
 -- code 1 created: the job was created under that id
 -- code 0 duplicate: a live job has the dedup key; the id is the existing job's
@@ -114,8 +120,8 @@ local already = redis.call('HMGET', K.jobs, unpack(ids))
 local reply = {}
 -- Counted, not measured with #, in the loop over up to 1000 jobs.
 local record_pairs, pairs_len = {}, 0
-local fifo, waiting, scheduled, ordered = {}, {}, {}, {}
-local wake = false
+local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
+local wake, any_keyed = false, false
 for i = 1, n do
   local code, id = 1, ids[i]
   local dk = dedup_keys[i]
@@ -143,11 +149,14 @@ for i = 1, n do
       redis.call('HSET', K.dedup, dk, id)
       if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
     end
+    if limit_keys[i] ~= '' then any_keyed = true end
     if ordering_keys[i] ~= '' then
       ordered[#ordered + 1] = { id = id, m = m, due = due }
     elseif due > now then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
+    elseif limit_keys[i] ~= '' then
+      keyed[#keyed + 1] = { id = id, m = m }
     elseif priorities[i] == 0 then
       fifo[#fifo + 1] = id
       wake = true
@@ -170,8 +179,12 @@ end
 for from = 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))
 end
+if any_keyed then make_flow_aware() end
 for _, o in ipairs(ordered) do
   if admit(o.id, o.m, o.due, now) then wake = true end
+end
+for _, j in ipairs(keyed) do
+  if hold(j.id, j.m[M.limit_key], waiting_score(j.m), now) then wake = true end
 end
 for from = 1, #waiting, 2 * CHUNK do
   redis.call('ZADD', K.waiting, unpack(waiting, from, math.min(from + 2 * CHUNK - 1, #waiting)))

@@ -1,15 +1,17 @@
 #!lua flags=no-writes,allow-oom
 -- inspect.lua: one job's record, payload and current state, read atomically.
--- include: check clock keys job_record waiting ordering
+-- include: check clock keys job_record waiting ordering flow
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, waiting, scheduled, leased, dead, ord_ready
+--   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] job id
 -- Reply: {} when no such job in this queue, else
 --   { state, meta, payload, now_ms, score } with state one of
---   waiting | scheduled | leased | dead | blocked, and score the job's score
---   in its state's sorted set ("" when blocked or released): the due time
---   when scheduled, the lease expiry when leased, died-at when dead.
+--   waiting | scheduled | leased | dead | held | blocked, and score the job's
+--   score in its state's sorted set ("" when blocked or released): the due
+--   time when scheduled, the lease expiry when leased, died-at when dead; a
+--   held job's (due, held back by its limit key: lib/flow.lua) is its
+--   claim-order score.
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local raw = redis.call('HGET', K.jobs, id)
@@ -24,8 +26,11 @@ for _, candidate in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
     break
   end
 end
-if state == 'blocked' then
-  if m[M.ordering_key] == '' then
+if state == 'blocked' and m[M.limit_key] ~= '' and
+    redis.call('ZSCORE', K.lim_held, held_member(m[M.limit_key], waiting_score(m), id)) then
+  state, score = 'held', string.format('%d', waiting_score(m))
+elseif state == 'blocked' then
+  if m[M.ordering_key] == '' and m[M.limit_key] == '' then
     -- Not in any sorted set and no ordering key to be blocked behind: only
     -- the fifo list holds such a job (it has no score there; its claim-order
     -- score is implied by its seq).

@@ -1,22 +1,23 @@
 #!lua flags=no-writes,allow-oom
 -- list_jobs.lua: one page of a queue's jobs in one state.
 -- waiting: claim order; scheduled: soonest due first; leased: soonest expiry
--- first; dead: newest first.
+-- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order.
 -- include: check clock keys job_record waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, fifo, waiting, scheduled, leased, dead
+--   reads  jobs, fifo, waiting, scheduled, leased, dead, lim_held
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
--- ARGV[3] state (waiting | scheduled | leased | dead)
+-- ARGV[3] state (waiting | scheduled | leased | dead | held)
 -- ARGV[4] offset       ARGV[5] count (1..1000)
 -- Reply: { total, now_ms, id1, score1, meta1, payload1, ... }
--- A waiting job's score is its claim-order score, (255 - priority) * 2^44 + seq.
+-- A waiting or held job's score is its claim-order score, (255 - priority) * 2^44 + seq.
 queue_name(QUEUE)
 local state = ARGV[3]
 local offset = uint(ARGV[4], 'offset', MAX_U32)
 local count = uint(ARGV[5], 'count', 1000)
-local key = ({ waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead })[state]
-if not key then fail('state must be one of waiting, scheduled, leased, dead; got ' .. tostring(state)) end
+local key = ({ waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
+  held = K.lim_held })[state]
+if not key then fail('state must be one of waiting, scheduled, leased, dead, held; got ' .. tostring(state)) end
 
 -- The claim-order score of the fifo job at index i (0-based).
 local function fifo_score_at(i)
@@ -81,6 +82,14 @@ if count == 0 then return reply end
 local page
 if state == 'waiting' then
   page = waiting_page(offset, count)
+elseif state == 'held' then
+  -- Members "key\nscore16\nid" in rank order: id and score out of each.
+  page = {}
+  for _, member in ipairs(redis.call('ZRANGE', key, offset, offset + count - 1)) do
+    local score, id = string.match(member, '\n(%d+)\n(.*)$')
+    page[#page + 1] = id
+    page[#page + 1] = string.format('%d', tonumber(score))
+  end
 elseif state == 'dead' then
   page = redis.call('ZREVRANGE', key, offset, offset + count - 1, 'WITHSCORES')
 else

@@ -5,12 +5,14 @@
 -- allow-oom: failures must be recorded and dead-lettered when Redis is full.
 -- Dead-letters when forced, when max_attempts failed tries are reached, or
 -- when enqueued_at + retry_window has passed. A dead letter releases the
--- job's dedup and ordering keys and is announced on {ns}:events.
+-- job's dedup and ordering keys and is announced on {ns}:events. The lease's
+-- end frees its limit key's slot (lib/retry.lua, lib/flow.lua).
 -- include: check clock keys job_store lease retry kept notes
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  kept, tombstones (only when the job is gone), logs (with log lines)
+--          limits, lim_starts, fifo (flow control, lib/flow.lua)
 --   writes progress and logs (with notes), jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
---          ord_blocked, ord_ready, ord_blocked_n
+--          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] delay_ms before the retry      ARGV[6] error text (cut to 4096 bytes)

@@ -8,7 +8,8 @@
 -- job of its priority and seq goes in the claim order (lib/waiting.lua
 -- `place`), and its not_before becomes now. It enters through `admit`, as a
 -- due job does: if another live job holds its ordering key it waits behind
--- it (blocked); in a paused queue it waits like any due job. Its attempts,
+-- it (blocked); in a paused queue it waits like any due job; with a limit
+-- key it is held by its key (lib/flow.lua) like any due keyed job. Its attempts,
 -- dedup key and ordering key stay as they were (it is the same live job).
 -- "Retry now" of a dead job is the dead-letter requeue (requeue_dead.lua);
 -- this script refuses a dead job with code dead.
@@ -16,8 +17,9 @@
 -- No allow-oom: rewriting a record can grow it; out of memory, nothing runs.
 -- include: check clock keys job_store ordering job_state
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  leased, dead, fifo, ord_ready, ord_active
---   writes jobs, scheduled, waiting, ord_active, ord_blocked, ord_blocked_n
+--   reads  leased, dead, fifo, ord_ready, ord_active, limits, lim_starts
+--   writes jobs, scheduled, waiting, ord_active, ord_blocked, ord_blocked_n,
+--          lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] mode: "promote" (any scheduled job) or "retry" (only a scheduled
 --         job with attempts > 0, i.e. backing off before a retry)
@@ -31,7 +33,7 @@
 -- ARGV[5], or -1 once the set has been examined to its end.
 -- code 1 promoted: the job is due now (waiting, or blocked behind the holder of its ordering key)
 -- code 0 not_found: no job with this id in this queue
--- code 2 waiting: the job is already due; nothing changed
+-- code 2 waiting: the job is already due (waiting, or held by its limit key); nothing changed
 -- code 3 leased: the job is running under a lease; nothing changed
 -- code 4 dead: the job is a dead letter (requeue it instead); nothing changed
 -- code 5 blocked: the job waits for its ordering key, not for a time; nothing changed
@@ -75,7 +77,7 @@ if #ids > 0 then
           promote(id, m)
           code = 1
         end
-      elseif state == 'waiting' then code = 2
+      elseif state == 'waiting' or state == 'held' then code = 2
       elseif state == 'leased' then code = 3
       elseif state == 'dead' then code = 4
       else code = 5

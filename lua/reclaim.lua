@@ -6,9 +6,9 @@
 -- call for janitors and operators.
 -- include: check clock keys retry
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  nothing else
+--   reads  limits, lim_starts, fifo (flow control, lib/flow.lua)
 --   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
---          ord_blocked, ord_ready, ord_blocked_n
+--          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..10000)
 -- Reply: { requeued, dead_lettered, still_lapsed }
 queue_name(QUEUE)

@@ -2,12 +2,19 @@
 -- release.lua: give a leased job back unrun, without counting an attempt
 -- (graceful shutdown: the job is due again at once, at its old position).
 --
--- include: check clock keys job_store lease waiting
+-- The lease's end frees the slot of the job's limit key (lib/flow.lua); a
+-- keyed job is held again by its key.
+-- Push-back (a remote said "too many requests"): with ARGV[5], the job's
+-- limiter (its limit key, or the queue when it has none) starts nothing for
+-- pushback_ms (the later of an existing push-back and this one wins), and the
+-- queue becomes flow-aware. The job itself is released as without it.
+-- include: check clock keys job_store lease waiting flow
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  nothing else
---   writes jobs, leased, waiting
+--   reads  limits, lim_starts
+--   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
+-- ARGV[5] (optional) pushback_ms (1..86400000)
 -- Reply: code
 -- code 1 released: the job is due again at once, no attempt counted
 -- code 2 already_released: an earlier send released it under this lease; nothing changed
@@ -18,6 +25,11 @@
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
+local pushback
+if ARGV[5] then
+  pushback = uint(ARGV[5], 'pushback_ms', 86400000)
+  if pushback < 1 then fail('pushback_ms must be 1 to 86400000, got 0') end
+end
 local m = load_meta(id)
 if not m or m[M.queue] ~= QUEUE then return -1 end
 if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
@@ -27,6 +39,8 @@ m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)
 store_meta(id, m)
 redis.call('ZREM', K.leased, id)
+if pushback then push_back(m[M.limit_key], now + pushback) end
+free_slot(m, now)
 place(id, m, now, now)
 redis.call('PUBLISH', CHANNEL, QUEUE)
 return 1

@@ -4,11 +4,13 @@
 -- to `limit` of the queue's oldest dead letters: callers loop for "all".
 -- A requeued job goes to the back of its priority, waits behind the holder of
 -- its ordering key if another job holds it, and does not reclaim its dedup
--- key (a newer job may hold it now).
+-- key (a newer job may hold it now). A requeued job with a limit key is held
+-- by its key (lib/flow.lua) like any due keyed job.
 -- include: check clock keys job_store ordering
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  nothing else
---   writes dead, jobs, seq, waiting, ord_active, ord_blocked, ord_blocked_n
+--   reads  limits, lim_starts
+--   writes dead, jobs, seq, waiting, ord_active, ord_blocked, ord_blocked_n,
+--          lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
 -- ARGV[4] attempts: the counter each requeued job restarts at (a job whose
 --         max_attempts is not above it gets one more try)

@@ -5,8 +5,10 @@
 -- hand-off channel (the wake-up channel .. ':' .. token) as a msgpack array
 -- { id, record }: the job record after leasing (packed meta, then payload).
 -- It starts the job without a wake-up and a claim round trip. Only what it
--- has room for; the rest wakes the others.
--- include: keys parked waiting lease
+-- has room for; the rest wakes the others. A flow-aware queue (lib/flow.lua)
+-- hands nothing off: its workers are woken and claim, and the claim checks
+-- the limits (one HGET, only when a worker is parked).
+-- include: keys parked waiting lease flow
 
 -- Hand waiting jobs to the parked worker, if any. Returns true while jobs
 -- are left waiting for the others (so the caller still wakes them).
@@ -14,6 +16,7 @@ local function hand_off(now)
   local p = parked_read()
   if not p or p.handed >= p.capacity then return true end
   if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return true end
+  if flow_spec() then return true end
   local ids = pop_waiting(p.capacity - p.handed)
   if #ids == 0 then return true end
   local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)

@@ -3,12 +3,12 @@
 -- due, and ordering-key successors released into {ns}:ord:ready.
 -- include: keys job_record job_store waiting
 
--- Up to `limit` scheduled jobs due by `now` become waiting.
+-- Up to `limit` scheduled jobs due by `now` become waiting (or held, lib/waiting.lua `place`).
 local function promote_scheduled(now, limit)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.scheduled, '-inf', now, 'LIMIT', 0, limit)) do
     redis.call('ZREM', K.scheduled, id)
     local m = load_meta(id)
-    if m then redis.call('ZADD', K.waiting, waiting_score(m), id) end
+    if m then place(id, m, now, now) end
   end
 end
 

@@ -1,6 +1,13 @@
 -- lib/retry.lua: a failed attempt (a worker's nack, or a lease that lapsed):
 -- back to the queue after a delay, or to the dead-letter set.
--- include: keys job_record job_store lease stats waiting ordering
+-- A failed attempt ends the lease: its limit key's slot is freed
+-- (lib/flow.lua), and idle workers are woken when that gives a held job of
+-- the key room; a dead-letter also wakes them when it frees the queue's
+-- last queue-wide slot (one HGET, only when dead-lettering). A retry due
+-- now wakes them anyway; a delayed retry of a job without a limit key on a
+-- queue at its queue-wide concurrency does not (that would cost every nack
+-- an HGET): the failing worker's own next claim takes the slot.
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim
 
 local MAX_ERROR_BYTES = 4096
 local EVENTS_MAXLEN = 10000
@@ -16,6 +23,7 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
   m[M.resolved_lease] = resolved
   clear_lease(m)
   redis.call('ZREM', K.leased, id)
+  local wake = free_slot(m, now)
   bump_stats('f', now)
   local spent = m[M.max_attempts] > 0 and m[M.attempts] >= m[M.max_attempts]
   local expired = m[M.retry_window] > 0 and now >= m[M.enqueued_at] + m[M.retry_window]
@@ -27,11 +35,12 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
     redis.call('XADD', K.events, 'MAXLEN', '~', EVENTS_MAXLEN, '*',
       'kind', 'dead', 'queue', m[M.queue], 'id', id, 'name', m[M.name],
       'error', m[M.error], 'attempts', m[M.attempts], 'at', now)
+    if wake or queue_slots_freed(1) then redis.call('PUBLISH', CHANNEL, QUEUE) end
     return true, 0
   end
   store_meta(id, m)
   local due = now + delay
-  if place(id, m, due, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if place(id, m, due, now) or wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
   return false, due
 end
 

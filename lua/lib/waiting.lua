@@ -7,8 +7,9 @@
 -- ordering key, or a re-entry after a delay, retry, reclaim or requeue) is in
 -- the waiting zset (K.waiting). Only enqueue.lua appends to fifo, and seq
 -- grows with each enqueue, so the list stays sorted by seq and a fifo job's
--- score is FIFO_BASE + seq.
--- include: keys job_record
+-- score is FIFO_BASE + seq. A due job with a limit key is held instead, in
+-- its key's held set (lib/flow.lua), at the same score.
+-- include: keys job_record flow
 
 local PRIORITY_SPAN = 17592186044416 -- 2^44: seq space per priority level
 local FIFO_BASE = 255 * PRIORITY_SPAN -- waiting score of priority 0 at seq 0
@@ -17,13 +18,15 @@ local function waiting_score(m)
   return (255 - m[M.priority]) * PRIORITY_SPAN + m[M.seq]
 end
 
--- Make a job due at `due`: waiting when due now, scheduled otherwise.
--- Returns true when it is waiting (so the caller wakes idle workers).
+-- Make a job due at `due`: waiting when due now (held by its limit key when
+-- it has one), scheduled otherwise. Returns true when it may be claimed now
+-- (so the caller wakes idle workers).
 local function place(id, m, due, now)
   if due > now then
     redis.call('ZADD', K.scheduled, due, id)
     return false
   end
+  if m[M.limit_key] ~= '' then return hold(id, m[M.limit_key], waiting_score(m), now) end
   redis.call('ZADD', K.waiting, waiting_score(m), id)
   return true
 end

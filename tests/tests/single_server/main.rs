@@ -15,6 +15,7 @@ mod dead_letters;
 mod dedup;
 mod enqueue;
 mod flow_api;
+mod flow_scripts;
 mod fencing;
 mod handoff;
 mod harness;

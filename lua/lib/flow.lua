@@ -1,0 +1,239 @@
+-- lib/flow.lua: flow control (issue 15): the limits of a queue and of its
+-- limit keys, and the accounting that keeps them exact.
+--
+-- A queue is flow-aware once {ns}:limits has its field (K.limits, "Q"):
+-- "qc qr qp kc kr kp", queue concurrency, queue rate max, queue rate per_ms,
+-- each-key concurrency, each-key rate max, each-key per_ms (0 = none). Field
+-- "Q\nK" overrides the each-key part for key K ("c r p"). The field is never
+-- deleted (clearing writes zeros), so the counts below stay exact.
+--
+-- Per key K of the queue (K.lim): "u\nK" its leased jobs, "h\nK" its held
+-- jobs, "p\nK" pushed back until (unix ms); "p\n" the queue's own push-back.
+-- A field at 0 or in the past is deleted. Every keyed due job is held in
+-- K.lim_held ("K\n<waiting score, 16 digits>\n<id>", claim order per key),
+-- never in the waiting zset. The invariants:
+--   ready:  K is in K.lim_ready (score = its best held job's waiting score)
+--           exactly when it has held jobs and room now;
+--   wake:   a key with held jobs and no room is in K.lim_wake at the time a
+--           rate window or a push-back gives it room again, or is at its
+--           concurrency (a lease end gives it room: free_slot);
+--   slots:  "u\nK" counts K's leases; only a fenced end of a lease frees one.
+-- Each start of a key while a rate applies to it is recorded in
+-- K.lim_starts ("K\n<ms, 13 digits>\n<lease id>"; the queue's own as K = ""),
+-- trimmed to the window whenever that key starts again.
+-- include: keys job_record
+
+local NO_LIMITS = { qc = 0, qr = 0, qp = 0, kc = 0, kr = 0, kp = 0 }
+local FLOW_ZEROS = '0 0 0 0 0 0'
+
+-- The queue's limits, read once a call (nil: the queue is not flow-aware).
+local flow_read, flow_cached = false, nil
+
+local function flow_spec()
+  if not flow_read then
+    flow_read = true
+    local raw = redis.call('HGET', K.limits, QUEUE)
+    if raw then
+      local a, b, c, d, e, f = string.match(raw, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
+      if a then
+        flow_cached = { qc = tonumber(a), qr = tonumber(b), qp = tonumber(c),
+          kc = tonumber(d), kr = tonumber(e), kp = tonumber(f) }
+      else
+        flow_cached = NO_LIMITS
+      end
+    end
+  end
+  return flow_cached
+end
+
+-- The queue becomes flow-aware (a keyed job or a push-back arrived).
+local function make_flow_aware()
+  redis.call('HSETNX', K.limits, QUEUE, FLOW_ZEROS)
+  flow_read = false
+end
+
+-- Key K's limit { c, r, p, override }: its override, else the each-key
+-- default. Read once a call per key.
+local key_limits = {}
+
+local function key_limit(key)
+  local l = key_limits[key]
+  if not l then
+    local raw = redis.call('HGET', K.limits, QUEUE .. '\n' .. key)
+    local c, r, p
+    if raw then c, r, p = string.match(raw, '^(%d+) (%d+) (%d+)$') end
+    if c then
+      l = { c = tonumber(c), r = tonumber(r), p = tonumber(p), override = raw }
+    else
+      local s = flow_spec() or NO_LIMITS
+      l = { c = s.kc, r = s.kr, p = s.kp }
+    end
+    key_limits[key] = l
+  end
+  return l
+end
+
+local function held_member(key, score, id)
+  return key .. '\n' .. string.format('%016d', score) .. '\n' .. id
+end
+
+local function held_score(key, member)
+  return tonumber(string.sub(member, #key + 2, #key + 17))
+end
+
+local function held_id(key, member)
+  return string.sub(member, #key + 19)
+end
+
+-- The lex range of one key's members in lim_held or lim_starts.
+local function key_from(key) return '[' .. key .. '\n' end
+local function key_to(key) return '(' .. key .. '\11' end
+
+local function start_member(key, now, lease)
+  return key .. '\n' .. string.format('%013d', now) .. '\n' .. lease
+end
+
+-- The lex bound of key K's starts inside the window (now - per, now].
+local function window_from(key, per, now)
+  return '[' .. key .. '\n' .. string.format('%013d', now - per + 1)
+end
+
+local function starts_in_window(key, per, now)
+  return redis.call('ZLEXCOUNT', K.lim_starts, window_from(key, per, now), key_to(key))
+end
+
+-- Room left in key K's rate window (math.huge without a rate), and when the
+-- window has room again if it is full: when the start that must leave it
+-- does (the (count - max + 1)-th oldest in the window, at its time + per).
+local function rate_room(key, max, per, now)
+  if max == 0 then return math.huge end
+  local count = starts_in_window(key, per, now)
+  if count < max then return max - count end
+  local oldest = redis.call('ZRANGEBYLEX', K.lim_starts, window_from(key, per, now), key_to(key),
+    'LIMIT', count - max, 1)[1]
+  return 0, tonumber(string.sub(oldest, #key + 2, #key + 14)) + per
+end
+
+-- Key K's leased, held and pushed-back-until values.
+local function key_counts(key)
+  local v = redis.call('HMGET', K.lim, 'u\n' .. key, 'h\n' .. key, 'p\n' .. key)
+  return tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0')
+end
+
+-- How many of key K's jobs may start now (math.huge: no limit), and, when
+-- none may and time will change that (rate window, push-back), when.
+local function key_room(key, now, leased, pushed)
+  if pushed > now then return 0, pushed end
+  local l = key_limit(key)
+  local room = math.huge
+  if l.c > 0 then room = l.c - leased end
+  if room <= 0 then return 0 end
+  if l.r > 0 then
+    local left, reopens = rate_room(key, l.r, l.p, now)
+    if left <= 0 then return 0, reopens end
+    if left < room then room = left end
+  end
+  return room
+end
+
+-- Put key K right in lim_ready and lim_wake after its counts or limits
+-- changed. Returns true when it is ready (has held jobs and room).
+local function refresh(key, now)
+  local leased, held, pushed = key_counts(key)
+  if pushed > 0 and pushed <= now then
+    redis.call('HDEL', K.lim, 'p\n' .. key)
+    pushed = 0
+  end
+  if held > 0 then
+    local room, reopens = key_room(key, now, leased, pushed)
+    if room > 0 then
+      local best = redis.call('ZRANGEBYLEX', K.lim_held, key_from(key), key_to(key), 'LIMIT', 0, 1)[1]
+      if best then
+        redis.call('ZADD', K.lim_ready, held_score(key, best), key)
+        redis.call('ZREM', K.lim_wake, key)
+        return true
+      end
+      -- The count says held, the set has none: repair the count.
+      redis.call('HDEL', K.lim, 'h\n' .. key)
+    else
+      redis.call('ZREM', K.lim_ready, key)
+      if reopens then
+        redis.call('ZADD', K.lim_wake, reopens, key)
+      else
+        redis.call('ZREM', K.lim_wake, key)
+      end
+      return false
+    end
+  end
+  redis.call('ZREM', K.lim_ready, key)
+  redis.call('ZREM', K.lim_wake, key)
+  return false
+end
+
+-- A due job of key K enters the held set at its waiting score. Returns true
+-- when K is ready (so the caller wakes idle workers).
+local function hold(id, key, score, now)
+  if redis.call('ZADD', K.lim_held, 0, held_member(key, score, id)) == 1 and
+      redis.call('HINCRBY', K.lim, 'h\n' .. key, 1) == 1 then
+    return refresh(key, now)
+  end
+  local best = redis.call('ZSCORE', K.lim_ready, key)
+  if not best then return false end
+  if score < tonumber(best) then redis.call('ZADD', K.lim_ready, score, key) end
+  return true
+end
+
+-- Keys whose held set lost jobs (unhold_member); settle_keys refreshes each
+-- once.
+local unsettled, unsettled_list = {}, {}
+
+-- A member of key K's held set leaves it (its job was cancelled or deleted,
+-- or is gone).
+local function unhold_member(key, member)
+  if redis.call('ZREM', K.lim_held, member) == 0 then return end
+  if redis.call('HINCRBY', K.lim, 'h\n' .. key, -1) <= 0 then
+    redis.call('HDEL', K.lim, 'h\n' .. key)
+  end
+  if not unsettled[key] then
+    unsettled[key] = true
+    unsettled_list[#unsettled_list + 1] = key
+  end
+end
+
+-- A held job leaves the held set (cancelled, deleted).
+local function unhold(id, key, score)
+  unhold_member(key, held_member(key, score, id))
+end
+
+-- Refresh the keys unhold changed, once each.
+local function settle_keys(now)
+  for _, key in ipairs(unsettled_list) do refresh(key, now) end
+  unsettled, unsettled_list = {}, {}
+end
+
+-- `count` leases of key K ended (acked, failed, released, cancelled,
+-- deleted). Returns true when K has room for a held job again.
+local function free_slots(key, count, now)
+  if redis.call('HINCRBY', K.lim, 'u\n' .. key, -count) <= 0 then
+    redis.call('HDEL', K.lim, 'u\n' .. key)
+  end
+  return refresh(key, now)
+end
+
+-- The lease of job record `m` ended: free its key's slot (nothing for a job
+-- without a limit key: no redis call). Returns true when a held job of its
+-- key may start now.
+local function free_slot(m, now)
+  local key = m[M.limit_key]
+  if key == '' then return false end
+  return free_slots(key, 1, now)
+end
+
+-- Key K (or the queue, key "") starts nothing until `until_ms` (a push-back;
+-- the later of an existing one and this one wins).
+local function push_back(key, until_ms)
+  make_flow_aware()
+  local field = 'p\n' .. key
+  local current = tonumber(redis.call('HGET', K.lim, field) or '0')
+  if until_ms > current then redis.call('HSET', K.lim, field, until_ms) end
+end

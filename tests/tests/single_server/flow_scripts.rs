@@ -1,0 +1,437 @@
+//! Flow control at the script level (lib/flow.lua): the scripts called raw,
+//! as the driver will call them, checking the invariants the limits promise:
+//! never more leased than a limit per key and per queue, a freed slot lets
+//! exactly the next held job out, a stale holder frees nothing, a rate window
+//! starts exactly its max, a push-back holds its limiter until its time, and
+//! a claim's cost does not grow with the held jobs of a key without room.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::types::Value;
+use redq_tests::history::meta::Meta;
+use redq_tests::lua::{self, EnqueueJob};
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+
+const LONG_LEASE: &str = "600000";
+
+/// One queue of one namespace, its scripts loaded, called raw.
+struct Raw {
+    client: Client,
+    ns: String,
+    queue: &'static str,
+    shas: HashMap<&'static str, String>,
+    seq: usize,
+}
+
+/// A leased job as a claim reply shows it.
+#[derive(Debug, Clone)]
+struct Leased {
+    id: String,
+    lease: u64,
+    key: String,
+}
+
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("expected an integer, got {v:?}"))
+}
+
+fn text(v: &Value) -> String {
+    v.as_string().unwrap_or_else(|| panic!("expected text, got {v:?}"))
+}
+
+fn items(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(items) => items,
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+impl Raw {
+    async fn new(server: &RedisServer, test: &str) -> Raw {
+        let client = server.client().await;
+        let mut shas = HashMap::new();
+        for name in [
+            "enqueue", "claim", "ack", "nack", "release", "limits_set", "limits_get", "counts",
+            "inspect", "list_jobs", "cancel", "delete_job", "promote_job", "edit_job", "next_due",
+        ] {
+            shas.insert(name, lua::load(&client, &lua::compose(lua::source(name))).await);
+        }
+        Raw { client, ns: unique_namespace(test), queue: "q", shas, seq: 0 }
+    }
+
+    async fn run(&self, name: &str, args: Vec<Value>) -> Value {
+        lua::evalsha(&self.client, &self.shas[name], &self.ns, self.queue, &args)
+            .await
+            .unwrap_or_else(|e| panic!("{name} {args:?}: {e}"))
+    }
+
+    /// Enqueues one job per limit key given ("" = none); returns the ids.
+    async fn enqueue(&mut self, keys: &[&str]) -> Vec<String> {
+        let mut ids = Vec::new();
+        for chunk in keys.chunks(1000) {
+            let mut args: Vec<Value> = vec!["1000000".into(), chunk.len().to_string().into()];
+            for key in chunk {
+                self.seq += 1;
+                let id = format!("job-{:06}", self.seq);
+                let job = EnqueueJob {
+                    id: &id,
+                    payload: "1",
+                    priority: 0,
+                    delay_ms: 0,
+                    dedup_key: "",
+                    ordering_key: "",
+                    max_attempts: 0,
+                    backoff_base_ms: 0,
+                    backoff_cap_ms: 0,
+                    limit_key: key,
+                };
+                args.extend(job.argv());
+                ids.push(id);
+            }
+            self.run("enqueue", args).await;
+        }
+        ids
+    }
+
+    async fn claim_for(&self, limit: usize, lease_ms: &str) -> Vec<Leased> {
+        let reply = items(
+            self.run("claim", vec![limit.to_string().into(), lease_ms.into(), "1".into(), "1".into()])
+                .await,
+        );
+        reply[1..]
+            .chunks(2)
+            .map(|pair| {
+                let raw = pair[1].as_bytes().expect("a record").to_vec();
+                let meta = Meta::decode(&raw).expect("a job record");
+                Leased { id: text(&pair[0]), lease: meta.lease_id, key: meta.limit_key }
+            })
+            .collect()
+    }
+
+    async fn claim(&self, limit: usize) -> Vec<Leased> {
+        self.claim_for(limit, LONG_LEASE).await
+    }
+
+    async fn ack(&self, job: &Leased) -> i64 {
+        let reply = items(
+            self.run("ack", vec!["1".into(), job.id.clone().into(), job.lease.to_string().into()])
+                .await,
+        );
+        int(&reply[0])
+    }
+
+    async fn release(&self, job: &Leased, pushback_ms: Option<u64>) -> i64 {
+        let mut args: Vec<Value> = vec![job.id.clone().into(), job.lease.to_string().into()];
+        if let Some(ms) = pushback_ms {
+            args.push(ms.to_string().into());
+        }
+        int(&self.run("release", args).await)
+    }
+
+    async fn set_limit(&self, scope: &str, key: &str, concurrency: u32, max: u32, per: u64) -> i64 {
+        let reply = items(
+            self.run(
+                "limits_set",
+                vec![
+                    scope.into(),
+                    key.into(),
+                    concurrency.to_string().into(),
+                    max.to_string().into(),
+                    per.to_string().into(),
+                ],
+            )
+            .await,
+        );
+        int(&reply[0])
+    }
+
+    /// counts.lua's `held`, its last entry.
+    async fn held(&self) -> i64 {
+        int(items(self.run("counts", vec![]).await).last().unwrap())
+    }
+
+    async fn leased_now(&self) -> i64 {
+        int(&items(self.run("counts", vec![]).await)[2])
+    }
+
+    async fn state_of(&self, id: &str) -> String {
+        let reply = items(self.run("inspect", vec![id.into()]).await);
+        reply.first().map(text).unwrap_or_default()
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{{{}}}:q:{}:{name}", self.ns, self.queue)
+    }
+
+    async fn zscore(&self, server: &RedisServer, name: &str, member: &str) -> Option<f64> {
+        let v = server.cmd(&["ZSCORE", &self.key(name), member]).await;
+        v.as_f64()
+    }
+
+    async fn redis_now(&self, server: &RedisServer) -> u64 {
+        let t: Vec<String> = server.cmd(&["TIME"]).await.convert().unwrap();
+        t[0].parse::<u64>().unwrap() * 1000 + t[1].parse::<u64>().unwrap() / 1000
+    }
+}
+
+/// Calls of Redis commands since the last reset (CONFIG RESETSTAT), by
+/// command, other than the script call itself and what the harness's own
+/// connections send (PING, QUIT, CLIENT, INFO, CONFIG): what the scripts
+/// called.
+async fn commands_since_reset(server: &RedisServer) -> (u64, String) {
+    let harness = ["evalsha:", "info:", "config", "ping:", "quit:", "client", "hello:", "select:"];
+    let stats: String = server.cmd(&["INFO", "commandstats"]).await.convert().unwrap();
+    let mut total = 0;
+    let mut each = Vec::new();
+    for line in stats.lines().filter_map(|line| line.strip_prefix("cmdstat_")) {
+        if harness.iter().any(|h| line.starts_with(h)) {
+            continue;
+        }
+        let (name, rest) = line.split_once(':').unwrap();
+        let calls: u64 = rest.split("calls=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+        total += calls;
+        each.push(format!("{name} {calls}"));
+    }
+    each.sort();
+    (total, each.join(", "))
+}
+
+#[tokio::test]
+async fn many_claims_never_lease_more_than_a_key_or_the_queue_allows() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-bounds").await;
+    assert_eq!(raw.set_limit("each_key", "", 2, 0, 0).await, 1);
+    assert_eq!(raw.set_limit("key", "c", 1, 0, 0).await, 1);
+    assert_eq!(raw.set_limit("queue", "", 5, 0, 0).await, 1);
+    let mut keys = Vec::new();
+    for i in 0..60 {
+        keys.push(["a", "b", "c", ""][i % 4]);
+    }
+    raw.enqueue(&keys).await;
+    let mut running: Vec<Leased> = Vec::new();
+    let mut done = 0;
+    let mut step = 0usize;
+    while done < keys.len() {
+        step += 1;
+        assert!(step < 1000, "no progress after {done} jobs");
+        running.extend(raw.claim(1 + step % 4).await);
+        let mut per_key: HashMap<&str, usize> = HashMap::new();
+        for job in &running {
+            *per_key.entry(job.key.as_str()).or_default() += 1;
+        }
+        assert!(running.len() <= 5, "{} leased at once, queue limit 5", running.len());
+        for (key, n) in &per_key {
+            let bound = match *key {
+                "" => 5,
+                "c" => 1,
+                _ => 2,
+            };
+            assert!(*n <= bound, "key {key:?} has {n} leased, limit {bound}");
+        }
+        assert_eq!(raw.leased_now().await, running.len() as i64);
+        // Finish some, oldest first, in varying numbers.
+        for _ in 0..(step % 3).min(running.len()) {
+            let job = running.remove(0);
+            assert_eq!(raw.ack(&job).await, 1);
+            done += 1;
+        }
+        if running.len() == 5 || (step % 3 == 0 && !running.is_empty()) {
+            let job = running.remove(0);
+            assert_eq!(raw.ack(&job).await, 1);
+            done += 1;
+        }
+    }
+    assert_eq!(raw.held().await, 0);
+    // Nothing is left of the accounting once every job is done.
+    let lim: Vec<String> = server.cmd(&["HKEYS", &raw.key("lim")]).await.convert().unwrap();
+    assert!(lim.is_empty(), "{lim:?}");
+    let ready: i64 = server.cmd(&["ZCARD", &raw.key("lim_ready")]).await.convert().unwrap();
+    assert_eq!(ready, 0);
+}
+
+#[tokio::test]
+async fn a_freed_slot_lets_the_next_held_job_out_once() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-freed").await;
+    raw.set_limit("each_key", "", 1, 0, 0).await;
+    let ids = raw.enqueue(&["k", "k", "k"]).await;
+    let first = raw.claim(10).await;
+    assert_eq!(first.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[0].clone()]);
+    assert!(raw.claim(10).await.is_empty());
+    assert_eq!(raw.state_of(&ids[1]).await, "held");
+    assert_eq!(raw.held().await, 2);
+    assert_eq!(raw.ack(&first[0]).await, 1);
+    let second = raw.claim(10).await;
+    assert_eq!(second.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[1].clone()]);
+    assert!(raw.claim(10).await.is_empty(), "one freed slot lets one job out");
+    // A repeated ack of the finished job frees nothing more.
+    assert_eq!(raw.ack(&first[0]).await, 0);
+    assert!(raw.claim(10).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_stale_holder_frees_nothing() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-stale").await;
+    raw.set_limit("each_key", "", 1, 0, 0).await;
+    let ids = raw.enqueue(&["k", "k"]).await;
+    // Released, then claimed again under a new lease: the old lease is stale.
+    let old = raw.claim(1).await.remove(0);
+    assert_eq!(raw.release(&old, None).await, 1);
+    let current = raw.claim(1).await.remove(0);
+    assert_eq!(current.id, old.id);
+    assert_eq!(raw.ack(&old).await, -1, "the stale ack is refused");
+    assert_eq!(raw.release(&old, None).await, 2, "a resent release is recognised");
+    assert!(raw.claim(10).await.is_empty(), "the stale calls freed no slot");
+    // A lease that lapses is reclaimed by the next claim, which frees its
+    // slot once: the reclaimed job (due at once) takes it again.
+    assert_eq!(raw.ack(&current).await, 1);
+    let lapsing = raw.claim_for(1, "1").await.remove(0);
+    assert_eq!(lapsing.id, ids[1]);
+    let mut again = Vec::new();
+    wait_until(Duration::from_secs(5), "the lapsed lease is reclaimed", async || {
+        again = raw.claim(10).await;
+        !again.is_empty()
+    })
+    .await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].id, ids[1]);
+    assert_eq!(raw.ack(&lapsing).await, -1, "the lapsed holder's ack is refused");
+    assert_eq!(raw.leased_now().await, 1);
+    assert_eq!(raw.ack(&again[0]).await, 1);
+    let lim: Vec<String> = server.cmd(&["HKEYS", &raw.key("lim")]).await.convert().unwrap();
+    assert!(lim.is_empty(), "{lim:?}");
+}
+
+#[tokio::test]
+async fn a_rate_window_starts_exactly_its_max() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-rate").await;
+    raw.set_limit("each_key", "", 0, 3, 10_000).await;
+    raw.set_limit("queue", "", 0, 5, 10_000).await;
+    raw.enqueue(&["k"; 10]).await;
+    raw.enqueue(&["j"; 10]).await;
+    let before = raw.redis_now(&server).await;
+    let mut started: HashMap<String, usize> = HashMap::new();
+    for _ in 0..6 {
+        for job in raw.claim(2).await {
+            *started.entry(job.key.clone()).or_default() += 1;
+            assert_eq!(raw.ack(&job).await, 1);
+        }
+    }
+    assert_eq!(started.values().sum::<usize>(), 5, "queue-wide: 5 in 10 s; {started:?}");
+    assert_eq!(started["k"], 3, "each key: 3 in 10 s; {started:?}");
+    assert_eq!(started["j"], 2);
+    // Key k waits for its window: due again when its oldest start leaves it.
+    let wake = raw.zscore(&server, "lim_wake", "k").await.expect("k waits for its window");
+    assert!(wake >= (before + 10_000) as f64 && wake <= (before + 11_000) as f64, "{wake}");
+    // The queue's own window makes the queue due no sooner than it reopens.
+    let due = int(&raw.run("next_due", vec![]).await);
+    assert!((8_000..=10_000).contains(&due), "next_due {due}");
+}
+
+#[tokio::test]
+async fn a_push_back_holds_its_key_until_its_time_and_others_run() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-pushback").await;
+    let ids = raw.enqueue(&["k", "k", "other"]).await;
+    let first = raw.claim(1).await.remove(0);
+    assert_eq!(first.id, ids[0]);
+    let at = raw.redis_now(&server).await;
+    assert_eq!(raw.release(&first, Some(10_000)).await, 1);
+    let rest = raw.claim(10).await;
+    assert_eq!(rest.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[2].clone()]);
+    assert!(raw.claim(10).await.is_empty(), "k is pushed back");
+    assert_eq!(raw.state_of(&ids[0]).await, "held");
+    let wake = raw.zscore(&server, "lim_wake", "k").await.expect("k waits for its push-back");
+    assert!(wake >= (at + 10_000) as f64 && wake <= (at + 11_000) as f64, "{wake}");
+    // An earlier push-back does not shorten a later one.
+    assert_eq!(raw.ack(&rest[0]).await, 1);
+    // The queue's own push-back (a job without a key) stops the whole queue.
+    let unkeyed = raw.enqueue(&["", ""]).await;
+    let job = raw.claim(1).await.remove(0);
+    assert_eq!(job.id, unkeyed[0]);
+    assert_eq!(raw.release(&job, Some(5_000)).await, 1);
+    assert!(raw.claim(10).await.is_empty(), "the queue is pushed back");
+    let due = int(&raw.run("next_due", vec![]).await);
+    assert!((3_000..=5_000).contains(&due), "next_due {due}");
+}
+
+#[tokio::test]
+async fn held_jobs_are_seen_cancelled_deleted_edited_and_not_promoted() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-held-surgery").await;
+    raw.set_limit("key", "k", 1, 0, 0).await;
+    let ids = raw.enqueue(&["k", "k", "k", "k"]).await;
+    let running = raw.claim(10).await;
+    assert_eq!(running.len(), 1);
+    assert_eq!(raw.held().await, 3);
+    let page = items(raw.run("list_jobs", vec!["held".into(), "0".into(), "10".into()]).await);
+    assert_eq!(int(&page[0]), 3);
+    assert_eq!(text(&page[2]), ids[1]);
+    let edited = items(raw.run("edit_job", vec!["1000".into(), ids[1].clone().into(), "2".into()]).await);
+    assert_eq!((int(&edited[0]), text(&edited[1])), (1, "held".to_owned()));
+    let promoted = items(raw.run("promote_job", vec!["promote".into(), "10".into(), "0".into(), ids[1].clone().into()]).await);
+    assert_eq!(int(&promoted[3]), 2, "a held job is already due");
+    let cancelled = items(raw.run("cancel", vec!["op".into(), "id".into(), ids[1].clone().into()]).await);
+    assert_eq!((int(&cancelled[0]), text(&cancelled[1])), (1, "held".to_owned()));
+    let deleted = items(raw.run("delete_job", vec!["10".into(), "0".into(), "".into(), "".into(), ids[2].clone().into()]).await);
+    assert_eq!(int(&deleted[3]), 1);
+    assert_eq!(raw.held().await, 1);
+    // The next held job is the one left; the key's ready entry followed.
+    assert_eq!(raw.ack(&running[0]).await, 1);
+    let next = raw.claim(10).await;
+    assert_eq!(next.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[3].clone()]);
+    // Forced delete of the running job frees its slot; bulk cancel of held.
+    raw.enqueue(&["k", "k"]).await;
+    let forced = items(raw.run("delete_job", vec!["10".into(), "1".into(), "".into(), "".into(), next[0].id.clone().into()]).await);
+    assert_eq!(int(&forced[3]), 1);
+    assert_eq!(raw.claim(10).await.len(), 1, "the forced delete freed the slot");
+    let bulk = items(raw.run("cancel", vec!["op".into(), "held".into(), "10".into()]).await);
+    assert_eq!((int(&bulk[0]), int(&bulk[1])), (1, 0));
+    assert_eq!(raw.held().await, 0);
+}
+
+/// Claims on a queue with a key at its concurrency cost the same number of
+/// Redis calls whether that key holds 10 jobs or 10 000. Also prints the
+/// calls per claim and per ack without limits, with a queue-wide limit and
+/// with a key limit (the figures the flow-control notes quote).
+#[tokio::test]
+async fn claim_cost_does_not_grow_with_held_jobs() {
+    let server = RedisServer::start();
+    let mut costs = Vec::new();
+    for held in [10usize, 10_000] {
+        let mut raw = Raw::new(&server, &format!("flow-cost-{held}")).await;
+        raw.set_limit("key", "full", 1, 0, 0).await;
+        raw.enqueue(&vec!["full"; held + 1]).await;
+        assert_eq!(raw.claim(1).await.len(), 1);
+        raw.enqueue(&["free", "free", ""]).await;
+        server.reset_stats().await;
+        let got = raw.claim(10).await;
+        assert_eq!(got.len(), 3, "the free key's jobs and the unkeyed one");
+        costs.push(commands_since_reset(&server).await.0);
+        server.reset_stats().await;
+        assert!(raw.claim(10).await.is_empty());
+        costs.push(commands_since_reset(&server).await.0);
+    }
+    assert_eq!(costs[0], costs[2], "claim taking 3 jobs: {costs:?}");
+    assert_eq!(costs[1], costs[3], "claim taking none: {costs:?}");
+
+    for (case, scope, key) in [("none", "", ""), ("queue", "queue", ""), ("key", "key", "k")] {
+        let mut raw = Raw::new(&server, &format!("flow-cost-{case}")).await;
+        if !scope.is_empty() {
+            raw.set_limit(scope, key, 100, 0, 0).await;
+        }
+        raw.enqueue(&[key; 10]).await;
+        server.reset_stats().await;
+        let got = raw.claim(10).await;
+        let claim = commands_since_reset(&server).await;
+        assert_eq!(got.len(), 10);
+        server.reset_stats().await;
+        assert_eq!(raw.ack(&got[0]).await, 1);
+        let ack = commands_since_reset(&server).await;
+        eprintln!("redis calls, limit {case}: claim of 10 jobs {claim:?}; ack of 1 job {ack:?}");
+    }
+}
