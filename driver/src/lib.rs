@@ -5,8 +5,10 @@
 //! Producers enqueue JSON jobs into named queues. A job is **waiting** when it
 //! is due, **scheduled** while delayed or backing off before a retry,
 //! **blocked** while an earlier job with its ordering key is unfinished,
-//! **leased** once a worker claimed it, and **dead** in the dead-letter set
-//! once it may not be tried again. Completed jobs are removed.
+//! **held** while its limit key has no room under its limits
+//! ([`flow`]), **leased** once a worker claimed it, and **dead** in the
+//! dead-letter set once it may not be tried again. Completed jobs are
+//! removed.
 //!
 //! Every transition is one Lua script (in `lua/`) run atomically inside
 //! Redis, reading Redis's own clock, so any number of producers, workers and
@@ -55,6 +57,26 @@
 //! each handle, so that every call, and the progress of bulk work
 //! (requeue-all, purge), is written once, and a caller choosing the shard
 //! count at run time holds one concrete type; see [`Operator`].
+//!
+//! # Flow control
+//!
+//! Concurrency and rate limits per queue and per limit key (a job option,
+//! like the ordering key but N-wide and unordered), stored in Redis and set
+//! live: "at most 100 a second to the mail provider", "at most 5 of tenant
+//! acme's jobs at once, across all workers". A slot is the lease itself, so
+//! it frees exactly when the lease ends, fenced like every lease; a rate is
+//! a sliding window on the Redis clock; a handler that hits a remote 429
+//! returns [`worker::JobError::rate_limited`]. The model, the bounds, what a
+//! claim costs and how limits split over shards: [`flow`].
+//!
+//! ```no_run
+//! # async fn demo(queue: redq::RedisQueue) -> Result<(), redq::QueueError> {
+//! use std::time::Duration;
+//! use redq::flow::{Limit, LimitScope};
+//! queue.set_limit("emails", LimitScope::Queue, Limit::rate(100, Duration::from_secs(1))).await?;
+//! queue.set_limit("emails", LimitScope::EachKey, Limit::concurrency(5)).await?;
+//! # Ok(()) }
+//! ```
 //!
 //! # Configured by the deployment
 //!

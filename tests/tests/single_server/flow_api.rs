@@ -355,6 +355,45 @@ async fn a_pushed_back_job_returns_without_an_attempt_and_its_key_waits() {
 }
 
 #[tokio::test]
+async fn a_pushed_back_job_without_a_key_pushes_its_whole_queue_back() {
+    let server = RedisServer::start();
+    let queue = queue(&server, "flow-queue-pushback").await;
+    for n in 0..2 {
+        queue.add("api", NewJob::new(json!(n))).await.unwrap();
+    }
+    let job = queue.claim("api", 1, LONG).await.unwrap().remove(0);
+    let pushed_at = SystemTime::now();
+    let push_back = Duration::from_millis(500);
+    queue
+        .release_pushing_back(&job.lease(), push_back)
+        .await
+        .unwrap();
+    let limits = queue.limits("api").await.unwrap();
+    assert!(
+        limits.pushed_back_until.is_some_and(|t| t > pushed_at),
+        "{limits:?}"
+    );
+    assert_eq!(
+        queue.limited_queues().await.unwrap(),
+        ["api"],
+        "a push-back makes it flow-aware"
+    );
+    assert!(
+        queue.claim("api", 10, LONG).await.unwrap().is_empty(),
+        "the queue starts nothing while pushed back"
+    );
+    let mut again = Vec::new();
+    wait_until(DEADLINE, "the queue to start again", async || {
+        again.extend(queue.claim("api", 10, LONG).await.unwrap());
+        !again.is_empty()
+    })
+    .await;
+    assert!(SystemTime::now().duration_since(pushed_at).unwrap() >= push_back);
+    assert_eq!(again[0].id, job.id, "back in its place, first");
+    assert_eq!(again[0].attempts, 0);
+}
+
+#[tokio::test]
 async fn a_worker_releases_a_rate_limited_job_and_runs_it_again_on_the_same_attempt() {
     let server = RedisServer::start();
     let queue = queue(&server, "flow-worker-429").await;
