@@ -45,7 +45,7 @@ pub(crate) async fn recorded_team(
     (producer, workers, recorders)
 }
 
-/// Waits until the queue has no waiting, scheduled, leased or blocked job.
+/// Waits until the queue has no waiting, scheduled, leased, blocked or held job.
 /// `Err` says what was left when `deadline` passed: the run stalled (a lost
 /// wake-up, a stuck ordering key, a lease never reclaimed).
 pub(crate) async fn drain(queue: &RedisQueue, deadline: Duration) -> Result<(), String> {
@@ -53,11 +53,11 @@ pub(crate) async fn drain(queue: &RedisQueue, deadline: Duration) -> Result<(), 
     let mut last = String::from("the counts could not be read");
     while Instant::now() < until {
         match queue.counts(QUEUE).await {
-            Ok(c) if c.waiting + c.scheduled + c.leased + c.blocked == 0 => return Ok(()),
+            Ok(c) if c.waiting + c.scheduled + c.leased + c.blocked + c.held == 0 => return Ok(()),
             Ok(c) => {
                 last = format!(
-                    "{} waiting, {} scheduled, {} leased ({} of them lapsed), {} blocked",
-                    c.waiting, c.scheduled, c.leased, c.lapsed, c.blocked
+                    "{} waiting, {} scheduled, {} leased ({} of them lapsed), {} blocked, {} held",
+                    c.waiting, c.scheduled, c.leased, c.lapsed, c.blocked, c.held
                 )
             }
             Err(e) => last = format!("the counts could not be read: {e}"),

@@ -314,6 +314,8 @@ fn rate(
         ),
     };
     r.at_least(figure, in_window);
+    // How long the limiter was started under its rate, first start to last.
+    r.at_least("limit_rated_starts_span_ms", now.saturating_sub(log[0]));
     if in_window > spec.rate_max {
         r.violation(
             kind,

@@ -258,6 +258,16 @@ impl RawQueue {
         }
     }
 
+    /// `limits_set.lua`: sets `scope`'s limit ("queue", "each_key", or
+    /// "key" with `key`): concurrency, rate max and rate interval (ms), 0
+    /// for none. Not a recorded call: the checker reads the limits from the
+    /// server record.
+    pub async fn set_limit(&self, scope: &str, key: &str, spec: [u64; 3]) {
+        let [concurrency, max, per] = spec;
+        let args = vec![s(scope), s(key), s(concurrency), s(max), s(per)];
+        self.run("limits_set", args).await.expect("limits_set");
+    }
+
     /// Nacks one job under `lease` (retry after `delay_ms`, or dead).
     pub async fn nack(&self, id: &str, lease: u64, delay_ms: u64, dead: bool) -> Reply {
         let seq = self.recorder.invoke(Call::Nack {

@@ -37,6 +37,8 @@ mod histories;
 mod keys;
 #[path = "reliability_checker/limit_histories.rs"]
 mod limit_histories;
+#[path = "reliability_checker/limit_scripts.rs"]
+mod limit_scripts;
 #[path = "reliability_checker/scripts.rs"]
 mod scripts;
 
@@ -44,6 +46,7 @@ use bench::drained;
 use histories::*;
 use keys::corrupted;
 use limit_histories::*;
+use limit_scripts::*;
 use scripts::*;
 
 /// Runs `variant` with the shipped scripts (or the sound history), which
@@ -112,6 +115,11 @@ variants! {
     a_job_leased_again_after_dying_is_caught_in_a_run_with_requeues:
         |b| dead_but_queued(b, Expect { drained: true, no_requeue: false })
         => [ServerGrantedWhileDead];
+    a_claim_that_ignores_a_keys_concurrency_is_caught: key_concurrency_ignored => [ServerKeyConcurrencyExceeded];
+    a_claim_that_ignores_the_queues_concurrency_is_caught: queue_concurrency_ignored => [ServerQueueConcurrencyExceeded];
+    a_claim_that_records_no_start_of_a_key_is_caught: key_start_not_recorded => [ServerKeyRateExceeded];
+    a_claim_that_records_no_start_of_the_queue_is_caught: queue_start_not_recorded => [ServerQueueRateExceeded];
+    a_claim_that_leaves_leased_jobs_held_is_caught: held_left_behind => [ServerLeasedWhileHeld, IndexWithoutRecord, LimitCountWrong];
     a_repeated_ack_that_completes_again_is_caught: completed_again => [CompletedTwice];
     an_ack_that_keeps_the_job_is_caught: ack_keeps_the_job => [CompletedButLive, NeverFinished];
     an_enqueue_that_ignores_ordering_keys_is_caught: ordering_ignored => [KeyLeasedOutOfOrder, ServerKeyHeldTwice, ServerKeyFinishedOutOfOrder];
