@@ -42,7 +42,7 @@
 //! **Push-back**: a handler that hits a remote 429 returns
 //! [`JobError::rate_limited`](crate::worker::JobError::rate_limited)`(retry_after)`.
 //! The job is released without counting an attempt
-//! ([`RedisQueue::release_pushing_back`]), and its limiter (its limit key,
+//! ([`RedisQueue::release_pushing_back`](crate::RedisQueue::release_pushing_back)), and its limiter (its limit key,
 //! or the queue when it has none) starts nothing until `retry_after` from
 //! now; of two push-backs the later end wins.
 //!
@@ -74,7 +74,7 @@
 //! Keyed jobs always go through the held set and the ready index, whether or
 //! not a limit is set for their key, so the accounting is exact at every
 //! moment and a limit can be set live. A queue becomes **flow-aware** once it
-//! has a limits entry: set by [`RedisQueue::set_limit`], by the enqueue of a
+//! has a limits entry: set by [`RedisQueue::set_limit`](crate::RedisQueue::set_limit), by the enqueue of a
 //! keyed job, or by a push-back; clearing writes zeros, never deletes it, so
 //! the leased counts stay exact. A queue that never had limits or keys pays
 //! one `HGET` per claim call and per ack call, and nothing per job.
@@ -84,7 +84,7 @@
 //! A change takes effect at the next claim. A raised limit (or a cleared
 //! one) also puts every key with held jobs up for a re-check at once, so
 //! their jobs start without waiting for a slot to free or a window to pass;
-//! [`RedisQueue::set_limit`] does that in bounded steps (1000 keys a call)
+//! [`RedisQueue::set_limit`](crate::RedisQueue::set_limit) does that in bounded steps (1000 keys a call)
 //! before it returns. A lowered limit lets running jobs finish: nothing is
 //! taken back, new starts wait until use is under the new limit.
 //!

@@ -5,7 +5,9 @@
 //! claims jobs in batches, runs up to `concurrency` at once, each under its
 //! timeout with panics caught, extends the leases of long jobs, and reports
 //! each outcome: success acks, [`JobError::Retry`] (or any `?` error) retries
-//! after an exponential backoff with jitter, [`JobError::Fail`] dead-letters.
+//! after an exponential backoff with jitter, [`JobError::Fail`] dead-letters,
+//! and [`JobError::rate_limited`] (a remote 429) gives the job back with no
+//! attempt counted, its limit key pushed back (see [`crate::flow`]).
 //! Attempts and the retry window are enforced by the scripts. A job whose
 //! name no handler is registered for, or whose payload does not decode, is
 //! dead-lettered at once with the reason: retrying cannot fix it.
