@@ -48,6 +48,20 @@ async fn an_operators_cancels_deletes_and_promotes_under_kill_9_stay_final() {
     );
 }
 
+/// Flow control under kill -9: the queue drains (a killed worker's slots
+/// free when its leases lapse), no grant exceeds the queue's or a key's
+/// concurrency, no window the rate, and each limit was reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_hold_and_free_their_slots_while_workers_are_killed_with_sigkill() {
+    let outcome = chaos::limits(scale(), worker_bin()).await;
+    println!("{outcome}");
+    outcome.assert_ok();
+    assert!(
+        outcome.report.get("server_reclaims") > 0,
+        "kills caused reclaims"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_past_its_lease_has_its_late_acks_refused() {
     let outcome = chaos::stop_worker(scale(), worker_bin()).await;
