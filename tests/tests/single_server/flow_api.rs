@@ -429,6 +429,41 @@ async fn a_worker_releases_a_rate_limited_job_and_runs_it_again_on_the_same_atte
     assert!(queue.inspect(pushed.id()).await.unwrap().is_none(), "acked");
 }
 
+#[tokio::test]
+async fn a_memory_worker_runs_a_rate_limited_job_again_after_its_retry_after() {
+    let queue = redq::MemoryQueue::new();
+    let runs = Arc::new(Runs::default());
+    runs.rate_limit_first.store(1, Ordering::SeqCst);
+    queue
+        .push(&Tenant {
+            tenant: "acme".into(),
+        })
+        .await
+        .unwrap();
+    let mut registry = Registry::new();
+    registry.add_job::<Tenant>();
+    let worker = Worker::new(
+        queue.clone(),
+        registry,
+        WorkOptions::new().queues(["tenants"]),
+    )
+    .unwrap()
+    .services(Services::new().with(runs.clone()));
+    let started = std::time::Instant::now();
+    let running = RunningWorker::spawn(worker);
+    wait_until(DEADLINE, "the job to run to completion", async || {
+        runs.done.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "ran again before its retry-after"
+    );
+    assert_eq!(*runs.attempts.lock().unwrap(), [1, 1]);
+    assert_eq!((report.processed, report.failed), (1, 0));
+}
+
 /// Two namespaces on one server as the two shards of a ShardedQueue.
 async fn two_shards(server: &RedisServer, test: &str) -> ShardedQueue {
     let builder = RedisQueue::builder(&server.url());
@@ -501,9 +536,22 @@ async fn over_shards_a_queue_wide_limit_is_split_and_read_back_whole() {
     let held_on = |i: usize| sharded.shards()[i].counts("mail");
     assert_eq!(held_on(home).await.unwrap().held, 4);
     assert_eq!(held_on(1 - home).await.unwrap().held, 0);
+    // An ordering key decides first: that job lives with its ordering key.
+    let ordering = (0..)
+        .map(|i| format!("order-{i}"))
+        .find(|key| sharded.shard_of_key(key) != home)
+        .unwrap();
+    sharded
+        .add("mail", keyed(9, "acme").ordering_key(ordering))
+        .await
+        .unwrap();
+    assert_eq!(held_on(1 - home).await.unwrap().held, 1);
+    assert_eq!(held_on(home).await.unwrap().held, 4);
     let read = sharded.limits("mail").await.unwrap();
-    assert_eq!(read.held, 4);
-    assert_eq!(read.keys.iter().filter(|k| k.key == "acme").count(), 1);
+    assert_eq!(read.held, 5);
+    let acme: Vec<_> = read.keys.iter().filter(|k| k.key == "acme").collect();
+    assert_eq!(acme.len(), 1, "one key, its use added over the shards");
+    assert_eq!(acme[0].held, 5);
 
     assert!(sharded
         .clear_limit("mail", LimitScope::Queue)
