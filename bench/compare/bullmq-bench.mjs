@@ -21,7 +21,7 @@ import IORedis from 'ioredis';
 const require = createRequire(import.meta.url);
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 const NOOP = 'bench.noop';
-const CASES = ['enqueue_bulk', 'enqueue_serial', 'enqueue_window', 'process', 'process_keep', 'latency'];
+const CASES = ['enqueue_bulk', 'enqueue_serial', 'enqueue_window', 'process', 'process_keep', 'process_rate', 'latency'];
 
 class UsageError extends Error {}
 
@@ -142,11 +142,12 @@ function queueFor(ctx, defaultJobOptions) {
 }
 
 /** A Worker with concurrency C, not yet running; failures reject `ctx.failed`. */
-async function workerFor(ctx, processor, autorun) {
+async function workerFor(ctx, processor, autorun, limiter) {
   const worker = new Worker(ctx.name, processor, {
     connection: { url: ctx.args.redis },
     concurrency: ctx.args.c,
     autorun,
+    ...(limiter ? { limiter } : {}),
   });
   ctx.closers.unshift(() => worker.close());
   worker.on('failed', (job, err) => ctx.fail(new Error(`job ${job?.id} failed: ${err?.message ?? err}`)));
@@ -214,7 +215,7 @@ async function enqueueWindow(ctx, out) {
   out.window = args.window;
 }
 
-async function processCase(ctx, out, keep) {
+async function processCase(ctx, out, keep, limiter) {
   const { args } = ctx;
   // `process`: no retention (removeOnComplete: true), as users who do not want
   // finished jobs set it; `process_keep`: BullMQ's default, which keeps every
@@ -226,7 +227,7 @@ async function processCase(ctx, out, keep) {
     for (let i = next; i < Math.min(next + 1000, args.n); i++) jobs.push({ name: NOOP, data: data(i) });
     await queue.addBulk(jobs);
   }
-  const worker = await workerFor(ctx, async () => {}, false);
+  const worker = await workerFor(ctx, async () => {}, false, limiter);
   let done = 0;
   let first = 0;
   let last = 0;
@@ -251,6 +252,7 @@ async function processCase(ctx, out, keep) {
   await meter.finish(args.n, out);
   out.concurrency = args.c;
   out.retention = keep ? 'all' : 'none';
+  out.limit = limiter ? `queue rate ${limiter.max}/${limiter.duration / 1000}s` : 'none';
 }
 
 async function latency(ctx, out) {
@@ -334,6 +336,8 @@ async function run(args) {
       case 'enqueue_window': await ctx.within(enqueueWindow(ctx, out), 600_000, () => 'enqueue_window took over 10 minutes'); break;
       case 'process': await processCase(ctx, out, false); break;
       case 'process_keep': await processCase(ctx, out, true); break;
+      // The same rate as redq's process_rate: a limiter that does not bind.
+      case 'process_rate': await processCase(ctx, out, false, { max: 100_000, duration: 1000 }); break;
       case 'latency': await ctx.within(latency(ctx, out), 600_000, () => 'latency took over 10 minutes'); break;
       default:
         throw new Error(`unknown case ${JSON.stringify(args.case)}: accepted are ${CASES.join(', ')}`);

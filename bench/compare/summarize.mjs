@@ -33,6 +33,8 @@ const METRICS = {
   enqueue_window: [['jobs_per_s', HIGHER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
   process: [['jobs_per_s', HIGHER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
   process_keep: [['jobs_per_s', HIGHER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
+  process_rate: [['jobs_per_s', HIGHER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
+  process_keyed: [['jobs_per_s', HIGHER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
   latency: [['p50_ms', LOWER], ['p90_ms', LOWER], ['p99_ms', LOWER], ['max_ms', LOWER], ['redis_cpu_us_per_job', LOWER], ['client_cpu_s', LOWER]],
 };
 

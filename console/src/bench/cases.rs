@@ -172,7 +172,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             meter.finish(queue, args.n, &mut out).await;
             out.insert("window".into(), json!(args.window));
         }
-        "process" | "process_keep" => {
+        "process" | "process_keep" | "process_rate" | "process_keyed" => {
             // process_keep keeps every completed job (BullMQ's default, which
             // its side of the case uses), with its run time and attempt.
             let keep = args.case == "process_keep";
@@ -180,8 +180,23 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
                 let every_job = redq::kept::Retention::new().max_count(args.n as u64);
                 queue.set_retention(q, &every_job).await.map_err(err)?;
             }
+            // What limits cost when they do not bind. process_rate: a
+            // queue-wide rate of 100 000 jobs a second (BullMQ's side: its
+            // Worker limiter with the same max and duration); process_keyed:
+            // each job one of 100 limit keys, each key at most 1 000 at once
+            // (redq only: BullMQ's free edition has no per-key limits).
+            let keyed = args.case == "process_keyed";
+            if args.case == "process_rate" {
+                let rate = redq::flow::Limit::rate(100_000, Duration::from_secs(1));
+                queue.set_limit(q, redq::flow::LimitScope::Queue, rate).await.map_err(err)?;
+            }
+            if keyed {
+                let each = redq::flow::Limit::concurrency(1000);
+                queue.set_limit(q, redq::flow::LimitScope::EachKey, each).await.map_err(err)?;
+            }
+            let job_of = |i: usize| if keyed { job(i).limit_key(format!("k{}", i % 100)) } else { job(i) };
             for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
-                queue.add_batch(q, chunk.iter().copied().map(job).collect()).await.map_err(err)?;
+                queue.add_batch(q, chunk.iter().copied().map(job_of).collect()).await.map_err(err)?;
             }
             let (stop, progress, handle) = start_worker(queue, args, Services::new())?;
             let meter = Meter::start(queue).await;
@@ -203,6 +218,12 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             handle.await.map_err(|e| e.to_string())??;
             out.insert("concurrency".into(), json!(args.c));
             out.insert("retention".into(), json!(if keep { "every completed job" } else { "none" }));
+            let limit = match args.case.as_str() {
+                "process_rate" => "queue rate 100000/1s",
+                "process_keyed" => "100 keys, each at most 1000 at once",
+                _ => "none",
+            };
+            out.insert("limit".into(), json!(limit));
         }
         "latency" => {
             let probe = Arc::new(Probe::new(args.lat_n));
@@ -240,7 +261,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
         }
         other => {
             return Err(format!(
-                "unknown case {other:?}: accepted are enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, latency"
+                "unknown case {other:?}: accepted are enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed, latency"
             ))
         }
     }

@@ -10,7 +10,10 @@
 //! (one awaited enqueue at a time; per-call percentiles), `enqueue_window`
 //! (at most W enqueues in flight), `process` and `process_keep` (N jobs
 //! enqueued beforehand, untimed; a Worker with concurrency C and a no-op
-//! handler; jobs/s = (N-1) / first-to-last acknowledged completion),
+//! handler; jobs/s = (N-1) / first-to-last acknowledged completion;
+//! `process_rate` and `process_keyed` the same under limits that do not
+//! bind: a queue-wide rate of 100 000/s, or 100 limit keys of at most 1 000
+//! at once each: what limits cost per job),
 //! `latency` (an idle Worker; K jobs enqueued one at a time, G ms apart;
 //! from the start of the enqueue call to the start of the handler).
 //! Each run uses a fresh namespace, so runs never see each other's jobs.
