@@ -241,6 +241,32 @@ pub enum Command {
     Schedules,
     /// Live workers.
     Workers,
+    /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
+    /// each scrape (queue sizes by state, lapsed leases, head age, recent
+    /// throughput, workers; --shards sums the shards). Runs until Ctrl-C;
+    /// the address bound goes to stderr. See the README's "Metrics and
+    /// events".
+    Metrics {
+        /// Address to listen on, e.g. 127.0.0.1:9464 (port 0: any free one).
+        #[arg(long, value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// At most this many queues get a queue label of their own (the
+        /// first by name); the rest are summed under queue="_other".
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        max_queues: usize,
+    },
+    /// Events (dead letters today), oldest first, one line each; with
+    /// --follow, wait for new ones until Ctrl-C.
+    Events {
+        /// Keep printing events as they happen (a blocking read: nothing
+        /// polls).
+        #[arg(long)]
+        follow: bool,
+        /// Where to start: start (the oldest kept), now (only new ones), or
+        /// an event id (the first column of a line): the events after it.
+        #[arg(long, value_name = "ID|start|now", default_value = "start")]
+        from: String,
+    },
     /// Enqueue one job.
     Enqueue {
         /// The queue.

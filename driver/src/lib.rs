@@ -103,6 +103,7 @@ mod dead_forms;
 mod durable;
 mod enqueue_args;
 mod error;
+pub mod events;
 pub mod flow;
 mod handle;
 mod identity;

@@ -4,9 +4,12 @@
 mod connect;
 mod dead;
 mod enqueue;
+mod events;
+mod interrupt;
 mod jobs;
 mod known;
 mod listing;
+mod metrics;
 mod retention;
 
 pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
@@ -50,6 +53,11 @@ pub async fn run(
             return Err(Failure::read_only(what));
         }
     }
+    // The exporter connects at its first scrape, and serves `redq_up 0`
+    // while Redis is out of reach, rather than failing here.
+    if let Command::Metrics { listen, max_queues } = command {
+        return metrics::run(connection, listen, max_queues).await;
+    }
     let queue = connect(connection).await?;
     let json = global.output == crate::cli::Output::Json;
     match command {
@@ -77,6 +85,8 @@ pub async fn run(
             listing::pause(&queue, &name, false, json).await
         }
         Command::Workers => listing::workers(&queue, json).await,
+        Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
+        Command::Metrics { .. } => unreachable!("served before connecting"),
         Command::Schedules => listing::schedules(&queue, json).await,
         Command::Enqueue {
             queue: name,

@@ -5,6 +5,7 @@
 mod common;
 mod live;
 mod seed;
+mod spawned;
 
 mod bench;
 mod canary;
@@ -12,10 +13,12 @@ mod cancel_keys;
 mod cli_errors;
 mod demo_guard;
 mod detail_notes;
+mod events;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;
 mod kept_tabs;
+mod metrics;
 mod outage;
 mod requeue_attempts;
 mod sharded;

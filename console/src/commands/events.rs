@@ -1,0 +1,96 @@
+//! `redq events`: the `{ns}:events` stream, one line per event, from a
+//! position (`--from start|now|ID`); with `--follow` it then waits for new
+//! ones (the driver's blocking subscription: no polling) until Ctrl-C.
+//!
+//! A line is `ID  TIME  KIND  QUEUE  JOB  attempts=N  [name=…]  error=…`
+//! (plus `shard=…` with `--shards`), or with `-o json` one object a line.
+//! The ID first: `--from ID` resumes after it.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use redq::events::EventCursor;
+use redq::QueueEvent;
+use serde_json::json;
+
+use crate::aggregate::Target;
+use crate::clock;
+use crate::failure::{read_failed, Failure};
+use crate::output::time;
+use crate::text::inert;
+
+/// How long `--follow` waits after a failed read before reading again
+/// from where it was (the driver reconnects meanwhile).
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Print the events after `from`; with `follow`, keep printing new ones.
+pub async fn run(target: &Target, follow: bool, from: &str, json: bool) -> Result<(), Failure> {
+    let from: EventCursor = from.parse()?;
+    let sharded = target.is_sharded();
+    let print = |event: &QueueEvent| println!("{}", line(event, sharded, json));
+    if !follow {
+        for event in target.events_since(from).await? {
+            print(&event);
+        }
+        return Ok(());
+    }
+    let events = target.follow_events(from).await?;
+    tokio::pin!(events);
+    let interrupted = super::interrupt::interrupted();
+    tokio::pin!(interrupted);
+    loop {
+        let next = tokio::select! {
+            _ = &mut interrupted => return Ok(()),
+            next = events.next() => next,
+        };
+        match next {
+            Some(Ok(event)) => print(&event),
+            Some(Err(e)) => {
+                eprintln!(
+                    "redq: reading events failed ({}); reading on from the last event shown",
+                    read_failed(&e)
+                );
+                tokio::select! {
+                    _ = &mut interrupted => return Ok(()),
+                    _ = tokio::time::sleep(RETRY_AFTER) => {}
+                }
+            }
+            None => return Ok(()),
+        }
+    }
+}
+
+/// One event as a line of text or of JSON.
+fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
+    if json {
+        return json!({
+            "event_id": event.event_id,
+            "kind": event.kind,
+            "queue": event.queue,
+            "job_id": event.job_id,
+            "name": event.name,
+            "attempts": event.attempts,
+            "error": event.error,
+            "at": time(event.at),
+            "namespace": event.namespace,
+        })
+        .to_string();
+    }
+    let mut out = format!(
+        "{}  {}  {}  {}  {}  attempts={}",
+        event.event_id,
+        clock::rfc3339(event.at),
+        inert(&event.kind),
+        inert(&event.queue),
+        inert(&event.job_id),
+        event.attempts,
+    );
+    if let Some(name) = &event.name {
+        out.push_str(&format!("  name={}", inert(name)));
+    }
+    if sharded {
+        out.push_str(&format!("  shard={}", inert(&event.namespace)));
+    }
+    out.push_str(&format!("  error={}", inert(&event.error)));
+    out
+}

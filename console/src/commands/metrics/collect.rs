@@ -1,0 +1,231 @@
+//! One scrape's reading of Redis, through the driver's [`Operator`] (one
+//! namespace, or every shard summed): per queue its sizes by state, lapsed
+//! leases, pause, head age, recent throughput and workers, with the queues
+//! past `max_queues` folded into one row, [`OTHER`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, SystemTime};
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use redq::{Operator, QueueCounts, QueueError, StatsBucket};
+
+/// The `queue` label of the row summing every queue past `--max-queues`
+/// (queue names are sorted; the first ones keep their own label). A queue
+/// actually named so is summed into it as well, so the label stays unique.
+pub const OTHER: &str = "_other";
+
+/// Queues read at once: enough to hide round trips, few enough to leave
+/// Redis to the workers.
+const CONCURRENT_READS: usize = 8;
+
+/// The states of [`QueueCounts`], as the `state` label names them.
+pub const STATES: [&str; 8] = [
+    "waiting",
+    "scheduled",
+    "leased",
+    "dead",
+    "blocked",
+    "held",
+    "completed",
+    "cancelled",
+];
+
+/// The recent windows the throughput buckets (about 16 minutes of 5 s
+/// buckets) are summed over.
+pub const LAST_MINUTE: Duration = Duration::from_secs(60);
+/// See [`LAST_MINUTE`].
+pub const LAST_15_MINUTES: Duration = Duration::from_secs(15 * 60);
+
+/// What one scrape read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    /// How many queues the namespace knows (before folding).
+    pub known_queues: usize,
+    /// One row per `queue` label, in name order, [`OTHER`] last.
+    pub rows: Vec<Row>,
+    /// Live workers, each counted once however many shards it serves.
+    pub workers: u64,
+}
+
+/// The figures of one `queue` label.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Row {
+    pub queue: String,
+    /// Sizes, in the order of [`STATES`].
+    pub sizes: [u64; STATES.len()],
+    pub lapsed: u64,
+    /// Paused queues among those of the row (0 or 1 but for [`OTHER`]).
+    pub paused: u64,
+    /// Age of the head job (the oldest of the row's heads).
+    pub oldest_age: Duration,
+    pub processed_last_minute: u64,
+    pub failed_last_minute: u64,
+    pub processed_last_15_minutes: u64,
+    pub failed_last_15_minutes: u64,
+    /// Live workers serving any queue of the row (ids, counted once).
+    pub workers: BTreeSet<String>,
+}
+
+impl Row {
+    fn of(counts: &QueueCounts, stats: &[StatsBucket]) -> Row {
+        let c = counts;
+        let head_age = match c.head_enqueued_at {
+            Some(at) if c.waiting > 0 => c.now.duration_since(at).unwrap_or_default(),
+            _ => Duration::ZERO,
+        };
+        let (processed_last_minute, failed_last_minute) = window_sum(stats, c.now, LAST_MINUTE);
+        let (processed_last_15_minutes, failed_last_15_minutes) =
+            window_sum(stats, c.now, LAST_15_MINUTES);
+        Row {
+            queue: c.queue.clone(),
+            sizes: [
+                c.waiting,
+                c.scheduled,
+                c.leased,
+                c.dead,
+                c.blocked,
+                c.held,
+                c.completed,
+                c.cancelled,
+            ],
+            lapsed: c.lapsed,
+            paused: u64::from(c.paused),
+            oldest_age: head_age,
+            processed_last_minute,
+            failed_last_minute,
+            processed_last_15_minutes,
+            failed_last_15_minutes,
+            workers: BTreeSet::new(),
+        }
+    }
+
+    /// Fold `other` into this row: sums, the older head, the union of workers.
+    fn absorb(&mut self, other: Row) {
+        for (mine, theirs) in self.sizes.iter_mut().zip(other.sizes) {
+            *mine += theirs;
+        }
+        self.lapsed += other.lapsed;
+        self.paused += other.paused;
+        self.oldest_age = self.oldest_age.max(other.oldest_age);
+        self.processed_last_minute += other.processed_last_minute;
+        self.failed_last_minute += other.failed_last_minute;
+        self.processed_last_15_minutes += other.processed_last_15_minutes;
+        self.failed_last_15_minutes += other.failed_last_15_minutes;
+        self.workers.extend(other.workers);
+    }
+}
+
+/// Processed and failed in the buckets that started within `window` before
+/// `now`, the bucket in progress included: what `redq stats` shows as its
+/// 1m and 15m columns.
+pub fn window_sum(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (u64, u64) {
+    let since = now.checked_sub(window).unwrap_or(SystemTime::UNIX_EPOCH);
+    stats
+        .iter()
+        .filter(|b| b.start >= since)
+        .fold((0, 0), |(p, f), b| (p + b.processed, f + b.failed))
+}
+
+/// Read everything one scrape shows.
+pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, QueueError> {
+    let names = operator.queues().await?;
+    // Owned names: futures borrowing from the list trip the compiler's
+    // higher-ranked lifetime check once the scrape is spawned.
+    let mut rows: Vec<Row> = stream::iter(names.clone())
+        .map(|queue| async move {
+            let (counts, stats) =
+                futures::try_join!(operator.counts(&queue), operator.stats(&queue))?;
+            Ok::<Row, QueueError>(Row::of(&counts, &stats))
+        })
+        .buffered(CONCURRENT_READS)
+        .try_collect()
+        .await?;
+    let shards = futures::future::try_join_all(operator.shards().iter().map(|s| s.workers()));
+    let mut alive = BTreeSet::new();
+    let mut serving: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for worker in shards.await?.into_iter().flatten() {
+        for queue in &worker.queues {
+            serving
+                .entry(queue.clone())
+                .or_default()
+                .insert(worker.id.clone());
+        }
+        alive.insert(worker.id);
+    }
+    for row in &mut rows {
+        row.workers = serving.remove(&row.queue).unwrap_or_default();
+    }
+    Ok(Reading {
+        known_queues: names.len(),
+        rows: fold(rows, max_queues),
+        workers: alive.len() as u64,
+    })
+}
+
+/// Keep the first `max_queues` rows (by name) and sum the rest into one
+/// [`OTHER`] row, present only when something was folded.
+fn fold(rows: Vec<Row>, max_queues: usize) -> Vec<Row> {
+    let mut kept = Vec::new();
+    let mut other: Option<Row> = None;
+    for row in rows {
+        if kept.len() < max_queues && row.queue != OTHER {
+            kept.push(row);
+            continue;
+        }
+        other
+            .get_or_insert_with(|| Row {
+                queue: OTHER.to_owned(),
+                ..Row::default()
+            })
+            .absorb(row);
+    }
+    kept.extend(other);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(queue: &str, waiting: u64, age_s: u64, paused: bool) -> Row {
+        let mut sizes = [0; STATES.len()];
+        sizes[0] = waiting;
+        Row {
+            queue: queue.into(),
+            sizes,
+            paused: u64::from(paused),
+            oldest_age: Duration::from_secs(age_s),
+            processed_last_minute: waiting * 2,
+            workers: [format!("w-{queue}"), "w-all".to_owned()].into(),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn queues_past_the_limit_are_summed_under_other() {
+        let rows = vec![
+            row("a", 1, 5, false),
+            row("b", 2, 9, true),
+            row("c", 3, 7, true),
+            row("d", 4, 1, false),
+        ];
+        let folded = fold(rows, 2);
+        let names: Vec<&str> = folded.iter().map(|r| r.queue.as_str()).collect();
+        assert_eq!(names, ["a", "b", OTHER]);
+        let other = &folded[2];
+        assert_eq!(other.sizes[0], 7);
+        assert_eq!(other.paused, 1);
+        assert_eq!(other.oldest_age, Duration::from_secs(7));
+        assert_eq!(other.processed_last_minute, 14);
+        assert_eq!(other.workers.len(), 3, "w-c, w-d and w-all once");
+    }
+
+    #[test]
+    fn no_other_row_without_folding_and_a_queue_named_other_is_folded() {
+        let folded = fold(vec![row("a", 1, 0, false)], 5);
+        assert_eq!(folded.len(), 1);
+        let folded = fold(vec![row(OTHER, 1, 0, false), row("a", 2, 0, false)], 5);
+        let names: Vec<&str> = folded.iter().map(|r| r.queue.as_str()).collect();
+        assert_eq!(names, ["a", OTHER]);
+    }
+}

@@ -1,0 +1,171 @@
+//! Every metric family the endpoint serves, with its help text: the one
+//! place their names and meanings are written (the README's table repeats
+//! them for readers).
+
+use std::time::Duration;
+
+use super::collect::{Reading, Row, STATES};
+use super::encode::{Family, Kind};
+
+/// The exporter's own figures, there even when Redis was not read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scrape {
+    /// Whether Redis was read.
+    pub up: bool,
+    /// Scrapes that could not read Redis since the exporter started.
+    pub errors: u64,
+    /// How long reading Redis took.
+    pub duration: Duration,
+}
+
+/// A family with one sample per `queue` label: name, help, and its value.
+type PerQueue = (&'static str, &'static str, fn(&Row) -> f64);
+
+/// The families of one scrape; without a reading only the exporter's own.
+pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
+    let mut out = vec![
+        Family::new(
+            "redq_up",
+            Kind::Gauge,
+            "1 when this scrape read the queues from Redis, 0 when it could not (the reason is a comment at the top of the page).",
+        )
+        .single(if scrape.up { 1.0 } else { 0.0 }),
+        Family::new(
+            "redq_scrape_errors_total",
+            Kind::Counter,
+            "Scrapes that could not read Redis since this exporter started.",
+        )
+        .single(scrape.errors as f64),
+        Family::new(
+            "redq_scrape_duration_seconds",
+            Kind::Gauge,
+            "How long this scrape took to read Redis, in seconds.",
+        )
+        .single(scrape.duration.as_secs_f64()),
+    ];
+    let Some(reading) = reading else {
+        return out;
+    };
+    out.push(
+        Family::new(
+            "redq_queues",
+            Kind::Gauge,
+            "Queues the namespace knows (ever enqueued to). Each has its own queue label up to --max-queues (by name); the rest are summed under queue=\"_other\".",
+        )
+        .single(reading.known_queues as f64),
+    );
+    out.push(
+        Family::new(
+            "redq_workers",
+            Kind::Gauge,
+            "Live workers (heartbeat within the last 15 s), each counted once however many queues and shards it serves.",
+        )
+        .single(reading.workers as f64),
+    );
+    let mut jobs = Family::new(
+        "redq_jobs",
+        Kind::Gauge,
+        "Jobs of the queue by state: waiting (due, not yet claimed), scheduled (delayed or backing off), leased (claimed; lapsed leases included), dead (dead letters), blocked (behind an earlier job of their ordering key), held (due, but held back by their limit key's flow-control limits), completed and cancelled (kept by a retention policy).",
+    );
+    for row in &reading.rows {
+        for (state, size) in STATES.iter().zip(row.sizes) {
+            jobs.sample(
+                vec![("queue", row.queue.clone()), ("state", (*state).to_owned())],
+                size as f64,
+            );
+        }
+    }
+    out.push(jobs);
+    let per_queue: [PerQueue; 8] = [
+        (
+            "redq_lapsed_leases",
+            "Leases of the queue past their expiry that no worker reclaimed yet (counted in redq_jobs{state=\"leased\"} too).",
+            |r| r.lapsed as f64,
+        ),
+        (
+            "redq_queue_paused",
+            "1 when the queue is paused (claims hand out nothing), else 0; for queue=\"_other\" how many of its queues are paused.",
+            |r| r.paused as f64,
+        ),
+        (
+            "redq_oldest_job_age_seconds",
+            "Seconds since the job at the head of the waiting line (the next one a claim takes) was enqueued, on the Redis clock; 0 when none waits. Counted from enqueue, not from when it came due: a delayed job that just came due reads as old as its delay. For queue=\"_other\" the oldest head.",
+            |r| r.oldest_age.as_secs_f64(),
+        ),
+        (
+            "redq_processed_last_minute",
+            "Jobs of the queue acknowledged in the 5 s throughput buckets that started in the last 60 s (the bucket in progress included). A gauge, not a counter: the buckets roll over and expire, so it is not monotonic and rate() does not apply.",
+            |r| r.processed_last_minute as f64,
+        ),
+        (
+            "redq_failed_last_minute",
+            "Failed attempts of the queue (retries and dead letters) in the 5 s throughput buckets that started in the last 60 s. A gauge: the buckets roll over.",
+            |r| r.failed_last_minute as f64,
+        ),
+        (
+            "redq_processed_last_15_minutes",
+            "Jobs of the queue acknowledged in the 5 s throughput buckets that started in the last 15 minutes. A gauge: the buckets roll over.",
+            |r| r.processed_last_15_minutes as f64,
+        ),
+        (
+            "redq_failed_last_15_minutes",
+            "Failed attempts of the queue in the 5 s throughput buckets that started in the last 15 minutes. A gauge: the buckets roll over.",
+            |r| r.failed_last_15_minutes as f64,
+        ),
+        (
+            "redq_queue_workers",
+            "Live workers serving the queue (a worker serving several queues counts in each).",
+            |r| r.workers.len() as f64,
+        ),
+    ];
+    for (name, help, value) in per_queue {
+        let mut family = Family::new(name, Kind::Gauge, help);
+        for row in &reading.rows {
+            family.sample(vec![("queue", row.queue.clone())], value(row));
+        }
+        out.push(family);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workers_help_names_the_drivers_liveness_window() {
+        assert_eq!(redq::worker::WORKER_TTL, Duration::from_secs(15));
+        let all = families(
+            Scrape {
+                up: true,
+                errors: 0,
+                duration: Duration::ZERO,
+            },
+            Some(&Reading {
+                known_queues: 0,
+                rows: Vec::new(),
+                workers: 0,
+            }),
+        );
+        let workers = all.iter().find(|f| f.name == "redq_workers").unwrap();
+        assert!(workers.help.contains("within the last 15 s"));
+    }
+
+    #[test]
+    fn without_a_reading_only_the_exporters_own_families_are_there() {
+        let scrape = Scrape {
+            up: false,
+            errors: 3,
+            duration: Duration::from_millis(1500),
+        };
+        let names: Vec<&str> = families(scrape, None).iter().map(|f| f.name).collect();
+        assert_eq!(
+            names,
+            [
+                "redq_up",
+                "redq_scrape_errors_total",
+                "redq_scrape_duration_seconds"
+            ]
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! Following `{ns}:events` on a real Redis: the driver's subscription
+//! blocks in `XREAD` (a follower waiting before a dead letter is told
+//! within a round trip, and the server ran one `XREAD` for it), resumes
+//! exactly after an id, and `redq events` prints one line (or one JSON
+//! object) per event, following until interrupted.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use redq::events::{EventCursor, EVENT_BLOCK};
+use redq::RedisQueue;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+
+use crate::seed::{connect, dead_letters, redq};
+use crate::spawned::Spawned;
+
+/// Clients blocked in a command on the server (`INFO clients`).
+async fn blocked_clients(server: &RedisServer) -> i64 {
+    let info: String = server.cmd(&["INFO", "clients"]).await.convert().unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("INFO clients has blocked_clients")
+}
+
+fn calls(seen: &redq_tests::SeenByServer, command: &str) -> i64 {
+    seen.commands
+        .iter()
+        .find(|(name, _)| name == command)
+        .map_or(0, |(_, n)| *n)
+}
+
+#[tokio::test]
+async fn a_follower_waiting_before_a_dead_letter_sees_it_from_one_blocked_read() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_block");
+    let q = connect(&server.url(), &ns).await;
+    dead_letters(&q, "earlier", 1, "before").await;
+    let mut feed = q.follow_events(EventCursor::Now).await.unwrap();
+    server.reset_stats().await;
+    let follower = tokio::spawn(async move {
+        let batch = feed.next_batch().await.unwrap();
+        (batch, feed)
+    });
+    wait_until(
+        Duration::from_secs(5),
+        "the follower to block in XREAD",
+        async || blocked_clients(&server).await == 1,
+    )
+    .await;
+    let started = Instant::now();
+    let ids = dead_letters(&q, "webhooks", 1, "HTTP 503 from upstream").await;
+    let (batch, feed) = tokio::time::timeout(Duration::from_secs(5), follower)
+        .await
+        .expect("the follower was told within 5 s")
+        .unwrap();
+    assert!(
+        started.elapsed() < EVENT_BLOCK,
+        "answered by the entry, not the block's end"
+    );
+    assert_eq!(batch.len(), 1, "only the event after Now: {batch:?}");
+    let event = &batch[0];
+    assert_eq!(
+        (
+            event.kind.as_str(),
+            event.queue.as_str(),
+            event.job_id.as_str()
+        ),
+        ("dead", "webhooks", ids[0].as_str())
+    );
+    assert_eq!(event.error, "HTTP 503 from upstream");
+    assert_eq!(event.namespace, ns);
+    assert_eq!(feed.position(), event.event_id);
+    let seen = server.seen_since_reset().await;
+    assert_eq!(
+        calls(&seen, "xread"),
+        1,
+        "one blocking read, no polling: {seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn resuming_after_an_id_sees_exactly_what_came_after_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_resume");
+    let q = connect(&server.url(), &ns).await;
+    let ids = dead_letters(&q, "webhooks", 4, "boom").await;
+    let all = q.operator().events_since(EventCursor::Start).await.unwrap();
+    let seen: Vec<&str> = all.iter().map(|e| e.job_id.as_str()).collect();
+    assert_eq!(seen, ids.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let mut feed = q
+        .follow_events(EventCursor::After(all[1].event_id.clone()))
+        .await
+        .unwrap();
+    let rest = feed.available().await.unwrap();
+    let rest_ids: Vec<&str> = rest.iter().map(|e| e.job_id.as_str()).collect();
+    assert_eq!(rest_ids, [ids[2].as_str(), ids[3].as_str()]);
+    assert!(feed.available().await.unwrap().is_empty(), "caught up");
+
+    // The stream form goes on from the same place when more happen.
+    let more = dead_letters(&q, "later", 1, "later").await;
+    let mut stream = Box::pin(feed.into_stream());
+    let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.job_id, more[0]);
+
+    // The CLI resumes from an id the same way, one JSON object a line.
+    let out = redq(
+        &server.url(),
+        &ns,
+        &["events", "--from", &all[1].event_id, "-o", "json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let cli_ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["job_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cli_ids,
+        [ids[2].as_str(), ids[3].as_str(), more[0].as_str()]
+    );
+    assert_eq!(lines[0]["kind"], "dead");
+    assert_eq!(lines[0]["queue"], "webhooks");
+    assert_eq!(lines[0]["error"], "boom");
+    assert_eq!(lines[0]["attempts"], 1);
+    assert_eq!(lines[0]["event_id"], all[2].event_id);
+
+    // A bad position is a usage error, said plainly.
+    let out = redq(&server.url(), &ns, &["events", "--from", "yesterday"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("start, now, or an event id"), "{stderr}");
+}
+
+#[tokio::test]
+async fn redq_events_follow_prints_new_events_until_interrupted() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_follow");
+    let q: RedisQueue = connect(&server.url(), &ns).await;
+    dead_letters(&q, "earlier", 2, "old").await;
+    let mut follower = Spawned::start(
+        &server.url(),
+        &ns,
+        &["events", "--follow", "--from", "now", "-o", "json"],
+    );
+    wait_until(
+        Duration::from_secs(20),
+        "redq events to block in XREAD",
+        async || blocked_clients(&server).await == 1,
+    )
+    .await;
+    let ids = dead_letters(&q, "webhooks", 1, "new one").await;
+    let line = follower.stdout_line(Duration::from_secs(5)).await;
+    let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        event["job_id"],
+        ids[0].as_str(),
+        "only the new event: {line}"
+    );
+    assert_eq!(event["error"], "new one");
+
+    // The table form: the id first, then time, kind, queue, job.
+    let out = redq(&server.url(), &ns, &["events", "--from", "start"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last = text.lines().last().unwrap();
+    let fields: Vec<&str> = last.split("  ").collect();
+    assert_eq!(fields[0], event["event_id"].as_str().unwrap());
+    assert_eq!(&fields[2..5], ["dead", "webhooks", ids[0].as_str()]);
+    assert!(last.ends_with("error=new one"), "{last}");
+
+    follower.interrupt();
+    let status = follower.exit(Duration::from_secs(5)).await;
+    assert!(status.success(), "Ctrl-C ends it with 0: {status:?}");
+}
