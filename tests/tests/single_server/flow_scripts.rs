@@ -25,6 +25,15 @@ struct Raw {
     seq: usize,
 }
 
+/// What a test enqueues of a job.
+#[derive(Default, Clone, Copy)]
+struct Job<'a> {
+    limit_key: &'a str,
+    ordering_key: &'a str,
+    priority: u8,
+    delay_ms: u64,
+}
+
 /// A leased job as a claim reply shows it.
 #[derive(Debug, Clone)]
 struct Leased {
@@ -34,11 +43,13 @@ struct Leased {
 }
 
 fn int(v: &Value) -> i64 {
-    v.as_i64().unwrap_or_else(|| panic!("expected an integer, got {v:?}"))
+    v.as_i64()
+        .unwrap_or_else(|| panic!("expected an integer, got {v:?}"))
 }
 
 fn text(v: &Value) -> String {
-    v.as_string().unwrap_or_else(|| panic!("expected text, got {v:?}"))
+    v.as_string()
+        .unwrap_or_else(|| panic!("expected text, got {v:?}"))
 }
 
 fn items(v: Value) -> Vec<Value> {
@@ -53,12 +64,36 @@ impl Raw {
         let client = server.client().await;
         let mut shas = HashMap::new();
         for name in [
-            "enqueue", "claim", "ack", "nack", "release", "limits_set", "limits_get", "counts",
-            "inspect", "list_jobs", "cancel", "delete_job", "promote_job", "edit_job", "next_due",
+            "enqueue",
+            "claim",
+            "ack",
+            "nack",
+            "release",
+            "limits_set",
+            "limits_get",
+            "counts",
+            "inspect",
+            "list_jobs",
+            "cancel",
+            "delete_job",
+            "promote_job",
+            "edit_job",
+            "next_due",
+            "limits_wake",
+            "requeue_dead",
         ] {
-            shas.insert(name, lua::load(&client, &lua::compose(lua::source(name))).await);
+            shas.insert(
+                name,
+                lua::load(&client, &lua::compose(lua::source(name))).await,
+            );
         }
-        Raw { client, ns: unique_namespace(test), queue: "q", shas, seq: 0 }
+        Raw {
+            client,
+            ns: unique_namespace(test),
+            queue: "q",
+            shas,
+            seq: 0,
+        }
     }
 
     async fn run(&self, name: &str, args: Vec<Value>) -> Value {
@@ -69,23 +104,35 @@ impl Raw {
 
     /// Enqueues one job per limit key given ("" = none); returns the ids.
     async fn enqueue(&mut self, keys: &[&str]) -> Vec<String> {
+        let jobs: Vec<Job> = keys
+            .iter()
+            .map(|key| Job {
+                limit_key: key,
+                ..Job::default()
+            })
+            .collect();
+        self.enqueue_jobs(&jobs).await
+    }
+
+    /// Enqueues the jobs described; returns their ids.
+    async fn enqueue_jobs(&mut self, jobs: &[Job<'_>]) -> Vec<String> {
         let mut ids = Vec::new();
-        for chunk in keys.chunks(1000) {
+        for chunk in jobs.chunks(1000) {
             let mut args: Vec<Value> = vec!["1000000".into(), chunk.len().to_string().into()];
-            for key in chunk {
+            for spec in chunk {
                 self.seq += 1;
                 let id = format!("job-{:06}", self.seq);
                 let job = EnqueueJob {
                     id: &id,
                     payload: "1",
-                    priority: 0,
-                    delay_ms: 0,
+                    priority: spec.priority,
+                    delay_ms: spec.delay_ms,
                     dedup_key: "",
-                    ordering_key: "",
+                    ordering_key: spec.ordering_key,
                     max_attempts: 0,
                     backoff_base_ms: 0,
                     backoff_cap_ms: 0,
-                    limit_key: key,
+                    limit_key: spec.limit_key,
                 };
                 args.extend(job.argv());
                 ids.push(id);
@@ -97,15 +144,27 @@ impl Raw {
 
     async fn claim_for(&self, limit: usize, lease_ms: &str) -> Vec<Leased> {
         let reply = items(
-            self.run("claim", vec![limit.to_string().into(), lease_ms.into(), "1".into(), "1".into()])
-                .await,
+            self.run(
+                "claim",
+                vec![
+                    limit.to_string().into(),
+                    lease_ms.into(),
+                    "1".into(),
+                    "1".into(),
+                ],
+            )
+            .await,
         );
         reply[1..]
             .chunks(2)
             .map(|pair| {
                 let raw = pair[1].as_bytes().expect("a record").to_vec();
                 let meta = Meta::decode(&raw).expect("a job record");
-                Leased { id: text(&pair[0]), lease: meta.lease_id, key: meta.limit_key }
+                Leased {
+                    id: text(&pair[0]),
+                    lease: meta.lease_id,
+                    key: meta.limit_key,
+                }
             })
             .collect()
     }
@@ -116,10 +175,28 @@ impl Raw {
 
     async fn ack(&self, job: &Leased) -> i64 {
         let reply = items(
-            self.run("ack", vec!["1".into(), job.id.clone().into(), job.lease.to_string().into()])
-                .await,
+            self.run(
+                "ack",
+                vec![
+                    "1".into(),
+                    job.id.clone().into(),
+                    job.lease.to_string().into(),
+                ],
+            )
+            .await,
         );
         int(&reply[0])
+    }
+
+    async fn nack(&self, job: &Leased, delay_ms: u64, dead: bool) -> i64 {
+        let args: Vec<Value> = vec![
+            job.id.clone().into(),
+            job.lease.to_string().into(),
+            delay_ms.to_string().into(),
+            "failed".into(),
+            (dead as u8).to_string().into(),
+        ];
+        int(&items(self.run("nack", args).await)[0])
     }
 
     async fn release(&self, job: &Leased, pushback_ms: Option<u64>) -> i64 {
@@ -181,16 +258,33 @@ impl Raw {
 /// connections send (PING, QUIT, CLIENT, INFO, CONFIG): what the scripts
 /// called.
 async fn commands_since_reset(server: &RedisServer) -> (u64, String) {
-    let harness = ["evalsha:", "info:", "config", "ping:", "quit:", "client", "hello:", "select:"];
-    let stats: String = server.cmd(&["INFO", "commandstats"]).await.convert().unwrap();
+    let harness = [
+        "evalsha:", "info:", "config", "ping:", "quit:", "client", "hello:", "select:",
+    ];
+    let stats: String = server
+        .cmd(&["INFO", "commandstats"])
+        .await
+        .convert()
+        .unwrap();
     let mut total = 0;
     let mut each = Vec::new();
-    for line in stats.lines().filter_map(|line| line.strip_prefix("cmdstat_")) {
+    for line in stats
+        .lines()
+        .filter_map(|line| line.strip_prefix("cmdstat_"))
+    {
         if harness.iter().any(|h| line.starts_with(h)) {
             continue;
         }
         let (name, rest) = line.split_once(':').unwrap();
-        let calls: u64 = rest.split("calls=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+        let calls: u64 = rest
+            .split("calls=")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         total += calls;
         each.push(format!("{name} {calls}"));
     }
@@ -205,9 +299,14 @@ async fn many_claims_never_lease_more_than_a_key_or_the_queue_allows() {
     assert_eq!(raw.set_limit("each_key", "", 2, 0, 0).await, 1);
     assert_eq!(raw.set_limit("key", "c", 1, 0, 0).await, 1);
     assert_eq!(raw.set_limit("queue", "", 5, 0, 0).await, 1);
+    // Interleaved, then in runs of one key (so a claim meets several jobs
+    // of one key in a row).
     let mut keys = Vec::new();
-    for i in 0..60 {
+    for i in 0..40 {
         keys.push(["a", "b", "c", ""][i % 4]);
+    }
+    for i in 0..40 {
+        keys.push(["a", "b", "c", ""][i / 10]);
     }
     raw.enqueue(&keys).await;
     let mut running: Vec<Leased> = Vec::new();
@@ -221,7 +320,11 @@ async fn many_claims_never_lease_more_than_a_key_or_the_queue_allows() {
         for job in &running {
             *per_key.entry(job.key.as_str()).or_default() += 1;
         }
-        assert!(running.len() <= 5, "{} leased at once, queue limit 5", running.len());
+        assert!(
+            running.len() <= 5,
+            "{} leased at once, queue limit 5",
+            running.len()
+        );
         for (key, n) in &per_key {
             let bound = match *key {
                 "" => 5,
@@ -245,9 +348,17 @@ async fn many_claims_never_lease_more_than_a_key_or_the_queue_allows() {
     }
     assert_eq!(raw.held().await, 0);
     // Nothing is left of the accounting once every job is done.
-    let lim: Vec<String> = server.cmd(&["HKEYS", &raw.key("lim")]).await.convert().unwrap();
+    let lim: Vec<String> = server
+        .cmd(&["HKEYS", &raw.key("lim")])
+        .await
+        .convert()
+        .unwrap();
     assert!(lim.is_empty(), "{lim:?}");
-    let ready: i64 = server.cmd(&["ZCARD", &raw.key("lim_ready")]).await.convert().unwrap();
+    let ready: i64 = server
+        .cmd(&["ZCARD", &raw.key("lim_ready")])
+        .await
+        .convert()
+        .unwrap();
     assert_eq!(ready, 0);
 }
 
@@ -258,14 +369,23 @@ async fn a_freed_slot_lets_the_next_held_job_out_once() {
     raw.set_limit("each_key", "", 1, 0, 0).await;
     let ids = raw.enqueue(&["k", "k", "k"]).await;
     let first = raw.claim(10).await;
-    assert_eq!(first.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[0].clone()]);
+    assert_eq!(
+        first.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        vec![ids[0].clone()]
+    );
     assert!(raw.claim(10).await.is_empty());
     assert_eq!(raw.state_of(&ids[1]).await, "held");
     assert_eq!(raw.held().await, 2);
     assert_eq!(raw.ack(&first[0]).await, 1);
     let second = raw.claim(10).await;
-    assert_eq!(second.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[1].clone()]);
-    assert!(raw.claim(10).await.is_empty(), "one freed slot lets one job out");
+    assert_eq!(
+        second.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        vec![ids[1].clone()]
+    );
+    assert!(
+        raw.claim(10).await.is_empty(),
+        "one freed slot lets one job out"
+    );
     // A repeated ack of the finished job frees nothing more.
     assert_eq!(raw.ack(&first[0]).await, 0);
     assert!(raw.claim(10).await.is_empty());
@@ -283,25 +403,44 @@ async fn a_stale_holder_frees_nothing() {
     let current = raw.claim(1).await.remove(0);
     assert_eq!(current.id, old.id);
     assert_eq!(raw.ack(&old).await, -1, "the stale ack is refused");
-    assert_eq!(raw.release(&old, None).await, 2, "a resent release is recognised");
-    assert!(raw.claim(10).await.is_empty(), "the stale calls freed no slot");
+    assert_eq!(
+        raw.release(&old, None).await,
+        2,
+        "a resent release is recognised"
+    );
+    assert!(
+        raw.claim(10).await.is_empty(),
+        "the stale calls freed no slot"
+    );
     // A lease that lapses is reclaimed by the next claim, which frees its
     // slot once: the reclaimed job (due at once) takes it again.
     assert_eq!(raw.ack(&current).await, 1);
     let lapsing = raw.claim_for(1, "1").await.remove(0);
     assert_eq!(lapsing.id, ids[1]);
     let mut again = Vec::new();
-    wait_until(Duration::from_secs(5), "the lapsed lease is reclaimed", async || {
-        again = raw.claim(10).await;
-        !again.is_empty()
-    })
+    wait_until(
+        Duration::from_secs(5),
+        "the lapsed lease is reclaimed",
+        async || {
+            again = raw.claim(10).await;
+            !again.is_empty()
+        },
+    )
     .await;
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].id, ids[1]);
-    assert_eq!(raw.ack(&lapsing).await, -1, "the lapsed holder's ack is refused");
+    assert_eq!(
+        raw.ack(&lapsing).await,
+        -1,
+        "the lapsed holder's ack is refused"
+    );
     assert_eq!(raw.leased_now().await, 1);
     assert_eq!(raw.ack(&again[0]).await, 1);
-    let lim: Vec<String> = server.cmd(&["HKEYS", &raw.key("lim")]).await.convert().unwrap();
+    let lim: Vec<String> = server
+        .cmd(&["HKEYS", &raw.key("lim")])
+        .await
+        .convert()
+        .unwrap();
     assert!(lim.is_empty(), "{lim:?}");
 }
 
@@ -321,12 +460,34 @@ async fn a_rate_window_starts_exactly_its_max() {
             assert_eq!(raw.ack(&job).await, 1);
         }
     }
-    assert_eq!(started.values().sum::<usize>(), 5, "queue-wide: 5 in 10 s; {started:?}");
+    assert_eq!(
+        started.values().sum::<usize>(),
+        5,
+        "queue-wide: 5 in 10 s; {started:?}"
+    );
     assert_eq!(started["k"], 3, "each key: 3 in 10 s; {started:?}");
     assert_eq!(started["j"], 2);
+    // One start member per lease: the queue's own 5 (key ""), k's 3, j's 2.
+    let starts: Vec<String> = server
+        .cmd(&["ZRANGE", &raw.key("lim_starts"), "0", "-1"])
+        .await
+        .convert()
+        .unwrap();
+    let of = |prefix: &str| starts.iter().filter(|m| m.starts_with(prefix)).count();
+    assert_eq!(
+        (of("\n"), of("k\n"), of("j\n"), starts.len()),
+        (5, 3, 2, 10),
+        "{starts:?}"
+    );
     // Key k waits for its window: due again when its oldest start leaves it.
-    let wake = raw.zscore(&server, "lim_wake", "k").await.expect("k waits for its window");
-    assert!(wake >= (before + 10_000) as f64 && wake <= (before + 11_000) as f64, "{wake}");
+    let wake = raw
+        .zscore(&server, "lim_wake", "k")
+        .await
+        .expect("k waits for its window");
+    assert!(
+        wake >= (before + 10_000) as f64 && wake <= (before + 11_000) as f64,
+        "{wake}"
+    );
     // The queue's own window makes the queue due no sooner than it reopens.
     let due = int(&raw.run("next_due", vec![]).await);
     assert!((8_000..=10_000).contains(&due), "next_due {due}");
@@ -342,11 +503,20 @@ async fn a_push_back_holds_its_key_until_its_time_and_others_run() {
     let at = raw.redis_now(&server).await;
     assert_eq!(raw.release(&first, Some(10_000)).await, 1);
     let rest = raw.claim(10).await;
-    assert_eq!(rest.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[2].clone()]);
+    assert_eq!(
+        rest.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        vec![ids[2].clone()]
+    );
     assert!(raw.claim(10).await.is_empty(), "k is pushed back");
     assert_eq!(raw.state_of(&ids[0]).await, "held");
-    let wake = raw.zscore(&server, "lim_wake", "k").await.expect("k waits for its push-back");
-    assert!(wake >= (at + 10_000) as f64 && wake <= (at + 11_000) as f64, "{wake}");
+    let wake = raw
+        .zscore(&server, "lim_wake", "k")
+        .await
+        .expect("k waits for its push-back");
+    assert!(
+        wake >= (at + 10_000) as f64 && wake <= (at + 11_000) as f64,
+        "{wake}"
+    );
     // An earlier push-back does not shorten a later one.
     assert_eq!(raw.ack(&rest[0]).await, 1);
     // The queue's own push-back (a job without a key) stops the whole queue.
@@ -368,28 +538,91 @@ async fn held_jobs_are_seen_cancelled_deleted_edited_and_not_promoted() {
     let running = raw.claim(10).await;
     assert_eq!(running.len(), 1);
     assert_eq!(raw.held().await, 3);
-    let page = items(raw.run("list_jobs", vec!["held".into(), "0".into(), "10".into()]).await);
+    let page = items(
+        raw.run("list_jobs", vec!["held".into(), "0".into(), "10".into()])
+            .await,
+    );
     assert_eq!(int(&page[0]), 3);
     assert_eq!(text(&page[2]), ids[1]);
-    let edited = items(raw.run("edit_job", vec!["1000".into(), ids[1].clone().into(), "2".into()]).await);
+    let edited = items(
+        raw.run(
+            "edit_job",
+            vec!["1000".into(), ids[1].clone().into(), "2".into()],
+        )
+        .await,
+    );
     assert_eq!((int(&edited[0]), text(&edited[1])), (1, "held".to_owned()));
-    let promoted = items(raw.run("promote_job", vec!["promote".into(), "10".into(), "0".into(), ids[1].clone().into()]).await);
+    let promoted = items(
+        raw.run(
+            "promote_job",
+            vec![
+                "promote".into(),
+                "10".into(),
+                "0".into(),
+                ids[1].clone().into(),
+            ],
+        )
+        .await,
+    );
     assert_eq!(int(&promoted[3]), 2, "a held job is already due");
-    let cancelled = items(raw.run("cancel", vec!["op".into(), "id".into(), ids[1].clone().into()]).await);
-    assert_eq!((int(&cancelled[0]), text(&cancelled[1])), (1, "held".to_owned()));
-    let deleted = items(raw.run("delete_job", vec!["10".into(), "0".into(), "".into(), "".into(), ids[2].clone().into()]).await);
+    let cancelled = items(
+        raw.run(
+            "cancel",
+            vec!["op".into(), "id".into(), ids[1].clone().into()],
+        )
+        .await,
+    );
+    assert_eq!(
+        (int(&cancelled[0]), text(&cancelled[1])),
+        (1, "held".to_owned())
+    );
+    let deleted = items(
+        raw.run(
+            "delete_job",
+            vec![
+                "10".into(),
+                "0".into(),
+                "".into(),
+                "".into(),
+                ids[2].clone().into(),
+            ],
+        )
+        .await,
+    );
     assert_eq!(int(&deleted[3]), 1);
     assert_eq!(raw.held().await, 1);
     // The next held job is the one left; the key's ready entry followed.
     assert_eq!(raw.ack(&running[0]).await, 1);
     let next = raw.claim(10).await;
-    assert_eq!(next.iter().map(|j| j.id.clone()).collect::<Vec<_>>(), vec![ids[3].clone()]);
+    assert_eq!(
+        next.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        vec![ids[3].clone()]
+    );
     // Forced delete of the running job frees its slot; bulk cancel of held.
     raw.enqueue(&["k", "k"]).await;
-    let forced = items(raw.run("delete_job", vec!["10".into(), "1".into(), "".into(), "".into(), next[0].id.clone().into()]).await);
+    let forced = items(
+        raw.run(
+            "delete_job",
+            vec![
+                "10".into(),
+                "1".into(),
+                "".into(),
+                "".into(),
+                next[0].id.clone().into(),
+            ],
+        )
+        .await,
+    );
     assert_eq!(int(&forced[3]), 1);
-    assert_eq!(raw.claim(10).await.len(), 1, "the forced delete freed the slot");
-    let bulk = items(raw.run("cancel", vec!["op".into(), "held".into(), "10".into()]).await);
+    assert_eq!(
+        raw.claim(10).await.len(),
+        1,
+        "the forced delete freed the slot"
+    );
+    let bulk = items(
+        raw.run("cancel", vec!["op".into(), "held".into(), "10".into()])
+            .await,
+    );
     assert_eq!((int(&bulk[0]), int(&bulk[1])), (1, 0));
     assert_eq!(raw.held().await, 0);
 }
@@ -419,7 +652,11 @@ async fn claim_cost_does_not_grow_with_held_jobs() {
     assert_eq!(costs[0], costs[2], "claim taking 3 jobs: {costs:?}");
     assert_eq!(costs[1], costs[3], "claim taking none: {costs:?}");
 
-    for (case, scope, key) in [("none", "", ""), ("queue", "queue", ""), ("key", "key", "k")] {
+    for (case, scope, key) in [
+        ("none", "", ""),
+        ("queue", "queue", ""),
+        ("key", "key", "k"),
+    ] {
         let mut raw = Raw::new(&server, &format!("flow-cost-{case}")).await;
         if !scope.is_empty() {
             raw.set_limit(scope, key, 100, 0, 0).await;
@@ -434,4 +671,205 @@ async fn claim_cost_does_not_grow_with_held_jobs() {
         let ack = commands_since_reset(&server).await;
         eprintln!("redis calls, limit {case}: claim of 10 jobs {claim:?}; ack of 1 job {ack:?}");
     }
+}
+
+fn ids_of(jobs: &[Leased]) -> Vec<String> {
+    jobs.iter().map(|j| j.id.clone()).collect()
+}
+
+#[tokio::test]
+async fn keyed_and_unkeyed_jobs_are_claimed_in_priority_then_enqueue_order() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-order").await;
+    let job = |limit_key, priority| Job {
+        limit_key,
+        priority,
+        ..Job::default()
+    };
+    let ids = raw
+        .enqueue_jobs(&[
+            job("a", 0),
+            job("", 5),
+            job("b", 9),
+            job("a", 9),
+            job("", 0),
+            job("b", 0),
+        ])
+        .await;
+    let got = raw.claim(4).await;
+    assert_eq!(
+        ids_of(&got),
+        vec![
+            ids[2].clone(),
+            ids[3].clone(),
+            ids[1].clone(),
+            ids[0].clone()
+        ]
+    );
+    let rest = raw.claim(10).await;
+    assert_eq!(ids_of(&rest), vec![ids[4].clone(), ids[5].clone()]);
+}
+
+#[tokio::test]
+async fn a_raised_limit_lets_held_jobs_out_at_once_and_limits_get_shows_the_use() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-raise").await;
+    raw.set_limit("each_key", "", 1, 0, 0).await;
+    let mut keys = Vec::new();
+    for key in ["a", "b", "c"] {
+        keys.extend([key; 3]);
+    }
+    raw.enqueue(&keys).await;
+    assert_eq!(raw.claim(10).await.len(), 3, "one per key");
+    assert!(raw.claim(10).await.is_empty());
+    assert_eq!(raw.set_limit("each_key", "", 1, 0, 0).await, 0, "unchanged");
+    let reply = items(
+        raw.run(
+            "limits_set",
+            vec![
+                "each_key".into(),
+                "".into(),
+                "2".into(),
+                "0".into(),
+                "0".into(),
+            ],
+        )
+        .await,
+    );
+    assert_eq!((int(&reply[0]), text(&reply[1])), (1, "0".to_owned()));
+    assert_eq!(raw.claim(10).await.len(), 3, "one more per key at once");
+    raw.set_limit("key", "a", 3, 0, 0).await;
+    assert_eq!(
+        raw.claim(10).await.len(),
+        1,
+        "a's override lets its last job out"
+    );
+    let page = items(raw.run("limits_get", vec!["0".into(), "100".into()]).await);
+    assert_eq!(text(&page[1]), "0 0 0");
+    assert_eq!(int(&page[2]), 7, "queue leased");
+    assert_eq!(text(&page[5]), "2 0 0");
+    assert_eq!(text(&page[6]), "0", "one page");
+    let mut keys: HashMap<String, (String, i64, i64, i64)> = HashMap::new();
+    for entry in page[7..].chunks(7) {
+        keys.insert(
+            text(&entry[0]),
+            (
+                text(&entry[1]),
+                int(&entry[2]),
+                int(&entry[3]),
+                int(&entry[6]),
+            ),
+        );
+    }
+    assert_eq!(keys["a"], ("3 0 0".to_owned(), 3, 0, 0));
+    assert_eq!(keys["b"], (String::new(), 2, 1, 0));
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    // Bad specs are refused and change nothing.
+    for (args, says) in [
+        (
+            ["queue", "", "0", "5", "0"],
+            "rate interval must be 1 ms to 24 h",
+        ),
+        (
+            ["queue", "", "1000001", "0", "0"],
+            "concurrency must be at most 1000000",
+        ),
+        (
+            ["key", "", "1", "0", "0"],
+            "a limit key must be 1 to 512 bytes",
+        ),
+        (
+            ["tenant", "", "1", "0", "0"],
+            "scope must be queue, each_key or key",
+        ),
+        (
+            ["queue", "", "0", "1", "86400001"],
+            "rate interval must be at most 86400000",
+        ),
+    ] {
+        let args: Vec<Value> = args.iter().map(|a| Value::from(*a)).collect();
+        let err = lua::evalsha(
+            &raw.client,
+            &raw.shas["limits_set"],
+            &raw.ns,
+            raw.queue,
+            &args,
+        )
+        .await
+        .expect_err("refused");
+        assert!(err.details().contains(says), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn nacks_delays_ordering_keys_and_requeues_go_through_the_held_set() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-compose").await;
+    raw.set_limit("each_key", "", 1, 0, 0).await;
+    let ids = raw
+        .enqueue_jobs(&[
+            Job {
+                limit_key: "k",
+                ordering_key: "o",
+                ..Job::default()
+            },
+            Job {
+                limit_key: "k",
+                ordering_key: "o",
+                ..Job::default()
+            },
+            Job {
+                limit_key: "k",
+                delay_ms: 600_000,
+                ..Job::default()
+            },
+        ])
+        .await;
+    assert_eq!(
+        raw.state_of(&ids[1]).await,
+        "blocked",
+        "behind its ordering key"
+    );
+    assert_eq!(raw.state_of(&ids[2]).await, "scheduled");
+    let first = raw.claim(10).await;
+    assert_eq!(ids_of(&first), vec![ids[0].clone()]);
+    // A retry due now is held again and takes the freed slot.
+    assert_eq!(raw.nack(&first[0], 0, false).await, 1);
+    let again = raw.claim(10).await;
+    assert_eq!(ids_of(&again), vec![ids[0].clone()]);
+    // Dead: the slot frees and the ordering successor is held, then claimed.
+    assert_eq!(raw.nack(&again[0], 0, true).await, 1);
+    let next = raw.claim(10).await;
+    assert_eq!(ids_of(&next), vec![ids[1].clone()]);
+    // The delayed job, promoted, is held behind the key's one slot.
+    let promoted = items(
+        raw.run(
+            "promote_job",
+            vec![
+                "promote".into(),
+                "10".into(),
+                "0".into(),
+                ids[2].clone().into(),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(int(&promoted[3]), 1);
+    assert_eq!(raw.state_of(&ids[2]).await, "held");
+    assert!(raw.claim(10).await.is_empty());
+    assert_eq!(raw.ack(&next[0]).await, 1);
+    let last = raw.claim(10).await;
+    assert_eq!(ids_of(&last), vec![ids[2].clone()]);
+    assert_eq!(raw.ack(&last[0]).await, 1);
+    // A requeued dead letter is held by its key like any due keyed job.
+    let requeued = items(
+        raw.run(
+            "requeue_dead",
+            vec!["10".into(), "0".into(), ids[0].clone().into()],
+        )
+        .await,
+    );
+    assert_eq!(int(&requeued[0]), 1);
+    assert_eq!(raw.state_of(&ids[0]).await, "held");
+    assert_eq!(ids_of(&raw.claim(10).await), vec![ids[0].clone()]);
 }
