@@ -94,9 +94,10 @@ impl RedisQueue {
         })
     }
 
-    /// Cancel every job of `queue` in `state` (waiting, scheduled, leased or
-    /// dead; blocked jobs are reached by cancelling their waiting holders,
-    /// or by id), [`CANCEL_BATCH`] per script call, oldest first;
+    /// Cancel every job of `queue` in `state` (waiting, scheduled, leased,
+    /// dead or held; blocked jobs are reached by cancelling their waiting
+    /// holders, or by id), [`CANCEL_BATCH`] per script call, oldest first
+    /// (held: by limit key, then claim order);
     /// `progress` is told (done so far, left). Stops after as many batches
     /// as the state held at the start, so jobs arriving meanwhile cannot
     /// keep it looping. Returns how many were cancelled.
@@ -133,11 +134,12 @@ pub fn count_in_state(counts: &crate::QueueCounts, state: JobState) -> Result<u6
         JobState::Scheduled => counts.scheduled,
         JobState::Leased => counts.leased,
         JobState::Dead => counts.dead,
+        JobState::Held => counts.held,
         _ => {
             return Err(QueueError::invalid(
                 "state",
                 state.as_str(),
-                "one of waiting, scheduled, leased, dead (blocked jobs follow their waiting holder; cancel them by id)",
+                "one of waiting, scheduled, leased, dead, held (blocked jobs follow their waiting holder; cancel them by id)",
             ))
         }
     })

@@ -54,6 +54,7 @@ impl Bulk {
                 JobState::Leased => counts.leased,
                 JobState::Dead => counts.dead,
                 JobState::Blocked => counts.blocked,
+                JobState::Held => counts.held,
                 #[allow(unreachable_patterns)]
                 _ => 0,
             },
@@ -65,7 +66,8 @@ impl Bulk {
         let Bulk::Delete(state, if_leased) = self else {
             return Ok(());
         };
-        let accepted = "one of waiting, scheduled, blocked, dead, leased (leased only when forced)";
+        let accepted =
+            "one of waiting, scheduled, held, blocked, dead, leased (leased only when forced)";
         match state {
             JobState::Leased if if_leased == IfLeased::Refuse => Err(QueueError::invalid(
                 "state",
@@ -74,6 +76,7 @@ impl Bulk {
             )),
             JobState::Waiting
             | JobState::Scheduled
+            | JobState::Held
             | JobState::Blocked
             | JobState::Dead
             | JobState::Leased => Ok(()),
@@ -109,8 +112,8 @@ impl RedisQueue {
         self.drain_surgery(Bulk::RetryNow, queue, progress).await
     }
 
-    /// Delete every job of `queue` in `state` (waiting, scheduled, blocked,
-    /// dead, or leased with [`IfLeased::VoidLease`]), releasing what each
+    /// Delete every job of `queue` in `state` (waiting, scheduled, held,
+    /// blocked, dead, or leased with [`IfLeased::VoidLease`]), releasing what each
     /// held, [`SURGERY_BATCH`] per atomic step; `progress` is told (done so
     /// far, left in that state) after each. The number deleted.
     pub async fn delete_all(

@@ -290,6 +290,58 @@ async fn held_jobs_are_counted_listed_and_inspected_as_held() {
 }
 
 #[tokio::test]
+async fn held_jobs_are_cancelled_and_deleted_by_id_and_by_state() {
+    let server = RedisServer::start();
+    let queue = queue(&server, "flow-held-surgery").await;
+    queue
+        .set_limit("mail", LimitScope::EachKey, Limit::concurrency(1))
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        ids.push(
+            queue
+                .add("mail", keyed(n, "acme"))
+                .await
+                .unwrap()
+                .id()
+                .to_owned(),
+        );
+    }
+    let running = queue.claim("mail", 10, LONG).await.unwrap();
+    assert_eq!(running.len(), 1);
+    assert_eq!(queue.counts("mail").await.unwrap().held, 5);
+
+    assert!(matches!(
+        queue.cancel(&ids[1], "ops").await.unwrap(),
+        redq::CancelOutcome::Cancelled {
+            from: JobState::Held,
+            ..
+        }
+    ));
+    queue
+        .delete_job(&ids[2], redq::IfLeased::Refuse)
+        .await
+        .unwrap();
+    assert_eq!(queue.counts("mail").await.unwrap().held, 3);
+    let deleted = queue
+        .delete_all("mail", JobState::Held, redq::IfLeased::Refuse, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(deleted, 3);
+    let limits = queue.limits("mail").await.unwrap();
+    assert_eq!((limits.held, limits.leased), (0, 1), "{limits:?}");
+
+    queue.add("mail", keyed(7, "acme")).await.unwrap();
+    let cancelled = queue
+        .cancel_all("mail", JobState::Held, "ops", |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(cancelled, 1);
+    assert_eq!(queue.counts("mail").await.unwrap().held, 0);
+}
+
+#[tokio::test]
 async fn a_pushed_back_job_returns_without_an_attempt_and_its_key_waits() {
     let server = RedisServer::start();
     let queue = queue(&server, "flow-pushback").await;
