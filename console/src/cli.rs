@@ -160,6 +160,8 @@ fn parse_delay(text: &str) -> Result<Duration, String> {
 pub enum StateArg {
     /// Due, waiting to be claimed.
     Waiting,
+    /// Due, but held back until its limit key has room (flow control).
+    Held,
     /// Delayed or backing off.
     Scheduled,
     /// Claimed under a lease.
@@ -177,6 +179,7 @@ impl StateArg {
     pub fn state(self) -> redq::JobState {
         match self {
             StateArg::Waiting => redq::JobState::Waiting,
+            StateArg::Held => redq::JobState::Held,
             StateArg::Scheduled => redq::JobState::Scheduled,
             StateArg::Leased => redq::JobState::Leased,
             StateArg::Dead => redq::JobState::Dead,
@@ -219,6 +222,12 @@ pub enum Command {
     Retention {
         #[command(subcommand)]
         command: RetentionCommand,
+    },
+    /// Flow control: concurrency and rate limits per queue and per limit
+    /// key, set live (see redq::flow).
+    Limits {
+        #[command(subcommand)]
+        command: LimitsCommand,
     },
     /// Pause a queue: workers claim nothing from it until it is resumed.
     ///
@@ -431,6 +440,65 @@ pub enum RetentionCommand {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// `redq limits` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LimitsCommand {
+    /// Every queue with flow control (or one): each limit, its use now,
+    /// the jobs it holds back; then its limit keys.
+    List {
+        /// Only this queue.
+        queue: Option<String>,
+    },
+    /// Limit a queue as a whole (the default), every limit key of it
+    /// (--each-key), or one key (--key); at least one of --concurrency
+    /// and --rate. The limit given replaces the scope's limit whole.
+    #[command(group = clap::ArgGroup::new("bound").required(true).multiple(true)
+        .args(["concurrency", "rate"]))]
+    Set {
+        /// The queue.
+        queue: String,
+        #[command(flatten)]
+        scope: LimitScopeArgs,
+        /// At most this many jobs leased at once.
+        #[arg(long, value_name = "N")]
+        concurrency: Option<u32>,
+        /// At most MAX jobs started in any window of INTERVAL (ms, s, m, h),
+        /// on the Redis clock: e.g. 100/1s, 10/500ms, 1000/1h.
+        #[arg(long, value_name = "MAX/INTERVAL", value_parser = crate::flow::parse_rate)]
+        rate: Option<redq::flow::Rate>,
+        /// Limit it even though no job was ever enqueued to it (a queue
+        /// about to be used, or a name with a typo: check it).
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Remove a limit: the queue's own (the default), the each-key default
+    /// (--each-key), one key's (--key), or every one of the queue (--all).
+    Clear {
+        /// The queue.
+        queue: String,
+        #[command(flatten)]
+        scope: LimitScopeArgs,
+        /// The queue's own limit, its each-key default and every key's own.
+        #[arg(long, conflicts_with_all = ["key", "each_key"])]
+        all: bool,
+        /// Required with --all: every limit of the queue is lifted at once.
+        #[arg(long, requires = "all")]
+        yes: bool,
+    },
+}
+
+/// Which limit of a queue: its own unless one of these is given.
+#[derive(Debug, Args, Clone)]
+pub struct LimitScopeArgs {
+    /// The limit of this one limit key (it replaces the each-key default
+    /// for that key).
+    #[arg(long, value_name = "K", conflicts_with = "each_key")]
+    pub key: Option<String>,
+    /// The default limit of every limit key of the queue.
+    #[arg(long)]
+    pub each_key: bool,
 }
 
 /// What `redq jobs promote` and `redq jobs retry` take.

@@ -19,6 +19,7 @@ pub mod clock;
 pub mod commands;
 pub mod demo;
 pub mod failure;
+pub mod flow;
 pub mod logging;
 pub mod output;
 pub mod registry;

@@ -55,6 +55,7 @@ pub fn job_json(job: &JobRecord, shards: &[String]) -> Value {
         "finished_at": opt_time(job.finished_at),
         "dedup_key": job.dedup_key,
         "ordering_key": job.ordering_key,
+        "limit_key": job.limit_key,
         "retry_window_ms": job.retry_window.map(|w| w.as_millis() as u64),
         "payload": job.payload,
     });

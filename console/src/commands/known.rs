@@ -28,6 +28,11 @@ pub async fn require_known_to_pause(queue: &Target, name: &str) -> Result<(), Fa
     .await
 }
 
+/// As [`require_known`], with `advice` after the list of known queues.
+pub async fn require_known_with(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> {
+    check(queue, name, advice).await
+}
+
 async fn check(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> {
     let known = queue.queues().await?;
     if known.iter().any(|q| q == name) || queue.counts(name).await?.paused {

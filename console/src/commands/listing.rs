@@ -29,6 +29,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "leased": c.leased,
                     "dead": c.dead,
                     "blocked": c.blocked,
+                    "held": c.held,
                     "lapsed": c.lapsed,
                     "paused": c.paused,
                     "oldest_waiting_enqueued_at": opt_time(c.head_enqueued_at.filter(|_| c.waiting > 0)),

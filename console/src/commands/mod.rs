@@ -8,6 +8,7 @@ mod events;
 mod interrupt;
 mod jobs;
 mod known;
+mod limits;
 mod listing;
 mod metrics;
 mod retention;
@@ -36,6 +37,11 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             crate::cli::RetentionCommand::Show { .. } => None,
             crate::cli::RetentionCommand::Set { .. } => Some("retention set"),
             crate::cli::RetentionCommand::Clear { .. } => Some("retention clear"),
+        },
+        Command::Limits { command } => match command {
+            crate::cli::LimitsCommand::List { .. } => None,
+            crate::cli::LimitsCommand::Set { .. } => Some("limits set"),
+            crate::cli::LimitsCommand::Clear { .. } => Some("limits clear"),
         },
         Command::Demo { .. } => Some("demo"),
         _ => None,
@@ -71,6 +77,7 @@ pub async fn run(
         Command::Jobs { command, list } => jobs::run(&queue, command, list, json).await,
         Command::Dead { command } => dead::run(&queue, command, json).await,
         Command::Retention { command } => retention::run(&queue, command, json).await,
+        Command::Limits { command } => limits::run(&queue, command, json).await,
         Command::Pause {
             queue: name,
             allow_unknown,

@@ -26,6 +26,8 @@ pub enum Scope {
     Queues,
     /// The Leases screen.
     Leases,
+    /// The Limits screen.
+    Limits,
     /// One dead letter: a row of the Dead letters screen (or a group), the
     /// detail of a dead letter, a row of the jobs view listing dead jobs.
     Dead,
@@ -36,7 +38,7 @@ pub enum Scope {
     DeadScreen,
     /// Screens that list rows (not the detail view).
     Lists,
-    /// Lists that can be filtered: the six screens and the jobs view.
+    /// Lists that can be filtered: the seven screens and the jobs view.
     Filterable,
     /// Lists whose rows open a detail (leases, dead letters, jobs).
     Openable,
@@ -52,6 +54,7 @@ impl Scope {
             Scope::Lists | Scope::Filterable | Scope::Openable => "Lists",
             Scope::Queues => "Queues",
             Scope::Leases => "Leases",
+            Scope::Limits => "Limits",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
@@ -101,6 +104,7 @@ impl Scope {
                 Scope::Openable => matches!(screen, Screen::Leases | Screen::Dead),
                 Scope::Queues => *screen == Screen::Queues,
                 Scope::Leases => *screen == Screen::Leases,
+                Scope::Limits => *screen == Screen::Limits,
                 Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
                 _ => false,
             },
@@ -178,7 +182,7 @@ use KeyCode::{
 };
 use Scope::{
     Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Job, Jobs,
-    Leases, Lists, Main, Openable, Queues,
+    Leases, Limits, Lists, Main, Openable, Queues,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -217,13 +221,14 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[code(PageUp)], "PgUp", "previous page", None, Action::PageUp),
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
-    bind(Jobs, &[code(Esc)], "Esc", "clear filter, else back to queues", Some("Esc back"), Action::Back),
+    bind(Jobs, &[code(Esc)], "Esc", "clear filter, else go back", Some("Esc back"), Action::Back),
     bind(Jobs, &[k('U')], "U T D C", "the same, all in this state (asks)", None, Action::AllJobs(Surgery::Promote)),
     bind(Jobs, &[k('T')], "", "", None, Action::AllJobs(Surgery::RetryNow)),
     bind(Jobs, &[k('D')], "", "", None, Action::AllJobs(Surgery::Delete)),
     bind(Jobs, &[k('C')], "", "", None, Action::AllJobs(Surgery::Cancel)),
     bind(Leases, &[k('c')], "c", "cancel the selected job (asks)", Some("c cancel"), Action::Job(Surgery::Cancel)),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
+    bind(Limits, &[code(Enter)], "Enter", "list the limiter's held jobs", Some("Enter held jobs"), Action::Open),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
     bind(Lists, &[k('j'), code(Down)], "j ↓", "move down", Some("j/k move"), Action::Down),
@@ -235,12 +240,13 @@ pub static BINDINGS: &[Binding] = &[
     bind(Openable, &[code(Enter)], "Enter", "open it (a group: filter by it)", Some("Enter open"), Action::Open),
     bind(Filterable, &[k('/')], "/", "filter the rows", Some("/ filter"), Action::StartFilter),
     bind(Filterable, &[code(Esc)], "Esc", "clear the filter", None, Action::Back),
-    bind(Main, &[k('1')], "1-6", "switch screen (the tabs at the top)", Some("1-6 screens"), Action::Show(Screen::Queues)),
+    bind(Main, &[k('1')], "1-7", "switch screen (the tabs at the top)", Some("1-7 screens"), Action::Show(Screen::Queues)),
     bind(Main, &[k('2')], "", "", None, Action::Show(Screen::Leases)),
     bind(Main, &[k('3')], "", "", None, Action::Show(Screen::Dead)),
     bind(Main, &[k('4')], "", "", None, Action::Show(Screen::Schedules)),
     bind(Main, &[k('5')], "", "", None, Action::Show(Screen::Workers)),
     bind(Main, &[k('6')], "", "", None, Action::Show(Screen::Events)),
+    bind(Main, &[k('7')], "", "", None, Action::Show(Screen::Limits)),
     bind(Main, &[code(Tab)], "Tab", "next screen", None, Action::NextScreen),
     bind(Main, &[code(BackTab)], "Shift-Tab", "previous screen", None, Action::PrevScreen),
     bind(Main, &[k('?')], "?", "this help", Some("? help"), Action::ToggleHelp),
@@ -313,7 +319,7 @@ pub fn hints(state: &State) -> Vec<&'static str> {
 }
 
 /// Help sections: a heading and (keys, what they do) rows, from the table.
-/// Rows with an empty label are covered by the row before them (`1-6`,
+/// Rows with an empty label are covered by the row before them (`1-7`,
 /// `0-9`);
 /// scopes sharing a heading share a section.
 pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
@@ -324,6 +330,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Filterable,
         Queues,
         Leases,
+        Limits,
         Confirm,
         ConfirmRequeue,
         Job,

@@ -275,6 +275,8 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
     let events = queue.events(EVENT_WINDOW).await?;
     let workers = queue.workers().await?;
     let schedules = queue.schedules().await?;
+    // Which jobs views offer the held tab: one small read per refresh.
+    let limited = queue.limited_queues().await?;
     let mut snapshot = Snapshot {
         redis_now,
         queues: rows,
@@ -284,9 +286,15 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         leases: None,
         dead: None,
         jobs: None,
+        limits: None,
+        limited,
     };
     match focus {
         Focus::Overview => {}
+        Focus::Limits => {
+            let all = try_join_all(snapshot.limited.iter().map(|name| queue.limits(name))).await?;
+            snapshot.limits = Some(all.iter().flat_map(crate::flow::rows_of).collect());
+        }
         Focus::Leases => {
             let held = snapshot.queues.iter().filter(|r| r.counts.leased > 0);
             let pages = try_join_all(

@@ -18,6 +18,8 @@ mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;
 mod kept_tabs;
+mod limits_cli;
+mod limits_views;
 mod metrics;
 mod outage;
 mod requeue_attempts;

@@ -616,10 +616,12 @@ fn navigation_table() {
         (vec![key(KeyCode::Tab)], Screen::Leases, 0),
         (
             vec![KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)],
-            Screen::Events,
+            Screen::Limits,
             0,
         ),
         (vec![ch('6'), ch('j')], Screen::Events, 1),
+        (vec![ch('7'), ch('j'), ch('j')], Screen::Limits, 2),
+        (vec![ch('7'), key(KeyCode::Tab)], Screen::Queues, 0),
         (
             vec![
                 ch('/'),
@@ -670,7 +672,10 @@ fn jobs_view_pages_and_cycles_states() {
     assert_eq!(query(&state), Some(("emails".into(), JobState::Waiting, 0)));
     type_keys(&mut state, &[ch('l'), ch('l')]);
     assert_eq!(query(&state), Some(("emails".into(), JobState::Leased, 0)));
+    // emails has flow control: its held jobs come after the four states.
     type_keys(&mut state, &[ch('h'), ch('h'), ch('h')]);
+    assert_eq!(query(&state), Some(("emails".into(), JobState::Held, 0)));
+    type_keys(&mut state, &[ch('h')]);
     assert_eq!(query(&state), Some(("emails".into(), JobState::Dead, 0)));
     // Paging needs to know the total: give it a page of 120 dead jobs.
     let mut snap = snapshot();

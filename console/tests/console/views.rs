@@ -20,7 +20,7 @@ fn terminal(state: &State, width: u16, height: u16, color: bool) -> Terminal<Tes
     terminal
 }
 
-fn screen_text(state: &State, width: u16, height: u16) -> String {
+pub(crate) fn screen_text(state: &State, width: u16, height: u16) -> String {
     let terminal = terminal(state, width, height, true);
     let buffer = terminal.backend().buffer();
     let mut out = String::new();
@@ -39,7 +39,7 @@ fn screen(state: &State) -> String {
     screen_text(state, 100, 30)
 }
 
-fn with(actions: &[Action]) -> State {
+pub(crate) fn with(actions: &[Action]) -> State {
     let mut state = loaded();
     press(&mut state, actions);
     state
@@ -428,14 +428,14 @@ fn with_tenant_queues() -> State {
 }
 
 /// The line of `text` that holds `needle`.
-fn line_with<'t>(text: &'t str, needle: &str) -> &'t str {
+pub(crate) fn line_with<'t>(text: &'t str, needle: &str) -> &'t str {
     text.lines()
         .find(|l| l.contains(needle))
         .unwrap_or_else(|| panic!("no line holds {needle:?}:\n{text}"))
 }
 
 /// Every header word appears whole, in order, on the header line.
-fn assert_headers_whole(text: &str, headers: &[&str]) {
+pub(crate) fn assert_headers_whole(text: &str, headers: &[&str]) {
     let line = line_with(text, headers[0]);
     let mut rest = line;
     for h in headers {

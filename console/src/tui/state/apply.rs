@@ -140,8 +140,8 @@ impl State {
         match action {
             Action::ToggleHelp => self.overlay = Overlay::Help,
             Action::Show(screen) => self.show(screen),
-            Action::NextScreen => self.show(Screen::ALL[(self.screen().index() + 1) % 6]),
-            Action::PrevScreen => self.show(Screen::ALL[(self.screen().index() + 5) % 6]),
+            Action::NextScreen => self.show(self.screen().step(1)),
+            Action::PrevScreen => self.show(self.screen().step(-1)),
             Action::Up => self.step(-1),
             Action::Down => self.step(1),
             Action::Top => self.step(i64::MIN / 2),

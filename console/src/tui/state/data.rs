@@ -11,6 +11,8 @@ use std::time::SystemTime;
 use redq::{JobRecord, JobState, Page, QueueCounts, QueueEvent, StatsBucket};
 use serde::Serialize;
 
+use crate::flow::LimiterRow;
+
 /// One queue's row on the Queues screen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueRow {
@@ -124,6 +126,11 @@ pub struct Snapshot {
     pub dead: Option<DeadWindow>,
     /// The jobs view's page, when it is open.
     pub jobs: Option<JobsPage>,
+    /// Every limiter of every flow-aware queue (Limits screen only).
+    pub limits: Option<Vec<LimiterRow>>,
+    /// The queues with flow control (a limit set, or a job with a limit
+    /// key seen): their jobs views offer the `held` tab.
+    pub limited: Vec<String>,
 }
 
 /// A message from the I/O task.
@@ -182,6 +189,8 @@ pub enum Focus {
     Leases,
     /// Dead letters.
     Dead,
+    /// Every limiter and its use.
+    Limits,
     /// One page of a queue's jobs.
     Jobs(JobsQuery),
 }

@@ -117,6 +117,13 @@ pub struct Data {
     pub dead_loaded: bool,
     /// The jobs view's page, when the last snapshot carried one.
     pub jobs: Option<JobsPage>,
+    /// Every limiter (Limits screen).
+    pub limits: Vec<crate::flow::LimiterRow>,
+    /// Whether the last snapshot carried the limiters (see
+    /// `leases_loaded`).
+    pub limits_loaded: bool,
+    /// The queues with flow control.
+    pub limited: Vec<String>,
 }
 
 /// A list position that follows its row when rows move.
@@ -240,6 +247,7 @@ impl State {
         match self.screen() {
             Screen::Leases => Focus::Leases,
             Screen::Dead => Focus::Dead,
+            Screen::Limits => Focus::Limits,
             _ => Focus::Overview,
         }
     }
@@ -302,6 +310,7 @@ impl State {
                 .is_some_and(|page| page.query == view.query),
             View::Screen(Screen::Leases) => self.data.leases_loaded,
             View::Screen(Screen::Dead) => self.data.dead_loaded,
+            View::Screen(Screen::Limits) => self.data.limits_loaded,
             View::Screen(_) => self.data.loaded,
         }
     }
@@ -326,9 +335,10 @@ impl State {
     ];
 
     /// The states the jobs view of `queue` shows and cycles through: the
-    /// four of every queue, then completed and cancelled when the queue
-    /// keeps such jobs (its retention policy; see `redq retention`) or one
-    /// of them is the state shown.
+    /// four of every queue, then `held` when the queue has flow control or
+    /// holds jobs back (see `redq limits`), then completed and cancelled when the
+    /// queue keeps such jobs (its retention policy; see `redq retention`);
+    /// and always the state shown.
     pub fn job_states(&self, queue: &str, shown: JobState) -> Vec<JobState> {
         let counts = self
             .data
@@ -337,6 +347,10 @@ impl State {
             .find(|r| r.counts.queue == queue)
             .map(|r| &r.counts);
         let mut states = Self::JOB_STATES.to_vec();
+        let limited = self.data.limited.iter().any(|q| q == queue);
+        if limited || counts.is_some_and(|c| c.held > 0) || shown == JobState::Held {
+            states.push(JobState::Held);
+        }
         for (kept, n) in [
             (JobState::Completed, counts.map_or(0, |c| c.completed)),
             (JobState::Cancelled, counts.map_or(0, |c| c.cancelled)),

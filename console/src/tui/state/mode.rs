@@ -11,7 +11,7 @@ use redq::JobRecord;
 
 use super::{Cursor, JobsQuery, Mutation};
 
-/// The six screens, in tab order.
+/// The seven screens, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Screen {
     /// Queue overview.
@@ -26,18 +26,24 @@ pub enum Screen {
     Workers,
     /// The event feed.
     Events,
+    /// Flow control: each limit, its use now, the jobs it holds back.
+    Limits,
 }
 
 impl Screen {
     /// Every screen in tab order.
-    pub const ALL: [Screen; 6] = [
+    pub const ALL: [Screen; Screen::COUNT] = [
         Screen::Queues,
         Screen::Leases,
         Screen::Dead,
         Screen::Schedules,
         Screen::Workers,
         Screen::Events,
+        Screen::Limits,
     ];
+
+    /// How many screens there are.
+    pub const COUNT: usize = 7;
 
     /// The tab title.
     pub fn title(self) -> &'static str {
@@ -48,12 +54,19 @@ impl Screen {
             Screen::Schedules => "Schedules",
             Screen::Workers => "Workers",
             Screen::Events => "Events",
+            Screen::Limits => "Limits",
         }
     }
 
     /// Position in tab order (0-based).
     pub fn index(self) -> usize {
         Screen::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+
+    /// The screen `steps` tabs on from this one (negative: back), wrapping.
+    pub fn step(self, steps: isize) -> Screen {
+        let n = Screen::COUNT as isize;
+        Screen::ALL[(self.index() as isize + steps).rem_euclid(n) as usize]
     }
 }
 
@@ -69,9 +82,13 @@ pub enum View {
     Detail(Box<Detail>),
 }
 
-/// The jobs view opened from the Queues screen.
+/// The jobs view of one queue, opened from the Queues screen (or from the
+/// Limits screen, on the queue's held jobs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobsView {
+    /// The screen it was opened from: its tab stays lit, and Esc goes back
+    /// to it.
+    pub from: Screen,
     /// What it lists.
     pub query: JobsQuery,
     /// Its selection.
@@ -115,11 +132,11 @@ impl View {
     pub fn screen(&self) -> Screen {
         match self {
             View::Screen(screen) => *screen,
-            View::Jobs(_) => Screen::Queues,
-            View::Detail(detail) => match detail.from {
+            View::Jobs(jobs) => jobs.from,
+            View::Detail(detail) => match &detail.from {
                 OpenedFrom::Leases => Screen::Leases,
                 OpenedFrom::Dead => Screen::Dead,
-                OpenedFrom::Jobs(_) => Screen::Queues,
+                OpenedFrom::Jobs(jobs) => jobs.from,
             },
         }
     }
@@ -212,9 +229,9 @@ pub struct Confirm {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tabs {
     /// One cursor per screen.
-    pub cursors: [Cursor; 6],
+    pub cursors: [Cursor; Screen::COUNT],
     /// One filter per screen.
-    pub filters: [String; 6],
+    pub filters: [String; Screen::COUNT],
     /// Dead letters are grouped by error signature.
     pub dead_grouped: bool,
     /// Cursor over the dead-letter groups.

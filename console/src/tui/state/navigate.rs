@@ -84,6 +84,7 @@ impl State {
                 .map(|job| View::detail_of(job, OpenedFrom::Jobs(jobs.clone()))),
             View::Screen(Screen::Queues) => self.visible_queues().get(index).map(|row| {
                 View::Jobs(JobsView {
+                    from: Screen::Queues,
                     query: JobsQuery {
                         queue: row.counts.queue.clone(),
                         state: JobState::Waiting,
@@ -91,6 +92,20 @@ impl State {
                     },
                     cursor: Cursor::default(),
                     filter: String::new(),
+                })
+            }),
+            // A limiter lists its queue's held jobs; a key's row narrows
+            // them to that key (the filter matches limit keys).
+            View::Screen(Screen::Limits) => self.visible_limits().get(index).map(|row| {
+                View::Jobs(JobsView {
+                    from: Screen::Limits,
+                    query: JobsQuery {
+                        queue: row.queue.clone(),
+                        state: JobState::Held,
+                        offset: 0,
+                    },
+                    cursor: Cursor::default(),
+                    filter: row.key().unwrap_or("").to_owned(),
                 })
             }),
             View::Screen(Screen::Dead) if self.tabs.dead_grouped => {
@@ -116,7 +131,8 @@ impl State {
     }
 
     /// Esc: a detail returns to its list; the jobs view clears its filter
-    /// first, then returns to Queues; a screen clears its filter.
+    /// first, then returns to the screen it was opened from; a screen
+    /// clears its filter.
     pub(super) fn back(&mut self) {
         self.view = match std::mem::replace(&mut self.view, View::Screen(Screen::Queues)) {
             View::Detail(detail) => detail.from.into_view(),
@@ -124,7 +140,7 @@ impl State {
                 jobs.filter.clear();
                 View::Jobs(jobs)
             }
-            View::Jobs(_) => View::Screen(Screen::Queues),
+            View::Jobs(jobs) => View::Screen(jobs.from),
             View::Screen(screen) => {
                 self.tabs.filters[screen.index()].clear();
                 View::Screen(screen)

@@ -43,6 +43,9 @@ impl State {
                 d.dead_loaded = s.dead.is_some();
                 d.dead = s.dead.unwrap_or_default();
                 d.jobs = s.jobs;
+                d.limits_loaded = s.limits.is_some();
+                d.limits = s.limits.unwrap_or_default();
+                d.limited = s.limited;
                 let recovered = matches!(self.connection, Connection::Reconnecting { .. });
                 self.connection = Connection::Live;
                 // A failure said during the outage describes a condition

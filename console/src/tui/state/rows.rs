@@ -8,6 +8,7 @@ use redq::{JobRecord, QueueEvent};
 
 use super::metrics;
 use super::{QueueRow, ScheduleInfo, Screen, State, WorkerInfo};
+use crate::flow::LimiterRow;
 use crate::signature::signature;
 
 /// A heartbeat older than this means the worker is gone (the driver's
@@ -75,6 +76,7 @@ fn job_matches(filter: &str, job: &JobRecord) -> bool {
             &job.queue,
             job.name.as_deref().unwrap_or(""),
             job.last_error.as_deref().unwrap_or(""),
+            job.limit_key.as_deref().unwrap_or(""),
         ],
     ) || (!filter.is_empty() && signature(job.last_error.as_deref().unwrap_or("")).contains(filter))
         // "Every job of cus_3": the payload as its JSON text.
@@ -211,6 +213,18 @@ impl State {
             .collect()
     }
 
+    /// Limiters matching the Limits filter (queue, key or scope), in the
+    /// order the source sorted them: by queue, the queue's own limit, its
+    /// each-key default, then its keys.
+    pub fn visible_limits(&self) -> Vec<&LimiterRow> {
+        let f = self.filter_of(Screen::Limits);
+        self.data
+            .limits
+            .iter()
+            .filter(|r| matches(f, &[&r.queue, r.key().unwrap_or(""), r.scope_text()]))
+            .collect()
+    }
+
     /// Keys of the rows the current list shows, in order.
     pub(super) fn row_keys(&self) -> Vec<String> {
         if self.jobs().is_some() {
@@ -244,6 +258,7 @@ impl State {
                 .iter()
                 .map(|e| e.event_id.clone())
                 .collect(),
+            Screen::Limits => self.visible_limits().iter().map(|r| r.row_key()).collect(),
         }
     }
 

@@ -55,6 +55,7 @@ fn queue(name: &str, dead: u64) -> QueueRow {
             lapsed: 0,
             completed: 0,
             cancelled: 0,
+            held: 0,
             paused: false,
             head_enqueued_at: None,
             now: now(),
@@ -87,6 +88,8 @@ fn snapshot() -> Snapshot {
             truncated: false,
         }),
         jobs: None,
+        limits: None,
+        limited: Vec::new(),
     }
 }
 

@@ -68,22 +68,44 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
     frame.render_widget(Paragraph::new(line).style(theme.title()), area);
 }
 
+/// The tab line. Seven tabs with their full titles need about 90
+/// columns: narrower, the gaps close up first, then titles take their
+/// short form ("Dead" for "Dead letters"), so no tab is ever cut off.
 pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let dead: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
+    let label = |screen: Screen, short: bool| {
+        let title = match screen {
+            Screen::Dead if short => "Dead",
+            other => other.title(),
+        };
+        let mut label = format!("{} {title}", screen.index() + 1);
+        if screen == Screen::Dead && dead > 0 {
+            label.push_str(&format!(" ({dead})"));
+        }
+        label
+    };
+    let fits = |gap: usize, short: bool| {
+        let text: usize = Screen::ALL
+            .iter()
+            .map(|s| label(*s, short).chars().count())
+            .sum();
+        1 + text + gap * (Screen::COUNT - 1) <= area.width as usize
+    };
+    let (gap, short) = [(3, false), (2, false), (3, true), (2, true), (1, true)]
+        .into_iter()
+        .find(|(gap, short)| fits(*gap, *short))
+        .unwrap_or((1, true));
     let mut spans = vec![Span::raw(" ")];
     for screen in Screen::ALL {
-        let mut label = format!("{} {}", screen.index() + 1, screen.title());
-        if screen == Screen::Dead {
-            let dead: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
-            if dead > 0 {
-                label.push_str(&format!(" ({dead})"));
-            }
+        if screen.index() > 0 {
+            spans.push(Span::raw(" ".repeat(gap)));
         }
-        if screen == state.screen() {
-            spans.push(Span::styled(label, theme.tab_active()));
+        let style = if screen == state.screen() {
+            theme.tab_active()
         } else {
-            spans.push(Span::styled(label, theme.dim()));
-        }
-        spans.push(Span::raw("   "));
+            theme.dim()
+        };
+        spans.push(Span::styled(label(screen, short), style));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -278,7 +300,14 @@ fn wrapped_lines(text: &str, width: u16) -> u16 {
 /// table, section by section, in two columns.
 pub fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
     let sections = input::help_sections();
-    let half = sections.len() / 2;
+    // Split where the two columns come out most even in lines (a heading
+    // and its rows each take one), so neither runs off the bottom first.
+    let lines = |part: &[(&str, Vec<(&str, &str)>)]| -> usize {
+        part.iter().map(|(_, rows)| 1 + rows.len()).sum()
+    };
+    let half = (0..=sections.len())
+        .min_by_key(|at| lines(&sections[..*at]).max(lines(&sections[*at..])))
+        .unwrap_or(0);
     let column = |range: &[(&'static str, Vec<(&'static str, &'static str)>)]| {
         let mut lines: Vec<Line> = Vec::new();
         for (title, rows) in range {

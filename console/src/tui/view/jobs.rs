@@ -49,6 +49,7 @@ pub fn render(
                 JobState::Leased => c.leased,
                 JobState::Completed => c.completed,
                 JobState::Cancelled => c.cancelled,
+                JobState::Held => c.held,
                 _ => c.dead,
             })
             .unwrap_or(0);
@@ -79,6 +80,8 @@ pub fn render(
         JobState::Completed | JobState::Cancelled => "FINISHED",
         _ => "ENQUEUED",
     };
+    // Held jobs wait for room under their limit key: the key says which.
+    let held = q.state == JobState::Held;
     let rows = items
         .iter()
         .map(|job| {
@@ -101,17 +104,20 @@ pub fn render(
                 )),
             }
             .unwrap_or_else(|| "—".into());
-            shard.cells(
-                vec![
-                    Item::new(&job.id),
-                    Item::new(job.name.as_deref().unwrap_or("—")),
-                    Item::new(job.priority.to_string()),
-                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
-                    Item::new(when),
-                    Item::new(job.last_error.as_deref().unwrap_or("")),
-                ],
-                &job.namespace,
-            )
+            let mut cells = vec![
+                Item::new(&job.id),
+                Item::new(job.name.as_deref().unwrap_or("—")),
+            ];
+            if held {
+                cells.push(Item::new(job.limit_key.as_deref().unwrap_or("—")));
+            }
+            cells.extend([
+                Item::new(job.priority.to_string()),
+                Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                Item::new(when),
+                Item::new(job.last_error.as_deref().unwrap_or("")),
+            ]);
+            shard.cells(cells, &job.namespace)
         })
         .collect::<Vec<_>>();
     let pages = total.div_ceil(JOBS_PAGE as u64).max(1);
@@ -141,19 +147,27 @@ pub fn render(
             "no job on this page matches the filter".to_owned(),
             "Esc clears it; PgUp/PgDn search other pages".to_owned(),
         ]
+    } else if held {
+        vec![
+            "no held jobs".to_owned(),
+            "jobs wait here while their limit key has no room (see screen 7)".to_owned(),
+        ]
     } else {
         vec![format!("no {} jobs", q.state)]
     };
+    let mut columns = vec![Column::id("JOB"), Column::name("NAME")];
+    if held {
+        columns.push(Column::name("KEY"));
+    }
+    columns.extend([
+        Column::number("PRIO"),
+        Column::number("TRIES"),
+        Column::whole(when_header),
+        Column::text("LAST ERROR"),
+    ]);
     let mut list = List {
         title,
-        columns: vec![
-            Column::id("JOB"),
-            Column::name("NAME"),
-            Column::number("PRIO"),
-            Column::number("TRIES"),
-            Column::whole(when_header),
-            Column::text("LAST ERROR"),
-        ],
+        columns,
         rows,
         selected: view.cursor.index,
         empty,

@@ -8,6 +8,7 @@ mod events;
 pub(crate) mod facts;
 mod jobs;
 mod leases;
+mod limits;
 mod queues;
 mod registry;
 mod table;
@@ -82,5 +83,6 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         View::Screen(Screen::Schedules) => registry::schedules(frame, area, state, theme, now),
         View::Screen(Screen::Workers) => registry::workers(frame, area, state, theme, now),
         View::Screen(Screen::Events) => events::render(frame, area, state, theme, now),
+        View::Screen(Screen::Limits) => limits::render(frame, area, state, theme, now),
     }
 }

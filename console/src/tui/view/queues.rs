@@ -50,6 +50,9 @@ fn resample(values: &[u64], width: usize) -> Vec<u64> {
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let queues = state.visible_queues();
+    // Flow control's held jobs get a column only while some queue holds
+    // any: most namespaces never do, and 80 columns are scarce.
+    let any_held = state.data.queues.iter().any(|q| q.counts.held > 0);
     let rows = queues
         .iter()
         .map(|row| {
@@ -64,11 +67,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             };
             let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
             let dead = Item::number(c.dead);
-            vec![
+            let mut cells = vec![
                 Item::new(&c.queue),
                 Item::number(c.waiting),
                 Item::number(c.scheduled),
                 Item::number(c.leased),
+            ];
+            if any_held {
+                cells.push(Item::number(c.held));
+            }
+            cells.extend([
                 if c.dead > 0 {
                     dead.style(theme.error())
                 } else {
@@ -80,7 +88,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 spark(|b| b.failed).style(theme.spark_fail()),
                 Item::new(oldest),
                 Item::new(badges.join(" ")).style(theme.warn()),
-            ]
+            ]);
+            cells
         })
         .collect::<Vec<_>>();
     let empty = if state.filter().is_empty() {
@@ -94,21 +103,27 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     } else {
         vec!["no queue matches the filter".to_owned()]
     };
+    let mut columns = vec![
+        Column::name("QUEUE"),
+        Column::number("WAITING"),
+        Column::number("SCHED"),
+        Column::number("LEASED"),
+    ];
+    if any_held {
+        columns.push(Column::number("HELD"));
+    }
+    columns.extend([
+        Column::number("DEAD"),
+        Column::number("DONE/S"),
+        Column::number("FAIL/S"),
+        Column::drawn("DONE 15m", SPARK_MIN, SPARK_MAX).optional(2),
+        Column::drawn("FAILED 15m", SPARK_MIN, SPARK_MAX).optional(1),
+        Column::number("OLDEST"),
+        Column::whole(""),
+    ]);
     let list = List {
         title: format!(" Queues ({}) ", queues.len()),
-        columns: vec![
-            Column::name("QUEUE"),
-            Column::number("WAITING"),
-            Column::number("SCHED"),
-            Column::number("LEASED"),
-            Column::number("DEAD"),
-            Column::number("DONE/S"),
-            Column::number("FAIL/S"),
-            Column::drawn("DONE 15m", SPARK_MIN, SPARK_MAX).optional(2),
-            Column::drawn("FAILED 15m", SPARK_MIN, SPARK_MAX).optional(1),
-            Column::number("OLDEST"),
-            Column::whole(""),
-        ],
+        columns,
         rows,
         selected: state.cursor().index,
         empty,

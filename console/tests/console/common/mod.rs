@@ -3,7 +3,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use redq::flow::{KeyLimitUse, Limit, QueueLimits};
 use redq::{JobRecord, JobState, QueueCounts, QueueEvent, StatsBucket};
+use redq_console::flow::{rows_of, LimiterRow};
 use redq_console::tui::state::{
     Action, DeadWindow, QueueRow, ScheduleInfo, Settings, Snapshot, State, Update, WorkerInfo,
 };
@@ -38,6 +40,7 @@ pub fn counts(queue: &str, waiting: u64, scheduled: u64, leased: u64, dead: u64)
         lapsed: 0,
         completed: 0,
         cancelled: 0,
+        held: 0,
         paused: false,
         head_enqueued_at: (waiting > 0).then(|| ago(95)),
         now: now(),
@@ -273,7 +276,57 @@ pub fn snapshot() -> Snapshot {
             truncated: false,
         }),
         jobs: None,
+        limits: Some(limiters()),
+        limited: vec!["emails".into(), "webhooks".into()],
     }
+}
+
+/// Two queues with flow control: emails (20 at once and 100/1s, 2 at once
+/// per tenant, acme 5, globex holding 7 jobs back), webhooks (10/1s, pushed
+/// back by a 429 for 12 more seconds).
+pub fn queue_limits() -> Vec<QueueLimits> {
+    let key = |key: &str, limit: Limit, leased, held, overridden| KeyLimitUse {
+        key: key.into(),
+        limit,
+        overridden,
+        leased,
+        held,
+        started_in_window: leased,
+        pushed_back_until: None,
+        ready: held > 0 && leased < u64::from(limit.concurrency.unwrap_or(u32::MAX)),
+    };
+    let each = Limit::concurrency(2);
+    vec![
+        QueueLimits {
+            queue: "emails".into(),
+            limit: Limit::concurrency(20).and_rate(100, Duration::from_secs(1)),
+            each_key: each,
+            leased: 9,
+            started_in_window: 87,
+            pushed_back_until: None,
+            held: 11,
+            keys: vec![
+                key("acme", Limit::concurrency(5), 5, 4, true),
+                key("globex", each, 2, 7, false),
+                key("initech", each, 1, 0, false),
+            ],
+        },
+        QueueLimits {
+            queue: "webhooks".into(),
+            limit: Limit::rate(10, Duration::from_secs(1)),
+            each_key: Limit::none(),
+            leased: 1,
+            started_in_window: 10,
+            pushed_back_until: Some(now() + Duration::from_secs(12)),
+            held: 0,
+            keys: Vec::new(),
+        },
+    ]
+}
+
+/// The Limits screen's rows of [`queue_limits`].
+pub fn limiters() -> Vec<LimiterRow> {
+    queue_limits().iter().flat_map(rows_of).collect()
 }
 
 /// A state that received one full snapshot (at the fixed clock).

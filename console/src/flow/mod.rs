@@ -1,0 +1,8 @@
+//! Flow control as the CLI and the console show it (see `redq::flow`):
+//! rates as people type them, and one row per limiter with its use now.
+
+pub mod rate;
+pub mod rows;
+
+pub use rate::parse_rate;
+pub use rows::{rows_of, LimiterRow, Scope};

@@ -1,0 +1,82 @@
+//! Screen 7: flow control. One row per limiter (a queue's own limit, its
+//! each-key default, then its keys), with its use now and the jobs it
+//! holds back; Enter lists a queue's held jobs.
+
+use std::time::SystemTime;
+
+use ratatui::layout::Rect;
+use ratatui::Frame;
+
+use super::table::{self, Column, Item, List};
+use crate::flow::LimiterRow;
+use crate::tui::state::State;
+use crate::tui::theme::Theme;
+
+pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
+    let limiters = state.visible_limits();
+    let rows = limiters
+        .iter()
+        .map(|row| cells(row, theme, now))
+        .collect::<Vec<_>>();
+    let held: u64 = limiters
+        .iter()
+        .filter(|r| r.key().is_none())
+        .filter_map(|r| r.held)
+        .sum();
+    let empty = if !state.data.limits_loaded {
+        vec![super::not_loaded(state, "limits")]
+    } else if state.filter().is_empty() {
+        vec![
+            "no limits set and no job with a limit key".to_owned(),
+            "redq limits set QUEUE --concurrency N --rate 100/1s sets one".to_owned(),
+        ]
+    } else {
+        vec!["no limit matches the filter".to_owned()]
+    };
+    let list = List {
+        title: format!(
+            " Limits ({}), {} held ",
+            limiters.len(),
+            crate::output::count(held, "job", "jobs")
+        ),
+        columns: vec![
+            Column::name("QUEUE"),
+            Column::whole("SCOPE"),
+            Column::name("KEY"),
+            Column::whole("LIMIT"),
+            Column::number("IN USE"),
+            Column::number("STARTED"),
+            Column::number("HELD"),
+            Column::whole("PUSHED BACK"),
+        ],
+        rows,
+        selected: state.cursor().index,
+        empty,
+    };
+    table::draw(frame, area, list, theme);
+}
+
+/// A limiter's cells: what is at its bound, holds jobs or is pushed back
+/// stands out.
+fn cells<'a>(row: &'a LimiterRow, theme: &Theme, now: SystemTime) -> Vec<Item<'a>> {
+    let full = match (row.leased, row.limit.concurrency) {
+        (Some(n), Some(max)) => n >= u64::from(max),
+        _ => false,
+    };
+    let rate_full = match (row.started, row.limit.rate) {
+        (Some(n), Some(rate)) => n >= u64::from(rate.max),
+        _ => false,
+    };
+    let pushed = row.pushed_back_until.is_some_and(|until| until > now);
+    let warn_if = |item: Item<'a>, on: bool| if on { item.style(theme.warn()) } else { item };
+    vec![
+        Item::new(&row.queue),
+        Item::new(row.scope_text()),
+        Item::new(row.key_text()),
+        Item::new(row.limit_text()),
+        warn_if(Item::new(row.in_use_text()), full),
+        warn_if(Item::new(row.started_text()), rate_full),
+        warn_if(Item::new(row.held_text()), row.held.is_some_and(|n| n > 0)),
+        warn_if(Item::new(row.pushed_back_text(now)), pushed),
+    ]
+}

@@ -1,0 +1,83 @@
+//! The Limits screen (key 7) and what flow control adds to the other views,
+//! rendered from the fixture's limiters at the sizes an operator uses.
+
+use crate::views::{assert_headers_whole, line_with, screen_text, with};
+use redq_console::tui::state::{Action, Screen};
+
+const HEADERS: [&str; 8] = [
+    "QUEUE",
+    "SCOPE",
+    "KEY",
+    "LIMIT",
+    "IN USE",
+    "STARTED",
+    "HELD",
+    "PUSHED BACK",
+];
+
+#[test]
+fn the_limits_screen_shows_each_limit_its_use_and_what_it_holds_back() {
+    let state = with(&[Action::Show(Screen::Limits)]);
+    for (w, h) in [(140, 42), (100, 30), (80, 24)] {
+        let text = screen_text(&state, w, h);
+        assert_headers_whole(&text, &HEADERS);
+        // The queue's own limit with its use, the each-key default, then
+        // the keys, most held first.
+        let queue = line_with(&text, "20 at once, 100/1s");
+        assert!(
+            queue.contains("9/20") && queue.contains("87/100"),
+            "{queue}"
+        );
+        assert!(queue.contains(" 11 "), "held in all: {queue}");
+        assert!(line_with(&text, "each key").contains("2 at once"), "{text}");
+        let globex = line_with(&text, "globex");
+        assert!(
+            globex.contains("as each key") && globex.contains("2/2"),
+            "{globex}"
+        );
+        let acme = line_with(&text, "acme");
+        assert!(acme.contains("key, own") && acme.contains("5/5"), "{acme}");
+        let order: Vec<usize> = ["each key", "globex", "acme", "initech"]
+            .iter()
+            .map(|k| text.find(k).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+        assert!(line_with(&text, "10/1s").contains("for 12s"), "{text}");
+        assert!(text.contains("7 Limits"), "the tab is not cut: {text}");
+        insta::assert_snapshot!(format!("limits_{w}x{h}"), text);
+    }
+}
+
+#[test]
+fn the_limits_filter_narrows_by_queue_key_or_scope() {
+    let mut state = with(&[Action::Show(Screen::Limits), Action::StartFilter]);
+    for c in "glob".chars() {
+        state.apply(Action::FilterInput(c));
+    }
+    state.apply(Action::FilterDone);
+    let rows = state.visible_limits();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].key(), Some("globex"));
+}
+
+#[test]
+fn every_tab_fits_at_80_columns() {
+    let text = screen_text(&with(&[]), 80, 24);
+    let tabs = text.lines().nth(1).unwrap();
+    for title in [
+        "1 Queues",
+        "2 Leases",
+        "3 Dead (5)",
+        "4 Schedules",
+        "5 Workers",
+        "6 Events",
+        "7 Limits",
+    ] {
+        assert!(tabs.contains(title), "{title} missing from {tabs:?}");
+    }
+    let wide = screen_text(&with(&[]), 140, 42);
+    assert!(
+        wide.lines().nth(1).unwrap().contains("3 Dead letters (5)"),
+        "{wide}"
+    );
+}
