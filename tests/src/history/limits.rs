@@ -17,6 +17,7 @@
 //! |---|---|
 //! | concurrency | a job is leased from the grant that sets a lease on its record until the write that clears it (ack, nack, release, reclaim, cancel, delete); at every grant the queue's leased jobs are at most its queue-wide concurrency and the key's at most its key's (the key's override, else the each-key default), as the limits stood at that instant |
 //! | rate | every grant is a start at the claim's `now`; at every start the starts in `(now − per, now]` of the queue, and of the key, are at most `max` (whole ms); starts made while the limiter had no rate do not count, and clearing a rate forgets its starts (the script keeps no log then) |
+//! | push-back | a release asking for a push-back of `p` ms at time `t` pushes its job's limiter back (its limit key's, or the queue's when it has none) until `t + p`; no grant of that key (for a queue, of any of its jobs) starts before then, `MONITOR`'s time standing for the release's `now` with a few ms of slack |
 //! | held | a job granted by a script run is not in the held set when that run ends; a job that was ever held ends completed, cancelled, deleted or dead, or is still in the queue at the end |
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -153,6 +154,8 @@ pub fn check_limits(server: &ServerRecord, dump: &Dump, r: &mut Report) {
     // Limiter -> its starts (ms) while it had a rate, in execution order.
     let mut starts: HashMap<Limiter, Vec<u64>> = HashMap::new();
     let mut held: HashSet<String> = HashSet::new();
+    // Limiter -> until when (ms) it is pushed back.
+    let mut pushed_until: HashMap<Limiter, u64> = HashMap::new();
     // Job -> the limit key it was held by, for every job ever held.
     let mut ever_held: BTreeMap<String, String> = BTreeMap::new();
     let mut ended: HashSet<String> = HashSet::new();
@@ -190,6 +193,14 @@ pub fn check_limits(server: &ServerRecord, dump: &Dump, r: &mut Report) {
             Kind::Acked | Kind::Cancelled | Kind::Deleted => {
                 ended.insert(id.clone());
             }
+            Kind::Released => {
+                if let (Some(ms), Some(before)) = (ev.pushback_ms, &ev.before) {
+                    r.add("limit_push_backs", 1);
+                    let key = Some(before.limit_key.clone()).filter(|k| !k.is_empty());
+                    let until = pushed_until.entry((before.queue.clone(), key)).or_default();
+                    *until = (*until).max(ev.at_ms() + ms);
+                }
+            }
             _ => {}
         }
         if ev.after.as_ref().is_some_and(|a| a.died_at > 0) {
@@ -220,6 +231,7 @@ pub fn check_limits(server: &ServerRecord, dump: &Dump, r: &mut Report) {
             granted_in_run.push((id.clone(), ev));
             for limiter in limiters(&after.queue, &after.limit_key) {
                 rate(&limiter, &mut starts, &limits, ev, r);
+                pushed_back(&limiter, &pushed_until, id, ev, r);
             }
         }
     }
@@ -327,6 +339,34 @@ fn rate(
                 ev.script,
                 spec.rate_max,
                 spec.rate_per_ms
+            ),
+        );
+    }
+}
+
+/// How far `MONITOR`'s time of a release may trail the `now` its script
+/// read (the push-back's start).
+const PUSH_BACK_SLACK_MS: u64 = 5;
+
+/// At a start: the limiter is not pushed back.
+fn pushed_back(
+    limiter: &Limiter,
+    pushed_until: &HashMap<Limiter, u64>,
+    id: &str,
+    ev: &Event,
+    r: &mut Report,
+) {
+    let Some(until) = pushed_until.get(limiter) else {
+        return;
+    };
+    let start = ev.started_ms();
+    if start + PUSH_BACK_SLACK_MS < *until {
+        r.violation(
+            ViolationKind::ServerStartedWhilePushedBack,
+            format!(
+                "{}: job {id} started at {start} ms by {}, while pushed back until {until} ms",
+                name(limiter),
+                ev.script
             ),
         );
     }

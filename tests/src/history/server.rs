@@ -84,6 +84,9 @@ pub struct Event {
     /// The lease length a claim asked for (its ARGV[4]); with the granted
     /// expiry it gives the claim's own `now`, exactly (expiry − length).
     pub lease_ms: Option<u64>,
+    /// The push-back a release asked for (its ARGV[5], ms): the job's
+    /// limiter starts nothing for that long.
+    pub pushback_ms: Option<u64>,
     /// The record before (None when not seen) and after (None when deleted).
     pub before: Option<Meta>,
     pub after: Option<Meta>,
@@ -231,6 +234,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         let forced = (script == "nack" && arg(7) == Some(1))
             || (script == "delete_job" && arg(4) == Some(1));
         let lease_ms = (script == "claim").then(|| arg(4)).flatten();
+        let pushback_ms = (script == "release").then(|| arg(5)).flatten();
         let event = |at_us: u64, job: String, kind: Kind, before: Option<Meta>| Event {
             at_us,
             job,
@@ -240,6 +244,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             forced,
             run,
             lease_ms,
+            pushback_ms,
             after: before.clone(),
             before,
         };
@@ -277,6 +282,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         forced,
                         run,
                         lease_ms,
+                        pushback_ms,
                         before,
                         after: Some(after),
                     });

@@ -128,6 +128,10 @@ kinds! {
     /// More starts of a limit key in one window of its rate's interval
     /// than its rate allows, on the Redis clock.
     ServerKeyRateExceeded,
+    /// A limiter started a job while a push-back (a release asking its
+    /// limiter to wait, `JobError::rate_limited`) was in force: a key's
+    /// job while the key was pushed back, any job of a queue pushed back.
+    ServerStartedWhilePushedBack,
     /// A job was leased while it was in its queue's held set.
     ServerLeasedWhileHeld,
     /// A job that was held back by its limit key is gone without being

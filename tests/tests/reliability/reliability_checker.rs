@@ -119,6 +119,7 @@ variants! {
     a_claim_that_ignores_the_queues_concurrency_is_caught: queue_concurrency_ignored => [ServerQueueConcurrencyExceeded];
     a_claim_that_records_no_start_of_a_key_is_caught: key_start_not_recorded => [ServerKeyRateExceeded];
     a_claim_that_records_no_start_of_the_queue_is_caught: queue_start_not_recorded => [ServerQueueRateExceeded];
+    a_release_that_ignores_its_push_back_is_caught: push_back_ignored => [ServerStartedWhilePushedBack];
     a_claim_that_leaves_leased_jobs_held_is_caught: held_left_behind => [ServerLeasedWhileHeld, IndexWithoutRecord, LimitCountWrong];
     a_repeated_ack_that_completes_again_is_caught: completed_again => [CompletedTwice];
     an_ack_that_keeps_the_job_is_caught: ack_keeps_the_job => [CompletedButLive, NeverFinished];
@@ -134,6 +135,8 @@ variants! {
     a_queue_over_its_rate_by_one_ms_is_caught: queue_over_its_rate => [ServerQueueRateExceeded];
     a_key_over_its_rate_by_one_ms_is_caught: key_over_its_rate => [ServerKeyRateExceeded];
     a_job_leased_while_held_is_caught: leased_while_held => [ServerLeasedWhileHeld];
+    a_key_started_while_pushed_back_is_caught: key_started_while_pushed_back => [ServerStartedWhilePushedBack];
+    a_queue_started_while_pushed_back_is_caught: queue_started_while_pushed_back => [ServerStartedWhilePushedBack];
     a_held_job_dropped_is_caught: held_job_dropped => [ServerHeldJobLost];
     // Hand-made corruptions of the keys.
     an_undecodable_record_is_caught: |b| corrupted(b, "

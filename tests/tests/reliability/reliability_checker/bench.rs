@@ -171,11 +171,21 @@ impl Fenced {
     }
 
     pub async fn release(&self, id: &str, lease: u64) -> Reply {
+        self.release_with(id, lease, &[]).await
+    }
+
+    /// A release that pushes the job's limiter back `ms` (a remote's 429).
+    pub async fn release_pushing_back(&self, id: &str, lease: u64, ms: u64) -> Reply {
+        self.release_with(id, lease, &[s(ms)]).await
+    }
+
+    async fn release_with(&self, id: &str, lease: u64, extra: &[Value]) -> Reply {
         let seq = self.recorder.invoke(Call::Release {
             id: id.to_owned(),
             lease,
         });
-        let args = [s(id), s(lease)];
+        let mut args = vec![s(id), s(lease)];
+        args.extend(extra.iter().cloned());
         let reply = match lua::evalsha(&self.client, &self.release, &self.ns, QUEUE, &args).await {
             Ok(v) if int(&v) == 1 || int(&v) == 2 => Reply::Released,
             Ok(_) => Reply::LeaseLost,

@@ -129,6 +129,7 @@ pub async fn server_acked_twice(broken: bool) -> Report {
             forced: false,
             run: at_ms,
             lease_ms: None,
+            pushback_ms: None,
             before: before.cloned(),
             after: after.cloned(),
         };

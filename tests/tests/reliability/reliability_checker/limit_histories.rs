@@ -45,6 +45,7 @@ impl Record {
             forced: false,
             run: self.run,
             lease_ms: Some(LEASE_MS),
+            pushback_ms: None,
             before,
             after,
         });
@@ -112,6 +113,21 @@ impl Record {
             .find(|e| e.job == id && e.kind == Kind::Granted)
             .and_then(|e| e.after.clone());
         self.push(at_ms, id, Kind::Acked, before, None);
+        self
+    }
+
+    /// A release of job `id` at `at_ms` pushing its limiter back `ms`.
+    fn push_back(&mut self, at_ms: u64, id: &str, ms: u64) -> &mut Self {
+        self.ack(at_ms, id);
+        let release = self.events.last_mut().expect("the event just pushed");
+        let before = release.before.clone().expect("a leased job");
+        release.kind = Kind::Released;
+        release.script = "release".into();
+        release.pushback_ms = Some(ms);
+        release.after = Some(Meta {
+            resolved_lease: -(before.lease_id as i64),
+            ..waiting(&before.limit_key)
+        });
         self
     }
 
@@ -237,4 +253,38 @@ pub async fn held_job_dropped(broken: bool) -> Report {
         r.grant(1000, "a", "acme").ack(1001, "a");
     }
     r.check()
+}
+
+/// A handler hit a remote 429 and pushed its limiter back 500 ms: broken,
+/// the next job of its key starts 100 ms later (for the queue: any job,
+/// when the pushed-back job had no key).
+async fn start_during_a_push_back(key: &str, broken: bool) -> Report {
+    let mut r = Record::default();
+    r.limits(QUEUE, "0 0 0 0 0 0");
+    r.enqueue("a", key).enqueue("b", "other");
+    r.grant(1000, "a", key).push_back(1010, "a", 500);
+    let next = if broken { 1110 } else { 1510 };
+    r.grant(
+        next,
+        if key.is_empty() { "b" } else { "a" },
+        if key.is_empty() { "other" } else { key },
+    );
+    if key.is_empty() {
+        r.ack(next + 1, "b")
+            .grant(next + 2, "a", key)
+            .ack(next + 3, "a");
+    } else {
+        r.ack(next + 1, "a")
+            .grant(next + 2, "b", "other")
+            .ack(next + 3, "b");
+    }
+    r.check()
+}
+
+pub async fn key_started_while_pushed_back(broken: bool) -> Report {
+    start_during_a_push_back("acme", broken).await
+}
+
+pub async fn queue_started_while_pushed_back(broken: bool) -> Report {
+    start_during_a_push_back("", broken).await
 }

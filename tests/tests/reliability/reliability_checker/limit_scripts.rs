@@ -99,3 +99,31 @@ pub async fn held_left_behind(broken: bool) -> Report {
     );
     claim_three(claim, "each_key", [3, 0, 0], "k", 1, drained(), broken).await
 }
+
+/// A worker pushes key k back a minute (a remote's 429) by releasing its
+/// job; nothing of the key may start then. Broken, the release ignores the
+/// push-back and the key's jobs start at once.
+pub async fn push_back_ignored(broken: bool) -> Report {
+    let release = patch(
+        "release",
+        "if pushback then push_back(m[M.limit_key], now + pushback) end",
+        "",
+    );
+    let bench = Bench::new(&[]).await;
+    let fenced = bench
+        .fenced(&bench.a, if broken { &release[..] } else { &[] })
+        .await;
+    bench.a.enqueue(&[keyed("t1", "k"), keyed("t2", "k")]).await;
+    let first = bench.a.claim(1, 60_000, &[]).await.remove(0);
+    fenced
+        .release_pushing_back(&first.id, first.lease, 60_000)
+        .await;
+    for j in bench.a.claim(3, 60_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    let undrained = Expect {
+        drained: false,
+        no_requeue: true,
+    };
+    bench.finish(undrained).await
+}
