@@ -19,6 +19,7 @@ mod jobs_cancel;
 mod jobs_surgery;
 mod kept_tabs;
 mod limits_cli;
+mod limits_keys;
 mod limits_views;
 mod metrics;
 mod outage;
