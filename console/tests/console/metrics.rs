@@ -433,7 +433,18 @@ async fn an_outage_answers_redq_up_0_with_a_sentence_and_recovers() {
     assert!(page.comments.is_empty(), "{}", page.text);
 }
 
-#[tokio::test]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Idle {}
+
+impl redq::worker::TypedJob for Idle {
+    const NAME: &'static str = "idle";
+    const QUEUE: &'static str = "q4";
+    async fn run(&self, _cx: &redq::worker::JobCx) -> Result<(), redq::worker::JobError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_past_max_queues_are_summed_under_other() {
     let server = RedisServer::start();
     let ns = unique_namespace("metrics_cardinality");
@@ -445,7 +456,24 @@ async fn queues_past_max_queues_are_summed_under_other() {
                 .unwrap();
         }
     }
+    // A worker on the paused q4 (so it claims nothing): counted once, and
+    // under the label its queue was folded into.
     q.pause("q4").await.unwrap();
+    let mut registry = redq::worker::Registry::new();
+    registry.add_job::<Idle>();
+    let options = redq::worker::WorkOptions::new()
+        .queues(["q4"])
+        .schedules(false);
+    let worker =
+        redq::worker::Worker::new(connect(&server.url(), &ns).await, registry, options).unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(worker.run(stop.clone()));
+    wait_until(
+        Duration::from_secs(10),
+        "the worker to register",
+        async || !q.workers().await.unwrap().is_empty(),
+    )
+    .await;
     let exporter = Exporter::start(&server.url(), &ns, &["--max-queues", "3"]).await;
     let page = exporter.scrape().await;
     assert_eq!(page.value("redq_queues", &[]), 5.0);
@@ -460,6 +488,14 @@ async fn queues_past_max_queues_are_summed_under_other() {
     assert_eq!(page.value("redq_queue_paused", &[("queue", "_other")]), 1.0);
     // Each family has one sample per label, no more.
     assert_eq!(page.family("redq_lapsed_leases").samples.len(), 4);
+    assert_eq!(page.value("redq_workers", &[]), 1.0);
+    assert_eq!(
+        page.value("redq_queue_workers", &[("queue", "_other")]),
+        1.0
+    );
+    assert_eq!(page.value("redq_queue_workers", &[("queue", "q0")]), 0.0);
+    stop.cancel();
+    running.await.unwrap().unwrap();
 }
 
 #[tokio::test]
