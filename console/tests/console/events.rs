@@ -185,3 +185,40 @@ async fn redq_events_follow_prints_new_events_until_interrupted() {
     let status = follower.exit(Duration::from_secs(5)).await;
     assert!(status.success(), "Ctrl-C ends it with 0: {status:?}");
 }
+
+#[tokio::test]
+async fn a_feed_resumes_after_its_position_when_redis_comes_back() {
+    let mut server = RedisServer::builder().appendonly_always().start();
+    let ns = unique_namespace("events_reconnect");
+    let q = connect(&server.url(), &ns).await;
+    let before = dead_letters(&q, "before", 2, "before the restart").await;
+    let mut feed = q.follow_events(EventCursor::Start).await.unwrap();
+    let seen = feed.available().await.unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].job_id, before[1]);
+
+    server.restart();
+    wait_until(
+        Duration::from_secs(20),
+        "the driver to reconnect",
+        async || q.counts("before").await.is_ok(),
+    )
+    .await;
+    let after = dead_letters(&q, "after", 1, "after the restart").await;
+    // Reads may fail while the feed's own connection comes back; each
+    // failure leaves the position where it was.
+    let mut got = Vec::new();
+    let give_up = Instant::now() + Duration::from_secs(30);
+    while got.is_empty() {
+        assert!(Instant::now() < give_up, "no event after the restart");
+        if let Ok(batch) = feed.next_batch().await {
+            got = batch;
+        }
+    }
+    let ids: Vec<&str> = got.iter().map(|e| e.job_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [after[0].as_str()],
+        "exactly what came after the position"
+    );
+}
