@@ -680,3 +680,42 @@ async fn a_worker_on_a_queue_at_its_limit_sleeps_instead_of_claiming_in_a_loop()
         running.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_sharded_worker_on_a_queue_at_its_split_limit_sleeps_too() {
+    let server = RedisServer::start();
+    let sharded = two_shards(&server, "flow-no-spin-sharded").await;
+    sharded
+        .set_limit("narrow", LimitScope::Queue, Limit::concurrency(2))
+        .await
+        .unwrap();
+    // Unkeyed pushes rotate over the shards: each gets some.
+    for _ in 0..8 {
+        sharded.push(&Hold).await.unwrap();
+    }
+    let mut registry = Registry::new();
+    registry.add_job::<Hold>();
+    let options = WorkOptions::new()
+        .queues(["narrow"])
+        .concurrency(6)
+        .schedules(false);
+    let running = RunningWorker::spawn(Worker::new(sharded.clone(), registry, options).unwrap());
+    wait_until(DEADLINE, "one job to run on each shard", async || {
+        sharded.counts("narrow").await.unwrap().leased == 2
+    })
+    .await;
+    server.reset_stats().await;
+    let window = Duration::from_secs(3);
+    tokio::time::sleep(window).await;
+    let leased = sharded.counts("narrow").await.unwrap().leased;
+    let calls = script_calls(&server).await;
+    assert!(calls >= 2, "the count misses the test's own script calls");
+    let calls = calls - 2;
+    println!("sharded: {calls} script calls in {window:?} with both shards at their share");
+    assert!(
+        calls <= 15,
+        "{calls} script calls in {window:?}: the worker claims in a loop"
+    );
+    assert_eq!(leased, 2, "each shard held its share");
+    running.shutdown().await;
+}
