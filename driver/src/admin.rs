@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::job::ms_to_time;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
-use crate::queue::{num, text};
+use crate::page::Page;
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{DeadLetterReport, JobRecord, JobState, QueueError, RedisQueue};
 
@@ -44,6 +45,26 @@ pub struct QueueCounts {
     pub head_enqueued_at: Option<SystemTime>,
     /// Redis's clock when the snapshot was taken.
     pub now: SystemTime,
+}
+
+impl QueueCounts {
+    /// How many jobs are in `state`, for the states a bulk cancel takes
+    /// (others are refused, saying which are taken).
+    pub fn cancellable_in(&self, state: JobState) -> Result<u64, QueueError> {
+        Ok(match state {
+            JobState::Waiting => self.waiting,
+            JobState::Scheduled => self.scheduled,
+            JobState::Leased => self.leased,
+            JobState::Dead => self.dead,
+            _ => {
+                return Err(QueueError::invalid(
+                    "state",
+                    state.as_str(),
+                    "one of waiting, scheduled, leased, dead (blocked jobs follow their waiting holder; cancel them by id)",
+                ))
+            }
+        })
+    }
 }
 
 impl QueueCounts {
@@ -81,15 +102,6 @@ pub struct StatsBucket {
     pub processed: u64,
     /// Failed attempts in it (retries and dead letters).
     pub failed: u64,
-}
-
-/// One page of a listing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Page<T> {
-    /// How many items the whole listing has.
-    pub total: u64,
-    /// The items of this page.
-    pub items: Vec<T>,
 }
 
 /// A dead-letter event from the `{ns}:events` stream.
