@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::job::ms_to_time;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
-use crate::queue::{num, text};
+use crate::page::Page;
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{DeadLetterReport, JobRecord, JobState, QueueError, RedisQueue};
 
@@ -49,6 +50,27 @@ pub struct QueueCounts {
 }
 
 impl QueueCounts {
+    /// How many jobs are in `state`, for the states a bulk cancel takes
+    /// (others are refused, saying which are taken).
+    pub fn cancellable_in(&self, state: JobState) -> Result<u64, QueueError> {
+        Ok(match state {
+            JobState::Waiting => self.waiting,
+            JobState::Scheduled => self.scheduled,
+            JobState::Leased => self.leased,
+            JobState::Dead => self.dead,
+            JobState::Held => self.held,
+            _ => {
+                return Err(QueueError::invalid(
+                    "state",
+                    state.as_str(),
+                    "one of waiting, scheduled, leased, dead, held (blocked jobs follow their waiting holder; cancel them by id)",
+                ))
+            }
+        })
+    }
+}
+
+impl QueueCounts {
     /// The counts of one queue over two namespaces (e.g. two shards of a
     /// `ShardedQueue`): sizes summed, paused when either is (a half-applied
     /// pause shows rather than hides), the older head, the later clock.
@@ -84,15 +106,6 @@ pub struct StatsBucket {
     pub processed: u64,
     /// Failed attempts in it (retries and dead letters).
     pub failed: u64,
-}
-
-/// One page of a listing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Page<T> {
-    /// How many items the whole listing has.
-    pub total: u64,
-    /// The items of this page.
-    pub items: Vec<T>,
 }
 
 /// A dead-letter event from the `{ns}:events` stream.

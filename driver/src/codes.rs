@@ -19,10 +19,10 @@ use std::time::SystemTime;
 use fred::types::Value;
 
 use crate::job::ms_to_time;
-use crate::schedule::outcome::FireOutcome;
-use crate::schedule::{ScheduleChange, Triggered, Upserted};
+use crate::outcome::cancel::CancelOutcome;
+use crate::outcome::schedule::{FireOutcome, ScheduleChange, Triggered, Upserted};
 use crate::scripts::reply;
-use crate::{Acked, Enqueued, Lease, Nacked, QueueError};
+use crate::{Acked, Enqueued, JobState, Lease, Nacked, QueueError};
 
 /// One enum per script, its variants with the code and name the script's
 /// header declares for them.
@@ -143,6 +143,13 @@ codes! {
         NotDue = 5 "not_due",
         AlreadyFired = 6 "already_fired",
     }
+    /// `lua/kept_get.lua`.
+    KeptGetCode for "kept_get" {
+        Live = 1 "live",
+        Kept = 2 "kept",
+        Tombstone = 3 "tombstone",
+        Unknown = 0 "unknown",
+    }
     /// `lua/promote_job.lua`, one code per listed job.
     PromoteCode for "promote_job" {
         Promoted = 1 "promoted",
@@ -172,20 +179,75 @@ codes! {
     }
 }
 
-/// A promote_job code (`crate::surgery` turns it into its outcome or
-/// refusal, matching every variant).
-pub(crate) fn promote_code(code: Option<&Value>) -> Result<PromoteCode, QueueError> {
-    PromoteCode::from_reply(code)
+/// What kept_get found of a job: `crate::kept` decodes the record or
+/// tombstone it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeptReply {
+    Live,
+    Kept(Vec<u8>),
+    Tombstone(String),
+    Unknown,
 }
 
-/// A delete_job code (decoded in `crate::surgery`, as above).
-pub(crate) fn delete_code(code: Option<&Value>) -> Result<DeleteCode, QueueError> {
-    DeleteCode::from_reply(code)
+/// A kept_get reply.
+pub(crate) fn kept_found(items: Vec<Value>) -> Result<KeptReply, QueueError> {
+    let code = KeptGetCode::from_reply(items.first())?;
+    let found = items.into_iter().nth(1);
+    let missing = || QueueError::Protocol("kept_get.lua replied without what it found".into());
+    Ok(match code {
+        KeptGetCode::Live => KeptReply::Live,
+        KeptGetCode::Kept => KeptReply::Kept(reply::bytes(found.ok_or_else(missing)?)?),
+        KeptGetCode::Tombstone => KeptReply::Tombstone(reply::text(found.ok_or_else(missing)?)?),
+        KeptGetCode::Unknown => KeptReply::Unknown,
+    })
 }
 
-/// An edit_job code (decoded in `crate::surgery`, as above).
-pub(crate) fn edit_code(code: Option<&Value>) -> Result<EditCode, QueueError> {
-    EditCode::from_reply(code)
+/// Why a change to one job by id (promote, retry now, delete, edit) did
+/// not apply; `crate::surgery` words it for the change it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// No such job.
+    NotFound,
+    /// The job is in a state the change does not apply to.
+    InState(JobState),
+    /// Scheduled by a delay, not backing off after a failure (retry now).
+    NotBackingOff,
+}
+
+/// A by-id promote_job reply (`{ done, left, cursor, code }`).
+pub(crate) fn promoted(items: &[Value]) -> Result<Result<(), Refusal>, QueueError> {
+    Ok(match PromoteCode::from_reply(items.get(3))? {
+        PromoteCode::Promoted => Ok(()),
+        PromoteCode::NotFound => Err(Refusal::NotFound),
+        PromoteCode::Waiting => Err(Refusal::InState(JobState::Waiting)),
+        PromoteCode::Leased => Err(Refusal::InState(JobState::Leased)),
+        PromoteCode::Dead => Err(Refusal::InState(JobState::Dead)),
+        PromoteCode::Blocked => Err(Refusal::InState(JobState::Blocked)),
+        PromoteCode::NotBackingOff => Err(Refusal::NotBackingOff),
+    })
+}
+
+/// A by-id delete_job reply (`{ done, left, cursor, code }`).
+pub(crate) fn deleted(items: &[Value]) -> Result<Result<(), Refusal>, QueueError> {
+    Ok(match DeleteCode::from_reply(items.get(3))? {
+        DeleteCode::Deleted => Ok(()),
+        DeleteCode::NotFound => Err(Refusal::NotFound),
+        DeleteCode::Leased => Err(Refusal::InState(JobState::Leased)),
+    })
+}
+
+/// An edit_job reply (`{ code, state }`): the state the edited job is in.
+pub(crate) fn edited(items: &[Value]) -> Result<Result<JobState, Refusal>, QueueError> {
+    Ok(match EditCode::from_reply(items.first())? {
+        EditCode::Edited => {
+            let state = items.get(1).cloned().map(reply::text).transpose()?;
+            Ok(state.as_deref().and_then(JobState::parse).ok_or_else(|| {
+                QueueError::Protocol("edit_job.lua replied without a state".into())
+            })?)
+        }
+        EditCode::NotFound => Err(Refusal::NotFound),
+        EditCode::Leased => Err(Refusal::InState(JobState::Leased)),
+    })
 }
 
 fn unknown(script: &str, code: Option<i64>) -> QueueError {
@@ -212,9 +274,28 @@ pub(crate) fn job_cancelled(lease: &Lease) -> QueueError {
     }
 }
 
-/// A cancel code (decoded in `crate::kept::cancel`, matching every variant).
-pub(crate) fn cancel_code(code: Option<&Value>) -> Result<CancelCode, QueueError> {
-    CancelCode::from_reply(code)
+/// A cancel by id's reply: `{ code, state it was in, at }`.
+pub(crate) fn cancelled(items: &[Value]) -> Result<CancelOutcome, QueueError> {
+    let at = || -> Result<SystemTime, QueueError> { Ok(ms_to_time(reply::count_at(items, 2)?)) };
+    Ok(match CancelCode::from_reply(items.first())? {
+        CancelCode::Cancelled => {
+            let state = items
+                .get(1)
+                .cloned()
+                .map(reply::text)
+                .transpose()?
+                .unwrap_or_default();
+            CancelOutcome::Cancelled {
+                from: JobState::parse(&state).ok_or_else(|| {
+                    QueueError::Protocol(format!("cancel.lua replied state {state:?}"))
+                })?,
+                at: at()?,
+            }
+        }
+        CancelCode::AlreadyCancelled => CancelOutcome::AlreadyCancelled { at: at()? },
+        CancelCode::AlreadyCompleted => CancelOutcome::AlreadyCompleted { at: at()? },
+        CancelCode::NotFound => CancelOutcome::NotFound,
+    })
 }
 
 /// One job's entry of an enqueue reply: its code and its id.

@@ -114,10 +114,13 @@ mod layout;
 pub mod limits;
 mod memory;
 mod meta;
+#[cfg(test)]
+mod module_graph;
 pub mod notes;
 mod operator;
 mod options;
 mod outcome;
+mod page;
 mod park;
 mod queue;
 mod redact;
@@ -129,9 +132,7 @@ pub mod shards;
 pub mod surgery;
 pub mod worker;
 
-pub use admin::{
-    DeadAction, Page, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET,
-};
+pub use admin::{DeadAction, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
 pub use backoff::Backoff;
 pub use config::{from_config, ConfiguredQueue};
 pub use connect::{
@@ -149,6 +150,7 @@ pub use notes::{JobNotes, NoteBatch};
 pub use operator::Operator;
 pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
+pub use page::Page;
 pub use redact::redact_url;
 /// The script list, its composition and the job record decoder, for the
 /// tests crate (not part of the API).

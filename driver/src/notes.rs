@@ -45,7 +45,7 @@ use fred::interfaces::HashesInterface;
 use serde::Serialize;
 
 use crate::handle::RedisQueue;
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{limits, Lease, QueueError};
 

@@ -9,7 +9,7 @@ use fred::types::Value;
 
 use crate::job::parse_payload;
 use crate::meta::Meta;
-use crate::queue::num;
+use crate::scripts::num;
 use crate::scripts::{reply, Op};
 use crate::{limits, Job, QueueError, RedisQueue};
 

@@ -17,16 +17,8 @@ use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
 use crate::notes::NoteBatch;
-use crate::scripts::{self, reply, Op};
+use crate::scripts::{self, num, reply, text, Op};
 use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
-
-pub(crate) fn text(s: impl Into<String>) -> Value {
-    Value::String(s.into().into())
-}
-
-pub(crate) fn num(n: u64) -> Value {
-    text(n.to_string())
-}
 
 impl RedisQueue {
     /// Connect with every setting at its default; see [`RedisQueue::builder`].

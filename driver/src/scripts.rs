@@ -23,6 +23,16 @@ use crate::QueueError;
 pub mod catalogue;
 pub mod compose;
 
+/// A text argument of a script call.
+pub(crate) fn text(s: impl Into<String>) -> Value {
+    Value::String(s.into().into())
+}
+
+/// A whole-number argument of a script call (sent as its decimal digits).
+pub(crate) fn num(n: u64) -> Value {
+    text(n.to_string())
+}
+
 pub use catalogue::Op;
 
 /// The seam between Rust and Lua as the tests crate sees it (`redq::lua`,

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{Limit, MAX_LISTED_KEYS};
 use crate::job::ms_to_time;
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{QueueError, RedisQueue};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::{check_pushback, Limit, LimitScope};
 use crate::codes;
 use crate::limits::check_queue_name;
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{Lease, QueueError, RedisQueue};
 

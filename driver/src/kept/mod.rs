@@ -57,7 +57,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use cancel::{count_in_state, CancelOutcome, CANCEL_BATCH, MAX_CANCELLED_BY};
+pub use crate::outcome::cancel::CancelOutcome;
+pub use cancel::{CANCEL_BATCH, MAX_CANCELLED_BY};
 pub use record::{KeptJob, Outcome, Tombstone};
 pub use retention::{Retention, RetentionState};
 pub use wait::JobResult;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{limits, QueueError, RedisQueue};
 

@@ -7,8 +7,9 @@ use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
 use serde::Serialize;
 
 use super::{KeptJob, Outcome, Tombstone};
-use crate::queue::{num, text};
+use crate::codes::{self, KeptReply};
 use crate::scripts::{self, reply, Op};
+use crate::scripts::{num, text};
 use crate::{limits, JobRecord, JobState, Page, QueueError, RedisQueue, WorkerIdentity};
 
 /// What became of a job.
@@ -69,22 +70,15 @@ impl RedisQueue {
                 .await
                 .map_err(|e| scripts::map_error(e, self.inner.timeout))?,
         )?;
-        let mut it = items.into_iter();
-        let kind = it.next().map(reply::text).transpose()?.unwrap_or_default();
-        Ok(match (kind.as_str(), it.next()) {
-            ("live", _) => JobResult::Live,
-            ("kept", Some(raw)) => JobResult::Kept(Box::new(KeptJob::decode(
+        Ok(match codes::kept_found(items)? {
+            KeptReply::Live => JobResult::Live,
+            KeptReply::Kept(raw) => JobResult::Kept(Box::new(KeptJob::decode(
                 self.namespace(),
                 id.to_owned(),
-                &reply::bytes(raw)?,
+                &raw,
             )?)),
-            ("tombstone", Some(raw)) => JobResult::Tombstone(Tombstone::parse(&reply::text(raw)?)?),
-            ("unknown", _) => JobResult::Unknown,
-            _ => {
-                return Err(QueueError::Protocol(format!(
-                    "kept_get.lua replied {kind:?}"
-                )))
-            }
+            KeptReply::Tombstone(raw) => JobResult::Tombstone(Tombstone::parse(&raw)?),
+            KeptReply::Unknown => JobResult::Unknown,
         })
     }
 

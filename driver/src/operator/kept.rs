@@ -34,7 +34,7 @@ impl Operator {
         let mut waiting_shards = Vec::new();
         if self.shards().len() > 1 {
             for shard in self.shards() {
-                waiting_shards.push(crate::kept::count_in_state(
+                waiting_shards.push(crate::QueueCounts::cancellable_in(
                     &shard.counts(queue).await?,
                     state,
                 )?);

@@ -91,14 +91,13 @@
 //! ```
 
 mod cron;
-pub(crate) mod outcome;
 mod record;
 mod scheduler;
 mod spec;
 mod store;
 
+pub use crate::outcome::schedule::{ScheduleChange, Triggered, Upserted};
 pub use cron::{tick_job_id, CronExpr, MAX_EXPRESSION_LEN, MAX_TIMEZONE_LEN};
-pub use outcome::{ScheduleChange, Triggered, Upserted};
 pub use record::ScheduleInfo;
 pub use scheduler::{
     Scheduler, SchedulerPass, SchedulerReport, DEFAULT_SCHEDULER_BATCH, DEFAULT_SCHEDULER_MAX_IDLE,

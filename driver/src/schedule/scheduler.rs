@@ -5,8 +5,8 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use crate::outcome::schedule::FireOutcome;
 use crate::schedule::cron::{tick_job_id_ms, CronExpr};
-use crate::schedule::outcome::FireOutcome;
 use crate::schedule::store::{first_tick, Due};
 use crate::schedule::{Misfire, SKIP_GRACE};
 use crate::{QueueError, RedisQueue};

@@ -10,12 +10,12 @@ use crate::codes;
 use crate::job::time_to_ms;
 use crate::keys::QueueKeys;
 use crate::limits::{self, MAX_TIME_MS};
-use crate::queue::{num, text};
+use crate::outcome::schedule::FireOutcome;
 use crate::schedule::cron::CronExpr;
-use crate::schedule::outcome::FireOutcome;
 use crate::schedule::record::Record;
 use crate::schedule::{Schedule, ScheduleChange, ScheduleInfo, Triggered, Upserted};
 use crate::scripts::{self, reply, Op};
+use crate::scripts::{num, text};
 use crate::{QueueError, RedisQueue};
 
 /// Longest schedule name, in bytes.

@@ -5,7 +5,7 @@
 use fred::types::Value;
 
 use super::{IfLeased, SURGERY_BATCH};
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{JobState, QueueCounts, QueueError, RedisQueue};
 

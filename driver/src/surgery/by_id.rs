@@ -3,10 +3,10 @@
 //! [`RedisQueue::edit_payload`].
 
 use super::{Change, IfLeased, RetriedNow};
-use crate::codes::{self, DeleteCode, EditCode, PromoteCode};
+use crate::codes::{self, Refusal};
 use crate::enqueue_args::encode_payload;
 use crate::limits;
-use crate::queue::{num, text};
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
 use crate::{DeadAction, JobState, QueueError, RedisQueue};
 
@@ -40,10 +40,9 @@ impl RedisQueue {
     /// for any other state; [`QueueError::JobNotFound`] when there is no
     /// such job.
     pub async fn promote(&self, id: &str) -> Result<(), QueueError> {
-        match self.promote_call(id, "promote").await? {
-            PromoteCode::Promoted => Ok(()),
-            code => Err(promote_refusal(Change::Promote, id, code)),
-        }
+        self.promote_call(id, "promote")
+            .await?
+            .map_err(|refusal| refused(Change::Promote, id, refusal))
     }
 
     /// Retry job `id` now: a job backing off after a failure is due now
@@ -51,10 +50,9 @@ impl RedisQueue {
     /// (the dead-letter requeue). Refused for a delayed job that never
     /// failed (promote it), and for waiting, leased and blocked jobs.
     pub async fn retry_now(&self, id: &str) -> Result<RetriedNow, QueueError> {
-        let code = self.promote_call(id, "retry").await?;
-        match code {
-            PromoteCode::Promoted => Ok(RetriedNow::Promoted),
-            PromoteCode::Dead => {
+        match self.promote_call(id, "retry").await? {
+            Ok(()) => Ok(RetriedNow::Promoted),
+            Err(Refusal::InState(JobState::Dead)) => {
                 let queue = self.queue_of(id).await?;
                 let report = self
                     .change_dead(
@@ -70,15 +68,15 @@ impl RedisQueue {
                     Err(not_found(id))
                 }
             }
-            code => Err(promote_refusal(Change::RetryNow, id, code)),
+            Err(refusal) => Err(refused(Change::RetryNow, id, refusal)),
         }
     }
 
-    async fn promote_call(&self, id: &str, mode: &str) -> Result<PromoteCode, QueueError> {
+    async fn promote_call(&self, id: &str, mode: &str) -> Result<Result<(), Refusal>, QueueError> {
         let queue = self.queue_of(id).await?;
         let args = vec![text(mode), num(1), num(0), text(id)];
         let items = reply::array(self.run(Op::PromoteJob, &queue, args).await?)?;
-        codes::promote_code(items.get(3))
+        codes::promoted(&items)
     }
 
     /// Delete job `id` for good, in any state, releasing its ordering key
@@ -90,11 +88,7 @@ impl RedisQueue {
         let force = u64::from(if_leased == IfLeased::VoidLease);
         let args = vec![num(1), num(force), text(""), text(""), text(id)];
         let items = reply::array(self.run(Op::DeleteJob, &queue, args).await?)?;
-        match codes::delete_code(items.get(3))? {
-            DeleteCode::Deleted => Ok(()),
-            DeleteCode::NotFound => Err(not_found(id)),
-            DeleteCode::Leased => Err(Change::Delete.refused(id, state_words(JobState::Leased))),
-        }
+        codes::deleted(&items)?.map_err(|refusal| refused(Change::Delete, id, refusal))
     }
 
     /// Replace the payload of job `id`, which must not be running: waiting,
@@ -114,14 +108,7 @@ impl RedisQueue {
         let queue = self.queue_of(id).await?;
         let args = vec![num(limit as u64), text(id), text(json)];
         let items = reply::array(self.run(Op::EditJob, &queue, args).await?)?;
-        let state = items.get(1).cloned().map(reply::text).transpose()?;
-        let state = state.as_deref().and_then(JobState::parse);
-        match codes::edit_code(items.first())? {
-            EditCode::Edited => state
-                .ok_or_else(|| QueueError::Protocol("edit_job.lua replied without a state".into())),
-            EditCode::NotFound => Err(not_found(id)),
-            EditCode::Leased => Err(Change::Edit.refused(id, state_words(JobState::Leased))),
-        }
+        codes::edited(&items)?.map_err(|refusal| refused(Change::Edit, id, refusal))
     }
 }
 
@@ -129,18 +116,14 @@ fn not_found(id: &str) -> QueueError {
     QueueError::JobNotFound { id: id.to_owned() }
 }
 
-/// The error for a promote or retry-now code that did not promote.
-fn promote_refusal(change: Change, id: &str, code: PromoteCode) -> QueueError {
-    let state = match code {
-        PromoteCode::NotFound => return not_found(id),
-        PromoteCode::Promoted => "promoted",
-        PromoteCode::Waiting => state_words(JobState::Waiting),
-        PromoteCode::Leased => state_words(JobState::Leased),
-        PromoteCode::Dead => state_words(JobState::Dead),
-        PromoteCode::Blocked => state_words(JobState::Blocked),
-        PromoteCode::NotBackingOff => {
-            "scheduled but has not failed (a delay, not a backoff: promote it)"
-        }
-    };
-    change.refused(id, state)
+/// The error for a change that did not apply.
+fn refused(change: Change, id: &str, refusal: Refusal) -> QueueError {
+    match refusal {
+        Refusal::NotFound => not_found(id),
+        Refusal::InState(state) => change.refused(id, state_words(state)),
+        Refusal::NotBackingOff => change.refused(
+            id,
+            "scheduled but has not failed (a delay, not a backoff: promote it)",
+        ),
+    }
 }

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::job::{ms_to_time, time_to_ms};
-use crate::queue::{num, text};
 use crate::scripts::{self, reply, Op};
+use crate::scripts::{num, text};
 use crate::{QueueError, RedisQueue};
 
 /// How often a worker refreshes its record.

@@ -873,3 +873,63 @@ async fn nacks_delays_ordering_keys_and_requeues_go_through_the_held_set() {
     assert_eq!(raw.state_of(&ids[0]).await, "held");
     assert_eq!(ids_of(&raw.claim(10).await), vec![ids[0].clone()]);
 }
+
+/// A raised limit reaches every key with held jobs: limits_set puts the
+/// first page of them due for a re-check, limits_wake the rest, and claims
+/// re-check them (at most 100 a call) until every held job could start.
+#[tokio::test]
+async fn a_raised_limit_reaches_every_held_key_through_limits_wake() {
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-wake-pages").await;
+    raw.set_limit("each_key", "", 1, 0, 0).await;
+    let names: Vec<String> = (0..1500).map(|i| format!("tenant-{i}")).collect();
+    let mut keys: Vec<&str> = names.iter().map(String::as_str).collect();
+    keys.extend(names.iter().map(String::as_str));
+    raw.enqueue(&keys).await;
+    let mut running = 0;
+    while running < 1500 {
+        let got = raw.claim(1000).await.len();
+        assert!(got > 0, "every key starts one job ({running} so far)");
+        running += got;
+    }
+    assert!(
+        raw.claim(1000).await.is_empty(),
+        "every key is at its concurrency"
+    );
+    let reply = items(
+        raw.run(
+            "limits_set",
+            vec![
+                "each_key".into(),
+                "".into(),
+                "2".into(),
+                "0".into(),
+                "0".into(),
+            ],
+        )
+        .await,
+    );
+    assert_eq!(int(&reply[0]), 1);
+    let mut cursor = text(&reply[1]);
+    let mut pages = 1;
+    while cursor != "0" {
+        cursor = text(&raw.run("limits_wake", vec![cursor.clone().into()]).await);
+        pages += 1;
+        assert!(pages < 100, "limits_wake ends");
+    }
+    assert!(pages > 1, "1500 keys take more than one page");
+    let due: i64 = server
+        .cmd(&["ZCARD", &raw.key("lim_wake")])
+        .await
+        .convert()
+        .unwrap();
+    assert_eq!(due, 1500, "every held key is due for a re-check");
+    let mut started = 0;
+    for _ in 0..20 {
+        let got = raw.claim(1000).await.len();
+        assert!(got <= 100, "a claim re-checks at most 100 keys");
+        started += got;
+    }
+    assert_eq!(started, 1500, "every key's second job started");
+    assert_eq!(raw.held().await, 0);
+}

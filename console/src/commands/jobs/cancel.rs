@@ -20,7 +20,7 @@ pub async fn run(queue: &Target, args: JobsCancel, json: bool) -> Result<(), Fai
             let state = state.state();
             if !args.yes {
                 let counts = queue.counts(&name).await?;
-                let n = redq::kept::count_in_state(&counts, state).map_err(Failure::from)?;
+                let n = counts.cancellable_in(state).map_err(Failure::from)?;
                 return Err(Failure::Usage(format!(
                     "this cancels all {} of {} for good; add --yes to do it",
                     count(n, &format!("{state} job"), &format!("{state} jobs")),
@@ -30,7 +30,7 @@ pub async fn run(queue: &Target, args: JobsCancel, json: bool) -> Result<(), Fai
             let done = queue.cancel_all(&name, state, &args.by, |_, _| {}).await?;
             tracing::info!(queue = %name, %state, done, "cancelled jobs");
             let now = queue.counts(&name).await?;
-            let left = redq::kept::count_in_state(&now, state).map_err(Failure::from)?;
+            let left = now.cancellable_in(state).map_err(Failure::from)?;
             if json {
                 print_json(&json!({
                     "queue": name,

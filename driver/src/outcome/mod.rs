@@ -1,4 +1,10 @@
-//! Outcomes of queue calls that are not errors.
+//! Outcomes of queue calls that are not errors. They live apart from the
+//! modules that make the calls so that `crate::codes`, the one place a
+//! script's reply code becomes an outcome, depends on them and on nothing
+//! that depends on it.
+
+pub(crate) mod cancel;
+pub(crate) mod schedule;
 
 use std::time::SystemTime;
 
