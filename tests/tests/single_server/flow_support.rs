@@ -86,10 +86,15 @@ impl Bench {
         .await;
     }
 
-    /// A Worker runtime on [`Q`] running `concurrency` jobs at once.
+    /// A Worker runtime on [`Q`] running `concurrency` [`Tenant`] jobs at once.
     pub fn worker(&self, concurrency: usize) -> RunningWorker {
         let mut registry = Registry::new();
         registry.add_job::<Tenant>();
+        self.worker_with(registry, concurrency)
+    }
+
+    /// A Worker runtime on [`Q`] for the jobs of `registry`.
+    pub fn worker_with(&self, registry: Registry, concurrency: usize) -> RunningWorker {
         let options = WorkOptions::new()
             .queues([Q])
             .concurrency(concurrency)

@@ -16,6 +16,7 @@ mod dedup;
 mod enqueue;
 mod flow_api;
 mod flow_limits;
+mod flow_pushback;
 mod flow_rate;
 mod flow_support;
 mod flow_scripts;
