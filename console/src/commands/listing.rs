@@ -156,6 +156,11 @@ pub fn print_jobs(
         return;
     }
     let mut columns = vec!["ID", "QUEUE", "STATE", "NAME", ">TRIES", "WHEN", "ERROR"];
+    // Held jobs wait on their limit key: a KEY column whenever one has one.
+    let keyed = jobs.iter().any(|j| j.limit_key.is_some());
+    if keyed {
+        columns.insert(4, "KEY");
+    }
     if !shards.is_empty() {
         columns.insert(1, ">SHARD");
     }
@@ -183,6 +188,9 @@ pub fn print_jobs(
             when,
             error,
         ];
+        if keyed {
+            cells.insert(4, j.limit_key.clone().unwrap_or_else(|| "-".into()));
+        }
         if !shards.is_empty() {
             let shard = crate::aggregate::shard_index(shards, &j.namespace);
             cells.insert(1, shard.map_or_else(|| "?".into(), |i| i.to_string()));

@@ -78,6 +78,9 @@ pub fn detail_lines(
     if let Some(key) = &job.dedup_key {
         field("dedup key", inert(key));
     }
+    if let Some(key) = &job.limit_key {
+        field("limit key", inert(key));
+    }
     if let Some(window) = job.retry_window {
         field("retry window", clock::compact(window));
     }

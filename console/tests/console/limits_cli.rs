@@ -123,6 +123,21 @@ async fn limits_are_set_listed_and_cleared_from_the_command_line() {
     assert_eq!(line("each key"), "emails each key — 2 at once — — — —");
     assert_eq!(line("acme"), "emails key, own acme 10/500ms 0 0/10 1 —");
 
+    // The held job is listed with its key.
+    let held = json(&run(&[
+        "jobs", "list", "emails", "--state", "held", "-o", "json",
+    ]));
+    assert_eq!(held["total"], 1, "{held}");
+    assert_eq!(held["jobs"][0]["state"], "held");
+    assert_eq!(held["jobs"][0]["limit_key"], "acme");
+    let table = stdout(&run(&["jobs", "list", "emails", "--state", "held"]));
+    let header = table.lines().next().unwrap_or_default();
+    assert!(header.split_whitespace().any(|w| w == "KEY"), "{table}");
+    assert!(
+        table.lines().nth(1).is_some_and(|l| l.contains(" acme ")),
+        "{table}"
+    );
+
     let clear = ["limits", "clear", "emails", "--key", "acme"];
     assert_prints(&run(&clear), "emails: the key \"acme\" limit is cleared\n");
     assert_prints(
