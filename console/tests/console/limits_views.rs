@@ -1,8 +1,10 @@
 //! The Limits screen (key 7) and what flow control adds to the other views,
 //! rendered from the fixture's limiters at the sizes an operator uses.
 
+use crate::common::*;
 use crate::views::{assert_headers_whole, line_with, screen_text, with};
-use redq_console::tui::state::{Action, Screen};
+use redq::{JobState, Page};
+use redq_console::tui::state::{Action, JobsPage, Screen, Snapshot, State, Update};
 
 const HEADERS: [&str; 8] = [
     "QUEUE",
@@ -80,4 +82,86 @@ fn every_tab_fits_at_80_columns() {
         wide.lines().nth(1).unwrap().contains("3 Dead letters (5)"),
         "{wide}"
     );
+}
+
+/// The fixture with emails holding 11 jobs back (as its limiters say), and
+/// the jobs view of its held tab open on `items` when given.
+fn holding(held_page: Option<Vec<redq::JobRecord>>) -> State {
+    let mut snap = snapshot();
+    for row in &mut snap.queues {
+        if row.counts.queue == "emails" {
+            row.counts.held = 11;
+        }
+    }
+    let mut state = State::new(settings());
+    state.apply(Action::Resize(100, 30));
+    let receive = |state: &mut State, snap: &Snapshot| {
+        state.apply(Action::Received(Update::Snapshot {
+            snapshot: Box::new(snap.clone()),
+            received_at: now(),
+        }));
+    };
+    receive(&mut state, &snap);
+    let Some(items) = held_page else {
+        return state;
+    };
+    // emails is the second queue; its held tab comes after dead.
+    state.apply(Action::Down);
+    state.apply(Action::Open);
+    while state.jobs().unwrap().query.state != JobState::Held {
+        state.apply(Action::NextState);
+    }
+    snap.jobs = Some(JobsPage {
+        query: state.jobs().unwrap().query.clone(),
+        page: Page {
+            total: items.len() as u64,
+            items,
+        },
+    });
+    receive(&mut state, &snap);
+    state
+}
+
+#[test]
+fn queues_show_a_held_column_only_while_some_queue_holds_jobs() {
+    let text = screen_text(&with(&[]), 100, 30);
+    assert!(!text.contains("HELD"), "{text}");
+    let state = holding(None);
+    for (w, h) in [(100, 30), (80, 24)] {
+        let text = screen_text(&state, w, h);
+        assert_headers_whole(
+            &text,
+            &[
+                "QUEUE", "WAITING", "SCHED", "LEASED", "HELD", "DEAD", "OLDEST",
+            ],
+        );
+        let emails: Vec<&str> = line_with(&text, "emails").split_whitespace().collect();
+        assert_eq!(&emails[1..6], ["emails", "7", "12", "2", "11"], "{text}");
+    }
+    insta::assert_snapshot!("queues_holding_jobs", screen_text(&state, 100, 30));
+}
+
+#[test]
+fn the_held_tab_lists_held_jobs_with_their_keys() {
+    let held = |i: usize, key: &str| {
+        let mut j = job(&format!("01JDQ5H{i:019}"), "emails", JobState::Held);
+        j.limit_key = Some(key.into());
+        j
+    };
+    let state = holding(Some(vec![
+        held(0, "globex"),
+        held(1, "globex"),
+        held(2, "acme"),
+    ]));
+    let text = screen_text(&state, 100, 30);
+    assert!(
+        line_with(&text, " waiting ").contains(" held 11"),
+        "{text}"
+    );
+    assert_headers_whole(&text, &["JOB", "NAME", "KEY", "PRIO", "TRIES", "ENQUEUED"]);
+    assert!(
+        line_with(&text, "01JDQ5H0000000000000000002").contains("acme"),
+        "{text}"
+    );
+    insta::assert_snapshot!("held_jobs_of_a_queue", text);
 }
