@@ -222,3 +222,20 @@ async fn a_feed_resumes_after_its_position_when_redis_comes_back() {
         "exactly what came after the position"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_cluster_a_follower_reads_the_node_of_its_stream() {
+    let cluster = redq_tests::cluster::RedisCluster::shared();
+    let ns = unique_namespace("events_cluster");
+    let q = connect(&cluster.url(), &ns).await;
+    let mut feed = q.follow_events(EventCursor::Now).await.unwrap();
+    let follower = tokio::spawn(async move { feed.next_batch().await });
+    let ids = dead_letters(&q, "webhooks", 1, "on a cluster").await;
+    let batch = tokio::time::timeout(Duration::from_secs(EVENT_BLOCK.as_secs() + 5), follower)
+        .await
+        .expect("the follower answered")
+        .unwrap()
+        .unwrap();
+    let got: Vec<&str> = batch.iter().map(|e| e.job_id.as_str()).collect();
+    assert_eq!(got, [ids[0].as_str()]);
+}

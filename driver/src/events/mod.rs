@@ -179,7 +179,10 @@ impl EventFeed {
             self.key.clone().into(),
             self.after.clone().into(),
         ]);
-        let command = CustomCommand::new_static("XREAD", ClusterHash::FirstKey, block.is_some());
+        // Routed by the stream key's slot: the first string of the
+        // arguments (what `FirstKey` would hash) is `COUNT`.
+        let slot = ClusterHash::Custom(fred::util::redis_keyslot(self.key.as_bytes()));
+        let command = CustomCommand::new_static("XREAD", slot, block.is_some());
         let raw: Value = self
             .client
             .custom(command, args)
