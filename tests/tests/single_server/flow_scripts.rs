@@ -340,7 +340,7 @@ async fn many_claims_never_lease_more_than_a_key_or_the_queue_allows() {
             assert_eq!(raw.ack(&job).await, 1);
             done += 1;
         }
-        if running.len() == 5 || (step % 3 == 0 && !running.is_empty()) {
+        if running.len() == 5 || (step.is_multiple_of(3) && !running.is_empty()) {
             let job = running.remove(0);
             assert_eq!(raw.ack(&job).await, 1);
             done += 1;
