@@ -17,6 +17,7 @@ mod enqueue;
 mod flow_api;
 mod flow_limits;
 mod flow_pushback;
+mod flow_raise;
 mod flow_rate;
 mod flow_support;
 mod flow_scripts;
