@@ -5,9 +5,10 @@
 
 use std::time::SystemTime;
 
-use redq::flow::{Limit, QueueLimits};
+use redq::flow::{Limit, LimitScope, QueueLimits};
 
 use crate::clock;
+use crate::text::inert;
 
 /// Which limiter a row is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,6 +127,16 @@ impl LimiterRow {
             }
             _ => "—".to_owned(),
         }
+    }
+}
+
+/// A scope as sentences say it, the CLI's and the console's alike:
+/// `queue-wide`, `each-key`, `key "acme"` (as in "the each-key limit").
+pub fn scope_text(scope: &LimitScope) -> String {
+    match scope {
+        LimitScope::Queue => "queue-wide".to_owned(),
+        LimitScope::EachKey => "each-key".to_owned(),
+        LimitScope::Key(key) => format!("key {}", inert(&format!("{key:?}"))),
     }
 }
 

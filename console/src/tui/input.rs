@@ -212,13 +212,13 @@ pub static BINDINGS: &[Binding] = &[
     bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
     bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
     bind(Job, &[k('c')], "", "", None, Action::Job(Surgery::Cancel)),
-    bind(Detail, &[k('j'), code(Down)], "j ↓", "scroll down", Some("j/k scroll"), Action::Down),
-    bind(Detail, &[k('k'), code(Up)], "k ↑", "scroll up", None, Action::Up),
+    bind(Detail, &[k('j'), code(Down)], "j k ↓ ↑", "scroll down, up", Some("j/k scroll"), Action::Down),
+    bind(Detail, &[k('k'), code(Up)], "", "", None, Action::Up),
     bind(Detail, &[code(Esc), k('h'), code(Left)], "Esc", "back to the list", Some("Esc back"), Action::Back),
-    bind(Jobs, &[k('l'), code(Right)], "l →", "next job state", Some("←/→ state"), Action::NextState),
-    bind(Jobs, &[k('h'), code(Left)], "h ←", "previous job state", None, Action::PrevState),
-    bind(Jobs, &[code(PageDown)], "PgDn", "next page", Some("PgUp/PgDn page"), Action::PageDown),
-    bind(Jobs, &[code(PageUp)], "PgUp", "previous page", None, Action::PageUp),
+    bind(Jobs, &[k('l'), code(Right)], "l h → ←", "next, previous job state", Some("←/→ state"), Action::NextState),
+    bind(Jobs, &[k('h'), code(Left)], "", "", None, Action::PrevState),
+    bind(Jobs, &[code(PageDown)], "PgDn PgUp", "next, previous page", Some("PgUp/PgDn page"), Action::PageDown),
+    bind(Jobs, &[code(PageUp)], "", "", None, Action::PageUp),
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
     bind(Jobs, &[code(Esc)], "Esc", "clear filter, else go back", Some("Esc back"), Action::Back),
@@ -229,14 +229,15 @@ pub static BINDINGS: &[Binding] = &[
     bind(Leases, &[k('c')], "c", "cancel the selected job (asks)", Some("c cancel"), Action::Job(Surgery::Cancel)),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Limits, &[code(Enter)], "Enter", "list the limiter's held jobs", Some("Enter held jobs"), Action::Open),
+    bind(Limits, &[k('x')], "x", "clear the selected limit (asks)", Some("x clear"), Action::ClearLimit),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
-    bind(Lists, &[k('j'), code(Down)], "j ↓", "move down", Some("j/k move"), Action::Down),
-    bind(Lists, &[k('k'), code(Up)], "k ↑", "move up", None, Action::Up),
-    bind(Lists, &[k('g'), code(Home)], "g Home", "first row", None, Action::Top),
-    bind(Lists, &[k('G'), code(End)], "G End", "last row", None, Action::Bottom),
-    bind(Lists, &[code(PageDown)], "PgDn", "page down", None, Action::PageDown),
-    bind(Lists, &[code(PageUp)], "PgUp", "page up", None, Action::PageUp),
+    bind(Lists, &[k('j'), code(Down)], "j k ↓ ↑", "move down, up", Some("j/k move"), Action::Down),
+    bind(Lists, &[k('k'), code(Up)], "", "", None, Action::Up),
+    bind(Lists, &[k('g'), code(Home)], "g G", "first, last row (Home, End)", None, Action::Top),
+    bind(Lists, &[k('G'), code(End)], "", "", None, Action::Bottom),
+    bind(Lists, &[code(PageDown)], "PgDn PgUp", "page down, up", None, Action::PageDown),
+    bind(Lists, &[code(PageUp)], "", "", None, Action::PageUp),
     bind(Openable, &[code(Enter)], "Enter", "open it (a group: filter by it)", Some("Enter open"), Action::Open),
     bind(Filterable, &[k('/')], "/", "filter the rows", Some("/ filter"), Action::StartFilter),
     bind(Filterable, &[code(Esc)], "Esc", "clear the filter", None, Action::Back),
@@ -320,7 +321,7 @@ pub fn hints(state: &State) -> Vec<&'static str> {
 
 /// Help sections: a heading and (keys, what they do) rows, from the table.
 /// Rows with an empty label are covered by the row before them (`1-7`,
-/// `0-9`);
+/// `0-9`, `j k`);
 /// scopes sharing a heading share a section.
 pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     let order = [

@@ -433,6 +433,13 @@ async fn apply(
                 .await?;
             Ok(format!("cancelled {}", plural(done as usize, "job")))
         }
+        Mutation::ClearLimit { queue: name, scope } => {
+            let (shown, named) = (crate::text::inert(name), crate::flow::scope_text(scope));
+            Ok(match queue.clear_limit(name, scope.clone()).await? {
+                true => format!("cleared the {named} limit of {shown}"),
+                false => format!("{shown} had no {named} limit"),
+            })
+        }
         Mutation::Pause(name) => {
             queue.pause(name).await?;
             Ok(format!("paused {}", crate::text::inert(name)))

@@ -16,7 +16,7 @@ use redq_console::tui::theme::Theme;
 use redq_console::tui::view;
 use redq_tests::{unique_namespace, RedisServer};
 
-use crate::live::{console, press, refresh};
+use crate::live::{console, press, prompt, refresh, run};
 use crate::seed::connect;
 
 /// The screen as drawn at 100×30, a line each.
@@ -129,4 +129,42 @@ async fn the_limits_screen_shows_a_limit_and_its_held_jobs_and_enter_lists_them(
     assert_eq!(state.jobs().map(|j| j.filter.as_str()), Some(""));
     press(&mut state, &[KeyCode::Esc]);
     assert_eq!(state.view, View::Screen(Screen::Limits));
+
+    // x on the each-key row asks, naming it; y lifts it, and acme's held
+    // jobs can start.
+    refresh(&target, &mut state).await;
+    press(&mut state, &[KeyCode::Char('g'), KeyCode::Down]);
+    assert_eq!(
+        state.visible_limits()[state.cursor().index].scope,
+        redq_console::flow::Scope::EachKey
+    );
+    press(&mut state, &[KeyCode::Char('x')]);
+    assert_eq!(
+        prompt(&state),
+        "Clear the each-key limit of emails (1 at once)? \
+         Jobs it holds back start as the other limits allow."
+    );
+    let sent = press(&mut state, &[KeyCode::Char('y')]);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok, "{message}");
+    assert_eq!(message, "cleared the each-key limit of emails");
+    refresh(&target, &mut state).await;
+    assert!(
+        state
+            .visible_limits()
+            .iter()
+            .all(|r| r.scope != redq_console::flow::Scope::EachKey),
+        "{:?}",
+        state.visible_limits()
+    );
+    let more = queue
+        .claim("emails", 10, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        more.len(),
+        2,
+        "acme's held jobs start once its limit is lifted"
+    );
 }

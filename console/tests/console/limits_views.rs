@@ -3,8 +3,11 @@
 
 use crate::common::*;
 use crate::views::{assert_headers_whole, line_with, screen_text, with};
+use redq::flow::LimitScope;
 use redq::{JobState, Page};
-use redq_console::tui::state::{Action, JobsPage, Screen, Snapshot, State, Update};
+use redq_console::tui::state::{
+    Action, Command, JobsPage, Mutation, Screen, Snapshot, State, Update,
+};
 
 const HEADERS: [&str; 8] = [
     "QUEUE",
@@ -154,14 +157,72 @@ fn the_held_tab_lists_held_jobs_with_their_keys() {
         held(2, "acme"),
     ]));
     let text = screen_text(&state, 100, 30);
-    assert!(
-        line_with(&text, " waiting ").contains(" held 11"),
-        "{text}"
-    );
+    assert!(line_with(&text, " waiting ").contains(" held 11"), "{text}");
     assert_headers_whole(&text, &["JOB", "NAME", "KEY", "PRIO", "TRIES", "ENQUEUED"]);
     assert!(
         line_with(&text, "01JDQ5H0000000000000000002").contains("acme"),
         "{text}"
     );
     insta::assert_snapshot!("held_jobs_of_a_queue", text);
+}
+
+#[test]
+fn x_asks_before_clearing_a_limit_and_names_it() {
+    let mut state = with(&[Action::Show(Screen::Limits), Action::ClearLimit]);
+    let prompt = state.confirm().expect("x asks first").prompt.clone();
+    assert_eq!(
+        prompt,
+        "Clear the queue-wide limit of emails (20 at once, 100/1s)? \
+         Jobs it holds back start as the other limits allow."
+    );
+    insta::assert_snapshot!("limits_confirm_clear", screen_text(&state, 100, 30));
+    let sent = press(&mut state, &[Action::Confirm]);
+    assert_eq!(
+        sent.last(),
+        Some(&Command::Mutate(Mutation::ClearLimit {
+            queue: "emails".into(),
+            scope: LimitScope::Queue,
+        }))
+    );
+
+    // A key the default covers has nothing of its own to clear: said, not
+    // asked.
+    let mut state = with(&[Action::Show(Screen::Limits)]);
+    while state.visible_limits()[state.cursor().index].key() != Some("globex") {
+        state.apply(Action::Down);
+    }
+    state.apply(Action::ClearLimit);
+    assert!(state.confirm().is_none());
+    let said = state
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("key globex has no limit of its own"),
+        "{said}"
+    );
+    // Its own limit, a key has.
+    state.apply(Action::Down);
+    state.apply(Action::ClearLimit);
+    assert!(state
+        .confirm()
+        .unwrap()
+        .prompt
+        .starts_with("Clear the key \"acme\" limit of emails (5 at once)?"));
+
+    // Read-only refuses before asking.
+    let mut state = with(&[Action::Show(Screen::Limits)]);
+    state.settings.read_only = true;
+    state.apply(Action::ClearLimit);
+    assert!(state.confirm().is_none());
+    let said = state
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default();
+    assert!(
+        said.starts_with("read-only: clearing a limit refused"),
+        "{said}"
+    );
 }

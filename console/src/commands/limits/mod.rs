@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use crate::aggregate::Target;
 use crate::cli::{LimitScopeArgs, LimitsCommand};
 use crate::failure::Failure;
+use crate::flow::scope_text;
 use crate::output::opt_time;
-use crate::text::inert;
 
 pub async fn run(queue: &Target, command: LimitsCommand, json: bool) -> Result<(), Failure> {
     match command {
@@ -57,15 +57,6 @@ async fn require_known_or_limited(queue: &Target, name: &str, advice: &str) -> R
         return Ok(());
     }
     super::known::require_known_with(queue, name, advice).await
-}
-
-/// A scope as the sentences say it: `queue-wide`, `each-key`, `key "acme"`.
-fn scope_text(scope: &LimitScope) -> String {
-    match scope {
-        LimitScope::Queue => "queue-wide".to_owned(),
-        LimitScope::EachKey => "each-key".to_owned(),
-        LimitScope::Key(key) => format!("key {}", inert(&format!("{key:?}"))),
-    }
 }
 
 /// A scope in JSON: `{"scope": "queue"|"each_key"|"key", "key": K|null}`.

@@ -60,6 +60,8 @@ pub enum Action {
     AllJobs(Surgery),
     /// Pause or resume the selected queue.
     TogglePause,
+    /// Clear the selected limit (Limits screen).
+    ClearLimit,
     /// Group dead letters by error signature, or stop grouping.
     ToggleGroup,
     /// Jobs view: the next job state.
@@ -161,6 +163,7 @@ impl State {
             Action::Job(change) => return self.on_job(change),
             Action::AllJobs(change) => return self.on_all_jobs(change),
             Action::TogglePause => return self.toggle_pause(),
+            Action::ClearLimit => return self.clear_selected_limit(),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {
                 self.tabs.dead_grouped = !self.tabs.dead_grouped
             }

@@ -251,6 +251,13 @@ pub enum Mutation {
         /// The state emptied.
         state: JobState,
     },
+    /// Lift one limit of a queue (flow control).
+    ClearLimit {
+        /// The queue.
+        queue: String,
+        /// Which of its limits.
+        scope: redq::flow::LimitScope,
+    },
     /// Pause a queue.
     Pause(String),
     /// Resume a queue.
@@ -302,6 +309,11 @@ impl Mutation {
             Mutation::CancelAll { queue, state } => format!(
                 "cancel the {} jobs of {}",
                 state.as_str(),
+                crate::text::inert(queue)
+            ),
+            Mutation::ClearLimit { queue, scope } => format!(
+                "clear the {} limit of {}",
+                crate::flow::scope_text(scope),
                 crate::text::inert(queue)
             ),
             Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),

@@ -17,6 +17,7 @@ mod attempts;
 mod confirm;
 mod data;
 mod dead_letters;
+mod limits;
 pub mod metrics;
 mod mode;
 mod navigate;
