@@ -933,3 +933,195 @@ async fn a_raised_limit_reaches_every_held_key_through_limits_wake() {
     assert_eq!(started, 1500, "every key's second job started");
     assert_eq!(raw.held().await, 0);
 }
+
+/// What the flow structures say, checked against what they count: each
+/// key's held count is its members in lim_held, its leased count is the
+/// leased jobs carrying it, and (for a key not waiting for a re-check in
+/// lim_wake) it is in lim_ready exactly when it has held jobs and room,
+/// at its best held job's score.
+async fn assert_accounting(server: &RedisServer, raw: &Raw, concurrency: &HashMap<String, i64>) {
+    let lim: HashMap<String, String> = server
+        .cmd(&["HGETALL", &raw.key("lim")])
+        .await
+        .convert()
+        .unwrap();
+    let field = |kind: &str, key: &str| -> i64 {
+        lim.get(&format!("{kind}\n{key}"))
+            .map_or(0, |v| v.parse().unwrap())
+    };
+    let held: Vec<String> = server
+        .cmd(&["ZRANGE", &raw.key("lim_held"), "0", "-1"])
+        .await
+        .convert()
+        .unwrap();
+    let mut held_of: HashMap<String, Vec<String>> = HashMap::new();
+    for member in held {
+        let key = member.split('\n').next().unwrap().to_owned();
+        held_of.entry(key).or_default().push(member);
+    }
+    let leased: Vec<String> = server
+        .cmd(&["ZRANGE", &raw.key("leased"), "0", "-1"])
+        .await
+        .convert()
+        .unwrap();
+    let mut leased_of: HashMap<String, i64> = HashMap::new();
+    let jobs = format!("{{{}}}:jobs", raw.ns);
+    for id in leased {
+        let record = server.cmd(&["HGET", &jobs, &id]).await;
+        let meta = Meta::decode(record.as_bytes().unwrap()).unwrap();
+        if !meta.limit_key.is_empty() {
+            *leased_of.entry(meta.limit_key).or_default() += 1;
+        }
+    }
+    let ready: HashMap<String, f64> = {
+        let flat: Vec<String> = server
+            .cmd(&["ZRANGE", &raw.key("lim_ready"), "0", "-1", "WITHSCORES"])
+            .await
+            .convert()
+            .unwrap();
+        flat.chunks(2)
+            .map(|p| (p[0].clone(), p[1].parse().unwrap()))
+            .collect()
+    };
+    let waking: Vec<String> = server
+        .cmd(&["ZRANGE", &raw.key("lim_wake"), "0", "-1"])
+        .await
+        .convert()
+        .unwrap();
+    let mut keys: Vec<String> = held_of.keys().chain(leased_of.keys()).cloned().collect();
+    keys.extend(ready.keys().cloned());
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let members = held_of.get(&key).map_or(&[][..], Vec::as_slice);
+        assert_eq!(
+            field("h", &key),
+            members.len() as i64,
+            "held count of {key}"
+        );
+        let leased = leased_of.get(&key).copied().unwrap_or(0);
+        assert_eq!(field("u", &key), leased, "leased count of {key}");
+        let limit = concurrency.get(&key).copied().unwrap_or(i64::MAX);
+        assert!(leased <= limit, "{key}: {leased} leased, limit {limit}");
+        if waking.contains(&key) {
+            continue;
+        }
+        let should = !members.is_empty() && leased < limit;
+        assert_eq!(
+            ready.contains_key(&key),
+            should,
+            "{key} ready ({leased} leased, {} held)",
+            members.len()
+        );
+        if should {
+            let best: f64 = members[0].split('\n').nth(1).unwrap().parse().unwrap();
+            assert_eq!(
+                ready[&key], best,
+                "{key}'s ready score is its best held job's"
+            );
+        }
+    }
+}
+
+/// Random enqueues, claims, acks, nacks, releases, cancels and forced
+/// deletes of keyed and unkeyed jobs: after every step the accounting is
+/// exact and no key is over its concurrency.
+#[tokio::test]
+async fn the_accounting_stays_exact_under_random_operations() {
+    use rand::{Rng, SeedableRng};
+    let server = RedisServer::start();
+    let mut raw = Raw::new(&server, "flow-random").await;
+    let limits: HashMap<String, i64> = [("a", 1), ("b", 2), ("c", 3), ("d", 1)]
+        .into_iter()
+        .map(|(k, c)| (k.to_owned(), c))
+        .collect();
+    for (key, c) in &limits {
+        raw.set_limit("key", key, *c as u32, 0, 0).await;
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(15);
+    let mut running: Vec<Leased> = Vec::new();
+    let keys = ["a", "b", "c", "d", "e", ""];
+    for step in 0..400 {
+        match rng.random_range(0..10) {
+            0 | 1 => {
+                let jobs: Vec<Job> = (0..rng.random_range(1..6))
+                    .map(|_| Job {
+                        limit_key: keys[rng.random_range(0..keys.len())],
+                        priority: rng.random_range(0..3),
+                        ..Job::default()
+                    })
+                    .collect();
+                raw.enqueue_jobs(&jobs).await;
+            }
+            2 | 3 => running.extend(raw.claim(rng.random_range(1..6)).await),
+            4 | 5 if !running.is_empty() => {
+                let job = running.swap_remove(rng.random_range(0..running.len()));
+                assert_eq!(raw.ack(&job).await, 1, "step {step}");
+            }
+            6 if !running.is_empty() => {
+                let job = running.swap_remove(rng.random_range(0..running.len()));
+                assert_eq!(
+                    raw.nack(&job, 0, rng.random_bool(0.3)).await,
+                    1,
+                    "step {step}"
+                );
+            }
+            7 if !running.is_empty() => {
+                let job = running.swap_remove(rng.random_range(0..running.len()));
+                assert_eq!(raw.release(&job, None).await, 1, "step {step}");
+            }
+            8 => {
+                // Cancel a held job (the oldest of the held set), or a running one.
+                let held: Vec<String> = server
+                    .cmd(&["ZRANGE", &raw.key("lim_held"), "0", "0"])
+                    .await
+                    .convert()
+                    .unwrap();
+                if let Some(member) = held.first() {
+                    let id = member.rsplit('\n').next().unwrap().to_owned();
+                    let reply = items(
+                        raw.run("cancel", vec!["op".into(), "id".into(), id.into()])
+                            .await,
+                    );
+                    assert_eq!(
+                        (int(&reply[0]), text(&reply[1])),
+                        (1, "held".to_owned()),
+                        "step {step}"
+                    );
+                } else if !running.is_empty() {
+                    let job = running.swap_remove(0);
+                    let reply = items(
+                        raw.run("cancel", vec!["op".into(), "id".into(), job.id.into()])
+                            .await,
+                    );
+                    assert_eq!(int(&reply[0]), 1, "step {step}");
+                }
+            }
+            9 if !running.is_empty() => {
+                let job = running.swap_remove(rng.random_range(0..running.len()));
+                let reply = items(
+                    raw.run(
+                        "delete_job",
+                        vec!["10".into(), "1".into(), "".into(), "".into(), job.id.into()],
+                    )
+                    .await,
+                );
+                assert_eq!(int(&reply[3]), 1, "step {step}");
+            }
+            _ => {}
+        }
+        assert_accounting(&server, &raw, &limits).await;
+    }
+    // Drain: everything left runs, within its limits.
+    for _ in 0..200 {
+        running.extend(raw.claim(10).await);
+        assert_accounting(&server, &raw, &limits).await;
+        if running.is_empty() {
+            break;
+        }
+        for job in std::mem::take(&mut running) {
+            assert_eq!(raw.ack(&job).await, 1);
+        }
+    }
+    assert_eq!(raw.held().await, 0);
+}
