@@ -652,14 +652,17 @@ async fn claim_cost_does_not_grow_with_held_jobs() {
     assert_eq!(costs[0], costs[2], "claim taking 3 jobs: {costs:?}");
     assert_eq!(costs[1], costs[3], "claim taking none: {costs:?}");
 
-    for (case, scope, key) in [
-        ("none", "", ""),
-        ("queue", "queue", ""),
-        ("key", "key", "k"),
+    for (case, scope, key, concurrency, rate) in [
+        ("none", "", "", 0, 0),
+        ("queue concurrency", "queue", "", 100, 0),
+        ("queue rate", "queue", "", 0, 1000),
+        ("key concurrency", "key", "k", 100, 0),
+        ("key rate", "key", "k", 0, 1000),
     ] {
-        let mut raw = Raw::new(&server, &format!("flow-cost-{case}")).await;
+        let mut raw = Raw::new(&server, &format!("flow-cost-{}", case.replace(' ', "-"))).await;
         if !scope.is_empty() {
-            raw.set_limit(scope, key, 100, 0, 0).await;
+            let per = if rate > 0 { 10_000 } else { 0 };
+            raw.set_limit(scope, key, concurrency, rate, per).await;
         }
         raw.enqueue(&[key; 10]).await;
         server.reset_stats().await;
