@@ -37,7 +37,7 @@ use super::violation::{Violation, ViolationKind};
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
 -- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n kept,
 --       then per queue: waiting scheduled leased dead (zsets), fifo (list),
---       completed cancelled lim_held (zsets), lim (hash)
+--       completed cancelled lim_held (zsets), lim (hash), lim_ready (zset)
 local out = {
   redis.call('HGETALL', KEYS[1]),
   redis.call('HGETALL', KEYS[2]), redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES'),
@@ -45,7 +45,7 @@ local out = {
   redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]),
 }
-for i = 9, #KEYS, 9 do
+for i = 9, #KEYS, 10 do
   for j = i, i + 3 do
     out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   end
@@ -54,6 +54,7 @@ for i = 9, #KEYS, 9 do
   out[#out + 1] = redis.call('ZRANGE', KEYS[i + 6], 0, -1)
   out[#out + 1] = redis.call('ZRANGE', KEYS[i + 7], 0, -1)
   out[#out + 1] = redis.call('HGETALL', KEYS[i + 8])
+  out[#out + 1] = redis.call('ZRANGE', KEYS[i + 9], 0, -1, 'WITHSCORES')
 end
 return out
 "#;
@@ -90,6 +91,9 @@ pub struct Dump {
     /// queue -> its per-key flow state (`{ns}:q:Q:lim`: "u\nK" leased,
     /// "h\nK" held, "p\nK" pushed back until).
     pub lim: BTreeMap<String, BTreeMap<String, String>>,
+    /// queue -> its ready keys (`{ns}:q:Q:lim_ready`: key -> the waiting
+    /// score of its best held job).
+    pub lim_ready: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 /// The kept states, each a per-queue sorted set of ids.
@@ -166,6 +170,7 @@ impl Dump {
             }
             keys.push(key(&format!("q:{queue}:lim_held")));
             keys.push(key(&format!("q:{queue}:lim")));
+            keys.push(key(&format!("q:{queue}:lim_ready")));
         }
         let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
         let parts = items(&reply);
@@ -218,7 +223,11 @@ impl Dump {
                 .map(|(k, v)| (text(k), text(v)))
                 .collect();
             dump.lim.insert(queue.clone(), lim);
-            i += 2;
+            let ready = pairs(&parts[i + 2])
+                .map(|(k, v)| (text(k), text(v).parse().unwrap_or(f64::NAN)))
+                .collect();
+            dump.lim_ready.insert(queue.clone(), ready);
+            i += 3;
         }
         Ok(dump)
     }

@@ -1,7 +1,8 @@
 //! The structural check's flow-control invariants (lib/flow.lua's keys):
 //! every member of a queue's held set names its job's limit key and
 //! waiting score, and each key's leased and held counts (`{ns}:q:Q:lim`
-//! "u\nK", "h\nK") equal the jobs leased and held under it.
+//! "u\nK", "h\nK") equal the jobs leased and held under it, and a ready key
+//! (`{ns}:q:Q:lim_ready`) has held jobs, scored as its best one.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,33 @@ impl Dump {
             for meta in self.jobs.values() {
                 if meta.queue == *queue && !meta.limit_key.is_empty() && meta.lease_id != 0 {
                     counted.entry(&meta.limit_key).or_default().0 += 1;
+                }
+            }
+            // Limit key -> the score of its best held job (its first member).
+            let mut best: BTreeMap<&str, f64> = BTreeMap::new();
+            for member in members {
+                if let Some((key, rest)) = member.split_once('\n') {
+                    let score = rest.split('\n').next().unwrap_or_default();
+                    let score: f64 = score.parse().unwrap_or(f64::NAN);
+                    let b = best.entry(key).or_insert(score);
+                    *b = b.min(score);
+                }
+            }
+            for (key, score) in self.lim_ready.get(queue).into_iter().flatten() {
+                match best.get(key.as_str()) {
+                    Some(b) if b == score => {}
+                    found => out.push(Violation::new(
+                        ViolationKind::ReadyKeyWrong,
+                        match found {
+                            None => format!(
+                                "limit key {key:?} of queue {queue:?} is ready but has no held job"
+                            ),
+                            Some(b) => format!(
+                                "limit key {key:?} of queue {queue:?} is ready at score {score}, \
+                                 its best held job at {b}"
+                            ),
+                        },
+                    )),
                 }
             }
             for member in members {

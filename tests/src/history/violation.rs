@@ -183,6 +183,9 @@ kinds! {
     HeldMemberMismatch,
     /// A limit key's leased or held count differs from its jobs.
     LimitCountWrong,
+    /// A ready limit key with no held job, or scored other than its best
+    /// held job.
+    ReadyKeyWrong,
 }
 
 /// One broken guarantee: which rule, and what was seen.

@@ -204,6 +204,8 @@ variants! {
         redis.call('HSET', k(Q .. 'lim'), 'h\\nother', 1)") => [HeldMemberMismatch];
     a_limit_keys_leased_count_that_disagrees_is_caught: |b| corrupted(b, "
         redis.call('HSET', k(Q .. 'lim'), 'u\\nghost', 1)") => [LimitCountWrong];
+    a_ready_key_without_held_jobs_is_caught: |b| corrupted(b, "
+        redis.call('ZADD', k(Q .. 'lim_ready'), 5, 'ghost')") => [ReadyKeyWrong];
 }
 
 /// Fails when a kind of violation has no broken variant that fires it;
