@@ -543,6 +543,8 @@ pub enum DeleteStateArg {
     Scheduled,
     /// Waiting behind an earlier job with the same ordering key.
     Blocked,
+    /// Held back until its limit key has room (flow control).
+    Held,
     /// In the dead-letter set.
     Dead,
     /// Running under a lease (needs --force).
@@ -556,6 +558,7 @@ impl DeleteStateArg {
             DeleteStateArg::Waiting => redq::JobState::Waiting,
             DeleteStateArg::Scheduled => redq::JobState::Scheduled,
             DeleteStateArg::Blocked => redq::JobState::Blocked,
+            DeleteStateArg::Held => redq::JobState::Held,
             DeleteStateArg::Dead => redq::JobState::Dead,
             DeleteStateArg::Leased => redq::JobState::Leased,
         }

@@ -161,6 +161,14 @@ async fn limits_are_set_listed_and_cleared_from_the_command_line() {
         after[0]["held"], 1,
         "clearing limits keeps the held count exact"
     );
+
+    // Held jobs go like any others: cancelled (or deleted) by state.
+    let cancel = [
+        "jobs", "cancel", "--queue", "emails", "--state", "held", "--yes",
+    ];
+    assert_exit(&run(&cancel), 0);
+    let after = json(&run(&["limits", "list", "emails", "-o", "json"]));
+    assert_eq!(after[0]["held"], 0, "{after}");
 }
 
 #[tokio::test]

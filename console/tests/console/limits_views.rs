@@ -6,7 +6,7 @@ use crate::views::{assert_headers_whole, line_with, screen_text, with};
 use redq::flow::LimitScope;
 use redq::{JobState, Page};
 use redq_console::tui::state::{
-    Action, Command, JobsPage, Mutation, Screen, Snapshot, State, Update,
+    Action, Command, JobsPage, Mutation, Screen, Snapshot, State, Surgery, Update,
 };
 
 const HEADERS: [&str; 8] = [
@@ -164,6 +164,11 @@ fn the_held_tab_lists_held_jobs_with_their_keys() {
         "{text}"
     );
     insta::assert_snapshot!("held_jobs_of_a_queue", text);
+    // D and C on the held tab ask with the held count.
+    let mut state = state;
+    state.apply(Action::AllJobs(Surgery::Delete));
+    let prompt = state.confirm().expect("D asks first").prompt.clone();
+    assert_eq!(prompt, "Delete all 11 held jobs of emails for good?");
 }
 
 #[test]

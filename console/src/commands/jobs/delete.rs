@@ -20,6 +20,7 @@ fn in_state(counts: &redq::QueueCounts, state: JobState) -> u64 {
         JobState::Leased => counts.leased,
         JobState::Dead => counts.dead,
         JobState::Blocked => counts.blocked,
+        JobState::Held => counts.held,
         #[allow(unreachable_patterns)]
         _ => 0,
     }

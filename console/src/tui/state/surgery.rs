@@ -162,6 +162,7 @@ impl State {
                 JobState::Scheduled => q.counts.scheduled,
                 JobState::Leased => q.counts.leased,
                 JobState::Dead => q.counts.dead,
+                JobState::Held => q.counts.held,
                 _ => 0,
             })
             .unwrap_or(0);
