@@ -483,6 +483,44 @@ mod tests {
     }
 
     #[test]
+    fn held_set_and_limits_writes_become_events_of_their_script_run() {
+        let names = HashMap::from([
+            ("sha-c".to_owned(), "claim".to_owned()),
+            ("sha-l".to_owned(), "limits_set".to_owned()),
+        ]);
+        let lines = [
+            r#"1.000001 [0 127.0.0.1:5000] "evalsha" "sha-l" "1" "{n}:jobs" "q" "ch" "each_key""#,
+            r#"1.000002 [0 lua] "hset" "{n}:limits" "q" "0 0 0 2 0 0""#,
+            r#"1.000003 [0 127.0.0.1:5000] "evalsha" "sha-c" "1" "{n}:jobs" "q" "ch" "5" "30000""#,
+            r#"1.000004 [0 lua] "zadd" "{n}:q:q:lim_held" "0" "acme\n0000000000000007\nA""#,
+            r#"1.000005 [0 lua] "zrem" "{n}:q:q:lim_held" "acme\n0000000000000007\nA""#,
+            r#"1.000006 [0 lua] "hdel" "{n}:limits" "q\nacme""#,
+        ]
+        .map(str::to_owned);
+        let parsed = parse(&lines, "n", &names);
+        assert_eq!(parsed.unparsed, 0, "{:?}", parsed.unparsed_lines);
+        let seen: Vec<_> = parsed
+            .events
+            .iter()
+            .map(|e| (e.run, e.job.as_str(), e.kind.clone(), e.lease_ms))
+            .collect();
+        let limits = |field: &str, spec: Option<&str>| Kind::LimitsSet {
+            field: field.into(),
+            spec: spec.map(str::to_owned),
+            if_absent: false,
+        };
+        assert_eq!(
+            seen,
+            [
+                (1, "", limits("q", Some("0 0 0 2 0 0")), None),
+                (2, "A", Kind::Held { key: "acme".into() }, Some(30000)),
+                (2, "A", Kind::Unheld, Some(30000)),
+                (2, "", limits("q\nacme", None), Some(30000)),
+            ]
+        );
+    }
+
+    #[test]
     fn a_line_that_cannot_be_parsed_is_reported_with_its_text() {
         let names = HashMap::new();
         let lines = [
