@@ -10,6 +10,10 @@ mod field {
     include!(concat!(env!("OUT_DIR"), "/job_fields.rs"));
 }
 
+/// How many fields a job record of the current layout has (`JOB_LEN` of
+/// `lua/lib/job_record.lua`).
+pub const JOB_RECORD_LEN: usize = field::LEN;
+
 /// A decoded meta record: everything about a job but its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {

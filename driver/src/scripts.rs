@@ -44,6 +44,7 @@ pub mod exposed {
     pub use super::compose::{compose, includes, needed_modules, Composed};
     pub use super::map_error;
     pub use crate::meta::Meta as JobMeta;
+    pub use crate::meta::JOB_RECORD_LEN;
 }
 
 /// A script as loaded: its client-side object (body and SHA-1) and its

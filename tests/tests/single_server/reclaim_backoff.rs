@@ -192,7 +192,7 @@ async fn store_in_the_older_layout(server: &RedisServer, queue: &RedisQueue, id:
     let rmpv::Value::Array(mut fields) = rmpv::decode::read_value(&mut rest).unwrap() else {
         panic!("a record starts with an array");
     };
-    assert_eq!(fields.len(), 22, "the current layout");
+    assert_eq!(fields.len(), redq::lua::JOB_RECORD_LEN, "the current layout");
     fields.truncate(19);
     let mut old = Vec::new();
     rmpv::encode::write_value(&mut old, &rmpv::Value::Array(fields)).unwrap();
@@ -231,7 +231,10 @@ async fn records_of_the_older_layout_claim_reclaim_and_ack_and_are_stored_whole_
     // and the reclaim stores it in the current layout.
     lapse_all(&queue, "q", 1).await;
     assert_eq!(queue.reclaim("q", 10).await.unwrap().requeued, 1);
-    assert_eq!(stored_field_count(&server, &queue, &id).await, 22);
+    assert_eq!(
+        stored_field_count(&server, &queue, &id).await,
+        redq::lua::JOB_RECORD_LEN
+    );
 
     store_in_the_older_layout(&server, &queue, &id).await;
     let job = queue.claim("q", 1, LONG).await.unwrap().remove(0);
