@@ -1,8 +1,10 @@
 //! Demo traffic: producers and workers with the shapes an operator meets —
 //! steady fast jobs, slow jobs holding leases, flaky jobs that retry and
 //! end in the dead-letter set (or go there at once on a permanent error),
-//! jobs ordered per customer, delayed jobs, a cron schedule, and a queue
-//! nobody works on.
+//! jobs ordered per customer, delayed jobs, a cron schedule, a queue
+//! nobody works on, and webhooks under flow control (one delivery at a time
+//! per tenant, the odd remote 429 pushing a tenant back), so the Limits
+//! screen has limits, held jobs and push-backs to show.
 //!
 //! Workers are the driver's own runtime (`redq::worker::Worker`) with typed
 //! jobs, so the Workers screen shows real heartbeats and the schedule is
@@ -11,6 +13,7 @@
 use std::time::Duration;
 
 use rand::Rng;
+use redq::flow::{Limit, LimitScope};
 use redq::schedule::Schedule;
 use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
 use redq::{NewJob, RedisQueue};
@@ -79,15 +82,23 @@ impl TypedJob for RenderThumbnail {
 
 #[derive(Serialize, Deserialize)]
 struct DeliverWebhook {
+    tenant: String,
     url: String,
     event: String,
     order: u64,
 }
 
+/// The tenants whose webhooks the demo delivers, each its own limit key.
+const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
+
 impl TypedJob for DeliverWebhook {
     const NAME: &'static str = "deliver_webhook";
     const QUEUE: &'static str = "webhooks";
     const MAX_ATTEMPTS: u32 = 3;
+    fn limit_key(&self) -> Option<String> {
+        // Each tenant's endpoint gets its own budget (see `start`).
+        Some(self.tenant.clone())
+    }
     fn backoff(_attempt: u32) -> Duration {
         Duration::from_secs(1)
     }
@@ -96,6 +107,11 @@ impl TypedJob for DeliverWebhook {
             return Ok(());
         }
         let roll = rand::random::<f64>();
+        if roll > 0.9 {
+            // A remote 429: this tenant starts nothing for a few seconds,
+            // and the job comes back without spending an attempt.
+            return Err(JobError::rate_limited(Duration::from_secs(5)));
+        }
         if roll < 0.15 {
             // Permanent: retrying cannot help, dead-letter it now.
             return Err(JobError::fail(format!(
@@ -166,6 +182,13 @@ pub async fn start(
                 .job_name("build_report")
                 .paused(true),
         )
+        .await?;
+    // Webhooks: one delivery at a time per tenant, four at once in all.
+    producer
+        .set_limit("webhooks", LimitScope::EachKey, Limit::concurrency(1))
+        .await?;
+    producer
+        .set_limit("webhooks", LimitScope::Queue, Limit::concurrency(4))
         .await?;
 
     let mut tasks = Vec::new();
@@ -251,7 +274,11 @@ async fn produce_one(queue: &RedisQueue, n: u64) -> Result<(), redq::QueueError>
     if roll < 0.2 {
         queue
             .push(&DeliverWebhook {
-                url: "https://hooks.example.com/acme".into(),
+                tenant: TENANTS[n as usize % TENANTS.len()].into(),
+                url: format!(
+                    "https://hooks.example.com/{}",
+                    TENANTS[n as usize % TENANTS.len()]
+                ),
                 event: "order.created".into(),
                 order: n,
             })
