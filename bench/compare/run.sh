@@ -68,8 +68,8 @@ fi
 IFS=',' read -r -a cases <<<"$CASES"
 for case in "${cases[@]}"; do
   case "$case" in
-    enqueue_bulk | enqueue_serial | enqueue_window | process | process_keep | latency) ;;
-    *) echo "run.sh: unknown case '$case' (enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, latency)" >&2; exit 2 ;;
+    enqueue_bulk | enqueue_serial | enqueue_window | process | process_keep | process_rate | process_keyed | latency) ;;
+    *) echo "run.sh: unknown case '$case' (enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed, latency)" >&2; exit 2 ;;
   esac
 done
 
@@ -125,9 +125,10 @@ fi
 if [ "$BUILD" = 1 ]; then
   (cd "$repo" && cargo build --release -p redq-console) >&2
 fi
-redq="$repo/target/release/redq"
+# REDQ_BIN runs another build of redq (an earlier commit, for a before/after).
+redq="${REDQ_BIN:-$repo/target/release/redq}"
 [ -x "$redq" ] || { echo "run.sh: $redq is missing (build it or drop --no-build)" >&2; exit 1; }
-redq_commit="$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
+redq_commit="${REDQ_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}"
 
 # ---- the runs ---------------------------------------------------------------------
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
