@@ -145,7 +145,7 @@ pub(crate) fn encode_into(
     if not_before > limits::MAX_TIME_MS {
         return Err(QueueError::invalid(
             "not_before",
-            format!("{:?}", job.not_before),
+            job.not_before.map(limits::time_text).unwrap_or_default(),
             "a time before the year 6000",
         ));
     }

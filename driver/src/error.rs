@@ -78,7 +78,10 @@ pub enum QueueError {
     OutOfMemory,
     /// A command did not complete within the configured timeout; it may or
     /// may not have been applied.
-    #[error("redis command timed out after {0:?}; it may or may not have been applied")]
+    #[error(
+        "redis command timed out after {}; it may or may not have been applied",
+        crate::limits::duration_text(*.0)
+    )]
     Timeout(Duration),
     /// Connecting failed: the URL or settings are unusable, or the server
     /// could not be reached; the message says which.

@@ -202,7 +202,7 @@ impl Rate {
         if self.per < Duration::from_millis(1) || self.per > MAX_INTERVAL || !whole_ms {
             return Err(QueueError::invalid(
                 "rate interval",
-                format!("{:?}", self.per),
+                crate::limits::duration_text(self.per),
                 "a rate interval is whole milliseconds from 1 ms to 24 h",
             ));
         }
@@ -432,7 +432,7 @@ mod tests {
         assert!(refused(Limit::rate(MAX_RATE + 1, Duration::from_secs(1))).contains("100001"));
         let text = refused(Limit::rate(1, Duration::ZERO));
         assert!(
-            text.contains("1 ms to 24 h") && text.contains("0ns"),
+            text.contains("1 ms to 24 h") && text.contains("\"0 ms\""),
             "{text}"
         );
         assert!(

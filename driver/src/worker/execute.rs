@@ -135,7 +135,10 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             Ok(Ok(Ok(()))) => Outcome::Succeeded,
             Ok(Ok(Err(error))) => Outcome::Failed(error),
             Ok(Err(panic)) => Outcome::Failed(JobError::retry(format!("panicked: {}", panic_message(&*panic)))),
-            Err(_) => Outcome::Failed(JobError::retry(format!("timed out after {timeout:?}"))),
+            Err(_) => Outcome::Failed(JobError::retry(format!(
+                "timed out after {}",
+                crate::limits::duration_text(timeout)
+            ))),
         },
         lost = keep_lease(&shared.queue, &lease, shared.lease, &cx) => match lost {
             Lost::ToAnother => Outcome::LeaseLost,

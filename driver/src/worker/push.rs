@@ -102,7 +102,10 @@ async fn run_inline<T: TypedJob>(job: &T, services: &Services) -> Pushed {
     let error = match tokio::time::timeout(T::TIMEOUT, job.run(&cx)).await {
         Ok(Ok(())) => None,
         Ok(Err(e)) => Some(e.message().to_owned()),
-        Err(_) => Some(format!("timed out after {:?}", T::TIMEOUT)),
+        Err(_) => Some(format!(
+            "timed out after {}",
+            crate::limits::duration_text(T::TIMEOUT)
+        )),
     };
     Pushed::Ran { id, error }
 }

@@ -276,7 +276,7 @@ async fn a_timeout_is_a_failed_attempt_and_the_future_is_dropped() {
     wait_dead(&queue, &id).await;
     assert!(dead_error(&queue, &id)
         .await
-        .contains("timed out after 150ms"));
+        .contains("timed out after 150 ms"));
     assert_eq!(queue.inspect(&id).await.unwrap().unwrap().attempts, 1);
     running.shutdown().await;
 }
