@@ -129,15 +129,15 @@ pub fn check_duration(what: &'static str, value: Duration) -> Result<u64, QueueE
 /// when it is not whole milliseconds (`0.5 ms`); never Rust's Debug form.
 pub fn duration_text(value: Duration) -> String {
     let nanos = value.as_nanos();
-    if nanos % 1_000_000 != 0 {
+    if !nanos.is_multiple_of(1_000_000) {
         return format!("{} ms", nanos as f64 / 1e6);
     }
     let ms = nanos / 1_000_000;
     match ms {
         0 => "0 ms".to_owned(),
-        ms if ms % 3_600_000 == 0 => format!("{} h", ms / 3_600_000),
-        ms if ms % 60_000 == 0 => format!("{} min", ms / 60_000),
-        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms if ms.is_multiple_of(3_600_000) => format!("{} h", ms / 3_600_000),
+        ms if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
+        ms if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
         ms => format!("{ms} ms"),
     }
 }
