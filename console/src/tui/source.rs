@@ -14,6 +14,10 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+/// Most limit keys a queue shows on the Limits screen (per shard; whole
+/// pages of 1000 are read).
+const SCREEN_LIMIT_KEYS: usize = 1000;
+
 use futures::future::{try_join_all, BoxFuture};
 use redq::{limits, CancelOutcome, DeadAction, IfLeased, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
@@ -292,7 +296,15 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
     match focus {
         Focus::Overview => {}
         Focus::Limits => {
-            let all = try_join_all(snapshot.limited.iter().map(|name| queue.limits(name))).await?;
+            // A bounded read: the screen refreshes every second, and a queue
+            // may have a hundred thousand keys.
+            let all = try_join_all(
+                snapshot
+                    .limited
+                    .iter()
+                    .map(|name| queue.limits_up_to(name, SCREEN_LIMIT_KEYS)),
+            )
+            .await?;
             snapshot.limits = Some(all.iter().flat_map(crate::flow::rows_of).collect());
         }
         Focus::Leases => {

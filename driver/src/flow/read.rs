@@ -87,6 +87,19 @@ impl RedisQueue {
     /// pages of 1000 keys, each an atomic snapshot; a queue without limits
     /// reads as [`Limit::none`] everywhere and no keys.
     pub async fn limits(&self, queue: &str) -> Result<QueueLimits, QueueError> {
+        self.limits_up_to(queue, MAX_LISTED_KEYS).await
+    }
+
+    /// [`RedisQueue::limits`] reading at most about `max_keys` keys (whole
+    /// pages of 1000): what a screen that refreshes every second can afford
+    /// on a queue with very many limit keys. The queue-wide figures and
+    /// `held` are whole either way.
+    pub async fn limits_up_to(
+        &self,
+        queue: &str,
+        max_keys: usize,
+    ) -> Result<QueueLimits, QueueError> {
+        let max_keys = max_keys.clamp(1, MAX_LISTED_KEYS);
         let mut limits = QueueLimits::empty(queue);
         let mut keys: BTreeMap<String, KeyLimitUse> = BTreeMap::new();
         let mut cursor = "0".to_owned();
@@ -119,12 +132,12 @@ impl RedisQueue {
                 keys.insert(key.key.clone(), key);
             }
             cursor = page.next_cursor;
-            if cursor == "0" || keys.len() >= MAX_LISTED_KEYS {
+            if cursor == "0" || keys.len() >= max_keys {
                 break;
             }
         }
         let complete = cursor == "0";
-        limits.keys = keys.into_values().take(MAX_LISTED_KEYS).collect();
+        limits.keys = keys.into_values().take(max_keys).collect();
         // Only keyed jobs are held, each counted under its key; past the
         // listing's cap the queue's own count is asked for.
         limits.held = if complete {

@@ -50,7 +50,22 @@ impl Operator {
     /// [`RedisQueue::limits`](crate::RedisQueue::limits)). Each shard's
     /// part is its own snapshot; the sum is not one instant.
     pub async fn limits(&self, queue: &str) -> Result<QueueLimits, QueueError> {
-        let parts = try_join_all(self.shards().iter().map(|s| s.limits(queue))).await?;
+        self.limits_up_to(queue, crate::flow::MAX_LISTED_KEYS).await
+    }
+
+    /// [`Operator::limits`] reading at most about `max_keys` keys a shard
+    /// (see [`RedisQueue::limits_up_to`](crate::RedisQueue::limits_up_to)).
+    pub async fn limits_up_to(
+        &self,
+        queue: &str,
+        max_keys: usize,
+    ) -> Result<QueueLimits, QueueError> {
+        let parts = try_join_all(
+            self.shards()
+                .iter()
+                .map(|s| s.limits_up_to(queue, max_keys)),
+        )
+        .await?;
         shares::merged(parts).ok_or_else(|| QueueError::Protocol("no shards".into()))
     }
 
