@@ -17,13 +17,14 @@
 -- with a limit key frees its key's slot (once per key per call), and the
 -- wake-up channel is told when that gives a held job room, or when the
 -- queue was at its queue-wide concurrency and jobs wait.
--- include: check clock keys job_record lease ordering stats kept notes flow flow_claim
+-- include: check clock keys job_record lease ordering stats kept notes flow flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
 --   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
---          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake
+--          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
+--          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -111,6 +112,7 @@ for i = 1, n do
     end
   end
 end
+record_acks(metas, codes, runs, now)
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
   redis.call('ZREM', K.leased, unpack(done))

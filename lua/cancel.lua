@@ -21,7 +21,7 @@
 -- leased job's lease end frees its key's slot, and the wake-up channel is
 -- told when that gives a held job room (or frees a queue-wide slot while
 -- jobs wait).
--- include: check clock keys job_record job_store ordering job_state kept flow flow_claim
+-- include: check clock keys job_record job_store ordering job_state kept flow flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts
@@ -46,6 +46,7 @@
 -- Reply, a state: { cancelled now, left in that state }
 queue_name(QUEUE)
 local by = text(ARGV[3], 'cancelled by', 128)
+local cancel_tally = tally_new() -- lib/metrics.lua: written once, by settle
 local mode = ARGV[4]
 local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
   held = K.lim_held }
@@ -110,6 +111,7 @@ local function cancel_job(id, m, state, where, member)
     redis.call('HDEL', K.dedup, dk)
     redis.call('ZREM', K.dedup_ttl, dk)
   end
+  tally_count(cancel_tally, m[M.name], MV.cancelled)
   release_keys(id, m)
   redis.call('HDEL', K.jobs, id)
   if m[M.noted] == 1 then
@@ -136,6 +138,7 @@ end
 -- Keep or bury what was cancelled, then trim within the same bound as an
 -- ack, and announce the ids on the wake-up channel .. ':finished'.
 local function settle(count, ids)
+  tally_write(cancel_tally, now)
   if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
   settle_keys(now)
   if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end

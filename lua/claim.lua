@@ -15,12 +15,12 @@
 -- order from the waiting jobs and the ready keys, each key within its own
 -- room (lib/flow_claim.lua), and records the starts that a rate counts.
 -- Cost bound: O(taken + keys woken + ready keys found without room) calls.
--- include: check clock keys retry promote waiting lease flow flow_claim
+-- include: check clock keys retry promote waiting lease flow flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused, limits
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
---          lim, lim_starts, lim_held, lim_ready, lim_wake
+--          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits)
 -- ARGV[1] queue name      ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
@@ -59,6 +59,7 @@ else
 end
 local leased = #ids > 0 and lease_jobs(ids, lease_ms, node, instance, now) or {}
 if spec then flow_leased(leased, key_of, touched, spec, now) end
+record_waits(leased, now)
 for _, v in ipairs(leased) do
   reply[#reply + 1] = v
 end

@@ -37,6 +37,7 @@ if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)
+m[M.not_before] = now -- due again now: the next claim's wait counts from here
 store_meta(id, m)
 redis.call('ZREM', K.leased, id)
 if pushback then push_back(m[M.limit_key], now + pushback) end

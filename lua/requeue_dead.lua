@@ -34,6 +34,7 @@ for _, id in ipairs(ids) do
     m[M.died_at] = 0
     m[M.resolved_lease] = 0
     m[M.seq] = redis.call('INCR', K.seq)
+    m[M.not_before] = now -- due again now: the next claim's wait counts from here
     store_meta(id, m)
     if admit(id, m, now, now) then wake = true end
     requeued = requeued + 1

@@ -38,6 +38,7 @@
 //! | `{ns}:q:<queue>:lim_held` | zset | lex members `key\nscore\nid`: due jobs held back by their limit key, in claim order per key |
 //! | `{ns}:q:<queue>:lim_ready` | zset | limit key → waiting score of its best held job: the keys with held jobs and room now |
 //! | `{ns}:q:<queue>:lim_wake` | zset | limit key → when it may have room again (its rate window or push-back) |
+//! | `{ns}:q:<queue>:metrics` | hash | wait and run time histograms and outcome counts per job name: totals `t\|<name>`, rollups `s<slot>\|<name>` (5 s × 192), `m<slot>\|<name>` (1 min × 1440), `h<slot>\|<name>` (1 h × 2160); `#` and `names`, the at most 100 names admitted (`crate::metrics`) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
@@ -132,6 +133,10 @@ impl Keys {
     pub fn stats(&self, queue: &str) -> String {
         self.key(&format!("q:{queue}:stats"))
     }
+    /// `{ns}:q:<queue>:metrics`: wait/run histograms and outcome counts (`crate::metrics`).
+    pub fn metrics(&self, queue: &str) -> String {
+        self.key(&format!("q:{queue}:metrics"))
+    }
 
     /// The keys of `lua/lib/keys.lua` (`QUEUE_KEY_COUNT` of them), for one queue (already validated).
     pub fn queue(&self, queue: &str) -> QueueKeys {
@@ -170,6 +175,7 @@ impl Keys {
             q("lim_held"),
             q("lim_ready"),
             q("lim_wake"),
+            q("metrics"),
         ])
     }
 

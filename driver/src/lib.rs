@@ -114,6 +114,7 @@ mod layout;
 pub mod limits;
 mod memory;
 mod meta;
+pub mod metrics;
 #[cfg(test)]
 mod module_graph;
 pub mod notes;

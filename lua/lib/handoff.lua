@@ -8,7 +8,7 @@
 -- has room for; the rest wakes the others. A flow-aware queue (lib/flow.lua)
 -- hands nothing off: its workers are woken and claim, and the claim checks
 -- the limits (one HGET, only when a worker is parked).
--- include: keys parked waiting lease flow
+-- include: keys parked waiting lease flow metrics
 
 -- Hand waiting jobs to the parked worker, if any. Returns true while jobs
 -- are left waiting for the others (so the caller still wakes them).
@@ -20,6 +20,7 @@ local function hand_off(now)
   local ids = pop_waiting(p.capacity - p.handed)
   if #ids == 0 then return true end
   local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
+  record_waits(leased, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
     redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1] }))

@@ -43,6 +43,8 @@
 --   KEYS[31] {ns}:q:Q:lim_held    zset   (lex) "K\nscore16\nid": due jobs held back by their key
 --   KEYS[32] {ns}:q:Q:lim_ready   zset   K -> waiting score of its best held job (keys with room)
 --   KEYS[33] {ns}:q:Q:lim_wake    zset   K -> when K may have room again (rate window, push-back)
+--   KEYS[34] {ns}:q:Q:metrics     hash   wait/run histograms and outcome counts per job name,
+--                                        in rollups and totals (lib/metrics.lua)
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].
@@ -57,7 +59,8 @@ local K = {
   tombstones = KEYS[23], tombstones_at = KEYS[24], retention = KEYS[25],
   progress = KEYS[26], logs = KEYS[27], limits = KEYS[28], lim = KEYS[29],
   lim_starts = KEYS[30], lim_held = KEYS[31], lim_ready = KEYS[32], lim_wake = KEYS[33],
+  metrics = KEYS[34],
 }
-local QUEUE_KEY_COUNT = 33
+local QUEUE_KEY_COUNT = 34
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]

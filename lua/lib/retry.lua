@@ -7,7 +7,7 @@
 -- now wakes them anyway; a delayed retry of a job without a limit key on a
 -- queue at its queue-wide concurrency does not (that would cost every nack
 -- an HGET): the failing worker's own next claim takes the slot.
--- include: keys job_record job_store lease stats waiting ordering flow flow_claim
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim metrics
 
 local MAX_ERROR_BYTES = 4096
 local EVENTS_MAXLEN = 10000
@@ -29,6 +29,7 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
   local expired = m[M.retry_window] > 0 and now >= m[M.enqueued_at] + m[M.retry_window]
   if force_dead or spent or expired then
     m[M.died_at] = now
+    count_outcome(m[M.name], MV.dead, now)
     store_meta(id, m)
     redis.call('ZADD', K.dead, now, id)
     release_keys(id, m)
@@ -38,8 +39,10 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
     if wake or queue_slots_freed(1) then redis.call('PUBLISH', CHANNEL, QUEUE) end
     return true, 0
   end
-  store_meta(id, m)
   local due = now + delay
+  m[M.not_before] = due -- due no earlier: the next claim's wait counts from here
+  store_meta(id, m)
+  count_outcome(m[M.name], MV.retried, now)
   if place(id, m, due, now) or wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
   return false, due
 end
@@ -71,6 +74,7 @@ local function reclaim_lapsed(now, limit)
         ' instance ' .. m[M.worker_instance] .. ')'
       local delay = reclaim_delay(m)
       if fail_attempt(id, m, now, why, false, delay, 0) then dead = dead + 1 else requeued = requeued + 1 end
+      count_outcome(m[M.name], MV.reclaimed, now)
     else
       redis.call('ZREM', K.leased, id)
     end

@@ -91,6 +91,7 @@ modules![
     job_state,
     flow,
     flow_claim,
+    metrics,
 ];
 
 impl Op {

@@ -25,6 +25,7 @@ mod fencing;
 mod handoff;
 mod harness;
 mod kept_results;
+mod metrics_recording;
 mod noscript;
 mod notes_api;
 mod notes_worker;

@@ -1,0 +1,140 @@
+//! Wait and run times and outcome counts, per queue and job name, kept in
+//! Redis by the scripts themselves (`lua/lib/metrics.lua`), and read here.
+//!
+//! # What is recorded
+//!
+//! - **Wait**: a claim's Redis time minus the time the job was due (its
+//!   `not_before`: set at enqueue, and again to the new due time whenever a
+//!   retry, a reclaim, a release or a dead-letter requeue puts it back), for
+//!   every job a claim or a hand-off leases.
+//! - **Run**: the `run_ms` the worker sends with its (batched) ack.
+//! - **Counts**: completed (acked), retried (a failed attempt put back, by a
+//!   nack or a lapsed lease), dead-lettered, cancelled, reclaimed (lapsed
+//!   leases; each is also counted as retried or dead-lettered).
+//!
+//! Recording rides the scripts that already run (claim, ack, nack, reclaim,
+//! cancel): no round trip is added; each call adds one HMGET and one HSET
+//! of the queue's metrics hash for its whole batch.
+//!
+//! # Rollups and memory
+//!
+//! Times go into [`Histogram`]s of [`BUCKETS`] log-scale buckets (1 ms to
+//! about 70 min, then "longer"), in three rollups, plus totals that are never
+//! reset (for Prometheus counters): 5 s windows for 16 minutes, 1 minute
+//! windows for 24 hours, 1 hour windows for 90 days. Each rollup is a ring of
+//! slots overwritten by the first write of a newer window, so memory is
+//! bounded without a janitor: at most 192 + 1440 + 2160 + 1 = 3793 values of
+//! about 100 bytes (plus the hash's per-field overhead) per job name and
+//! queue, only for the windows in which something happened. At most
+//! [`NAMES_MAX`] names are recorded per queue; jobs of any later name are
+//! counted under [`OTHER`], jobs without a name under [`NONE`].
+
+mod histogram;
+pub(crate) mod layout;
+mod read;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+
+pub use histogram::Histogram;
+pub use layout::{BUCKETS, NAMES_MAX, NONE, OTHER};
+
+/// A range of recent time to read metrics for, ending now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum MetricsWindow {
+    /// The last 5 minutes, in 5 s windows.
+    Last5Minutes,
+    /// The last hour, in 1 minute windows.
+    LastHour,
+    /// The last 24 hours, in 1 minute windows.
+    LastDay,
+    /// The last 90 days, in 1 hour windows.
+    Last90Days,
+}
+
+impl MetricsWindow {
+    /// The rollup read and how many of its windows (the current one included).
+    pub(crate) fn rollup(self) -> (layout::Rollup, u64) {
+        match self {
+            MetricsWindow::Last5Minutes => (layout::SECONDS, 60),
+            MetricsWindow::LastHour => (layout::MINUTES, 60),
+            MetricsWindow::LastDay => (layout::MINUTES, 1_440),
+            MetricsWindow::Last90Days => (layout::HOURS, 2_160),
+        }
+    }
+
+    /// The span it covers, at most (the current window may have just begun).
+    pub fn span(self) -> Duration {
+        let (rollup, windows) = self.rollup();
+        Duration::from_millis(rollup.width_ms * windows)
+    }
+}
+
+/// What happened to one job name's jobs (or a queue's, summed).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Figures {
+    /// Jobs acknowledged as done.
+    pub completed: u64,
+    /// Failed attempts put back to be tried again.
+    pub retried: u64,
+    /// Jobs moved to the dead-letter set.
+    pub dead_lettered: u64,
+    /// Jobs cancelled by an operator.
+    pub cancelled: u64,
+    /// Lapsed leases taken back (each also counted as retried or dead-lettered).
+    pub reclaimed: u64,
+    /// From due to claimed.
+    pub wait: Histogram,
+    /// From the handler's start to its ack, as the worker measured it.
+    pub run: Histogram,
+}
+
+impl Figures {
+    /// Add another's figures (another window, name or shard).
+    pub fn add(&mut self, other: &Figures) {
+        self.completed += other.completed;
+        self.retried += other.retried;
+        self.dead_lettered += other.dead_lettered;
+        self.cancelled += other.cancelled;
+        self.reclaimed += other.reclaimed;
+        self.wait.add(&other.wait);
+        self.run.add(&other.run);
+    }
+}
+
+/// A queue's figures per job name, over a [`MetricsWindow`] or since the
+/// queue began (the totals).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QueueMetrics {
+    /// The queue.
+    pub queue: String,
+    /// The range read; `None` for the totals.
+    pub window: Option<MetricsWindow>,
+    /// Per job name ([`NONE`], [`OTHER`] included when they have figures).
+    pub names: BTreeMap<String, Figures>,
+    /// Redis's clock when read (`UNIX_EPOCH` for the totals, read without it).
+    pub now: SystemTime,
+}
+
+impl QueueMetrics {
+    /// The queue's figures: every name's summed.
+    pub fn total(&self) -> Figures {
+        let mut sum = Figures::default();
+        for figures in self.names.values() {
+            sum.add(figures);
+        }
+        sum
+    }
+
+    /// These and another namespace's metrics of the same queue (a shard).
+    #[must_use]
+    pub fn plus(mut self, other: QueueMetrics) -> QueueMetrics {
+        for (name, figures) in other.names {
+            self.names.entry(name).or_default().add(&figures);
+        }
+        self.now = self.now.max(other.now);
+        self
+    }
+}

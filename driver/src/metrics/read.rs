@@ -1,0 +1,205 @@
+//! Reading a queue's metrics hash: one HGET of its names, then HMGETs of
+//! the fields the range covers (in chunks), and TIME for where "now" is.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use fred::interfaces::{ClientLike, HashesInterface};
+use fred::types::{ClusterHash, CustomCommand};
+use futures::future::try_join_all;
+
+use super::layout::{self, BUCKETS, OTHER};
+use super::{Figures, Histogram, MetricsWindow, QueueMetrics};
+use crate::limits::check_queue_name;
+use crate::{Operator, QueueError, RedisQueue};
+
+/// Fields per HMGET: a long range over many names is read in pieces.
+const FIELDS_PER_READ: usize = 1_000;
+
+impl RedisQueue {
+    /// A queue's figures per job name over the last `window` (the current
+    /// 5 s, 1 min or 1 h window included, so up to one window more recent
+    /// than a whole one).
+    pub async fn metrics(
+        &self,
+        queue: &str,
+        window: MetricsWindow,
+    ) -> Result<QueueMetrics, QueueError> {
+        check_queue_name(queue)?;
+        let key = self.inner.keys.metrics(queue);
+        let now_ms = self.redis_now_ms(&key).await?;
+        let names = self.metric_names(&key).await?;
+        let (rollup, windows) = window.rollup();
+        let newest = now_ms / rollup.width_ms;
+        let oldest = newest.saturating_sub(windows - 1);
+        let mut fields = Vec::new();
+        let mut wanted = Vec::new();
+        for name in &names {
+            for w in oldest..=newest {
+                fields.push(rollup.field(w, name));
+                wanted.push((name.as_str(), w));
+            }
+        }
+        let values = self.metric_values(&key, fields).await?;
+        let mut by_name: BTreeMap<String, Figures> = BTreeMap::new();
+        for ((name, w), raw) in wanted.into_iter().zip(values) {
+            let Some(raw) = raw else { continue };
+            let (stored_window, figures) = decode(&raw)?;
+            // A slot still holding an older window (the ring wrapped) is skipped.
+            if stored_window == w {
+                by_name.entry(name.to_owned()).or_default().add(&figures);
+            }
+        }
+        Ok(QueueMetrics {
+            queue: queue.to_owned(),
+            window: Some(window),
+            names: by_name,
+            now: SystemTime::UNIX_EPOCH + Duration::from_millis(now_ms),
+        })
+    }
+
+    /// A queue's figures per job name since it began: monotonic totals,
+    /// never reset by the rollups (what Prometheus counters want).
+    pub async fn metric_totals(&self, queue: &str) -> Result<QueueMetrics, QueueError> {
+        check_queue_name(queue)?;
+        let key = self.inner.keys.metrics(queue);
+        let names = self.metric_names(&key).await?;
+        let fields = names.iter().map(|n| layout::total_field(n)).collect();
+        let values = self.metric_values(&key, fields).await?;
+        let mut by_name = BTreeMap::new();
+        for (name, raw) in names.into_iter().zip(values) {
+            if let Some(raw) = raw {
+                by_name.insert(name, decode(&raw)?.1);
+            }
+        }
+        Ok(QueueMetrics {
+            queue: queue.to_owned(),
+            window: None,
+            names: by_name,
+            now: SystemTime::UNIX_EPOCH,
+        })
+    }
+
+    /// The names admitted, and `(other)`.
+    async fn metric_names(&self, key: &str) -> Result<Vec<String>, QueueError> {
+        let raw: Option<Vec<u8>> = self
+            .client()
+            .hget(key, "names")
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let mut names = Vec::new();
+        if let Some(raw) = raw {
+            let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
+            for name in value
+                .as_array()
+                .ok_or_else(|| bad("names is not an array"))?
+            {
+                names.push(
+                    name.as_str()
+                        .ok_or_else(|| bad("a name is not text"))?
+                        .to_owned(),
+                );
+            }
+        }
+        names.push(OTHER.to_owned());
+        Ok(names)
+    }
+
+    async fn metric_values(
+        &self,
+        key: &str,
+        fields: Vec<String>,
+    ) -> Result<Vec<Option<Vec<u8>>>, QueueError> {
+        let reads = fields.chunks(FIELDS_PER_READ).map(|chunk| async move {
+            self.client()
+                .hmget::<Vec<Option<Vec<u8>>>, _, _>(key, chunk.to_vec())
+                .await
+                .map_err(|e| QueueError::from_redis(e, self.inner.timeout))
+        });
+        Ok(try_join_all(reads).await?.into_iter().flatten().collect())
+    }
+
+    /// Redis's clock (the one the scripts record on), from the node holding `key`.
+    async fn redis_now_ms(&self, key: &str) -> Result<u64, QueueError> {
+        let slot = ClusterHash::Custom(fred::util::redis_keyslot(key.as_bytes()));
+        let command = CustomCommand::new_static("TIME", slot, false);
+        let time: Vec<String> = self
+            .client()
+            .custom(command, Vec::<String>::new())
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let part = |i: usize| -> Result<u64, QueueError> {
+            time.get(i)
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(|| bad("TIME replied oddly"))
+        };
+        Ok(part(0)? * 1000 + part(1)? / 1000)
+    }
+}
+
+impl Operator {
+    /// [`RedisQueue::metrics`] over every shard, summed per name.
+    pub async fn metrics(
+        &self,
+        queue: &str,
+        window: MetricsWindow,
+    ) -> Result<QueueMetrics, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.metrics(queue, window))).await?;
+        all.into_iter()
+            .reduce(QueueMetrics::plus)
+            .ok_or_else(|| QueueError::Protocol("no shards".into()))
+    }
+
+    /// [`RedisQueue::metric_totals`] over every shard, summed per name.
+    pub async fn metric_totals(&self, queue: &str) -> Result<QueueMetrics, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.metric_totals(queue))).await?;
+        all.into_iter()
+            .reduce(QueueMetrics::plus)
+            .ok_or_else(|| QueueError::Protocol("no shards".into()))
+    }
+}
+
+fn bad(why: &str) -> QueueError {
+    QueueError::Protocol(format!("a stored metrics value is malformed: {why}"))
+}
+
+/// A stored value: its window number and its figures.
+fn decode(raw: &[u8]) -> Result<(u64, Figures), QueueError> {
+    let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
+    let items = value.as_array().ok_or_else(|| bad("not an array"))?;
+    if items.len() != layout::LEN {
+        return Err(bad(&format!(
+            "{} fields, expected {}",
+            items.len(),
+            layout::LEN
+        )));
+    }
+    let n = |at: usize| -> u64 {
+        let v = &items[at];
+        v.as_u64()
+            .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
+            .unwrap_or(0)
+    };
+    let histogram = |sum: usize, first: usize| {
+        let mut h = Histogram {
+            counts: [0; BUCKETS],
+            sum_ms: n(sum),
+        };
+        for (b, count) in h.counts.iter_mut().enumerate() {
+            *count = n(first + b);
+        }
+        h
+    };
+    Ok((
+        n(layout::WINDOW),
+        Figures {
+            completed: n(layout::COMPLETED),
+            retried: n(layout::RETRIED),
+            dead_lettered: n(layout::DEAD),
+            cancelled: n(layout::CANCELLED),
+            reclaimed: n(layout::RECLAIMED),
+            wait: histogram(layout::WAIT_SUM, layout::WAIT_BUCKET),
+            run: histogram(layout::RUN_SUM, layout::RUN_BUCKET),
+        },
+    ))
+}

@@ -1,0 +1,198 @@
+-- lib/metrics.lua: wait and run times and outcome counts per queue and job
+-- name, in rollups and monotonic totals, all in one hash per queue:
+-- K.metrics, {ns}:q:Q:metrics (the driver reads it: driver/src/metrics/).
+-- include: keys job_record
+--
+-- Fields of K.metrics:
+--   "#"              how many job names are admitted (at most METRIC_NAMES_MAX)
+--   "names"          msgpack array of the admitted names, in admission order
+--   "t|<name>"       totals since the queue began: never reset (Prometheus counters)
+--   "<r><slot>|<name>"  rollup r ('s' 5 s, 'm' 1 min, 'h' 1 h), slot = window % slots
+-- Each value is a msgpack array laid out as MV (driver/src/metrics/layout.rs
+-- holds the same positions; a test pins the two together). A rollup slot is
+-- a ring: the first write of a new window overwrites what the slot held, and
+-- readers skip a slot whose window is not the one they asked for, so the hash
+-- is bounded (slots x names) with no janitor and no scan.
+-- A name is "(none)" for jobs without one; once METRIC_NAMES_MAX names are
+-- admitted, any other name is counted as "(other)" (not admitted itself).
+-- Cost: every write is one HMGET and one HSET for the whole batch (4 fields a
+-- name), plus an HGET and an HSET the first time a name is seen.
+
+local METRIC_NAMES_MAX = 100
+local METRIC_BUCKETS = 24 -- bucket b holds times <= 2^b ms (b < 23); 23 holds the rest
+local METRIC_ROLLUPS = {
+  { 's', 5000, 192 },      -- 5 s windows for 16 min
+  { 'm', 60000, 1440 },    -- 1 min windows for 24 h
+  { 'h', 3600000, 2160 },  -- 1 h windows for 90 days
+}
+local MV = {
+  window = 1,      -- the window's number (its start / its width); 0 in the totals
+  completed = 2, retried = 3, dead = 4, cancelled = 5, reclaimed = 6,
+  wait_count = 7, wait_sum = 8, wait_bucket = 9,   -- buckets 9 .. 32
+  run_count = 33, run_sum = 34, run_bucket = 35,   -- buckets 35 .. 58
+}
+local METRIC_LEN = 58
+
+-- The bucket of a time in ms: the least b with ms <= 2^b, at most 23.
+local function metric_bucket(ms)
+  if ms <= 1 then return 0 end
+  local mantissa, exponent = math.frexp(ms)
+  local b = exponent
+  if mantissa == 0.5 then b = exponent - 1 end
+  if b >= METRIC_BUCKETS then b = METRIC_BUCKETS - 1 end
+  return b
+end
+
+-- A tally collects one call's changes: name -> { [MV position] = delta }.
+local function tally_new()
+  return { rows = {}, order = {} }
+end
+
+local function tally_row(t, name)
+  if name == '' then name = '(none)' end
+  local row = t.rows[name]
+  if not row then
+    row = {}
+    t.rows[name] = row
+    t.order[#t.order + 1] = name
+  end
+  return row
+end
+
+-- Count one outcome (MV.completed, MV.retried, ...) of a job named `name`.
+local function tally_count(t, name, what, n)
+  local row = tally_row(t, name)
+  row[what] = (row[what] or 0) + (n or 1)
+end
+
+-- Record one time (ms) of kind 'wait' or 'run'.
+local function tally_time(t, name, kind, ms)
+  local row = tally_row(t, name)
+  local count, sum = MV[kind .. '_count'], MV[kind .. '_sum']
+  local bucket = MV[kind .. '_bucket'] + metric_bucket(ms)
+  row[count] = (row[count] or 0) + 1
+  row[sum] = (row[sum] or 0) + ms
+  row[bucket] = (row[bucket] or 0) + 1
+end
+
+local function metric_fields(name, now)
+  local fields = { 't|' .. name }
+  for _, r in ipairs(METRIC_ROLLUPS) do
+    local window = math.floor(now / r[2])
+    fields[#fields + 1] = r[1] .. (window % r[3]) .. '|' .. name
+  end
+  return fields
+end
+
+local function metric_windows(now)
+  local windows = { 0 }
+  for _, r in ipairs(METRIC_ROLLUPS) do windows[#windows + 1] = math.floor(now / r[2]) end
+  return windows
+end
+
+-- Write a tally: one HMGET, one HSET (and, for a newly seen name, an HGET
+-- and the HSET of the names list).
+local function tally_write(t, now)
+  if #t.order == 0 then return end
+  local fields = { '#' }
+  for _, f in ipairs(metric_fields('(other)', now)) do fields[#fields + 1] = f end
+  for _, name in ipairs(t.order) do
+    for _, f in ipairs(metric_fields(name, now)) do fields[#fields + 1] = f end
+  end
+  local stored = redis.call('HMGET', K.metrics, unpack(fields))
+  local admitted = tonumber(stored[1]) or 0
+  local value_of = {}
+  for i = 2, #fields do value_of[fields[i]] = stored[i] end
+  -- Resolve names: admit new ones while there is room, fold the rest into "(other)".
+  local rows, order, added = {}, {}, {}
+  local function merge(name, row)
+    local into = rows[name]
+    if not into then
+      into = {}
+      rows[name] = into
+      order[#order + 1] = name
+    end
+    for at, n in pairs(row) do into[at] = (into[at] or 0) + n end
+  end
+  for _, name in ipairs(t.order) do
+    local known = name == '(other)' or value_of['t|' .. name]
+    if not known and admitted < METRIC_NAMES_MAX then
+      admitted = admitted + 1
+      added[#added + 1] = name
+      known = true
+    end
+    merge(known and name or '(other)', t.rows[name])
+  end
+  local windows = metric_windows(now)
+  local writes = {}
+  for _, name in ipairs(order) do
+    local row = rows[name]
+    for i, field in ipairs(metric_fields(name, now)) do
+      local raw = value_of[field]
+      local v = raw and cmsgpack.unpack(raw)
+      if not v or v[MV.window] ~= windows[i] then
+        v = { windows[i] }
+        for at = 2, METRIC_LEN do v[at] = 0 end
+      end
+      for at, n in pairs(row) do v[at] = v[at] + n end
+      writes[#writes + 1] = field
+      writes[#writes + 1] = cmsgpack.pack(v)
+    end
+  end
+  if #added > 0 then
+    local names = redis.call('HGET', K.metrics, 'names')
+    names = names and cmsgpack.unpack(names) or {}
+    for _, name in ipairs(added) do names[#names + 1] = name end
+    writes[#writes + 1] = '#'
+    writes[#writes + 1] = admitted
+    writes[#writes + 1] = 'names'
+    writes[#writes + 1] = cmsgpack.pack(names)
+  end
+  redis.call('HSET', K.metrics, unpack(writes))
+end
+
+-- One outcome of one job, written at once (the scripts that handle one job).
+local function count_outcome(name, what, now)
+  local t = tally_new()
+  tally_count(t, name, what)
+  tally_write(t, now)
+end
+
+-- The due time and name of a stored record (fields 1 to 16 decoded, not the
+-- rest: a claim's records were just spliced, not decoded).
+local function due_and_name(raw)
+  if string.sub(raw, 1, 3) ~= RECORD_HEADER then
+    local m = split_record(raw)
+    return m[M.not_before], m[M.name]
+  end
+  local f = { cmsgpack.unpack_limit(raw, M.name, 3) }
+  -- f[1] is the offset unpack_limit stopped at; the fields follow it.
+  return f[M.not_before + 1], f[M.name + 1]
+end
+
+-- A claim's waits: `leased` is lease_jobs's flat list (id, record, ...).
+-- Wait = the claim's now - when the job was due (not_before: set at enqueue,
+-- and again whenever a retry, release or requeue puts the job back).
+local function record_waits(leased, now)
+  if #leased == 0 then return end
+  local t = tally_new()
+  for i = 2, #leased, 2 do
+    local due, name = due_and_name(leased[i])
+    tally_time(t, name, 'wait', math.max(0, now - due))
+  end
+  tally_write(t, now)
+end
+
+-- An ack's completions: the jobs whose code is 1, with their run_ms when the
+-- worker sent one (records as HMGET read them, before they were deleted).
+local function record_acks(records, codes, runs, now)
+  local t = tally_new()
+  for i = 1, #codes do
+    if codes[i] == 1 then
+      local _, name = due_and_name(records[i])
+      tally_count(t, name, MV.completed)
+      if runs[i] then tally_time(t, name, 'run', runs[i]) end
+    end
+  end
+  tally_write(t, now)
+end

@@ -1,0 +1,306 @@
+//! Wait and run times and outcome counts recorded by the scripts
+//! (`lua/lib/metrics.lua`), read back through `RedisQueue::metrics`.
+
+use std::time::Duration;
+
+use redq::metrics::{Figures, Histogram, MetricsWindow, QueueMetrics, NAMES_MAX, OTHER};
+use redq::{Completion, NewJob, RedisQueue};
+use redq_tests::fixtures::*;
+use redq_tests::wait_until;
+use serde_json::json;
+
+/// The bucket `lua/lib/metrics.lua` files a time of `ms` under.
+fn bucket_of(ms: u64) -> usize {
+    (0..redq::metrics::BUCKETS)
+        .find(|&b| Histogram::upper_bound_ms(b).is_none_or(|upper| ms <= upper))
+        .unwrap()
+}
+
+fn named<'a>(metrics: &'a QueueMetrics, name: &str) -> &'a Figures {
+    metrics
+        .names
+        .get(name)
+        .unwrap_or_else(|| panic!("no figures for {name}: {:?}", metrics.names.keys()))
+}
+
+async fn ack_with_run(queue: &RedisQueue, job: &redq::Job, run_ms: u64) {
+    let done = Completion::new().run_time(Duration::from_millis(run_ms));
+    let acked = queue.ack_batch_with(&[job.lease()], &[done]).await.unwrap();
+    assert!(acked[0].is_ok(), "{acked:?}");
+}
+
+#[tokio::test]
+async fn completions_runs_and_waits_land_in_their_buckets_per_job_name() {
+    let server = server();
+    let queue = queue(&server, "metrics_known").await;
+    let jobs = (0..3).map(|i| NewJob::new(json!(i)).name("resize"));
+    queue
+        .add_batch("q", jobs.chain([NewJob::new(json!("plain"))]).collect())
+        .await
+        .unwrap();
+    // A known wait: due at enqueue, claimed no sooner than 600 ms later.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let claimed = queue.claim("q", 4, LONG).await.unwrap();
+    assert_eq!(claimed.len(), 4);
+    let runs = [3, 100, 5_000];
+    for (job, run_ms) in claimed.iter().zip(runs) {
+        assert_eq!(job.name.as_deref(), Some("resize"));
+        ack_with_run(&queue, job, run_ms).await;
+    }
+    ack_with_run(&queue, &claimed[3], 40).await;
+
+    let expected_runs = {
+        let mut h = Histogram::default();
+        for ms in runs {
+            h.counts[bucket_of(ms)] += 1;
+            h.sum_ms += ms;
+        }
+        h
+    };
+    for window in [
+        MetricsWindow::Last5Minutes,
+        MetricsWindow::LastHour,
+        MetricsWindow::LastDay,
+        MetricsWindow::Last90Days,
+    ] {
+        let metrics = queue.metrics("q", window).await.unwrap();
+        let resize = named(&metrics, "resize");
+        assert_eq!(resize.completed, 3, "{window:?}");
+        assert_eq!(resize.run, expected_runs, "{window:?}");
+        assert_eq!(resize.wait.count(), 3);
+        let waited = resize.wait.quantile(0.5).unwrap();
+        // 600 ms and up, so the 513..1024 ms bucket (unless the claim was slow).
+        assert!(waited >= Duration::from_millis(512), "{waited:?}");
+        assert_eq!(resize.wait.counts[bucket_of(600)], 3, "{:?}", resize.wait);
+        let plain = named(&metrics, "(none)");
+        assert_eq!(
+            (plain.completed, plain.run.sum_ms, plain.wait.count()),
+            (1, 40, 1)
+        );
+        assert_eq!(metrics.total().completed, 4);
+    }
+    let totals = queue.metric_totals("q").await.unwrap();
+    assert_eq!(named(&totals, "resize").run, expected_runs);
+    assert_eq!(totals.total().completed, 4);
+    // Another queue records nothing of these.
+    assert!(queue
+        .metrics("other", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap()
+        .names
+        .is_empty());
+}
+
+#[tokio::test]
+async fn retries_dead_letters_cancels_and_reclaims_are_counted() {
+    let server = server();
+    let queue = queue(&server, "metrics_outcomes").await;
+    let batch = ["retry", "die", "lapse", "cancel"]
+        .map(|name| NewJob::new(json!(name)).name(name).max_attempts(3));
+    let ids = queue.add_batch("q", batch.to_vec()).await.unwrap();
+    let claimed = queue.claim("q", 2, LONG).await.unwrap();
+    queue
+        .nack(&claimed[0].lease(), Duration::from_secs(3600), "once")
+        .await
+        .unwrap();
+    queue.dead_letter(&claimed[1].lease(), "bad").await.unwrap();
+    let lapsing = queue.claim("q", 1, SHORT).await.unwrap();
+    assert_eq!(lapsing[0].name.as_deref(), Some("lapse"));
+    wait_until(DEADLINE, "the short lease to be reclaimed", async || {
+        queue.reclaim("q", 10).await.unwrap();
+        queue.metric_totals("q").await.unwrap().total().reclaimed == 1
+    })
+    .await;
+    queue.cancel(ids[3].id(), "test").await.unwrap();
+
+    let metrics = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    let counts = |name: &str| {
+        let f = named(&metrics, name);
+        [
+            f.completed,
+            f.retried,
+            f.dead_lettered,
+            f.cancelled,
+            f.reclaimed,
+        ]
+    };
+    assert_eq!(counts("retry"), [0, 1, 0, 0, 0]);
+    assert_eq!(counts("die"), [0, 0, 1, 0, 0]);
+    // A lapsed lease is a failed attempt put back, and counted as reclaimed.
+    assert_eq!(counts("lapse"), [0, 1, 0, 0, 1]);
+    assert_eq!(counts("cancel"), [0, 0, 0, 1, 0]);
+    assert_eq!(
+        queue.metric_totals("q").await.unwrap().total(),
+        metrics.total()
+    );
+}
+
+#[tokio::test]
+async fn a_retry_waits_from_its_new_due_time_not_from_its_enqueue() {
+    let server = server();
+    let queue = queue(&server, "metrics_retry_wait").await;
+    queue
+        .add("q", NewJob::new(json!(1)).name("slow"))
+        .await
+        .unwrap();
+    let first = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    // The attempt runs 1.5 s, then fails and is due again at once.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    queue
+        .nack(&first.lease(), Duration::ZERO, "again")
+        .await
+        .unwrap();
+    let second = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    ack_with_run(&queue, &second, 1).await;
+    let wait = named(
+        &queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap(),
+        "slow",
+    )
+    .wait
+    .clone();
+    assert_eq!(wait.count(), 2);
+    // Both claims came straight after the job was due: neither waited 1.5 s.
+    assert!(wait.sum_ms < 1_000, "{wait:?}");
+}
+
+#[tokio::test]
+async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() {
+    let server = server();
+    let queue = queue(&server, "metrics_names").await;
+    let names = NAMES_MAX + 5;
+    let jobs = (0..names).map(|i| NewJob::new(json!(i)).name(format!("job-{i:03}")));
+    queue.add_batch("q", jobs.collect()).await.unwrap();
+    let claimed = queue.claim("q", names, LONG).await.unwrap();
+    let leases: Vec<_> = claimed.iter().map(|j| j.lease()).collect();
+    queue.ack_batch(&leases).await.unwrap();
+
+    let metrics = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    assert_eq!(
+        metrics.names.len(),
+        NAMES_MAX + 1,
+        "{:?}",
+        metrics.names.keys()
+    );
+    assert_eq!(named(&metrics, OTHER).completed, 5);
+    assert_eq!(named(&metrics, OTHER).wait.count(), 5);
+    assert_eq!(metrics.total().completed, names as u64);
+    // One total and three rollup slots per name, "(other)" too, and the two
+    // bookkeeping fields: nothing grows with the number of jobs or names.
+    let fields = hlen(&server, &queue, "q:q:metrics").await;
+    assert_eq!(fields, (NAMES_MAX as i64 + 1) * 4 + 2);
+    let key = format!("{{{}}}:q:q:metrics", queue.namespace());
+    let bytes: i64 = server
+        .cmd(&["MEMORY", "USAGE", &key, "SAMPLES", "0"])
+        .await
+        .convert()
+        .unwrap();
+    println!(
+        "metrics hash: {fields} fields, {bytes} bytes ({} per value)",
+        bytes / fields
+    );
+}
+
+/// The current 5 s window number (Redis clock), waiting for the next one
+/// when less than half of this one is left, so what follows stays in it.
+async fn an_early_5s_window(queue: &RedisQueue) -> u64 {
+    let now_ms = |m: QueueMetrics| {
+        m.now
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let ms = now_ms(
+        queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap(),
+    );
+    if ms % 5_000 < 2_500 {
+        return ms / 5_000;
+    }
+    tokio::time::sleep(Duration::from_millis(5_000 - ms % 5_000 + 10)).await;
+    now_ms(
+        queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap(),
+    ) / 5_000
+}
+
+#[tokio::test]
+async fn a_rollup_slot_left_from_an_older_window_is_not_read_and_is_overwritten() {
+    let server = server();
+    let queue = queue(&server, "metrics_ring").await;
+    let key = format!("{{{}}}:q:q:metrics", queue.namespace());
+    queue
+        .add("q", NewJob::new(json!(1)).name("n"))
+        .await
+        .unwrap();
+    let job = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    let window = an_early_5s_window(&queue).await;
+    // What the slots of this window and the one before held 192 windows
+    // (16 minutes) earlier: 7 and 5 completions.
+    let stale = "local v = { tonumber(ARGV[2]), tonumber(ARGV[3]) } for i = 3, 58 do v[i] = 0 end \
+                 redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(v))";
+    for (w, completed) in [(window, "7"), (window - 1, "5")] {
+        let field = format!("s{}|n", w % 192);
+        let old = (w - 192).to_string();
+        server
+            .cmd(&["EVAL", stale, "1", &key, &field, &old, completed])
+            .await;
+    }
+    ack_with_run(&queue, &job, 1).await;
+    let recent = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    assert_eq!(
+        named(&recent, "n").completed,
+        1,
+        "the stale 7 was overwritten, not added to, and the stale 5 not read"
+    );
+    assert_eq!(
+        named(&queue.metric_totals("q").await.unwrap(), "n").completed,
+        1
+    );
+}
+
+#[tokio::test]
+async fn recording_adds_no_round_trip_and_one_hmget_and_hset_per_ack_batch() {
+    let server = server();
+    let queue = queue(&server, "metrics_cost").await;
+    queue.add_batch("q", numbered(11)).await.unwrap();
+    let claimed = queue.claim("q", 11, LONG).await.unwrap();
+    // The first ack loads the script; the batch after it is the one measured.
+    ack_with_run(&queue, &claimed[0], 1).await;
+    let leases: Vec<_> = claimed[1..].iter().map(|j| j.lease()).collect();
+    let done: Vec<_> = leases
+        .iter()
+        .map(|_| Completion::new().run_time(Duration::from_millis(2)))
+        .collect();
+    server.reset_stats().await;
+    queue.ack_batch_with(&leases, &done).await.unwrap();
+    let seen = server.seen_since_reset().await;
+    let calls = |name: &str| {
+        seen.commands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, c)| *c)
+    };
+    assert_eq!(calls("evalsha"), 1, "one round trip: {:?}", seen.commands);
+    // The ack's own HMGET of the records, and the metrics hash's HMGET and HSET.
+    assert_eq!(calls("hmget"), 2, "{:?}", seen.commands);
+    assert_eq!(calls("hset"), 1, "{:?}", seen.commands);
+    let totals = queue.metric_totals("q").await.unwrap();
+    assert_eq!(totals.total().completed, 11);
+    assert_eq!(totals.total().run.sum_ms, 1 + 10 * 2);
+}
