@@ -125,9 +125,7 @@ if #done > 0 then
   end
   if flow then
     local wake = false
-    for _, key in ipairs(freed_keys) do
-      if free_slots(key, freed_of[key], now) then wake = true end
-    end
+    if #freed_keys > 0 then wake = free_key_slots(freed_keys, freed_of, now) end
     if wake or queue_slots_freed(#done) then redis.call('PUBLISH', CHANNEL, QUEUE) end
   end
 end

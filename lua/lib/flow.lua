@@ -53,24 +53,39 @@ local function make_flow_aware()
 end
 
 -- Key K's limit { c, r, p, override }: its override, else the each-key
--- default. Read once a call per key.
+-- default. Read once a call per key (load_key_limits reads many at once).
 local key_limits = {}
+
+local function parse_key_limit(raw)
+  local c, r, p
+  if raw then c, r, p = string.match(raw, '^(%d+) (%d+) (%d+)$') end
+  if c then return { c = tonumber(c), r = tonumber(r), p = tonumber(p), override = raw } end
+  local s = flow_spec() or NO_LIMITS
+  return { c = s.kc, r = s.kr, p = s.kp }
+end
 
 local function key_limit(key)
   local l = key_limits[key]
   if not l then
-    local raw = redis.call('HGET', K.limits, QUEUE .. '\n' .. key)
-    local c, r, p
-    if raw then c, r, p = string.match(raw, '^(%d+) (%d+) (%d+)$') end
-    if c then
-      l = { c = tonumber(c), r = tonumber(r), p = tonumber(p), override = raw }
-    else
-      local s = flow_spec() or NO_LIMITS
-      l = { c = s.kc, r = s.kr, p = s.kp }
-    end
+    l = parse_key_limit(redis.call('HGET', K.limits, QUEUE .. '\n' .. key))
     key_limits[key] = l
   end
   return l
+end
+
+-- The limits of `keys` not read yet this call, in one HMGET (each
+-- redis.call costs about a microsecond before the command does anything).
+local function load_key_limits(keys)
+  local missing, fields = {}, {}
+  for _, key in ipairs(keys) do
+    if not key_limits[key] then
+      missing[#missing + 1] = key
+      fields[#fields + 1] = QUEUE .. '\n' .. key
+    end
+  end
+  if #missing == 0 then return end
+  local raws = redis.call('HMGET', K.limits, unpack(fields))
+  for i, key in ipairs(missing) do key_limits[key] = parse_key_limit(raws[i]) end
 end
 
 local function held_member(key, score, id)
@@ -118,6 +133,24 @@ end
 local function key_counts(key)
   local v = redis.call('HMGET', K.lim, 'u\n' .. key, 'h\n' .. key, 'p\n' .. key)
   return tonumber(v[1] or '0'), tonumber(v[2] or '0'), tonumber(v[3] or '0')
+end
+
+-- The same for many keys in one HMGET: key -> { u = leased, h = held,
+-- p = pushed back until }.
+local function load_counts(keys)
+  local fields = {}
+  for _, key in ipairs(keys) do
+    fields[#fields + 1] = 'u\n' .. key
+    fields[#fields + 1] = 'h\n' .. key
+    fields[#fields + 1] = 'p\n' .. key
+  end
+  local v = redis.call('HMGET', K.lim, unpack(fields))
+  local counts = {}
+  for i, key in ipairs(keys) do
+    counts[key] = { u = tonumber(v[3 * i - 2] or '0'), h = tonumber(v[3 * i - 1] or '0'),
+      p = tonumber(v[3 * i] or '0') }
+  end
+  return counts
 end
 
 -- How many of key K's jobs may start now (math.huge: no limit), and, when
@@ -227,6 +260,125 @@ local function free_slot(m, now)
   local key = m[M.limit_key]
   if key == '' then return false end
   return free_slots(key, 1, now)
+end
+
+-- The writes of one call's changes to many keys, one command each at flush
+-- (instead of several per key): counts set and deleted in K.lim, entries
+-- added to and removed from K.lim_ready and K.lim_wake.
+local function new_key_writes()
+  return { set = {}, del = {}, ready = {}, unready = {}, wake = {}, unwake = {} }
+end
+
+-- Count field `field` (e.g. "u\nK") becomes `value`; a count at 0 is deleted.
+local function write_count(w, field, value)
+  if value > 0 then
+    w.set[#w.set + 1] = field
+    w.set[#w.set + 1] = value
+  else
+    w.del[#w.del + 1] = field
+  end
+end
+
+-- Key K's ready and wake entries when it has held jobs: ready at `best`
+-- (its best held job's score) when it has room; else off the ready index and
+-- in the wake index at `reopens` (none: only a lease end gives it room).
+local function write_ready(w, key, best)
+  w.ready[#w.ready + 1] = best
+  w.ready[#w.ready + 1] = key
+end
+
+local function write_no_room(w, key, reopens)
+  w.unready[#w.unready + 1] = key
+  if reopens then
+    w.wake[#w.wake + 1] = reopens
+    w.wake[#w.wake + 1] = key
+  else
+    w.unwake[#w.unwake + 1] = key
+  end
+end
+
+-- A key without held jobs is in neither index.
+local function write_idle(w, key)
+  w.unready[#w.unready + 1] = key
+  w.unwake[#w.unwake + 1] = key
+end
+
+local function flush_key_writes(w)
+  if #w.set > 0 then redis.call('HSET', K.lim, unpack(w.set)) end
+  if #w.del > 0 then redis.call('HDEL', K.lim, unpack(w.del)) end
+  if #w.ready > 0 then redis.call('ZADD', K.lim_ready, unpack(w.ready)) end
+  if #w.unready > 0 then redis.call('ZREM', K.lim_ready, unpack(w.unready)) end
+  if #w.wake > 0 then redis.call('ZADD', K.lim_wake, unpack(w.wake)) end
+  if #w.unwake > 0 then redis.call('ZREM', K.lim_wake, unpack(w.unwake)) end
+end
+
+-- The score of key K's best held job (nil: it holds none).
+local function best_held(key)
+  local best = redis.call('ZRANGEBYLEX', K.lim_held, key_from(key), key_to(key), 'LIMIT', 0, 1)[1]
+  return best and held_score(key, best)
+end
+
+-- Key K has held jobs (by its count) and its counts are `u` and `p`: put
+-- its entries right in `w`, as refresh does. Returns true when it is ready.
+local function settle_held_key(w, key, u, p, now)
+  local room, reopens = key_room(key, now, u, p)
+  if room <= 0 then
+    write_no_room(w, key, reopens)
+    return false
+  end
+  local best = best_held(key)
+  if not best then
+    -- The count says held, the set has none: repair the count.
+    w.del[#w.del + 1] = 'h\n' .. key
+    write_idle(w, key)
+    return false
+  end
+  write_ready(w, key, best)
+  w.unwake[#w.unwake + 1] = key
+  return true
+end
+
+-- `freed[key]` leases of each of `keys` (distinct) ended at once (an ack of
+-- many jobs): the slots of all of them are freed with one HMGET of their
+-- counts, one ZMSCORE of their ready entries and one write of each kind. A
+-- key already ready stays ready at the same score, with nothing to write
+-- but its count: freeing a slot only adds room, and its held set did not
+-- change. Only a key with held jobs that was not ready is settled as
+-- refresh would. Returns true when one of the keys has a held job with room
+-- now (so the caller wakes idle workers).
+local function free_key_slots(keys, freed, now)
+  local counts = load_counts(keys)
+  local ready = redis.call('ZMSCORE', K.lim_ready, unpack(keys))
+  local w = new_key_writes()
+  local unsettled_keys = {}
+  local wake = false
+  for i, key in ipairs(keys) do
+    local c = counts[key]
+    c.u = c.u - freed[key]
+    write_count(w, 'u\n' .. key, c.u)
+    if c.p > 0 and c.p <= now then
+      w.del[#w.del + 1] = 'p\n' .. key
+      c.p = 0
+    end
+    if c.h <= 0 then
+      -- By the ready invariant this key is in neither index: a ready entry
+      -- found here is a stale one and goes.
+      if ready[i] then w.unready[#w.unready + 1] = key end
+    elseif ready[i] then
+      wake = true
+    else
+      unsettled_keys[#unsettled_keys + 1] = key
+    end
+  end
+  if #unsettled_keys > 0 then
+    load_key_limits(unsettled_keys)
+    for _, key in ipairs(unsettled_keys) do
+      local c = counts[key]
+      if settle_held_key(w, key, c.u, c.p, now) then wake = true end
+    end
+  end
+  flush_key_writes(w)
+  return wake
 end
 
 -- Key K (or the queue, key "") starts nothing until `until_ms` (a push-back;

@@ -93,24 +93,52 @@ end
 -- Take up to `budget` due jobs in claim order (priority, then seq) from the
 -- fifo list, the waiting zset and the ready keys. Taking from a key takes
 -- its best held job, while its room lasts. Returns the ids (in order), the
--- key of each keyed id, and the keys taken from ({ key, taken members }),
--- for flow_leased to account once the jobs are leased.
+-- key of each keyed id, and the keys visited ({ key, counts, members read,
+-- taken members, ... }), for flow_leased to account once the jobs are
+-- leased.
+--
+-- The counts and limits of the ready keys are read in one HMGET each for a
+-- run of keys, not per key: keys are first visited in their ready order (a
+-- key's heap score is its ready score until it is first visited), so each
+-- read takes the next run of them, as many as the jobs still wanted.
 local function pop_flow(budget, limit, now)
   local ready = redis.call('ZRANGE', K.lim_ready, 0, budget - 1, 'WITHSCORES')
   if #ready == 0 then return pop_waiting(budget), {}, {} end
-  local heap = {}
-  for i = 1, #ready, 2 do heap[#heap + 1] = { tonumber(ready[i + 1]), ready[i] } end
+  local heap, order, ready_score = {}, {}, {}
+  for i = 1, #ready, 2 do
+    local key, score = ready[i], tonumber(ready[i + 1])
+    heap[#heap + 1] = { score, key }
+    order[#order + 1] = key
+    ready_score[key] = score
+  end
   local w_ids, w_scores, w_from = waiting_heads(budget)
   local ids, key_of, touched, state = {}, {}, {}, {}
+  local counts, loaded = {}, 0
   local wi, zn, fn, skipped = 1, 0, 0, 0
   local max_skipped = 2 * limit + 16
 
+  -- Read the counts and limits of the next run of ready keys.
+  local function load_next()
+    local run = {}
+    for i = loaded + 1, math.min(#order, loaded + math.max(budget - #ids, 1)) do
+      run[#run + 1] = order[i]
+    end
+    loaded = loaded + #run
+    for key, c in pairs(load_counts(run)) do counts[key] = c end
+    load_key_limits(run)
+  end
+
   -- Fetch up to `want` more of key s's held members, after those it has.
+  -- Asking one more than will be taken shows the key's next best job (its
+  -- new ready score) without another call; fewer than asked means the
+  -- key's held set is read to its end.
   local function fetch(s, want)
     local from = s.members[#s.members]
     from = from and '(' .. from or key_from(s.key)
     local got = redis.call('ZRANGEBYLEX', K.lim_held, from, key_to(s.key), 'LIMIT', 0, want)
     for _, member in ipairs(got) do s.members[#s.members + 1] = member end
+    if #got < want then s.read_all = true end
+    s.chunk = s.chunk * 2
   end
 
   while #ids < budget do
@@ -125,21 +153,20 @@ local function pop_flow(budget, limit, now)
       local key = top[2]
       local s = state[key]
       if not s then
-        local leased, _, pushed = key_counts(key)
-        local room = key_room(key, now, leased, pushed)
-        s = { key = key, room = room, members = {}, at = 1, taken = {}, chunk = 4 }
+        while not counts[key] and loaded < #order do load_next() end
+        local c = counts[key] or { u = 0, h = 0, p = 0 }
+        s = { key = key, u = c.u, h = c.h, p = c.p, ready_score = ready_score[key],
+          room = key_room(key, now, c.u, c.p), members = {}, at = 1, taken = {}, chunk = 4 }
         state[key] = s
         touched[#touched + 1] = s
       end
-      local want = math.min(s.chunk, s.room - #s.taken, budget - #ids) + 1
-      if s.room > #s.taken and s.at > #s.members then
-        fetch(s, want)
-        s.chunk = s.chunk * 2
+      if s.room > #s.taken and s.at > #s.members and not s.read_all then
+        fetch(s, math.min(s.chunk, s.room - #s.taken, budget - #ids) + 1)
       end
       local member = s.room > #s.taken and s.members[s.at]
       if not member then
         -- No room after all, or no held job: the key leaves the heap (its
-        -- entry is put right by flow_leased's refresh).
+        -- entry is put right by flow_leased).
         heap_pop(heap)
         if #s.taken == 0 then
           skipped = skipped + 1
@@ -154,9 +181,8 @@ local function pop_flow(budget, limit, now)
         if #s.taken >= s.room or #ids >= budget then
           heap_pop(heap)
         else
-          if s.at > #s.members then
+          if s.at > #s.members and not s.read_all then
             fetch(s, math.min(s.chunk, s.room - #s.taken, budget - #ids) + 1)
-            s.chunk = s.chunk * 2
           end
           local next_member = s.members[s.at]
           if next_member then
@@ -174,58 +200,100 @@ local function pop_flow(budget, limit, now)
   return ids, key_of, touched
 end
 
+-- Key s (visited by pop_flow) after its taken jobs left its held set and
+-- `u` of its jobs are leased: its entries, as refresh would put them, into
+-- the writes `w`, mostly from what pop_flow read. A key that stays ready
+-- was ready, so it has no wake entry to remove (a wake entry left by
+-- limits_set is a re-check, harmless: the woken key is refreshed).
+local function settle_visited(w, s, u, now)
+  local key = s.key
+  local held = s.h - #s.taken
+  if #s.taken > 0 then write_count(w, 'h\n' .. key, held) end
+  local pushed = s.p
+  if pushed > 0 and pushed <= now then
+    w.del[#w.del + 1] = 'p\n' .. key
+    pushed = 0
+  end
+  if held <= 0 then
+    write_idle(w, key)
+    return
+  end
+  local room, reopens = key_room(key, now, u, pushed)
+  if room <= 0 then
+    write_no_room(w, key, reopens)
+    return
+  end
+  local next_member = s.members[s.at]
+  if next_member then
+    local best = held_score(key, next_member)
+    if best ~= s.ready_score then write_ready(w, key, best) end
+  elseif s.read_all then
+    -- The count says held, the set has none: repair the count.
+    w.del[#w.del + 1] = 'h\n' .. key
+    write_idle(w, key)
+  else
+    settle_held_key(w, key, u, pushed, now)
+  end
+end
+
 -- Record what the claim leased (`leased`: id, record pairs from lease_jobs):
 -- each key's taken jobs leave its held set, its leased count grows by those
 -- actually leased (a taken job whose record was gone is dropped), its starts
 -- are recorded while a rate applies to it, and its ready entry is put right;
--- then the queue's own starts while a queue-wide rate applies.
+-- then the queue's own starts while a queue-wide rate applies. One command
+-- of each kind for all the keys (the held-set removals, the count writes,
+-- the starts, the index entries), but the trim of each rated key's window.
 local function flow_leased(leased, key_of, touched, spec, now)
   local leases_of = {}
-  local queue_starts = {}
+  local starts = {}
   for i = 1, #leased, 2 do
     local id = leased[i]
-    local _, lease_id = cmsgpack.unpack_limit(leased[i + 1], 1, 3)
-    local lease = string.format('%d', lease_id)
     local key = key_of[id]
-    if key then
-      local list = leases_of[key]
-      if not list then
-        list = {}
-        leases_of[key] = list
+    if key or spec.qr > 0 then
+      local _, lease_id = cmsgpack.unpack_limit(leased[i + 1], 1, 3)
+      local lease = string.format('%d', lease_id)
+      if key then
+        local list = leases_of[key]
+        if not list then
+          list = {}
+          leases_of[key] = list
+        end
+        list[#list + 1] = lease
       end
-      list[#list + 1] = lease
-    end
-    if spec.qr > 0 then
-      queue_starts[#queue_starts + 1] = 0
-      queue_starts[#queue_starts + 1] = start_member('', now, lease)
+      if spec.qr > 0 then
+        starts[#starts + 1] = 0
+        starts[#starts + 1] = start_member('', now, lease)
+      end
     end
   end
+  if #starts > 0 then
+    redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(''), '(' .. string.sub(window_from('', spec.qp, now), 2))
+  end
+  local w = new_key_writes()
+  local taken = {}
+  local leased_now = {}
   for _, s in ipairs(touched) do
     local key = s.key
-    if #s.taken > 0 then
-      redis.call('ZREM', K.lim_held, unpack(s.taken))
-      if redis.call('HINCRBY', K.lim, 'h\n' .. key, -#s.taken) <= 0 then
-        redis.call('HDEL', K.lim, 'h\n' .. key)
-      end
-    end
+    for _, member in ipairs(s.taken) do taken[#taken + 1] = member end
+    local u = s.u
     local started = leases_of[key]
     if started then
-      redis.call('HINCRBY', K.lim, 'u\n' .. key, #started)
+      u = u + #started
+      write_count(w, 'u\n' .. key, u)
       local l = key_limit(key)
       if l.r > 0 then
-        local members = {}
-        for _, lease in ipairs(started) do
-          members[#members + 1] = 0
-          members[#members + 1] = start_member(key, now, lease)
-        end
         redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(key), '(' .. string.sub(window_from(key, l.p, now), 2))
-        redis.call('ZADD', K.lim_starts, unpack(members))
+        for _, lease in ipairs(started) do
+          starts[#starts + 1] = 0
+          starts[#starts + 1] = start_member(key, now, lease)
+        end
       end
     end
-    refresh(key, now)
+    leased_now[key] = u
   end
-  if #queue_starts > 0 then
-    redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(''), '(' .. string.sub(window_from('', spec.qp, now), 2))
-    redis.call('ZADD', K.lim_starts, unpack(queue_starts))
-  end
+  if #taken > 0 then redis.call('ZREM', K.lim_held, unpack(taken)) end
+  -- The starts are in before any key's room is judged: a rate counts them.
+  if #starts > 0 then redis.call('ZADD', K.lim_starts, unpack(starts)) end
+  for _, s in ipairs(touched) do settle_visited(w, s, leased_now[s.key], now) end
+  flush_key_writes(w)
 end
