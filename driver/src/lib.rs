@@ -128,6 +128,7 @@ mod redact;
 mod remembered;
 pub mod schedule;
 mod scripts;
+pub mod search;
 mod seed;
 pub mod shards;
 pub mod surgery;

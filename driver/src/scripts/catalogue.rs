@@ -56,6 +56,7 @@ scripts! {
     LimitsSet => "limits_set",
     LimitsWake => "limits_wake",
     LimitsGet => "limits_get",
+    SearchJobs => "search_jobs",
 }
 
 /// Declares [`MODULES`] from the module names.

@@ -38,6 +38,7 @@ mod reclaim;
 mod reclaim_backoff;
 mod resend;
 mod schedules;
+mod search_jobs;
 mod seed_trait;
 mod smoke;
 mod surgery_bulk;
