@@ -89,9 +89,9 @@ for i = 1, n do
       release_keys(id, m)
       done[#done + 1] = id
       if noted[i] then forgotten[#forgotten + 1] = id end
-      local full = (policy or flow) and split_record(raw)
-      if flow and full[M.limit_key] ~= '' then
-        local key = full[M.limit_key]
+      local full = policy and split_record(raw)
+      local key = flow and (full and full[M.limit_key] or record_limit_key(raw))
+      if key and key ~= '' then
         if not freed_of[key] then
           freed_of[key] = 0
           freed_keys[#freed_keys + 1] = key

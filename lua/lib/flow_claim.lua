@@ -246,6 +246,7 @@ end
 local function flow_leased(leased, key_of, touched, spec, now)
   local leases_of = {}
   local starts = {}
+  local queue_start = spec.qr > 0 and start_member('', now, '')
   for i = 1, #leased, 2 do
     local id = leased[i]
     local key = key_of[id]
@@ -260,9 +261,9 @@ local function flow_leased(leased, key_of, touched, spec, now)
         end
         list[#list + 1] = lease
       end
-      if spec.qr > 0 then
+      if queue_start then
         starts[#starts + 1] = 0
-        starts[#starts + 1] = start_member('', now, lease)
+        starts[#starts + 1] = queue_start .. lease
       end
     end
   end
@@ -283,9 +284,10 @@ local function flow_leased(leased, key_of, touched, spec, now)
       local l = key_limit(key)
       if l.r > 0 then
         redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(key), '(' .. string.sub(window_from(key, l.p, now), 2))
+        local key_start = start_member(key, now, '')
         for _, lease in ipairs(started) do
           starts[#starts + 1] = 0
-          starts[#starts + 1] = start_member(key, now, lease)
+          starts[#starts + 1] = key_start .. lease
         end
       end
     end
