@@ -246,8 +246,18 @@ pub enum Command {
         /// The queue.
         queue: String,
     },
-    /// Recurring schedules.
-    Schedules,
+    /// Recurring schedules: list them (the default), trigger one now,
+    /// pause, resume or delete one.
+    Schedules {
+        #[command(subcommand)]
+        command: Option<SchedulesCommand>,
+    },
+    /// Leases: reclaim a queue's lapsed leases now (when no worker is left
+    /// to do it).
+    Leases {
+        #[command(subcommand)]
+        command: LeasesCommand,
+    },
     /// Live workers.
     Workers,
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
@@ -384,6 +394,64 @@ pub enum JobsCommand {
                           redq jobs cancel [OPTIONS] --queue <QUEUE> --state <STATE> --yes"
     )]
     Cancel(JobsCancel),
+    /// Search a queue's live jobs for a text in their payload (plain,
+    /// case-sensitive), in Redis, in bounded steps that never block it:
+    /// each step examines at most 1 000 records.
+    Search(JobsSearch),
+}
+
+/// What `redq jobs search` takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsSearch {
+    /// The queue.
+    pub queue: String,
+    /// The text the payload must contain.
+    pub text: String,
+    /// Only jobs in this state.
+    #[arg(long, value_enum)]
+    pub state: Option<StateArg>,
+}
+
+/// `redq schedules` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SchedulesCommand {
+    /// Every schedule with its next and last run.
+    List,
+    /// Enqueue the schedule's job now (its next run is unchanged).
+    Trigger {
+        /// The schedule.
+        name: String,
+    },
+    /// Pause a schedule: no tick fires until it is resumed.
+    Pause {
+        /// The schedule.
+        name: String,
+    },
+    /// Resume a paused schedule from its next tick.
+    Resume {
+        /// The schedule.
+        name: String,
+    },
+    /// Delete a schedule (jobs it enqueued stay).
+    Delete {
+        /// The schedule.
+        name: String,
+        /// Required: a deleted schedule is gone for good.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// `redq leases` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LeasesCommand {
+    /// Reclaim every lapsed lease of a queue now: each job counts a failed
+    /// attempt and goes back to the queue, or to the dead letters when its
+    /// attempts are spent.
+    Reclaim {
+        /// The queue.
+        queue: String,
+    },
 }
 
 /// What `redq jobs cancel` takes.
@@ -619,9 +687,10 @@ pub enum DeadCommand {
     // clap would print the required group before QUEUE (`<IDS|--all>
     // <QUEUE>`): the usage is written out in the order the arguments go.
     #[command(
-        group = clap::ArgGroup::new("which").required(true).args(["ids", "all"]),
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "all", "group"]),
         override_usage = "redq dead requeue [OPTIONS] <QUEUE> <IDS>...\n       \
-                          redq dead requeue [OPTIONS] <QUEUE> --all"
+                          redq dead requeue [OPTIONS] <QUEUE> --all\n       \
+                          redq dead requeue [OPTIONS] <QUEUE> --group <SIG> [--canary <N>]"
     )]
     Requeue {
         /// The queue.
@@ -636,6 +705,18 @@ pub enum DeadCommand {
         /// try.
         #[arg(long, value_name = "N", default_value_t = 0)]
         attempts: u32,
+        /// The dead letters whose error has this signature (the groups of
+        /// the console's Dead letters screen).
+        #[arg(long, value_name = "SIG")]
+        group: Option<String>,
+        /// With --group: requeue only N of the group, wait until they
+        /// complete or die again (at most --watch), report each, and leave
+        /// the rest dead. Exits 1 if any died again.
+        #[arg(long, value_name = "N", requires = "group")]
+        canary: Option<usize>,
+        /// How long a canary requeue watches its jobs.
+        #[arg(long, value_parser = parse_delay, default_value = "60s", requires = "canary")]
+        watch: Duration,
     },
     /// Delete dead letters for good.
     Delete {

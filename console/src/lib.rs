@@ -14,6 +14,7 @@
 
 pub mod aggregate;
 pub mod bench;
+pub mod canary;
 pub mod cli;
 pub mod clock;
 pub mod commands;

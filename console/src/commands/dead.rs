@@ -43,8 +43,21 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             ids,
             all,
             attempts,
+            group,
+            canary,
+            watch,
         } => {
             require_known(queue, &name).await?;
+            if let Some(signature) = group {
+                let group = super::dead_group::Group {
+                    queue: name,
+                    signature,
+                    attempts,
+                    canary,
+                    watch,
+                };
+                return super::dead_group::run(queue, group, json).await;
+            }
             if all {
                 let done = queue
                     .requeue_all_dead_with_attempts(&name, attempts, |_, _| {})

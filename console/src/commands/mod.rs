@@ -3,15 +3,18 @@
 
 mod connect;
 mod dead;
+mod dead_group;
 mod enqueue;
 mod events;
 mod interrupt;
 mod jobs;
 mod known;
+mod leases;
 mod limits;
 mod listing;
 mod metrics;
 mod retention;
+mod schedules;
 
 pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
 
@@ -44,6 +47,8 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             crate::cli::LimitsCommand::Clear { .. } => Some("limits clear"),
         },
         Command::Demo { .. } => Some("demo"),
+        Command::Schedules { command } => schedules::mutates(command),
+        Command::Leases { .. } => Some("leases reclaim"),
         _ => None,
     }
 }
@@ -94,7 +99,8 @@ pub async fn run(
         Command::Workers => listing::workers(&queue, json).await,
         Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
         Command::Metrics { .. } => unreachable!("served before connecting"),
-        Command::Schedules => listing::schedules(&queue, json).await,
+        Command::Schedules { command } => schedules::run(&queue, command, json).await,
+        Command::Leases { command } => leases::run(&queue, command, json).await,
         Command::Enqueue {
             queue: name,
             json: payload,

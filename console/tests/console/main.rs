@@ -22,6 +22,7 @@ mod limits_cli;
 mod limits_keys;
 mod limits_views;
 mod metrics;
+mod operator_acts;
 mod outage;
 mod requeue_attempts;
 mod sharded;

@@ -5,6 +5,7 @@ mod flow;
 mod kept;
 mod notes;
 mod reads;
+mod schedules;
 mod search;
 mod surgery;
 mod writes;

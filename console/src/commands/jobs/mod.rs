@@ -7,6 +7,7 @@ mod edit;
 mod list;
 mod promote;
 mod retry;
+mod search;
 mod show;
 
 pub use show::run as show;
@@ -24,6 +25,7 @@ pub fn mutates(command: &Option<JobsCommand>) -> Option<&'static str> {
         Some(JobsCommand::Delete(_)) => Some("jobs delete"),
         Some(JobsCommand::Edit(_)) => Some("jobs edit"),
         Some(JobsCommand::Cancel(_)) => Some("jobs cancel"),
+        Some(JobsCommand::Search(_)) => None,
     }
 }
 
@@ -58,5 +60,6 @@ pub async fn run(
             edit::run(queue, &args.id, source, json).await
         }
         Some(JobsCommand::Cancel(args)) => cancel::run(queue, args, json).await,
+        Some(JobsCommand::Search(args)) => search::run(queue, args, json).await,
     }
 }
