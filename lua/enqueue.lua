@@ -12,7 +12,7 @@
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
--- ARGV[4] n, the number of jobs (1..1000); then 15 entries per job:
+-- ARGV[4] n, the number of jobs (1..1000); then 16 entries per job:
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   priority           0..255, higher is claimed first
@@ -30,6 +30,8 @@
 --                      attempt (lib/retry.lua); 0 = a reclaimed job is due at once
 --   backoff_cap_ms     the longest such delay: at least backoff_base_ms
 --   limit_key          "" for none: the job's limit key within this queue (lib/flow.lua)
+--   trace              "" for none: the producer's W3C traceparent (55 bytes in version
+--                      00), stored for the worker's span (driver/src/trace)
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
 -- Limit keys (lib/flow.lua): a job with one makes the queue flow-aware
@@ -42,7 +44,7 @@
 -- code 0 duplicate: a live job has the dedup key; the id is the existing job's
 -- code 2 created_earlier: an earlier send of this same script created the job
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
-local FIELDS = 15
+local FIELDS = 16
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
@@ -53,7 +55,7 @@ if n == 0 then return {} end
 -- Parsed arguments, one array per field (no table per job).
 local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
 local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
-local attempts, backoff_bases, backoff_caps, limit_keys = {}, {}, {}, {}
+local attempts, backoff_bases, backoff_caps, limit_keys, traces = {}, {}, {}, {}, {}
 for i = 1, n do
   local b = 4 + (i - 1) * FIELDS
   local id = text(ARGV[b + 1], 'job id', 64)
@@ -83,6 +85,7 @@ for i = 1, n do
       '; accepted: at least backoff_base_ms (' .. backoff_bases[i] .. ')')
   end
   limit_keys[i] = text(ARGV[b + 15], 'limit key', 512)
+  traces[i] = text(ARGV[b + 16], 'trace', 55)
 end
 
 -- Validation is complete: from here on the script writes.
@@ -141,7 +144,7 @@ for i = 1, n do
     m[M.attempts], m[M.max_attempts] = attempts[i], max_attempts[i]
     m[M.retry_window], m[M.name] = retry_windows[i], names[i]
     m[M.backoff_base], m[M.backoff_cap] = backoff_bases[i], backoff_caps[i]
-    m[M.limit_key] = limit_keys[i]
+    m[M.limit_key], m[M.trace] = limit_keys[i], traces[i]
     created[id] = true
     record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, payloads[i])
     pairs_len = pairs_len + 2

@@ -14,7 +14,7 @@ use crate::scripts::{self, Arg};
 use crate::{NewJob, QueueError};
 
 /// How many ARGV entries each job takes in enqueue.lua (its `FIELDS`).
-pub(crate) const ENQUEUE_FIELDS: usize = 15;
+pub(crate) const ENQUEUE_FIELDS: usize = 16;
 
 /// One validated job: its numbers, and where its text fields lie in the
 /// buffer they were written to.
@@ -34,6 +34,7 @@ pub(crate) struct Encoded {
     backoff_base: u64,
     backoff_cap: u64,
     limit_key: Range<usize>,
+    trace: Range<usize>,
 }
 
 impl Encoded {
@@ -56,6 +57,7 @@ impl Encoded {
             Arg::Uint(self.backoff_base),
             Arg::Uint(self.backoff_cap),
             slice(&self.limit_key),
+            slice(&self.trace),
         ]
     }
 }
@@ -172,6 +174,9 @@ pub(crate) fn encode_into(
     if let Some(name) = &job.name {
         limits::check_text("job name", name, limits::MAX_JOB_NAME)?;
     }
+    if let Some(trace) = &job.trace_parent {
+        crate::trace::check_trace_parent(trace)?;
+    }
     let retry_window = limits::check_retry_window(job.retry_window)?;
     if job.max_attempts > 0 && job.attempts >= job.max_attempts {
         return Err(QueueError::invalid(
@@ -204,6 +209,14 @@ pub(crate) fn encode_into(
         backoff_base,
         backoff_cap,
         limit_key: append(job.limit_key.as_deref().unwrap_or("").as_bytes()),
+        trace: match &job.trace_parent {
+            Some(trace) => append(trace.as_bytes()),
+            None => append(
+                crate::trace::current_trace_parent()
+                    .unwrap_or_default()
+                    .as_bytes(),
+            ),
+        },
     })
 }
 
@@ -249,6 +262,7 @@ mod tests {
             .retry_window(Duration::from_secs(3600))
             .name("mail.send")
             .limit_key("tenant-ada")
+            .trace_parent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
             .reclaim_backoff(crate::Backoff::exponential(
                 Duration::from_millis(250),
                 Duration::from_secs(60),
@@ -273,13 +287,14 @@ mod tests {
                 "250",
                 "60000",
                 "tenant-ada",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             ]
         );
         // Unset options: empty strings and zeros.
         let f = fields(&NewJob::new(serde_json::json!(null)));
         assert_eq!(
             f[1..],
-            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0", ""]
+            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0", "", ""]
         );
     }
 

@@ -42,6 +42,10 @@ pub struct Job {
     /// It has notes (progress, log lines) from an earlier attempt, so its
     /// ack must forget them: see [`crate::notes`].
     pub noted: bool,
+    /// The producer's W3C traceparent, if it sent one
+    /// ([`crate::NewJob::trace_parent`]): what the worker's `redq.process`
+    /// span continues.
+    pub trace_parent: Option<String>,
 }
 
 /// Which job a fenced call is about, and under which lease.
@@ -80,6 +84,7 @@ impl Job {
             name: non_empty(meta.name),
             max_attempts: meta.max_attempts,
             noted: meta.noted,
+            trace_parent: non_empty(meta.trace),
         }
     }
 }
@@ -184,6 +189,8 @@ pub struct JobRecord {
     pub ordering_key: Option<String>,
     /// Its limit key within its queue (`crate::flow`).
     pub limit_key: Option<String>,
+    /// The producer's W3C traceparent ([`crate::NewJob::trace_parent`]).
+    pub trace_parent: Option<String>,
     /// The retry window, if one was set.
     pub retry_window: Option<Duration>,
     /// How long a reclaim waits when its lease lapses ([`Backoff::NONE`]:
@@ -227,6 +234,7 @@ impl JobRecord {
             dedup_key: non_empty(meta.dedup_key),
             ordering_key: non_empty(meta.ordering_key),
             limit_key: non_empty(meta.limit_key),
+            trace_parent: non_empty(meta.trace),
             retry_window: (meta.retry_window_ms > 0)
                 .then(|| Duration::from_millis(meta.retry_window_ms)),
             reclaim_backoff: Backoff::exponential(

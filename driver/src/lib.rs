@@ -132,6 +132,7 @@ pub mod search;
 mod seed;
 pub mod shards;
 pub mod surgery;
+mod trace;
 pub mod worker;
 
 pub use admin::{DeadAction, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};

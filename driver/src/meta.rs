@@ -65,6 +65,8 @@ pub struct Meta {
     pub noted: bool,
     /// The job's limit key within its queue, "" = none.
     pub limit_key: String,
+    /// The producer's W3C traceparent (`crate::trace`), "" = none.
+    pub trace: String,
 }
 
 impl Meta {
@@ -141,6 +143,7 @@ impl Meta {
             backoff_cap_ms: num(field::BACKOFF_CAP),
             noted: num(field::NOTED) != 0,
             limit_key: text(field::LIMIT_KEY),
+            trace: text(field::TRACE),
         };
         Ok((meta, rest))
     }
@@ -161,6 +164,7 @@ mod tests {
             field::NAME,
             field::ERROR,
             field::LIMIT_KEY,
+            field::TRACE,
         ];
         let fields = (0..len)
             .map(|i| {
@@ -188,7 +192,7 @@ mod tests {
             (old.backoff_base_ms, old.backoff_cap_ms, old.noted),
             (0, 0, false)
         );
-        assert_eq!(old.limit_key, "");
+        assert_eq!((old.limit_key.as_str(), old.trace.as_str()), ("", ""));
 
         let raw = record(field::LEN);
         let (new, payload) = Meta::decode_record(&raw).unwrap();
@@ -197,6 +201,7 @@ mod tests {
         assert_eq!(new.backoff_cap_ms, field::BACKOFF_CAP as u64);
         assert!(new.noted);
         assert_eq!(new.limit_key, field::LIMIT_KEY.to_string());
+        assert_eq!(new.trace, field::TRACE.to_string());
     }
 
     #[test]

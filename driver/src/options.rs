@@ -33,6 +33,7 @@ pub struct NewJob {
     pub(crate) name: Option<String>,
     pub(crate) reclaim_backoff: Backoff,
     pub(crate) limit_key: Option<String>,
+    pub(crate) trace_parent: Option<String>,
 }
 
 impl NewJob {
@@ -51,6 +52,7 @@ impl NewJob {
             name: None,
             reclaim_backoff: Backoff::NONE,
             limit_key: None,
+            trace_parent: None,
         }
     }
 
@@ -110,6 +112,21 @@ impl NewJob {
     #[must_use]
     pub fn limit_key(mut self, key: impl Into<String>) -> Self {
         self.limit_key = Some(key.into());
+        self
+    }
+
+    /// The producer's W3C trace context, a `traceparent` such as
+    /// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`: stored
+    /// with the job, shown as [`crate::JobRecord::trace_parent`] and handed
+    /// to the worker ([`crate::Job::trace_parent`]), whose `redq.process`
+    /// span continues it with the `opentelemetry` feature (`crate::trace`).
+    /// Checked when the job is enqueued: anything but
+    /// `version-traceid-parentid-flags` in lowercase hex is refused with
+    /// nothing written. Without it, the `opentelemetry` feature stores the
+    /// enqueue's own span context.
+    #[must_use]
+    pub fn trace_parent(mut self, traceparent: &str) -> Self {
+        self.trace_parent = Some(traceparent.to_owned());
         self
     }
 

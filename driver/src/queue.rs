@@ -107,7 +107,15 @@ impl RedisQueue {
     /// Concurrent `add` calls on one handle are coalesced: while one is in
     /// flight, the others are sent together as one batch script call (see
     /// `coalesce.rs`); each still gets its own outcome.
+    ///
+    /// Runs in a `redq.publish` span (`crate::trace`).
     pub async fn add(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
+        use tracing::Instrument;
+        let span = crate::trace::publish_span(queue, 1);
+        self.add_in_span(queue, job).instrument(span).await
+    }
+
+    async fn add_in_span(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
         self.queue_keys(queue)?;
         let fields = self.encode(&job)?;
         let (_in_flight, busy) = self.inner.coalescer.enter();
@@ -153,7 +161,19 @@ impl RedisQueue {
     /// and the jobs may or may not have been created: enqueues are never
     /// resent behind your back, because a resend after the jobs already ran
     /// would create them again. Retry with a dedup key to be safe.
+    ///
+    /// Runs in a `redq.publish` span (`crate::trace`).
     pub async fn add_batch(
+        &self,
+        queue: &str,
+        jobs: Vec<NewJob>,
+    ) -> Result<Vec<Enqueued>, QueueError> {
+        use tracing::Instrument;
+        let span = crate::trace::publish_span(queue, jobs.len());
+        self.add_batch_in_span(queue, jobs).instrument(span).await
+    }
+
+    async fn add_batch_in_span(
         &self,
         queue: &str,
         jobs: Vec<NewJob>,

@@ -42,14 +42,15 @@ local M = {
   backoff_cap = 21,     -- ms: the longest delay a reclaim waits (>= backoff_base)
   noted = 22,           -- 1 = the job has progress or log lines (lib/notes.lua)
   limit_key = 23,       -- text: the job's limit key within its queue (lib/flow.lua), "" = none
+  trace = 24,           -- text: the producer's W3C traceparent (driver/src/trace), "" = none
 }
-local JOB_LEN = 23
+local JOB_LEN = 24
 -- resolved_lease: the lease whose outcome was last recorded, so a resent
 -- call is recognised: the lease id after a nack, minus the lease id after a
 -- release, 0 after a reclaim or requeue.
 
--- Records written before the backoff, noted and limit_key fields existed
--- have the first 19 or 22 fields only. split_record gives them the missing ones at their defaults,
+-- Records written before the backoff, noted, limit_key and trace fields
+-- existed have the first 19, 22 or 23 fields only. split_record gives them the missing ones at their defaults,
 -- so every script sees a whole record and the next write stores it whole:
 -- a namespace upgrades as its jobs move, with no migration step.
 -- driver/build.rs reads this too: the driver decodes records this long and up.
@@ -70,7 +71,7 @@ local function blank_record()
     for at = 1, JOB_LEN do job_blank[at] = 0 end
     job_blank[M.worker_node], job_blank[M.queue], job_blank[M.dedup_key] = '', '', ''
     job_blank[M.ordering_key], job_blank[M.name], job_blank[M.error] = '', '', ''
-    job_blank[M.limit_key] = ''
+    job_blank[M.limit_key], job_blank[M.trace] = '', ''
   end
   return job_blank
 end

@@ -134,8 +134,9 @@ pub struct EnqueueJob<'a> {
 }
 
 impl EnqueueJob<'_> {
-    /// The entries, every option not named here at its default.
-    pub fn argv(&self) -> [Value; 15] {
+    /// The entries, every option not named here at its default (a trace
+    /// context too: the checker's decoder test covers that field).
+    pub fn argv(&self) -> [Value; 16] {
         let s = |v: &dyn ToString| Value::from(v.to_string());
         [
             s(&self.id),
@@ -153,6 +154,7 @@ impl EnqueueJob<'_> {
             s(&self.backoff_base_ms),
             s(&self.backoff_cap_ms),
             s(&self.limit_key),
+            s(&""), // trace
         ]
     }
 }

@@ -211,6 +211,7 @@ impl KeptJob {
             dedup_key: None,
             ordering_key: None,
             limit_key: None,
+            trace_parent: None,
             retry_window: None,
             reclaim_backoff: crate::Backoff::NONE,
             finished_at: Some(self.finished_at),

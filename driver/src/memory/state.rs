@@ -228,6 +228,7 @@ impl State {
                 name: job.name.clone(),
                 max_attempts: job.max_attempts,
                 noted: false,
+                trace_parent: None,
             });
         }
         claimed

@@ -76,13 +76,8 @@ pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, permit: Owned
     let Claimed { job, shard } = claimed;
     let _permit = permit;
     let _in_flight = InFlight::new(&shared.totals);
-    let span = tracing::info_span!(
-        "redq.job",
-        queue = %job.queue,
-        job = job.name.as_deref().unwrap_or(""),
-        id = %job.id,
-        attempt = job.attempts + 1,
-    );
+    // `redq.process`, continuing the producer's trace (crate::trace).
+    let span = crate::trace::process_span(&job);
     // Boxed: the running state is ~9 KB, and an unboxed task future is
     // copied whole when spawned, polled to completion and joined (a few
     // memcpys of it per job showed as the client's top cost in `perf`).

@@ -36,13 +36,16 @@ pub struct Meta {
     pub backoff_cap: u64,
     /// The limit key within the queue, "" = none (or an older layout).
     pub limit_key: String,
+    /// The producer's W3C traceparent, "" = none (or an older layout).
+    pub trace: String,
 }
 
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
     /// `None` when it does not start with a msgpack array of either layout:
-    /// 23 fields, the 22 of records written before limit keys, or the 19 of
-    /// records written before the reclaim backoff.
+    /// 24 fields, the 23 of records written before trace contexts, the 22
+    /// of records written before limit keys, or the 19 of records written
+    /// before the reclaim backoff.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
         Meta::split(raw).map(|(meta, _)| meta)
     }
@@ -56,7 +59,7 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if ![19, 22, 23].contains(&f.len()) {
+        if ![19, 22, 23, 24].contains(&f.len()) {
             return None;
         }
         let int = |i: usize| -> i64 {
@@ -101,6 +104,7 @@ impl Meta {
             backoff_base: num(19),
             backoff_cap: num(20),
             limit_key: text(22),
+            trace: text(23),
         };
         Some((meta, rest))
     }
@@ -119,6 +123,8 @@ mod tests {
     use super::Meta;
     use crate::lua;
     use crate::RedisServer;
+
+    const TRACE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
     fn s(v: impl ToString) -> Value {
         Value::from(v.to_string())
@@ -143,6 +149,7 @@ mod tests {
             s(100 * n),                                       // backoff_base_ms
             s(100 * n + 7),                                   // backoff_cap_ms
             s(if n == 2 { "tenant" } else { "" }),            // limit_key
+            s(if n == 1 { TRACE } else { "" }),               // trace
         ]
     }
 
@@ -250,7 +257,7 @@ mod tests {
             let (driver, driver_payload) =
                 redq::lua::JobMeta::decode_record(raw).expect("the driver decodes it");
             assert_eq!(my_payload, driver_payload, "{id}: payload");
-            let fields: [(&str, String, String); 20] = [
+            let fields: [(&str, String, String); 21] = [
                 ("queue", mine.queue.clone(), driver.queue.clone()),
                 (
                     "priority",
@@ -346,6 +353,7 @@ mod tests {
                     mine.limit_key.clone(),
                     driver.limit_key.clone(),
                 ),
+                ("trace", mine.trace.clone(), driver.trace.clone()),
             ];
             for (field, checker, driver) in fields {
                 assert_eq!(checker, driver, "{id}: {field}");
@@ -359,6 +367,6 @@ mod tests {
         }
         // Every position was exercised with a value other than its default,
         // so a field read from the wrong place would have shown.
-        assert_eq!(seen_nonzero.len(), 21, "{seen_nonzero:?}");
+        assert_eq!(seen_nonzero.len(), 22, "{seen_nonzero:?}");
     }
 }

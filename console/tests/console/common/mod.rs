@@ -84,6 +84,7 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         dedup_key: None,
         ordering_key: None,
         limit_key: None,
+        trace_parent: None,
         retry_window: None,
         reclaim_backoff: redq::Backoff::NONE,
         finished_at: None,
