@@ -163,41 +163,63 @@ fn bad(why: &str) -> QueueError {
     QueueError::Protocol(format!("a stored metrics value is malformed: {why}"))
 }
 
-/// A stored value: its window number and its figures.
+/// A stored value: its window number and its figures. The value is a map
+/// from `lua/lib/metrics.lua`'s positions (from 1) to numbers, zeros left
+/// out, or an array when the positions set run 1, 2, ...
 fn decode(raw: &[u8]) -> Result<(u64, Figures), QueueError> {
     let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
-    let items = value.as_array().ok_or_else(|| bad("not an array"))?;
-    if items.len() != layout::LEN {
-        return Err(bad(&format!(
-            "{} fields, expected {}",
-            items.len(),
-            layout::LEN
-        )));
-    }
-    let n = |at: usize| -> u64 {
-        let v = &items[at];
+    let number = |v: &rmpv::Value| -> u64 {
         v.as_u64()
             .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
             .unwrap_or(0)
     };
+    let mut at = [0u64; layout::LEN];
+    let mut set = |position: u64, v: &rmpv::Value| -> Result<(), QueueError> {
+        let slot = (position as usize)
+            .checked_sub(1)
+            .and_then(|i| at.get_mut(i))
+            .ok_or_else(|| {
+                bad(&format!(
+                    "position {position} is outside 1..{}",
+                    layout::LEN
+                ))
+            })?;
+        *slot = number(v);
+        Ok(())
+    };
+    match &value {
+        rmpv::Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                set(i as u64 + 1, v)?;
+            }
+        }
+        rmpv::Value::Map(entries) => {
+            for (k, v) in entries {
+                set(
+                    k.as_u64()
+                        .ok_or_else(|| bad("a position is not a number"))?,
+                    v,
+                )?;
+            }
+        }
+        _ => return Err(bad("neither a map nor an array")),
+    }
     let histogram = |sum: usize, first: usize| {
         let mut h = Histogram {
             counts: [0; BUCKETS],
-            sum_ms: n(sum),
+            sum_ms: at[sum],
         };
-        for (b, count) in h.counts.iter_mut().enumerate() {
-            *count = n(first + b);
-        }
+        h.counts.copy_from_slice(&at[first..first + BUCKETS]);
         h
     };
     Ok((
-        n(layout::WINDOW),
+        at[layout::WINDOW],
         Figures {
-            completed: n(layout::COMPLETED),
-            retried: n(layout::RETRIED),
-            dead_lettered: n(layout::DEAD),
-            cancelled: n(layout::CANCELLED),
-            reclaimed: n(layout::RECLAIMED),
+            completed: at[layout::COMPLETED],
+            retried: at[layout::RETRIED],
+            dead_lettered: at[layout::DEAD],
+            cancelled: at[layout::CANCELLED],
+            reclaimed: at[layout::RECLAIMED],
             wait: histogram(layout::WAIT_SUM, layout::WAIT_BUCKET),
             run: histogram(layout::RUN_SUM, layout::RUN_BUCKET),
         },
