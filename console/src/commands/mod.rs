@@ -9,7 +9,7 @@ mod events;
 mod interrupt;
 mod jobs;
 mod known;
-mod leases;
+pub mod leases;
 mod limits;
 mod listing;
 mod metrics;

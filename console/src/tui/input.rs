@@ -4,7 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::state::{Action, Overlay, Screen, State, Surgery, View};
+use super::state::{Action, OperateKey, Overlay, Screen, State, Surgery, View};
 use redq::JobState;
 
 /// Where a binding applies.
@@ -26,6 +26,8 @@ pub enum Scope {
     Queues,
     /// The Leases screen.
     Leases,
+    /// The Schedules screen.
+    Schedules,
     /// The Limits screen.
     Limits,
     /// One dead letter: a row of the Dead letters screen (or a group), the
@@ -55,6 +57,7 @@ impl Scope {
             Scope::Queues => "Queues",
             Scope::Leases => "Leases",
             Scope::Limits => "Limits",
+            Scope::Schedules => "Schedules",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
@@ -105,6 +108,7 @@ impl Scope {
                 Scope::Queues => *screen == Screen::Queues,
                 Scope::Leases => *screen == Screen::Leases,
                 Scope::Limits => *screen == Screen::Limits,
+                Scope::Schedules => *screen == Screen::Schedules,
                 Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
                 _ => false,
             },
@@ -230,6 +234,11 @@ pub static BINDINGS: &[Binding] = &[
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Limits, &[code(Enter)], "Enter", "list the limiter's held jobs", Some("Enter held jobs"), Action::Open),
     bind(Limits, &[k('x')], "x", "clear the selected limit (asks)", Some("x clear"), Action::ClearLimit),
+    bind(Scope::Schedules, &[k('t')], "t p d", "trigger now, pause or resume, delete (asks)", Some("t trigger"), Action::Operate(OperateKey::TriggerSchedule)),
+    bind(Scope::Schedules, &[k('p')], "", "", Some("p pause"), Action::Operate(OperateKey::ToggleSchedule)),
+    bind(Scope::Schedules, &[k('d')], "", "", Some("d delete"), Action::Operate(OperateKey::DeleteSchedule)),
+    bind(Leases, &[k('x')], "x", "reclaim the queue's lapsed leases now (asks)", Some("x reclaim"), Action::Operate(OperateKey::Reclaim)),
+    bind(DeadScreen, &[k('K')], "K", "canary: requeue 3 of the group, watch them (asks)", Some("K canary"), Action::Operate(OperateKey::Canary)),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
     bind(Lists, &[k('j'), code(Down)], "j k ↓ ↑", "move down, up", Some("j/k move"), Action::Down),
@@ -331,6 +340,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Filterable,
         Queues,
         Leases,
+        Scope::Schedules,
         Limits,
         Confirm,
         ConfirmRequeue,

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod detail_text;
 pub mod input;
+pub mod operate;
 pub mod source;
 pub mod state;
 pub mod theme;

@@ -460,6 +460,7 @@ async fn apply(
             queue.resume(name).await?;
             Ok(format!("resumed {}", crate::text::inert(name)))
         }
+        Mutation::Operate(operate) => super::operate::run(queue, operate, progress).await,
     }
 }
 

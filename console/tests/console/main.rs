@@ -23,6 +23,7 @@ mod limits_keys;
 mod limits_views;
 mod metrics;
 mod operator_acts;
+mod operator_keys;
 mod outage;
 mod requeue_attempts;
 mod sharded;

@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use super::{Level, Mutation, Overlay, Screen, State, Status, Surgery, Update, View};
+use super::{Level, Mutation, OperateKey, Overlay, Screen, State, Status, Surgery, Update, View};
 
 /// Something the user asked for, or something the I/O task reported.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +62,8 @@ pub enum Action {
     TogglePause,
     /// Clear the selected limit (Limits screen).
     ClearLimit,
+    /// A schedule, lease or canary key (`operate.rs`).
+    Operate(OperateKey),
     /// Group dead letters by error signature, or stop grouping.
     ToggleGroup,
     /// Jobs view: the next job state.
@@ -164,6 +166,7 @@ impl State {
             Action::AllJobs(change) => return self.on_all_jobs(change),
             Action::TogglePause => return self.toggle_pause(),
             Action::ClearLimit => return self.clear_selected_limit(),
+            Action::Operate(key) => return self.on_operate(key),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {
                 self.tabs.dead_grouped = !self.tabs.dead_grouped
             }

@@ -262,6 +262,8 @@ pub enum Mutation {
     Pause(String),
     /// Resume a queue.
     Resume(String),
+    /// A schedule change, a reclaim or a canary requeue (`operate.rs`).
+    Operate(super::Operate),
 }
 
 impl Mutation {
@@ -318,6 +320,7 @@ impl Mutation {
             ),
             Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),
             Mutation::Resume(queue) => format!("resume {}", crate::text::inert(queue)),
+            Mutation::Operate(operate) => operate.label(),
         }
     }
 

@@ -21,6 +21,7 @@ mod limits;
 pub mod metrics;
 mod mode;
 mod navigate;
+mod operate;
 mod pause;
 mod receive;
 pub mod rows;
@@ -39,6 +40,7 @@ pub use data::{
 };
 pub use mode::{Confirm, Detail, JobsView, OpenedFrom, Overlay, Screen, Tabs, View};
 pub use rows::{Badge, DeadGroup};
+pub use operate::{Operate, OperateKey};
 pub use surgery::Surgery;
 
 /// Jobs per page in the jobs view.

@@ -1,0 +1,93 @@
+//! Carrying out the operator keys' changes (`state::operate`), in the I/O
+//! task: each is one driver call (schedules, reclaim), or for a canary
+//! requeue the requeue and then a watch of the canaries with their fates
+//! on the status line as they settle.
+
+use std::time::Duration;
+
+use redq::schedule::{ScheduleChange, Triggered};
+use redq::{DeadAction, QueueError};
+
+use crate::aggregate::Target;
+use crate::canary::{self, Fate};
+use crate::commands::leases::RECLAIM_BATCH;
+use crate::text::inert;
+use crate::tui::state::{plural, Operate};
+
+/// How long the console watches its canaries before it reports them.
+pub const CANARY_WATCH: Duration = Duration::from_secs(30);
+
+/// Carry out `operate`; the sentence the status line shows after.
+pub async fn run(
+    target: &Target,
+    operate: &Operate,
+    progress: impl Fn(u64, u64),
+) -> Result<String, QueueError> {
+    let changed = |change: ScheduleChange, name: &str, verb: &str| match change {
+        ScheduleChange::Done => format!("{verb} schedule {}", inert(name)),
+        ScheduleChange::Unchanged => format!("schedule {} was already {verb}", inert(name)),
+        ScheduleChange::NotFound => format!("schedule {} is gone", inert(name)),
+    };
+    Ok(match operate {
+        Operate::TriggerSchedule(name) => match target.trigger_schedule(name).await? {
+            Triggered::Enqueued(id) => {
+                format!("triggered schedule {}: job {}", inert(name), inert(&id))
+            }
+            Triggered::NotFound => format!("schedule {} is gone", inert(name)),
+        },
+        Operate::PauseSchedule(name) => changed(target.pause_schedule(name).await?, name, "paused"),
+        Operate::ResumeSchedule(name) => {
+            changed(target.resume_schedule(name).await?, name, "resumed")
+        }
+        Operate::DeleteSchedule(name) => {
+            changed(target.delete_schedule(name).await?, name, "deleted")
+        }
+        Operate::Reclaim(queue) => {
+            let done = target.reclaim_all(queue, RECLAIM_BATCH).await?;
+            format!(
+                "reclaimed {} of {}: {} back in the queue, {} dead-lettered",
+                plural(
+                    (done.requeued + done.dead_lettered) as usize,
+                    "lapsed lease"
+                ),
+                inert(queue),
+                done.requeued,
+                done.dead_lettered
+            )
+        }
+        Operate::Canary { ids, rest, .. } => {
+            let action = DeadAction::Requeue { attempts: 0 };
+            for (queue, id) in ids {
+                target
+                    .change_dead(action, queue, std::slice::from_ref(id))
+                    .await?;
+            }
+            let only_ids: Vec<String> = ids.iter().map(|(_, id)| id.clone()).collect();
+            progress(0, only_ids.len() as u64);
+            let fates = canary::watch(target, &only_ids, CANARY_WATCH).await?;
+            summary(&fates, *rest)
+        }
+    })
+}
+
+/// "canaries: 2 completed, 1 dead again: …" and what to do next.
+fn summary(fates: &[(String, Fate)], rest: usize) -> String {
+    let count = |f: fn(&Fate) -> bool| fates.iter().filter(|(_, fate)| f(fate)).count();
+    let completed = count(|f| *f == Fate::Completed);
+    let dead = count(|f| matches!(f, Fate::DeadAgain { .. }));
+    let pending = fates.len() - completed - dead;
+    let mut text =
+        format!("canaries: {completed} completed, {dead} dead again, {pending} still running");
+    if dead > 0 {
+        text.push_str(&format!(
+            "; the other {rest} stay dead (the fix did not hold)"
+        ));
+    } else if pending == 0 {
+        text.push_str(&format!("; r on the group requeues the other {rest}"));
+    } else {
+        text.push_str(&format!(
+            "; some still run: r on the group requeues the other {rest}"
+        ));
+    }
+    text
+}

@@ -1,0 +1,194 @@
+//! The operator's keys beyond job surgery: on the Schedules screen `t`
+//! triggers the selected schedule now, `p` pauses or resumes it, `d`
+//! deletes it; on the Leases screen `x` reclaims the lapsed leases of the
+//! selected lease's queue; on the Dead letters screen, grouped, `K` sends a
+//! few canaries of the selected group (see `crate::canary`). Each names
+//! what it will touch and asks (default No); only `y` sends it.
+
+use redq::JobState;
+
+use super::{plural, Command, Level, Mutation, Screen, State, View};
+use crate::canary::DEFAULT_CANARIES;
+use crate::text::inert;
+
+/// Which operator key was pressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperateKey {
+    /// Schedules: trigger the selected schedule now.
+    TriggerSchedule,
+    /// Schedules: pause the selected schedule, or resume it.
+    ToggleSchedule,
+    /// Schedules: delete the selected schedule.
+    DeleteSchedule,
+    /// Leases: reclaim the selected lease's queue's lapsed leases.
+    Reclaim,
+    /// Dead letters (grouped): requeue a few of the group, then watch them.
+    Canary,
+}
+
+/// A change an [`OperateKey`] asks for, carried out by `tui::operate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operate {
+    /// Enqueue the schedule's job now.
+    TriggerSchedule(String),
+    /// Pause the schedule.
+    PauseSchedule(String),
+    /// Resume the schedule.
+    ResumeSchedule(String),
+    /// Delete the schedule.
+    DeleteSchedule(String),
+    /// Reclaim every lapsed lease of the queue.
+    Reclaim(String),
+    /// Requeue these dead letters of one group, then watch what becomes of
+    /// them.
+    Canary {
+        /// The group's error signature.
+        signature: String,
+        /// The canaries: (queue, id).
+        ids: Vec<(String, String)>,
+        /// How many of the group stay dead.
+        rest: usize,
+    },
+}
+
+impl Operate {
+    /// A short description for progress and results.
+    pub fn label(&self) -> String {
+        match self {
+            Operate::TriggerSchedule(name) => format!("trigger schedule {}", inert(name)),
+            Operate::PauseSchedule(name) => format!("pause schedule {}", inert(name)),
+            Operate::ResumeSchedule(name) => format!("resume schedule {}", inert(name)),
+            Operate::DeleteSchedule(name) => format!("delete schedule {}", inert(name)),
+            Operate::Reclaim(queue) => format!("reclaim the lapsed leases of {}", inert(queue)),
+            Operate::Canary { ids, .. } => {
+                format!("canary requeue of {}", plural(ids.len(), "dead letter"))
+            }
+        }
+    }
+}
+
+impl State {
+    /// An operator key: what it would touch, asked about first.
+    pub(super) fn on_operate(&mut self, key: OperateKey) -> Command {
+        let asked = match key {
+            OperateKey::TriggerSchedule
+            | OperateKey::ToggleSchedule
+            | OperateKey::DeleteSchedule => self.schedule_question(key),
+            OperateKey::Reclaim => self.reclaim_question(),
+            OperateKey::Canary => self.canary_question(),
+        };
+        let Some((prompt, operate)) = asked else {
+            return Command::None;
+        };
+        if !self.may_mutate(&operate.label()) {
+            return Command::None;
+        }
+        self.ask(prompt, Mutation::Operate(operate))
+    }
+
+    fn schedule_question(&mut self, key: OperateKey) -> Option<(String, Operate)> {
+        if self.view != View::Screen(Screen::Schedules) {
+            return None;
+        }
+        let Some(schedule) = self
+            .visible_schedules()
+            .get(self.cursor().index)
+            .map(|s| (*s).clone())
+        else {
+            self.say(Level::Info, "no schedule selected");
+            return None;
+        };
+        let (name, queue) = (schedule.name.clone(), inert(&schedule.queue));
+        let shown = inert(&name);
+        Some(match key {
+            OperateKey::TriggerSchedule => (
+                format!("Trigger schedule {shown} now? It enqueues one job into {queue}; its next run stays as it is."),
+                Operate::TriggerSchedule(name),
+            ),
+            OperateKey::ToggleSchedule if schedule.paused => (
+                format!("Resume schedule {shown}? It fires again from its next tick."),
+                Operate::ResumeSchedule(name),
+            ),
+            OperateKey::ToggleSchedule => (
+                format!("Pause schedule {shown}? No tick fires until it is resumed, and ticks missed meanwhile are not fired later."),
+                Operate::PauseSchedule(name),
+            ),
+            _ => (
+                format!("Delete schedule {shown} for good? The jobs it enqueued stay."),
+                Operate::DeleteSchedule(name),
+            ),
+        })
+    }
+
+    fn reclaim_question(&mut self) -> Option<(String, Operate)> {
+        let queue = self
+            .visible_leases()
+            .get(self.cursor().index)
+            .map(|j| j.queue.clone());
+        let Some(queue) = queue else {
+            self.say(Level::Info, "no lease selected");
+            return None;
+        };
+        let now = self.data_time(self.clock);
+        let lapsed = self
+            .data
+            .leases
+            .iter()
+            .filter(|j| j.queue == queue && j.lease_expires_at.is_some_and(|at| at <= now))
+            .count();
+        let shown = inert(&queue);
+        if lapsed == 0 {
+            self.say(
+                Level::Info,
+                format!("no lease of {shown} has lapsed: its workers still hold them"),
+            );
+            return None;
+        }
+        Some((
+            format!(
+                "Reclaim the {} of {shown} now? Each counts a failed attempt and goes back to the queue \
+                 (to the dead letters when its attempts are spent).",
+                plural(lapsed, "lapsed lease")
+            ),
+            Operate::Reclaim(queue),
+        ))
+    }
+
+    fn canary_question(&mut self) -> Option<(String, Operate)> {
+        if self.view != View::Screen(Screen::Dead) || !self.tabs.dead_grouped {
+            self.say(
+                Level::Info,
+                "a canary requeue works on a group: s groups the dead letters by error",
+            );
+            return None;
+        }
+        let groups = self.dead_groups();
+        let Some(group) = groups.get(self.cursor().index) else {
+            self.say(Level::Info, "no group selected");
+            return None;
+        };
+        let ids: Vec<(String, String)> = group
+            .jobs
+            .iter()
+            .filter(|j| j.state == JobState::Dead)
+            .take(DEFAULT_CANARIES)
+            .map(|j| (j.queue.clone(), j.id.clone()))
+            .collect();
+        let rest = group.jobs.len() - ids.len();
+        let signature = group.signature.clone();
+        Some((
+            format!(
+                "Requeue {} of the {} with error \"{}\" as canaries, and watch them? \
+                 The other {rest} stay dead until you requeue them (r).",
+                ids.len(),
+                plural(group.jobs.len(), "dead letter"),
+                inert(&signature)
+            ),
+            Operate::Canary {
+                signature,
+                ids,
+                rest,
+            },
+        ))
+    }
+}
