@@ -50,8 +50,9 @@ local JOB_LEN = 24
 -- release, 0 after a reclaim or requeue.
 
 -- Records written before the backoff, noted, limit_key and trace fields
--- existed have the first 19, 22 or 23 fields only. split_record gives them the missing ones at their defaults,
--- so every script sees a whole record and the next write stores it whole:
+-- existed have the first 19, 22 or 23 fields only. split_record gives them
+-- the missing ones at their defaults, so every script sees a whole record
+-- and the next write stores it whole:
 -- a namespace upgrades as its jobs move, with no migration step.
 -- driver/build.rs reads this too: the driver decodes records this long and up.
 local OLDEST_JOB_LEN = 19
