@@ -258,8 +258,11 @@ pub enum Command {
         #[command(subcommand)]
         command: LeasesCommand,
     },
-    /// Live workers.
-    Workers,
+    /// Live workers, then those gone lately; `quiet` or `stop` one.
+    Workers {
+        #[command(subcommand)]
+        command: Option<WorkersCommand>,
+    },
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
     /// each scrape (queue sizes by state, lapsed leases, head age, recent
     /// throughput, workers; --shards sums the shards). Runs until Ctrl-C;
@@ -507,6 +510,22 @@ pub enum RetentionCommand {
         /// Required: what is forgotten cannot be read again.
         #[arg(long)]
         yes: bool,
+    },
+}
+
+/// `redq workers` subcommands (none: list the workers).
+#[derive(Debug, Subcommand)]
+pub enum WorkersCommand {
+    /// Quiet a worker: it claims nothing more and finishes what it runs,
+    /// staying registered (shown as quiet) until it is shut down.
+    Quiet {
+        /// The worker's id, as `redq workers` lists it (node-instance).
+        id: String,
+    },
+    /// Stop a worker: quiet, then it exits once its running jobs are done.
+    Stop {
+        /// The worker's id, as `redq workers` lists it (node-instance).
+        id: String,
     },
 }
 

@@ -11,7 +11,8 @@ use redq::{QueueError, RedisQueue};
 
 use crate::tui::state::{ScheduleInfo, WorkerInfo};
 
-/// Live workers (heartbeat within the driver's worker TTL).
+/// Live workers (heartbeat within the driver's worker TTL), then the gone
+/// ones the registry still lists (`redq::worker::GONE_KEPT`).
 pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
     let workers = queue.workers().await?;
     Ok(Some(
@@ -30,6 +31,8 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
                 failed: w.failed,
                 last_heartbeat: w.last_heartbeat,
                 shard: None,
+                state: w.state,
+                gone: w.gone,
             })
             .collect(),
     ))

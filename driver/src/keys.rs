@@ -40,7 +40,8 @@
 //! | `{ns}:q:<queue>:lim_wake` | zset | limit key → when it may have room again (its rate window or push-back) |
 //! | `{ns}:q:<queue>:metrics` | hash | wait and run time histograms and outcome counts per job name: totals `t\|<name>`, rollups `s<slot>\|<name>` (5 s × 192), `m<slot>\|<name>` (1 min × 1440), `h<slot>\|<name>` (1 h × 2160); `#` and `names`, the at most 100 names admitted (`crate::metrics`) |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
-//! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals) |
+//! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals, state) |
+//! | `{ns}:workers:gone` | zset | worker id → last heartbeat of a lost worker (silent past its TTL), listed as gone for `GONE_KEPT` |
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
 //! | `{ns}:wake:finished` | pub/sub channel | ids (space-separated) finished by one ack or cancel call of a queue that keeps jobs |
 //! | `{ns}:wake:holder:<node>:<instance>` | pub/sub channel | `"<job id> <lease id>"`: a job this holder leases was cancelled |
@@ -127,7 +128,11 @@ impl Keys {
     }
     /// `{ns}:workers` and `{ns}:workers:info`, the worker registry.
     pub fn workers(&self) -> QueueKeys {
-        QueueKeys::from(vec![self.key("workers"), self.key("workers:info")])
+        QueueKeys::from(vec![
+            self.key("workers"),
+            self.key("workers:info"),
+            self.key("workers:gone"),
+        ])
     }
     /// `{ns}:q:<queue>:stats`
     pub fn stats(&self, queue: &str) -> String {

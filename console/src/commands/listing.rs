@@ -253,6 +253,7 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
             "HEARTBEAT",
             ">DONE",
             ">FAILED",
+            "STATE",
         ],
     ));
     for w in &workers {
@@ -267,6 +268,7 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
                 clock::rfc3339(w.last_heartbeat),
                 w.processed.to_string(),
                 w.failed.to_string(),
+                w.state_text().to_owned(),
             ],
         ));
     }

@@ -15,6 +15,7 @@ mod listing;
 mod metrics;
 mod retention;
 mod schedules;
+pub mod workers;
 
 pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
 
@@ -49,6 +50,9 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
         Command::Demo { .. } => Some("demo"),
         Command::Schedules { command } => schedules::mutates(command),
         Command::Leases { .. } => Some("leases reclaim"),
+        Command::Workers {
+            command: Some(command),
+        } => Some(workers::mutates(command)),
         _ => None,
     }
 }
@@ -96,7 +100,10 @@ pub async fn run(
             require_known(&queue, &name).await?;
             listing::pause(&queue, &name, false, json).await
         }
-        Command::Workers => listing::workers(&queue, json).await,
+        Command::Workers { command: None } => listing::workers(&queue, json).await,
+        Command::Workers {
+            command: Some(command),
+        } => workers::run(&queue, command, json).await,
         Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
         Command::Metrics { .. } => unreachable!("served before connecting"),
         Command::Schedules { command } => schedules::run(&queue, command, json).await,

@@ -97,6 +97,7 @@ pub async fn run_with(link: Link, settings: Settings, theme: Theme) -> anyhow::R
             Command::Mutate(mutation) => {
                 let _ = request_tx.send(Request::Mutate(mutation));
             }
+            Command::Copy(text) => super::clipboard::copy(&text)?,
         }
         if state.focus() != focus {
             focus = state.focus();

@@ -46,6 +46,12 @@ pub enum Scope {
     Openable,
     /// Anywhere outside a confirmation, the filter and help.
     Main,
+    /// The help overlay (any key not bound here closes it).
+    Help,
+    /// The Workers screen.
+    Workers,
+    /// Screens whose list sorts by a column (`State::sort_columns`).
+    Sortable,
 }
 
 impl Scope {
@@ -65,6 +71,9 @@ impl Scope {
             Scope::Job => "A job (its row or its detail)",
             Scope::Filter => "Typing a filter",
             Scope::Confirm | Scope::ConfirmRequeue => "Confirmation",
+            Scope::Help => "This help (any other key closes it)",
+            Scope::Workers => "Workers",
+            Scope::Sortable => "Lists",
         }
     }
 
@@ -78,8 +87,8 @@ impl Scope {
                 _ => false,
             },
             Overlay::Filter => self == Scope::Filter,
-            // Any key closes help (see `action_for`).
-            Overlay::Help => false,
+            // Any other key closes help (see `action_for`).
+            Overlay::Help => self == Scope::Help,
             Overlay::None => self.applies_to(&state.view),
         }
     }
@@ -110,6 +119,15 @@ impl Scope {
                 Scope::Limits => *screen == Screen::Limits,
                 Scope::Schedules => *screen == Screen::Schedules,
                 Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
+                Scope::Workers => *screen == Screen::Workers,
+                Scope::Sortable => matches!(
+                    screen,
+                    Screen::Queues
+                        | Screen::Leases
+                        | Screen::Dead
+                        | Screen::Schedules
+                        | Screen::Workers
+                ),
                 _ => false,
             },
         }
@@ -185,13 +203,19 @@ use KeyCode::{
     BackTab, Backspace, Down, End, Enter, Esc, Home, Left, PageDown, PageUp, Right, Tab, Up,
 };
 use Scope::{
-    Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Job, Jobs,
-    Leases, Limits, Lists, Main, Openable, Queues,
+    Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Help, Job,
+    Jobs, Leases, Limits, Lists, Main, Openable, Queues, Sortable, Workers,
 };
 
 /// Every binding, most specific scope first (the first match wins).
 #[rustfmt::skip]
 pub static BINDINGS: &[Binding] = &[
+    bind(Help, &[k('j'), code(Down)], "j k ↓ ↑", "scroll a line", None, Action::HelpScroll(1)),
+    bind(Help, &[k('k'), code(Up)], "", "", None, Action::HelpScroll(-1)),
+    bind(Help, &[code(PageDown), k(' ')], "PgDn PgUp", "scroll a page (Space: down)", None, Action::HelpPage(true)),
+    bind(Help, &[code(PageUp)], "", "", None, Action::HelpPage(false)),
+    bind(Help, &[k('g'), code(Home)], "g G", "top, end (Home, End)", None, Action::HelpScroll(i64::MIN / 2)),
+    bind(Help, &[k('G'), code(End)], "", "", None, Action::HelpScroll(i64::MAX / 2)),
     bind(Confirm, &[k('y'), k('Y')], "y", "yes, do it", Some("y yes"), Action::Confirm),
     bind(Confirm, &[k('n'), code(Esc)], "n Esc", "no (so does any other key)", Some("n/Esc no (default)"), Action::Cancel),
     bind(ConfirmRequeue, &[k('0')], "0-9", "attempts a requeue restarts at", Some("0-9 attempts"), Action::AttemptsDigit(0)),
@@ -241,6 +265,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(DeadScreen, &[k('K')], "K", "canary: requeue 3 of the group, watch them (asks)", Some("K canary"), Action::Operate(OperateKey::Canary)),
     bind(Queues, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
     bind(DeadScreen, &[k('s')], "s", "group by error signature, or ungroup", Some("s group"), Action::ToggleGroup),
+    bind(Workers, &[k('z')], "z", "quiet it: claims nothing more, finishes its jobs (asks)", Some("z quiet"), Action::QuietWorker),
+    bind(Workers, &[k('s')], "s", "stop it: quiet, then it exits once idle (asks)", Some("s stop"), Action::StopWorker),
     bind(Lists, &[k('j'), code(Down)], "j k ↓ ↑", "move down, up", Some("j/k move"), Action::Down),
     bind(Lists, &[k('k'), code(Up)], "", "", None, Action::Up),
     bind(Lists, &[k('g'), code(Home)], "g G", "first, last row (Home, End)", None, Action::Top),
@@ -250,6 +276,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(Openable, &[code(Enter)], "Enter", "open it (a group: filter by it)", Some("Enter open"), Action::Open),
     bind(Filterable, &[k('/')], "/", "filter the rows", Some("/ filter"), Action::StartFilter),
     bind(Filterable, &[code(Esc)], "Esc", "clear the filter", None, Action::Back),
+    bind(Sortable, &[k('o')], "o O", "sort by the next column, reverse the sort", Some("o sort"), Action::SortNext),
+    bind(Sortable, &[k('O')], "", "", None, Action::SortReverse),
     bind(Main, &[k('1')], "1-7", "switch screen (the tabs at the top)", Some("1-7 screens"), Action::Show(Screen::Queues)),
     bind(Main, &[k('2')], "", "", None, Action::Show(Screen::Leases)),
     bind(Main, &[k('3')], "", "", None, Action::Show(Screen::Dead)),
@@ -259,6 +287,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(Main, &[k('7')], "", "", None, Action::Show(Screen::Limits)),
     bind(Main, &[code(Tab)], "Tab", "next screen", None, Action::NextScreen),
     bind(Main, &[code(BackTab)], "Shift-Tab", "previous screen", None, Action::PrevScreen),
+    bind(Main, &[k('f')], "f", "freeze the screen to read it; f again resumes", Some("f freeze"), Action::ToggleFreeze),
+    bind(Main, &[k('i')], "i", "copy the selected id or name to the clipboard", Some("i copy id"), Action::CopyId),
     bind(Main, &[k('?')], "?", "this help", Some("? help"), Action::ToggleHelp),
     bind(Main, &[k('q'), ctrl('c')], "q Ctrl-C", "quit", Some("q quit"), Action::Quit),
 ];
@@ -284,10 +314,6 @@ pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
     if ctrl_c {
         return Some(Action::Quit);
     }
-    if state.overlay == Overlay::Help {
-        // Any key closes help.
-        return Some(Action::ToggleHelp);
-    }
     let found = BINDINGS
         .iter()
         .filter(|b| b.scope.applies(state))
@@ -309,7 +335,9 @@ pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
             }
             _ => None,
         },
-        Overlay::Help | Overlay::None => None,
+        // Any key help does not bind closes it.
+        Overlay::Help => Some(Action::ToggleHelp),
+        Overlay::None => None,
     }
 }
 
@@ -338,10 +366,12 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Lists,
         Openable,
         Filterable,
+        Sortable,
         Queues,
         Leases,
         Scope::Schedules,
         Limits,
+        Workers,
         Confirm,
         ConfirmRequeue,
         Job,
@@ -351,6 +381,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         DeadScreen,
         Detail,
         Filter,
+        Help,
     ];
     let mut sections: Vec<(&'static str, Vec<(&'static str, &'static str)>)> = Vec::new();
     for scope in order {

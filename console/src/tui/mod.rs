@@ -3,6 +3,7 @@
 //! drawing.
 
 pub mod app;
+pub mod clipboard;
 pub mod detail_text;
 pub mod input;
 pub mod operate;

@@ -461,6 +461,16 @@ async fn apply(
             Ok(format!("resumed {}", crate::text::inert(name)))
         }
         Mutation::Operate(operate) => super::operate::run(queue, operate, progress).await,
+        Mutation::QuietWorker(id) => Ok(crate::commands::workers::told(
+            id,
+            queue.quiet_worker(id).await?,
+            false,
+        )),
+        Mutation::StopWorker(id) => Ok(crate::commands::workers::told(
+            id,
+            queue.stop_worker(id).await?,
+            true,
+        )),
     }
 }
 

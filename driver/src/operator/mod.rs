@@ -8,6 +8,7 @@ mod reads;
 mod schedules;
 mod search;
 mod surgery;
+mod workers;
 mod writes;
 
 use crate::{RedisQueue, ShardedQueue};

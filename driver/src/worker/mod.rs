@@ -97,6 +97,7 @@ mod acker;
 mod backend;
 mod cancels;
 mod context;
+mod control;
 mod error;
 mod events;
 mod execute;
@@ -119,10 +120,11 @@ pub use tokio_util::sync::CancellationToken;
 pub use crate::backoff::{backoff_ceiling, exponential_backoff, Backoff};
 pub use backend::WorkerBackend;
 pub use context::{JobCx, Services};
+pub use control::{WorkerState, QUIET_MESSAGE, STOP_MESSAGE};
 pub use error::JobError;
 pub use events::JobFailed;
 pub use options::{QueueOrder, WorkOptions};
-pub use presence::{WorkerInfo, HEARTBEAT_EVERY, WORKER_TTL};
+pub use presence::{WorkerInfo, GONE_KEPT, HEARTBEAT_EVERY, WORKER_TTL};
 pub use push::{JobQueue, Mode, Pushed};
 pub use registry::Registry;
 pub use typed::{TypedJob, DEFAULT_QUEUE};
@@ -262,7 +264,10 @@ impl Worker {
         let acker = tokio::spawn(acker::run(shared.queue.clone(), ack_requests));
         let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
         let background = CancellationToken::new();
-        let inbox = Arc::new(wake::Inbox::new(shared.running.clone()));
+        let control = shared.totals.control.clone();
+        let inbox = Arc::new(wake::Inbox::new(shared.running.clone(), control.clone()));
+        // The claim loop ends on shutdown, or on an operator's quiet.
+        let claiming = control.claiming(&shutdown);
         let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
         let may_park = options.handoff && shared.queue.handoff().is_some();
         let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);
@@ -285,7 +290,7 @@ impl Worker {
         loop {
             let first = tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => break,
+                _ = claiming.cancelled() => break,
                 permit = slots.clone().acquire_owned() => permit.expect("semaphore never closed"),
             };
             let mut permits = vec![first];
@@ -310,7 +315,7 @@ impl Worker {
             }
             if parking.may_stay() {
                 drop(permits);
-                parking.wait(&shutdown).await;
+                parking.wait(&claiming).await;
                 continue;
             }
             parking.leave(&shared.queue).await;
@@ -320,7 +325,7 @@ impl Worker {
                     tracing::warn!(error = %e, "claim failed; retrying shortly");
                     drop(permits);
                     tokio::select! {
-                        _ = shutdown.cancelled() => break,
+                        _ = claiming.cancelled() => break,
                         _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
                     }
                 }
@@ -335,7 +340,7 @@ impl Worker {
                         options.max_idle,
                         options.lease,
                         free,
-                        &shutdown,
+                        &claiming,
                     )
                     .await;
                 continue;
@@ -350,6 +355,19 @@ impl Worker {
         // Shutdown: stop claiming (done), hand back jobs handed over but not
         // started, tell jobs, give them the grace period.
         parking.finish(&shared.queue).await;
+        // Quieted: claim nothing more, let running jobs finish, and stay
+        // (registered, heartbeating) until shutdown; a stop ends the wait
+        // once nothing runs.
+        if !shutdown.is_cancelled() {
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break,
+                    _ = control.stopped().cancelled(), if running.is_empty() => break,
+                    Some(_) = running.join_next(), if !running.is_empty() => {}
+                }
+            }
+        }
         shared.shutdown.cancel();
         let grace = tokio::time::sleep(options.grace);
         tokio::pin!(grace);

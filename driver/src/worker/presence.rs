@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::control::{Control, WorkerState};
 use crate::job::{ms_to_time, time_to_ms};
 use crate::scripts::{self, reply, Op};
 use crate::scripts::{num, text};
@@ -17,6 +18,10 @@ use crate::{QueueError, RedisQueue};
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
 /// A worker silent this long is considered gone.
 pub const WORKER_TTL: Duration = Duration::from_secs(15);
+/// A gone worker (silent past [`WORKER_TTL`], not one that left cleanly) is
+/// still listed, as gone, until silent for `WORKER_TTL + GONE_KEPT`: an
+/// operator looking after an incident sees who vanished and when.
+pub const GONE_KEPT: Duration = Duration::from_secs(600);
 
 /// A live worker as the registry shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,6 +50,12 @@ pub struct WorkerInfo {
     pub failed: u64,
     /// Its last heartbeat (Redis clock).
     pub last_heartbeat: SystemTime,
+    /// Running, quiet or stopping (an operator's
+    /// [`quiet_worker`](crate::Operator::quiet_worker) or `stop_worker`).
+    pub state: WorkerState,
+    /// Silent past [`WORKER_TTL`]: lost, listed until [`GONE_KEPT`] more
+    /// passed; `last_heartbeat` says when it was last seen.
+    pub gone: bool,
 }
 
 /// The JSON stored in `{ns}:workers:info`.
@@ -60,6 +71,9 @@ struct Record {
     in_flight: u64,
     processed: u64,
     failed: u64,
+    /// `running`, `quiet` or `stopping`; absent from earlier versions.
+    #[serde(default)]
+    state: String,
 }
 
 /// Live counters a worker publishes in its heartbeat.
@@ -68,6 +82,8 @@ pub(crate) struct Totals {
     pub in_flight: AtomicU64,
     pub processed: AtomicU64,
     pub failed: AtomicU64,
+    /// An operator's quiet or stop, which the record reports.
+    pub control: Arc<Control>,
 }
 
 pub(crate) fn worker_id(queue: &RedisQueue) -> String {
@@ -76,7 +92,12 @@ pub(crate) fn worker_id(queue: &RedisQueue) -> String {
 }
 
 async fn beat(queue: &RedisQueue, id: &str, record: &str) -> Result<(), QueueError> {
-    let args = vec![text(id), text(record), num(WORKER_TTL.as_millis() as u64)];
+    let args = vec![
+        text(id),
+        text(record),
+        num(WORKER_TTL.as_millis() as u64),
+        num(GONE_KEPT.as_millis() as u64),
+    ];
     scripts::run(
         queue.client(),
         Op::WorkerBeat,
@@ -103,6 +124,7 @@ pub(crate) async fn keep_alive(
         .map(|h| h.to_string_lossy().into_owned())
         .unwrap_or_default();
     loop {
+        let shown = totals.control.state();
         let record = Record {
             node: identity.node.to_string(),
             instance: identity.instance,
@@ -114,6 +136,7 @@ pub(crate) async fn keep_alive(
             in_flight: totals.in_flight.load(Ordering::Relaxed),
             processed: totals.processed.load(Ordering::Relaxed),
             failed: totals.failed.load(Ordering::Relaxed),
+            state: shown.as_str().to_owned(),
         };
         let json = serde_json::to_string(&record).expect("worker record serializes");
         if let Err(e) = beat(&queue, &id, &json).await {
@@ -122,6 +145,7 @@ pub(crate) async fn keep_alive(
         tokio::select! {
             _ = stop.cancelled() => break,
             _ = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+            _ = totals.control.changed_from(shown) => {}
         }
     }
     if let Err(e) = beat(&queue, &id, "").await {
@@ -131,9 +155,14 @@ pub(crate) async fn keep_alive(
 
 impl RedisQueue {
     /// The live workers of this namespace (heartbeat within
-    /// [`WORKER_TTL`] on the Redis clock), by id.
+    /// [`WORKER_TTL`] on the Redis clock), by id, then the gone ones
+    /// (`gone`: silent for longer, but for less than [`GONE_KEPT`] more).
     pub async fn workers(&self) -> Result<Vec<WorkerInfo>, QueueError> {
-        let args = vec![num(WORKER_TTL.as_millis() as u64), num(10_000)];
+        let args = vec![
+            num(WORKER_TTL.as_millis() as u64),
+            num(10_000),
+            num(GONE_KEPT.as_millis() as u64),
+        ];
         let value = scripts::run(
             self.client(),
             Op::WorkersList,
@@ -144,7 +173,8 @@ impl RedisQueue {
         .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
         let mut workers = Vec::new();
         let mut items = reply::array(value)?.into_iter().skip(1);
-        while let (Some(id), Some(beat), Some(record)) = (items.next(), items.next(), items.next())
+        while let (Some(id), Some(beat), Some(record), Some(gone)) =
+            (items.next(), items.next(), items.next(), items.next())
         {
             let id = reply::text(id)?;
             let Ok(record) = serde_json::from_slice::<Record>(&reply::bytes(record)?) else {
@@ -163,9 +193,14 @@ impl RedisQueue {
                 processed: record.processed,
                 failed: record.failed,
                 last_heartbeat: ms_to_time(reply::score(&beat)? as u64),
+                state: WorkerState::parse(&record.state),
+                gone: reply::int(&gone)? == 1,
             });
         }
-        workers.sort_by(|a, b| a.id.cmp(&b.id));
+        // Live ones first, each kind by id; a lost id listed twice (its
+        // stale heartbeat, and the gone set) once.
+        workers.sort_by(|a, b| (a.gone, &a.id).cmp(&(b.gone, &b.id)));
+        workers.dedup_by(|a, b| a.id == b.id);
         Ok(workers)
     }
 }

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::cancels::RunningJobs;
+use super::control::{Control, HolderMessage};
 use crate::park::{decode_handoff, FENCE};
 use crate::{Job, RedisQueue};
 
@@ -35,12 +36,16 @@ pub(crate) struct Inbox {
     /// The jobs running now: an operator's cancel on the holder channel
     /// fires theirs (`super::cancels`).
     pub running: Arc<RunningJobs>,
+    /// An operator's quiet or stop, also on the holder channel
+    /// (`super::control`).
+    pub control: Arc<Control>,
 }
 
 impl Inbox {
-    pub fn new(running: Arc<RunningJobs>) -> Self {
+    pub fn new(running: Arc<RunningJobs>, control: Arc<Control>) -> Self {
         Inbox {
             running,
+            control,
             token: rand::random::<u64>() >> 1,
             listening: AtomicBool::new(false),
             fences: AtomicU64::new(0),
@@ -134,13 +139,21 @@ async fn listen(
                 }
                 Ok(message) if message.channel.as_bytes() == holder.as_bytes() => {
                     let body = message.value.as_str().map(|s| s.to_string()).unwrap_or_default();
-                    match super::cancels::parse_cancel(&body) {
-                        Some((id, lease)) => {
+                    match HolderMessage::parse(&body) {
+                        Some(HolderMessage::Cancel { id, lease }) => {
                             if inbox.running.cancel(id, lease) {
                                 tracing::info!(id, "an operator cancelled a running job; its cancellation fired");
                             }
                         }
-                        None => tracing::warn!(message = %body, "unreadable cancel message"),
+                        Some(HolderMessage::Quiet) => {
+                            tracing::info!("an operator quieted this worker: it claims nothing more");
+                            inbox.control.quiet();
+                        }
+                        Some(HolderMessage::Stop) => {
+                            tracing::info!("an operator stopped this worker: it exits once its running jobs end");
+                            inbox.control.stop();
+                        }
+                        None => tracing::warn!(message = %body, "unreadable holder channel message"),
                     }
                 }
                 Ok(message) => {

@@ -79,6 +79,22 @@ pub enum Action {
     Confirm,
     /// Answer no to the pending confirmation.
     Cancel,
+    /// Freeze the screen, or resume refreshing (`f`).
+    ToggleFreeze,
+    /// Copy the selected row's id to the clipboard (`i`).
+    CopyId,
+    /// Sort the list by its next column (`o`).
+    SortNext,
+    /// Reverse the list's sort (`O`).
+    SortReverse,
+    /// Quiet the selected worker (asks).
+    QuietWorker,
+    /// Stop the selected worker once idle (asks).
+    StopWorker,
+    /// Scroll the help overlay by this many lines (negative: up).
+    HelpScroll(i64),
+    /// Scroll the help overlay a page down (`true`) or up.
+    HelpPage(bool),
     /// The terminal was resized.
     Resize(u16, u16),
     /// Time passed: the local clock now. Old status messages expire.
@@ -96,6 +112,8 @@ pub enum Command {
     Quit,
     /// Hand this to the I/O task.
     Mutate(Mutation),
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
 }
 
 impl State {
@@ -125,8 +143,19 @@ impl State {
         }
         match std::mem::take(&mut self.overlay) {
             Overlay::Confirm(confirm) => self.answer(confirm, &action),
-            // Any key closes help, and does nothing else.
-            Overlay::Help => Command::None,
+            // Help scrolls; any other key closes it, and does nothing else.
+            Overlay::Help => {
+                match action {
+                    Action::HelpScroll(lines) => self.scroll_help(lines),
+                    Action::HelpPage(down) => {
+                        let page = self.help_page();
+                        self.scroll_help(if down { page } else { -page })
+                    }
+                    _ => return Command::None,
+                }
+                self.overlay = Overlay::Help;
+                Command::None
+            }
             Overlay::Filter => {
                 if self.type_into_filter(action) {
                     self.overlay = Overlay::Filter;
@@ -142,7 +171,16 @@ impl State {
         let jobs_shown = matches!(self.view, View::Jobs(_));
         let list_shown = !matches!(self.view, View::Detail(_));
         match action {
-            Action::ToggleHelp => self.overlay = Overlay::Help,
+            Action::ToggleHelp => {
+                self.help_scroll = 0;
+                self.overlay = Overlay::Help
+            }
+            Action::ToggleFreeze => self.toggle_freeze(),
+            Action::CopyId => return self.copy_selected(),
+            Action::SortNext => self.sort_next(),
+            Action::SortReverse => self.sort_reverse(),
+            Action::QuietWorker => return self.tell_selected_worker(false),
+            Action::StopWorker => return self.tell_selected_worker(true),
             Action::Show(screen) => self.show(screen),
             Action::NextScreen => self.show(self.screen().step(1)),
             Action::PrevScreen => self.show(self.screen().step(-1)),

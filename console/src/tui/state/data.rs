@@ -52,6 +52,22 @@ pub struct WorkerInfo {
     /// The shard whose registry lists it (`--shards` above 1 only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<usize>,
+    /// Running, quiet (claims nothing) or stopping (exits once idle).
+    pub state: redq::worker::WorkerState,
+    /// Silent past the driver's worker TTL: lost, still listed for
+    /// `redq::worker::GONE_KEPT` (its heartbeat says when it was last seen).
+    pub gone: bool,
+}
+
+impl WorkerInfo {
+    /// `gone`, else what it does: `running`, `quiet` or `stopping`.
+    pub fn state_text(&self) -> &'static str {
+        if self.gone {
+            "gone"
+        } else {
+            self.state.as_str()
+        }
+    }
 }
 
 /// A recurring schedule.
@@ -264,6 +280,10 @@ pub enum Mutation {
     Resume(String),
     /// A schedule change, a reclaim or a canary requeue (`operate.rs`).
     Operate(super::Operate),
+    /// Quiet a worker (by id): it claims nothing more.
+    QuietWorker(String),
+    /// Stop a worker (by id): quiet, then exit once idle.
+    StopWorker(String),
 }
 
 impl Mutation {
@@ -321,6 +341,8 @@ impl Mutation {
             Mutation::Pause(queue) => format!("pause {}", crate::text::inert(queue)),
             Mutation::Resume(queue) => format!("resume {}", crate::text::inert(queue)),
             Mutation::Operate(operate) => operate.label(),
+            Mutation::QuietWorker(id) => format!("quiet worker {}", crate::text::inert(id)),
+            Mutation::StopWorker(id) => format!("stop worker {}", crate::text::inert(id)),
         }
     }
 

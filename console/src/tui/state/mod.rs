@@ -15,8 +15,11 @@
 mod apply;
 mod attempts;
 mod confirm;
+mod copy;
 mod data;
 mod dead_letters;
+mod freeze;
+mod help;
 mod limits;
 pub mod metrics;
 mod mode;
@@ -25,9 +28,11 @@ mod operate;
 mod pause;
 mod receive;
 pub mod rows;
+pub mod sort;
 mod surgery;
 #[cfg(test)]
 mod tests;
+mod workers;
 
 use std::time::{Duration, SystemTime};
 
@@ -195,6 +200,11 @@ pub struct State {
     /// The local clock as of the latest tick or update: what status
     /// messages are stamped with. The state reads no clock itself.
     pub clock: SystemTime,
+    /// Frozen (`f`) since this local time: snapshots are set aside, the
+    /// screen stays exactly as it was; actions still ask and run.
+    pub frozen: Option<SystemTime>,
+    /// Lines the help overlay is scrolled down.
+    pub help_scroll: u16,
 }
 
 impl State {
@@ -211,6 +221,8 @@ impl State {
             busy: None,
             size: (100, 30),
             clock: SystemTime::UNIX_EPOCH,
+            frozen: None,
+            help_scroll: 0,
         }
     }
 
@@ -290,11 +302,12 @@ impl State {
 
     /// The Redis time the data on screen is shown at: `now` while live (so
     /// countdowns tick between refreshes), but the time of the last
-    /// snapshot once refreshes fail. Kept data is frozen as last seen:
+    /// snapshot once refreshes fail or the screen is frozen (`f`). Kept data is frozen as last seen:
     /// rates do not fall to 0, ages do not keep growing, and no "no worker"
     /// or "stalled" badge appears because heartbeats stopped arriving.
     pub fn data_time(&self, now: SystemTime) -> SystemTime {
         match (&self.connection, self.data.fetched_at) {
+            (_, Some(fetched)) if self.frozen.is_some() => fetched,
             (Connection::Live, _) | (_, None) => now,
             (_, Some(fetched)) => fetched,
         }

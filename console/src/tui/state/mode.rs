@@ -225,7 +225,8 @@ pub struct Confirm {
 }
 
 /// What each tab keeps while another is shown, so coming back finds it as
-/// it was: its selection, its filter, and (Dead letters) its grouping.
+/// it was: its selection, its filter, its sort, and (Dead letters) its
+/// grouping.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Tabs {
     /// One cursor per screen.
@@ -236,4 +237,6 @@ pub struct Tabs {
     pub dead_grouped: bool,
     /// Cursor over the dead-letter groups.
     pub group_cursor: Cursor,
+    /// One sort per screen (`o`, `O`); none: the screen's own order.
+    pub sorts: [Option<super::sort::Sort>; Screen::COUNT],
 }

@@ -26,6 +26,12 @@ impl State {
                 received_at,
             } => {
                 self.advance(received_at);
+                // Frozen: the data stays exactly as it was (see `freeze`),
+                // but a snapshot still proves Redis answers.
+                if self.holds_snapshots() && self.data.loaded {
+                    self.connection = Connection::Live;
+                    return;
+                }
                 let s = *snapshot;
                 let d = &mut self.data;
                 d.loaded = true;
@@ -76,6 +82,9 @@ impl State {
                 let View::Detail(detail) = &mut self.view else {
                     return;
                 };
+                if self.frozen.is_some() {
+                    return;
+                }
                 if detail.record.id != id {
                     return;
                 }

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use redq::{JobRecord, QueueEvent};
 
 use super::metrics;
+use super::sort;
 use super::{QueueRow, ScheduleInfo, Screen, State, WorkerInfo};
 use crate::flow::LimiterRow;
 use crate::signature::signature;
@@ -91,11 +92,16 @@ impl State {
     /// Queues matching the Queues filter.
     pub fn visible_queues(&self) -> Vec<&QueueRow> {
         let f = self.filter_of(Screen::Queues);
-        self.data
+        let mut rows: Vec<_> = self
+            .data
             .queues
             .iter()
             .filter(|q| matches(f, &[&q.counts.queue]))
-            .collect()
+            .collect();
+        let now = self.data_time(self.redis_time(self.clock));
+        let sort = self.sort_of(Screen::Queues);
+        sort::sort_rows(&mut rows, sort, |q, c| sort::queue_key(q, c, now));
+        rows
     }
 
     /// The jobs view's loaded page, narrowed by its filter.
@@ -124,18 +130,28 @@ impl State {
             .filter(|j| job_matches(f, j))
             .collect();
         rows.sort_by_key(|j| (j.lease_expires_at, j.id.clone()));
+        sort::sort_rows(&mut rows, self.sort_of(Screen::Leases), |j, c| {
+            sort::job_key(j, c)
+        });
         rows
     }
 
     /// Dead letters matching the Dead letters filter, newest first.
     pub fn visible_dead(&self) -> Vec<&JobRecord> {
         let f = self.filter_of(Screen::Dead);
-        self.data
+        let mut rows: Vec<_> = self
+            .data
             .dead
             .items
             .iter()
             .filter(|j| job_matches(f, j))
-            .collect()
+            .collect();
+        if !self.tabs.dead_grouped {
+            sort::sort_rows(&mut rows, self.sort_of(Screen::Dead), |j, c| {
+                sort::job_key(j, c)
+            });
+        }
+        rows
     }
 
     /// Matching dead letters grouped by error signature, biggest group first.
@@ -193,24 +209,33 @@ impl State {
     /// Workers matching the Workers filter.
     pub fn visible_workers(&self) -> Vec<&WorkerInfo> {
         let f = self.filter_of(Screen::Workers);
-        self.data
+        let mut rows: Vec<_> = self
+            .data
             .workers
             .iter()
             .filter(|w| {
                 let queues = w.queues.join(",");
-                matches(f, &[&w.id, &w.host, &queues])
+                matches(f, &[&w.id, &w.host, &queues, w.state_text()])
             })
-            .collect()
+            .collect();
+        sort::sort_rows(&mut rows, self.sort_of(Screen::Workers), |w, c| {
+            sort::worker_key(w, c)
+        });
+        rows
     }
 
     /// Schedules matching the Schedules filter.
     pub fn visible_schedules(&self) -> Vec<&ScheduleInfo> {
         let f = self.filter_of(Screen::Schedules);
-        self.data
+        let mut rows: Vec<_> = self
+            .data
             .schedules
             .iter()
             .filter(|s| matches(f, &[&s.name, &s.queue, &s.expression]))
-            .collect()
+            .collect();
+        let sort = self.sort_of(Screen::Schedules);
+        sort::sort_rows(&mut rows, sort, |s, c| sort::schedule_key(s, c));
+        rows
     }
 
     /// Limiters matching the Limits filter (queue, key or scope), in the

@@ -199,9 +199,9 @@ fn help_over_a_detail_closes_on_any_key_back_to_the_detail_unchanged() {
     let detail = state.view.clone();
     press(&mut state, &typed("?"));
     assert_eq!(state.overlay, Overlay::Help);
-    // `j` scrolls a detail and `q` quits, but with help open either only
-    // closes it.
-    for key in ['j', 'q'] {
+    // `d` deletes from a detail and `q` quits, but with help open either
+    // only closes it (`j` and `k` scroll help itself: `state::help`).
+    for key in ['d', 'q'] {
         let commands = press(&mut state, &typed(&key.to_string()));
         assert_eq!(commands, []);
         assert_eq!((&state.view, &state.overlay), (&detail, &Overlay::None));

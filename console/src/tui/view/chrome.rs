@@ -45,6 +45,17 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
         Connection::Reconnecting { .. } => ("◌", "unreachable"),
     };
     let mut right = format!("{dot} {health}  {} UTC ", clock::short(now, now));
+    // Said first on the right, in the warning colour: the clock keeps
+    // ticking, the data does not.
+    let frozen = state
+        .frozen
+        .map(|since| {
+            format!(
+                "FROZEN since {} UTC (f resumes)  ",
+                clock::short(since, since)
+            )
+        })
+        .unwrap_or_default();
     if s.read_only {
         right = format!("READ-ONLY  {right}");
     }
@@ -57,12 +68,14 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
         // The base name alone would suggest one namespace.
         left.push_str(&format!(" × {} shards", s.shards.len()));
     }
-    let room = (area.width as usize).saturating_sub(right.chars().count() + 1);
+    let right_width = frozen.chars().count() + right.chars().count();
+    let room = (area.width as usize).saturating_sub(right_width + 1);
     let left = truncate(&left, room);
-    let pad = (area.width as usize).saturating_sub(left.chars().count() + right.chars().count());
+    let pad = (area.width as usize).saturating_sub(left.chars().count() + right_width);
     let line = Line::from(vec![
         Span::raw(left),
         Span::raw(" ".repeat(pad)),
+        Span::styled(frozen, theme.warn()),
         Span::raw(right),
     ]);
     frame.render_widget(Paragraph::new(line).style(theme.title()), area);
@@ -294,43 +307,4 @@ fn wrapped_lines(text: &str, width: u16) -> u16 {
         }
     }
     rows
-}
-
-/// The help overlay covers the whole terminal: it is generated from the key
-/// table, section by section, in two columns.
-pub fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let sections = input::help_sections();
-    // Split where the two columns come out most even in lines (a heading
-    // and its rows each take one), so neither runs off the bottom first.
-    let lines = |part: &[(&str, Vec<(&str, &str)>)]| -> usize {
-        part.iter().map(|(_, rows)| 1 + rows.len()).sum()
-    };
-    let half = (0..=sections.len())
-        .min_by_key(|at| lines(&sections[..*at]).max(lines(&sections[*at..])))
-        .unwrap_or(0);
-    let column = |range: &[(&'static str, Vec<(&'static str, &'static str)>)]| {
-        let mut lines: Vec<Line> = Vec::new();
-        for (title, rows) in range {
-            lines.push(Line::styled(*title, theme.header()));
-            for (keys, what) in rows {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {keys:<11}"), theme.key()),
-                    Span::raw(*what),
-                ]));
-            }
-        }
-        lines
-    };
-    let (left, right) = (column(&sections[..half]), column(&sections[half..]));
-    frame.render_widget(Clear, area);
-    let block = Block::bordered().title(Line::styled(
-        " Help: keys come from the same table that handles them; any key closes ",
-        theme.header(),
-    ));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let [l, r] =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
-    frame.render_widget(Paragraph::new(left), l);
-    frame.render_widget(Paragraph::new(right), r);
 }

@@ -54,7 +54,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         empty: empty(state),
     };
     shard.add_to(&mut list);
-    table::draw(frame, area, list, theme);
+    table::draw_sorted(frame, area, list, theme, state.sort());
 }
 
 fn title(state: &State, shown: usize, what: &str) -> String {

@@ -86,5 +86,5 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         empty,
     };
     shard.add_to(&mut list);
-    table::draw(frame, area, list, theme);
+    table::draw_sorted(frame, area, list, theme, state.sort());
 }

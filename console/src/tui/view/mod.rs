@@ -6,6 +6,7 @@ mod chrome;
 mod dead;
 mod events;
 pub(crate) mod facts;
+mod help;
 mod jobs;
 mod leases;
 mod limits;
@@ -23,6 +24,8 @@ fn not_loaded(state: &State, what: &str) -> String {
         _ => format!("loading {what}…"),
     }
 }
+
+pub use help::help_line_count;
 
 use std::time::SystemTime;
 
@@ -62,7 +65,7 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
     chrome::status(frame, status, state, theme);
     chrome::footer(frame, footer, state, theme);
     match &state.overlay {
-        Overlay::Help => chrome::help(frame, area, theme),
+        Overlay::Help => help::render(frame, area, state, theme),
         Overlay::Confirm(confirm) => chrome::confirm(frame, body, state, confirm, theme),
         // The filter being typed shows on the status line.
         Overlay::Filter | Overlay::None => {}

@@ -53,6 +53,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // Flow control's held jobs get a column only while some queue holds
     // any: most namespaces never do, and 80 columns are scarce.
     let any_held = state.data.queues.iter().any(|q| q.counts.held > 0);
+    // Likewise jobs blocked behind an earlier one with their ordering key,
+    // and leases that lapsed with nobody reclaiming them (also a badge).
+    let any_blocked = state.data.queues.iter().any(|q| q.counts.blocked > 0);
+    let any_lapsed = state.data.queues.iter().any(|q| q.counts.lapsed > 0);
     let rows = queues
         .iter()
         .map(|row| {
@@ -75,6 +79,17 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             ];
             if any_held {
                 cells.push(Item::number(c.held));
+            }
+            if any_blocked {
+                cells.push(Item::number(c.blocked));
+            }
+            if any_lapsed {
+                let lapsed = Item::number(c.lapsed);
+                cells.push(if c.lapsed > 0 {
+                    lapsed.style(theme.warn())
+                } else {
+                    lapsed
+                });
             }
             cells.extend([
                 if c.dead > 0 {
@@ -112,6 +127,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     if any_held {
         columns.push(Column::number("HELD"));
     }
+    // When room is short these go after the sparklines, LAPSED first: its
+    // badge still names the queue.
+    if any_blocked {
+        columns.push(Column::number("BLOCKED").optional(4));
+    }
+    if any_lapsed {
+        columns.push(Column::number("LAPSED").optional(3));
+    }
     columns.extend([
         Column::number("DEAD"),
         Column::number("DONE/S"),
@@ -128,7 +151,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         selected: state.cursor().index,
         empty,
     };
-    table::draw(frame, area, list, theme);
+    table::draw_sorted(frame, area, list, theme, state.sort());
 }
 
 #[cfg(test)]

@@ -52,51 +52,87 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
         selected: state.cursor().index,
         empty,
     };
-    table::draw(frame, area, list, theme);
+    table::draw_sorted(frame, area, list, theme, state.sort());
 }
 
 pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let workers = state.visible_workers();
+    let state_shown = state.workers_state_shown();
     let rows = workers
         .iter()
         .map(|w| {
             let age = clock::age(w.last_heartbeat, now);
-            let beat = Item::new(format!("{} ago", clock::compact(age)));
-            vec![
+            // A gone worker's row says when it was last seen; its figures
+            // are as of then.
+            let beat = if w.gone {
+                Item::new(format!("last seen {} ago", clock::compact(age)))
+            } else {
+                Item::new(format!("{} ago", clock::compact(age)))
+            };
+            let state_cell = Item::new(w.state_text());
+            let mut cells = vec![
                 Item::new(facts::worker(w.node, w.instance)),
                 Item::new(&w.host),
                 Item::new(w.pid.to_string()),
                 Item::new(w.queues.join(",")),
+            ];
+            if state_shown {
+                cells.push(match w.state {
+                    _ if w.gone => state_cell.style(theme.error()),
+                    redq::worker::WorkerState::Running => state_cell,
+                    _ => state_cell.style(theme.warn()),
+                });
+            }
+            cells.extend([
                 Item::number(w.in_flight),
-                if age >= WORKER_STALE {
+                if w.gone || age >= WORKER_STALE {
                     beat.style(theme.warn())
                 } else {
                     beat
                 },
                 Item::number(w.processed),
                 Item::number(w.failed),
-            ]
+            ]);
+            cells
         })
         .collect::<Vec<_>>();
     let mut empty = vec!["no workers registered".to_owned()];
     if !state.data.workers_known {
         empty.push("this driver version does not report workers yet".to_owned());
     }
+    let gone = workers.iter().filter(|w| w.gone).count();
+    let title = match gone {
+        0 => format!(" Workers ({}) ", workers.len()),
+        // How long a gone worker stays listed is the driver's GONE_KEPT.
+        n => format!(
+            " Workers ({} live, {n} gone in the last {}) ",
+            workers.len() - n,
+            clock::compact(redq::worker::GONE_KEPT + redq::worker::WORKER_TTL)
+        ),
+    };
+    let mut columns = vec![
+        Column::name("WORKER"),
+        Column::name("HOST"),
+        Column::number("PID").optional(1),
+        Column::name("QUEUES").optional(2),
+    ];
+    // Shown only while some worker is not simply running, like the Queues
+    // screen's HELD: the PID, then the queues make way at 80 columns.
+    if state_shown {
+        columns.push(Column::whole("STATE"));
+    }
+    columns.extend([
+        Column::number("RUNNING"),
+        Column::whole("HEARTBEAT").right(),
+        Column::number("DONE"),
+        Column::number("FAILED"),
+    ]);
     let list = List {
-        title: format!(" Workers ({}) ", workers.len()),
-        columns: vec![
-            Column::name("WORKER"),
-            Column::name("HOST"),
-            Column::number("PID"),
-            Column::name("QUEUES"),
-            Column::number("RUNNING"),
-            Column::whole("HEARTBEAT").right(),
-            Column::number("DONE"),
-            Column::number("FAILED"),
-        ],
+        title,
+        columns,
         rows,
         selected: state.cursor().index,
         empty,
     };
-    table::draw(frame, area, list, theme);
+    table::draw_sorted(frame, area, list, theme, state.sort());
 }

@@ -65,6 +65,8 @@ pub struct Column {
     /// Left out when even the narrowest widths do not fit; lower ranks go
     /// first. `None`: always shown.
     pub optional: Option<u8>,
+    /// The list is sorted by this column: ▲ or ▼ after its header.
+    pub sorted: Option<&'static str>,
 }
 
 impl Column {
@@ -74,6 +76,7 @@ impl Column {
             fit,
             right: false,
             optional: None,
+            sorted: None,
         }
     }
 
@@ -120,7 +123,12 @@ impl Column {
     }
 
     fn header_width(&self) -> usize {
-        self.header.chars().count()
+        self.header.chars().count() + self.sorted.map_or(0, |arrow| arrow.chars().count())
+    }
+
+    /// The header as drawn, with the sort's arrow.
+    fn header_text(&self) -> String {
+        format!("{}{}", self.header, self.sorted.unwrap_or(""))
     }
 
     /// The narrowest it gets before optional columns are dropped.
@@ -342,6 +350,23 @@ fn grow(width: &mut [usize], mut spare: usize, pick: &[usize], want: impl Fn(usi
     }
 }
 
+/// Draw a list sorted by `sort` (the state sorted its rows already): the
+/// sorted column's header shows ▲ or ▼.
+pub fn draw_sorted(
+    frame: &mut Frame,
+    area: Rect,
+    mut list: List<'_>,
+    theme: &Theme,
+    sort: Option<crate::tui::state::sort::Sort>,
+) {
+    if let Some(sort) = sort {
+        for column in list.columns.iter_mut().filter(|c| c.header == sort.column) {
+            column.sorted = Some(sort.arrow());
+        }
+    }
+    draw(frame, area, list, theme);
+}
+
 /// Draw a list.
 pub fn draw(frame: &mut Frame, area: Rect, list: List<'_>, theme: &Theme) {
     let block = Block::bordered().title(Line::styled(list.title, theme.header()));
@@ -367,7 +392,7 @@ pub fn draw(frame: &mut Frame, area: Rect, list: List<'_>, theme: &Theme) {
     let constraints: Vec<Constraint> = shown.iter().map(|(_, w)| Constraint::Length(*w)).collect();
     let header = Row::new(shown.iter().map(|(i, _)| {
         let column = &list.columns[*i];
-        let line = Line::from(column.header);
+        let line = Line::from(column.header_text());
         Cell::from(if column.right {
             line.right_aligned()
         } else {

@@ -184,6 +184,8 @@ pub fn workers() -> Vec<WorkerInfo> {
             failed: 17,
             last_heartbeat: ago(2),
             shard: None,
+            state: redq::worker::WorkerState::Running,
+            gone: false,
         },
         WorkerInfo {
             id: "2636283641-2".into(),
@@ -198,6 +200,8 @@ pub fn workers() -> Vec<WorkerInfo> {
             failed: 2,
             last_heartbeat: ago(45),
             shard: None,
+            state: redq::worker::WorkerState::Running,
+            gone: false,
         },
     ]
 }

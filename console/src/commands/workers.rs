@@ -1,0 +1,57 @@
+//! `redq workers quiet|stop ID`: tell one worker, on its holder channel, to
+//! claim nothing more (and, for stop, to exit once idle). The console's
+//! Workers screen sends the same, and says the same (`told`).
+
+use crate::aggregate::Target;
+use crate::cli::WorkersCommand;
+use crate::failure::Failure;
+use crate::output::print_json;
+use crate::text::inert;
+
+/// What the command changes, for `--read-only`'s refusal.
+pub fn mutates(command: &WorkersCommand) -> &'static str {
+    match command {
+        WorkersCommand::Quiet { .. } => "workers quiet",
+        WorkersCommand::Stop { .. } => "workers stop",
+    }
+}
+
+/// The sentence for a quiet or stop sent to `id`: what the worker does
+/// now, or that no worker listens under that id.
+pub fn told(id: &str, heard: bool, stop: bool) -> String {
+    let shown = inert(id);
+    match (heard, stop) {
+        (true, false) => format!("quieted {shown}: it claims nothing more and finishes what it runs"),
+        (true, true) => format!("stopping {shown}: it claims nothing more and exits once its running jobs are done"),
+        (false, _) => format!(
+            "no worker heard it: none listens as {shown} (gone, or its Redis user may not subscribe); `redq workers` lists the live ones"
+        ),
+    }
+}
+
+/// Run `quiet` or `stop`; exit 1 when no worker heard it.
+pub async fn run(queue: &Target, command: WorkersCommand, json: bool) -> Result<(), Failure> {
+    let (id, stop) = match &command {
+        WorkersCommand::Quiet { id } => (id, false),
+        WorkersCommand::Stop { id } => (id, true),
+    };
+    let heard = if stop {
+        queue.stop_worker(id).await?
+    } else {
+        queue.quiet_worker(id).await?
+    };
+    let message = told(id, heard, stop);
+    if !heard {
+        return Err(Failure::Failed(message));
+    }
+    if json {
+        print_json(&serde_json::json!({
+            "worker": id,
+            "action": if stop { "stop" } else { "quiet" },
+            "heard": heard,
+        }));
+    } else {
+        println!("{message}");
+    }
+    Ok(())
+}

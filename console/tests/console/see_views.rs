@@ -1,0 +1,153 @@
+//! What an operator could not see before, rendered at 80×24 and 140×42
+//! with TestBackend: BLOCKED and LAPSED on the Queues screen, help that
+//! scrolls, the frozen header, a sorted column, quiet and gone workers.
+
+use redq::worker::WorkerState;
+use redq_console::tui::state::{Action, Screen, State, WorkerInfo};
+
+use crate::common::*;
+use crate::views::screen_text;
+
+fn at(state: &mut State, width: u16, height: u16) -> String {
+    state.apply(Action::Resize(width, height));
+    screen_text(state, width, height)
+}
+
+fn sized(width: u16, height: u16, actions: &[Action]) -> (State, String) {
+    let mut state = loaded();
+    state.apply(Action::Resize(width, height));
+    press(&mut state, actions);
+    let text = screen_text(&state, width, height);
+    (state, text)
+}
+
+#[test]
+fn queues_show_blocked_and_lapsed_at_80x24_and_140x42() {
+    let (_, small) = sized(80, 24, &[]);
+    let (_, large) = sized(140, 42, &[]);
+    let header = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("QUEUE"))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        header(&large).contains("BLOCKED") && header(&large).contains("LAPSED"),
+        "{large}"
+    );
+    // At 80 columns LAPSED makes way (its badge still names the queue).
+    assert!(header(&small).contains("BLOCKED"), "{small}");
+    assert!(small.contains("LAPSED"), "the badge: {small}");
+    insta::assert_snapshot!("queues_blocked_lapsed_80x24", small);
+    insta::assert_snapshot!("queues_blocked_lapsed_140x42", large);
+}
+
+#[test]
+fn without_blocked_or_lapsed_jobs_the_columns_are_left_out() {
+    let mut state = loaded();
+    let mut snapshot = snapshot();
+    for row in &mut snapshot.queues {
+        row.counts.blocked = 0;
+        row.counts.lapsed = 0;
+    }
+    state.apply(Action::Received(
+        redq_console::tui::state::Update::Snapshot {
+            snapshot: Box::new(snapshot),
+            received_at: now(),
+        },
+    ));
+    let text = at(&mut state, 100, 30);
+    assert!(
+        !text.contains("BLOCKED") && !text.contains("LAPSED "),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_fits_80x24_and_scrolls_to_its_last_line() {
+    let (mut state, top) = sized(80, 24, &[Action::ToggleHelp]);
+    insta::assert_snapshot!("help_80x24_top", top);
+    // Every row is whole: nothing runs into the border.
+    assert!(top.lines().all(|l| !l.contains("…")), "{top}");
+    press(&mut state, &[Action::HelpPage(true)]);
+    let second = screen_text(&state, 80, 24);
+    assert_ne!(top, second);
+    press(&mut state, &[Action::HelpScroll(i64::MAX / 2)]);
+    let end = screen_text(&state, 80, 24);
+    insta::assert_snapshot!("help_80x24_end", end);
+    // The last binding of the table is on screen at the end.
+    assert!(end.contains("top, end (Home, End)"), "{end}");
+    let (_, large) = sized(140, 42, &[Action::ToggleHelp]);
+    insta::assert_snapshot!("help_140x42", large);
+}
+
+#[test]
+fn frozen_says_so_and_since_when_in_the_header() {
+    let (_, text) = sized(80, 24, &[Action::ToggleFreeze]);
+    let title = text.lines().next().unwrap();
+    assert!(
+        title.contains("FROZEN since 22:37:05 UTC (f resumes)"),
+        "{title}"
+    );
+    insta::assert_snapshot!("frozen_80x24", text);
+}
+
+#[test]
+fn a_sorted_column_shows_its_arrow() {
+    // o: QUEUE ▲, o: WAITING ▲, O: WAITING ▼.
+    let (_, text) = sized(
+        140,
+        42,
+        &[Action::SortNext, Action::SortNext, Action::SortReverse],
+    );
+    assert!(text.contains("WAITING▼"), "{text}");
+    insta::assert_snapshot!("queues_sorted_by_waiting_140x42", text);
+}
+
+fn with_quiet_and_gone(width: u16, height: u16) -> String {
+    let mut state = loaded();
+    let mut snapshot = snapshot();
+    let mut workers = workers();
+    workers[0].state = WorkerState::Quiet;
+    workers.push(WorkerInfo {
+        id: "77-1".into(),
+        node: 77,
+        instance: 1,
+        host: "web-9".into(),
+        pid: 99,
+        started_at: ago(3600),
+        queues: vec!["reports".into()],
+        in_flight: 2,
+        processed: 31,
+        failed: 1,
+        last_heartbeat: ago(140),
+        shard: None,
+        state: WorkerState::Running,
+        gone: true,
+    });
+    snapshot.workers = Some(workers);
+    state.apply(Action::Received(
+        redq_console::tui::state::Update::Snapshot {
+            snapshot: Box::new(snapshot),
+            received_at: now(),
+        },
+    ));
+    press(&mut state, &[Action::Show(Screen::Workers)]);
+    at(&mut state, width, height)
+}
+
+#[test]
+fn workers_show_quiet_ones_and_gone_ones_with_when_they_were_last_seen() {
+    let small = with_quiet_and_gone(80, 24);
+    let large = with_quiet_and_gone(140, 42);
+    for text in [&small, &large] {
+        let gone = text.lines().find(|l| l.contains("web-9")).unwrap();
+        assert!(
+            gone.contains("gone") && gone.contains("last seen 2m20s ago"),
+            "{text}"
+        );
+        assert!(text.contains("2 live, 1 gone in the last 10m15s"), "{text}");
+    }
+    insta::assert_snapshot!("workers_quiet_gone_80x24", small);
+    insta::assert_snapshot!("workers_quiet_gone_140x42", large);
+}
