@@ -22,6 +22,7 @@ mod limits_cli;
 mod limits_keys;
 mod limits_views;
 mod metrics;
+mod metrics_histograms;
 mod operator_acts;
 mod operator_keys;
 mod outage;

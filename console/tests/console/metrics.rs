@@ -17,13 +17,13 @@ use crate::spawned::Spawned;
 const STARTUP: Duration = Duration::from_secs(20);
 
 /// A running exporter and where it serves.
-struct Exporter {
+pub(crate) struct Exporter {
     process: Spawned,
     addr: String,
 }
 
 impl Exporter {
-    async fn start(url: &str, namespace: &str, extra: &[&str]) -> Exporter {
+    pub(crate) async fn start(url: &str, namespace: &str, extra: &[&str]) -> Exporter {
         let mut args = vec!["metrics", "--listen", "127.0.0.1:0"];
         args.extend_from_slice(extra);
         let mut process = Spawned::start(url, namespace, &args);
@@ -64,7 +64,7 @@ impl Exporter {
         (status, headers, body.to_owned())
     }
 
-    async fn scrape(&self) -> Page {
+    pub(crate) async fn scrape(&self) -> Page {
         let (status, headers, body) = self.get("/metrics").await;
         assert_eq!(status, 200, "{body}");
         assert_eq!(
@@ -85,7 +85,7 @@ struct Parsed {
 
 /// A scraped page in the Prometheus text format.
 #[derive(Debug)]
-struct Page {
+pub(crate) struct Page {
     text: String,
     comments: Vec<String>,
     families: BTreeMap<String, Parsed>,
@@ -107,7 +107,18 @@ impl Page {
             } else if let Some(comment) = line.strip_prefix("# ") {
                 comments.push(comment.into());
             } else if !line.is_empty() {
-                let (name, labels, value) = sample(line);
+                let (mut name, mut labels, value) = sample(line);
+                // A histogram's `_bucket`, `_sum` and `_count` samples belong
+                // to its family; the suffix is kept as the label `__suffix`.
+                for suffix in ["_bucket", "_sum", "_count"] {
+                    if let Some(base) = name.strip_suffix(suffix) {
+                        if !families.contains_key(&name) && families.contains_key(base) {
+                            labels.insert("__suffix".into(), suffix.into());
+                            name = base.to_owned();
+                            break;
+                        }
+                    }
+                }
                 let family = families
                     .get_mut(&name)
                     .unwrap_or_else(|| panic!("sample before HELP/TYPE: {line}"));
@@ -128,7 +139,7 @@ impl Page {
     }
 
     /// The value of `name` with exactly these labels.
-    fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+    pub(crate) fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let want: BTreeMap<String, String> = labels
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -192,7 +203,7 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 14] = [
+const FAMILIES: [(&str, &str); 21] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
@@ -207,6 +218,13 @@ const FAMILIES: [(&str, &str); 14] = [
     ("redq_processed_last_15_minutes", "gauge"),
     ("redq_failed_last_15_minutes", "gauge"),
     ("redq_queue_workers", "gauge"),
+    ("redq_jobs_completed_total", "counter"),
+    ("redq_jobs_retried_total", "counter"),
+    ("redq_jobs_dead_lettered_total", "counter"),
+    ("redq_jobs_cancelled_total", "counter"),
+    ("redq_jobs_reclaimed_total", "counter"),
+    ("redq_job_wait_seconds", "histogram"),
+    ("redq_job_run_seconds", "histogram"),
 ];
 
 /// A small namespace: waiting, scheduled, leased (one lapsed), dead, a

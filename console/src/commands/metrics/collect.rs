@@ -1,12 +1,14 @@
 //! One scrape's reading of Redis, through the driver's [`Operator`] (one
 //! namespace, or every shard summed): per queue its sizes by state, lapsed
-//! leases, pause, head age, recent throughput and workers, with the queues
+//! leases, pause, head age, recent throughput, workers, and the wait/run
+//! histograms and outcome totals the scripts record (`redq::metrics`), with the queues
 //! past `max_queues` folded into one row, [`OTHER`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
+use redq::metrics::Figures;
 use redq::{Operator, QueueCounts, QueueError, StatsBucket};
 
 /// The `queue` label of the row summing every queue past `--max-queues`
@@ -64,6 +66,9 @@ pub struct Row {
     pub failed_last_15_minutes: u64,
     /// Live workers serving any queue of the row (ids, counted once).
     pub workers: BTreeSet<String>,
+    /// Since the queue began, every job name summed: monotonic, never
+    /// reset by the rollups (what counters and histograms want).
+    pub totals: Figures,
 }
 
 impl Row {
@@ -96,6 +101,7 @@ impl Row {
             processed_last_15_minutes,
             failed_last_15_minutes,
             workers: BTreeSet::new(),
+            totals: Figures::default(),
         }
     }
 
@@ -112,6 +118,7 @@ impl Row {
         self.processed_last_15_minutes += other.processed_last_15_minutes;
         self.failed_last_15_minutes += other.failed_last_15_minutes;
         self.workers.extend(other.workers);
+        self.totals.add(&other.totals);
     }
 }
 
@@ -133,9 +140,14 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
     // higher-ranked lifetime check once the scrape is spawned.
     let mut rows: Vec<Row> = stream::iter(names.clone())
         .map(|queue| async move {
-            let (counts, stats) =
-                futures::try_join!(operator.counts(&queue), operator.stats(&queue))?;
-            Ok::<Row, QueueError>(Row::of(&counts, &stats))
+            let (counts, stats, totals) = futures::try_join!(
+                operator.counts(&queue),
+                operator.stats(&queue),
+                operator.metric_totals(&queue)
+            )?;
+            let mut row = Row::of(&counts, &stats);
+            row.totals = totals.total();
+            Ok::<Row, QueueError>(row)
         })
         .buffered(CONCURRENT_READS)
         .try_collect()

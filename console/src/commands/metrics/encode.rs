@@ -21,6 +21,9 @@ pub enum Kind {
     Gauge,
     /// A value that only goes up (until the process restarts).
     Counter,
+    /// Cumulative buckets: samples named `_bucket` (with an `le` label),
+    /// `_sum` and `_count` after the family's name.
+    Histogram,
 }
 
 /// One metric family: a name, its help text, and its samples.
@@ -35,6 +38,9 @@ pub struct Family {
 /// One sample of a family: its labels and value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
+    /// Written after the family's name: `""`, or a histogram's `_bucket`,
+    /// `_sum`, `_count`.
+    pub suffix: &'static str,
     pub labels: Vec<(&'static str, String)>,
     pub value: f64,
 }
@@ -52,7 +58,21 @@ impl Family {
 
     /// Add a sample.
     pub fn sample(&mut self, labels: Vec<(&'static str, String)>, value: f64) {
-        self.samples.push(Sample { labels, value });
+        self.sample_named("", labels, value);
+    }
+
+    /// Add a sample written as the family's name and `suffix`.
+    pub fn sample_named(
+        &mut self,
+        suffix: &'static str,
+        labels: Vec<(&'static str, String)>,
+        value: f64,
+    ) {
+        self.samples.push(Sample {
+            suffix,
+            labels,
+            value,
+        });
     }
 
     /// This family with one unlabelled sample.
@@ -77,11 +97,13 @@ pub fn encode(comments: &[String], families: &[Family]) -> String {
         let kind = match family.kind {
             Kind::Gauge => "gauge",
             Kind::Counter => "counter",
+            Kind::Histogram => "histogram",
         };
         let _ = writeln!(out, "# HELP {} {}", family.name, escape_help(family.help));
         let _ = writeln!(out, "# TYPE {} {kind}", family.name);
         for sample in &family.samples {
             out.push_str(family.name);
+            out.push_str(sample.suffix);
             if !sample.labels.is_empty() {
                 out.push('{');
                 for (i, (name, value)) in sample.labels.iter().enumerate() {

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use redq::metrics::{Figures, Histogram};
+
 use super::collect::{Reading, Row, STATES};
 use super::encode::{Family, Kind};
 
@@ -125,7 +127,98 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         }
         out.push(family);
     }
+    out.extend(outcome_counters(&reading.rows));
+    out.push(histogram(
+        "redq_job_wait_seconds",
+        "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",
+        &reading.rows,
+        |r| &r.totals.wait,
+    ));
+    out.push(histogram(
+        "redq_job_run_seconds",
+        "Seconds a job's handler ran, as the worker measured it and sent with its ack (completed jobs only); buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",
+        &reading.rows,
+        |r| &r.totals.run,
+    ));
     out
+}
+
+/// A family with one `_total` counter sample per queue.
+type Outcome = (&'static str, &'static str, fn(&Figures) -> u64);
+
+/// Counters of what happened to the queue's jobs, recorded by the scripts
+/// since the queue began (the totals are never reset; a queue moving into or
+/// out of `queue="_other"` as queues come and go makes its row jump, as
+/// Prometheus treats a counter reset). No job name label: up to 101 names a
+/// queue would multiply the series; the driver's `metrics` API has them.
+fn outcome_counters(rows: &[Row]) -> Vec<Family> {
+    let outcomes: [Outcome; 5] = [
+        (
+            "redq_jobs_completed_total",
+            "Jobs of the queue acknowledged as done.",
+            |f| f.completed,
+        ),
+        (
+            "redq_jobs_retried_total",
+            "Failed attempts of the queue's jobs put back to run again (by a nack or a lapsed lease).",
+            |f| f.retried,
+        ),
+        (
+            "redq_jobs_dead_lettered_total",
+            "Jobs of the queue moved to the dead-letter set.",
+            |f| f.dead_lettered,
+        ),
+        (
+            "redq_jobs_cancelled_total",
+            "Jobs of the queue cancelled by an operator.",
+            |f| f.cancelled,
+        ),
+        (
+            "redq_jobs_reclaimed_total",
+            "Lapsed leases of the queue taken back (each is also counted as retried or dead-lettered).",
+            |f| f.reclaimed,
+        ),
+    ];
+    outcomes
+        .into_iter()
+        .map(|(name, help, value)| {
+            let mut family = Family::new(name, Kind::Counter, help);
+            for row in rows {
+                family.sample(
+                    vec![("queue", row.queue.clone())],
+                    value(&row.totals) as f64,
+                );
+            }
+            family
+        })
+        .collect()
+}
+
+/// A histogram family per queue: cumulative `_bucket`s up to `+Inf`, `_sum`
+/// and `_count`, in seconds.
+fn histogram(
+    name: &'static str,
+    help: &'static str,
+    rows: &[Row],
+    of: fn(&Row) -> &Histogram,
+) -> Family {
+    let mut family = Family::new(name, Kind::Histogram, help);
+    for row in rows {
+        let h = of(row);
+        let queue = || ("queue", row.queue.clone());
+        let mut cumulative = 0;
+        for (b, count) in h.counts.iter().enumerate() {
+            cumulative += count;
+            let le = match Histogram::upper_bound_ms(b) {
+                Some(ms) => format!("{}", ms as f64 / 1000.0),
+                None => "+Inf".to_owned(),
+            };
+            family.sample_named("_bucket", vec![queue(), ("le", le)], cumulative as f64);
+        }
+        family.sample_named("_sum", vec![queue()], h.sum_ms as f64 / 1000.0);
+        family.sample_named("_count", vec![queue()], h.count() as f64);
+    }
+    family
 }
 
 #[cfg(test)]
