@@ -129,7 +129,8 @@ impl State {
             self.say(Level::Info, "no lease selected");
             return None;
         };
-        let now = self.data_time(self.clock);
+        // Lease expiries are Redis times; kept data is judged as last seen.
+        let now = self.data_time(self.redis_time(self.clock));
         let lapsed = self
             .data
             .leases
@@ -176,10 +177,13 @@ impl State {
             .collect();
         let rest = group.jobs.len() - ids.len();
         let signature = group.signature.clone();
+        let others = match rest {
+            0 => "That is the whole group.".to_owned(),
+            n => format!("The other {n} stay dead until you requeue them (r)."),
+        };
         Some((
             format!(
-                "Requeue {} of the {} with error \"{}\" as canaries, and watch them? \
-                 The other {rest} stay dead until you requeue them (r).",
+                "Requeue {} of the {} with error \"{}\" as canaries, and watch them? {others}",
                 ids.len(),
                 plural(group.jobs.len(), "dead letter"),
                 inert(&signature)
