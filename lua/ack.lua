@@ -17,14 +17,14 @@
 -- with a limit key frees its key's slot (once per key per call), and the
 -- wake-up channel is told when that gives a held job room, or when the
 -- queue was at its queue-wide concurrency and jobs wait.
--- include: check clock keys job_record lease ordering stats kept notes flow flow_claim metrics
+-- include: check clock keys job_record lease ordering stats kept notes flow flow_claim events metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
 --   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
---          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call)
+--          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -118,6 +118,9 @@ if #done > 0 then
   redis.call('ZREM', K.leased, unpack(done))
   forget_notes(forgotten)
   bump_stats('p', now, #done)
+  -- One event per call (its count; the id when it is one job), not per job.
+  if #done == 1 then emit(K.events, 'completed', QUEUE, now, 'count', 1, 'id', done[1])
+  else emit(K.events, 'completed', QUEUE, now, 'count', #done) end
   if policy then
     keep(done, kept_raws, K.completed, now)
     trim_kept(policy, now, #done)

@@ -21,14 +21,14 @@
 -- leased job's lease end frees its key's slot, and the wake-up channel is
 -- told when that gives a held job room (or frees a queue-wide slot while
 -- jobs wait).
--- include: check clock keys job_record job_store ordering job_state kept flow flow_claim metrics
+-- include: check clock keys job_record job_store ordering job_state kept flow flow_claim events metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, kept, cancelled, completed,
 --          tombstones, tombstones_at, retention, progress, logs,
---          lim, lim_held, lim_ready, lim_wake
+--          lim, lim_held, lim_ready, lim_wake, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] by: who cancels (text, at most 128 bytes, '' = not given)
 -- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead | held)
@@ -36,6 +36,7 @@
 --         waiting, released ordering successors first, then claim order; for
 --         held, by key, then claim order)
 -- ARGV[5] mode 'id': the job id; a state: limit (1..1000)
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
 -- Reply, mode 'id': { code, state, at_ms } where state is the state the job
 -- was cancelled in (code 1; waiting | scheduled | leased | dead | held | blocked),
 -- at_ms when it was cancelled (codes 1, 2) or completed (code 3), else 0:
@@ -47,6 +48,8 @@
 queue_name(QUEUE)
 local by = text(ARGV[3], 'cancelled by', 128)
 local cancel_tally = tally_new() -- lib/metrics.lua: written once, by settle
+-- The event names who cancelled: the given text, else the handle's actor.
+if by ~= '' then BY = by end
 local mode = ARGV[4]
 local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
   held = K.lim_held }
@@ -139,6 +142,8 @@ end
 -- ack, and announce the ids on the wake-up channel .. ':finished'.
 local function settle(count, ids)
   tally_write(cancel_tally, now)
+  if count == 1 then emit(K.events, 'cancelled', QUEUE, now, 'count', 1, 'id', ids[1])
+  elseif count > 0 then emit(K.events, 'cancelled', QUEUE, now, 'count', count, 'detail', mode) end
   if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
   settle_keys(now)
   if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end

@@ -21,12 +21,12 @@
 -- slot while jobs wait).
 --
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store ordering job_state notes flow flow_claim
+-- include: check clock keys job_store ordering job_state notes flow flow_claim events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
 --          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs,
---          lim, lim_held, lim_ready, lim_wake
+--          lim, lim_held, lim_ready, lim_wake, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000): most jobs deleted (or, in bulk, examined) per call
 -- ARGV[4] force: 1 = a leased job is deleted too (its lease voided), 0 = refused
@@ -35,6 +35,7 @@
 -- ARGV[6] cursor, bulk form only: "" to start; blocked jobs are found in the
 --         namespace-wide ord:blocked set, examined from this lex member on
 -- ARGV[7..] job ids (at most `limit`); none = the bulk form
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
 -- Reply: { done, left, cursor, code_1 .. code_n } with one code per listed
 -- id, in order (none in the bulk form). left: the bulk state's jobs still in
 -- the queue (0 when ids are given); cursor: the bulk form's next ARGV[6], or
@@ -51,7 +52,7 @@ local cursor = ARGV[6]
 -- An ord:blocked member (key, seq, id with "\n" between), so not text().
 if type(cursor) ~= 'string' or #cursor > 600 then fail('cursor must be at most 600 bytes') end
 local ids = {}
-for i = 7, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
+for i = 7, ARGC do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 if #ids == 0 then
   local known = { waiting = true, scheduled = true, held = true, blocked = true, dead = true,
@@ -122,6 +123,8 @@ end
 -- when that lets a job start.
 local function settle()
   settle_keys(now)
+  if done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', 1, 'id', ids[1])
+  elseif done > 0 then emit(K.events, 'deleted', QUEUE, now, 'count', done, 'detail', #ids > 0 and 'by id' or bulk_state) end
   if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
 end
 

@@ -4,12 +4,12 @@
 -- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
 -- script before it runs, so an out-of-memory enqueue writes nothing.
 --
--- include: check clock keys job_record waiting ordering handoff flow
+-- include: check clock keys job_record waiting ordering handoff flow events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, dedup, dedup_ttl, ord_active, ord_blocked,
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
---          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake
+--          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000); then 16 entries per job:
@@ -200,4 +200,7 @@ end
 -- the others.
 if wake then wake = hand_off(now) end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+-- One event per call, however many jobs it created (none for a resend).
+if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', 1, 'id', record_pairs[1])
+elseif pairs_len > 0 then emit(K.events, 'enqueued', QUEUE, now, 'count', pairs_len / 2) end
 return reply

@@ -11,16 +11,17 @@
 -- jobs are put due for a re-check now (K.lim_wake), from an HSCAN of K.lim;
 -- while the reply's cursor is not "0", limits_wake.lua puts the rest.
 -- Idle workers are woken when anything changed.
--- include: check clock keys flow
+-- include: check clock keys flow events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim
---   writes limits, lim_wake
+--   writes limits, lim_wake, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] scope: queue | each_key | key
 -- ARGV[4] limit key (1..512 bytes, no control characters) for scope key, else ""
 -- ARGV[5] concurrency (0 = none, else 1..1000000)
 -- ARGV[6] rate max (0 = none, else 1..100000)
 -- ARGV[7] rate per_ms (0 exactly when rate max is 0, else 1..86400000)
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
 -- Reply: { code, cursor } with cursor the HSCAN cursor for limits_wake.lua ("0" = done)
 -- code 1 set: the limit is now the given one
 -- code 0 unchanged: the same limit was already set; nothing written
@@ -73,6 +74,13 @@ end
 if not changed then return { 0, '0' } end
 
 local now = now_ms()
+local scope_words = scope == 'key' and ('key ' .. key) or scope
+if clear then
+  emit(K.events, 'limit_cleared', QUEUE, now, 'detail', scope_words)
+else
+  emit(K.events, 'limit_set', QUEUE, now, 'detail', string.format(
+    '%s: concurrency %d, rate %d per %d ms', scope_words, concurrency, rate_max, per))
+end
 local scan = redis.call('HSCAN', K.lim, '0', 'MATCH', 'h\n*', 'COUNT', WAKE_SCAN)
 for i = 1, #scan[2], 2 do
   redis.call('ZADD', K.lim_wake, now, string.sub(scan[2][i], 3))

@@ -14,10 +14,10 @@
 -- check proves it is the one the caller computed the next tick from), laid out
 -- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
--- include: check clock keys job_record job_store ordering schedule_record
+-- include: check clock keys job_record job_store ordering schedule_record events
 -- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
 --   of which this script reads jobs, and writes jobs, seq, queues,
---   waiting, ord_active, ord_blocked, ord_blocked_n
+--   waiting, ord_active, ord_blocked, ord_blocked_n, events
 -- then, after its QUEUE_KEY_COUNT keys:
 --   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
 --   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms); writes
@@ -103,4 +103,6 @@ s[S.last_run] = now
 s[S.last_job_id] = id
 redis.call('HSET', SCHEDULES, name, encode_schedule(s))
 advance()
+emit(K.events, 'schedule_fired', QUEUE, now, 'id', id, 'name', s[S.job_name], 'count', created,
+  'detail', name)
 return { 1, id, created, following }

@@ -106,7 +106,8 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
     require_terminal()?;
     commands::check_url(connection)?;
     let (builder, base, n) = (
-        commands::builder(connection),
+        // Its operator actions are the console's on the event stream.
+        commands::builder(connection).actor(redq::events::local_actor("console")),
         connection.namespace().to_owned(),
         connection.shards(),
     );

@@ -108,23 +108,35 @@ pub struct StatsBucket {
     pub failed: u64,
 }
 
-/// A dead-letter event from the `{ns}:events` stream.
+/// An event from the `{ns}:events` stream: one transition (see
+/// [`EventKind`](crate::events::EventKind) for what each kind carries).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueueEvent {
     /// The stream entry id (time-ordered).
     pub event_id: String,
-    /// What happened (`dead`).
+    /// What happened: an [`EventKind`](crate::events::EventKind)'s text
+    /// (`dead`, `enqueued`, …).
     pub kind: String,
-    /// The queue.
+    /// The queue ("" for the worker registry's kinds).
     pub queue: String,
-    /// The job.
+    /// The job, when the transition is about one ("" for a batch).
     pub job_id: String,
     /// The job type name, if any.
     pub name: Option<String>,
-    /// The error that ended it.
+    /// The error of a failed attempt ("" for other kinds).
     pub error: String,
-    /// Failed attempts.
+    /// Failed attempts (retried and dead; 0 for other kinds).
     pub attempts: u32,
+    /// How many jobs the transition covers (a batch's enqueue or ack, a
+    /// bulk requeue, delete or cancel), when it says.
+    pub count: Option<u64>,
+    /// Who did it, for an operator action through a handle with an actor
+    /// ([`RedisQueueBuilder::actor`](crate::RedisQueueBuilder::actor)) or a
+    /// cancel given a `by`.
+    pub by: Option<String>,
+    /// The kind's own words: a limit's scope and figures, a schedule's
+    /// name, a worker's id, a bulk action's state.
+    pub detail: Option<String>,
     /// When it happened.
     pub at: SystemTime,
     /// The namespace whose stream it came from (which shard, when a queue
@@ -387,14 +399,18 @@ impl RedisQueue {
     }
 
     /// Resume a paused queue and wake its idle workers. Works while Redis is
-    /// out of memory (`SREM` and `PUBLISH` never grow memory).
+    /// out of memory (`SREM` and `PUBLISH` never grow memory; only its
+    /// `resumed` event is then not written).
     pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
         let client = self.client();
-        let _: i64 = client
+        let removed: i64 = client
             .srem(self.inner.keys.paused(), queue)
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        if removed == 1 {
+            self.record_resumed(queue).await;
+        }
         let _: i64 = fred::interfaces::PubsubInterface::publish(
             client,
             self.inner.keys.wake_channel(),
@@ -403,54 +419,6 @@ impl RedisQueue {
         .await
         .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         Ok(())
-    }
-
-    /// The latest `count` events (dead letters), newest first.
-    pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
-        limits::check_limit("event count", count, 10_000)?;
-        let raw: fred::types::Value = self
-            .client()
-            .custom(
-                fred::types::CustomCommand::new_static(
-                    "XREVRANGE",
-                    fred::types::ClusterHash::FirstKey,
-                    false,
-                ),
-                vec![
-                    self.inner.keys.events(),
-                    "+".into(),
-                    "-".into(),
-                    "COUNT".into(),
-                    count.to_string(),
-                ],
-            )
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-        let mut events = Vec::new();
-        for entry in reply::array(raw)? {
-            let mut parts = reply::array(entry)?.into_iter();
-            let (Some(id), Some(fields)) = (parts.next(), parts.next()) else {
-                continue;
-            };
-            let mut map = std::collections::HashMap::new();
-            let mut kv = reply::array(fields)?.into_iter();
-            while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
-                map.insert(reply::text(k)?, reply::text(v)?);
-            }
-            let get = |k: &str| map.get(k).cloned().unwrap_or_default();
-            events.push(QueueEvent {
-                event_id: reply::text(id)?,
-                kind: get("kind"),
-                queue: get("queue"),
-                job_id: get("id"),
-                name: Some(get("name")).filter(|n| !n.is_empty()),
-                error: get("error"),
-                attempts: get("attempts").parse().unwrap_or(0),
-                at: ms_to_time(get("at").parse().unwrap_or(0)),
-                namespace: self.namespace().to_owned(),
-            });
-        }
-        Ok(events)
     }
 }
 

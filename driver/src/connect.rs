@@ -37,6 +37,8 @@ pub struct RedisQueueBuilder {
     command_timeout: Duration,
     /// PEM text of the CAs trusted for TLS instead of the system roots.
     tls_ca_pem: Option<Vec<u8>>,
+    /// Who this handle's operator actions are recorded as (`events/actor.rs`).
+    actor: Option<String>,
 }
 
 impl std::fmt::Debug for RedisQueueBuilder {
@@ -63,6 +65,7 @@ impl RedisQueueBuilder {
             payload_limit: DEFAULT_PAYLOAD_LIMIT,
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             tls_ca_pem: None,
+            actor: None,
         }
     }
 
@@ -95,6 +98,19 @@ impl RedisQueueBuilder {
     #[must_use]
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
+        self
+    }
+
+    /// Who this handle's operator actions (pause, resume, requeue, delete,
+    /// purge, cancel, limits, a schedule's trigger) are recorded as, as the
+    /// `by` of their events on `{ns}:events`: for example
+    /// [`events::local_actor("console")`](crate::events::local_actor)
+    /// (`console alice@host`). Default: none, and those events carry no
+    /// `by`. At most 128 bytes are kept; control characters are refused at
+    /// [`connect`](Self::connect).
+    #[must_use]
+    pub fn actor(mut self, actor: impl Into<String>) -> Self {
+        self.actor = Some(actor.into()).filter(|a| !a.is_empty());
         self
     }
 
@@ -150,6 +166,7 @@ impl RedisQueueBuilder {
         check_namespace(&self.namespace)?;
         check_pool_size(self.pool_size)?;
         check_payload_limit(self.payload_limit)?;
+        crate::actor::check_actor(self.actor.as_deref())?;
         let redacted = redact_url(&self.url);
         let mut config = parse_config(&self.url, &redacted)?;
         if let (Some(pem), Some(tls)) = (&self.tls_ca_pem, config.tls.as_mut()) {
@@ -195,6 +212,7 @@ impl RedisQueueBuilder {
                 queue_keys: RwLock::new(HashMap::new()),
                 held: crate::remembered::Remembered::new(),
                 coalescer: Default::default(),
+                actor: self.actor,
             }),
         })
     }

@@ -48,4 +48,6 @@ pub(crate) struct Inner {
     pub coalescer: crate::coalesce::Coalescer,
     /// Leases this handle took, so the seed trait's id-only calls stay fenced.
     pub held: crate::remembered::Remembered<crate::Lease>,
+    /// Who operator actions are recorded as (`RedisQueueBuilder::actor`).
+    pub actor: Option<String>,
 }

@@ -134,6 +134,16 @@ impl Keys {
             self.key("workers:gone"),
         ])
     }
+    /// The registry keys and `{ns}:events`, where a heartbeat writes who
+    /// joined, left or was lost (`lua/worker_beat.lua`).
+    pub fn worker_beat(&self) -> QueueKeys {
+        QueueKeys::from(vec![
+            self.key("workers"),
+            self.key("workers:info"),
+            self.events(),
+            self.key("workers:gone"),
+        ])
+    }
     /// `{ns}:q:<queue>:stats`
     pub fn stats(&self, queue: &str) -> String {
         self.key(&format!("q:{queue}:stats"))

@@ -93,6 +93,7 @@
 //! checked against those headers by a test.
 #![warn(missing_docs)]
 
+mod actor;
 mod admin;
 mod backoff;
 mod coalesce;

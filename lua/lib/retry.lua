@@ -7,10 +7,9 @@
 -- now wakes them anyway; a delayed retry of a job without a limit key on a
 -- queue at its queue-wide concurrency does not (that would cost every nack
 -- an HGET): the failing worker's own next claim takes the slot.
--- include: keys job_record job_store lease stats waiting ordering flow flow_claim metrics
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics
 
 local MAX_ERROR_BYTES = 4096
-local EVENTS_MAXLEN = 10000
 
 -- Record a failed attempt of a leased job: back to the queue after `delay`,
 -- or to the dead-letter set when forced, when attempts are spent, or when the
@@ -33,9 +32,7 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
     store_meta(id, m)
     redis.call('ZADD', K.dead, now, id)
     release_keys(id, m)
-    redis.call('XADD', K.events, 'MAXLEN', '~', EVENTS_MAXLEN, '*',
-      'kind', 'dead', 'queue', m[M.queue], 'id', id, 'name', m[M.name],
-      'error', m[M.error], 'attempts', m[M.attempts], 'at', now)
+    emit(K.events, 'dead', m[M.queue], now, 'id', id, 'name', m[M.name], 'error', m[M.error], 'attempts', m[M.attempts])
     if wake or queue_slots_freed(1) then redis.call('PUBLISH', CHANNEL, QUEUE) end
     return true, 0
   end
@@ -44,6 +41,7 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
   store_meta(id, m)
   count_outcome(m[M.name], MV.retried, now)
   if place(id, m, due, now) or wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  emit(K.events, 'retried', m[M.queue], now, 'id', id, 'name', m[M.name], 'error', m[M.error], 'attempts', m[M.attempts])
   return false, due
 end
 
@@ -78,6 +76,9 @@ local function reclaim_lapsed(now, limit)
     else
       redis.call('ZREM', K.leased, id)
     end
+  end
+  if requeued + dead > 0 then
+    emit(K.events, 'reclaimed', QUEUE, now, 'count', requeued + dead, 'detail', requeued .. ' requeued, ' .. dead .. ' dead')
   end
   return requeued, dead
 end

@@ -13,9 +13,13 @@ use crate::failure::Failure;
 /// Commands give up on a Redis that does not answer within this.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The driver's settings for the connection's URL (any namespace).
+/// The driver's settings for the connection's URL (any namespace). Operator
+/// actions are recorded on the event stream as the CLI's (`cli
+/// <user>@<host>`); the console sets its own actor over this.
 pub fn builder(connection: &Connection) -> RedisQueueBuilder {
-    RedisQueue::builder(connection.url()).command_timeout(COMMAND_TIMEOUT)
+    RedisQueue::builder(connection.url())
+        .command_timeout(COMMAND_TIMEOUT)
+        .actor(redq::events::local_actor("cli"))
 }
 
 /// A URL the driver would refuse is a usage error (exit 2), said before

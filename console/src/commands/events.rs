@@ -2,9 +2,11 @@
 //! position (`--from start|now|ID`); with `--follow` it then waits for new
 //! ones (the driver's blocking subscription: no polling) until Ctrl-C.
 //!
-//! A line is `ID  TIME  KIND  QUEUE  JOB  attempts=N  [name=…]  error=…`
-//! (plus `shard=…` with `--shards`), or with `-o json` one object a line.
-//! The ID first: `--from ID` resumes after it.
+//! A line is `ID  TIME  KIND  QUEUE  JOB  attempts=N  [name=…]  [count=N]
+//! [by=…]  [detail=…]  error=…` (plus `shard=…` with `--shards`; QUEUE and
+//! JOB are `-` when the event has none), or with `-o json` one object a
+//! line. The ID first: `--from ID` resumes after it. Every kind the stream
+//! carries is printed (`redq::events::EventKind`).
 
 use std::time::Duration;
 
@@ -70,6 +72,9 @@ fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
             "job_id": event.job_id,
             "name": event.name,
             "attempts": event.attempts,
+            "count": event.count,
+            "by": event.by,
+            "detail": event.detail,
             "error": event.error,
             "at": time(event.at),
             "namespace": event.namespace,
@@ -81,16 +86,34 @@ fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
         event.event_id,
         clock::rfc3339(event.at),
         inert(&event.kind),
-        inert(&event.queue),
-        inert(&event.job_id),
+        inert(or_dash(&event.queue)),
+        inert(or_dash(&event.job_id)),
         event.attempts,
     );
     if let Some(name) = &event.name {
         out.push_str(&format!("  name={}", inert(name)));
+    }
+    if let Some(count) = event.count {
+        out.push_str(&format!("  count={count}"));
+    }
+    if let Some(by) = &event.by {
+        out.push_str(&format!("  by={}", inert(by)));
+    }
+    if let Some(detail) = &event.detail {
+        out.push_str(&format!("  detail={}", inert(detail)));
     }
     if sharded {
         out.push_str(&format!("  shard={}", inert(&event.namespace)));
     }
     out.push_str(&format!("  error={}", inert(&event.error)));
     out
+}
+
+/// A field the event does not have, as a placeholder that keeps the columns.
+fn or_dash(text: &str) -> &str {
+    if text.is_empty() {
+        "-"
+    } else {
+        text
+    }
 }

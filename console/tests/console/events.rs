@@ -2,13 +2,15 @@
 //! blocks in `XREAD` (a follower waiting before a dead letter is told
 //! within a round trip, and the server ran one `XREAD` for it), resumes
 //! exactly after an id, and `redq events` prints one line (or one JSON
-//! object) per event, following until interrupted.
+//! object) per event, following until interrupted. The stream carries every
+//! kind of transition (`tests/tests/event_kinds.rs`); these tests watch the
+//! dead letters among them.
 
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use redq::events::{EventCursor, EVENT_BLOCK};
-use redq::RedisQueue;
+use redq::{Job, NewJob, QueueEvent, RedisQueue};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 
 use crate::seed::{connect, dead_letters, redq};
@@ -21,6 +23,32 @@ async fn blocked_clients(server: &RedisServer) -> i64 {
         .find_map(|l| l.strip_prefix("blocked_clients:"))
         .and_then(|n| n.trim().parse().ok())
         .expect("INFO clients has blocked_clients")
+}
+
+/// `n` jobs of `queue` enqueued and leased, to dead-letter later with
+/// [`fail`]: their dead letters are then the only events after that point.
+async fn leased(q: &RedisQueue, queue: &str, n: usize) -> Vec<Job> {
+    for i in 0..n {
+        let job = NewJob::new(serde_json::json!({ "n": i }))
+            .name("deliver_webhook")
+            .max_attempts(1);
+        q.add(queue, job).await.unwrap();
+    }
+    let jobs = q.claim(queue, n, Duration::from_secs(60)).await.unwrap();
+    assert_eq!(jobs.len(), n);
+    jobs
+}
+
+/// Dead-letter the leased `jobs` with `error`; their ids.
+async fn fail(q: &RedisQueue, jobs: Vec<Job>, error: &str) -> Vec<String> {
+    for job in &jobs {
+        q.nack(&job.lease(), Duration::ZERO, error).await.unwrap();
+    }
+    jobs.into_iter().map(|j| j.id).collect()
+}
+
+fn dead(events: Vec<QueueEvent>) -> Vec<QueueEvent> {
+    events.into_iter().filter(|e| e.kind == "dead").collect()
 }
 
 fn calls(seen: &redq_tests::SeenByServer, command: &str) -> i64 {
@@ -36,6 +64,7 @@ async fn a_follower_waiting_before_a_dead_letter_sees_it_from_one_blocked_read()
     let ns = unique_namespace("events_block");
     let q = connect(&server.url(), &ns).await;
     dead_letters(&q, "earlier", 1, "before").await;
+    let jobs = leased(&q, "webhooks", 1).await;
     let mut feed = q.follow_events(EventCursor::Now).await.unwrap();
     server.reset_stats().await;
     let follower = tokio::spawn(async move {
@@ -49,7 +78,7 @@ async fn a_follower_waiting_before_a_dead_letter_sees_it_from_one_blocked_read()
     )
     .await;
     let started = Instant::now();
-    let ids = dead_letters(&q, "webhooks", 1, "HTTP 503 from upstream").await;
+    let ids = fail(&q, jobs, "HTTP 503 from upstream").await;
     let (batch, feed) = tokio::time::timeout(Duration::from_secs(5), follower)
         .await
         .expect("the follower was told within 5 s")
@@ -85,7 +114,7 @@ async fn resuming_after_an_id_sees_exactly_what_came_after_it() {
     let ns = unique_namespace("events_resume");
     let q = connect(&server.url(), &ns).await;
     let ids = dead_letters(&q, "webhooks", 4, "boom").await;
-    let all = q.operator().events_since(EventCursor::Start).await.unwrap();
+    let all = dead(q.operator().events_since(EventCursor::Start).await.unwrap());
     let seen: Vec<&str> = all.iter().map(|e| e.job_id.as_str()).collect();
     assert_eq!(seen, ids.iter().map(String::as_str).collect::<Vec<_>>());
 
@@ -101,11 +130,17 @@ async fn resuming_after_an_id_sees_exactly_what_came_after_it() {
     // The stream form goes on from the same place when more happen.
     let more = dead_letters(&q, "later", 1, "later").await;
     let mut stream = Box::pin(feed.into_stream());
-    let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    let next = loop {
+        let next = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(next.queue, "later", "only events after the position");
+        if next.kind == "dead" {
+            break next;
+        }
+    };
     assert_eq!(next.job_id, more[0]);
 
     // The CLI resumes from an id the same way, one JSON object a line.
@@ -123,6 +158,7 @@ async fn resuming_after_an_id_sees_exactly_what_came_after_it() {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|l: &serde_json::Value| l["kind"] == "dead")
         .collect();
     let cli_ids: Vec<&str> = lines
         .iter()
@@ -151,6 +187,7 @@ async fn redq_events_follow_prints_new_events_until_interrupted() {
     let ns = unique_namespace("events_follow");
     let q: RedisQueue = connect(&server.url(), &ns).await;
     dead_letters(&q, "earlier", 2, "old").await;
+    let jobs = leased(&q, "webhooks", 1).await;
     let mut follower = Spawned::start(
         &server.url(),
         &ns,
@@ -162,7 +199,7 @@ async fn redq_events_follow_prints_new_events_until_interrupted() {
         async || blocked_clients(&server).await == 1,
     )
     .await;
-    let ids = dead_letters(&q, "webhooks", 1, "new one").await;
+    let ids = fail(&q, jobs, "new one").await;
     let line = follower.stdout_line(Duration::from_secs(5)).await;
     let event: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(
@@ -193,7 +230,7 @@ async fn a_feed_resumes_after_its_position_when_redis_comes_back() {
     let q = connect(&server.url(), &ns).await;
     let before = dead_letters(&q, "before", 2, "before the restart").await;
     let mut feed = q.follow_events(EventCursor::Start).await.unwrap();
-    let seen = feed.available().await.unwrap();
+    let seen = dead(feed.available().await.unwrap());
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[1].job_id, before[1]);
 
@@ -209,12 +246,17 @@ async fn a_feed_resumes_after_its_position_when_redis_comes_back() {
     // failure leaves the position where it was.
     let mut got = Vec::new();
     let give_up = Instant::now() + Duration::from_secs(30);
-    while got.is_empty() {
+    while !got.iter().any(|e: &QueueEvent| e.kind == "dead") {
         assert!(Instant::now() < give_up, "no event after the restart");
         if let Ok(batch) = feed.next_batch().await {
-            got = batch;
+            got.extend(batch);
         }
     }
+    assert!(
+        got.iter().all(|e| e.queue == "after"),
+        "nothing from before the position: {got:?}"
+    );
+    let got = dead(got);
     let ids: Vec<&str> = got.iter().map(|e| e.job_id.as_str()).collect();
     assert_eq!(
         ids,
@@ -228,9 +270,10 @@ async fn on_a_cluster_a_follower_reads_the_node_of_its_stream() {
     let cluster = redq_tests::cluster::RedisCluster::shared();
     let ns = unique_namespace("events_cluster");
     let q = connect(&cluster.url(), &ns).await;
+    let jobs = leased(&q, "webhooks", 1).await;
     let mut feed = q.follow_events(EventCursor::Now).await.unwrap();
     let follower = tokio::spawn(async move { feed.next_batch().await });
-    let ids = dead_letters(&q, "webhooks", 1, "on a cluster").await;
+    let ids = fail(&q, jobs, "on a cluster").await;
     let batch = tokio::time::timeout(Duration::from_secs(EVENT_BLOCK.as_secs() + 5), follower)
         .await
         .expect("the follower answered")

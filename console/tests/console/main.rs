@@ -14,6 +14,7 @@ mod cli_errors;
 mod demo_guard;
 mod detail_notes;
 mod events;
+mod events_kinds_cli;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;

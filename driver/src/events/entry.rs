@@ -1,5 +1,8 @@
 //! Stream entries of `{ns}:events` as [`QueueEvent`]s: the fields
-//! `lua/lib/retry.lua` writes (`kind queue id name error attempts at`).
+//! `lua/lib/events.lua` writes (`kind queue at`, then any of `id name
+//! attempts error count by detail`), and the driver's own `resumed`
+//! (`admin.rs`). The one parser of the stream: `RedisQueue::events` and the
+//! followers use it.
 
 use std::collections::HashMap;
 
@@ -41,6 +44,11 @@ pub fn range_events(raw: Value, namespace: &str) -> Result<Vec<QueueEvent>, Queu
     Ok(events)
 }
 
+/// The milliseconds of a stream entry id `MS-SEQ`.
+fn id_ms(event_id: &str) -> &str {
+    event_id.split('-').next().unwrap_or("0")
+}
+
 fn event(event_id: String, fields: Value, namespace: &str) -> Result<QueueEvent, QueueError> {
     let mut map = HashMap::new();
     let mut kv = reply::array(fields)?.into_iter();
@@ -48,15 +56,26 @@ fn event(event_id: String, fields: Value, namespace: &str) -> Result<QueueEvent,
         map.insert(reply::text(k)?, reply::text(v)?);
     }
     let get = |k: &str| map.get(k).cloned().unwrap_or_default();
+    let given = |k: &str| map.get(k).filter(|v| !v.is_empty()).cloned();
+    // An entry without `at` (the driver's `resumed`) was written at its
+    // id's millisecond.
+    let at_ms = given("at")
+        .as_deref()
+        .unwrap_or(id_ms(&event_id))
+        .parse()
+        .unwrap_or(0);
     Ok(QueueEvent {
         event_id,
         kind: get("kind"),
         queue: get("queue"),
         job_id: get("id"),
-        name: Some(get("name")).filter(|n| !n.is_empty()),
+        name: given("name"),
         error: get("error"),
         attempts: get("attempts").parse().unwrap_or(0),
-        at: ms_to_time(get("at").parse().unwrap_or(0)),
+        count: given("count").and_then(|c| c.parse().ok()),
+        by: given("by"),
+        detail: given("detail"),
+        at: ms_to_time(at_ms),
         namespace: namespace.to_owned(),
     })
 }

@@ -9,9 +9,11 @@
 //! out, an [`EventCursor::After`] that resumes exactly after it, on this
 //! feed after a lost connection or in a later process.
 //!
-//! What the stream carries is what the scripts write to it: today dead
-//! letters only (`lua/lib/retry.lua`), capped at about 10 000 entries, so
-//! an id older than the oldest kept entry resumes at that oldest entry.
+//! What the stream carries is what the scripts write to it
+//! (`lua/lib/events.lua`): one entry per transition, of the kinds in
+//! [`EventKind`], capped at about [`EVENTS_CAP`] entries, so an id older
+//! than the oldest kept entry resumes at that oldest entry. Operator
+//! actions carry who did them (`actor.rs`).
 //!
 //! Over the shards of a `ShardedQueue`, [`Operator::follow_events`] merges
 //! one feed per shard (`merged.rs`).
@@ -20,7 +22,10 @@
 
 mod cursor;
 mod entry;
+mod kind;
+mod latest;
 mod merged;
+mod resumed;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -29,13 +34,21 @@ use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 use futures::Stream;
 
+pub use crate::actor::{local_actor, MAX_ACTOR_BYTES};
 pub use cursor::EventCursor;
+pub use kind::EventKind;
 
 use crate::{QueueError, QueueEvent, RedisQueue};
 
 /// How long one `XREAD BLOCK` waits for an entry before it answers with
 /// none and is sent again.
 pub const EVENT_BLOCK: Duration = Duration::from_secs(10);
+
+/// About how many entries `{ns}:events` keeps (`XADD MAXLEN ~`): the
+/// `EVENTS_MAXLEN` of `lua/lib/events.lua`, checked equal by a test. An
+/// entry takes about 100 to 300 bytes (more with a long error), so the
+/// stream holds 1 to 3 MB, up to about 45 MB with 4 KiB errors.
+pub const EVENTS_CAP: usize = 10_000;
 
 /// At most this many entries per read.
 const READ_COUNT: usize = 500;
@@ -215,5 +228,26 @@ impl EventFeed {
             .into_iter()
             .next()
             .map_or_else(|| "0-0".to_owned(), |e| e.event_id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_the_one_the_scripts_trim_to() {
+        let (_, module) = crate::scripts::catalogue::MODULES
+            .iter()
+            .find(|(name, _)| *name == "events")
+            .expect("lua/lib/events.lua is a module");
+        assert!(
+            module.contains(&format!("local EVENTS_MAXLEN = {EVENTS_CAP}\n")),
+            "lua/lib/events.lua must trim to EVENTS_CAP"
+        );
+        let (_, mark) = module
+            .split_once("local MAX_ACTOR_BYTES = ")
+            .expect("the scripts' actor bound");
+        assert!(mark.starts_with(&format!("{MAX_ACTOR_BYTES}\n")));
     }
 }

@@ -109,6 +109,7 @@ impl RedisQueue {
         argv.push(text(queue));
         argv.push(text(self.inner.keys.wake_channel()));
         argv.append(&mut args);
+        self.attribute(op, &mut argv);
         scripts::run(self.client(), op, &QueueKeys(keys), argv)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))

@@ -92,6 +92,7 @@ modules![
     job_state,
     flow,
     flow_claim,
+    events,
     metrics,
 ];
 

@@ -101,7 +101,7 @@ async fn beat(queue: &RedisQueue, id: &str, record: &str) -> Result<(), QueueErr
     scripts::run(
         queue.client(),
         Op::WorkerBeat,
-        &queue.inner.keys.workers(),
+        &queue.inner.keys.worker_beat(),
         args,
     )
     .await

@@ -185,14 +185,18 @@ impl State {
         out
     }
 
-    /// Events matching the Events filter, newest first.
+    /// Events matching the Events filter, newest first: `kind:PREFIX`
+    /// keeps the kinds starting with it (`kind:worker`), any other text
+    /// events with it in a field (who did it included).
     pub fn visible_events(&self) -> Vec<&QueueEvent> {
         let f = self.filter_of(Screen::Events);
+        let kind = f.strip_prefix("kind:").map(str::to_lowercase);
         self.data
             .events
             .iter()
-            .filter(|e| {
-                matches(
+            .filter(|e| match &kind {
+                Some(kind) => e.kind.starts_with(kind.as_str()),
+                None => matches(
                     f,
                     &[
                         &e.kind,
@@ -200,8 +204,10 @@ impl State {
                         &e.job_id,
                         e.name.as_deref().unwrap_or(""),
                         &e.error,
+                        e.by.as_deref().unwrap_or(""),
+                        e.detail.as_deref().unwrap_or(""),
                     ],
-                )
+                ),
             })
             .collect()
     }

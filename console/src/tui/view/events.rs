@@ -1,4 +1,5 @@
-//! Screen 6: the event feed (dead letters and whatever else the driver logs).
+//! Screen 6: the event feed, every kind of transition (`/kind:dead` keeps
+//! one kind), with who did an operator action.
 
 use std::time::SystemTime;
 
@@ -23,16 +24,21 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             shard.cells(
                 vec![
                     Item::new(clock::short(e.at, now)),
-                    if e.kind == "dead" {
+                    if e.kind == "dead" || e.kind == "worker_lost" {
                         kind.style(theme.error())
                     } else {
                         kind
                     },
-                    Item::new(&e.queue),
-                    Item::new(&e.job_id),
+                    Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
+                    Item::new(subject(e)),
                     Item::new(e.name.as_deref().unwrap_or("—")),
-                    Item::new(facts::tries(e.attempts, None)),
-                    Item::new(&e.error),
+                    Item::new(if e.attempts > 0 {
+                        facts::tries(e.attempts, None)
+                    } else {
+                        "—".to_owned()
+                    }),
+                    Item::new(e.by.as_deref().unwrap_or("—")),
+                    Item::new(what(e)),
                 ],
                 &e.namespace,
             )
@@ -41,10 +47,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     let empty = if state.filter().is_empty() {
         vec![
             "no events yet".to_owned(),
-            "dead letters are logged here as they happen".to_owned(),
+            "every transition is logged here as it happens".to_owned(),
         ]
     } else {
-        vec!["no event matches the filter".to_owned()]
+        vec!["no event matches the filter (kind:NAME keeps one kind)".to_owned()]
     };
     let mut list = List {
         title: format!(" Events: latest {} ", events.len()),
@@ -54,8 +60,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             Column::name("QUEUE"),
             Column::id("JOB"),
             Column::name("NAME").optional(1),
-            Column::number("TRIES"),
-            Column::text("ERROR"),
+            Column::number("TRIES").optional(2),
+            Column::name("BY"),
+            Column::text("WHAT"),
         ],
         rows,
         selected: state.cursor().index,
@@ -63,4 +70,22 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     };
     shard.add_to(&mut list);
     table::draw(frame, area, list, theme);
+}
+
+/// The job, or how many jobs a batch's event covers.
+fn subject(e: &redq::QueueEvent) -> String {
+    match (e.job_id.as_str(), e.count) {
+        ("", Some(1)) => "1 job".to_owned(),
+        ("", Some(n)) => format!("{n} jobs"),
+        ("", None) => "—".to_owned(),
+        (id, _) => id.to_owned(),
+    }
+}
+
+/// The error of a failed attempt, else the kind's own words.
+fn what(e: &redq::QueueEvent) -> String {
+    if !e.error.is_empty() {
+        return e.error.clone();
+    }
+    e.detail.clone().unwrap_or_default()
 }

@@ -163,6 +163,9 @@ pub fn events() -> Vec<QueueEvent> {
             name: j.name.clone(),
             error: j.last_error.clone().unwrap_or_default(),
             attempts: j.attempts,
+            count: None,
+            by: None,
+            detail: None,
             at: j.died_at.unwrap_or(now()),
             namespace: j.namespace.clone(),
         })

@@ -1,0 +1,88 @@
+//! `redq events` shows every kind of event, one line (or one JSON object)
+//! each, and the CLI's own operator actions name it as who did them
+//! (`cli <user>@<host>`).
+
+use std::time::Duration;
+
+use redq_tests::{unique_namespace, RedisServer};
+
+use crate::seed::{connect, dead_letters, redq};
+
+fn json_lines(out: std::process::Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn redq_events_prints_every_kind_and_who_did_the_clis_actions() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_kinds_cli");
+    let q = connect(&server.url(), &ns).await;
+    let ids = dead_letters(&q, "webhooks", 2, "HTTP 410").await;
+    let done = q
+        .add("webhooks", redq::NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    let job = q
+        .claim("webhooks", 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    q.ack(&job[0].lease()).await.unwrap();
+    for args in [
+        &["pause", "webhooks"][..],
+        &["resume", "webhooks"],
+        &["dead", "purge", "webhooks", "--yes"],
+    ] {
+        let out = redq(&server.url(), &ns, args);
+        assert!(
+            out.status.success(),
+            "redq {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let lines = json_lines(redq(&server.url(), &ns, &["events", "-o", "json"]));
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "enqueued",
+            "enqueued",
+            "dead",
+            "dead",
+            "enqueued",
+            "completed",
+            "paused",
+            "resumed",
+            "purged"
+        ],
+        "{lines:#?}"
+    );
+    assert_eq!(lines[2]["job_id"], ids[0].as_str());
+    assert_eq!(lines[5]["job_id"], done.id());
+    assert_eq!(lines[5]["count"], 1);
+    assert_eq!(lines[8]["count"], 2);
+    for line in &lines[6..] {
+        let by = line["by"].as_str().unwrap_or_default();
+        assert!(by.starts_with("cli ") && by.contains('@'), "{line}");
+    }
+    assert!(lines[..6].iter().all(|l| l["by"].is_null()), "{lines:#?}");
+
+    // The table form: one line each, who did it as by=, placeholders kept.
+    let out = redq(&server.url(), &ns, &["events"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let table: Vec<&str> = text.lines().collect();
+    assert_eq!(table.len(), lines.len());
+    let paused: Vec<&str> = table[6].split("  ").collect();
+    assert_eq!(&paused[2..5], ["paused", "webhooks", "-"]);
+    assert!(table[6].contains("  by=cli "), "{}", table[6]);
+    assert!(table[8].contains("  count=2  "), "{}", table[8]);
+}

@@ -1,0 +1,159 @@
+//! The kinds of event the scripts write to `{ns}:events`, named once.
+
+/// What an event on `{ns}:events` records. [`QueueEvent::kind`] keeps the
+/// stream's text, so an event of a kind this driver does not know (written
+/// by a newer one) still reads; [`EventKind::of`] names the known ones.
+///
+/// [`QueueEvent::kind`]: crate::QueueEvent::kind
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// An enqueue call created jobs: `count` of them (`job_id` when one).
+    Enqueued,
+    /// An acknowledgement call finished jobs: `count` (`job_id` when one).
+    Completed,
+    /// A failed attempt that goes back to the queue (`job_id`, `attempts`,
+    /// `error`).
+    Retried,
+    /// A failed attempt that dead-lettered its job.
+    Dead,
+    /// Lapsed leases returned: `count`, `detail` how many requeued and dead.
+    Reclaimed,
+    /// An operator cancelled jobs (`by`).
+    Cancelled,
+    /// Dead letters sent back to their queue (`by`).
+    Requeued,
+    /// Listed jobs deleted (`detail`: `dead` for dead letters, else the
+    /// state or `by id`) (`by`).
+    Deleted,
+    /// The oldest dead letters deleted, without listing them (`by`).
+    Purged,
+    /// A queue paused (`by`).
+    Paused,
+    /// A queue resumed (`by`).
+    Resumed,
+    /// A schedule enqueued its job (`detail` the schedule, `count` 0 when
+    /// the job already existed); a trigger by an operator says so (`by`).
+    ScheduleFired,
+    /// A worker entered the registry (`detail` its id; no queue).
+    WorkerJoined,
+    /// A worker left the registry as it stopped.
+    WorkerLeft,
+    /// A worker's heartbeat lapsed, noticed by another worker's beat.
+    WorkerLost,
+    /// A limit set (`detail`: scope and figures) (`by`).
+    LimitSet,
+    /// A limit cleared (`detail`: its scope) (`by`).
+    LimitCleared,
+}
+
+impl EventKind {
+    /// Every kind, in the order a list of them is shown.
+    pub const ALL: [EventKind; 17] = [
+        EventKind::Enqueued,
+        EventKind::Completed,
+        EventKind::Retried,
+        EventKind::Dead,
+        EventKind::Reclaimed,
+        EventKind::Cancelled,
+        EventKind::Requeued,
+        EventKind::Deleted,
+        EventKind::Purged,
+        EventKind::Paused,
+        EventKind::Resumed,
+        EventKind::ScheduleFired,
+        EventKind::WorkerJoined,
+        EventKind::WorkerLeft,
+        EventKind::WorkerLost,
+        EventKind::LimitSet,
+        EventKind::LimitCleared,
+    ];
+
+    /// Its text on the stream (and in `redq events`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Enqueued => "enqueued",
+            EventKind::Completed => "completed",
+            EventKind::Retried => "retried",
+            EventKind::Dead => "dead",
+            EventKind::Reclaimed => "reclaimed",
+            EventKind::Cancelled => "cancelled",
+            EventKind::Requeued => "requeued",
+            EventKind::Deleted => "deleted",
+            EventKind::Purged => "purged",
+            EventKind::Paused => "paused",
+            EventKind::Resumed => "resumed",
+            EventKind::ScheduleFired => "schedule_fired",
+            EventKind::WorkerJoined => "worker_joined",
+            EventKind::WorkerLeft => "worker_left",
+            EventKind::WorkerLost => "worker_lost",
+            EventKind::LimitSet => "limit_set",
+            EventKind::LimitCleared => "limit_cleared",
+        }
+    }
+
+    /// The kind a stream text names, if this driver knows it.
+    pub fn of(text: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+
+    /// Whether an operator's action writes it (and so it has a `by` when
+    /// the handle had an actor).
+    pub fn is_operator_action(self) -> bool {
+        matches!(
+            self,
+            EventKind::Cancelled
+                | EventKind::Requeued
+                | EventKind::Deleted
+                | EventKind::Purged
+                | EventKind::Paused
+                | EventKind::Resumed
+                | EventKind::LimitSet
+                | EventKind::LimitCleared
+        )
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_reads_back_from_its_text() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::of(kind.as_str()), Some(kind));
+        }
+        assert_eq!(EventKind::of("later"), None);
+    }
+
+    /// Each kind the driver names is written by some script, and each kind
+    /// a script writes is named here.
+    #[test]
+    fn the_kinds_are_the_ones_the_scripts_write() {
+        let mut written = std::collections::BTreeSet::new();
+        let sources = crate::scripts::catalogue::SCRIPTS
+            .iter()
+            .chain(crate::scripts::catalogue::MODULES.iter())
+            .filter(|(name, _)| *name != "events");
+        for (_, source) in sources {
+            for part in source.split("emit(").skip(1) {
+                let Some(kind) = part.split('\'').nth(1) else {
+                    continue;
+                };
+                written.insert(kind.to_owned());
+            }
+        }
+        // `resumed` is written by the driver (admin.rs), not a script.
+        written.insert("resumed".to_owned());
+        let named: std::collections::BTreeSet<String> = EventKind::ALL
+            .iter()
+            .map(|k| k.as_str().to_owned())
+            .collect();
+        assert_eq!(written, named);
+    }
+}

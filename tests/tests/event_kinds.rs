@@ -1,0 +1,350 @@
+//! The event stream on a real Redis (issue 16, part 4): every kind of
+//! transition is one entry per script call with its fields (a batch is one
+//! entry with its count), operator actions name who did them, the stream
+//! stays at its cap, and a follower is handed a new kind by the blocked
+//! read it was waiting in.
+
+use std::time::Duration;
+
+use redq::events::{EventCursor, EventKind, EVENTS_CAP};
+use redq::flow::{Limit, LimitScope};
+use redq::schedule::Schedule;
+use redq::worker::{Registry, WorkOptions, Worker};
+use redq::{NewJob, QueueEvent, RedisQueue};
+use redq_tests::fixtures::DEADLINE;
+use redq_tests::running::RunningWorker;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde_json::json;
+
+const ACTOR: &str = "cli ops@bastion";
+
+async fn acting(server: &RedisServer, namespace: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(namespace)
+        .actor(ACTOR)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// What the stream holds now, oldest first.
+async fn all(queue: &RedisQueue) -> Vec<QueueEvent> {
+    let mut events = queue.events(EVENTS_CAP).await.expect("events");
+    events.reverse();
+    events
+}
+
+/// The events after `mark` (an event id), oldest first, read as a
+/// follower resumes.
+async fn since(queue: &RedisQueue, mark: &str) -> Vec<QueueEvent> {
+    let from = EventCursor::After(mark.to_owned());
+    queue
+        .operator()
+        .events_since(from)
+        .await
+        .expect("events since")
+}
+
+/// The id of the newest event ("0-0" when there is none).
+async fn mark(queue: &RedisQueue) -> String {
+    let newest = queue.events(1).await.expect("events");
+    newest
+        .first()
+        .map_or_else(|| "0-0".to_owned(), |e| e.event_id.clone())
+}
+
+fn kinds(events: &[QueueEvent]) -> Vec<&str> {
+    events.iter().map(|e| e.kind.as_str()).collect()
+}
+
+fn jobs(n: usize) -> Vec<NewJob> {
+    (0..n)
+        .map(|i| {
+            NewJob::new(json!({ "n": i }))
+                .name("send_mail")
+                .max_attempts(2)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_job_transition_is_one_event_per_call_with_its_fields() {
+    let server = RedisServer::start();
+    let queue = acting(&server, &unique_namespace("event_kinds_jobs")).await;
+
+    // A batch of three is one `enqueued` with its count; one job names itself.
+    queue.add_batch("mail", jobs(3)).await.unwrap();
+    let single = queue.add("mail", jobs(1).remove(0)).await.unwrap();
+    let events = all(&queue).await;
+    assert_eq!(kinds(&events), ["enqueued", "enqueued"]);
+    assert_eq!((events[0].count, events[0].job_id.as_str()), (Some(3), ""));
+    assert_eq!(
+        (events[1].count, events[1].job_id.as_str()),
+        (Some(1), single.id())
+    );
+    assert_eq!(events[0].queue, "mail");
+    assert_eq!(
+        events[0].by, None,
+        "a worker's or producer's call names nobody"
+    );
+
+    // Two acks in one call: one `completed` with count 2.
+    let claimed = queue
+        .claim("mail", 4, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 4);
+    let before = mark(&queue).await;
+    let leases: Vec<_> = claimed[..2].iter().map(|j| j.lease()).collect();
+    queue.ack_batch(&leases).await.unwrap();
+    let events = since(&queue, &before).await;
+    assert_eq!(kinds(&events), ["completed"]);
+    assert_eq!((events[0].count, events[0].job_id.as_str()), (Some(2), ""));
+
+    // A failed attempt with attempts left: `retried`; spent: `dead`.
+    let before = mark(&queue).await;
+    let failing = &claimed[2];
+    queue
+        .nack(&failing.lease(), Duration::ZERO, "SMTP 451")
+        .await
+        .unwrap();
+    let again = queue
+        .claim("mail", 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(again[0].id, failing.id);
+    queue
+        .nack(&again[0].lease(), Duration::ZERO, "SMTP 550")
+        .await
+        .unwrap();
+    let events = since(&queue, &before).await;
+    assert_eq!(kinds(&events), ["retried", "dead"]);
+    for (event, (attempts, error)) in events.iter().zip([(1, "SMTP 451"), (2, "SMTP 550")]) {
+        assert_eq!(event.job_id, failing.id);
+        assert_eq!(event.name.as_deref(), Some("send_mail"));
+        assert_eq!((event.attempts, event.error.as_str()), (attempts, error));
+    }
+
+    // A lapsed lease: its `retried` (the lost attempt), then one `reclaimed`.
+    let last = &claimed[3];
+    queue.release(&last.lease()).await.unwrap();
+    let lapsing = queue
+        .claim("mail", 1, Duration::from_millis(1))
+        .await
+        .unwrap();
+    assert_eq!(lapsing[0].id, last.id);
+    let before = mark(&queue).await;
+    wait_until(
+        DEADLINE,
+        "the lease to lapse and be reclaimed",
+        async || queue.reclaim("mail", 10).await.unwrap().requeued == 1,
+    )
+    .await;
+    let events = since(&queue, &before).await;
+    assert_eq!(kinds(&events), ["retried", "reclaimed"]);
+    assert!(
+        events[0].error.starts_with("lease expired"),
+        "{:?}",
+        events[0]
+    );
+    assert_eq!(events[1].count, Some(1));
+    assert_eq!(events[1].detail.as_deref(), Some("1 requeued, 0 dead"));
+}
+
+#[tokio::test]
+async fn operator_actions_are_one_event_each_naming_who_did_them() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_ops");
+    let queue = acting(&server, &ns).await;
+    let dead_ids = {
+        let added = queue.add_batch("mail", jobs(3)).await.unwrap();
+        for job in queue
+            .claim("mail", 3, Duration::from_secs(60))
+            .await
+            .unwrap()
+        {
+            queue.dead_letter(&job.lease(), "bounced").await.unwrap();
+        }
+        added.iter().map(|e| e.id().to_owned()).collect::<Vec<_>>()
+    };
+    let before = mark(&queue).await;
+
+    queue.pause("mail").await.unwrap();
+    queue.pause("mail").await.unwrap(); // already paused: nothing happened
+    queue.resume("mail").await.unwrap();
+    queue.resume("mail").await.unwrap(); // not paused: nothing happened
+    queue.requeue_dead("mail", &dead_ids[..1]).await.unwrap();
+    queue.delete_dead("mail", &dead_ids[1..2]).await.unwrap();
+    assert_eq!(queue.purge_dead("mail", |_, _| {}).await.unwrap(), 1);
+    queue.cancel(&dead_ids[0], "alice on call").await.unwrap();
+    queue
+        .set_limit("mail", LimitScope::Queue, Limit::concurrency(4))
+        .await
+        .unwrap();
+    queue
+        .set_limit("mail", LimitScope::Queue, Limit::none())
+        .await
+        .unwrap();
+    queue
+        .upsert_schedule(Schedule::new("digest", "mail", "@daily").job_name("digest"))
+        .await
+        .unwrap();
+    queue.trigger_schedule("digest").await.unwrap();
+
+    let events = since(&queue, &before).await;
+    assert_eq!(
+        kinds(&events),
+        [
+            "paused",
+            "resumed",
+            "requeued",
+            "deleted",
+            "purged",
+            "cancelled",
+            "limit_set",
+            "limit_cleared",
+            "schedule_fired"
+        ]
+    );
+    let by = |i: usize| events[i].by.as_deref();
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event.queue, "mail", "{event:?}");
+        if event.kind != "cancelled" {
+            assert_eq!(by(i), Some(ACTOR), "{event:?}");
+        }
+    }
+    assert_eq!(by(5), Some("alice on call"), "cancel's own by wins");
+    assert_eq!(
+        (events[2].count, events[2].job_id.as_str()),
+        (Some(1), dead_ids[0].as_str())
+    );
+    assert_eq!(
+        (events[3].job_id.as_str(), events[3].detail.as_deref()),
+        (dead_ids[1].as_str(), Some("dead"))
+    );
+    assert_eq!(events[4].count, Some(1));
+    assert_eq!(events[5].job_id, dead_ids[0]);
+    assert_eq!(
+        events[6].detail.as_deref(),
+        Some("queue: concurrency 4, rate 0 per 0 ms")
+    );
+    assert_eq!(events[7].detail.as_deref(), Some("queue"));
+    assert_eq!(events[8].detail.as_deref(), Some("digest (triggered)"));
+    assert_eq!(events[8].name.as_deref(), Some("digest"));
+    for event in &events {
+        let kind = EventKind::of(&event.kind).expect("a kind the driver names");
+        assert!(kind.is_operator_action() || kind == EventKind::ScheduleFired);
+    }
+
+    // A handle without an actor records none.
+    let plain = redq_tests::fixtures::handle(&server, &ns).await;
+    let before = mark(&plain).await;
+    plain.pause("mail").await.unwrap();
+    let events = since(&plain, &before).await;
+    assert_eq!(
+        (kinds(&events), events[0].by.as_deref()),
+        (vec!["paused"], None)
+    );
+}
+
+#[tokio::test]
+async fn workers_joining_leaving_and_lost_are_events_of_the_registry() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_workers");
+    let queue = acting(&server, &ns).await;
+    // A worker that stopped beating long ago: the next beat finds it lost.
+    server
+        .cmd(&["ZADD", &format!("{{{ns}}}:workers"), "1", "7-7"])
+        .await;
+    let options = WorkOptions::new().queues(["mail"]).schedules(false);
+    let worker =
+        RunningWorker::spawn(Worker::new(queue.clone(), Registry::new(), options).unwrap());
+    wait_until(DEADLINE, "the worker's first beat", async || {
+        kinds(&all(&queue).await).contains(&"worker_joined")
+    })
+    .await;
+    worker.shutdown().await;
+    wait_until(DEADLINE, "the worker's last beat", async || {
+        kinds(&all(&queue).await).contains(&"worker_left")
+    })
+    .await;
+    let events = all(&queue).await;
+    let registry: Vec<(&str, Option<&str>)> = events
+        .iter()
+        .map(|e| (e.kind.as_str(), e.detail.as_deref()))
+        .collect();
+    let me = events
+        .iter()
+        .find(|e| e.kind == "worker_joined")
+        .and_then(|e| e.detail.clone())
+        .unwrap();
+    assert_eq!(
+        registry,
+        [
+            ("worker_joined", Some(me.as_str())),
+            ("worker_lost", Some("7-7")),
+            ("worker_left", Some(me.as_str())),
+        ]
+    );
+    assert!(events.iter().all(|e| e.queue.is_empty() && e.by.is_none()));
+}
+
+#[tokio::test]
+async fn the_stream_stays_at_its_cap() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_cap");
+    let queue = acting(&server, &ns).await;
+    // Each pause and resume that changes something is one event.
+    let rounds = EVENTS_CAP / 2 + 500;
+    for _ in 0..rounds {
+        queue.pause("mail").await.unwrap();
+        queue.resume("mail").await.unwrap();
+    }
+    let key = format!("{{{ns}}}:events");
+    let len: i64 = server.cmd(&["XLEN", &key]).await.convert().unwrap();
+    // MAXLEN ~ trims whole stream nodes (100 entries each by default).
+    assert!(
+        (EVENTS_CAP as i64..=EVENTS_CAP as i64 + 100).contains(&len),
+        "{len} entries after {} events",
+        rounds * 2
+    );
+    let bytes: i64 = server
+        .cmd(&["MEMORY", "USAGE", &key])
+        .await
+        .convert()
+        .unwrap();
+    println!("{{ns}}:events at its cap: {len} entries, {bytes} bytes");
+    assert!(bytes < 4_000_000, "{bytes} bytes");
+}
+
+#[tokio::test]
+async fn a_follower_is_handed_a_new_kind_by_its_blocked_read() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_follow");
+    let queue = acting(&server, &ns).await;
+    queue.add("mail", jobs(1).remove(0)).await.unwrap();
+    let mut feed = queue.follow_events(EventCursor::Now).await.unwrap();
+    server.reset_stats().await;
+    let follower = tokio::spawn(async move { (feed.next_batch().await, feed) });
+    wait_until(DEADLINE, "the follower to block in XREAD", async || {
+        let info: String = server.cmd(&["INFO", "clients"]).await.convert().unwrap();
+        info.contains("blocked_clients:1")
+    })
+    .await;
+    queue.pause("mail").await.unwrap();
+    let (batch, feed) = tokio::time::timeout(DEADLINE, follower)
+        .await
+        .unwrap()
+        .unwrap();
+    let batch = batch.unwrap();
+    assert_eq!(kinds(&batch), ["paused"]);
+    assert_eq!(batch[0].by.as_deref(), Some(ACTOR));
+    assert_eq!(feed.position(), batch[0].event_id);
+    let seen = server.seen_since_reset().await;
+    let xreads = seen
+        .commands
+        .iter()
+        .find(|(name, _)| name == "xread")
+        .map_or(0, |(_, n)| *n);
+    assert_eq!(xreads, 1, "one blocked read, no polling: {seen:?}");
+}
