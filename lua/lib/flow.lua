@@ -272,20 +272,10 @@ local function free_slot(m, now)
 end
 
 -- The writes of one call's changes to many keys, one command each at flush
--- (instead of several per key): counts set and deleted in K.lim, entries
+-- (instead of several per key): count fields deleted from K.lim, entries
 -- added to and removed from K.lim_ready and K.lim_wake.
 local function new_key_writes()
-  return { set = {}, del = {}, ready = {}, unready = {}, wake = {}, unwake = {} }
-end
-
--- Count field `field` (e.g. "u\nK") becomes `value`; a count at 0 is deleted.
-local function write_count(w, field, value)
-  if value > 0 then
-    w.set[#w.set + 1] = field
-    w.set[#w.set + 1] = value
-  else
-    w.del[#w.del + 1] = field
-  end
+  return { del = {}, ready = {}, unready = {}, wake = {}, unwake = {} }
 end
 
 -- Key K's ready and wake entries when it has held jobs: ready at `best`
@@ -313,7 +303,6 @@ local function write_idle(w, key)
 end
 
 local function flush_key_writes(w)
-  if #w.set > 0 then redis.call('HSET', K.lim, unpack(w.set)) end
   if #w.del > 0 then redis.call('HDEL', K.lim, unpack(w.del)) end
   if #w.ready > 0 then redis.call('ZADD', K.lim_ready, unpack(w.ready)) end
   if #w.unready > 0 then redis.call('ZREM', K.lim_ready, unpack(w.unready)) end
@@ -348,42 +337,40 @@ local function settle_held_key(w, key, u, p, now)
 end
 
 -- `freed[key]` leases of each of `keys` (distinct) ended at once (an ack of
--- many jobs): the slots of all of them are freed with one HMGET of their
--- counts, one ZMSCORE of their ready entries and one write of each kind. A
--- key already ready stays ready at the same score, with nothing to write
--- but its count: freeing a slot only adds room, and its held set did not
--- change. Only a key with held jobs that was not ready is settled as
--- refresh would. Returns true when one of the keys has a held job with room
--- now (so the caller wakes idle workers).
+-- many jobs). Each key's leased count drops (one HINCRBY: a field lookup
+-- costs more than a call when the lim hash is a listpack, up to 512 fields
+-- on a default server). Only a key that was at its concurrency and is below
+-- it now can change its ready entry: a slot freed below the concurrency
+-- adds room to a key that had room, and neither its rate window, its
+-- push-back nor its held set changed. Those keys are settled as refresh
+-- would (their counts in one HMGET). Returns true when one of them has a
+-- held job with room now (so the caller wakes idle workers).
 local function free_key_slots(keys, freed, now)
-  local counts = load_counts(keys)
-  local ready = redis.call('ZMSCORE', K.lim_ready, unpack(keys))
+  load_key_limits(keys)
   local w = new_key_writes()
-  local unsettled_keys = {}
-  local wake = false
-  for i, key in ipairs(keys) do
-    local c = counts[key]
-    c.u = c.u - freed[key]
-    write_count(w, 'u\n' .. key, c.u)
-    if c.p > 0 and c.p <= now then
-      w.del[#w.del + 1] = 'p\n' .. key
-      c.p = 0
+  local opened, leased_of = {}, {}
+  for _, key in ipairs(keys) do
+    local leased = redis.call('HINCRBY', K.lim, 'u\n' .. key, -freed[key])
+    if leased <= 0 then
+      w.del[#w.del + 1] = 'u\n' .. key
+      leased = 0
     end
-    if c.h <= 0 then
-      -- By the ready invariant this key is in neither index: a ready entry
-      -- found here is a stale one and goes.
-      if ready[i] then w.unready[#w.unready + 1] = key end
-    elseif ready[i] then
-      wake = true
-    else
-      unsettled_keys[#unsettled_keys + 1] = key
+    local c = key_limits[key].c
+    if c > 0 and leased < c and leased + freed[key] >= c then
+      opened[#opened + 1] = key
+      leased_of[key] = leased
     end
   end
-  if #unsettled_keys > 0 then
-    load_key_limits(unsettled_keys)
-    for _, key in ipairs(unsettled_keys) do
+  local wake = false
+  if #opened > 0 then
+    local counts = load_counts(opened)
+    for _, key in ipairs(opened) do
       local c = counts[key]
-      if settle_held_key(w, key, c.u, c.p, now) then wake = true end
+      if c.p > 0 and c.p <= now then
+        w.del[#w.del + 1] = 'p\n' .. key
+        c.p = 0
+      end
+      if c.h > 0 and settle_held_key(w, key, leased_of[key], c.p, now) then wake = true end
     end
   end
   flush_key_writes(w)

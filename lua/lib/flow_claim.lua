@@ -97,10 +97,14 @@ end
 -- taken members, ... }), for flow_leased to account once the jobs are
 -- leased.
 --
--- The counts and limits of the ready keys are read in one HMGET each for a
--- run of keys, not per key: keys are first visited in their ready order (a
--- key's heap score is its ready score until it is first visited), so each
--- read takes the next run of them, as many as the jobs still wanted.
+-- The limits of the ready keys, and the leased counts of those with a
+-- concurrency, are read in one HMGET each for a run of keys, not per key:
+-- keys are first visited in their ready order (a key's heap score is its
+-- ready score until it is first visited), so each read takes the next run
+-- of them, as many as the jobs still wanted. Their held counts and
+-- push-backs are not read: a ready key has held jobs, and is not pushed
+-- back (push_back is always followed by its key's refresh, which takes a
+-- pushed-back key off the ready index until its wake entry comes due).
 local function pop_flow(budget, limit, now)
   local ready = redis.call('ZRANGE', K.lim_ready, 0, budget - 1, 'WITHSCORES')
   if #ready == 0 then return pop_waiting(budget), {}, {} end
@@ -113,19 +117,31 @@ local function pop_flow(budget, limit, now)
   end
   local w_ids, w_scores, w_from = waiting_heads(budget)
   local ids, key_of, touched, state = {}, {}, {}, {}
-  local counts, loaded = {}, 0
+  local leased_of, loaded = {}, 0
   local wi, zn, fn, skipped = 1, 0, 0, 0
   local max_skipped = 2 * limit + 16
 
-  -- Read the counts and limits of the next run of ready keys.
+  -- Read the limits of the next run of ready keys, and the leased counts of
+  -- those with a concurrency (a lookup in the lim hash costs about 2 us when
+  -- it is a listpack of a few hundred fields).
   local function load_next()
-    local run = {}
+    local run, fields, counted = {}, {}, {}
     for i = loaded + 1, math.min(#order, loaded + math.max(budget - #ids, 1)) do
       run[#run + 1] = order[i]
     end
     loaded = loaded + #run
-    for key, c in pairs(load_counts(run)) do counts[key] = c end
     load_key_limits(run)
+    for _, key in ipairs(run) do
+      leased_of[key] = 0
+      if key_limits[key].c > 0 then
+        counted[#counted + 1] = key
+        fields[#fields + 1] = 'u\n' .. key
+      end
+    end
+    if #fields > 0 then
+      local v = redis.call('HMGET', K.lim, unpack(fields))
+      for i, key in ipairs(counted) do leased_of[key] = tonumber(v[i] or '0') end
+    end
   end
 
   -- Fetch up to `want` more of key s's held members, after those it has.
@@ -153,10 +169,11 @@ local function pop_flow(budget, limit, now)
       local key = top[2]
       local s = state[key]
       if not s then
-        while not counts[key] and loaded < #order do load_next() end
-        local c = counts[key] or { u = 0, h = 0, p = 0 }
-        s = { key = key, u = c.u, h = c.h, p = c.p, ready_score = ready_score[key],
-          room = key_room(key, now, c.u, c.p), members = {}, at = 1, taken = {}, chunk = 4 }
+        while not leased_of[key] and loaded < #order do load_next() end
+        local leased = leased_of[key] or 0
+        s = { key = key, leased = leased, ready_score = ready_score[key],
+          room = key_room(key, now, leased, 0),
+          members = {}, at = 1, taken = {}, chunk = 4 }
         state[key] = s
         touched[#touched + 1] = s
       end
@@ -200,25 +217,21 @@ local function pop_flow(budget, limit, now)
   return ids, key_of, touched
 end
 
--- Key s (visited by pop_flow) after its taken jobs left its held set and
--- `u` of its jobs are leased: its entries, as refresh would put them, into
+-- Key s (visited by pop_flow) after its taken jobs left its held set:
+-- `held` of its jobs are held (nil: none was taken, its count is as it
+-- was) and `leased` leased. Its entries, as refresh would put them, go into
 -- the writes `w`, mostly from what pop_flow read. A key that stays ready
 -- was ready, so it has no wake entry to remove (a wake entry left by
 -- limits_set is a re-check, harmless: the woken key is refreshed).
-local function settle_visited(w, s, u, now)
+local function settle_visited(w, s, held, leased, now)
   local key = s.key
-  local held = s.h - #s.taken
-  if #s.taken > 0 then write_count(w, 'h\n' .. key, held) end
-  local pushed = s.p
-  if pushed > 0 and pushed <= now then
-    w.del[#w.del + 1] = 'p\n' .. key
-    pushed = 0
-  end
-  if held <= 0 then
+  if held and held <= 0 then
+    w.del[#w.del + 1] = 'h\n' .. key
     write_idle(w, key)
     return
   end
-  local room, reopens = key_room(key, now, u, pushed)
+  -- A ready key has held jobs (its count is not read when none was taken).
+  local room, reopens = key_room(key, now, leased, 0)
   if room <= 0 then
     write_no_room(w, key, reopens)
     return
@@ -232,7 +245,7 @@ local function settle_visited(w, s, u, now)
     w.del[#w.del + 1] = 'h\n' .. key
     write_idle(w, key)
   else
-    settle_held_key(w, key, u, pushed, now)
+    settle_held_key(w, key, leased, 0, now)
   end
 end
 
@@ -242,10 +255,11 @@ end
 -- are recorded while a rate applies to it, and its ready entry is put right;
 -- then the queue's own starts while a queue-wide rate applies. One command
 -- of each kind for all the keys (the held-set removals, the count writes,
--- the starts, the index entries), but the trim of each rated key's window.
+-- the keys' starts, the index entries), but the trim of each rated key's
+-- window.
 local function flow_leased(leased, key_of, touched, spec, now)
   local leases_of = {}
-  local starts = {}
+  local queue_starts, members = {}, {}
   local queue_start = spec.qr > 0 and start_member('', now, '')
   for i = 1, #leased, 2 do
     local id = leased[i]
@@ -262,40 +276,41 @@ local function flow_leased(leased, key_of, touched, spec, now)
         list[#list + 1] = lease
       end
       if queue_start then
-        starts[#starts + 1] = 0
-        starts[#starts + 1] = queue_start .. lease
+        queue_starts[#queue_starts + 1] = 0
+        queue_starts[#queue_starts + 1] = queue_start .. lease
       end
     end
   end
-  if #starts > 0 then
+  if #queue_starts > 0 then
     redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(''), '(' .. string.sub(window_from('', spec.qp, now), 2))
   end
   local w = new_key_writes()
   local taken = {}
-  local leased_now = {}
+  local held_now, leased_now = {}, {}
   for _, s in ipairs(touched) do
     local key = s.key
     for _, member in ipairs(s.taken) do taken[#taken + 1] = member end
-    local u = s.u
+    if #s.taken > 0 then held_now[key] = redis.call('HINCRBY', K.lim, 'h\n' .. key, -#s.taken) end
     local started = leases_of[key]
+    -- (the leased count read is 0 for a key without a concurrency: unused)
+    leased_now[key] = s.leased
     if started then
-      u = u + #started
-      write_count(w, 'u\n' .. key, u)
+      leased_now[key] = redis.call('HINCRBY', K.lim, 'u\n' .. key, #started)
       local l = key_limit(key)
       if l.r > 0 then
         redis.call('ZREMRANGEBYLEX', K.lim_starts, key_from(key), '(' .. string.sub(window_from(key, l.p, now), 2))
         local key_start = start_member(key, now, '')
         for _, lease in ipairs(started) do
-          starts[#starts + 1] = 0
-          starts[#starts + 1] = key_start .. lease
+          members[#members + 1] = 0
+          members[#members + 1] = key_start .. lease
         end
       end
     end
-    leased_now[key] = u
   end
   if #taken > 0 then redis.call('ZREM', K.lim_held, unpack(taken)) end
   -- The starts are in before any key's room is judged: a rate counts them.
-  if #starts > 0 then redis.call('ZADD', K.lim_starts, unpack(starts)) end
-  for _, s in ipairs(touched) do settle_visited(w, s, leased_now[s.key], now) end
+  if #members > 0 then redis.call('ZADD', K.lim_starts, unpack(members)) end
+  if #queue_starts > 0 then redis.call('ZADD', K.lim_starts, unpack(queue_starts)) end
+  for _, s in ipairs(touched) do settle_visited(w, s, held_now[s.key], leased_now[s.key], now) end
   flush_key_writes(w)
 end

@@ -94,7 +94,7 @@ pub async fn queue_start_not_recorded(broken: bool) -> Report {
 pub async fn held_left_behind(broken: bool) -> Report {
     let claim = patch(
         "claim",
-        "redis.call('ZREM', K.lim_held, unpack(s.taken))",
+        "redis.call('ZREM', K.lim_held, unpack(taken))",
         "",
     );
     claim_three(claim, "each_key", [3, 0, 0], "k", 1, drained(), broken).await
