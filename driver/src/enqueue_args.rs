@@ -147,7 +147,9 @@ pub(crate) fn encode_into(
     if not_before > limits::MAX_TIME_MS {
         return Err(QueueError::invalid(
             "not_before",
-            job.not_before.map(limits::time_text).unwrap_or_default(),
+            job.not_before
+                .map(crate::human::time_text)
+                .unwrap_or_default(),
             "a time before the year 6000",
         ));
     }

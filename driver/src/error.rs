@@ -80,7 +80,7 @@ pub enum QueueError {
     /// may not have been applied.
     #[error(
         "redis command timed out after {}; it may or may not have been applied",
-        crate::limits::duration_text(*.0)
+        crate::human::duration_text(*.0)
     )]
     Timeout(Duration),
     /// Connecting failed: the URL or settings are unusable, or the server

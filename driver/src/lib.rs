@@ -107,6 +107,7 @@ mod error;
 pub mod events;
 pub mod flow;
 mod handle;
+mod human;
 mod identity;
 mod job;
 pub mod kept;

@@ -202,7 +202,7 @@ impl Rate {
         if self.per < Duration::from_millis(1) || self.per > MAX_INTERVAL || !whole_ms {
             return Err(QueueError::invalid(
                 "rate interval",
-                crate::limits::duration_text(self.per),
+                crate::human::duration_text(self.per),
                 "a rate interval is whole milliseconds from 1 ms to 24 h",
             ));
         }

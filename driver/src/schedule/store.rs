@@ -167,7 +167,10 @@ impl RedisQueue {
         if ends_at > 0 && ends_at < starts_at {
             return Err(QueueError::invalid(
                 "ends_at",
-                schedule.ends_at.map(limits::time_text).unwrap_or_default(),
+                schedule
+                    .ends_at
+                    .map(crate::human::time_text)
+                    .unwrap_or_default(),
                 "a time at or after starts_at",
             ));
         }

@@ -132,7 +132,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             Ok(Err(panic)) => Outcome::Failed(JobError::retry(format!("panicked: {}", panic_message(&*panic)))),
             Err(_) => Outcome::Failed(JobError::retry(format!(
                 "timed out after {}",
-                crate::limits::duration_text(timeout)
+                crate::human::duration_text(timeout)
             ))),
         },
         lost = keep_lease(&shared.queue, &lease, shared.lease, &cx) => match lost {

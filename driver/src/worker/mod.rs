@@ -209,7 +209,7 @@ impl Worker {
         if options.lease < Duration::from_millis(30) {
             return Err(QueueError::invalid(
                 "lease",
-                crate::limits::duration_text(options.lease),
+                crate::human::duration_text(options.lease),
                 "at least 30 ms, so heartbeats can keep it",
             ));
         }

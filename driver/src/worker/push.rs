@@ -104,7 +104,7 @@ async fn run_inline<T: TypedJob>(job: &T, services: &Services) -> Pushed {
         Ok(Err(e)) => Some(e.message().to_owned()),
         Err(_) => Some(format!(
             "timed out after {}",
-            crate::limits::duration_text(T::TIMEOUT)
+            crate::human::duration_text(T::TIMEOUT)
         )),
     };
     Pushed::Ran { id, error }
