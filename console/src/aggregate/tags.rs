@@ -10,14 +10,15 @@ use super::Target;
 use crate::tui::state::{ScheduleInfo, WorkerInfo};
 
 impl Target {
-    /// Live workers of every shard, by id. A worker serving several shards
-    /// (one `Worker` per shard, one identity) is listed once per shard.
+    /// Live workers of every shard, by id, then the gone ones. A worker
+    /// serving several shards (one `Worker` per shard, one identity) is
+    /// listed once per shard.
     pub async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
         let all = try_join_all(self.shards().iter().map(crate::registry::workers)).await?;
         Ok(self
             .tagged(all, |w: &mut WorkerInfo, shard| w.shard = shard)
             .map(|mut workers| {
-                workers.sort_by(|a, b| a.id.cmp(&b.id).then(a.shard.cmp(&b.shard)));
+                workers.sort_by(|a, b| (a.gone, &a.id, a.shard).cmp(&(b.gone, &b.id, b.shard)));
                 workers
             }))
     }
