@@ -78,29 +78,28 @@ local function tally_time(t, name, kind, ms)
   row[bucket] = (row[bucket] or 0) + 1
 end
 
-local function metric_fields(name, now)
-  local fields = { 't|' .. name }
+-- The field prefixes of `now` (totals, then each rollup's slot) and the
+-- window each holds, built once a call: turning numbers into text is most
+-- of what building a field costs.
+local function metric_slots(now)
+  local prefixes, windows = { 't|' }, { 0 }
   for _, r in ipairs(METRIC_ROLLUPS) do
     local window = math.floor(now / r[2])
-    fields[#fields + 1] = r[1] .. (window % r[3]) .. '|' .. name
+    prefixes[#prefixes + 1] = r[1] .. string.format('%d', window % r[3]) .. '|'
+    windows[#windows + 1] = window
   end
-  return fields
-end
-
-local function metric_windows(now)
-  local windows = { 0 }
-  for _, r in ipairs(METRIC_ROLLUPS) do windows[#windows + 1] = math.floor(now / r[2]) end
-  return windows
+  return prefixes, windows
 end
 
 -- Write a tally: one HMGET, one HSET (and, for a newly seen name, an HGET
 -- and the HSET of the names list).
 local function tally_write(t, now)
   if #t.order == 0 then return end
+  local prefixes, windows = metric_slots(now)
   local fields = { '#' }
-  for _, f in ipairs(metric_fields('(other)', now)) do fields[#fields + 1] = f end
+  for _, prefix in ipairs(prefixes) do fields[#fields + 1] = prefix .. '(other)' end
   for _, name in ipairs(t.order) do
-    for _, f in ipairs(metric_fields(name, now)) do fields[#fields + 1] = f end
+    for _, prefix in ipairs(prefixes) do fields[#fields + 1] = prefix .. name end
   end
   local stored = redis.call('HMGET', K.metrics, unpack(fields))
   local admitted = tonumber(stored[1]) or 0
@@ -126,11 +125,11 @@ local function tally_write(t, now)
     end
     merge(known and name or '(other)', t.rows[name])
   end
-  local windows = metric_windows(now)
   local writes = {}
   for _, name in ipairs(order) do
     local row = rows[name]
-    for i, field in ipairs(metric_fields(name, now)) do
+    for i, prefix in ipairs(prefixes) do
+      local field = prefix .. name
       local raw = value_of[field]
       local v = raw and cmsgpack.unpack(raw)
       if not v or v[MV.window] ~= windows[i] then v = { windows[i] } end
