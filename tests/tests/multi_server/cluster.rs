@@ -192,7 +192,13 @@ async fn dead_letters_events_requeue_and_operator_calls_work_on_a_cluster() {
     stop.cancel();
     handle.await.unwrap().unwrap();
 
-    let events = queue.events(10).await.unwrap();
+    let events = queue
+        .events(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "dead")
+        .collect::<Vec<_>>();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].job_id, id);
     let dead = queue.dead_letters("default", 0, 10).await.unwrap();

@@ -110,7 +110,13 @@ async fn reclaim_dead_letters_once_max_attempts_are_spent() {
     assert_eq!(record.state, JobState::Dead);
     assert_eq!(record.attempts, 2);
     assert!(record.died_at.is_some());
-    let events = queue.events(10).await.unwrap();
+    let events = queue
+        .events(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "dead")
+        .collect::<Vec<_>>();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].job_id, id.id());
     assert_eq!(events[0].kind, "dead");
