@@ -31,6 +31,7 @@
 //! counted under [`OTHER`], jobs without a name under [`NONE`].
 
 mod histogram;
+mod history;
 pub(crate) mod layout;
 mod read;
 
@@ -40,6 +41,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 pub use histogram::Histogram;
+pub use history::{MetricsHistory, MetricsPoint};
 pub use layout::{BUCKETS, NAMES_MAX, NONE, OTHER};
 
 /// A range of recent time to read metrics for, ending now.

@@ -81,7 +81,7 @@ impl RedisQueue {
     }
 
     /// The names admitted, and `(other)`.
-    async fn metric_names(&self, key: &str) -> Result<Vec<String>, QueueError> {
+    pub(super) async fn metric_names(&self, key: &str) -> Result<Vec<String>, QueueError> {
         let raw: Option<Vec<u8>> = self
             .client()
             .hget(key, "names")
@@ -105,7 +105,7 @@ impl RedisQueue {
         Ok(names)
     }
 
-    async fn metric_values(
+    pub(super) async fn metric_values(
         &self,
         key: &str,
         fields: Vec<String>,
@@ -120,7 +120,7 @@ impl RedisQueue {
     }
 
     /// Redis's clock (the one the scripts record on), from the node holding `key`.
-    async fn redis_now_ms(&self, key: &str) -> Result<u64, QueueError> {
+    pub(super) async fn redis_now_ms(&self, key: &str) -> Result<u64, QueueError> {
         let slot = ClusterHash::Custom(fred::util::redis_keyslot(key.as_bytes()));
         let command = CustomCommand::new_static("TIME", slot, false);
         let time: Vec<String> = self
@@ -166,7 +166,7 @@ fn bad(why: &str) -> QueueError {
 /// A stored value: its window number and its figures. The value is a map
 /// from `lua/lib/metrics.lua`'s positions (from 1) to numbers, zeros left
 /// out, or an array when the positions set run 1, 2, ...
-fn decode(raw: &[u8]) -> Result<(u64, Figures), QueueError> {
+pub(super) fn decode(raw: &[u8]) -> Result<(u64, Figures), QueueError> {
     let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
     let number = |v: &rmpv::Value| -> u64 {
         v.as_u64()
