@@ -29,6 +29,7 @@ mod operator_keys;
 mod outage;
 mod requeue_attempts;
 mod see_keys;
+mod see_terminal;
 mod see_views;
 mod sharded;
 mod state_input;

@@ -42,6 +42,17 @@ impl Tmux {
         }
     }
 
+    /// Run a tmux command on this server (`set -s set-clipboard on`,
+    /// `show-buffer`); its standard output.
+    pub fn command(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux command");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Resize the terminal.
     pub fn resize(&self, width: u16, height: u16) {
         let status = Command::new("tmux")
