@@ -348,3 +348,38 @@ async fn a_follower_is_handed_a_new_kind_by_its_blocked_read() {
         .map_or(0, |(_, n)| *n);
     assert_eq!(xreads, 1, "one blocked read, no polling: {seen:?}");
 }
+
+#[tokio::test]
+async fn a_schedules_tick_is_one_schedule_fired_event_naming_no_one() {
+    let server = RedisServer::start();
+    let queue = acting(&server, &unique_namespace("event_kinds_tick")).await;
+    queue
+        .upsert_schedule(Schedule::new("every-second", "mail", "* * * * * *").job_name("tick"))
+        .await
+        .unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let scheduler = tokio::spawn(redq::schedule::Scheduler::new(queue.clone()).run(stop.clone()));
+    wait_until(DEADLINE, "a tick's event", async || {
+        kinds(&all(&queue).await).contains(&"schedule_fired")
+    })
+    .await;
+    stop.cancel();
+    scheduler.await.unwrap();
+    let fired = all(&queue).await;
+    let fired = fired.iter().find(|e| e.kind == "schedule_fired").unwrap();
+    assert_eq!(
+        (
+            fired.queue.as_str(),
+            fired.name.as_deref(),
+            fired.count,
+            fired.detail.as_deref(),
+            fired.by.as_deref()
+        ),
+        ("mail", Some("tick"), Some(1), Some("every-second"), None),
+        "a tick is nobody's action, whatever handle runs the scheduler"
+    );
+    assert_eq!(
+        queue.inspect(&fired.job_id).await.unwrap().unwrap().queue,
+        "mail"
+    );
+}
