@@ -27,15 +27,20 @@ impl State {
             return Command::None;
         }
         let who = format!("worker {} on {}", inert(&id), inert(&host));
-        let jobs = super::plural(running as usize, "running job");
+        let jobs = match running {
+            0 => "runs nothing now".to_owned(),
+            n => format!("finishes its {}", super::plural(n as usize, "running job")),
+        };
         if stop {
             self.ask(
-                format!("Stop {who}? It claims nothing more, finishes its {jobs}, then exits."),
+                format!("Stop {who}? It claims nothing more, {jobs}, then exits."),
                 Mutation::StopWorker(id),
             )
         } else {
             self.ask(
-                format!("Quiet {who}? It claims nothing more and finishes its {jobs}; it stays up until shut down."),
+                format!(
+                    "Quiet {who}? It claims nothing more, {jobs}, and stays up until shut down."
+                ),
                 Mutation::QuietWorker(id),
             )
         }
