@@ -268,10 +268,15 @@ pub enum Command {
     /// throughput, workers; --shards sums the shards). Runs until Ctrl-C;
     /// the address bound goes to stderr. See the README's "Metrics and
     /// events".
+    /// `redq metrics show QUEUE` prints a queue's wait/run percentiles and
+    /// error rate per job name instead.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Metrics {
+        #[command(subcommand)]
+        command: Option<MetricsCommand>,
         /// Address to listen on, e.g. 127.0.0.1:9464 (port 0: any free one).
-        #[arg(long, value_name = "ADDR")]
-        listen: std::net::SocketAddr,
+        #[arg(long, value_name = "ADDR", required = true)]
+        listen: Option<std::net::SocketAddr>,
         /// At most this many queues get a queue label of their own (the
         /// first by name); the rest are summed under queue="_other".
         #[arg(long, value_name = "N", default_value_t = 1000)]
@@ -526,6 +531,22 @@ pub enum WorkersCommand {
     Stop {
         /// The worker's id, as `redq workers` lists it (node-instance).
         id: String,
+    },
+}
+
+/// `redq metrics` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MetricsCommand {
+    /// A queue's completed, failed (retried + dead-lettered), error rate,
+    /// and wait and run p50/p90/p99, per job name and summed, over a recent
+    /// window (percentiles are estimates within a factor of 2).
+    Show {
+        /// The queue.
+        queue: String,
+        /// How far back: 5m, 1h, 24h or 90d.
+        #[arg(long, value_name = "5m|1h|24h|90d", default_value = "1h",
+              value_parser = crate::commands::metrics::figures::parse_window)]
+        window: redq::metrics::MetricsWindow,
     },
 }
 

@@ -12,7 +12,7 @@ mod known;
 pub mod leases;
 mod limits;
 mod listing;
-mod metrics;
+pub mod metrics;
 mod retention;
 mod schedules;
 pub mod workers;
@@ -70,7 +70,12 @@ pub async fn run(
     }
     // The exporter connects at its first scrape, and serves `redq_up 0`
     // while Redis is out of reach, rather than failing here.
-    if let Command::Metrics { listen, max_queues } = command {
+    if let Command::Metrics {
+        command: None,
+        listen: Some(listen),
+        max_queues,
+    } = command
+    {
         return metrics::run(connection, listen, max_queues).await;
     }
     let queue = connect(connection).await?;
@@ -105,6 +110,13 @@ pub async fn run(
             command: Some(command),
         } => workers::run(&queue, command, json).await,
         Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
+        Command::Metrics {
+            command: Some(crate::cli::MetricsCommand::Show { queue: name, window }),
+            ..
+        } => {
+            require_known(&queue, &name).await?;
+            metrics::show::run(&queue, &name, window, json).await
+        }
         Command::Metrics { .. } => unreachable!("served before connecting"),
         Command::Schedules { command } => schedules::run(&queue, command, json).await,
         Command::Leases { command } => leases::run(&queue, command, json).await,

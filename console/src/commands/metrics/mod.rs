@@ -11,7 +11,9 @@
 mod collect;
 mod encode;
 mod families;
+pub mod figures;
 mod serve;
+pub mod show;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

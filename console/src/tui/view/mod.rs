@@ -10,6 +10,7 @@ mod help;
 mod jobs;
 mod leases;
 mod limits;
+pub mod metrics;
 mod queues;
 mod registry;
 mod table;

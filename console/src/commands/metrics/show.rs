@@ -1,0 +1,41 @@
+//! `redq metrics show QUEUE [--window 1h]`: completed, failed, error rate
+//! and wait/run percentiles per job name over a recent window, read once
+//! through the driver's `Operator::metrics` (the shards summed).
+
+use redq::metrics::MetricsWindow;
+use serde_json::json;
+
+use super::figures::{figure_rows, row_cells, row_json, window_label, COLUMNS};
+use crate::aggregate::Target;
+use crate::failure::Failure;
+use crate::output::{print_json, time, Table};
+
+/// Print one queue's figures over `window`.
+pub async fn run(
+    target: &Target,
+    queue: &str,
+    window: MetricsWindow,
+    json: bool,
+) -> Result<(), Failure> {
+    let metrics = target.metrics(queue, window).await?;
+    let rows = figure_rows(&metrics);
+    if json {
+        print_json(&json!({
+            "queue": queue,
+            "window": window_label(window),
+            "now": time(metrics.now),
+            "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
+        }));
+        return Ok(());
+    }
+    let mut table = Table::new(&COLUMNS);
+    for row in &rows {
+        table.row(row_cells(row));
+    }
+    println!(
+        "{queue}: the last {} (percentiles are estimates within a factor of 2)",
+        window_label(window)
+    );
+    print!("{}", table.render());
+    Ok(())
+}
