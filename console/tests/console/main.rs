@@ -15,6 +15,7 @@ mod demo_guard;
 mod detail_notes;
 mod events;
 mod events_kinds_cli;
+mod events_view;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;
