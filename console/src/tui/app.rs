@@ -64,6 +64,7 @@ pub async fn run_with(link: Link, settings: Settings, theme: Theme) -> anyhow::R
     let mut focus = state.focus();
     let _ = request_tx.send(Request::Focus(focus.clone()));
     let mut watched = state.watched_job();
+    let mut searched = state.search_wanted();
 
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
@@ -106,6 +107,10 @@ pub async fn run_with(link: Link, settings: Settings, theme: Theme) -> anyhow::R
         if state.watched_job() != watched {
             watched = state.watched_job();
             let _ = request_tx.send(Request::Watch(watched.clone()));
+        }
+        if state.search_wanted() != searched {
+            searched = state.search_wanted();
+            let _ = request_tx.send(Request::Search(searched.clone()));
         }
     }
     cancel.cancel();

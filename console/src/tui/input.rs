@@ -4,7 +4,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::state::{Action, OperateKey, Overlay, Screen, State, Surgery, View};
+use super::state::{Action, MatchChange, OperateKey, Overlay, Screen, State, Surgery, View};
 use redq::JobState;
 
 /// Where a binding applies.
@@ -52,6 +52,10 @@ pub enum Scope {
     Workers,
     /// Screens whose list sorts by a column (`State::sort_columns`).
     Sortable,
+    /// A payload search's text being typed (`S` on a jobs view).
+    SearchText,
+    /// A payload search's results over the jobs view.
+    Search,
 }
 
 impl Scope {
@@ -74,6 +78,8 @@ impl Scope {
             Scope::Help => "This help (any other key closes it)",
             Scope::Workers => "Workers",
             Scope::Sortable => "Lists",
+            Scope::SearchText => "Typing a search text",
+            Scope::Search => "Search results (S on a queue's jobs)",
         }
     }
 
@@ -89,7 +95,11 @@ impl Scope {
             Overlay::Filter => self == Scope::Filter,
             // Any other key closes help (see `action_for`).
             Overlay::Help => self == Scope::Help,
-            Overlay::None => self.applies_to(&state.view),
+            Overlay::None => match state.search_shown() {
+                Some(search) if search.typing => self == Scope::SearchText,
+                Some(_) => matches!(self, Scope::Search | Scope::Main),
+                None => self.applies_to(&state.view),
+            },
         }
     }
 
@@ -204,7 +214,7 @@ use KeyCode::{
 };
 use Scope::{
     Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Help, Job,
-    Jobs, Leases, Limits, Lists, Main, Openable, Queues, Sortable, Workers,
+    Jobs, Leases, Limits, Lists, Main, Openable, Queues, Search, SearchText, Sortable, Workers,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -229,6 +239,20 @@ pub static BINDINGS: &[Binding] = &[
     bind(ConfirmRequeue, &[k('8')], "", "", None, Action::AttemptsDigit(8)),
     bind(ConfirmRequeue, &[k('9')], "", "", None, Action::AttemptsDigit(9)),
     bind(ConfirmRequeue, &[code(Backspace)], "Backspace", "erase a digit of those attempts", Some("Backspace erase"), Action::AttemptsErase),
+    bind(SearchText, &[code(Enter)], "Enter", "search every job of the queue for it", Some("Enter search"), Action::SearchSubmit),
+    bind(SearchText, &[code(Esc)], "Esc", "give up the search", Some("Esc cancel"), Action::Back),
+    bind(SearchText, &[code(Backspace)], "Backspace", "delete a character", None, Action::SearchBackspace),
+    bind(Search, &[k('j'), code(Down)], "j k ↓ ↑", "move down, up", Some("j/k move"), Action::Down),
+    bind(Search, &[k('k'), code(Up)], "", "", None, Action::Up),
+    bind(Search, &[k('g'), code(Home)], "g G", "first, last match (Home, End)", None, Action::Top),
+    bind(Search, &[k('G'), code(End)], "", "", None, Action::Bottom),
+    bind(Search, &[code(PageDown)], "PgDn PgUp", "page down, up", None, Action::PageDown),
+    bind(Search, &[code(PageUp)], "", "", None, Action::PageUp),
+    bind(Search, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
+    bind(Search, &[k('c')], "c", "cancel every match, in batches (asks)", Some("c cancel all"), Action::OnMatches(MatchChange::Cancel)),
+    bind(Search, &[k('d')], "d", "delete every match, in batches (asks)", Some("d delete all"), Action::OnMatches(MatchChange::Delete)),
+    bind(Search, &[k('S')], "S", "search for another text", Some("S new"), Action::StartSearch),
+    bind(Search, &[code(Esc)], "Esc", "stop the search; once stopped, back to the jobs", Some("Esc stop/back"), Action::Back),
     bind(Filter, &[code(Enter)], "Enter", "keep the filter", Some("Enter keep"), Action::FilterDone),
     bind(Filter, &[code(Esc)], "Esc", "clear the filter", Some("Esc clear"), Action::FilterClear),
     bind(Filter, &[code(Backspace)], "Backspace", "delete a character", None, Action::FilterBackspace),
@@ -248,6 +272,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[code(PageDown)], "PgDn PgUp", "next, previous page", Some("PgUp/PgDn page"), Action::PageDown),
     bind(Jobs, &[code(PageUp)], "", "", None, Action::PageUp),
     bind(Jobs, &[k('p')], "p", "pause or resume the queue (asks)", Some("p pause"), Action::TogglePause),
+    bind(Jobs, &[k('S')], "S", "search every job's payload for a text", None, Action::StartSearch),
     bind(Jobs, &[code(Enter)], "Enter", "show the selected job", Some("Enter detail"), Action::Open),
     bind(Jobs, &[code(Esc)], "Esc", "clear filter, else go back", Some("Esc back"), Action::Back),
     bind(Jobs, &[k('U')], "U T D C", "the same, all in this state (asks)", None, Action::AllJobs(Surgery::Promote)),
@@ -337,7 +362,19 @@ pub fn action_for(state: &State, event: &KeyEvent) -> Option<Action> {
         },
         // Any key help does not bind closes it.
         Overlay::Help => Some(Action::ToggleHelp),
-        Overlay::None => None,
+        Overlay::None => match state.search_shown() {
+            Some(search) if search.typing => match event.code {
+                KeyCode::Char(c)
+                    if !event
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+                {
+                    Some(Action::SearchInput(c))
+                }
+                _ => None,
+            },
+            _ => None,
+        },
     }
 }
 
@@ -376,6 +413,8 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         ConfirmRequeue,
         Job,
         Jobs,
+        SearchText,
+        Search,
         Dead,
         DeadList,
         DeadScreen,

@@ -7,6 +7,7 @@ pub mod clipboard;
 pub mod detail_text;
 pub mod input;
 pub mod operate;
+pub mod search;
 pub mod source;
 pub mod state;
 pub mod theme;

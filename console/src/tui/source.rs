@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 use crate::aggregate::Target;
 
 use super::state::{
-    plural, DeadIds, DeadWindow, Focus, JobsPage, Mutation, QueueRow, Snapshot, Update, JOBS_PAGE,
+    plural, DeadIds, DeadWindow, Focus, JobsPage, Mutation, QueueRow, SearchRun, Snapshot, Update,
+    JOBS_PAGE,
 };
 
 /// Dead letters loaded per queue for the Dead letters screen.
@@ -87,6 +88,9 @@ pub enum Request {
     Watch(Option<String>),
     /// Carry out a mutation.
     Mutate(Mutation),
+    /// Walk this payload search (a new one replaces the one walking), or
+    /// stop walking.
+    Search(Option<SearchRun>),
 }
 
 /// Run until `cancel` fires or the UI hangs up.
@@ -105,6 +109,8 @@ pub async fn run(
     let mut watched: Option<String> = None;
     let refresh_now = Arc::new(Notify::new());
     let mut next = Instant::now();
+    // The walking search's own stop: Esc or a new search ends it.
+    let mut searching = cancel.child_token();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
@@ -117,6 +123,28 @@ pub async fn run(
                 Some(Request::Watch(id)) => {
                     watched = id;
                     next = Instant::now();
+                }
+                Some(Request::Search(run)) => {
+                    searching.cancel();
+                    searching = cancel.child_token();
+                    let Some(run) = run else { continue };
+                    let Some(queue) = target.clone() else {
+                        let step = super::state::SearchStep {
+                            run: run.run,
+                            jobs: Vec::new(),
+                            examined: 0,
+                            outcome: Err("not connected to Redis yet".to_owned()),
+                        };
+                        let _ = updates.send(Update::Search(step));
+                        continue;
+                    };
+                    let (updates, stop) = (updates.clone(), searching.clone());
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            _ = stop.cancelled() => {}
+                            _ = super::search::walk(&queue, &run, &updates) => {}
+                        }
+                    });
                 }
                 Some(Request::Mutate(m)) => {
                     let Some(queue) = target.clone() else {
@@ -341,7 +369,7 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
 
 /// Carry out one mutation, reporting progress and the outcome.
 /// Who a console cancel is kept as having come from.
-const CANCELLED_BY: &str = "console";
+pub(super) const CANCELLED_BY: &str = "console";
 
 pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::UnboundedSender<Update>) {
     let label = mutation.label();
@@ -471,6 +499,9 @@ async fn apply(
             queue.stop_worker(id).await?,
             true,
         )),
+        Mutation::OnMatches { change, ids, .. } => {
+            super::search::change_matches(queue, *change, ids, progress).await
+        }
     }
 }
 

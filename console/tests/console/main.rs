@@ -30,6 +30,8 @@ mod operator_acts;
 mod operator_keys;
 mod outage;
 mod requeue_attempts;
+mod search_keys;
+mod search_views;
 mod see_keys;
 mod see_terminal;
 mod see_views;

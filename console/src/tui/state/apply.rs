@@ -91,6 +91,16 @@ pub enum Action {
     QuietWorker,
     /// Stop the selected worker once idle (asks).
     StopWorker,
+    /// Jobs view: search the queue's payloads (`S`: type a text).
+    StartSearch,
+    /// A character typed into the search's text.
+    SearchInput(char),
+    /// Delete the search text's last character.
+    SearchBackspace,
+    /// Run the search for the text typed.
+    SearchSubmit,
+    /// Cancel or delete every match of the search (asks).
+    OnMatches(super::MatchChange),
     /// Scroll the help overlay by this many lines (negative: up).
     HelpScroll(i64),
     /// Scroll the help overlay a page down (`true`) or up.
@@ -120,6 +130,7 @@ impl State {
     /// Apply one action; the only way the state changes.
     pub fn apply(&mut self, action: Action) -> Command {
         let command = self.dispatch(action);
+        self.drop_search_elsewhere();
         self.reanchor();
         command
     }
@@ -162,6 +173,11 @@ impl State {
                 }
                 Command::None
             }
+            // A search over the jobs view takes its keys first.
+            Overlay::None if self.search_shown().is_some() => match self.on_search(&action) {
+                Some(command) => command,
+                None => self.act(action),
+            },
             Overlay::None => self.act(action),
         }
     }
@@ -205,6 +221,7 @@ impl State {
             Action::TogglePause => return self.toggle_pause(),
             Action::ClearLimit => return self.clear_selected_limit(),
             Action::Operate(key) => return self.on_operate(key),
+            Action::StartSearch => self.start_search(),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {
                 self.tabs.dead_grouped = !self.tabs.dead_grouped
             }

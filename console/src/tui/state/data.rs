@@ -178,6 +178,8 @@ pub enum Update {
         /// When `record` is `None`: how it finished, if its queue keeps it.
         finished: Option<Box<redq::KeptJob>>,
     },
+    /// A step of the payload search.
+    Search(super::SearchStep),
     /// A bulk operation advanced.
     Progress {
         /// What is running.
@@ -284,6 +286,15 @@ pub enum Mutation {
     QuietWorker(String),
     /// Stop a worker (by id): quiet, then exit once idle.
     StopWorker(String),
+    /// Cancel or delete every job a payload search found (`search.rs`).
+    OnMatches {
+        /// What to do to each.
+        change: super::MatchChange,
+        /// Their queue.
+        queue: String,
+        /// The matches' ids.
+        ids: Vec<String>,
+    },
 }
 
 impl Mutation {
@@ -343,6 +354,9 @@ impl Mutation {
             Mutation::Operate(operate) => operate.label(),
             Mutation::QuietWorker(id) => format!("quiet worker {}", crate::text::inert(id)),
             Mutation::StopWorker(id) => format!("stop worker {}", crate::text::inert(id)),
+            Mutation::OnMatches { change, ids, .. } => {
+                format!("{} {}", change.verb(), plural(ids.len(), "matching job"))
+            }
         }
     }
 

@@ -27,6 +27,7 @@ mod navigate;
 mod operate;
 mod pause;
 mod receive;
+mod search;
 pub mod rows;
 pub mod sort;
 mod surgery;
@@ -46,6 +47,7 @@ pub use data::{
 pub use mode::{Confirm, Detail, JobsView, OpenedFrom, Overlay, Screen, Tabs, View};
 pub use rows::{Badge, DeadGroup};
 pub use operate::{Operate, OperateKey};
+pub use search::{matches_text, MatchChange, SearchRun, SearchStep, SearchView};
 pub use surgery::Surgery;
 
 /// Jobs per page in the jobs view.
@@ -205,6 +207,8 @@ pub struct State {
     pub frozen: Option<SystemTime>,
     /// Lines the help overlay is scrolled down.
     pub help_scroll: u16,
+    /// A payload search over the jobs view (`S`; see `search`).
+    pub search: Option<SearchView>,
 }
 
 impl State {
@@ -223,6 +227,7 @@ impl State {
             clock: SystemTime::UNIX_EPOCH,
             frozen: None,
             help_scroll: 0,
+            search: None,
         }
     }
 

@@ -102,6 +102,7 @@ impl State {
                     }
                 }
             }
+            Update::Search(step) => self.receive_search(step),
             Update::Progress { label, done, left } => {
                 self.busy = Some(Progress { label, done, left })
             }

@@ -13,6 +13,7 @@ mod limits;
 pub mod metrics;
 mod queues;
 mod registry;
+mod search;
 mod table;
 
 /// What an empty list says before its first load: "loading …" while Redis
@@ -80,7 +81,10 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
     }
     match &state.view {
         View::Detail(detail) => jobs::detail(frame, area, state, detail, theme, now),
-        View::Jobs(view) => jobs::render(frame, area, state, view, theme, now),
+        View::Jobs(view) => match state.search_shown() {
+            Some(found) => search::render(frame, area, state, found, theme),
+            None => jobs::render(frame, area, state, view, theme, now),
+        },
         View::Screen(Screen::Queues) => queues::render(frame, area, state, theme, now),
         View::Screen(Screen::Leases) => leases::render(frame, area, state, theme, now),
         View::Screen(Screen::Dead) => dead::render(frame, area, state, theme, now),
