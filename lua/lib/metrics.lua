@@ -187,7 +187,8 @@ end
 local function record_acks(records, codes, runs, now)
   local t = tally_new()
   for i = 1, #codes do
-    if codes[i] == 1 then
+    -- Only an acknowledged job with its record has a name to file it under.
+    if codes[i] == 1 and records[i] then
       local _, name = due_and_name(records[i])
       tally_count(t, name, MV.completed)
       if runs[i] then tally_time(t, name, 'run', runs[i]) end
