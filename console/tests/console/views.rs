@@ -498,7 +498,7 @@ fn long_tenant_queue_names_stay_distinguishable_on_every_list() {
         ),
         (
             Screen::Events,
-            &["TIME", "KIND", "QUEUE", "JOB", "TRIES", "BY", "WHAT"],
+            &["TIME", "KIND", "QUEUE", "JOB", "BY", "WHAT"],
         ),
     ];
     for (screen, headers) in lists {
