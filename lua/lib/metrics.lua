@@ -6,7 +6,8 @@
 -- Fields of K.metrics:
 --   "#"              how many job names are admitted (at most METRIC_NAMES_MAX)
 --   "names"          msgpack array of the admitted names, in admission order
---   "t|<name>"       totals since the queue began: never reset (Prometheus counters)
+--   "t|<name>"       totals since the queue began: never reset (Prometheus counters);
+--                    its window position holds the name's newest 5 s window
 --   "<r><slot>|<name>"  rollup r ('s' 5 s, 'm' 1 min, 'h' 1 h), slot = window % slots
 -- Each value is a msgpack map from MV positions to numbers, zeros left out
 -- (an array when the positions happen to run 1, 2, ...): a value holds a few
@@ -18,8 +19,10 @@
 -- is bounded (slots x names) with no janitor and no scan.
 -- A name is "(none)" for jobs without one; once METRIC_NAMES_MAX names are
 -- admitted, any other name is counted as "(other)" (not admitted itself).
--- Cost: every write is one HMGET and one HSET for the whole batch (4 fields a
--- name), plus an HGET and an HSET the first time a name is seen.
+-- Cost: every write is one HMGET and one HSET for the whole batch (the totals
+-- and the 5 s slot of each name), plus one HMGET (and 2 fields more in the
+-- HSET) the first time a name writes a newer 5 s window, and an HGET and an
+-- HSET the first time a name is seen.
 
 local METRIC_NAMES_MAX = 100
 local METRIC_BUCKETS = 24 -- bucket b holds times <= 2^b ms (b < 23); 23 holds the rest
@@ -29,7 +32,7 @@ local METRIC_ROLLUPS = {
   { 'h', 3600000, 2160 },  -- 1 h windows for 90 days
 }
 local MV = {
-  window = 1,      -- the window's number (its start / its width); 0 in the totals
+  window = 1,      -- the window's number (its start / its width); in the totals, the newest 5 s window
   completed = 2, retried = 3, dead = 4, cancelled = 5, reclaimed = 6,
   wait_count = 7, wait_sum = 8, wait_bucket = 9,   -- buckets 9 .. 32
   run_count = 33, run_sum = 34, run_bucket = 35,   -- buckets 35 .. 58
@@ -78,28 +81,44 @@ local function tally_time(t, name, kind, ms)
   row[bucket] = (row[bucket] or 0) + 1
 end
 
--- The field prefixes of `now` (totals, then each rollup's slot) and the
--- window each holds, built once a call: turning numbers into text is most
--- of what building a field costs.
-local function metric_slots(now)
-  local prefixes, windows = { 't|' }, { 0 }
-  for _, r in ipairs(METRIC_ROLLUPS) do
-    local window = math.floor(now / r[2])
-    prefixes[#prefixes + 1] = r[1] .. string.format('%d', window % r[3]) .. '|'
-    windows[#windows + 1] = window
+-- The 5 s window of `now` and its field prefix, built once a call: turning
+-- numbers into text is most of what building a field costs.
+local function metric_seconds(now)
+  local r = METRIC_ROLLUPS[1]
+  local window = math.floor(now / r[2])
+  return window, r[1] .. string.format('%d', window % r[3]) .. '|'
+end
+
+-- The field of a name's window in rollup r.
+local function metric_field(r, window, name)
+  return r[1] .. string.format('%d', window % r[3]) .. '|' .. name
+end
+
+-- Add value `from` (a closed 5 s window) into the stored `raw` of rollup
+-- window `window`, which starts afresh when the slot held an older one.
+local function metric_fold(raw, window, from)
+  local v = raw and cmsgpack.unpack(raw)
+  if not v or v[MV.window] ~= window then v = { window } end
+  for at, n in pairs(from) do
+    if at ~= MV.window then v[at] = (v[at] or 0) + n end
   end
-  return prefixes, windows
+  return cmsgpack.pack(v)
 end
 
 -- Write a tally: one HMGET, one HSET (and, for a newly seen name, an HGET
--- and the HSET of the names list).
+-- and the HSET of the names list). Only the totals and the 5 s rollup are
+-- written each call; the totals' window position holds the name's newest
+-- 5 s window, and the call that first writes a newer one folds that closed
+-- window into the 1 min and 1 h rollups (one HMGET more, once per name and
+-- 5 s window). Readers of those rollups add the still open window from the
+-- 5 s ring (driver/src/metrics/pending.rs).
 local function tally_write(t, now)
   if #t.order == 0 then return end
-  local prefixes, windows = metric_slots(now)
-  local fields = { '#' }
-  for _, prefix in ipairs(prefixes) do fields[#fields + 1] = prefix .. '(other)' end
+  local window, prefix = metric_seconds(now)
+  local fields = { '#', 't|(other)', prefix .. '(other)' }
   for _, name in ipairs(t.order) do
-    for _, prefix in ipairs(prefixes) do fields[#fields + 1] = prefix .. name end
+    fields[#fields + 1] = 't|' .. name
+    fields[#fields + 1] = prefix .. name
   end
   local stored = redis.call('HMGET', K.metrics, unpack(fields))
   local admitted = tonumber(stored[1]) or 0
@@ -125,17 +144,52 @@ local function tally_write(t, now)
     end
     merge(known and name or '(other)', t.rows[name])
   end
-  local writes = {}
+  local writes, closed = {}, {}
   for _, name in ipairs(order) do
     local row = rows[name]
-    for i, prefix in ipairs(prefixes) do
-      local field = prefix .. name
-      local raw = value_of[field]
-      local v = raw and cmsgpack.unpack(raw)
-      if not v or v[MV.window] ~= windows[i] then v = { windows[i] } end
-      for at, n in pairs(row) do v[at] = (v[at] or 0) + n end
-      writes[#writes + 1] = field
-      writes[#writes + 1] = cmsgpack.pack(v)
+    local total = value_of['t|' .. name]
+    total = total and cmsgpack.unpack(total) or { 0 }
+    local newest = total[MV.window] or 0
+    if newest ~= 0 and newest ~= window then closed[#closed + 1] = { name, newest } end
+    total[MV.window] = window
+    local field = prefix .. name
+    local raw = value_of[field]
+    local v = raw and cmsgpack.unpack(raw)
+    if not v or v[MV.window] ~= window then v = { window } end
+    for at, n in pairs(row) do
+      total[at] = (total[at] or 0) + n
+      v[at] = (v[at] or 0) + n
+    end
+    writes[#writes + 1] = 't|' .. name
+    writes[#writes + 1] = cmsgpack.pack(total)
+    writes[#writes + 1] = field
+    writes[#writes + 1] = cmsgpack.pack(v)
+  end
+  if #closed > 0 then
+    -- Each closed window is still in its 5 s slot: only a write of a newer
+    -- window of the same name (this one) could have replaced it.
+    local folds = {}
+    for _, c in ipairs(closed) do
+      local name, w = c[1], c[2]
+      folds[#folds + 1] = metric_field(METRIC_ROLLUPS[1], w, name)
+      for i = 2, #METRIC_ROLLUPS do
+        local r = METRIC_ROLLUPS[i]
+        folds[#folds + 1] = metric_field(r, math.floor(w * METRIC_ROLLUPS[1][2] / r[2]), name)
+      end
+    end
+    local got = redis.call('HMGET', K.metrics, unpack(folds))
+    local per = #METRIC_ROLLUPS
+    for k, c in ipairs(closed) do
+      local base = (k - 1) * per
+      local from = got[base + 1] and cmsgpack.unpack(got[base + 1])
+      if from and from[MV.window] == c[2] then
+        for i = 2, per do
+          local r = METRIC_ROLLUPS[i]
+          writes[#writes + 1] = folds[base + i]
+          writes[#writes + 1] = metric_fold(got[base + i],
+            math.floor(c[2] * METRIC_ROLLUPS[1][2] / r[2]), from)
+        end
+      end
     end
   end
   if #added > 0 then

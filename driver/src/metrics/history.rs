@@ -72,6 +72,15 @@ impl RedisQueue {
                 points[(w - oldest) as usize].figures.add(&figures);
             }
         }
+        for open in self
+            .pending_windows(&key, &names, rollup, oldest, newest)
+            .await?
+        {
+            points[(open.window - oldest) as usize]
+                .figures
+                .add(&open.figures);
+            by_name.entry(open.name).or_default().add(&open.figures);
+        }
         Ok(MetricsHistory {
             metrics: QueueMetrics {
                 queue: queue.to_owned(),

@@ -14,7 +14,9 @@
 //!
 //! Recording rides the scripts that already run (claim, ack, nack, reclaim,
 //! cancel): no round trip is added; each call adds one HMGET and one HSET
-//! of the queue's metrics hash for its whole batch.
+//! of the queue's metrics hash for its whole batch (the totals and the 5 s
+//! window), and one HMGET more when it opens a name's next 5 s window and
+//! folds the closed one into the 1 min and 1 h rollups.
 //!
 //! # Rollups and memory
 //!
@@ -33,6 +35,7 @@
 mod histogram;
 mod history;
 pub(crate) mod layout;
+mod pending;
 mod read;
 
 use std::collections::BTreeMap;

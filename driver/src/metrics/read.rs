@@ -50,6 +50,12 @@ impl RedisQueue {
                 by_name.entry(name.to_owned()).or_default().add(&figures);
             }
         }
+        for open in self
+            .pending_windows(&key, &names, rollup, oldest, newest)
+            .await?
+        {
+            by_name.entry(open.name).or_default().add(&open.figures);
+        }
         Ok(QueueMetrics {
             queue: queue.to_owned(),
             window: Some(window),

@@ -193,10 +193,36 @@ async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() 
     assert_eq!(named(&metrics, OTHER).completed, 5);
     assert_eq!(named(&metrics, OTHER).wait.count(), 5);
     assert_eq!(metrics.total().completed, names as u64);
-    // One total and three rollup slots per name, "(other)" too, and the two
-    // bookkeeping fields: nothing grows with the number of jobs or names.
+    // The same names again in a later 5 s window, whose first write folds
+    // the closed one into the 1 min and 1 h rollups for every name.
+    let first = an_early_5s_window(&queue).await;
+    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
+        let now = queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap()
+            .now;
+        now.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+            / 5_000
+            > first
+    })
+    .await;
+    let jobs = (0..names).map(|i| NewJob::new(json!(i)).name(format!("job-{i:03}")));
+    queue.add_batch("q", jobs.collect()).await.unwrap();
+    let claimed = queue.claim("q", names, LONG).await.unwrap();
+    let leases: Vec<_> = claimed.iter().map(|j| j.lease()).collect();
+    queue.ack_batch(&leases).await.unwrap();
+    let hour = queue.metrics("q", MetricsWindow::LastHour).await.unwrap();
+    assert_eq!(hour.names.len(), NAMES_MAX + 1);
+    assert_eq!(named(&hour, OTHER).completed, 10);
+    assert_eq!(hour.total().completed, 2 * names as u64);
+    // One total, two 5 s slots, a 1 min and a 1 h slot per name, "(other)"
+    // too, and the two bookkeeping fields: nothing grows with the number of
+    // jobs or names.
     let fields = hlen(&server, &queue, "q:q:metrics").await;
-    assert_eq!(fields, (NAMES_MAX as i64 + 1) * 4 + 2);
+    assert_eq!(fields, (NAMES_MAX as i64 + 1) * 5 + 2);
     let key = format!("{{{}}}:q:q:metrics", queue.namespace());
     let bytes: i64 = server
         .cmd(&["MEMORY", "USAGE", &key, "SAMPLES", "0"])
@@ -280,7 +306,10 @@ async fn recording_adds_no_round_trip_and_one_hmget_and_hset_per_ack_batch() {
     let queue = queue(&server, "metrics_cost").await;
     queue.add_batch("q", numbered(11)).await.unwrap();
     let claimed = queue.claim("q", 11, LONG).await.unwrap();
-    // The first ack loads the script; the batch after it is the one measured.
+    // The first ack loads the script and opens this 5 s window (the call
+    // that opens a window folds the one before it: one HMGET more); the
+    // batch after it, in the same window, is the one measured.
+    an_early_5s_window(&queue).await;
     ack_with_run(&queue, &claimed[0], 1).await;
     let leases: Vec<_> = claimed[1..].iter().map(|j| j.lease()).collect();
     let done: Vec<_> = leases
@@ -303,4 +332,65 @@ async fn recording_adds_no_round_trip_and_one_hmget_and_hset_per_ack_batch() {
     let totals = queue.metric_totals("q").await.unwrap();
     assert_eq!(totals.total().completed, 11);
     assert_eq!(totals.total().run.sum_ms, 1 + 10 * 2);
+}
+
+#[tokio::test]
+async fn a_closed_5s_window_is_folded_into_the_minute_and_hour_rollups_exactly() {
+    let server = server();
+    let queue = queue(&server, "metrics_fold").await;
+    let jobs = (0..3).map(|i| NewJob::new(json!(i)).name("n")).collect();
+    queue.add_batch("q", jobs).await.unwrap();
+    let claimed = queue.claim("q", 3, LONG).await.unwrap();
+    let first = an_early_5s_window(&queue).await;
+    ack_with_run(&queue, &claimed[0], 3).await;
+    let redis_window = async || {
+        let now = queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap()
+            .now;
+        now.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+            / 5_000
+    };
+    // Read while its window is open (added from the 5 s ring by readers),
+    // then after the next window's first write folded it.
+    let check = async |completed: u64, run_sum_ms: u64| {
+        for window in [
+            MetricsWindow::LastHour,
+            MetricsWindow::LastDay,
+            MetricsWindow::Last90Days,
+        ] {
+            let metrics = queue.metrics("q", window).await.unwrap();
+            let n = named(&metrics, "n");
+            assert_eq!(
+                (n.completed, n.run.sum_ms),
+                (completed, run_sum_ms),
+                "{window:?}"
+            );
+            let history = queue.metrics_history("q", window).await.unwrap();
+            let charted: u64 = history.points.iter().map(|p| p.figures.completed).sum();
+            assert_eq!(charted, completed, "{window:?} window by window");
+            assert_eq!(named(&history.metrics, "n").completed, completed);
+        }
+    };
+    check(1, 3).await;
+    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
+        redis_window().await > first
+    })
+    .await;
+    ack_with_run(&queue, &claimed[1], 100).await;
+    check(2, 103).await;
+    ack_with_run(&queue, &claimed[2], 5).await;
+    check(3, 108).await;
+    let recent = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    assert_eq!(named(&recent, "n").completed, 3);
+    assert_eq!(
+        named(&queue.metric_totals("q").await.unwrap(), "n").completed,
+        3
+    );
 }
