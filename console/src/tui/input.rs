@@ -30,6 +30,8 @@ pub enum Scope {
     Schedules,
     /// The Limits screen.
     Limits,
+    /// The Metrics view of one queue (`m` on the Queues screen).
+    Metrics,
     /// One dead letter: a row of the Dead letters screen (or a group), the
     /// detail of a dead letter, a row of the jobs view listing dead jobs.
     Dead,
@@ -67,6 +69,8 @@ impl Scope {
             Scope::Queues => "Queues",
             Scope::Leases => "Leases",
             Scope::Limits => "Limits",
+            // Its keys sit with the `m` that opens it.
+            Scope::Metrics => "Queues",
             Scope::Schedules => "Schedules",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
@@ -106,6 +110,7 @@ impl Scope {
     /// Whether the binding is live in `view` with nothing over it.
     fn applies_to(self, view: &View) -> bool {
         match view {
+            View::Metrics(_) => matches!(self, Scope::Main | Scope::Metrics),
             View::Detail(detail) => match self {
                 Scope::Main | Scope::Detail | Scope::Job => true,
                 Scope::Dead => detail.record.state == JobState::Dead,
@@ -214,7 +219,8 @@ use KeyCode::{
 };
 use Scope::{
     Confirm, ConfirmRequeue, Dead, DeadList, DeadScreen, Detail, Filter, Filterable, Help, Job,
-    Jobs, Leases, Limits, Lists, Main, Openable, Queues, Search, SearchText, Sortable, Workers,
+    Jobs, Leases, Limits, Lists, Main, Metrics, Openable, Queues, Search, SearchText, Sortable,
+    Workers,
 };
 
 /// Every binding, most specific scope first (the first match wins).
@@ -280,7 +286,11 @@ pub static BINDINGS: &[Binding] = &[
     bind(Jobs, &[k('D')], "", "", None, Action::AllJobs(Surgery::Delete)),
     bind(Jobs, &[k('C')], "", "", None, Action::AllJobs(Surgery::Cancel)),
     bind(Leases, &[k('c')], "c", "cancel the selected job (asks)", Some("c cancel"), Action::Job(Surgery::Cancel)),
+    bind(Metrics, &[k('w'), k(']')], "w ] [ Esc", "in its metrics: next, previous window (5m-90d); back", Some("w window"), Action::MetricsWindow(1)),
+    bind(Metrics, &[k('[')], "", "", None, Action::MetricsWindow(-1)),
+    bind(Metrics, &[code(Esc), k('h'), code(Left)], "", "", Some("Esc back"), Action::Back),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
+    bind(Queues, &[k('m')], "m", "the queue's metrics: counts, percentiles, throughput", Some("m metrics"), Action::OpenMetrics),
     bind(Limits, &[code(Enter)], "Enter", "list the limiter's held jobs", Some("Enter held jobs"), Action::Open),
     bind(Limits, &[k('x')], "x", "clear the selected limit (asks)", Some("x clear"), Action::ClearLimit),
     bind(Scope::Schedules, &[k('t')], "t p d", "trigger now, pause or resume, delete (asks)", Some("t trigger"), Action::Operate(OperateKey::TriggerSchedule)),
@@ -405,6 +415,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Filterable,
         Sortable,
         Queues,
+        Metrics,
         Leases,
         Scope::Schedules,
         Limits,

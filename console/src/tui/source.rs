@@ -27,8 +27,8 @@ use tokio_util::sync::CancellationToken;
 use crate::aggregate::Target;
 
 use super::state::{
-    plural, DeadIds, DeadWindow, Focus, JobsPage, Mutation, QueueRow, SearchRun, Snapshot, Update,
-    JOBS_PAGE,
+    plural, DeadIds, DeadWindow, Focus, JobsPage, MetricsView, Mutation, QueueRow, SearchRun,
+    Snapshot, Update, JOBS_PAGE,
 };
 
 /// Dead letters loaded per queue for the Dead letters screen.
@@ -37,6 +37,9 @@ pub const DEAD_WINDOW: usize = 500;
 pub const LEASE_WINDOW: usize = 200;
 /// Events loaded for the Events screen.
 pub const EVENT_WINDOW: usize = 200;
+/// The 24 h and 90 d Metrics windows are read at most this often (each
+/// read walks many rollup fields); the others with every refresh.
+pub const METRICS_SLOW_EVERY: Duration = Duration::from_secs(30);
 /// A refresh that takes longer than this counts as a failure.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Each refresh starts with one small read that must answer within this:
@@ -107,6 +110,9 @@ pub async fn run(
     } = link;
     let mut focus = Focus::Overview;
     let mut watched: Option<String> = None;
+    // The Metrics view last read, and when: the wide windows wait
+    // `METRICS_SLOW_EVERY` between reads.
+    let mut metrics_read: Option<(MetricsView, Instant)> = None;
     let refresh_now = Arc::new(Notify::new());
     let mut next = Instant::now();
     // The walking search's own stop: Esc or a new search ends it.
@@ -117,6 +123,9 @@ pub async fn run(
             request = requests.recv() => match request {
                 None => break,
                 Some(Request::Focus(f)) => {
+                    if f != focus {
+                        metrics_read = None;
+                    }
                     focus = f;
                     next = Instant::now();
                 }
@@ -220,9 +229,45 @@ pub async fn run(
                         });
                     }
                 }
+                if let (true, Focus::Metrics(view)) = (live, &focus) {
+                    if metrics_due(view, metrics_read.as_ref()) {
+                        match timeout(FETCH_TIMEOUT, read_metrics(queue, view)).await {
+                            Ok(Ok(update)) => {
+                                metrics_read = Some((view.clone(), Instant::now()));
+                                let _ = updates.send(update);
+                            }
+                            // The view keeps what it showed; the next
+                            // refresh tries again.
+                            Ok(Err(error)) => tracing::warn!(%error, "metrics read failed"),
+                            Err(_) => tracing::warn!("metrics read timed out"),
+                        }
+                    }
+                }
                 next = Instant::now() + refresh;
             }
         }
+    }
+}
+
+/// The Metrics view's figures for `view`, as the update the UI takes.
+pub async fn read_metrics(queue: &Target, view: &MetricsView) -> Result<Update, QueueError> {
+    let history = queue.metrics_history(&view.queue, view.window).await?;
+    Ok(Update::Metrics {
+        view: view.clone(),
+        history: Box::new(history),
+    })
+}
+
+/// Whether the Metrics view `view` is read this refresh: always when it
+/// was not the last one read, and for the 24 h and 90 d windows only
+/// [`METRICS_SLOW_EVERY`] after the last read.
+fn metrics_due(view: &MetricsView, last: Option<&(MetricsView, Instant)>) -> bool {
+    use redq::metrics::MetricsWindow::{Last90Days, LastDay};
+    match last {
+        Some((read, at)) if read == view && matches!(view.window, LastDay | Last90Days) => {
+            at.elapsed() >= METRICS_SLOW_EVERY
+        }
+        _ => true,
     }
 }
 
@@ -322,7 +367,8 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         limited,
     };
     match focus {
-        Focus::Overview => {}
+        // The Metrics view's figures are read after the snapshot (see `run`).
+        Focus::Overview | Focus::Metrics(_) => {}
         Focus::Limits => {
             // A bounded read: the screen refreshes every second, and a queue
             // may have a hundred thousand keys.
@@ -553,5 +599,41 @@ fn restart_note(attempts: u32) -> String {
     match attempts {
         0 => String::new(),
         n => format!(", attempts restart at {n}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redq::metrics::MetricsWindow;
+
+    use super::*;
+
+    fn images(window: MetricsWindow) -> MetricsView {
+        MetricsView {
+            queue: "images".into(),
+            window,
+        }
+    }
+
+    #[test]
+    fn the_wide_windows_wait_30_seconds_between_reads_the_others_do_not() {
+        let just_now = Instant::now();
+        for window in [MetricsWindow::Last5Minutes, MetricsWindow::LastHour] {
+            let view = images(window);
+            assert!(metrics_due(&view, Some(&(view.clone(), just_now))));
+        }
+        for window in [MetricsWindow::LastDay, MetricsWindow::Last90Days] {
+            let view = images(window);
+            assert!(metrics_due(&view, None), "the first read is at once");
+            assert!(!metrics_due(&view, Some(&(view.clone(), just_now))));
+            let other = images(MetricsWindow::LastHour);
+            assert!(
+                metrics_due(&view, Some(&(other, just_now))),
+                "a new window reads at once"
+            );
+            if let Some(long_ago) = just_now.checked_sub(METRICS_SLOW_EVERY) {
+                assert!(metrics_due(&view, Some(&(view.clone(), long_ago))));
+            }
+        }
     }
 }

@@ -8,7 +8,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use redq_console::aggregate::Target;
 use redq_console::tui::input::action_for;
 use redq_console::tui::source;
-use redq_console::tui::state::{Action, Command, Mutation, Overlay, Settings, State, Update};
+use redq_console::tui::state::{
+    Action, Command, Focus, Mutation, Overlay, Settings, State, Update,
+};
 
 /// A console on `namespace` of `target`, not read-only, nothing loaded yet.
 pub fn console(target: &Target, namespace: &str) -> State {
@@ -21,13 +23,19 @@ pub fn console(target: &Target, namespace: &str) -> State {
     })
 }
 
-/// Load what the console shows now (its focus) into `state`.
+/// Load what the console shows now (its focus) into `state`: the snapshot,
+/// then (Metrics view) its figures, as the source reads them.
 pub async fn refresh(target: &Target, state: &mut State) {
-    let snapshot = source::fetch(target, &state.focus()).await.unwrap();
+    let focus = state.focus();
+    let snapshot = source::fetch(target, &focus).await.unwrap();
     state.apply(Action::Received(Update::Snapshot {
         snapshot: Box::new(snapshot),
         received_at: SystemTime::now(),
     }));
+    if let Focus::Metrics(view) = &focus {
+        let update = source::read_metrics(target, view).await.unwrap();
+        state.apply(Action::Received(update));
+    }
 }
 
 /// Press `keys` through the key table; the mutations they start.

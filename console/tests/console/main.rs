@@ -25,6 +25,7 @@ mod limits_keys;
 mod limits_views;
 mod metrics;
 mod metrics_histograms;
+mod metrics_keys;
 mod metrics_show;
 mod operator_acts;
 mod operator_keys;

@@ -66,6 +66,10 @@ pub enum Action {
     Operate(OperateKey),
     /// Group dead letters by error signature, or stop grouping.
     ToggleGroup,
+    /// Queues screen: open the selected queue's Metrics view (`m`).
+    OpenMetrics,
+    /// Metrics view: the next (positive) or previous window.
+    MetricsWindow(isize),
     /// Jobs view: the next job state.
     NextState,
     /// Jobs view: the previous job state.
@@ -225,6 +229,8 @@ impl State {
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {
                 self.tabs.dead_grouped = !self.tabs.dead_grouped
             }
+            Action::OpenMetrics => self.open_metrics(),
+            Action::MetricsWindow(steps) => self.step_metrics_window(steps),
             Action::NextState | Action::PrevState => self.cycle_state(action == Action::NextState),
             _ => {}
         }

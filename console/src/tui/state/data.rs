@@ -178,6 +178,13 @@ pub enum Update {
         /// When `record` is `None`: how it finished, if its queue keeps it.
         finished: Option<Box<redq::KeptJob>>,
     },
+    /// The Metrics view's figures, read for this view.
+    Metrics {
+        /// The queue and window read.
+        view: super::mode::MetricsView,
+        /// What came back (boxed: large beside the other updates).
+        history: Box<redq::metrics::MetricsHistory>,
+    },
     /// A step of the payload search.
     Search(super::SearchStep),
     /// A bulk operation advanced.
@@ -211,6 +218,9 @@ pub enum Focus {
     Limits,
     /// One page of a queue's jobs.
     Jobs(JobsQuery),
+    /// One queue's metrics over a window (read after the overview, see
+    /// `source::METRICS_SLOW_EVERY`).
+    Metrics(super::mode::MetricsView),
 }
 
 /// Dead letters of one queue, by id.

@@ -22,13 +22,14 @@ mod freeze;
 mod help;
 mod limits;
 pub mod metrics;
+mod metrics_view;
 mod mode;
 mod navigate;
 mod operate;
 mod pause;
 mod receive;
-mod search;
 pub mod rows;
+mod search;
 pub mod sort;
 mod surgery;
 #[cfg(test)]
@@ -44,9 +45,9 @@ pub use data::{
     plural, DeadIds, DeadWindow, Focus, JobsPage, JobsQuery, Mutation, QueueRow, ScheduleInfo,
     Snapshot, Update, WorkerInfo,
 };
-pub use mode::{Confirm, Detail, JobsView, OpenedFrom, Overlay, Screen, Tabs, View};
-pub use rows::{Badge, DeadGroup};
+pub use mode::{Confirm, Detail, JobsView, MetricsView, OpenedFrom, Overlay, Screen, Tabs, View};
 pub use operate::{Operate, OperateKey};
+pub use rows::{Badge, DeadGroup};
 pub use search::{matches_text, MatchChange, SearchRun, SearchStep, SearchView};
 pub use surgery::Surgery;
 
@@ -134,6 +135,8 @@ pub struct Data {
     pub limits_loaded: bool,
     /// The queues with flow control.
     pub limited: Vec<String>,
+    /// The Metrics view's figures as last read, and for which view.
+    pub metrics: Option<(MetricsView, redq::metrics::MetricsHistory)>,
 }
 
 /// A list position that follows its row when rows move.
@@ -264,6 +267,9 @@ impl State {
         if let Some(jobs) = self.jobs() {
             return Focus::Jobs(jobs.query.clone());
         }
+        if let View::Metrics(metrics) = &self.view {
+            return Focus::Metrics(metrics.clone());
+        }
         match self.screen() {
             Screen::Leases => Focus::Leases,
             Screen::Dead => Focus::Dead,
@@ -332,6 +338,7 @@ impl State {
             View::Screen(Screen::Leases) => self.data.leases_loaded,
             View::Screen(Screen::Dead) => self.data.dead_loaded,
             View::Screen(Screen::Limits) => self.data.limits_loaded,
+            View::Metrics(view) => self.metrics_shown(view).is_some(),
             View::Screen(_) => self.data.loaded,
         }
     }

@@ -80,6 +80,18 @@ pub enum View {
     /// One job, opened from a list that Esc returns to (boxed: a job
     /// record is large beside the other views).
     Detail(Box<Detail>),
+    /// One queue's metrics over a window, opened from the Queues screen
+    /// (`m`); Esc goes back to it.
+    Metrics(MetricsView),
+}
+
+/// The Metrics view of one queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsView {
+    /// The queue shown.
+    pub queue: String,
+    /// How far back its figures go (`w`, `[`, `]`).
+    pub window: redq::metrics::MetricsWindow,
 }
 
 /// The jobs view of one queue, opened from the Queues screen (or from the
@@ -133,6 +145,7 @@ impl View {
         match self {
             View::Screen(screen) => *screen,
             View::Jobs(jobs) => jobs.from,
+            View::Metrics(_) => Screen::Queues,
             View::Detail(detail) => match &detail.from {
                 OpenedFrom::Leases => Screen::Leases,
                 OpenedFrom::Dead => Screen::Dead,
@@ -149,7 +162,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) => None,
+            View::Screen(_) | View::Metrics(_) => None,
         }
     }
 
@@ -161,7 +174,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) => None,
+            View::Screen(_) | View::Metrics(_) => None,
         }
     }
 
@@ -239,4 +252,7 @@ pub struct Tabs {
     pub group_cursor: Cursor,
     /// One sort per screen (`o`, `O`); none: the screen's own order.
     pub sorts: [Option<super::sort::Sort>; Screen::COUNT],
+    /// The Metrics view's window last chosen, which the next `m` opens
+    /// with (none yet: the last 5 minutes).
+    pub metrics_window: Option<redq::metrics::MetricsWindow>,
 }

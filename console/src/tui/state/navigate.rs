@@ -78,7 +78,7 @@ impl State {
     pub(super) fn open(&mut self) {
         let index = self.cursor().index;
         let opened = match &self.view {
-            View::Detail(_) => None,
+            View::Detail(_) | View::Metrics(_) => None,
             View::Jobs(jobs) => self
                 .selected_job()
                 .map(|job| View::detail_of(job, OpenedFrom::Jobs(jobs.clone()))),
@@ -141,6 +141,7 @@ impl State {
                 View::Jobs(jobs)
             }
             View::Jobs(jobs) => View::Screen(jobs.from),
+            View::Metrics(_) => View::Screen(Screen::Queues),
             View::Screen(screen) => {
                 self.tabs.filters[screen.index()].clear();
                 View::Screen(screen)

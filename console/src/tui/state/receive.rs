@@ -102,6 +102,7 @@ impl State {
                     }
                 }
             }
+            Update::Metrics { view, history } => self.receive_metrics(view, *history),
             Update::Search(step) => self.receive_search(step),
             Update::Progress { label, done, left } => {
                 self.busy = Some(Progress { label, done, left })

@@ -46,7 +46,7 @@ impl State {
                 .get(self.cursor().index)
                 .copied()
                 .cloned(),
-            View::Screen(_) => return Command::None,
+            View::Screen(_) | View::Metrics(_) => return Command::None,
         };
         let Some(job) = job else {
             self.say(

@@ -40,6 +40,29 @@ pub fn draw(
     draw_chart(frame, chart_area, history, theme);
 }
 
+/// What the view shows before the figures for `queue` and `window` came:
+/// the same title, and `text` (loading, or why not).
+pub fn not_read(
+    frame: &mut Frame,
+    area: Rect,
+    queue: &str,
+    window: MetricsWindow,
+    text: &str,
+    theme: &Theme,
+) {
+    let block = Block::bordered().title(Line::styled(title(queue, window), theme.header()));
+    let body = ratatui::widgets::Paragraph::new(Line::styled(text.to_owned(), theme.dim()));
+    frame.render_widget(body.block(block), area);
+}
+
+fn title(queue: &str, window: MetricsWindow) -> String {
+    format!(
+        " Metrics: {}, last {} (w: window; percentiles within a factor of 2) ",
+        crate::text::inert(queue),
+        window_label(window)
+    )
+}
+
 fn draw_table(
     frame: &mut Frame,
     area: Rect,
@@ -49,11 +72,7 @@ fn draw_table(
     theme: &Theme,
 ) {
     let list = List {
-        title: format!(
-            " Metrics: {}, last {} (w: window; percentiles within a factor of 2) ",
-            history.metrics.queue,
-            window_label(window)
-        ),
+        title: title(&history.metrics.queue, window),
         columns: vec![
             Column::name("NAME"),
             Column::number("COMPLETED"),

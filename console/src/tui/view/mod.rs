@@ -85,6 +85,13 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
             Some(found) => search::render(frame, area, state, found, theme),
             None => jobs::render(frame, area, state, view, theme, now),
         },
+        View::Metrics(view) => match state.metrics_shown(view) {
+            Some(history) => metrics::draw(frame, area, history, view.window, theme),
+            None => {
+                let text = not_loaded(state, "metrics");
+                metrics::not_read(frame, area, &view.queue, view.window, &text, theme)
+            }
+        },
         View::Screen(Screen::Queues) => queues::render(frame, area, state, theme, now),
         View::Screen(Screen::Leases) => leases::render(frame, area, state, theme, now),
         View::Screen(Screen::Dead) => dead::render(frame, area, state, theme, now),
