@@ -169,7 +169,7 @@ async fn no_screen_shows_the_password() {
         (&["Escape"], "Dead letters (1)"),
         (&["4"], "no schedules"),
         (&["5"], "no workers registered"),
-        (&["6"], "Events: latest 1"),
+        (&["6"], "Events: latest"),
         (&["?"], "Help"),
         (&["x", "1", "Enter"], "waiting jobs"),
     ];
