@@ -111,7 +111,11 @@ pub async fn run(
         } => workers::run(&queue, command, json).await,
         Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
         Command::Metrics {
-            command: Some(crate::cli::MetricsCommand::Show { queue: name, window }),
+            command:
+                Some(crate::cli::MetricsCommand::Show {
+                    queue: name,
+                    window,
+                }),
             ..
         } => {
             require_known(&queue, &name).await?;

@@ -42,5 +42,5 @@ mod subcommands;
 mod surgery_keys;
 mod terminal;
 mod viewer;
-mod workers_control;
 mod views;
+mod workers_control;

@@ -179,11 +179,18 @@ async fn a_canary_requeue_sends_a_few_of_a_group_and_reports_what_became_of_them
     dead_letters(&q, "webhooks", 6, "timeout after 3000 ms").await;
     // Two more of another error, in the same queue.
     for i in 0..2 {
-        q.add("webhooks", NewJob::new(value!({ "other": i })).max_attempts(1))
-            .await
-            .unwrap();
+        q.add(
+            "webhooks",
+            NewJob::new(value!({ "other": i })).max_attempts(1),
+        )
+        .await
+        .unwrap();
     }
-    for job in q.claim("webhooks", 2, Duration::from_secs(60)).await.unwrap() {
+    for job in q
+        .claim("webhooks", 2, Duration::from_secs(60))
+        .await
+        .unwrap()
+    {
         q.nack(&job.lease(), Duration::ZERO, "bad signature")
             .await
             .unwrap();

@@ -192,7 +192,11 @@ async fn store_in_the_older_layout(server: &RedisServer, queue: &RedisQueue, id:
     let rmpv::Value::Array(mut fields) = rmpv::decode::read_value(&mut rest).unwrap() else {
         panic!("a record starts with an array");
     };
-    assert_eq!(fields.len(), redq::lua::JOB_RECORD_LEN, "the current layout");
+    assert_eq!(
+        fields.len(),
+        redq::lua::JOB_RECORD_LEN,
+        "the current layout"
+    );
     fields.truncate(19);
     let mut old = Vec::new();
     rmpv::encode::write_value(&mut old, &rmpv::Value::Array(fields)).unwrap();

@@ -92,11 +92,7 @@ pub async fn queue_start_not_recorded(broken: bool) -> Report {
 
 /// A claim that leases a key's held jobs but leaves them in the held set.
 pub async fn held_left_behind(broken: bool) -> Report {
-    let claim = patch(
-        "claim",
-        "redis.call('ZREM', K.lim_held, unpack(taken))",
-        "",
-    );
+    let claim = patch("claim", "redis.call('ZREM', K.lim_held, unpack(taken))", "");
     claim_three(claim, "each_key", [3, 0, 0], "k", 1, drained(), broken).await
 }
 
