@@ -83,6 +83,11 @@ use crate::{Acked, Job, Lease, Nacked, Queue, QueueCounts, QueueError, DEFAULT_P
 ///   typed jobs pushed with [`MemoryQueue::push`] keep their name and
 ///   `MAX_ATTEMPTS`, which retries and lapsed leases count against as in
 ///   Redis. Dead letters are kept until the queue is dropped.
+/// - None of what lives in Redis alone: no job surgery, kept results, notes,
+///   limits ([`crate::flow`]; a Worker still honours
+///   `JobError::rate_limited`), recorded metrics, events or stored trace
+///   contexts (the Worker's `redq.process` span is there, without a parent),
+///   and no quiet or stop for its workers.
 /// - The `SystemTime` fields of a claimed [`Job`] (`enqueued_at`,
 ///   `lease_expires_at`) are wall-clock times for display; they do not follow
 ///   a paused tokio clock.
