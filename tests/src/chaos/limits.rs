@@ -23,8 +23,10 @@ use crate::{unique_namespace, RedisServer};
 pub const QUEUE_CONCURRENCY: u32 = 6;
 /// At most this many jobs of each limit key leased at once.
 pub const KEY_CONCURRENCY: u32 = 2;
-/// At most this many starts of the queue in any window of [`RATE_PER`].
-pub const RATE_MAX: u32 = 100;
+/// At most this many starts of the queue in any window of [`RATE_PER`]:
+/// below what six leases start unhindered (90 to 100 a second here, on
+/// Redis and Valkey alike), so the rate binds and is tested on every run.
+pub const RATE_MAX: u32 = 60;
 pub const RATE_PER: Duration = Duration::from_secs(1);
 /// Limit keys the jobs are spread over.
 pub const KEYS: usize = 20;
@@ -110,7 +112,7 @@ pub async fn limits(scale: Scale, worker_bin: &Path) -> Outcome {
         }
     }
     let produced = feed.await.expect("producer task");
-    // At 100 starts a second the queue needs jobs/100 s at the least.
+    // At RATE_MAX starts a second the queue needs jobs/RATE_MAX s at the least.
     let least = Duration::from_millis(scale.jobs as u64 * 1000 / RATE_MAX as u64);
     let drained = harness::drain(&producer.queue, least * 2 + Duration::from_secs(60)).await;
     fleet.await_first_claims(Duration::from_secs(20)).await;
