@@ -25,10 +25,7 @@
 --   room now, else 0, next_cursor "0" when this is the last page.
 local OVERRIDE_SCAN = 1000
 queue_name(QUEUE)
-local cursor = ARGV[3]
-if type(cursor) ~= 'string' or not string.match(cursor, '^%d+$') or #cursor > 20 then
-  fail('cursor must be a decimal number, got ' .. string.format('%q', tostring(cursor)))
-end
+local cursor = decimal_u64(ARGV[3], 'cursor')
 local count = uint(ARGV[4], 'count', 1000)
 if count < 1 then fail('count must be 1 to 1000, got 0') end
 

@@ -12,10 +12,7 @@
 -- Reply: the next cursor ("0" = done)
 local WAKE_SCAN = 1000
 queue_name(QUEUE)
-local cursor = ARGV[3]
-if type(cursor) ~= 'string' or not string.match(cursor, '^%d+$') or #cursor > 20 then
-  fail('cursor must be a decimal number, got ' .. string.format('%q', tostring(cursor)))
-end
+local cursor = decimal_u64(ARGV[3], 'cursor')
 local now = now_ms()
 local scan = redis.call('HSCAN', K.lim, cursor, 'MATCH', 'h\n*', 'COUNT', WAKE_SCAN)
 for i = 1, #scan[2], 2 do

@@ -22,10 +22,7 @@
 --   looked at (the bound); state as inspect.lua reports it; score the job's
 --   score in its state's sorted set, "" when it has none there.
 queue_name(QUEUE)
-local cursor = ARGV[3]
-if type(cursor) ~= 'string' or not string.match(cursor, '^%d+$') then
-  fail('cursor must be a decimal number; got ' .. tostring(cursor))
-end
+local cursor = decimal_u64(ARGV[3], 'cursor')
 local needle = text(ARGV[4], 'search text', 1024)
 if needle == '' then fail('search text must not be empty') end
 local count = uint(ARGV[5], 'count', 1000)

@@ -48,9 +48,14 @@ end
 
 -- A decimal u64 kept as text (worker node ids, park tokens): Lua doubles
 -- cannot hold every u64, so it is compared as a string, never converted.
+local U64_MAX = '18446744073709551615'
+
+-- A u64 kept as its decimal text (Lua numbers are doubles): 1 to 20 digits,
+-- at most U64_MAX (two texts of 20 digits compare as their numbers).
 local function decimal_u64(v, what)
-  if type(v) ~= 'string' or #v == 0 or #v > 20 or not string.match(v, '^%d+$') then
-    fail(what .. ' must be a decimal u64')
+  if type(v) ~= 'string' or #v == 0 or #v > 20 or not string.match(v, '^%d+$')
+      or (#v == 20 and v > U64_MAX) then
+    fail(what .. ' must be a decimal u64 (0 to ' .. U64_MAX .. ')')
   end
   return v
 end
