@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime};
 use futures::future::try_join_all;
 
 use super::{Figures, MetricsWindow, QueueMetrics};
-use crate::limits::check_queue_name;
 use crate::{Operator, QueueError, RedisQueue};
 
 /// One rollup window of a queue's history: every name's figures summed.
@@ -39,56 +38,28 @@ impl RedisQueue {
         queue: &str,
         window: MetricsWindow,
     ) -> Result<MetricsHistory, QueueError> {
-        check_queue_name(queue)?;
-        let key = self.inner.keys.metrics(queue);
-        let now_ms = self.redis_now_ms(&key).await?;
-        let names = self.metric_names(&key).await?;
-        let (rollup, windows) = window.rollup();
-        let newest = now_ms / rollup.width_ms;
-        let oldest = newest.saturating_sub(windows - 1);
-        let mut fields = Vec::new();
-        let mut wanted = Vec::new();
-        for name in &names {
-            for w in oldest..=newest {
-                fields.push(rollup.field(w, name));
-                wanted.push((name.as_str(), w));
-            }
-        }
-        let values = self.metric_values(&key, fields).await?;
-        let at = |w: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(w * rollup.width_ms);
-        let mut points: Vec<MetricsPoint> = (oldest..=newest)
+        let read = self.read_windows(queue, window).await?;
+        let width_ms = read.rollup.width_ms;
+        let at = |w: u64| SystemTime::UNIX_EPOCH + Duration::from_millis(w * width_ms);
+        let mut points: Vec<MetricsPoint> = (read.oldest..=read.newest)
             .map(|w| MetricsPoint {
                 start: at(w),
                 figures: Figures::default(),
             })
             .collect();
         let mut by_name: BTreeMap<String, Figures> = BTreeMap::new();
-        for ((name, w), raw) in wanted.into_iter().zip(values) {
-            let Some(raw) = raw else { continue };
-            let (stored_window, figures) = super::read::decode(&raw)?;
-            // A slot still holding an older window (the ring wrapped) is skipped.
-            if stored_window == w {
-                by_name.entry(name.to_owned()).or_default().add(&figures);
-                points[(w - oldest) as usize].figures.add(&figures);
-            }
-        }
-        for open in self
-            .pending_windows(&key, &names, rollup, oldest, newest)
-            .await?
-        {
-            points[(open.window - oldest) as usize]
+        for cell in &read.cells {
+            points[(cell.window - read.oldest) as usize]
                 .figures
-                .add(&open.figures);
-            by_name.entry(open.name).or_default().add(&open.figures);
+                .add(&cell.figures);
+            by_name
+                .entry(cell.name.clone())
+                .or_default()
+                .add(&cell.figures);
         }
         Ok(MetricsHistory {
-            metrics: QueueMetrics {
-                queue: queue.to_owned(),
-                window: Some(window),
-                names: by_name,
-                now: SystemTime::UNIX_EPOCH + Duration::from_millis(now_ms),
-            },
-            width: Duration::from_millis(rollup.width_ms),
+            metrics: read.with_sums(queue, window, by_name),
+            width: Duration::from_millis(width_ms),
             points,
         })
     }

@@ -4,17 +4,8 @@
 //! adds it from the 5 s ring, so the sums are exact at any moment.
 
 use super::layout::{self, Rollup};
-use super::read::decode;
-use super::Figures;
+use super::read::{decode, Cell};
 use crate::{QueueError, RedisQueue};
-
-/// A name's open 5 s window, as figures of one window of another rollup.
-pub(super) struct Pending {
-    pub name: String,
-    /// The window number in the rollup that was asked for.
-    pub window: u64,
-    pub figures: Figures,
-}
 
 impl RedisQueue {
     /// Each name's open 5 s window that falls in `oldest..=newest` of
@@ -27,7 +18,7 @@ impl RedisQueue {
         rollup: Rollup,
         oldest: u64,
         newest: u64,
-    ) -> Result<Vec<Pending>, QueueError> {
+    ) -> Result<Vec<Cell>, QueueError> {
         if rollup.prefix == layout::SECONDS.prefix || names.is_empty() {
             return Ok(Vec::new());
         }
@@ -56,7 +47,7 @@ impl RedisQueue {
             let Some(raw) = raw else { continue };
             let (stored, figures) = decode(&raw)?;
             if stored == seconds {
-                pending.push(Pending {
+                pending.push(Cell {
                     name: name.clone(),
                     window,
                     figures,

@@ -8,13 +8,48 @@ use fred::interfaces::{ClientLike, HashesInterface};
 use fred::types::{ClusterHash, CustomCommand};
 use futures::future::try_join_all;
 
-use super::layout::{self, BUCKETS, OTHER};
+use super::layout::{self, Rollup, BUCKETS, OTHER};
 use super::{Figures, Histogram, MetricsWindow, QueueMetrics};
 use crate::limits::check_queue_name;
 use crate::{Operator, QueueError, RedisQueue};
 
 /// Fields per HMGET: a long range over many names is read in pieces.
 const FIELDS_PER_READ: usize = 1_000;
+
+/// One name's figures in one window of the rollup that was read.
+pub(super) struct Cell {
+    pub name: String,
+    /// The window number in that rollup.
+    pub window: u64,
+    pub figures: Figures,
+}
+
+/// What [`RedisQueue::read_windows`] found, and the range it covered.
+pub(super) struct WindowedRead {
+    pub now_ms: u64,
+    pub rollup: Rollup,
+    /// The first and last window numbers of the range.
+    pub oldest: u64,
+    pub newest: u64,
+    pub cells: Vec<Cell>,
+}
+
+impl WindowedRead {
+    /// The sums per name, stamped with the range's "now".
+    pub(super) fn with_sums(
+        &self,
+        queue: &str,
+        window: MetricsWindow,
+        names: BTreeMap<String, Figures>,
+    ) -> QueueMetrics {
+        QueueMetrics {
+            queue: queue.to_owned(),
+            window: Some(window),
+            names,
+            now: SystemTime::UNIX_EPOCH + Duration::from_millis(self.now_ms),
+        }
+    }
+}
 
 impl RedisQueue {
     /// A queue's figures per job name over the last `window` (the current
@@ -25,6 +60,26 @@ impl RedisQueue {
         queue: &str,
         window: MetricsWindow,
     ) -> Result<QueueMetrics, QueueError> {
+        let read = self.read_windows(queue, window).await?;
+        let mut by_name: BTreeMap<String, Figures> = BTreeMap::new();
+        for cell in &read.cells {
+            by_name
+                .entry(cell.name.clone())
+                .or_default()
+                .add(&cell.figures);
+        }
+        Ok(read.with_sums(queue, window, by_name))
+    }
+
+    /// Every (name, window) cell of `window`'s range that holds figures:
+    /// the closed windows from their rollup ring, the open one from the 5 s
+    /// ring (`pending.rs`). What [`RedisQueue::metrics`] sums by name and
+    /// [`RedisQueue::metrics_history`] also by window.
+    pub(super) async fn read_windows(
+        &self,
+        queue: &str,
+        window: MetricsWindow,
+    ) -> Result<WindowedRead, QueueError> {
         check_queue_name(queue)?;
         let key = self.inner.keys.metrics(queue);
         let now_ms = self.redis_now_ms(&key).await?;
@@ -41,26 +96,29 @@ impl RedisQueue {
             }
         }
         let values = self.metric_values(&key, fields).await?;
-        let mut by_name: BTreeMap<String, Figures> = BTreeMap::new();
+        let mut cells = Vec::new();
         for ((name, w), raw) in wanted.into_iter().zip(values) {
             let Some(raw) = raw else { continue };
             let (stored_window, figures) = decode(&raw)?;
             // A slot still holding an older window (the ring wrapped) is skipped.
             if stored_window == w {
-                by_name.entry(name.to_owned()).or_default().add(&figures);
+                cells.push(Cell {
+                    name: name.to_owned(),
+                    window: w,
+                    figures,
+                });
             }
         }
-        for open in self
-            .pending_windows(&key, &names, rollup, oldest, newest)
-            .await?
-        {
-            by_name.entry(open.name).or_default().add(&open.figures);
-        }
-        Ok(QueueMetrics {
-            queue: queue.to_owned(),
-            window: Some(window),
-            names: by_name,
-            now: SystemTime::UNIX_EPOCH + Duration::from_millis(now_ms),
+        cells.extend(
+            self.pending_windows(&key, &names, rollup, oldest, newest)
+                .await?,
+        );
+        Ok(WindowedRead {
+            now_ms,
+            rollup,
+            oldest,
+            newest,
+            cells,
         })
     }
 
