@@ -12,7 +12,11 @@
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
--- ARGV[4] n, the number of jobs (1..1000); then 16 entries per job:
+-- ARGV[4] n, the number of jobs (1..1000)
+-- ARGV[5] gate id, "" for none: every job this call creates joins that gate
+--         as a member (lib/gate.lua), the gate created open if missing
+-- ARGV[6] gate kind, "batch" or "tree" ("" when there is no gate)
+-- then 16 entries per job:
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   priority           0..255, higher is claimed first
@@ -47,8 +51,15 @@
 local FIELDS = 16
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
-if #ARGV ~= 4 + n * FIELDS then fail('expected ' .. (4 + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
+local HEAD = 6
+if #ARGV ~= HEAD + n * FIELDS then fail('expected ' .. (HEAD + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
+local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
+if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
+if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then
+  fail('gate kind must be batch or tree, got ' .. string.format('%q', gate_kind))
+end
+if gate ~= '' then fail('joining a gate is not supported yet') end
 -- An empty batch creates nothing (and HMGET needs at least one field).
 if n == 0 then return {} end
 
@@ -57,7 +68,7 @@ local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
 local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
 local attempts, backoff_bases, backoff_caps, limit_keys, traces = {}, {}, {}, {}, {}
 for i = 1, n do
-  local b = 4 + (i - 1) * FIELDS
+  local b = HEAD + (i - 1) * FIELDS
   local id = text(ARGV[b + 1], 'job id', 64)
   local payload = ARGV[b + 2]
   if #id == 0 then fail('job id must not be empty') end

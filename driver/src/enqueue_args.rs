@@ -79,24 +79,35 @@ impl Jobs<'_> {
     }
 }
 
+/// How many ARGV entries come before the jobs' in enqueue.lua (its `HEAD`):
+/// queue, wake channel, payload limit, job count, gate id, gate kind.
+pub(crate) const ENQUEUE_HEAD: usize = 6;
+
+/// The gate fields of an enqueue that joins no gate: an empty gate id and kind.
+pub(crate) fn no_gate() -> [Value; 2] {
+    [Value::from(""), Value::from("")]
+}
+
 /// The ARGV of enqueue.lua: the queue and the wake channel (as for every
-/// queue-scoped script), the payload limit, the job count, then
-/// [`ENQUEUE_FIELDS`] per job.
+/// queue-scoped script), the payload limit, the job count, the gate the jobs
+/// join (id and kind, both empty for none), then [`ENQUEUE_FIELDS`] per job.
 pub(crate) struct EnqueueArgs<'a> {
     pub(crate) head: [Value; 2],
     pub(crate) payload_limit: u64,
+    pub(crate) gate: [Value; 2],
     pub(crate) jobs: Jobs<'a>,
 }
 
 impl scripts::Args for EnqueueArgs<'_> {
     fn count(&self) -> usize {
-        4 + ENQUEUE_FIELDS * self.jobs.len()
+        ENQUEUE_HEAD + ENQUEUE_FIELDS * self.jobs.len()
     }
 
     fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
         out.extend(self.head.iter().map(Arg::Value));
         out.push(Arg::Uint(self.payload_limit));
         out.push(Arg::Uint(self.jobs.len() as u64));
+        out.extend(self.gate.iter().map(Arg::Value));
         match self.jobs {
             Jobs::Encoded(jobs, buf) => {
                 for job in jobs {

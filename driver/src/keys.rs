@@ -39,6 +39,13 @@
 //! | `{ns}:q:<queue>:lim_ready` | zset | limit key → waiting score of its best held job: the keys with held jobs and room now |
 //! | `{ns}:q:<queue>:lim_wake` | zset | limit key → when it may have room again (its rate window or push-back) |
 //! | `{ns}:q:<queue>:metrics` | hash | wait and run time histograms and outcome counts per job name: totals `t\|<name>`, rollups `s<slot>\|<name>` (5 s × 192), `m<slot>\|<name>` (1 min × 1440), `h<slot>\|<name>` (1 h × 2160); `#` and `names`, the at most 100 names admitted (`crate::metrics`) |
+//! | `{ns}:wf:gates` | hash | gate id → gate record (msgpack: kind, state, counts, first failure, label, waiters; `lua/lib/gate_record.lua`): a batch, a job's dependencies or a tree (`crate::workflow`) |
+//! | `{ns}:wf:members` | zset | lex members `gate\nid`: the jobs a gate counts |
+//! | `{ns}:wf:outcomes` | hash | `gate\nid` → how a member finished: `c<result>` completed, `d<error>` dead, `x` cancelled, `r` deleted |
+//! | `{ns}:wf:of` | zset | lex members `id\ngate`: the gates a job joined after its creation (as a dependency) |
+//! | `{ns}:wf:awaiting` | zset | lex members `queue\nid`: jobs waiting on a gate (undecided, or held for an operator) |
+//! | `{ns}:wf:awaiting:n` | hash | queue → how many of its jobs are in `wf:awaiting` |
+//! | `{ns}:wf:expire` | zset | gate id → when its data is deleted (ms); also the order gates are listed in |
 //! | `{ns}:workers` | zset | worker id → last heartbeat (ms); live while younger than its TTL |
 //! | `{ns}:workers:info` | hash | worker id → JSON record (host, pid, queues, totals, state) |
 //! | `{ns}:workers:gone` | zset | worker id → last heartbeat of a lost worker (silent past its TTL), listed as gone for `GONE_KEPT` |
@@ -191,6 +198,13 @@ impl Keys {
             q("lim_ready"),
             q("lim_wake"),
             q("metrics"),
+            self.key("wf:gates"),
+            self.key("wf:members"),
+            self.key("wf:outcomes"),
+            self.key("wf:of"),
+            self.key("wf:awaiting"),
+            self.key("wf:awaiting:n"),
+            self.key("wf:expire"),
         ])
     }
 

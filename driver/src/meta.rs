@@ -67,6 +67,13 @@ pub struct Meta {
     pub limit_key: String,
     /// The producer's W3C traceparent (`crate::trace`), "" = none.
     pub trace: String,
+    /// The gate the job was created into as a member (a batch or a tree,
+    /// `lua/lib/gate.lua`), "" = none.
+    pub gate: String,
+    /// How many gates the job joined after its creation (as a dependency).
+    pub more_gates: u32,
+    /// The gate the job waits on, "" = none; kept after its decision.
+    pub awaits: String,
 }
 
 impl Meta {
@@ -144,6 +151,9 @@ impl Meta {
             noted: num(field::NOTED) != 0,
             limit_key: text(field::LIMIT_KEY),
             trace: text(field::TRACE),
+            gate: text(field::GATE),
+            more_gates: num(field::MORE_GATES).min(u32::MAX as u64) as u32,
+            awaits: text(field::AWAITS),
         };
         Ok((meta, rest))
     }
@@ -165,6 +175,8 @@ mod tests {
             field::ERROR,
             field::LIMIT_KEY,
             field::TRACE,
+            field::GATE,
+            field::AWAITS,
         ];
         let fields = (0..len)
             .map(|i| {
@@ -193,6 +205,10 @@ mod tests {
             (0, 0, false)
         );
         assert_eq!((old.limit_key.as_str(), old.trace.as_str()), ("", ""));
+        assert_eq!(
+            (old.gate.as_str(), old.more_gates, old.awaits.as_str()),
+            ("", 0, "")
+        );
 
         let raw = record(field::LEN);
         let (new, payload) = Meta::decode_record(&raw).unwrap();
@@ -202,6 +218,9 @@ mod tests {
         assert!(new.noted);
         assert_eq!(new.limit_key, field::LIMIT_KEY.to_string());
         assert_eq!(new.trace, field::TRACE.to_string());
+        assert_eq!(new.gate, field::GATE.to_string());
+        assert_eq!(new.more_gates, field::MORE_GATES as u32);
+        assert_eq!(new.awaits, field::AWAITS.to_string());
     }
 
     #[test]

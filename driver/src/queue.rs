@@ -216,6 +216,7 @@ impl RedisQueue {
         let args = EnqueueArgs {
             head: [text(queue), text(self.inner.keys.wake_channel())],
             payload_limit: self.inner.payload_limit as u64,
+            gate: crate::enqueue_args::no_gate(),
             jobs,
         };
         let reply = scripts::run_with(self.client(), Op::Enqueue, &keys, &args)

@@ -43,14 +43,17 @@ local M = {
   noted = 22,           -- 1 = the job has progress or log lines (lib/notes.lua)
   limit_key = 23,       -- text: the job's limit key within its queue (lib/flow.lua), "" = none
   trace = 24,           -- text: the producer's W3C traceparent (driver/src/trace), "" = none
+  gate = 25,            -- text: the gate the job was created into as a member (lib/gate.lua), "" = none
+  more_gates = 26,      -- how many wf:of entries the job has: gates it joined later (gate + these <= 100)
+  awaits = 27,          -- text: the gate the job waits on, "" = none; kept after the decision
 }
-local JOB_LEN = 24
+local JOB_LEN = 27
 -- resolved_lease: the lease whose outcome was last recorded, so a resent
 -- call is recognised: the lease id after a nack, minus the lease id after a
 -- release, 0 after a reclaim or requeue.
 
--- Records written before the backoff, noted, limit_key and trace fields
--- existed have the first 19, 22 or 23 fields only. split_record gives them
+-- Records written before the backoff, noted, limit_key, trace and workflow
+-- fields existed have the first 19, 22, 23 or 24 fields only. split_record gives them
 -- the missing ones at their defaults, so every script sees a whole record
 -- and the next write stores it whole:
 -- a namespace upgrades as its jobs move, with no migration step.
@@ -73,6 +76,7 @@ local function blank_record()
     job_blank[M.worker_node], job_blank[M.queue], job_blank[M.dedup_key] = '', '', ''
     job_blank[M.ordering_key], job_blank[M.name], job_blank[M.error] = '', '', ''
     job_blank[M.limit_key], job_blank[M.trace] = '', ''
+    job_blank[M.gate], job_blank[M.awaits] = '', ''
   end
   return job_blank
 end

@@ -45,6 +45,15 @@
 --   KEYS[33] {ns}:q:Q:lim_wake    zset   K -> when K may have room again (rate window, push-back)
 --   KEYS[34] {ns}:q:Q:metrics     hash   wait/run histograms and outcome counts per job name,
 --                                        in rollups and totals (lib/metrics.lua)
+-- Workflows (lib/gate.lua; the layout is described there and in lua/README.md):
+--   KEYS[35] {ns}:wf:gates        hash   G -> gate record (lib/gate_record.lua)
+--   KEYS[36] {ns}:wf:members      zset   (lex) "G\nid": the members of gate G
+--   KEYS[37] {ns}:wf:outcomes     hash   "G\nid" -> how a member of G finished: "c<result>"
+--                                        completed, "d<error>" dead, "x" cancelled, "r" deleted
+--   KEYS[38] {ns}:wf:of           zset   (lex) "id\nG": gates a job joined after its creation
+--   KEYS[39] {ns}:wf:awaiting     zset   (lex) "queue\nid": jobs waiting on a gate, undecided or held
+--   KEYS[40] {ns}:wf:awaiting:n   hash   queue -> how many of its jobs are in wf:awaiting
+--   KEYS[41] {ns}:wf:expire       zset   G -> when its data is deleted (ms); also the gates' list order
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].
@@ -59,8 +68,9 @@ local K = {
   tombstones = KEYS[23], tombstones_at = KEYS[24], retention = KEYS[25],
   progress = KEYS[26], logs = KEYS[27], limits = KEYS[28], lim = KEYS[29],
   lim_starts = KEYS[30], lim_held = KEYS[31], lim_ready = KEYS[32], lim_wake = KEYS[33],
-  metrics = KEYS[34],
+  metrics = KEYS[34], wf_gates = KEYS[35], wf_members = KEYS[36], wf_outcomes = KEYS[37],
+  wf_of = KEYS[38], wf_awaiting = KEYS[39], wf_awaiting_n = KEYS[40], wf_expire = KEYS[41],
 }
-local QUEUE_KEY_COUNT = 34
+local QUEUE_KEY_COUNT = 41
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]

@@ -273,7 +273,12 @@ mod tests {
         let (by_driver, driver_payload) = read("by-driver", id).await;
 
         let sha = load(&client, &compose(source("enqueue"))).await;
-        let mut args = vec![Value::from(1 << 20), Value::from(1)];
+        let mut args = vec![
+            Value::from(1 << 20),
+            Value::from(1),
+            Value::from(""),
+            Value::from(""),
+        ];
         args.extend(
             EnqueueJob {
                 id: "raw-1",

@@ -43,7 +43,8 @@ pub struct Meta {
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
     /// `None` when it does not start with a msgpack array of either layout:
-    /// 24 fields, the 23 of records written before trace contexts, the 22
+    /// 27 fields, the 24 of records written before workflows, the 23 of
+    /// records written before trace contexts, the 22
     /// of records written before limit keys, or the 19 of records written
     /// before the reclaim backoff.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
@@ -59,7 +60,7 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if ![19, 22, 23, 24].contains(&f.len()) {
+        if ![19, 22, 23, 24, 27].contains(&f.len()) {
             return None;
         }
         let int = |i: usize| -> i64 {
@@ -186,7 +187,7 @@ mod tests {
         );
 
         let ids: Vec<String> = (0..6).map(|n| format!("job-{n}")).collect();
-        let mut args = vec![s(1 << 20), s(ids.len())];
+        let mut args = vec![s(1 << 20), s(ids.len()), s(""), s("")];
         for (n, id) in ids.iter().enumerate() {
             args.extend(job(id, n as u64));
         }

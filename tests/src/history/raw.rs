@@ -94,7 +94,7 @@ impl RawQueue {
             tags: specs.iter().map(|j| j.tag.clone()).collect(),
             keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
         });
-        let mut args = vec![s(1 << 20), s(specs.len())];
+        let mut args = vec![s(1 << 20), s(specs.len()), s(""), s("")];
         let mut ids = Vec::new();
         for spec in specs {
             let id = ulid::Ulid::new().to_string();

@@ -118,7 +118,12 @@ impl Raw {
     async fn enqueue_jobs(&mut self, jobs: &[Job<'_>]) -> Vec<String> {
         let mut ids = Vec::new();
         for chunk in jobs.chunks(1000) {
-            let mut args: Vec<Value> = vec!["1000000".into(), chunk.len().to_string().into()];
+            let mut args: Vec<Value> = vec![
+                "1000000".into(),
+                chunk.len().to_string().into(),
+                "".into(), // no gate
+                "".into(),
+            ];
             for spec in chunk {
                 self.seq += 1;
                 let id = format!("job-{:06}", self.seq);

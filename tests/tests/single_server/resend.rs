@@ -30,6 +30,8 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
         queue.wake_channel(),
         "1048576".into(),
         "2".into(),
+        "".into(), // no gate
+        "".into(),
     ]);
     for (n, id) in ids.iter().enumerate() {
         let payload = json!({ "n": n }).to_string();
