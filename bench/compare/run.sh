@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark of redq and BullMQ on ONE private redis-server.
+# Side-by-side benchmark of redq, BullMQ and bee-queue on ONE private redis-server,
+# with what that server can do at most (ceilings.sh) measured in the same run.
 #
 #   bench/compare/run.sh [--n N] [--c C] [--rounds R] [--cases a,b,...]
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
-#                        [--no-build] [--no-pin]
+#                        [--no-build] [--no-pin] [--no-ceilings]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B
 # (flags win). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
 # W=100 B=1000, the six cases of the benchmark issue (process_rate and
 # process_keyed, what limits cost when they do not bind, run with --cases).
 #
-# For each case, redq and BullMQ run alternately R times, with FLUSHALL before
-# every run. Every JSON line is appended to results/<date>.jsonl (tagged with
-# this invocation's start time and the redq commit); the summary table (medians
-# per system, and who is better by how much) goes to stdout.
+# For each case, redq, BullMQ and bee-queue run in turn R times (the first system
+# rotating per round), with FLUSHALL before every run; then ceilings.sh runs
+# redis-benchmark on minimal job-shaped scripts (--no-ceilings: skip it).
+# Every JSON line is appended to results/<date>.jsonl (tagged with this
+# invocation's start time and the redq commit); the summary table (medians per
+# system, and who is better by how much) goes to stdout.
 #
-# With 2 or more cores (and taskset), redis-server runs on core 0 and both
-# benchmark clients on the other cores, as a server and its clients would on
+# With 2 or more cores (and taskset), redis-server runs on core 0 and every
+# benchmark client on the other cores, as a server and its clients would on
 # separate machines; unpinned, the client's threads and Redis share cores at
 # the scheduler's whim and runs turn bimodal. --no-pin (PIN=0) turns it off.
 set -euo pipefail
@@ -34,10 +37,11 @@ B="${B:-1000}"
 CASES="${CASES:-enqueue_bulk,enqueue_serial,enqueue_window,process,process_keep,latency}"
 BUILD=1
 PIN="${PIN:-1}"
+CEILINGS="${CEILINGS:-1}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) N="$2"; shift 2 ;;
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
     --batch) B="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --no-pin) PIN=0; shift ;;
+    --no-ceilings) CEILINGS=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -73,7 +78,7 @@ for case in "${cases[@]}"; do
   esac
 done
 
-for tool in redis-server redis-cli node npm cargo timeout; do
+for tool in redis-server redis-cli redis-benchmark bc node npm cargo timeout; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is not installed" >&2; exit 1; }
 done
 
@@ -118,7 +123,7 @@ fi
 url="redis://127.0.0.1:$port"
 rcli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 
-# ---- the two clients --------------------------------------------------------------
+# ---- the clients --------------------------------------------------------------
 if [ ! -d "$here/node_modules" ]; then
   (cd "$here" && npm ci --no-audit --no-fund) >&2
 fi
@@ -144,7 +149,8 @@ one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
   local cmd=("$redq" bench)
-  [ "$system" = redq ] || cmd=(node "$here/bullmq-bench.mjs")
+  [ "$system" = bullmq ] && cmd=(node "$here/bullmq-bench.mjs")
+  [ "$system" = bee-queue ] && cmd=(node "$here/beequeue-bench.mjs")
   if ! out="$(timeout "$RUN_TIMEOUT" "${client_pin[@]}" "${cmd[@]}" --case "$case" "${common[@]}")"; then
     echo "run.sh: $system $case (round $round) failed or took over ${RUN_TIMEOUT}s" >&2
     exit 1
@@ -157,22 +163,38 @@ one_run() { # system case round
 }
 for case in "${cases[@]}"; do
   for round in $(seq 1 "$R"); do
-    # Alternate which system goes first, so neither always runs on a warmer machine.
-    if [ $((round % 2)) = 1 ]; then order=(redq bullmq); else order=(bullmq redq); fi
+    # Rotate which system goes first, so none always runs on a warmer machine.
+    case $((round % 3)) in
+      1) order=(redq bullmq bee-queue) ;;
+      2) order=(bullmq bee-queue redq) ;;
+      0) order=(bee-queue redq bullmq) ;;
+    esac
     for system in "${order[@]}"; do
-      # process_keyed is redq's alone: BullMQ's free edition has no per-key limits.
+      # process_keyed is redq's alone: BullMQ's free edition has no per-key
+      # limits; bee-queue has neither those nor a rate limiter (process_rate).
       [ "$system" = bullmq ] && [ "$case" = process_keyed ] && continue
+      [ "$system" = bee-queue ] && { [ "$case" = process_keyed ] || [ "$case" = process_rate ]; } && continue
       one_run "$system" "$case" "$round"
     done
   done
 done
+if [ "$CEILINGS" = 1 ]; then
+  load_ceilings="$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "ceilings (redis-benchmark), load average $load_ceilings" >&2
+  CLIENT_PIN="${client_pin[*]}" "$here/ceilings.sh" --redis "$url" --n "$N" |
+    while IFS= read -r out; do
+      printf '%s\n' "$out" >&2
+      node -e 'const [l,run,commit,load]=process.argv.slice(1);console.log(JSON.stringify({run,round:1,redq_commit:commit,load,...JSON.parse(l)}))' \
+        "$out" "$started" "$redq_commit" "$load_ceilings" | tee -a "$results" >>"$lines"
+    done
+fi
 rcli flushall >/dev/null
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-echo "redq vs BullMQ — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, medians of $R run(s) each"
+echo "redq vs BullMQ vs bee-queue — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, medians of $R run(s) each"
 echo "machine: $(nproc) cores, load average (1/5/15 min) before: $load_before, after: $load_after; pinning: $pinning"
-echo "redq $redq_commit, BullMQ $(node -p 'require(process.argv[1]+"/node_modules/bullmq/package.json").version' "$here"), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), node $(node --version)"
+echo "redq $redq_commit, BullMQ $(node -p 'require(process.argv[1]+"/node_modules/bullmq/package.json").version' "$here"), bee-queue $(node -p 'require(process.argv[1]+"/node_modules/bee-queue/package.json").version' "$here"), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), node $(node --version)"
 echo "all lines: ${results#"$repo"/}"
 echo
 node "$here/summarize.mjs" "$lines"
