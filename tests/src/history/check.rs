@@ -17,6 +17,7 @@
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
 //! | flow control: concurrency, rate, held jobs | server side, in [`super::limits`]: at every grant the queue's and the key's leased jobs within their concurrency; in every window of a rate's interval at most its max starts, on the claim's clock; a held job never leased while held, never lost |
+//! | workflows: a waiter waits for its gate, is decided once, by its policy | server side, in [`super::workflows`]: a waiter is released (or leased) only once every member of its gate finished, at most once, never under `success` after a member failed (but by an operator); a member counts once per gate; at the end of a drained run every waiter of a finished gate is decided |
 //!
 //! Calls without a definite reply are "maybe applied": a check only fails
 //! when no reading of those calls explains what was observed.
@@ -557,6 +558,7 @@ pub fn check(
     if let Some(server) = server {
         check_server(server, &mut r);
         super::limits::check_limits(server, dump, &mut r);
+        super::workflows::check_workflows(server, dump, expect.drained, &mut r);
     }
     r
 }

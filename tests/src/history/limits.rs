@@ -197,6 +197,9 @@ fn replay(server: &ServerRecord, dump: &Dump, r: &mut Report) {
             granted_in_run.clear();
             run = Some(ev.run);
         }
+        if ev.kind.is_workflow() {
+            continue;
+        }
         let id = &ev.job;
         match &ev.kind {
             Kind::LimitsSet {

@@ -38,6 +38,12 @@ pub struct Meta {
     pub limit_key: String,
     /// The producer's W3C traceparent, "" = none (or an older layout).
     pub trace: String,
+    /// The gate (workflow) the job was created into as a member, "" = none.
+    pub gate: String,
+    /// How many gates the job joined after its creation (as a dependency).
+    pub more_gates: u64,
+    /// The gate the job waits on, "" = none (kept after the decision).
+    pub awaits: String,
 }
 
 impl Meta {
@@ -106,6 +112,9 @@ impl Meta {
             backoff_cap: num(20),
             limit_key: text(22),
             trace: text(23),
+            gate: text(24),
+            more_gates: num(25),
+            awaits: text(26),
         };
         Some((meta, rest))
     }

@@ -18,15 +18,19 @@
 
 pub mod aof;
 pub mod check;
+pub mod gate;
 pub mod limits;
 pub mod meta;
 pub mod monitor;
 pub mod raw;
 pub mod record;
 pub mod server;
+mod server_workflow;
 pub mod structure;
 mod structure_flow;
+mod structure_workflow;
 pub mod violation;
+pub mod workflows;
 
 pub use check::{check, Expect, Report};
 pub use monitor::ServerLog;

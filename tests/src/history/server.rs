@@ -10,8 +10,10 @@
 
 use std::collections::HashMap;
 
+use super::gate::Gate;
 use super::meta::Meta;
 use super::monitor::{parse_line, GAP};
+use super::server_workflow::WorkflowKeys;
 
 /// What one server-side change of a job was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +60,20 @@ pub enum Kind {
         spec: Option<String>,
         if_absent: bool,
     },
+    /// A gate record was written (`{ns}:wf:gates`), `job` being the gate
+    /// id; `record` is `None` when the gate's data was deleted.
+    GateWritten { record: Option<Gate> },
+    /// The job became a member of `gate` (`{ns}:wf:members` "G\nid").
+    Joined { gate: String },
+    /// The job was counted as a member of `gate` that left for good: its
+    /// outcome written to `{ns}:wf:outcomes` ("G\nid"), `outcome` being
+    /// the first letter (`c` completed, `d` dead, `x` cancelled, `r` deleted).
+    Counted { gate: String, outcome: String },
+    /// The job entered `{ns}:wf:awaiting` ("queue\nid"): it waits on a gate.
+    Awaiting,
+    /// The job left `{ns}:wf:awaiting`: its wait was decided (or it was
+    /// cancelled or deleted while waiting).
+    LeftAwaiting,
     /// First sight of a job after a gap in the record: a new baseline.
     Rebased,
     /// Removed, but its state before was not seen (after a gap).
@@ -87,9 +103,27 @@ pub struct Event {
     /// The push-back a release asked for (its ARGV[5], ms): the job's
     /// limiter starts nothing for that long.
     pub pushback_ms: Option<u64>,
+    /// How many gaps in the record (server restarts) came before this
+    /// change: two changes with the same epoch have nothing unseen between.
+    pub epoch: usize,
     /// The record before (None when not seen) and after (None when deleted).
     pub before: Option<Meta>,
     pub after: Option<Meta>,
+}
+
+impl Kind {
+    /// A change of a workflow's keys, not of a job record: the rules of
+    /// [`super::workflows`] read these, the others pass them by.
+    pub fn is_workflow(&self) -> bool {
+        matches!(
+            self,
+            Kind::GateWritten { .. }
+                | Kind::Joined { .. }
+                | Kind::Counted { .. }
+                | Kind::Awaiting
+                | Kind::LeftAwaiting
+        )
+    }
 }
 
 impl Event {
@@ -170,6 +204,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
     let limits_key = format!("{{{ns}}}:limits").into_bytes();
     let is_held_key = |k: &[u8]| k.starts_with(&tag_prefix) && k.ends_with(b":lim_held");
+    let workflow_keys = WorkflowKeys::new(ns);
     let mut record = ServerRecord::default();
     let mut run = 0u64;
     let mut known: HashMap<String, Meta> = HashMap::new();
@@ -235,6 +270,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             || (script == "delete_job" && arg(4) == Some(1));
         let lease_ms = (script == "claim").then(|| arg(4)).flatten();
         let pushback_ms = (script == "release").then(|| arg(5)).flatten();
+        let epoch = record.gaps;
         let event = |at_us: u64, job: String, kind: Kind, before: Option<Meta>| Event {
             at_us,
             job,
@@ -245,6 +281,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             run,
             lease_ms,
             pushback_ms,
+            epoch,
             after: before.clone(),
             before,
         };
@@ -283,6 +320,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         run,
                         lease_ms,
                         pushback_ms,
+                        epoch,
                         before,
                         after: Some(after),
                     });
@@ -310,6 +348,10 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let kind = match &before {
                         Some(_) if script == "delete_job" => Kind::Deleted,
                         Some(_) if script == "cancel" => Kind::Cancelled,
+                        // A claim removes a waiter its gate's decision cancelled.
+                        Some(b) if script == "claim" && !b.awaits.is_empty() && b.lease_id == 0 => {
+                            Kind::Cancelled
+                        }
                         Some(b) if b.lease_id != 0 => Kind::Acked,
                         Some(b) if b.died_at > 0 => Kind::Deleted,
                         Some(_) => Kind::Other,
@@ -390,7 +432,15 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         .push(event(command.at_us, String::new(), kind, None));
                 }
             }
-            _ => {}
+            _ => match workflow_keys.changes(&name, &command.args) {
+                None => {}
+                Some(Err(())) => record.not_parsed(line),
+                Some(Ok(changes)) => {
+                    for (id, kind) in changes {
+                        record.events.push(event(command.at_us, id, kind, None));
+                    }
+                }
+            },
         }
     }
     record

@@ -23,7 +23,10 @@
 //!   hold only kept jobs;
 //! - flow control (`structure_flow`): every held member names its job's
 //!   limit key and waiting score; each key's leased and held counts equal
-//!   the jobs leased and held under it.
+//!   the jobs leased and held under it;
+//! - workflows (`structure_workflow`): a job waiting on a gate (in
+//!   `wf:awaiting`, and in `ord:ready` too once its gate fired) is in that
+//!   one state, and its record names the gate; every gate record decodes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -36,7 +39,7 @@ use super::violation::{Violation, ViolationKind};
 
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
 -- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n kept,
---       then per queue: waiting scheduled leased dead (zsets), fifo (list),
+--       wf:gates wf:awaiting, then per queue: waiting scheduled leased dead (zsets), fifo (list),
 --       completed cancelled lim_held (zsets), lim (hash), lim_ready (zset)
 local out = {
   redis.call('HGETALL', KEYS[1]),
@@ -44,8 +47,9 @@ local out = {
   redis.call('HGETALL', KEYS[4]), redis.call('ZRANGE', KEYS[5], 0, -1),
   redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]),
+  redis.call('HGETALL', KEYS[9]), redis.call('ZRANGE', KEYS[10], 0, -1),
 }
-for i = 9, #KEYS, 10 do
+for i = 11, #KEYS, 10 do
   for j = i, i + 3 do
     out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   end
@@ -94,6 +98,10 @@ pub struct Dump {
     /// queue -> its ready keys (`{ns}:q:Q:lim_ready`: key -> the waiting
     /// score of its best held job).
     pub lim_ready: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Gates (`{ns}:wf:gates`): id -> record, `None` when undecodable.
+    pub gates: BTreeMap<String, Option<super::gate::Gate>>,
+    /// The members of `{ns}:wf:awaiting` (`queue\nid`): jobs waiting on a gate.
+    pub awaiting: Vec<String>,
 }
 
 /// The kept states, each a per-queue sorted set of ids.
@@ -156,6 +164,8 @@ impl Dump {
             "ord:ready",
             "ord:blocked:n",
             "kept",
+            "wf:gates",
+            "wf:awaiting",
         ]
         .iter()
         .map(|s| key(s))
@@ -199,7 +209,8 @@ impl Dump {
         dump.kept = pairs(&parts[7])
             .map(|(id, raw)| (text(id), kept_outcome_and_queue(&bytes(raw))))
             .collect();
-        let mut i = 8;
+        dump.read_workflows(&parts[8], &parts[9]);
+        let mut i = 10;
         for queue in &queues {
             for state in STATES {
                 let members = pairs(&parts[i])
@@ -271,9 +282,15 @@ impl Dump {
                     .push((queue.clone(), "held".into()));
             }
         }
+        let awaiting = self.place_awaiting(&mut at);
         for member in &self.ord_ready {
             let mut parts = member.splitn(3, '\n');
             let (queue, _seq, id) = (parts.next(), parts.next(), parts.next());
+            // A waiter whose gate fired waits in ord:ready for its queue's
+            // claim to decide it, still awaiting: one state.
+            if id.is_some_and(|id| awaiting.contains(id)) {
+                continue;
+            }
             if let (Some(queue), Some(id)) = (queue, id) {
                 at.entry(id.to_owned())
                     .or_default()
@@ -399,6 +416,7 @@ impl Dump {
         self.check_dedup(&mut out);
         self.check_kept(&mut out);
         self.check_flow(&mut out);
+        self.check_workflows(&mut out);
         out
     }
 

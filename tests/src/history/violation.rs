@@ -137,6 +137,25 @@ kinds! {
     /// A job that was held back by its limit key is gone without being
     /// completed, cancelled or deleted.
     ServerHeldJobLost,
+    // --- From the server's own record: workflows (batches, dependencies,
+    // trees; lib/gate.lua), in `super::workflows`.
+    /// A waiter was released (it entered its queue, or was leased) while a
+    /// member of its gate had not finished.
+    ServerWaiterReleasedEarly,
+    /// A waiter was released more than once, or its decision was changed
+    /// once made (only a held waiter is decided again, by an operator).
+    ServerWaiterDecidedTwice,
+    /// A member was counted more than once for one gate: its outcome
+    /// written twice, or the gate's counts beyond its members (pending
+    /// below 0, succeeded + failed above total).
+    ServerMemberCountedTwice,
+    /// A waiter released under the condition `success` although a member
+    /// of its gate had failed (dead, cancelled or deleted), without an
+    /// operator's release.
+    ServerReleasedDespiteFailure,
+    /// At the end of a drained run, a waiter of a gate whose members are
+    /// all done (done, or sealed with none pending) was never decided.
+    WaiterNeverDecided,
     // --- From the final snapshot of the keys (the structural check).
     /// A job record whose meta does not decode.
     UndecodableRecord,
