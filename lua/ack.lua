@@ -17,14 +17,19 @@
 -- with a limit key frees its key's slot (once per key per call), and the
 -- wake-up channel is told when that gives a held job room, or when the
 -- queue was at its queue-wide concurrency and jobs wait.
--- include: check clock keys job_record lease ordering stats kept notes flow flow_claim events metrics
+-- Gates (lib/gate.lua): one EXISTS of wf:gates a call; only while some gate
+-- exists are the acknowledged records decoded whole, and a job that is a
+-- member of gates counts toward each (completed, with its result), which
+-- may fire them.
+-- include: check clock keys job_record lease ordering stats kept notes flow flow_claim events metrics gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
 --   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
---          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events
+--          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events;
+--          with gates: wf_gates (read too), wf_outcomes, wf_of, wf_members, wf_expire, ord_ready
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -69,6 +74,7 @@ local metas = redis.call('HMGET', K.jobs, unpack(ids))
 local codes, done, acked, forgotten = {}, {}, {}, {}
 local policy = retention_policy()
 local flow = flow_spec()
+local gated = redis.call('EXISTS', K.wf_gates) == 1
 local now = now_ms()
 local kept_raws = {}
 -- Flow-aware queues: acknowledged jobs per limit key, keys in first-seen order.
@@ -89,7 +95,8 @@ for i = 1, n do
       release_keys(id, m)
       done[#done + 1] = id
       if noted[i] then forgotten[#forgotten + 1] = id end
-      local full = policy and split_record(raw)
+      local full = (policy or gated) and split_record(raw)
+      if gated then wf.count(id, full, 'completed', results[i] or '', now) end
       local key = flow and (full and full[M.limit_key] or record_limit_key(raw))
       if key and key ~= '' then
         if not freed_of[key] then

@@ -21,24 +21,29 @@
 -- leased job's lease end frees its key's slot, and the wake-up channel is
 -- told when that gives a held job room (or frees a queue-wide slot while
 -- jobs wait).
--- include: check clock keys job_record job_store ordering job_state kept flow flow_claim events metrics
+-- Gates (lib/gate.lua): a cancelled member counts failed toward its gates
+-- (which may fire them); a cancelled awaiting job leaves wf:awaiting and its
+-- gate records the decision cancelled.
+-- include: check clock keys job_record job_store ordering job_state kept flow flow_claim events metrics gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, kept, cancelled, completed,
 --          tombstones, tombstones_at, retention, progress, logs,
---          lim, lim_held, lim_ready, lim_wake, events
+--          lim, lim_held, lim_ready, lim_wake, events,
+--          wf_gates (read too), wf_members, wf_outcomes, wf_of, wf_awaiting (read too),
+--          wf_awaiting_n, wf_expire
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] by: who cancels (text, at most 128 bytes, '' = not given)
--- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead | held)
+-- ARGV[4] mode: 'id', or a state (waiting | scheduled | leased | dead | held | awaiting)
 --         to cancel up to `limit` of the queue's jobs in it (oldest first; for
 --         waiting, released ordering successors first, then claim order; for
 --         held, by key, then claim order)
 -- ARGV[5] mode 'id': the job id; a state: limit (1..1000)
 -- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
 -- Reply, mode 'id': { code, state, at_ms } where state is the state the job
--- was cancelled in (code 1; waiting | scheduled | leased | dead | held | blocked),
+-- was cancelled in (code 1; waiting | scheduled | leased | dead | held | awaiting | blocked),
 -- at_ms when it was cancelled (codes 1, 2) or completed (code 3), else 0:
 -- code 1 cancelled: the job was cancelled now
 -- code 0 not_found: no job with this id in this queue, and no trace of one
@@ -52,7 +57,7 @@ local cancel_tally = tally_new() -- lib/metrics.lua: written once, by settle
 if by ~= '' then BY = by end
 local mode = ARGV[4]
 local INDEX = { waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
-  held = K.lim_held }
+  held = K.lim_held, awaiting = K.wf_awaiting }
 local one_id, limit
 if mode == 'id' then
   one_id = text(ARGV[5], 'job id', 64)
@@ -61,7 +66,7 @@ elseif INDEX[mode] then
   limit = uint(ARGV[5], 'cancel limit', 1000)
   if limit < 1 then fail('cancel limit must be at least 1') end
 else
-  fail('mode must be id or one of waiting, scheduled, leased, dead, held; got ' .. tostring(mode))
+  fail('mode must be id or one of waiting, scheduled, leased, dead, held, awaiting; got ' .. tostring(mode))
 end
 
 local now = now_ms()
@@ -98,6 +103,11 @@ local function cancel_job(id, m, state, where, member)
     end
   elseif state == 'held' then
     unhold(id, m[M.limit_key], waiting_score(m))
+  elseif state == 'awaiting' then
+    -- Its gate may have fired it into ord:ready already.
+    wf.leave_awaiting(id, m)
+    redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
+    wf.decided(m[M.awaits], id, 'cancelled')
   elseif where ~= 'popped' then
     redis.call('ZREM', INDEX[state], id)
   end
@@ -115,6 +125,7 @@ local function cancel_job(id, m, state, where, member)
     redis.call('ZREM', K.dedup_ttl, dk)
   end
   tally_count(cancel_tally, m[M.name], MV.cancelled)
+  wf.count(id, m, 'cancelled', '', now)
   release_keys(id, m)
   redis.call('HDEL', K.jobs, id)
   if m[M.noted] == 1 then
@@ -192,6 +203,11 @@ if mode == 'waiting' then
       picked[#picked + 1] = { id, 'popped' }
     end
   end
+elseif mode == 'awaiting' then
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', K.wf_awaiting, '[' .. QUEUE .. '\n',
+      '(' .. QUEUE .. '\11', 'LIMIT', 0, limit)) do
+    picked[#picked + 1] = { string.sub(member, #QUEUE + 2), 'awaiting', member }
+  end
 elseif mode == 'held' then
   for _, member in ipairs(redis.call('ZRANGE', K.lim_held, 0, limit - 1)) do
     local id = string.match(member, '\n%d+\n(.*)$')
@@ -216,6 +232,8 @@ for _, p in ipairs(picked) do
     redis.call('ZREM', K.ord_ready, member)
   elseif where == 'held' then
     unhold_member(string.match(member, '^[^\n]*'), member)
+  elseif where == 'awaiting' then
+    redis.call('ZREM', K.wf_awaiting, member)
   end
 end
 settle(count, cancelled)
@@ -223,6 +241,8 @@ local left
 if mode == 'waiting' then
   left = redis.call('ZCARD', K.waiting) + redis.call('LLEN', K.fifo) +
     redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
+elseif mode == 'awaiting' then
+  left = tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0')
 else
   left = redis.call('ZCARD', INDEX[mode])
 end

@@ -3,16 +3,18 @@
 -- include: check clock keys job_record job_store waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused,
---          completed, cancelled, lim_held
+--          completed, cancelled, lim_held, wf_awaiting_n
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
---          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled, held }
+--          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled, held,
+--          awaiting }
 -- waiting includes released ordering successors not yet moved into the
 -- queue; blocked counts jobs waiting behind another job's ordering key;
 -- lapsed counts leases past their expiry that nobody reclaimed yet;
 -- completed and cancelled count the kept ones (lib/kept.lua); held counts
--- due jobs held back by their limit key (lib/flow.lua), not in waiting.
+-- due jobs held back by their limit key (lib/flow.lua), not in waiting;
+-- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held).
 queue_name(QUEUE)
 local now = now_ms()
 local waiting = waiting_count() +
@@ -43,4 +45,5 @@ return {
   redis.call('ZCARD', K.completed),
   redis.call('ZCARD', K.cancelled),
   redis.call('ZCARD', K.lim_held),
+  tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0'),
 }

@@ -20,18 +20,24 @@
 -- channel is told when that gives a held job room (or frees a queue-wide
 -- slot while jobs wait).
 --
+-- Gates (lib/gate.lua): a deleted member counts failed (deleted) toward its
+-- gates, which may fire them; a deleted awaiting job leaves wf:awaiting (its
+-- gate keeps it as a waiter whose job is gone: firing skips it).
+--
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store ordering job_state notes flow flow_claim events
+-- include: check clock keys job_store ordering job_state notes flow flow_claim events gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
 --          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs,
---          lim, lim_held, lim_ready, lim_wake, events
+--          lim, lim_held, lim_ready, lim_wake, events,
+--          wf_gates (read too), wf_members, wf_outcomes, wf_of, wf_awaiting (read too),
+--          wf_awaiting_n, wf_expire
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000): most jobs deleted (or, in bulk, examined) per call
 -- ARGV[4] force: 1 = a leased job is deleted too (its lease voided), 0 = refused
 -- ARGV[5] state, bulk form only: waiting | scheduled | held | blocked | dead |
---         leased (leased needs force); "" when ids are given
+--         awaiting | leased (leased needs force); "" when ids are given
 -- ARGV[6] cursor, bulk form only: "" to start; blocked jobs are found in the
 --         namespace-wide ord:blocked set, examined from this lex member on
 -- ARGV[7..] job ids (at most `limit`); none = the bulk form
@@ -56,9 +62,9 @@ for i = 7, ARGC do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 if #ids == 0 then
   local known = { waiting = true, scheduled = true, held = true, blocked = true, dead = true,
-    leased = true }
+    leased = true, awaiting = true }
   if not known[bulk_state] then
-    fail('state must be one of waiting, scheduled, held, blocked, dead, leased, got ' ..
+    fail('state must be one of waiting, scheduled, held, blocked, dead, awaiting, leased, got ' ..
       string.format('%q', tostring(bulk_state)))
   end
   if bulk_state == 'leased' and not force then
@@ -96,6 +102,10 @@ local function remove(id, m, state, place)
     redis.call('ZREM', K.scheduled, id)
   elseif state == 'dead' then
     redis.call('ZREM', K.dead, id)
+  elseif state == 'awaiting' then
+    -- Its gate may have fired it into ord:ready already.
+    wf.leave_awaiting(id, m)
+    redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
   elseif state == 'blocked' then
     redis.call('ZREM', K.ord_blocked, m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
     if redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
@@ -113,6 +123,7 @@ local function remove(id, m, state, place)
   -- A dead job released its keys when it died; a blocked one holds none
   -- (release_keys checks that it is the holder before handing a key on).
   if state ~= 'dead' then release_keys(id, m) end
+  wf.count(id, m, 'deleted', '', now)
   redis.call('HDEL', K.jobs, id)
   -- Only a job with notes has any to delete (lib/notes.lua).
   if m[M.noted] == 1 then forget_notes({ id }) end
@@ -161,6 +172,15 @@ if bulk_state == 'blocked' then
   end
   if #members == limit then reply[3] = members[#members] end
   left = tonumber(redis.call('HGET', K.ord_blocked_n, QUEUE) or '0')
+elseif bulk_state == 'awaiting' then
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', K.wf_awaiting, '[' .. QUEUE .. '\n',
+      '(' .. QUEUE .. '\11', 'LIMIT', 0, limit)) do
+    local id = string.sub(member, #QUEUE + 2)
+    local m = load_meta(id)
+    if m then remove(id, m, 'awaiting') else redis.call('ZREM', K.wf_awaiting, member) end
+  end
+  left = tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0')
+  if left > 0 then reply[3] = 'more' end
 elseif bulk_state == 'held' then
   for _, member in ipairs(redis.call('ZRANGE', K.lim_held, 0, limit - 1)) do
     local id = string.match(member, '\n%d+\n(.*)$')

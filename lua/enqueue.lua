@@ -4,12 +4,13 @@
 -- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
 -- script before it runs, so an out-of-memory enqueue writes nothing.
 --
--- include: check clock keys job_record waiting ordering handoff flow events
+-- include: check clock keys job_record job_new waiting ordering handoff flow events gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, dedup, dedup_ttl, ord_active, ord_blocked,
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
---          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events
+--          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
+--          with a gate also wf_gates (read too), wf_members, wf_expire
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000)
@@ -43,12 +44,18 @@
 -- its key (after its ordering key admits it, when it has both), delayed it
 -- is scheduled as any job. A flow-aware queue hands nothing off. Jobs
 -- without a limit key cost nothing more.
+-- Gates (lib/gate.lua): with a gate id, the jobs this call creates become
+-- its members (record field gate, wf:members, its total and pending), the
+-- gate is created open when missing, and its keep time is renewed. A gate
+-- that is not open refuses the whole call. Without a gate nothing more is
+-- read or written.
 -- Reply: flat array, two entries per job in order: code, id.
 -- code 1 created: the job was created under that id
 -- code 0 duplicate: a live job has the dedup key; the id is the existing job's
 -- code 2 created_earlier: an earlier send of this same script created the job
+-- code -3 gate_closed: the gate takes no more members (sealed, done or cancelled): nothing was created; the id is the one sent
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
-local FIELDS = 16
+local FIELDS = JOB_FIELDS
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 local HEAD = 6
@@ -59,47 +66,26 @@ if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate
 if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then
   fail('gate kind must be batch or tree, got ' .. string.format('%q', gate_kind))
 end
-if gate ~= '' then fail('joining a gate is not supported yet') end
 -- An empty batch creates nothing (and HMGET needs at least one field).
 if n == 0 then return {} end
 
--- Parsed arguments, one array per field (no table per job).
-local ids, payloads, priorities, delays, not_befores = {}, {}, {}, {}, {}
-local dedup_keys, dedup_ttls, ordering_keys, max_attempts, retry_windows, names = {}, {}, {}, {}, {}, {}
-local attempts, backoff_bases, backoff_caps, limit_keys, traces = {}, {}, {}, {}, {}
-for i = 1, n do
-  local b = HEAD + (i - 1) * FIELDS
-  local id = text(ARGV[b + 1], 'job id', 64)
-  local payload = ARGV[b + 2]
-  if #id == 0 then fail('job id must not be empty') end
-  if #payload == 0 or #payload > limit then
-    fail('payload of job ' .. id .. ' is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
+local p = new_parsed()
+for i = 1, n do parse_job(p, i, HEAD + (i - 1) * FIELDS, limit) end
+local ids = p.ids
+
+-- Validation is complete but for the gate's state, read first: a gate that
+-- takes no more members refuses every job, writing nothing.
+local g
+if gate ~= '' then
+  g = wf.for_joining(gate, gate_kind, now_ms())
+  if not g then
+    local reply = {}
+    for i = 1, n do reply[2 * i - 1], reply[2 * i] = -3, ids[i] end
+    return reply
   end
-  ids[i], payloads[i] = id, payload
-  priorities[i] = uint(ARGV[b + 3], 'priority', 255)
-  delays[i] = uint(ARGV[b + 4], 'delay_ms', MAX_MS)
-  not_befores[i] = uint(ARGV[b + 5], 'not_before_ms', MAX_TIME_MS)
-  dedup_keys[i] = text(ARGV[b + 6], 'dedup key', 512)
-  dedup_ttls[i] = uint(ARGV[b + 7], 'dedup_ttl_ms', MAX_MS)
-  ordering_keys[i] = text(ARGV[b + 8], 'ordering key', 512)
-  max_attempts[i] = uint(ARGV[b + 9], 'max_attempts', MAX_U32)
-  retry_windows[i] = uint(ARGV[b + 10], 'retry_window_ms', MAX_MS)
-  names[i] = text(ARGV[b + 11], 'job name', 256)
-  attempts[i] = uint(ARGV[b + 12], 'attempts', MAX_U32)
-  if max_attempts[i] > 0 and attempts[i] >= max_attempts[i] then
-    fail('attempts of job ' .. id .. ' is ' .. attempts[i] .. '; accepted: below max_attempts (' .. max_attempts[i] .. ')')
-  end
-  backoff_bases[i] = uint(ARGV[b + 13], 'backoff_base_ms', MAX_MS)
-  backoff_caps[i] = uint(ARGV[b + 14], 'backoff_cap_ms', MAX_MS)
-  if backoff_caps[i] < backoff_bases[i] then
-    fail('backoff_cap_ms of job ' .. id .. ' is ' .. backoff_caps[i] ..
-      '; accepted: at least backoff_base_ms (' .. backoff_bases[i] .. ')')
-  end
-  limit_keys[i] = text(ARGV[b + 15], 'limit key', 512)
-  traces[i] = text(ARGV[b + 16], 'trace', 55)
 end
 
--- Validation is complete: from here on the script writes.
+-- From here on the script writes.
 local now = now_ms()
 local first_seq = redis.call('INCRBY', K.seq, n) - n + 1
 redis.call('SADD', K.queues, QUEUE)
@@ -114,20 +100,6 @@ end
 -- written in bulk below, after this loop).
 local created = {}
 
-local function live_duplicate(dk)
-  local existing = redis.call('HGET', K.dedup, dk)
-  if not existing then return nil end
-  local expiry = redis.call('ZSCORE', K.dedup_ttl, dk)
-  if expiry then
-    if tonumber(expiry) > now then return existing end
-  elseif created[existing] or redis.call('HEXISTS', K.jobs, existing) == 1 then
-    return existing
-  end
-  redis.call('HDEL', K.dedup, dk)
-  redis.call('ZREM', K.dedup_ttl, dk)
-  return nil
-end
-
 -- One HMGET finds every job a resent script already created.
 local already = redis.call('HMGET', K.jobs, unpack(ids))
 
@@ -136,42 +108,37 @@ local reply = {}
 local record_pairs, pairs_len = {}, 0
 local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
+-- The jobs created into the gate, when there is one.
+local joined = {}
 for i = 1, n do
   local code, id = 1, ids[i]
-  local dk = dedup_keys[i]
-  local existing = dk ~= '' and live_duplicate(dk)
+  local dk = p.dedup_keys[i]
+  local existing = dk ~= '' and live_duplicate(dk, now, created)
   if already[i] or created[id] then
     code = 2
   elseif existing then
     code, id = 0, existing
   else
-    local due = math.max(now + delays[i], not_befores[i])
-    local m = new_record()
-    m[M.queue] = QUEUE
-    m[M.dedup_key], m[M.dedup_ttl] = dk, dedup_ttls[i]
-    m[M.ordering_key] = ordering_keys[i]
-    m[M.priority], m[M.seq] = priorities[i], first_seq + i - 1
-    m[M.enqueued_at], m[M.not_before] = now, due
-    m[M.attempts], m[M.max_attempts] = attempts[i], max_attempts[i]
-    m[M.retry_window], m[M.name] = retry_windows[i], names[i]
-    m[M.backoff_base], m[M.backoff_cap] = backoff_bases[i], backoff_caps[i]
-    m[M.limit_key], m[M.trace] = limit_keys[i], traces[i]
-    created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, payloads[i])
-    pairs_len = pairs_len + 2
-    if dk ~= '' then
-      redis.call('HSET', K.dedup, dk, id)
-      if dedup_ttls[i] > 0 then redis.call('ZADD', K.dedup_ttl, now + dedup_ttls[i], dk) end
+    local m = parsed_record(p, i, QUEUE, first_seq + i - 1, now)
+    local due = m[M.not_before]
+    if g then
+      m[M.gate] = gate
+      joined[#joined + 1] = id
     end
-    if limit_keys[i] ~= '' then any_keyed = true end
-    if ordering_keys[i] ~= '' then
+    created[id] = true
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, p.payloads[i])
+    pairs_len = pairs_len + 2
+    take_dedup(id, m, now)
+    local limit_key = m[M.limit_key]
+    if limit_key ~= '' then any_keyed = true end
+    if m[M.ordering_key] ~= '' then
       ordered[#ordered + 1] = { id = id, m = m, due = due }
     elseif due > now then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
-    elseif limit_keys[i] ~= '' then
+    elseif limit_key ~= '' then
       keyed[#keyed + 1] = { id = id, m = m }
-    elseif priorities[i] == 0 then
+    elseif m[M.priority] == 0 then
       fifo[#fifo + 1] = id
       wake = true
     else
@@ -193,6 +160,7 @@ end
 for from = 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))
 end
+if g and #joined > 0 then wf.join_created(gate, g, joined, now) end
 if any_keyed then make_flow_aware() end
 for _, o in ipairs(ordered) do
   if admit(o.id, o.m, o.due, now) then wake = true end

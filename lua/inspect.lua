@@ -2,13 +2,14 @@
 -- inspect.lua: one job's record, payload and current state, read atomically.
 -- include: check clock keys job_record waiting ordering flow
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held
+--   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] job id
 -- Reply: {} when no such job in this queue, else
 --   { state, meta, payload, now_ms, score } with state one of
---   waiting | scheduled | leased | dead | held | blocked, and score the job's
---   score in its state's sorted set ("" when blocked or released): the due
+--   waiting | scheduled | leased | dead | held | awaiting | blocked, and score
+--   the job's score in its state's sorted set ("" when blocked, awaiting (on
+--   its gate, record field awaits: lib/gate.lua) or released): the due
 --   time when scheduled, the lease expiry when leased, died-at when dead; a
 --   held job's (due, held back by its limit key: lib/flow.lua) is its
 --   claim-order score.
@@ -29,6 +30,9 @@ end
 if state == 'blocked' and m[M.limit_key] ~= '' and
     redis.call('ZSCORE', K.lim_held, held_member(m[M.limit_key], waiting_score(m), id)) then
   state, score = 'held', string.format('%d', waiting_score(m))
+elseif state == 'blocked' and m[M.awaits] ~= '' and
+    redis.call('ZSCORE', K.wf_awaiting, QUEUE .. '\n' .. id) then
+  state = 'awaiting'
 elseif state == 'blocked' then
   if m[M.ordering_key] == '' and m[M.limit_key] == '' then
     -- Not in any sorted set and no ordering key to be blocked behind: only

@@ -1,23 +1,26 @@
 #!lua flags=no-writes,allow-oom
 -- list_jobs.lua: one page of a queue's jobs in one state.
 -- waiting: claim order; scheduled: soonest due first; leased: soonest expiry
--- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order.
+-- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order;
+-- awaiting (waiting on a gate, lib/gate.lua): by id, which is creation order
+-- for the driver's ids.
 -- include: check clock keys job_record waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, fifo, waiting, scheduled, leased, dead, lim_held
+--   reads  jobs, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
--- ARGV[3] state (waiting | scheduled | leased | dead | held)
+-- ARGV[3] state (waiting | scheduled | leased | dead | held | awaiting)
 -- ARGV[4] offset       ARGV[5] count (1..1000)
 -- Reply: { total, now_ms, id1, score1, meta1, payload1, ... }
--- A waiting or held job's score is its claim-order score, (255 - priority) * 2^44 + seq.
+-- A waiting or held job's score is its claim-order score, (255 - priority) * 2^44 + seq;
+-- an awaiting job's is 0.
 queue_name(QUEUE)
 local state = ARGV[3]
 local offset = uint(ARGV[4], 'offset', MAX_U32)
 local count = uint(ARGV[5], 'count', 1000)
 local key = ({ waiting = K.waiting, scheduled = K.scheduled, leased = K.leased, dead = K.dead,
-  held = K.lim_held })[state]
-if not key then fail('state must be one of waiting, scheduled, leased, dead, held; got ' .. tostring(state)) end
+  held = K.lim_held, awaiting = K.wf_awaiting })[state]
+if not key then fail('state must be one of waiting, scheduled, leased, dead, held, awaiting; got ' .. tostring(state)) end
 
 -- The claim-order score of the fifo job at index i (0-based).
 local function fifo_score_at(i)
@@ -75,8 +78,14 @@ local function waiting_page(at, n)
   return page
 end
 
-local total = redis.call('ZCARD', key)
-if state == 'waiting' then total = total + redis.call('LLEN', K.fifo) end
+local total
+if state == 'awaiting' then
+  -- wf:awaiting holds every queue's: this queue's count is kept apart.
+  total = tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0')
+else
+  total = redis.call('ZCARD', key)
+  if state == 'waiting' then total = total + redis.call('LLEN', K.fifo) end
+end
 local reply = { total, now_ms() }
 if count == 0 then return reply end
 local page
@@ -89,6 +98,14 @@ elseif state == 'held' then
     local score, id = string.match(member, '\n(%d+)\n(.*)$')
     page[#page + 1] = id
     page[#page + 1] = string.format('%d', tonumber(score))
+  end
+elseif state == 'awaiting' then
+  -- Members "queue\nid" of this queue, from its part of the lex order.
+  page = {}
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', key, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11',
+      'LIMIT', offset, count)) do
+    page[#page + 1] = string.sub(member, #QUEUE + 2)
+    page[#page + 1] = '0'
   end
 elseif state == 'dead' then
   page = redis.call('ZREVRANGE', key, offset, offset + count - 1, 'WITHSCORES')

@@ -36,7 +36,7 @@
 -- code 2 waiting: the job is already due (waiting, or held by its limit key); nothing changed
 -- code 3 leased: the job is running under a lease; nothing changed
 -- code 4 dead: the job is a dead letter (requeue it instead); nothing changed
--- code 5 blocked: the job waits for its ordering key, not for a time; nothing changed
+-- code 5 blocked: the job waits for its ordering key or on its gate (awaiting), not for a time; nothing changed
 -- code 6 not_backing_off: retry mode only: the job is scheduled but has not failed (a delay); nothing changed
 queue_name(QUEUE)
 local mode = ARGV[3]

@@ -13,7 +13,7 @@
 -- not searched.
 -- include: check clock keys job_record waiting job_state
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held
+--   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] cursor ("0" to start)
 -- ARGV[4] text (1..1024 bytes)   ARGV[5] count (1..1000)

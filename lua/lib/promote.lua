@@ -1,7 +1,8 @@
 -- lib/promote.lua: moving jobs whose time has come into the waiting order,
 -- done by each claim before it pops: scheduled jobs (delays, retries) now
--- due, and ordering-key successors released into {ns}:ord:ready.
--- include: keys job_record job_store waiting
+-- due, and ordering-key successors released into {ns}:ord:ready, where a
+-- fired gate also puts its waiters (decided here, lib/gate_decide.lua).
+-- include: keys job_record job_store waiting gate gate_decide
 
 -- Up to `limit` scheduled jobs due by `now` become waiting (or held, lib/waiting.lua `place`).
 local function promote_scheduled(now, limit)
@@ -13,7 +14,9 @@ local function promote_scheduled(now, limit)
 end
 
 -- Up to `limit` released successors of this queue enter it, due at their
--- not_before time.
+-- not_before time; a waiter of a fired (or cancelled) gate, still in
+-- wf:awaiting, is decided instead. An entry of a job without `awaits` costs
+-- nothing more.
 local function promote_ready(now, limit)
   local prefix = QUEUE .. '\n'
   for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, '[' .. prefix, '(' .. QUEUE .. '\11',
@@ -21,6 +24,9 @@ local function promote_ready(now, limit)
     redis.call('ZREM', K.ord_ready, member)
     local id = string.sub(member, #QUEUE + 19)
     local m = load_meta(id)
-    if m then place(id, m, m[M.not_before], now) end
+    if m then
+      if wf.is_awaiting(id, m) then wf_waiter.decide(id, m, now)
+      else place(id, m, m[M.not_before], now) end
+    end
   end
 end

@@ -7,7 +7,7 @@
 -- now wakes them anyway; a delayed retry of a job without a limit key on a
 -- queue at its queue-wide concurrency does not (that would cost every nack
 -- an HGET): the failing worker's own next claim takes the slot.
--- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics gate
 
 local MAX_ERROR_BYTES = 4096
 
@@ -29,6 +29,9 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
   if force_dead or spent or expired then
     m[M.died_at] = now
     count_outcome(m[M.name], MV.dead, now)
+    -- Its gates count it failed now (clearing its gate fields, so a
+    -- requeued dead letter does not count again).
+    wf.count(id, m, 'dead', m[M.error], now)
     store_meta(id, m)
     redis.call('ZADD', K.dead, now, id)
     release_keys(id, m)
