@@ -22,6 +22,7 @@ mod flow_raise;
 mod flow_rate;
 mod flow_scripts;
 mod flow_support;
+mod gate_scripts;
 mod handoff;
 mod harness;
 mod kept_results;

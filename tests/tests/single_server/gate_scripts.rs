@@ -1,0 +1,462 @@
+//! Workflows at the script level (lua/lib/gate.lua, lua/lib/gate_decide.lua):
+//! the gate scripts called raw, as the driver calls them, checking what the
+//! gates promise: a waiter is released once, only after its last member
+//! finished; a failed member decides it by its policy; an unknown dependency
+//! refuses the seal with nothing written; a cancelled gate cancels its waiter;
+//! a resent seal finds its waiters; and jobs without gates cost what they did.
+
+use std::collections::HashMap;
+
+use fred::clients::Client;
+use fred::types::Value;
+use redq_tests::fixtures::{digest, server};
+use redq_tests::lua::{self, EnqueueJob};
+use redq_tests::{unique_namespace, RedisServer};
+
+/// A waiter of a gate_seal call: its queue, condition, on_failure and id.
+struct Waiter<'a> {
+    queue: &'a str,
+    condition: &'a str,
+    on_failure: &'a str,
+    id: &'a str,
+}
+
+/// One namespace, its scripts loaded, called raw.
+struct Raw {
+    client: Client,
+    ns: String,
+    shas: HashMap<&'static str, String>,
+}
+
+fn items(v: Value) -> Vec<Value> {
+    match v {
+        Value::Array(items) => items,
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+fn texts(v: Value) -> Vec<String> {
+    items(v)
+        .iter()
+        .map(|v| match v {
+            Value::Integer(n) => n.to_string(),
+            other => other.as_string().unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn job(id: &str, max_attempts: u32) -> [Value; 16] {
+    EnqueueJob {
+        id,
+        payload: "{}",
+        priority: 0,
+        delay_ms: 0,
+        dedup_key: "",
+        ordering_key: "",
+        max_attempts,
+        backoff_base_ms: 0,
+        backoff_cap_ms: 0,
+        limit_key: "",
+    }
+    .argv()
+}
+
+impl Raw {
+    async fn new(server: &RedisServer, test: &str) -> Raw {
+        let client = server.client().await;
+        let mut shas = HashMap::new();
+        for name in [
+            "enqueue",
+            "claim",
+            "ack",
+            "nack",
+            "inspect",
+            "counts",
+            "gate_seal",
+            "gate_get",
+            "gate_members",
+            "gate_cancel",
+            "gate_decide",
+        ] {
+            shas.insert(
+                name,
+                lua::load(&client, &lua::compose(lua::source(name))).await,
+            );
+        }
+        Raw {
+            client,
+            ns: unique_namespace(test),
+            shas,
+        }
+    }
+
+    async fn try_run(
+        &self,
+        name: &str,
+        queue: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, fred::error::Error> {
+        lua::evalsha(&self.client, &self.shas[name], &self.ns, queue, &args).await
+    }
+
+    async fn run(&self, name: &str, queue: &str, args: Vec<Value>) -> Value {
+        self.try_run(name, queue, args)
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// Enqueues jobs (id, max_attempts) to `queue`, into `gate` (a batch) when given.
+    async fn enqueue(&self, queue: &str, gate: &str, jobs: &[(&str, u32)]) -> Vec<String> {
+        let kind = if gate.is_empty() { "" } else { "batch" };
+        let mut args: Vec<Value> = vec![
+            "1048576".into(),
+            jobs.len().to_string().into(),
+            gate.into(),
+            kind.into(),
+        ];
+        for (id, max_attempts) in jobs {
+            args.extend(job(id, *max_attempts));
+        }
+        texts(self.run("enqueue", queue, args).await)
+    }
+
+    fn seal_args(&self, gate: &str, kind: &str, deps: &[&str], waiters: &[Waiter]) -> Vec<Value> {
+        let mut args: Vec<Value> = vec![
+            gate.into(),
+            kind.into(),
+            "1048576".into(),
+            "".into(),
+            deps.len().to_string().into(),
+        ];
+        args.extend(deps.iter().map(|d| Value::from(*d)));
+        args.push(waiters.len().to_string().into());
+        for w in waiters {
+            args.extend([w.queue.into(), w.condition.into(), w.on_failure.into()]);
+            args.extend(job(w.id, 0));
+        }
+        args.extend(["".into(), "".into()]);
+        args
+    }
+
+    /// gate_seal's reply, as texts.
+    async fn seal(
+        &self,
+        gate: &str,
+        kind: &str,
+        deps: &[&str],
+        waiters: &[Waiter<'_>],
+    ) -> Vec<String> {
+        texts(
+            self.run("gate_seal", "q", self.seal_args(gate, kind, deps, waiters))
+                .await,
+        )
+    }
+
+    /// The ids a claim of `queue` leased.
+    async fn claim(&self, queue: &str) -> Vec<String> {
+        let reply = texts(
+            self.run(
+                "claim",
+                queue,
+                vec!["100".into(), "600000".into(), "1".into(), "1".into()],
+            )
+            .await,
+        );
+        reply[1..].iter().step_by(2).cloned().collect()
+    }
+
+    async fn ack(&self, queue: &str, id: &str) -> String {
+        texts(
+            self.run("ack", queue, vec!["1".into(), id.into(), "0".into()])
+                .await,
+        )
+        .remove(0)
+    }
+
+    async fn nack_dead(&self, queue: &str, id: &str, error: &str) {
+        let args = vec![id.into(), "0".into(), "0".into(), error.into(), "1".into()];
+        self.run("nack", queue, args).await;
+    }
+
+    async fn state(&self, queue: &str, id: &str) -> String {
+        texts(self.run("inspect", queue, vec![id.into()]).await)
+            .first()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The dead letter's error text (its record, as inspect returns it).
+    async fn error_of(&self, queue: &str, id: &str) -> String {
+        let reply = items(self.run("inspect", queue, vec![id.into()]).await);
+        let meta = redq::lua::JobMeta::decode(reply[1].as_bytes().expect("a record")).unwrap();
+        meta.error
+    }
+
+    /// gate_get's status: (state, pending, succeeded, failed, first_failure, decisions).
+    async fn gate(&self, gate: &str) -> (String, String, String, String, String, Vec<String>) {
+        let g = texts(self.run("gate_get", "q", vec![gate.into()]).await);
+        assert_eq!(g[0], "1", "gate {gate} exists");
+        let decisions = g[13..].chunks(5).map(|w| w[4].clone()).collect();
+        (
+            g[2].clone(),
+            g[7].clone(),
+            g[8].clone(),
+            g[9].clone(),
+            g[10].clone(),
+            decisions,
+        )
+    }
+
+    async fn ready(&self, server: &RedisServer) -> Vec<String> {
+        let key = format!("{{{}}}:ord:ready", self.ns);
+        server
+            .cmd(&["ZRANGE", &key, "0", "-1"])
+            .await
+            .convert()
+            .unwrap()
+    }
+}
+
+fn waiter<'a>(queue: &'a str, condition: &'a str, on_failure: &'a str, id: &'a str) -> Waiter<'a> {
+    Waiter {
+        queue,
+        condition,
+        on_failure,
+        id,
+    }
+}
+
+#[tokio::test]
+async fn a_waiter_is_released_after_the_third_member_is_acknowledged_and_only_once() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-three").await;
+    raw.enqueue("q", "B", &[("m1", 0), ("m2", 0), ("m3", 0)])
+        .await;
+    assert_eq!(
+        raw.seal("B", "batch", &[], &[waiter("cb", "success", "dead", "w")])
+            .await,
+        ["1", "w"]
+    );
+    assert_eq!(raw.state("cb", "w").await, "awaiting");
+    let members = raw.claim("q").await;
+    assert_eq!(members, ["m1", "m2", "m3"]);
+    for (n, id) in members.iter().enumerate() {
+        assert!(
+            raw.claim("cb").await.is_empty(),
+            "the waiter leased after {n} acks"
+        );
+        assert!(
+            raw.ready(&server).await.is_empty(),
+            "the waiter ready after {n} acks"
+        );
+        assert_eq!(raw.ack("q", id).await, "1");
+    }
+    assert_eq!(
+        raw.ready(&server).await.len(),
+        1,
+        "the third ack fires the gate"
+    );
+    assert_eq!(raw.claim("cb").await, ["w"]);
+    assert!(raw.claim("cb").await.is_empty(), "released once");
+    let (state, pending, succeeded, failed, _, decisions) = raw.gate("B").await;
+    assert_eq!((state.as_str(), pending.as_str()), ("done", "0"));
+    assert_eq!((succeeded.as_str(), failed.as_str()), ("3", "0"));
+    assert_eq!(decisions, ["released"]);
+    // Acknowledging the waiter counts toward no gate: the status is unchanged.
+    assert_eq!(raw.ack("cb", "w").await, "1");
+    assert_eq!(raw.gate("B").await.2, "3");
+}
+
+#[tokio::test]
+async fn a_dead_member_dead_letters_a_success_waiter_naming_it_and_all_releases_anyway() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-dead").await;
+    raw.enqueue("q", "", &[("a1", 1), ("a2", 0)]).await;
+    assert_eq!(
+        raw.seal(
+            "D1",
+            "deps",
+            &["a1", "a2"],
+            &[waiter("q", "success", "dead", "D1")]
+        )
+        .await,
+        ["1", "D1"]
+    );
+    assert_eq!(
+        raw.seal(
+            "D2",
+            "deps",
+            &["a1", "a2"],
+            &[waiter("q", "all", "dead", "D2")]
+        )
+        .await,
+        ["1", "D2"]
+    );
+    assert_eq!(raw.claim("q").await, ["a1", "a2"]);
+    raw.nack_dead("q", "a1", "boom").await;
+    assert_eq!(
+        raw.state("q", "D1").await,
+        "awaiting",
+        "decided at the last member, not the first failure"
+    );
+    raw.ack("q", "a2").await;
+    assert_eq!(
+        raw.claim("q").await,
+        ["D2"],
+        "all: released although a1 died"
+    );
+    assert_eq!(raw.state("q", "D1").await, "dead");
+    assert_eq!(raw.error_of("q", "D1").await, "dependency a1 dead: boom");
+    let (_, _, succeeded, failed, first_failure, decisions) = raw.gate("D1").await;
+    assert_eq!((succeeded.as_str(), failed.as_str()), ("1", "1"));
+    assert_eq!(first_failure, "a1 dead: boom");
+    assert_eq!(decisions, ["dead"]);
+    assert_eq!(raw.gate("D2").await.5, ["released"]);
+}
+
+#[tokio::test]
+async fn a_held_waiter_stays_awaiting_until_an_operator_decides() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-hold").await;
+    raw.enqueue("q", "", &[("a1", 1)]).await;
+    raw.seal("H", "deps", &["a1"], &[waiter("q", "success", "hold", "H")])
+        .await;
+    raw.claim("q").await;
+    raw.nack_dead("q", "a1", "boom").await;
+    assert!(raw.claim("q").await.is_empty());
+    assert_eq!(raw.state("q", "H").await, "awaiting");
+    assert_eq!(raw.gate("H").await.5, ["held"]);
+    assert!(
+        raw.claim("q").await.is_empty(),
+        "held: no later claim releases it"
+    );
+    let decide = |action: &'static str| {
+        raw.run(
+            "gate_decide",
+            "q",
+            vec!["H".into(), action.into(), "ops".into()],
+        )
+    };
+    assert_eq!(texts(decide("release").await), ["1"]);
+    assert_eq!(
+        texts(decide("release").await),
+        ["-1", "operator_released"],
+        "decided once"
+    );
+    assert_eq!(raw.claim("q").await, ["H"]);
+}
+
+#[tokio::test]
+async fn an_unknown_dependency_refuses_the_seal_and_writes_nothing() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-unknown").await;
+    raw.enqueue("q", "", &[("a1", 0)]).await;
+    let before = digest(&server).await;
+    assert_eq!(
+        raw.seal(
+            "U",
+            "deps",
+            &["a1", "never"],
+            &[waiter("q", "success", "dead", "U")]
+        )
+        .await,
+        ["-1", "never"]
+    );
+    assert_eq!(digest(&server).await, before);
+}
+
+#[tokio::test]
+async fn a_cancelled_gate_cancels_its_waiter_at_the_next_claim() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-cancel").await;
+    raw.enqueue("q", "B", &[("m1", 0)]).await;
+    raw.seal("B", "batch", &[], &[waiter("cb", "all", "dead", "w")])
+        .await;
+    assert_eq!(
+        texts(
+            raw.run("gate_cancel", "q", vec!["B".into(), "ops".into()])
+                .await
+        ),
+        ["1"]
+    );
+    assert_eq!(
+        texts(
+            raw.run("gate_cancel", "q", vec!["B".into(), "".into()])
+                .await
+        ),
+        ["2", "cancelled"]
+    );
+    assert!(raw.claim("cb").await.is_empty());
+    assert_eq!(raw.state("cb", "w").await, "", "the waiter is gone");
+    assert_eq!(raw.gate("B").await.5, ["cancelled"]);
+    assert_eq!(
+        raw.enqueue("q", "B", &[("m2", 0)]).await,
+        ["-3", "m2"],
+        "a cancelled batch takes no jobs"
+    );
+}
+
+#[tokio::test]
+async fn a_resent_seal_answers_created_earlier() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-resend").await;
+    raw.enqueue("q", "B", &[("m1", 0)]).await;
+    let waiters = [waiter("cb", "success", "dead", "w")];
+    assert_eq!(raw.seal("B", "batch", &[], &waiters).await, ["1", "w"]);
+    let before = digest(&server).await;
+    assert_eq!(raw.seal("B", "batch", &[], &waiters).await, ["2", "w"]);
+    assert_eq!(digest(&server).await, before);
+    let other = [waiter("cb", "success", "dead", "x")];
+    assert_eq!(raw.seal("B", "batch", &[], &other).await, ["-2", "sealed"]);
+}
+
+/// The commands a call made, by name, and their total.
+async fn cost(
+    server: &RedisServer,
+    call: impl std::future::Future<Output = ()>,
+) -> (Vec<(String, i64)>, i64) {
+    server.reset_stats().await;
+    call.await;
+    let seen = server.seen_since_reset().await;
+    let commands: Vec<(String, i64)> = seen
+        .commands
+        .into_iter()
+        .filter(|(name, _)| name != "evalsha" && name != "config")
+        .collect();
+    let total = commands.iter().map(|(_, n)| n).sum();
+    (commands, total)
+}
+
+#[tokio::test]
+async fn jobs_without_gates_cost_a_claim_nothing_more_and_an_ack_one_exists() {
+    let server = server();
+    let plain = Raw::new(&server, "gate-cost-plain").await;
+    let gated = Raw::new(&server, "gate-cost-gated").await;
+    // The second namespace has a gate with a waiter on another queue.
+    gated.enqueue("other", "B", &[("m", 0)]).await;
+    gated
+        .seal("B", "batch", &[], &[waiter("cb", "all", "dead", "w")])
+        .await;
+    let mut per_call = Vec::new();
+    for raw in [&plain, &gated] {
+        raw.enqueue("q", "", &[("j1", 0), ("j2", 0)]).await;
+        let (_, claim) = cost(&server, async {
+            assert_eq!(raw.claim("q").await.len(), 2);
+        })
+        .await;
+        let (commands, ack) = cost(&server, async {
+            assert_eq!(raw.ack("q", "j1").await, "1");
+        })
+        .await;
+        let exists = commands
+            .iter()
+            .find(|(n, _)| n == "exists")
+            .map(|(_, n)| *n);
+        assert_eq!(exists, Some(1), "one EXISTS per ack call: {commands:?}");
+        per_call.push((claim, ack));
+    }
+    assert_eq!(
+        per_call[0], per_call[1],
+        "(claim, ack) commands without and with gates in the namespace"
+    );
+}
