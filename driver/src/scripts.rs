@@ -1,5 +1,6 @@
 //! The Lua scripts: composed once, loaded at connect, called by SHA, reloaded
-//! on `NOSCRIPT`; and the only place raw script replies are decoded.
+//! on `NOSCRIPT` (sent by body when flushed again after each reload); and the
+//! only place raw script replies are decoded.
 //!
 //! Each transition lives in its own file in `lua/`, listed once in
 //! [`catalogue`]; the helpers it uses live in small modules in `lua/lib/`,
@@ -75,7 +76,8 @@ pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
     Ok(())
 }
 
-/// Run `op` with the queue's keys, reloading it on `NOSCRIPT` (a few times at most).
+/// Run `op` with the queue's keys, reloading it on `NOSCRIPT` (a few times
+/// at most, then sending its body).
 pub async fn run(
     client: &Client,
     op: Op,
@@ -145,7 +147,7 @@ pub async fn run_with<A: Args + ?Sized>(
     let script = &SCRIPTS[op.index()].script;
     let mut reloads = 0;
     loop {
-        match call(client, op, script, keys, args).await {
+        match call(client, op, script, keys, args, By::Sha).await {
             // A `NOSCRIPT` call ran nothing, so it is safe to send again,
             // enqueues included. A `SCRIPT FLUSH` can land between the reload
             // and the retry (the reliability run flushes every second and
@@ -154,14 +156,28 @@ pub async fn run_with<A: Args + ?Sized>(
                 reloads += 1;
                 script.load(client).await?;
             }
+            // Flushed after every reload: the body itself goes with the
+            // call (EVAL), which no flush can outrun. Rare, so its size is
+            // paid only here.
+            Err(err) if err.details().starts_with("NOSCRIPT") => {
+                return call(client, op, script, keys, args, By::Body).await;
+            }
             result => return result,
         }
     }
 }
 
-/// How many times one call reloads its script on `NOSCRIPT` before the
-/// error reaches the caller.
+/// How many times one call reloads its script on `NOSCRIPT` before it
+/// sends the script's body instead.
 const NOSCRIPT_RELOADS: u32 = 3;
+
+/// How a call names its script: by SHA1 (EVALSHA, the usual way) or by
+/// sending its body (EVAL).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    Sha,
+    Body,
+}
 
 /// Whether fred may resend `op` by itself after a dropped connection.
 ///
@@ -181,13 +197,23 @@ async fn call<A: Args + ?Sized>(
     script: &Script,
     keys: &QueueKeys,
     args: &A,
+    by: By,
 ) -> Result<Value, fred::error::Error> {
+    let body = match (by, script.lua()) {
+        (By::Body, Some(body)) => Some(body),
+        _ => None,
+    };
     if resend_safe(op) {
         let mut argv = Vec::with_capacity(args.count());
         args.write(&mut argv);
-        return client
-            .evalsha(script.sha1().clone(), keys.0.clone(), argv)
-            .await;
+        return match body {
+            Some(body) => client.eval(body.clone(), keys.0.clone(), argv).await,
+            None => {
+                client
+                    .evalsha(script.sha1().clone(), keys.0.clone(), argv)
+                    .await
+            }
+        };
     }
     use fred::interfaces::ClientLike;
     let once = fred::types::config::Options {
@@ -196,7 +222,10 @@ async fn call<A: Args + ?Sized>(
     };
     // Converted to `Value`s by the client as it takes the command.
     let mut command = Vec::with_capacity(2 + keys.0.len() + args.count());
-    command.push(Arg::Bytes(script.sha1().inner()));
+    command.push(Arg::Bytes(match body {
+        Some(body) => body.inner(),
+        None => script.sha1().inner(),
+    }));
     command.push(Arg::Uint(keys.0.len() as u64));
     command.extend(keys.0.iter().map(|k| Arg::Bytes(k.inner())));
     args.write(&mut command);
@@ -207,12 +236,13 @@ async fn call<A: Args + ?Sized>(
         .first()
         .map(|key| fred::util::redis_keyslot(key.as_bytes()))
         .unwrap_or(0);
-    let evalsha = fred::types::CustomCommand::new_static(
-        "EVALSHA",
-        fred::types::ClusterHash::Custom(slot),
-        false,
-    );
-    client.with_options(&once).custom(evalsha, command).await
+    let name = if body.is_some() { "EVAL" } else { "EVALSHA" };
+    let command_name =
+        fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Custom(slot), false);
+    client
+        .with_options(&once)
+        .custom(command_name, command)
+        .await
 }
 
 /// Decoding of script replies.

@@ -114,6 +114,64 @@ async fn concurrent_calls_all_recover_after_script_flush() {
     assert_eq!(queue.counts("q").await.unwrap().waiting, 50);
 }
 
+/// A flush after every reload: the reliability run's flusher can land
+/// between a reload and its retry more than once in a row. The call then
+/// sends the script's body (EVAL) and succeeds, instead of failing with
+/// NOSCRIPT.
+#[tokio::test]
+async fn calls_succeed_while_scripts_are_flushed_back_to_back() {
+    let server = server();
+    let queue = queue(&server, "flush-storm").await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flusher = server.client().await;
+    let flushes = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            use fred::interfaces::ClientLike;
+            let flush = || {
+                fred::types::CustomCommand::new_static(
+                    "SCRIPT",
+                    fred::types::ClusterHash::FirstKey,
+                    false,
+                )
+            };
+            let mut flushes = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _: fred::types::Value = flusher.custom(flush(), vec!["FLUSH"]).await.unwrap();
+                flushes += 1;
+            }
+            flushes
+        })
+    };
+    for n in 0..200 {
+        queue
+            .add("q", NewJob::new(json!({ "n": n })))
+            .await
+            .unwrap();
+        let jobs = queue.claim("q", 1, LONG).await.unwrap();
+        assert_eq!(jobs.len(), 1, "claim {n} found the job it just added");
+        assert_eq!(queue.ack(&jobs[0].lease()).await.unwrap(), Acked::Completed);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let flushes = flushes.await.unwrap();
+    let info = server
+        .cmd(&["INFO", "commandstats"])
+        .await
+        .convert::<String>()
+        .unwrap();
+    let calls = |command: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    // The fault was real: calls were flushed after each of their reloads,
+    // and went by body (without the fallback each of those failed).
+    assert!(flushes > 0);
+    assert!(calls("eval") > 0, "no call fell back to EVAL:\n{info}");
+    assert_eq!(queue.counts("q").await.unwrap().waiting, 0);
+}
+
 #[tokio::test]
 async fn a_restarted_redis_with_aof_keeps_the_jobs_and_the_client_reconnects_by_itself() {
     let mut server = RedisServer::builder()
