@@ -41,6 +41,9 @@ pub struct QueueCounts {
     pub cancelled: u64,
     /// Due jobs held back by their limit key's limits ([`crate::flow`]).
     pub held: u64,
+    /// Jobs waiting for their batch, dependencies or tree
+    /// ([`crate::workflow`]), held ones included.
+    pub awaiting: u64,
     /// Claims hand out nothing while paused.
     pub paused: bool,
     /// Enqueue time of the job at the head of the queue.
@@ -59,11 +62,12 @@ impl QueueCounts {
             JobState::Leased => self.leased,
             JobState::Dead => self.dead,
             JobState::Held => self.held,
+            JobState::Awaiting => self.awaiting,
             _ => {
                 return Err(QueueError::invalid(
                     "state",
                     state.as_str(),
-                    "one of waiting, scheduled, leased, dead, held (blocked jobs follow their waiting holder; cancel them by id)",
+                    "one of waiting, scheduled, leased, dead, held, awaiting (blocked jobs follow their waiting holder; cancel them by id)",
                 ))
             }
         })
@@ -87,6 +91,7 @@ impl QueueCounts {
             completed: self.completed + other.completed,
             cancelled: self.cancelled + other.cancelled,
             held: self.held + other.held,
+            awaiting: self.awaiting + other.awaiting,
             paused: self.paused || other.paused,
             head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -172,6 +177,8 @@ impl RedisQueue {
             completed: field(9)?,
             cancelled: field(10)?,
             held: field(11)?,
+            // Appended by the workflows layout; absent from an older script.
+            awaiting: if items.len() > 12 { field(12)? } else { 0 },
             paused: field(6)? == 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),

@@ -65,6 +65,35 @@ codes! {
         Duplicate = 0 "duplicate",
         /// A resent call whose first send applied: still the caller's job.
         CreatedEarlier = 2 "created_earlier",
+        /// The gate the jobs were to join no longer takes members
+        /// (`crate::workflow`); nothing was created.
+        GateClosed = -3 "gate_closed",
+    }
+    /// `lua/gate_seal.lua`: one code per waiter, or one refusal.
+    GateSealCode for "gate_seal" {
+        Created = 1 "created",
+        Duplicate = 0 "duplicate",
+        CreatedEarlier = 2 "created_earlier",
+        UnknownDependency = -1 "unknown_dependency",
+        GateClosed = -2 "gate_closed",
+        TooManyGates = -3 "too_many_gates",
+    }
+    /// `lua/gate_get.lua`.
+    GateGetCode for "gate_get" {
+        Found = 1 "found",
+        NotFound = 0 "not_found",
+    }
+    /// `lua/gate_cancel.lua`.
+    GateCancelCode for "gate_cancel" {
+        Cancelled = 1 "cancelled",
+        NotFound = 0 "not_found",
+        AlreadyDone = 2 "already_done",
+    }
+    /// `lua/gate_decide.lua`.
+    GateDecideCode for "gate_decide" {
+        Decided = 1 "decided",
+        NotFound = 0 "not_found",
+        NotHeld = -1 "not_held",
     }
     /// `lua/ack.lua`, one code per job.
     AckCode for "ack" {
@@ -298,11 +327,122 @@ pub(crate) fn cancelled(items: &[Value]) -> Result<CancelOutcome, QueueError> {
     })
 }
 
-/// One job's entry of an enqueue reply: its code and its id.
+/// One job's entry of an enqueue reply: its code and its id. An enqueue
+/// into a gate that no longer takes members is an error the workflow
+/// module words for its gate ([`GATE_CLOSED_ON_ENQUEUE`]).
 pub(crate) fn enqueued(code: &Value, id: String) -> Result<Enqueued, QueueError> {
     Ok(match EnqueueCode::from_reply(Some(code))? {
         EnqueueCode::Created | EnqueueCode::CreatedEarlier => Enqueued::Created(id),
         EnqueueCode::Duplicate => Enqueued::Duplicate(id),
+        EnqueueCode::GateClosed => return Err(QueueError::Protocol(GATE_CLOSED_ON_ENQUEUE.into())),
+    })
+}
+
+/// The text of enqueue's gate_closed before `crate::workflow` names the gate.
+pub(crate) const GATE_CLOSED_ON_ENQUEUE: &str =
+    "enqueue.lua: the gate the jobs were to join no longer takes members";
+
+/// Why gate_seal created nothing: the id or state its reply names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SealRefusal {
+    UnknownDependency(String),
+    GateClosed(String),
+    TooManyGates(String),
+}
+
+/// A gate_seal reply: `code, id` per waiter (created, duplicate,
+/// created_earlier), or one refusal `{code, detail}`.
+pub(crate) fn gate_sealed(
+    items: Vec<Value>,
+) -> Result<Result<Vec<Enqueued>, SealRefusal>, QueueError> {
+    let mut outcomes = Vec::with_capacity(items.len() / 2);
+    let mut items = items.into_iter();
+    while let Some(code) = items.next() {
+        let detail =
+            items.next().map(reply::text).transpose()?.ok_or_else(|| {
+                QueueError::Protocol("gate_seal.lua reply has an odd length".into())
+            })?;
+        let refused = match GateSealCode::from_reply(Some(&code))? {
+            GateSealCode::Created | GateSealCode::CreatedEarlier => {
+                outcomes.push(Enqueued::Created(detail));
+                continue;
+            }
+            GateSealCode::Duplicate => {
+                outcomes.push(Enqueued::Duplicate(detail));
+                continue;
+            }
+            GateSealCode::UnknownDependency => SealRefusal::UnknownDependency(detail),
+            GateSealCode::GateClosed => SealRefusal::GateClosed(detail),
+            GateSealCode::TooManyGates => SealRefusal::TooManyGates(detail),
+        };
+        return Ok(Err(refused));
+    }
+    Ok(Ok(outcomes))
+}
+
+/// Whether gate_get found the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GateFound {
+    Found,
+    NotFound,
+}
+
+/// A gate_get reply: whether found, and the fields after the code.
+pub(crate) fn gate_found(items: Vec<Value>) -> Result<(GateFound, Vec<Value>), QueueError> {
+    let found = match GateGetCode::from_reply(items.first())? {
+        GateGetCode::Found => GateFound::Found,
+        GateGetCode::NotFound => GateFound::NotFound,
+    };
+    Ok((found, items.into_iter().skip(1).collect()))
+}
+
+/// A gate_cancel reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GateCancelReply {
+    Cancelled,
+    NotFound,
+    /// Finished already: its state's name.
+    AlreadyDone(String),
+}
+
+/// A gate_cancel reply, `{ code, state }`.
+pub(crate) fn gate_cancelled(items: &[Value]) -> Result<GateCancelReply, QueueError> {
+    Ok(match GateCancelCode::from_reply(items.first())? {
+        GateCancelCode::Cancelled => GateCancelReply::Cancelled,
+        GateCancelCode::NotFound => GateCancelReply::NotFound,
+        GateCancelCode::AlreadyDone => GateCancelReply::AlreadyDone(
+            items
+                .get(1)
+                .cloned()
+                .map(reply::text)
+                .transpose()?
+                .unwrap_or_default(),
+        ),
+    })
+}
+
+/// A gate_decide reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DecideReply {
+    Decided,
+    NotFound,
+    /// Not held: its current decision's word.
+    NotHeld(String),
+}
+
+/// A gate_decide reply, `{ code, decision }`.
+pub(crate) fn gate_decided(items: &[Value]) -> Result<DecideReply, QueueError> {
+    Ok(match GateDecideCode::from_reply(items.first())? {
+        GateDecideCode::Decided => DecideReply::Decided,
+        GateDecideCode::NotFound => DecideReply::NotFound,
+        GateDecideCode::NotHeld => DecideReply::NotHeld(
+            items
+                .get(1)
+                .cloned()
+                .map(reply::text)
+                .transpose()?
+                .unwrap_or_default(),
+        ),
     })
 }
 
@@ -504,6 +644,23 @@ mod tests {
             undeclared.is_empty(),
             "the driver handles codes no script declares (declare them under the script's Reply, or drop them): {undeclared:?}"
         );
+    }
+
+    #[test]
+    fn a_seal_reply_reads_as_outcomes_or_one_refusal() {
+        let t = |s: &str| Value::String(s.into());
+        let ok = gate_sealed(vec![Value::Integer(1), t("A"), Value::Integer(0), t("B")]).unwrap();
+        assert_eq!(
+            ok,
+            Ok(vec![
+                Enqueued::Created("A".into()),
+                Enqueued::Duplicate("B".into())
+            ])
+        );
+        let refused = gate_sealed(vec![Value::Integer(-1), t("X")]).unwrap();
+        assert_eq!(refused, Err(SealRefusal::UnknownDependency("X".into())));
+        assert!(gate_sealed(vec![Value::Integer(1)]).is_err());
+        assert!(gate_sealed(vec![Value::Integer(9), t("A")]).is_err());
     }
 
     #[test]

@@ -38,6 +38,11 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
+    /// The id the job is created under.
+    pub(crate) fn id_text(&self, buf: &[u8]) -> String {
+        String::from_utf8_lossy(&buf[self.id.clone()]).into_owned()
+    }
+
     /// The ARGV fields of enqueue.lua, text fields sliced out of `buf`.
     pub(crate) fn fields<'a>(&self, buf: &'a Bytes) -> [Arg<'a>; ENQUEUE_FIELDS] {
         let slice = |range: &Range<usize>| Arg::Slice(buf, range.clone());
@@ -86,6 +91,12 @@ pub(crate) const ENQUEUE_HEAD: usize = 6;
 /// The gate fields of an enqueue that joins no gate: an empty gate id and kind.
 pub(crate) fn no_gate() -> [Value; 2] {
     [Value::from(""), Value::from("")]
+}
+
+/// The gate fields of an enqueue whose jobs join gate `id` of `kind`
+/// (`crate::workflow`).
+pub(crate) fn into_gate(id: &str, kind: crate::gate::GateKind) -> [Value; 2] {
+    [Value::from(id), Value::from(kind.wire())]
 }
 
 /// The ARGV of enqueue.lua: the queue and the wake channel (as for every

@@ -110,6 +110,22 @@ pub enum QueueError {
     /// Any other Redis or connection failure.
     #[error("redis error: {0}")]
     Redis(#[source] RedisError),
+    /// A batch or tree sent in several calls (`crate::workflow`) failed
+    /// half-way: the jobs enqueued so far run, its callbacks or parent do
+    /// not exist, and its open gate expires 24 hours after its last job
+    /// joined.
+    #[error(
+        "{gate} is incomplete: {enqueued} of its jobs were enqueued, then {cause};          they run, nothing waits on them, and it expires in 24 hours"
+    )]
+    WorkflowIncomplete {
+        /// The batch id, or the tree parent's id.
+        gate: String,
+        /// How many of its jobs were enqueued before the failure.
+        enqueued: u64,
+        /// What failed.
+        #[source]
+        cause: Box<QueueError>,
+    },
 }
 
 /// An error reported by the Redis client, kept as the source of

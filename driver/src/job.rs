@@ -46,6 +46,10 @@ pub struct Job {
     /// ([`crate::NewJob::trace_parent`]): what the worker's `redq.process`
     /// span continues.
     pub trace_parent: Option<String>,
+    /// The gate it waited on (its batch, dependencies or tree,
+    /// `crate::workflow`): its handler reads their outcomes with
+    /// [`JobCx::dependencies`](crate::worker::JobCx::dependencies).
+    pub awaits: Option<String>,
 }
 
 /// Which job a fenced call is about, and under which lease.
@@ -85,6 +89,7 @@ impl Job {
             max_attempts: meta.max_attempts,
             noted: meta.noted,
             trace_parent: non_empty(meta.trace),
+            awaits: non_empty(meta.awaits),
         }
     }
 }
@@ -111,6 +116,9 @@ pub enum JobState {
     /// Due, but held back by its limit key's limits (see [`crate::flow`]):
     /// claimed once its key has room.
     Held,
+    /// Waiting for the jobs of its batch, dependencies or tree to finish
+    /// (see [`crate::workflow`]), or held there for an operator.
+    Awaiting,
 }
 
 impl JobState {
@@ -125,6 +133,7 @@ impl JobState {
             JobState::Completed => "completed",
             JobState::Cancelled => "cancelled",
             JobState::Held => "held",
+            JobState::Awaiting => "awaiting",
         }
     }
 
@@ -139,6 +148,7 @@ impl JobState {
             "completed" => JobState::Completed,
             "cancelled" => JobState::Cancelled,
             "held" => JobState::Held,
+            "awaiting" => JobState::Awaiting,
             _ => return None,
         })
     }
@@ -202,6 +212,11 @@ pub struct JobRecord {
     /// The namespace holding it: with several shards (`ShardedQueue`),
     /// this says which shard a merged listing's job lives on.
     pub namespace: String,
+    /// The batch or tree it was created into as a member
+    /// (`crate::workflow`), until it counted there.
+    pub gate: Option<String>,
+    /// The gate it waits on (state awaiting) or waited on.
+    pub awaits: Option<String>,
 }
 
 impl JobRecord {
@@ -243,6 +258,8 @@ impl JobRecord {
             ),
             finished_at: None,
             namespace: namespace.to_owned(),
+            gate: non_empty(meta.gate),
+            awaits: non_empty(meta.awaits),
         }
     }
 }

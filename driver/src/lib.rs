@@ -87,6 +87,14 @@
 //! a [`ConfiguredQueue`]. Every key, its variable and its default are in
 //! [`config`].
 //!
+//! # Workflows
+//!
+//! Batches with callbacks, jobs that wait for other jobs, trees of parent
+//! and child jobs, across the queues of a namespace: released exactly
+//! once when what they wait for finished, with an explicit policy when a
+//! dependency fails, status in O(1). The model and its bounds:
+//! [`workflow`].
+//!
 //! Scripts answer expected outcomes with small codes, each declared in its
 //! script's header (`-- code 1 acknowledged: …`); the driver names them once
 //! and turns them into the outcome types and [`QueueError`] in one module,
@@ -106,6 +114,7 @@ mod enqueue_args;
 mod error;
 pub mod events;
 pub mod flow;
+mod gate;
 mod handle;
 mod human;
 mod identity;
@@ -136,6 +145,7 @@ pub mod shards;
 pub mod surgery;
 mod trace;
 pub mod worker;
+pub mod workflow;
 
 pub use admin::{DeadAction, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
 pub use backoff::Backoff;

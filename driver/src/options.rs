@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::Backoff;
+use crate::{Backoff, QueueError};
 
 /// A job to enqueue: its payload and options. Every option has a default
 /// that matches [`crate::Queue::enqueue`]: priority 0, due now, no dedup or
@@ -34,6 +34,8 @@ pub struct NewJob {
     pub(crate) reclaim_backoff: Backoff,
     pub(crate) limit_key: Option<String>,
     pub(crate) trace_parent: Option<String>,
+    /// The existing jobs it waits for (`crate::workflow`), and how.
+    pub(crate) dependencies: Option<crate::gate::Dependencies>,
 }
 
 impl NewJob {
@@ -53,6 +55,7 @@ impl NewJob {
             reclaim_backoff: Backoff::NONE,
             limit_key: None,
             trace_parent: None,
+            dependencies: None,
         }
     }
 
@@ -169,12 +172,84 @@ impl NewJob {
         self
     }
 
+    /// Wait until every job in `ids` (existing jobs of this namespace, in
+    /// any queue, 1 to [`crate::workflow::MAX_DEPENDENCIES`]) has finished:
+    /// the job is created in state `awaiting` and released into its queue
+    /// exactly once, when the last of them finishes, if all completed (see
+    /// [`NewJob::release_when`]); otherwise it is dead-lettered, naming the
+    /// first that failed (see [`NewJob::on_dependency_failure`]). Its
+    /// handler reads their outcomes and results with
+    /// [`JobCx::dependencies`](crate::worker::JobCx::dependencies).
+    ///
+    /// Each id must be alive (any state) or finished with a trace (a dead
+    /// letter, a kept record or a tombstone, [`crate::kept`]): a finished
+    /// one counts at once. An id with no trace is refused, nothing written.
+    /// Enqueue such a job with [`crate::RedisQueue::add`] (one atomic
+    /// call), not in a batch of jobs; see [`crate::workflow`].
+    #[must_use]
+    pub fn after<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let deps = self.dependencies.get_or_insert_with(Default::default);
+        deps.ids = Some(ids.into_iter().map(|id| id.as_ref().to_owned()).collect());
+        self
+    }
+
+    /// What happens when a dependency ([`NewJob::after`]) dies, is
+    /// cancelled or deleted (default [`OnFailure::DeadLetter`]).
+    ///
+    /// [`OnFailure::DeadLetter`]: crate::gate::OnFailure::DeadLetter
+    #[must_use]
+    pub fn on_dependency_failure(mut self, policy: crate::gate::OnFailure) -> Self {
+        self.dependencies
+            .get_or_insert_with(Default::default)
+            .on_failure = policy;
+        self
+    }
+
+    /// When a job with dependencies is released (default
+    /// [`Condition::AllSucceeded`]; [`Condition::AllFinished`] releases it
+    /// whatever their outcomes).
+    ///
+    /// [`Condition::AllSucceeded`]: crate::gate::Condition::AllSucceeded
+    /// [`Condition::AllFinished`]: crate::gate::Condition::AllFinished
+    #[must_use]
+    pub fn release_when(mut self, condition: crate::gate::Condition) -> Self {
+        self.dependencies
+            .get_or_insert_with(Default::default)
+            .condition = condition;
+        self
+    }
+
     /// The job's type name, shown by the console and used by typed workers.
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
     }
+}
+
+impl NewJob {
+    /// Whether it lists existing jobs to wait for ([`NewJob::after`]).
+    pub(crate) fn waits_for_jobs(&self) -> bool {
+        self.dependencies.as_ref().is_some_and(|d| d.ids.is_some())
+    }
+}
+
+/// Refuse jobs with dependencies in a plain batch enqueue: each is one
+/// gate_seal call of its own (`crate::workflow`).
+pub(crate) fn refuse_dependents_in_batch(jobs: &[NewJob]) -> Result<(), QueueError> {
+    if jobs.iter().any(NewJob::waits_for_jobs) {
+        return Err(QueueError::invalid(
+            "batch of jobs",
+            "a job with after(ids)",
+            "enqueue a job with dependencies alone with add (one atomic call), \
+             or make it a workflow::Batch's callback",
+        ));
+    }
+    Ok(())
 }
 
 /// The seed trait's `enqueue`: plain payloads, every option at its default.

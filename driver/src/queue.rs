@@ -118,6 +118,10 @@ impl RedisQueue {
 
     async fn add_in_span(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
         self.queue_keys(queue)?;
+        if job.waits_for_jobs() {
+            // One gate_seal call: the job and its gate (`crate::workflow`).
+            return self.add_dependent(queue, &job).await;
+        }
         let fields = self.encode(&job)?;
         let (_in_flight, busy) = self.inner.coalescer.enter();
         let fields = if busy {
@@ -180,6 +184,7 @@ impl RedisQueue {
         jobs: Vec<NewJob>,
     ) -> Result<Vec<Enqueued>, QueueError> {
         self.queue_keys(queue)?;
+        crate::options::refuse_dependents_in_batch(&jobs)?;
         // Every job validated first; their text fields share one buffer.
         let mut buf = Vec::with_capacity(jobs.len() * 64);
         let mut encoded = Vec::with_capacity(jobs.len());
@@ -211,12 +216,24 @@ impl RedisQueue {
     /// One enqueue script call for `jobs`, all of one queue, applied
     /// atomically; outcomes in input order.
     async fn send_jobs(&self, queue: &str, jobs: Jobs<'_>) -> Result<Vec<Enqueued>, QueueError> {
+        self.send_jobs_into(queue, jobs, crate::enqueue_args::no_gate())
+            .await
+    }
+
+    /// [`RedisQueue::send_jobs`] whose created jobs join `gate` (id and
+    /// kind, both empty for none: `crate::workflow`).
+    pub(crate) async fn send_jobs_into(
+        &self,
+        queue: &str,
+        jobs: Jobs<'_>,
+        gate: [Value; 2],
+    ) -> Result<Vec<Enqueued>, QueueError> {
         let keys = self.queue_keys(queue)?;
         let count = jobs.len();
         let args = EnqueueArgs {
             head: [text(queue), text(self.inner.keys.wake_channel())],
             payload_limit: self.inner.payload_limit as u64,
-            gate: crate::enqueue_args::no_gate(),
+            gate,
             jobs,
         };
         let reply = scripts::run_with(self.client(), Op::Enqueue, &keys, &args)

@@ -44,11 +44,20 @@ pub enum EventKind {
     LimitSet,
     /// A limit cleared (`detail`: its scope) (`by`).
     LimitCleared,
+    /// A workflow's gate finished: every member counted (`job_id` the gate,
+    /// `name` its kind, `count` its members; [`crate::workflow`]).
+    GateDone,
+    /// A waiting job released into its queue by its gate (`job_id` the job,
+    /// `detail` the gate).
+    Released,
+    /// A workflow's gate cancelled as a whole (`job_id` the gate, `name`
+    /// its kind).
+    GateCancelled,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 17] = [
+    pub const ALL: [EventKind; 20] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -66,6 +75,9 @@ impl EventKind {
         EventKind::WorkerLost,
         EventKind::LimitSet,
         EventKind::LimitCleared,
+        EventKind::GateDone,
+        EventKind::Released,
+        EventKind::GateCancelled,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -88,6 +100,9 @@ impl EventKind {
             EventKind::WorkerLost => "worker_lost",
             EventKind::LimitSet => "limit_set",
             EventKind::LimitCleared => "limit_cleared",
+            EventKind::GateDone => "gate_done",
+            EventKind::Released => "released",
+            EventKind::GateCancelled => "gate_cancelled",
         }
     }
 

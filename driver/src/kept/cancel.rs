@@ -16,7 +16,7 @@ pub const CANCEL_BATCH: usize = 1000;
 /// The longest "cancelled by" text kept.
 pub const MAX_CANCELLED_BY: usize = 128;
 
-fn check_by(by: &str) -> Result<(), QueueError> {
+pub(crate) fn check_by(by: &str) -> Result<(), QueueError> {
     if by.len() > MAX_CANCELLED_BY || by.chars().any(char::is_control) {
         return Err(QueueError::invalid(
             "cancelled by",

@@ -58,6 +58,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use crate::outcome::cancel::CancelOutcome;
+pub(crate) use cancel::check_by;
 pub use cancel::{CANCEL_BATCH, MAX_CANCELLED_BY};
 pub use record::{KeptJob, Outcome, Tombstone};
 pub use retention::{Retention, RetentionState};

@@ -216,6 +216,8 @@ impl KeptJob {
             reclaim_backoff: crate::Backoff::NONE,
             finished_at: Some(self.finished_at),
             namespace: self.namespace.clone(),
+            gate: None,
+            awaits: None,
         }
     }
 }

@@ -88,6 +88,10 @@ use crate::{Acked, Job, Lease, Nacked, Queue, QueueCounts, QueueError, DEFAULT_P
 ///   `JobError::rate_limited`), recorded metrics, events or stored trace
 ///   contexts (the Worker's `redq.process` span is there, without a parent),
 ///   and no quiet or stop for its workers.
+/// - No workflows ([`crate::workflow`]): no batches, trees or
+///   dependencies (they are calls of a `RedisQueue`, a `ShardedQueue` and an
+///   `Operator` only), so a job never awaits and its
+///   `JobCx::dependencies` is empty.
 /// - The `SystemTime` fields of a claimed [`Job`] (`enqueued_at`,
 ///   `lease_expires_at`) are wall-clock times for display; they do not follow
 ///   a paused tokio clock.
@@ -182,6 +186,8 @@ impl MemoryQueue {
             cancelled: 0,
             // Nor any limits (`crate::flow`): nothing is ever held.
             held: 0,
+            // Nor workflows (`crate::workflow`): nothing awaits.
+            awaiting: 0,
             paused: false,
             head_enqueued_at: index
                 .and_then(|q| q.waiting.first_key_value())

@@ -229,6 +229,7 @@ impl State {
                 max_attempts: job.max_attempts,
                 noted: false,
                 trace_parent: None,
+                awaits: None,
             });
         }
         claimed

@@ -9,6 +9,7 @@ mod schedules;
 mod search;
 mod surgery;
 mod workers;
+mod workflow;
 mod writes;
 
 use crate::{RedisQueue, ShardedQueue};

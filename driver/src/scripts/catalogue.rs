@@ -57,6 +57,12 @@ scripts! {
     LimitsWake => "limits_wake",
     LimitsGet => "limits_get",
     SearchJobs => "search_jobs",
+    GateSeal => "gate_seal",
+    GateGet => "gate_get",
+    GateMembers => "gate_members",
+    GateList => "gate_list",
+    GateCancel => "gate_cancel",
+    GateDecide => "gate_decide",
 }
 
 /// Declares [`MODULES`] from the module names.
@@ -94,6 +100,10 @@ modules![
     flow_claim,
     events,
     metrics,
+    gate_record,
+    gate,
+    gate_decide,
+    job_new,
 ];
 
 impl Op {

@@ -34,6 +34,7 @@
 //! | lease ids (fencing tokens) | per shard: grow within a shard, not comparable across shards |
 //! | pause, counts, dead letters, requeue, queue list | global (applied to / summed over every shard) |
 //! | schedules, worker registry | per namespace: use [`ShardedQueue::shards`]`[0]` for schedules |
+//! | batches, trees, dependencies ([`crate::workflow`]) | **one shard each**: a batch by its id, a tree by its root's key, a dependent on its dependencies' shard; a member keyed to another shard is refused |
 //!
 //! # Placement
 //!
@@ -223,6 +224,9 @@ impl ShardedQueue {
 
     /// Enqueue one job; see [`ShardedQueue::add_batch`].
     pub async fn add(&self, queue: &str, job: NewJob) -> Result<crate::Enqueued, QueueError> {
+        if job.waits_for_jobs() {
+            return self.add_dependent(queue, job).await;
+        }
         let mut outcomes = self.add_batch(queue, vec![job]).await?;
         outcomes
             .pop()

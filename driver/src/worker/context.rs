@@ -58,6 +58,16 @@ pub struct JobCx {
     /// Progress and log lines not sent yet, and whether the job has notes
     /// stored (see [`crate::notes`]).
     pub(crate) notes: Arc<Mutex<Notes>>,
+    /// The gate the job waited on and the namespace holding it, when it
+    /// has one ([`JobCx::dependencies`]).
+    pub(crate) awaits: Option<Awaits>,
+}
+
+/// Where a job's dependencies are read: its gate, in its namespace.
+#[derive(Debug, Clone)]
+pub(crate) struct Awaits {
+    pub namespace: crate::RedisQueue,
+    pub gate: String,
 }
 
 /// A running job's notes as its worker tracks them.
@@ -183,6 +193,33 @@ impl JobCx {
             .clone()
     }
 
+    /// The gate this job waited on before it was released (its batch's id
+    /// for a callback, its own id for a job with dependencies or a tree
+    /// parent), if any (see [`crate::workflow`]).
+    pub fn awaited_gate(&self) -> Option<&str> {
+        self.awaits.as_ref().map(|a| a.gate.as_str())
+    }
+
+    /// A page of the jobs this job waited on (its dependencies, its
+    /// batch's jobs, its children) with their outcomes and results, in id
+    /// order from `cursor` ("" for the start, then the page's `next`), at
+    /// most `count` (1 to [`crate::workflow::MAX_MEMBERS_PAGE`]). Empty when
+    /// it waited on nothing. The outcomes stay readable until 24 hours after
+    /// its gate finished.
+    pub async fn dependencies(
+        &self,
+        cursor: &str,
+        count: usize,
+    ) -> Result<crate::gate::MemberPage, crate::QueueError> {
+        match &self.awaits {
+            Some(a) => a.namespace.gate_members(&a.gate, cursor, count).await,
+            None => Ok(crate::gate::MemberPage {
+                members: Vec::new(),
+                next: None,
+            }),
+        }
+    }
+
     /// The service of type `T` registered on the worker.
     pub fn service<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.services.get::<T>()
@@ -205,6 +242,7 @@ impl JobCx {
             services,
             result: Arc::default(),
             notes: Arc::default(),
+            awaits: None,
         }
     }
 }

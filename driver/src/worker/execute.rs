@@ -112,6 +112,12 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
             stored: job.noted,
             ..Notes::default()
         })),
+        awaits: job.awaits.as_ref().and_then(|gate| {
+            Some(super::context::Awaits {
+                namespace: shared.queue.namespaces().get(shard)?.clone(),
+                gate: gate.clone(),
+            })
+        }),
     };
     // An operator's cancel fires `cx.cancel` through the holder channel.
     let _running = shared

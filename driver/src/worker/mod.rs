@@ -125,6 +125,7 @@ pub use error::JobError;
 pub use events::JobFailed;
 pub use options::{QueueOrder, WorkOptions};
 pub use presence::{WorkerInfo, GONE_KEPT, HEARTBEAT_EVERY, WORKER_TTL};
+pub(crate) use push::new_job;
 pub use push::{JobQueue, Mode, Pushed};
 pub use registry::Registry;
 pub use typed::{TypedJob, DEFAULT_QUEUE};

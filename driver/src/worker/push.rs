@@ -122,7 +122,7 @@ fn payload<T: TypedJob>(job: &T) -> Result<serde_json::Value, QueueError> {
 }
 
 /// The enqueue options a typed job carries.
-fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
+pub(crate) fn new_job<T: TypedJob>(job: &T) -> Result<NewJob, QueueError> {
     let payload = payload(job)?;
     let mut new = NewJob::new(payload)
         .name(T::NAME)
