@@ -21,6 +21,17 @@ struct Waiter<'a> {
     id: &'a str,
 }
 
+/// What gate_get.lua says of a gate, as texts.
+struct Status {
+    state: String,
+    pending: String,
+    succeeded: String,
+    failed: String,
+    first_failure: String,
+    /// Each waiter's decision, in order.
+    decisions: Vec<String>,
+}
+
 /// One namespace, its scripts loaded, called raw.
 struct Raw {
     client: Client,
@@ -192,19 +203,18 @@ impl Raw {
         meta.error
     }
 
-    /// gate_get's status: (state, pending, succeeded, failed, first_failure, decisions).
-    async fn gate(&self, gate: &str) -> (String, String, String, String, String, Vec<String>) {
+    /// gate_get's status.
+    async fn gate(&self, gate: &str) -> Status {
         let g = texts(self.run("gate_get", "q", vec![gate.into()]).await);
         assert_eq!(g[0], "1", "gate {gate} exists");
-        let decisions = g[13..].chunks(5).map(|w| w[4].clone()).collect();
-        (
-            g[2].clone(),
-            g[7].clone(),
-            g[8].clone(),
-            g[9].clone(),
-            g[10].clone(),
-            decisions,
-        )
+        Status {
+            state: g[2].clone(),
+            pending: g[7].clone(),
+            succeeded: g[8].clone(),
+            failed: g[9].clone(),
+            first_failure: g[10].clone(),
+            decisions: g[13..].chunks(5).map(|w| w[4].clone()).collect(),
+        }
     }
 
     async fn ready(&self, server: &RedisServer) -> Vec<String> {
@@ -258,13 +268,13 @@ async fn a_waiter_is_released_after_the_third_member_is_acknowledged_and_only_on
     );
     assert_eq!(raw.claim("cb").await, ["w"]);
     assert!(raw.claim("cb").await.is_empty(), "released once");
-    let (state, pending, succeeded, failed, _, decisions) = raw.gate("B").await;
-    assert_eq!((state.as_str(), pending.as_str()), ("done", "0"));
-    assert_eq!((succeeded.as_str(), failed.as_str()), ("3", "0"));
-    assert_eq!(decisions, ["released"]);
+    let b = raw.gate("B").await;
+    assert_eq!((b.state.as_str(), b.pending.as_str()), ("done", "0"));
+    assert_eq!((b.succeeded.as_str(), b.failed.as_str()), ("3", "0"));
+    assert_eq!(b.decisions, ["released"]);
     // Acknowledging the waiter counts toward no gate: the status is unchanged.
     assert_eq!(raw.ack("cb", "w").await, "1");
-    assert_eq!(raw.gate("B").await.2, "3");
+    assert_eq!(raw.gate("B").await.succeeded, "3");
 }
 
 #[tokio::test]
@@ -307,11 +317,11 @@ async fn a_dead_member_dead_letters_a_success_waiter_naming_it_and_all_releases_
     );
     assert_eq!(raw.state("q", "D1").await, "dead");
     assert_eq!(raw.error_of("q", "D1").await, "dependency a1 dead: boom");
-    let (_, _, succeeded, failed, first_failure, decisions) = raw.gate("D1").await;
-    assert_eq!((succeeded.as_str(), failed.as_str()), ("1", "1"));
-    assert_eq!(first_failure, "a1 dead: boom");
-    assert_eq!(decisions, ["dead"]);
-    assert_eq!(raw.gate("D2").await.5, ["released"]);
+    let d1 = raw.gate("D1").await;
+    assert_eq!((d1.succeeded.as_str(), d1.failed.as_str()), ("1", "1"));
+    assert_eq!(d1.first_failure, "a1 dead: boom");
+    assert_eq!(d1.decisions, ["dead"]);
+    assert_eq!(raw.gate("D2").await.decisions, ["released"]);
 }
 
 #[tokio::test]
@@ -325,7 +335,7 @@ async fn a_held_waiter_stays_awaiting_until_an_operator_decides() {
     raw.nack_dead("q", "a1", "boom").await;
     assert!(raw.claim("q").await.is_empty());
     assert_eq!(raw.state("q", "H").await, "awaiting");
-    assert_eq!(raw.gate("H").await.5, ["held"]);
+    assert_eq!(raw.gate("H").await.decisions, ["held"]);
     assert!(
         raw.claim("q").await.is_empty(),
         "held: no later claim releases it"
@@ -388,7 +398,7 @@ async fn a_cancelled_gate_cancels_its_waiter_at_the_next_claim() {
     );
     assert!(raw.claim("cb").await.is_empty());
     assert_eq!(raw.state("cb", "w").await, "", "the waiter is gone");
-    assert_eq!(raw.gate("B").await.5, ["cancelled"]);
+    assert_eq!(raw.gate("B").await.decisions, ["cancelled"]);
     assert_eq!(
         raw.enqueue("q", "B", &[("m2", 0)]).await,
         ["-3", "m2"],
