@@ -43,6 +43,28 @@ fn s(v: impl ToString) -> Value {
     Value::from(v.to_string())
 }
 
+/// The 16 enqueue fields of job `id` made from `spec` (payload `{"tag": …}`).
+fn job_fields(id: &str, spec: &JobSpec) -> [Value; 16] {
+    let payload = serde_json::json!({ "tag": spec.tag }).to_string();
+    lua::EnqueueJob {
+        id,
+        payload: &payload,
+        priority: 0,
+        delay_ms: 0,
+        dedup_key: "",
+        ordering_key: &spec.ordering_key,
+        max_attempts: spec.max_attempts,
+        backoff_base_ms: spec.reclaim_backoff_ms.0,
+        backoff_cap_ms: spec.reclaim_backoff_ms.1,
+        limit_key: &spec.limit_key,
+    }
+    .argv()
+}
+
+#[path = "raw_workflow.rs"]
+mod workflow;
+pub use workflow::WaiterSpec;
+
 impl RawQueue {
     /// Loads the shipped scripts, then `overrides` (name, body) in their place.
     pub async fn new(
@@ -89,32 +111,23 @@ impl RawQueue {
 
     /// Enqueues `specs` in one script call; returns the created ids.
     pub async fn enqueue(&self, specs: &[JobSpec]) -> Vec<String> {
+        self.enqueue_into(specs, "", "").await
+    }
+
+    /// [`RawQueue::enqueue`] as members of gate `gate` of `kind` (`batch` |
+    /// `tree`; both "" for none).
+    pub async fn enqueue_into(&self, specs: &[JobSpec], gate: &str, kind: &str) -> Vec<String> {
         let seq = self.recorder.invoke(Call::Enqueue {
             queue: self.queue.clone(),
             tags: specs.iter().map(|j| j.tag.clone()).collect(),
             keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
         });
-        let mut args = vec![s(1 << 20), s(specs.len()), s(""), s("")];
+        let mut args = vec![s(1 << 20), s(specs.len()), s(gate), s(kind)];
         let mut ids = Vec::new();
         for spec in specs {
             let id = ulid::Ulid::new().to_string();
-            ids.push(id.clone());
-            let payload = serde_json::json!({ "tag": spec.tag }).to_string();
-            args.extend(
-                lua::EnqueueJob {
-                    id: &id,
-                    payload: &payload,
-                    priority: 0,
-                    delay_ms: 0,
-                    dedup_key: "",
-                    ordering_key: &spec.ordering_key,
-                    max_attempts: spec.max_attempts,
-                    backoff_base_ms: spec.reclaim_backoff_ms.0,
-                    backoff_cap_ms: spec.reclaim_backoff_ms.1,
-                    limit_key: &spec.limit_key,
-                }
-                .argv(),
-            );
+            args.extend(job_fields(&id, spec));
+            ids.push(id);
         }
         let reply = self.run("enqueue", args).await.expect("enqueue");
         let Value::Array(items) = reply else {

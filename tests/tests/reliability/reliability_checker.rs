@@ -41,6 +41,8 @@ mod limit_histories;
 mod limit_scripts;
 #[path = "reliability_checker/scripts.rs"]
 mod scripts;
+#[path = "reliability_checker/workflow_scripts.rs"]
+mod workflow_scripts;
 
 use bench::drained;
 use histories::*;
@@ -48,6 +50,7 @@ use keys::corrupted;
 use limit_histories::*;
 use limit_scripts::*;
 use scripts::*;
+use workflow_scripts::*;
 
 /// Runs `variant` with the shipped scripts (or the sound history), which
 /// must pass, then broken, which must fire exactly `kinds`.
@@ -124,6 +127,12 @@ variants! {
     a_repeated_ack_that_completes_again_is_caught: completed_again => [CompletedTwice];
     an_ack_that_keeps_the_job_is_caught: ack_keeps_the_job => [CompletedButLive, NeverFinished];
     an_enqueue_that_ignores_ordering_keys_is_caught: ordering_ignored => [KeyLeasedOutOfOrder, ServerKeyHeldTwice, ServerKeyFinishedOutOfOrder];
+    // Patched workflow scripts (gates).
+    a_gate_that_fires_with_a_member_pending_is_caught: fired_with_a_member_pending => [ServerWaiterReleasedEarly];
+    a_claim_that_ignores_the_success_condition_is_caught: success_condition_ignored => [ServerReleasedDespiteFailure];
+    an_operator_decision_on_a_waiter_not_held_is_caught: decided_again_by_an_operator => [ServerWaiterDecidedTwice];
+    a_dead_letter_that_keeps_its_gate_is_counted_twice_and_caught: counted_again_when_deleted => [ServerMemberCountedTwice];
+    a_gate_that_never_wakes_its_waiters_is_caught: waiters_never_woken => [NeverFinished, WaiterNeverDecided];
     // Hand-made histories.
     client_histories_alone_catch_double_completion_and_loss: client_history_alone => [CompletedTwice, Lost];
     a_job_claimed_but_never_enqueued_is_caught: claimed_never_enqueued => [ClaimedNeverEnqueued];
