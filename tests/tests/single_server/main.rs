@@ -51,3 +51,4 @@ mod timeouts;
 mod validation;
 mod worker;
 mod worker_memory;
+mod workflows;

@@ -1,0 +1,440 @@
+//! Workflows through the driver's API (`redq::workflow`): a batch's
+//! callbacks run once, after all its jobs and by their outcomes; a
+//! dependent reads its dependencies' results in a Worker; a tree of depth
+//! 3 across two queues releases each parent after its children; a held
+//! dependent waits for an operator; a cancelled batch takes its pending jobs
+//! and callbacks with it; status is read in O(1) while a batch runs; and a
+//! 10 000-job batch ends with its callback once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redq::worker::{JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker};
+use redq::workflow::{
+    Batch, Decision, GateCancelled, GateKind, GateState, MemberState, OnFailure, Tree,
+    WaiterDecision,
+};
+use redq::{Enqueued, Job, JobState, NewJob, QueueError, RedisQueue};
+use redq_tests::running::RunningWorker;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+const LEASE: Duration = Duration::from_secs(30);
+const DEADLINE: Duration = Duration::from_secs(10);
+
+async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(ns)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+fn ids(outcomes: &[Enqueued]) -> Vec<String> {
+    outcomes.iter().map(|o| o.id().to_owned()).collect()
+}
+
+/// Claim what `queue` hands out now and acknowledge it; the ids.
+async fn run_all(queue: &RedisQueue, name: &str) -> Vec<String> {
+    let jobs = queue.claim(name, 1000, LEASE).await.unwrap();
+    let leases: Vec<_> = jobs.iter().map(Job::lease).collect();
+    if !leases.is_empty() {
+        for outcome in queue.ack_batch(&leases).await.unwrap() {
+            outcome.unwrap();
+        }
+    }
+    jobs.into_iter().map(|job| job.id).collect()
+}
+
+#[tokio::test]
+async fn a_batch_runs_on_complete_once_after_all_its_jobs_and_cancels_on_success_after_a_dead_one()
+{
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-batch")).await;
+    let batch = Batch::new()
+        .label("three pages")
+        .jobs(
+            "pages",
+            (1..=3).map(|n| NewJob::new(json!({"page": n}))).collect(),
+        )
+        .on_complete("done", NewJob::new(json!("complete")).name("complete"))
+        .on_success("done", NewJob::new(json!("success")).name("success"));
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    assert_eq!(handle.jobs.len(), 3);
+    let [complete, success] = <[String; 2]>::try_from(ids(&handle.callbacks)).unwrap();
+    assert_eq!(queue.counts("done").await.unwrap().awaiting, 2);
+    assert_eq!(
+        queue.inspect(&complete).await.unwrap().unwrap().state,
+        JobState::Awaiting
+    );
+
+    let pages = queue.claim("pages", 10, LEASE).await.unwrap();
+    assert_eq!(pages.len(), 3);
+    queue.ack(&pages[0].lease()).await.unwrap();
+    queue.ack(&pages[1].lease()).await.unwrap();
+    assert!(
+        queue.claim("done", 10, LEASE).await.unwrap().is_empty(),
+        "a callback ran before the last job finished"
+    );
+    queue
+        .dead_letter(&pages[2].lease(), "page on fire")
+        .await
+        .unwrap();
+
+    let released = run_all(&queue, "done").await;
+    assert_eq!(
+        released,
+        [complete.clone()],
+        "on_complete once, on_success not"
+    );
+    assert!(run_all(&queue, "done").await.is_empty(), "released twice");
+
+    let status = queue.gate(handle.id.as_str()).await.unwrap().expect("gate");
+    assert_eq!(
+        (status.kind, status.state),
+        (GateKind::Batch, GateState::Done)
+    );
+    assert_eq!(
+        (
+            status.total,
+            status.pending,
+            status.succeeded,
+            status.failed
+        ),
+        (3, 0, 2, 1)
+    );
+    assert_eq!(status.label.as_deref(), Some("three pages"));
+    let failure = status.first_failure.expect("the first failure");
+    assert!(failure.starts_with(&pages[2].id), "{failure}");
+    assert!(failure.contains("page on fire"), "{failure}");
+    let decisions: HashMap<String, WaiterDecision> = status
+        .waiters
+        .iter()
+        .map(|w| (w.id.clone(), w.decision))
+        .collect();
+    assert_eq!(decisions[&complete], WaiterDecision::Released);
+    assert_eq!(decisions[&success], WaiterDecision::Cancelled);
+    assert!(queue.inspect(&success).await.unwrap().is_none());
+}
+
+/// Sets `n * 10` as its result.
+#[derive(Serialize, Deserialize)]
+struct Part {
+    n: u64,
+}
+impl TypedJob for Part {
+    const NAME: &'static str = "wf.part";
+    const QUEUE: &'static str = "parts";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        cx.set_result(&(self.n * 10))?;
+        Ok(())
+    }
+}
+
+/// What each run of [`Total`] saw: each dependency's id and result.
+type Report = Arc<Mutex<Vec<Vec<(String, Option<serde_json::Value>)>>>>;
+
+/// Reports its dependencies' ids and results.
+#[derive(Serialize, Deserialize)]
+struct Total;
+impl TypedJob for Total {
+    const NAME: &'static str = "wf.total";
+    const QUEUE: &'static str = "totals";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let page = cx.dependencies("", 100).await?;
+        let seen: Vec<(String, Option<serde_json::Value>)> = page
+            .members
+            .into_iter()
+            .map(|m| match m.state {
+                MemberState::Completed(result) => (m.id, result),
+                other => (m.id, Some(json!(format!("{other:?}")))),
+            })
+            .collect();
+        cx.service::<Report>()
+            .expect("the report")
+            .lock()
+            .unwrap()
+            .push(seen);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_runs_once_after_its_dependencies_and_sees_their_results() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-after")).await;
+    let a = queue.push(&Part { n: 1 }).await.unwrap().id().to_owned();
+    let b = queue.push(&Part { n: 2 }).await.unwrap().id().to_owned();
+    let total = NewJob::new(serde_json::to_value(Total).unwrap())
+        .name(Total::NAME)
+        .after([&a, &b]);
+    let total = queue
+        .add(Total::QUEUE, total)
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    assert_eq!(
+        queue.inspect(&total).await.unwrap().unwrap().state,
+        JobState::Awaiting
+    );
+
+    let report: Report = Arc::default();
+    let mut registry = Registry::new();
+    registry.add_job::<Part>().add_job::<Total>();
+    let options = WorkOptions::new()
+        .queues([Part::QUEUE, Total::QUEUE])
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(report.clone()));
+    let worker = RunningWorker::spawn(worker);
+    wait_until(DEADLINE, "the dependent to run", async || {
+        !report.lock().unwrap().is_empty() && queue.inspect(&total).await.unwrap().is_none()
+    })
+    .await;
+    worker.shutdown().await;
+
+    let runs = report.lock().unwrap().clone();
+    assert_eq!(runs.len(), 1, "the dependent ran {} times", runs.len());
+    let seen: HashMap<String, Option<serde_json::Value>> = runs[0].iter().cloned().collect();
+    let expected = HashMap::from([(a, Some(json!(10))), (b, Some(json!(20)))]);
+    assert_eq!(seen, expected);
+
+    // An id with no trace is refused, with nothing written.
+    let orphan = NewJob::new(json!(1)).after(["01NOSUCHJOB0000000000000000"]);
+    let err = queue.add("totals", orphan).await.unwrap_err();
+    assert!(
+        err.to_string().contains("is not in this namespace"),
+        "{err}"
+    );
+    assert_eq!(queue.counts("totals").await.unwrap().awaiting, 0);
+}
+
+#[tokio::test]
+async fn a_tree_of_depth_three_across_two_queues_releases_each_parent_after_its_children() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-tree")).await;
+    let job = |name: &str| NewJob::new(json!(name)).name(name);
+    let tree = Tree::new("a", job("root"))
+        .child("b", job("leaf-1"))
+        .subtree(
+            Tree::new("b", job("mid"))
+                .child("a", job("leaf-2"))
+                .subtree(Tree::new("a", job("low")).child("b", job("leaf-3"))),
+        );
+    let handle = queue.add_tree(tree).await.unwrap();
+    assert_eq!(handle.jobs.len(), 6);
+    let root = handle.root.id().to_owned();
+
+    let mut order: Vec<String> = Vec::new();
+    let started = Instant::now();
+    while !order.contains(&"root".to_owned()) {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the tree did not finish: {order:?}"
+        );
+        for name in ["a", "b"] {
+            let jobs = queue.claim(name, 10, LEASE).await.unwrap();
+            for job in jobs {
+                order.push(job.name.clone().unwrap());
+                queue.ack(&job.lease()).await.unwrap();
+            }
+        }
+    }
+    let at = |name: &str| {
+        let found: Vec<usize> = (0..order.len()).filter(|&i| order[i] == name).collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "{name} ran {} times: {order:?}",
+            found.len()
+        );
+        found[0]
+    };
+    assert!(at("leaf-3") < at("low"), "{order:?}");
+    assert!(
+        at("low") < at("mid") && at("leaf-2") < at("mid"),
+        "{order:?}"
+    );
+    assert!(
+        at("mid") < at("root") && at("leaf-1") < at("root"),
+        "{order:?}"
+    );
+
+    let status = queue.gate(&root).await.unwrap().expect("the root's gate");
+    assert_eq!(
+        (status.kind, status.state),
+        (GateKind::Tree, GateState::Done)
+    );
+    assert_eq!((status.total, status.succeeded), (2, 2), "leaf-1 and mid");
+    assert_eq!(status.waiters[0].id, root);
+}
+
+#[tokio::test]
+async fn a_held_dependent_waits_for_an_operator_who_releases_it_once() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-hold")).await;
+    let charge = queue
+        .add("pay", NewJob::new(json!("charge")))
+        .await
+        .unwrap();
+    let receipt = NewJob::new(json!("receipt"))
+        .after([charge.id()])
+        .on_dependency_failure(OnFailure::Hold);
+    let receipt = queue.add("mail", receipt).await.unwrap().id().to_owned();
+
+    let err = queue
+        .decide_held(&receipt, Decision::Release, "ops")
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("only a waiter held for an operator"),
+        "{err}"
+    );
+    let job = queue.claim("pay", 1, LEASE).await.unwrap().remove(0);
+    queue
+        .dead_letter(&job.lease(), "card declined")
+        .await
+        .unwrap();
+    assert!(queue.claim("mail", 10, LEASE).await.unwrap().is_empty());
+    let status = queue.gate(&receipt).await.unwrap().expect("gate");
+    assert_eq!(status.waiters[0].decision, WaiterDecision::Held);
+    assert_eq!(
+        queue.inspect(&receipt).await.unwrap().unwrap().state,
+        JobState::Awaiting
+    );
+
+    queue
+        .decide_held(&receipt, Decision::Release, "ops")
+        .await
+        .unwrap();
+    assert_eq!(run_all(&queue, "mail").await, [receipt.clone()]);
+    let status = queue.gate(&receipt).await.unwrap().expect("gate");
+    assert_eq!(status.waiters[0].decision, WaiterDecision::OperatorReleased);
+    assert!(matches!(
+        queue
+            .decide_held(&receipt, Decision::DeadLetter, "ops")
+            .await,
+        Err(QueueError::JobNotFound { .. } | QueueError::Invalid { .. })
+    ));
+}
+
+#[tokio::test]
+async fn cancelling_a_batch_cancels_its_pending_jobs_and_its_callbacks() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-cancel")).await;
+    let batch = Batch::new()
+        .jobs("work", (0..5).map(|n| NewJob::new(json!(n))).collect())
+        .on_complete("done", NewJob::new(json!("after")));
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    let first = queue.claim("work", 1, LEASE).await.unwrap().remove(0);
+    queue.ack(&first.lease()).await.unwrap();
+
+    let mut seen = Vec::new();
+    let outcome = queue
+        .cancel_gate(handle.id.as_str(), "ops", |done, left| {
+            seen.push((done, left))
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome,
+        GateCancelled::Cancelled {
+            members_cancelled: 4
+        }
+    );
+    assert_eq!(seen.last(), Some(&(4, 0)));
+    assert_eq!(queue.counts("work").await.unwrap().waiting, 0);
+    assert!(queue.claim("done", 10, LEASE).await.unwrap().is_empty());
+    assert_eq!(queue.counts("done").await.unwrap().awaiting, 0);
+
+    let status = queue.gate(handle.id.as_str()).await.unwrap().expect("gate");
+    assert_eq!(status.state, GateState::Cancelled);
+    assert_eq!(status.waiters[0].decision, WaiterDecision::Cancelled);
+    assert_eq!(
+        queue
+            .cancel_gate(handle.id.as_str(), "ops", |_, _| {})
+            .await
+            .unwrap(),
+        GateCancelled::AlreadyFinished(GateState::Cancelled)
+    );
+}
+
+#[tokio::test]
+async fn status_is_read_while_a_batch_runs_at_a_cost_that_does_not_grow_with_it() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-status")).await;
+    let make = |n: usize| {
+        Batch::new()
+            .jobs("rows", (0..n).map(|i| NewJob::new(json!(i))).collect())
+            .on_complete("report", NewJob::new(json!("report")))
+    };
+    let small = queue.enqueue_batch(make(4)).await.unwrap();
+    let large = queue.enqueue_batch(make(3000)).await.unwrap();
+    let job = queue.claim("rows", 1, LEASE).await.unwrap().remove(0);
+    queue.ack(&job.lease()).await.unwrap();
+    let running = queue.gate(small.id.as_str()).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            running.state,
+            running.total,
+            running.pending,
+            running.succeeded
+        ),
+        (GateState::Sealed, 4, 3, 1)
+    );
+
+    server.seen_since_reset().await;
+    queue.gate(small.id.as_str()).await.unwrap().unwrap();
+    let reading_small = server.seen_since_reset().await.commands;
+    queue.gate(large.id.as_str()).await.unwrap().unwrap();
+    let reading_large = server.seen_since_reset().await.commands;
+    assert_eq!(
+        reading_small, reading_large,
+        "a larger batch costs more to read"
+    );
+
+    let page = queue
+        .gate_members(large.id.as_str(), "", 1000)
+        .await
+        .unwrap();
+    assert_eq!(page.members.len(), 1000);
+    assert!(page.next.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_thousand_job_batch_runs_its_callback_once() {
+    const JOBS: usize = 10_000;
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-10k")).await;
+    let started = Instant::now();
+    let batch = Batch::new()
+        .jobs(
+            "rows",
+            (0..JOBS).map(|i| NewJob::new(json!({"row": i}))).collect(),
+        )
+        .on_complete("report", NewJob::new(json!("imported")));
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    let enqueued = started.elapsed();
+    let mut done = 0;
+    while done < JOBS {
+        let ran = run_all(&queue, "rows").await.len();
+        assert!(ran > 0, "rows ran out after {done}");
+        done += ran;
+    }
+    let callback = run_all(&queue, "report").await;
+    assert_eq!(callback, ids(&handle.callbacks));
+    assert!(run_all(&queue, "report").await.is_empty());
+    let elapsed = started.elapsed();
+    let status = queue.gate(handle.id.as_str()).await.unwrap().unwrap();
+    assert_eq!(
+        (status.state, status.succeeded),
+        (GateState::Done, JOBS as u64)
+    );
+    eprintln!("10 000-job batch: enqueued in {enqueued:?}, run and called back in {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+}
