@@ -229,9 +229,9 @@ impl Raw {
         int(&reply[0])
     }
 
-    /// counts.lua's `held`, its last entry.
+    /// counts.lua's `held`, its 12th entry.
     async fn held(&self) -> i64 {
-        int(items(self.run("counts", vec![]).await).last().unwrap())
+        int(&items(self.run("counts", vec![]).await)[11])
     }
 
     async fn leased_now(&self) -> i64 {
