@@ -177,8 +177,7 @@ impl RedisQueue {
             completed: field(9)?,
             cancelled: field(10)?,
             held: field(11)?,
-            // Appended by the workflows layout; absent from an older script.
-            awaiting: if items.len() > 12 { field(12)? } else { 0 },
+            awaiting: field(12)?,
             paused: field(6)? == 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),

@@ -19,6 +19,7 @@ fn state_words(state: JobState) -> &'static str {
         JobState::Dead => "dead",
         JobState::Blocked => "blocked behind the holder of its ordering key",
         JobState::Held => "held back by its limit key's limits",
+        JobState::Awaiting => "awaiting its batch, dependencies or tree",
         #[allow(unreachable_patterns)]
         _ => "finished",
     }
