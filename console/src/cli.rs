@@ -162,6 +162,8 @@ pub enum StateArg {
     Waiting,
     /// Due, but held back until its limit key has room (flow control).
     Held,
+    /// Waiting for its batch, dependencies or children (workflows).
+    Awaiting,
     /// Delayed or backing off.
     Scheduled,
     /// Claimed under a lease.
@@ -180,6 +182,7 @@ impl StateArg {
         match self {
             StateArg::Waiting => redq::JobState::Waiting,
             StateArg::Held => redq::JobState::Held,
+            StateArg::Awaiting => redq::JobState::Awaiting,
             StateArg::Scheduled => redq::JobState::Scheduled,
             StateArg::Leased => redq::JobState::Leased,
             StateArg::Dead => redq::JobState::Dead,
@@ -228,6 +231,20 @@ pub enum Command {
     Limits {
         #[command(subcommand)]
         command: LimitsCommand,
+    },
+    /// Workflows: batches with callbacks, and (the same listing) jobs'
+    /// dependencies and trees; show one with its waiters and members, or
+    /// cancel one.
+    Batches {
+        #[command(subcommand)]
+        command: BatchesCommand,
+    },
+    /// A job's dependencies: what it waits on (counts, each member's state
+    /// or outcome, its decision and why) and what waits on it; release or
+    /// fail a job held by its dependency-failure policy.
+    Deps {
+        #[command(subcommand)]
+        command: DepsCommand,
     },
     /// Pause a queue: workers claim nothing from it until it is resumed.
     ///
@@ -420,6 +437,66 @@ pub struct JobsSearch {
     pub state: Option<StateArg>,
 }
 
+/// `redq batches` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BatchesCommand {
+    /// Batches, dependencies and trees (every gate), newest activity
+    /// first: progress, failures and what became of their waiters.
+    List {
+        /// Skip this many.
+        #[arg(long, default_value_t = 0)]
+        offset: u64,
+        /// At most this many (1 to 500).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=500))]
+        limit: u64,
+    },
+    /// One batch (or a job's dependencies, or a tree, by its job id): its
+    /// counts, each waiter with why it waits or how it was decided, and a
+    /// page of its members with their state or outcome.
+    Show {
+        /// The batch id (or the waiting job's id).
+        id: String,
+        /// Start the members page after this cursor (printed under a page
+        /// that has more).
+        #[arg(long, value_name = "CURSOR", default_value = "")]
+        cursor: String,
+        /// Members per page (1 to 1000).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1000))]
+        limit: u64,
+    },
+    /// Cancel a batch (or dependencies, or a tree) as a whole: its jobs
+    /// still pending are cancelled, in pages, and so are the jobs waiting on it.
+    Cancel {
+        /// The batch id (or the waiting job's id).
+        id: String,
+        /// Required: a cancelled batch cannot be resumed.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+/// `redq deps` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DepsCommand {
+    /// What a job waits on (its batch, dependencies or children: counts,
+    /// members, its decision and why) and what waits on it.
+    Show {
+        /// The job id.
+        id: String,
+    },
+    /// Release a job held because a dependency failed: it enters its
+    /// queue and runs.
+    Release {
+        /// The held job's id.
+        id: String,
+    },
+    /// Dead-letter a job held because a dependency failed.
+    Fail {
+        /// The held job's id.
+        id: String,
+    },
+}
+
 /// `redq schedules` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SchedulesCommand {
@@ -473,7 +550,7 @@ pub struct JobsCancel {
     /// Every job of this queue in --state, in bounded batches.
     #[arg(long, requires = "state", conflicts_with = "id")]
     pub queue: Option<String>,
-    /// With --queue: waiting, scheduled, leased or dead.
+    /// With --queue: waiting, scheduled, leased, held, awaiting or dead.
     #[arg(long, value_enum, requires = "queue")]
     pub state: Option<StateArg>,
     /// Required with --queue: a bulk cancel cannot be undone.
@@ -653,6 +730,8 @@ pub enum DeleteStateArg {
     Blocked,
     /// Held back until its limit key has room (flow control).
     Held,
+    /// Waiting for its batch, dependencies or children (workflows).
+    Awaiting,
     /// In the dead-letter set.
     Dead,
     /// Running under a lease (needs --force).
@@ -667,6 +746,7 @@ impl DeleteStateArg {
             DeleteStateArg::Scheduled => redq::JobState::Scheduled,
             DeleteStateArg::Blocked => redq::JobState::Blocked,
             DeleteStateArg::Held => redq::JobState::Held,
+            DeleteStateArg::Awaiting => redq::JobState::Awaiting,
             DeleteStateArg::Dead => redq::JobState::Dead,
             DeleteStateArg::Leased => redq::JobState::Leased,
         }

@@ -27,6 +27,7 @@ pub mod registry;
 pub mod signature;
 pub mod text;
 pub mod tui;
+pub mod workflow;
 
 use clap::CommandFactory;
 

@@ -16,6 +16,7 @@ pub mod metrics;
 mod retention;
 mod schedules;
 pub mod workers;
+mod workflows;
 
 pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
 
@@ -46,6 +47,14 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             crate::cli::LimitsCommand::List { .. } => None,
             crate::cli::LimitsCommand::Set { .. } => Some("limits set"),
             crate::cli::LimitsCommand::Clear { .. } => Some("limits clear"),
+        },
+        Command::Batches {
+            command: crate::cli::BatchesCommand::Cancel { .. },
+        } => Some("batches cancel"),
+        Command::Deps { command } => match command {
+            crate::cli::DepsCommand::Release { .. } => Some("deps release"),
+            crate::cli::DepsCommand::Fail { .. } => Some("deps fail"),
+            crate::cli::DepsCommand::Show { .. } => None,
         },
         Command::Demo { .. } => Some("demo"),
         Command::Schedules { command } => schedules::mutates(command),
@@ -92,6 +101,8 @@ pub async fn run(
         Command::Dead { command } => dead::run(&queue, command, json).await,
         Command::Retention { command } => retention::run(&queue, command, json).await,
         Command::Limits { command } => limits::run(&queue, command, json).await,
+        Command::Batches { command } => workflows::batches(&queue, command, json).await,
+        Command::Deps { command } => workflows::deps(&queue, command, json).await,
         Command::Pause {
             queue: name,
             allow_unknown,

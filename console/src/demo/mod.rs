@@ -11,6 +11,7 @@
 
 pub mod server;
 pub mod traffic;
+mod workflows;
 
 use std::time::Duration;
 

@@ -4,7 +4,8 @@
 //! jobs ordered per customer, delayed jobs, a cron schedule, a queue
 //! nobody works on, and webhooks under flow control (one delivery at a time
 //! per tenant, the odd remote 429 pushing a tenant back), so the Limits
-//! screen has limits, held jobs and push-backs to show.
+//! screen has limits, held jobs and push-backs to show; and workflows (see
+//! [`super::workflows`]) for the Workflows screen.
 //!
 //! Workers are the driver's own runtime (`redq::worker::Worker`) with typed
 //! jobs, so the Workers screen shows real heartbeats and the schedule is
@@ -40,9 +41,9 @@ async fn simulate(cx: &JobCx, (lo, hi): (u64, u64), fail: f64) -> bool {
 }
 
 #[derive(Serialize, Deserialize)]
-struct SendEmail {
-    to: String,
-    template: String,
+pub(super) struct SendEmail {
+    pub(super) to: String,
+    pub(super) template: String,
 }
 
 impl TypedJob for SendEmail {
@@ -60,9 +61,9 @@ impl TypedJob for SendEmail {
 }
 
 #[derive(Serialize, Deserialize)]
-struct RenderThumbnail {
-    image: String,
-    sizes: Vec<u32>,
+pub(super) struct RenderThumbnail {
+    pub(super) image: String,
+    pub(super) sizes: Vec<u32>,
 }
 
 impl TypedJob for RenderThumbnail {
@@ -81,15 +82,15 @@ impl TypedJob for RenderThumbnail {
 }
 
 #[derive(Serialize, Deserialize)]
-struct DeliverWebhook {
-    tenant: String,
-    url: String,
-    event: String,
-    order: u64,
+pub(super) struct DeliverWebhook {
+    pub(super) tenant: String,
+    pub(super) url: String,
+    pub(super) event: String,
+    pub(super) order: u64,
 }
 
 /// The tenants whose webhooks the demo delivers, each its own limit key.
-const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
+pub(super) const TENANTS: [&str; 3] = ["acme", "globex", "initech"];
 
 impl TypedJob for DeliverWebhook {
     const NAME: &'static str = "deliver_webhook";
@@ -129,10 +130,10 @@ impl TypedJob for DeliverWebhook {
 }
 
 #[derive(Serialize, Deserialize)]
-struct ChargeInvoice {
-    customer: String,
-    invoice: String,
-    amount_cents: u64,
+pub(super) struct ChargeInvoice {
+    pub(super) customer: String,
+    pub(super) invoice: String,
+    pub(super) amount_cents: u64,
 }
 
 impl TypedJob for ChargeInvoice {
@@ -222,6 +223,12 @@ pub async fn start(
                 tracing::warn!(error = %e, "demo worker stopped");
             }
         }));
+    }
+    // Workflows for screen 8: a batch with callbacks, a small tree, a
+    // dependent held if its dependency dies. The console shows whatever of
+    // them was made; a failure here leaves the rest of the demo running.
+    if let Err(e) = super::workflows::seed(&producer).await {
+        tracing::warn!(error = %e, "demo workflows not enqueued");
     }
     tasks.push(tokio::spawn(produce(producer, cancel)));
     Ok(tasks)

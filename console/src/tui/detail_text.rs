@@ -84,6 +84,9 @@ pub fn detail_lines(
     if let Some(window) = job.retry_window {
         field("retry window", clock::compact(window));
     }
+    if let Some(gate) = &job.gate {
+        field("member of", inert(gate));
+    }
     if let Some(progress) = &notes.progress {
         field("progress", progress_text(progress));
     }
@@ -134,8 +137,30 @@ pub fn view_lines(
 ) -> Vec<String> {
     match &detail.finished {
         Some(kept) => finished_lines(kept, shards, now),
-        None => detail_lines(&detail.record, &detail.notes, shards, now),
+        None => {
+            let mut lines = detail_lines(&detail.record, &detail.notes, shards, now);
+            if let Some(line) = awaits_line(detail) {
+                // Right under the identity and state lines it explains.
+                let at = lines
+                    .iter()
+                    .position(|l| l.starts_with("state"))
+                    .map_or(0, |i| i + 1);
+                lines.insert(at, line);
+            }
+            lines
+        }
     }
+}
+
+/// "awaits  batch G (7 of 10 finished): waiting for 3 of 10" for a job that
+/// waits (or waited) on a gate; the gate's id alone until it was read.
+fn awaits_line(detail: &crate::tui::state::Detail) -> Option<String> {
+    let gate = detail.record.awaits.as_deref()?;
+    let text = match &detail.awaits {
+        Some(read) if read.id == gate => crate::workflow::why::awaits_line(read, &detail.record.id),
+        _ => format!("{} (reading its progress…)", inert(gate)),
+    };
+    Some(format!("{:<14}{text}", "awaits"))
 }
 
 /// The lines of a finished job its queue keeps (completed or cancelled):

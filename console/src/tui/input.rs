@@ -30,6 +30,10 @@ pub enum Scope {
     Schedules,
     /// The Limits screen.
     Limits,
+    /// The Workflows screen.
+    Workflows,
+    /// The view of one gate.
+    Gate,
     /// The Metrics view of one queue (`m` on the Queues screen).
     Metrics,
     /// One dead letter: a row of the Dead letters screen (or a group), the
@@ -69,6 +73,7 @@ impl Scope {
             Scope::Queues => "Queues",
             Scope::Leases => "Leases",
             Scope::Limits => "Limits",
+            Scope::Workflows | Scope::Gate => "Workflows",
             // Its keys sit with the `m` that opens it.
             Scope::Metrics => "Queues",
             Scope::Schedules => "Schedules",
@@ -111,6 +116,7 @@ impl Scope {
     fn applies_to(self, view: &View) -> bool {
         match view {
             View::Metrics(_) => matches!(self, Scope::Main | Scope::Metrics),
+            View::Gate(_) => matches!(self, Scope::Main | Scope::Lists | Scope::Gate),
             View::Detail(detail) => match self {
                 Scope::Main | Scope::Detail | Scope::Job => true,
                 Scope::Dead => detail.record.state == JobState::Dead,
@@ -132,6 +138,7 @@ impl Scope {
                 Scope::Queues => *screen == Screen::Queues,
                 Scope::Leases => *screen == Screen::Leases,
                 Scope::Limits => *screen == Screen::Limits,
+                Scope::Workflows => *screen == Screen::Workflows,
                 Scope::Schedules => *screen == Screen::Schedules,
                 Scope::Dead | Scope::DeadList | Scope::DeadScreen => *screen == Screen::Dead,
                 Scope::Workers => *screen == Screen::Workers,
@@ -262,10 +269,10 @@ pub static BINDINGS: &[Binding] = &[
     bind(Filter, &[code(Enter)], "Enter", "keep the filter", Some("Enter keep"), Action::FilterDone),
     bind(Filter, &[code(Esc)], "Esc", "clear the filter", Some("Esc clear"), Action::FilterClear),
     bind(Filter, &[code(Backspace)], "Backspace", "delete a character", None, Action::FilterBackspace),
-    bind(Dead, &[k('r')], "r", "requeue the selected one (or group)", Some("r requeue"), Action::Requeue),
-    bind(DeadList, &[k('R')], "R", "requeue all that match the filter", Some("R all"), Action::RequeueAll),
-    bind(Dead, &[k('d')], "d", "delete the selected one (or group)", Some("d delete"), Action::Delete),
-    bind(DeadList, &[k('D')], "D", "delete all that match the filter", Some("D purge"), Action::Purge),
+    bind(Dead, &[k('r')], "r d", "requeue, delete the selected one (or group)", Some("r requeue"), Action::Requeue),
+    bind(DeadList, &[k('R')], "R D", "requeue, delete all that match the filter", Some("R all"), Action::RequeueAll),
+    bind(Dead, &[k('d')], "", "", Some("d delete"), Action::Delete),
+    bind(DeadList, &[k('D')], "", "", Some("D purge"), Action::Purge),
     bind(Job, &[k('u')], "u t d c", "promote, retry now, delete, cancel", None, Action::Job(Surgery::Promote)),
     bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
     bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
@@ -293,6 +300,16 @@ pub static BINDINGS: &[Binding] = &[
     bind(Queues, &[k('m')], "m", "the queue's metrics: counts, percentiles, throughput", Some("m metrics"), Action::OpenMetrics),
     bind(Limits, &[code(Enter)], "Enter", "list the limiter's held jobs", Some("Enter held jobs"), Action::Open),
     bind(Limits, &[k('x')], "x", "clear the selected limit (asks)", Some("x clear"), Action::ClearLimit),
+    bind(Scope::Gate, &[code(PageDown)], "", "", Some("PgUp/PgDn members"), Action::PageDown),
+    bind(Scope::Gate, &[code(PageUp)], "", "", None, Action::PageUp),
+    bind(Scope::Gate, &[code(Esc), k('h'), code(Left)], "", "", Some("Esc back"), Action::Back),
+    bind(Scope::Gate, &[k('c')], "", "", Some("c cancel"), Action::CancelGate),
+    bind(Scope::Gate, &[k('r')], "", "", Some("r release"), Action::DecideHeld(true)),
+    bind(Scope::Gate, &[k('d')], "", "", Some("d fail"), Action::DecideHeld(false)),
+    bind(Scope::Workflows, &[code(Enter)], "Enter", "open it: counts, waiters and why, members (PgDn)", Some("Enter open"), Action::Open),
+    bind(Scope::Workflows, &[k('c')], "c r d", "cancel it; release, dead-letter its held job (asks)", Some("c cancel"), Action::CancelGate),
+    bind(Scope::Workflows, &[k('r')], "", "", Some("r release"), Action::DecideHeld(true)),
+    bind(Scope::Workflows, &[k('d')], "", "", Some("d fail"), Action::DecideHeld(false)),
     bind(Scope::Schedules, &[k('t')], "t p d", "trigger now, pause or resume, delete (asks)", Some("t trigger"), Action::Operate(OperateKey::TriggerSchedule)),
     bind(Scope::Schedules, &[k('p')], "", "", Some("p pause"), Action::Operate(OperateKey::ToggleSchedule)),
     bind(Scope::Schedules, &[k('d')], "", "", Some("d delete"), Action::Operate(OperateKey::DeleteSchedule)),
@@ -313,15 +330,16 @@ pub static BINDINGS: &[Binding] = &[
     bind(Filterable, &[code(Esc)], "Esc", "clear the filter", None, Action::Back),
     bind(Sortable, &[k('o')], "o O", "sort by the next column, reverse the sort", Some("o sort"), Action::SortNext),
     bind(Sortable, &[k('O')], "", "", None, Action::SortReverse),
-    bind(Main, &[k('1')], "1-7", "switch screen (the tabs at the top)", Some("1-7 screens"), Action::Show(Screen::Queues)),
+    bind(Main, &[k('1')], "1-8", "switch screen (the tabs at the top)", Some("1-8 screens"), Action::Show(Screen::Queues)),
     bind(Main, &[k('2')], "", "", None, Action::Show(Screen::Leases)),
     bind(Main, &[k('3')], "", "", None, Action::Show(Screen::Dead)),
     bind(Main, &[k('4')], "", "", None, Action::Show(Screen::Schedules)),
     bind(Main, &[k('5')], "", "", None, Action::Show(Screen::Workers)),
     bind(Main, &[k('6')], "", "", None, Action::Show(Screen::Events)),
     bind(Main, &[k('7')], "", "", None, Action::Show(Screen::Limits)),
-    bind(Main, &[code(Tab)], "Tab", "next screen", None, Action::NextScreen),
-    bind(Main, &[code(BackTab)], "Shift-Tab", "previous screen", None, Action::PrevScreen),
+    bind(Main, &[k('8')], "", "", None, Action::Show(Screen::Workflows)),
+    bind(Main, &[code(Tab)], "Tab S-Tab", "next, previous screen (Shift-Tab)", None, Action::NextScreen),
+    bind(Main, &[code(BackTab)], "", "", None, Action::PrevScreen),
     bind(Main, &[k('f')], "f", "freeze the screen to read it; f again resumes", Some("f freeze"), Action::ToggleFreeze),
     bind(Main, &[k('i')], "i", "copy the selected id or name to the clipboard", Some("i copy id"), Action::CopyId),
     bind(Main, &[k('?')], "?", "this help", Some("? help"), Action::ToggleHelp),
@@ -404,7 +422,7 @@ pub fn hints(state: &State) -> Vec<&'static str> {
 }
 
 /// Help sections: a heading and (keys, what they do) rows, from the table.
-/// Rows with an empty label are covered by the row before them (`1-7`,
+/// Rows with an empty label are covered by the row before them (`1-8`,
 /// `0-9`, `j k`);
 /// scopes sharing a heading share a section.
 pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
@@ -419,6 +437,8 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Leases,
         Scope::Schedules,
         Limits,
+        Scope::Workflows,
+        Scope::Gate,
         Workers,
         Confirm,
         ConfirmRequeue,

@@ -220,7 +220,16 @@ pub async fn run(
                                 _ => None,
                             },
                         };
+                        // The gate it waits on: "awaits G (7 of 10 finished)".
+                        let awaits = record.as_ref().and_then(|r| r.awaits.clone());
                         let record = record.map(Box::new);
+                        if let Some(gate) = awaits {
+                            let read = crate::workflow::read::gate(queue, &gate);
+                            if let Ok(Ok(gate)) = timeout(PING_TIMEOUT, read).await {
+                                let gate = gate.map(Box::new);
+                                let _ = updates.send(Update::JobAwaits { id: id.clone(), gate });
+                            }
+                        }
                         let _ = updates.send(Update::Job {
                             id: id.clone(),
                             record,
@@ -365,10 +374,18 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         jobs: None,
         limits: None,
         limited,
+        gates: None,
+        gate: None,
     };
     match focus {
         // The Metrics view's figures are read after the snapshot (see `run`).
         Focus::Overview | Focus::Metrics(_) => {}
+        Focus::Workflows => {
+            snapshot.gates = Some(crate::workflow::read::newest(queue).await?);
+        }
+        Focus::Gate(query) => {
+            snapshot.gate = Some(crate::workflow::read::page(queue, query).await?);
+        }
         Focus::Limits => {
             // A bounded read: the screen refreshes every second, and a queue
             // may have a hundred thousand keys.
@@ -547,6 +564,14 @@ async fn apply(
         )),
         Mutation::OnMatches { change, ids, .. } => {
             super::search::change_matches(queue, *change, ids, progress).await
+        }
+        Mutation::CancelGate(id) => {
+            let outcome = crate::workflow::act::cancel(queue, id, CANCELLED_BY, progress).await?;
+            Ok(outcome.message)
+        }
+        Mutation::DecideHeld { id, release } => {
+            let outcome = crate::workflow::act::decide(queue, id, *release, CANCELLED_BY).await?;
+            Ok(outcome.message)
         }
     }
 }

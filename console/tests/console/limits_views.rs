@@ -73,16 +73,18 @@ fn every_tab_fits_at_80_columns() {
         "1 Queues",
         "2 Leases",
         "3 Dead (5)",
-        "4 Schedules",
+        "4 Sched",
         "5 Workers",
         "6 Events",
         "7 Limits",
+        "8 Workflows",
     ] {
         assert!(tabs.contains(title), "{title} missing from {tabs:?}");
     }
     let wide = screen_text(&with(&[]), 140, 42);
+    let tabs = wide.lines().nth(1).unwrap();
     assert!(
-        wide.lines().nth(1).unwrap().contains("3 Dead letters (5)"),
+        tabs.contains("3 Dead letters (5)") && tabs.contains("4 Schedules"),
         "{wide}"
     );
 }

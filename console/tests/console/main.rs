@@ -44,3 +44,4 @@ mod terminal;
 mod viewer;
 mod views;
 mod workers_control;
+mod workflows_views;

@@ -616,12 +616,14 @@ fn navigation_table() {
         (vec![key(KeyCode::Tab)], Screen::Leases, 0),
         (
             vec![KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT)],
-            Screen::Limits,
+            Screen::Workflows,
             0,
         ),
         (vec![ch('6'), ch('j')], Screen::Events, 1),
         (vec![ch('7'), ch('j'), ch('j')], Screen::Limits, 2),
-        (vec![ch('7'), key(KeyCode::Tab)], Screen::Queues, 0),
+        (vec![ch('7'), key(KeyCode::Tab)], Screen::Workflows, 0),
+        (vec![ch('8'), ch('j')], Screen::Workflows, 1),
+        (vec![ch('8'), key(KeyCode::Tab)], Screen::Queues, 0),
         (
             vec![
                 ch('/'),

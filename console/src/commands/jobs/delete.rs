@@ -21,6 +21,7 @@ fn in_state(counts: &redq::QueueCounts, state: JobState) -> u64 {
         JobState::Dead => counts.dead,
         JobState::Blocked => counts.blocked,
         JobState::Held => counts.held,
+        JobState::Awaiting => counts.awaiting,
         #[allow(unreachable_patterns)]
         _ => 0,
     }

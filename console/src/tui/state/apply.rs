@@ -62,6 +62,11 @@ pub enum Action {
     TogglePause,
     /// Clear the selected limit (Limits screen).
     ClearLimit,
+    /// Cancel the gate shown or selected (Workflows; asks).
+    CancelGate,
+    /// Release (`true`) or dead-letter the gate's held waiter (asks for
+    /// the dead letter).
+    DecideHeld(bool),
     /// A schedule, lease or canary key (`operate.rs`).
     Operate(OperateKey),
     /// Group dead letters by error signature, or stop grouping.
@@ -188,7 +193,7 @@ impl State {
 
     /// An action with nothing over the view.
     fn act(&mut self, action: Action) -> Command {
-        let jobs_shown = matches!(self.view, View::Jobs(_));
+        let jobs_shown = matches!(self.view, View::Jobs(_) | View::Gate(_));
         let list_shown = !matches!(self.view, View::Detail(_));
         match action {
             Action::ToggleHelp => {
@@ -224,6 +229,8 @@ impl State {
             Action::AllJobs(change) => return self.on_all_jobs(change),
             Action::TogglePause => return self.toggle_pause(),
             Action::ClearLimit => return self.clear_selected_limit(),
+            Action::CancelGate => return self.cancel_gate(),
+            Action::DecideHeld(release) => return self.decide_held(release),
             Action::Operate(key) => return self.on_operate(key),
             Action::StartSearch => self.start_search(),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {

@@ -46,6 +46,14 @@ impl State {
                 .get(at)
                 .filter(|e| !e.job_id.is_empty())
                 .map(|e| ("job id", e.job_id.clone())),
+            View::Screen(Screen::Workflows) => self
+                .visible_gates()
+                .get(at)
+                .map(|g| ("gate id", g.id.clone())),
+            View::Gate(_) => self
+                .visible_members()
+                .get(at)
+                .map(|m| ("job id", m.id.clone())),
             View::Screen(Screen::Limits) => self
                 .visible_limits()
                 .get(at)

@@ -147,6 +147,22 @@ pub struct Snapshot {
     /// The queues with flow control (a limit set, or a job with a limit
     /// key seen): their jobs views offer the `held` tab.
     pub limited: Vec<String>,
+    /// The newest gates (Workflows screen only).
+    pub gates: Option<Vec<crate::workflow::Gate>>,
+    /// The gate view's gate and members page, when it is open.
+    pub gate: Option<GatePage>,
+}
+
+/// What the gate view shows: the gate (`None`: no such gate, or its data
+/// expired) and a page of its members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatePage {
+    /// What was asked for.
+    pub query: super::mode::GateQuery,
+    /// The gate's record.
+    pub gate: Option<crate::workflow::Gate>,
+    /// The page of members.
+    pub members: crate::workflow::MemberPage,
 }
 
 /// A message from the I/O task.
@@ -177,6 +193,13 @@ pub enum Update {
         notes: redq::JobNotes,
         /// When `record` is `None`: how it finished, if its queue keeps it.
         finished: Option<Box<redq::KeptJob>>,
+    },
+    /// The gate the detail view's job awaits, read again with the job.
+    JobAwaits {
+        /// The job.
+        id: String,
+        /// Its gate now (`None`: gone).
+        gate: Option<Box<crate::workflow::Gate>>,
     },
     /// The Metrics view's figures, read for this view.
     Metrics {
@@ -218,6 +241,10 @@ pub enum Focus {
     Limits,
     /// One page of a queue's jobs.
     Jobs(JobsQuery),
+    /// The newest gates (Workflows screen).
+    Workflows,
+    /// One gate and a page of its members.
+    Gate(super::mode::GateQuery),
     /// One queue's metrics over a window (read after the overview, see
     /// `source::METRICS_SLOW_EVERY`).
     Metrics(super::mode::MetricsView),
@@ -296,6 +323,16 @@ pub enum Mutation {
     QuietWorker(String),
     /// Stop a worker (by id): quiet, then exit once idle.
     StopWorker(String),
+    /// Cancel a gate (batch, dependencies, tree) and its pending members.
+    CancelGate(String),
+    /// Decide a held waiter: release it into its queue (`true`) or
+    /// dead-letter it.
+    DecideHeld {
+        /// The waiter's job id.
+        id: String,
+        /// Release it (`r`), else dead-letter it (`d`).
+        release: bool,
+    },
     /// Cancel or delete every job a payload search found (`search.rs`).
     OnMatches {
         /// What to do to each.
@@ -364,6 +401,13 @@ impl Mutation {
             Mutation::Operate(operate) => operate.label(),
             Mutation::QuietWorker(id) => format!("quiet worker {}", crate::text::inert(id)),
             Mutation::StopWorker(id) => format!("stop worker {}", crate::text::inert(id)),
+            Mutation::CancelGate(id) => format!("cancel {}", crate::text::inert(id)),
+            Mutation::DecideHeld { id, release: true } => {
+                format!("release held job {}", crate::text::inert(id))
+            }
+            Mutation::DecideHeld { id, release: false } => {
+                format!("dead-letter held job {}", crate::text::inert(id))
+            }
             Mutation::OnMatches { change, ids, .. } => {
                 format!("{} {}", change.verb(), plural(ids.len(), "matching job"))
             }

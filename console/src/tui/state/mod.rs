@@ -35,6 +35,7 @@ mod surgery;
 #[cfg(test)]
 mod tests;
 mod workers;
+mod workflows;
 
 use std::time::{Duration, SystemTime};
 
@@ -42,10 +43,13 @@ use redq::{JobRecord, JobState, QueueEvent};
 
 pub use apply::{Action, Command};
 pub use data::{
-    plural, DeadIds, DeadWindow, Focus, JobsPage, JobsQuery, Mutation, QueueRow, ScheduleInfo,
-    Snapshot, Update, WorkerInfo,
+    plural, DeadIds, DeadWindow, Focus, GatePage, JobsPage, JobsQuery, Mutation, QueueRow,
+    ScheduleInfo, Snapshot, Update, WorkerInfo,
 };
-pub use mode::{Confirm, Detail, JobsView, MetricsView, OpenedFrom, Overlay, Screen, Tabs, View};
+pub use mode::{
+    Confirm, Detail, GateQuery, GateView, JobsView, MetricsView, OpenedFrom, Overlay, Screen, Tabs,
+    View,
+};
 pub use operate::{Operate, OperateKey};
 pub use rows::{Badge, DeadGroup};
 pub use search::{matches_text, MatchChange, SearchRun, SearchStep, SearchView};
@@ -137,6 +141,12 @@ pub struct Data {
     pub limited: Vec<String>,
     /// The Metrics view's figures as last read, and for which view.
     pub metrics: Option<(MetricsView, redq::metrics::MetricsHistory)>,
+    /// The newest gates (Workflows screen).
+    pub gates: Vec<crate::workflow::Gate>,
+    /// Whether the last snapshot carried the gates (see `leases_loaded`).
+    pub gates_loaded: bool,
+    /// The gate view's page, when the last snapshot carried one.
+    pub gate: Option<GatePage>,
 }
 
 /// A list position that follows its row when rows move.
@@ -270,10 +280,14 @@ impl State {
         if let View::Metrics(metrics) = &self.view {
             return Focus::Metrics(metrics.clone());
         }
+        if let View::Gate(gate) = &self.view {
+            return Focus::Gate(gate.query.clone());
+        }
         match self.screen() {
             Screen::Leases => Focus::Leases,
             Screen::Dead => Focus::Dead,
             Screen::Limits => Focus::Limits,
+            Screen::Workflows => Focus::Workflows,
             _ => Focus::Overview,
         }
     }
@@ -291,6 +305,9 @@ impl State {
     pub fn cursor(&self) -> &Cursor {
         if let Some(jobs) = self.jobs() {
             return &jobs.cursor;
+        }
+        if let View::Gate(gate) = &self.view {
+            return &gate.cursor;
         }
         let screen = self.screen();
         if screen == Screen::Dead && self.tabs.dead_grouped {
@@ -338,6 +355,12 @@ impl State {
             View::Screen(Screen::Leases) => self.data.leases_loaded,
             View::Screen(Screen::Dead) => self.data.dead_loaded,
             View::Screen(Screen::Limits) => self.data.limits_loaded,
+            View::Screen(Screen::Workflows) => self.data.gates_loaded,
+            View::Gate(view) => self
+                .data
+                .gate
+                .as_ref()
+                .is_some_and(|page| page.query == view.query),
             View::Metrics(view) => self.metrics_shown(view).is_some(),
             View::Screen(_) => self.data.loaded,
         }
@@ -364,7 +387,8 @@ impl State {
 
     /// The states the jobs view of `queue` shows and cycles through: the
     /// four of every queue, then `held` when the queue has flow control or
-    /// holds jobs back (see `redq limits`), then completed and cancelled when the
+    /// holds jobs back (see `redq limits`), `awaiting` when jobs of it wait
+    /// on a batch, dependencies or children (see `redq batches`), then completed and cancelled when the
     /// queue keeps such jobs (its retention policy; see `redq retention`);
     /// and always the state shown.
     pub fn job_states(&self, queue: &str, shown: JobState) -> Vec<JobState> {
@@ -378,6 +402,9 @@ impl State {
         let limited = self.data.limited.iter().any(|q| q == queue);
         if limited || counts.is_some_and(|c| c.held > 0) || shown == JobState::Held {
             states.push(JobState::Held);
+        }
+        if counts.is_some_and(|c| c.awaiting > 0) || shown == JobState::Awaiting {
+            states.push(JobState::Awaiting);
         }
         for (kept, n) in [
             (JobState::Completed, counts.map_or(0, |c| c.completed)),

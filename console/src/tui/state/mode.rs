@@ -11,7 +11,7 @@ use redq::JobRecord;
 
 use super::{Cursor, JobsQuery, Mutation};
 
-/// The seven screens, in tab order.
+/// The eight screens, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Screen {
     /// Queue overview.
@@ -28,6 +28,8 @@ pub enum Screen {
     Events,
     /// Flow control: each limit, its use now, the jobs it holds back.
     Limits,
+    /// Batches, dependencies and trees (gates), newest activity first.
+    Workflows,
 }
 
 impl Screen {
@@ -40,10 +42,11 @@ impl Screen {
         Screen::Workers,
         Screen::Events,
         Screen::Limits,
+        Screen::Workflows,
     ];
 
     /// How many screens there are.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 
     /// The tab title.
     pub fn title(self) -> &'static str {
@@ -55,6 +58,7 @@ impl Screen {
             Screen::Workers => "Workers",
             Screen::Events => "Events",
             Screen::Limits => "Limits",
+            Screen::Workflows => "Workflows",
         }
     }
 
@@ -83,6 +87,29 @@ pub enum View {
     /// One queue's metrics over a window, opened from the Queues screen
     /// (`m`); Esc goes back to it.
     Metrics(MetricsView),
+    /// One gate (a batch, a job's dependencies, a tree), opened from the
+    /// Workflows screen; Esc goes back to it.
+    Gate(GateView),
+}
+
+/// The view of one gate: its counts, its waiters and a page of members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateView {
+    /// The gate shown and the members page asked for.
+    pub query: GateQuery,
+    /// The selection among the page's members.
+    pub cursor: Cursor,
+    /// Where the earlier pages started (PgUp goes back to the last).
+    pub earlier: Vec<String>,
+}
+
+/// Which gate, and where its members page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateQuery {
+    /// The gate id.
+    pub id: String,
+    /// The members page starts after this (lex cursor; empty: the first).
+    pub cursor: String,
 }
 
 /// The Metrics view of one queue.
@@ -121,6 +148,9 @@ pub struct Detail {
     /// How it finished, once it left the queue, when its queue keeps it:
     /// then the detail shows that instead of `record`.
     pub finished: Option<redq::KeptJob>,
+    /// The gate it awaits (batch callback, dependencies, tree parent), as
+    /// last read: "awaits G (7 of 10 finished)".
+    pub awaits: Option<crate::workflow::Gate>,
     /// Lines scrolled.
     pub scroll: u16,
     /// The list it was opened from, which Esc shows again as it was.
@@ -146,6 +176,7 @@ impl View {
             View::Screen(screen) => *screen,
             View::Jobs(jobs) => jobs.from,
             View::Metrics(_) => Screen::Queues,
+            View::Gate(_) => Screen::Workflows,
             View::Detail(detail) => match &detail.from {
                 OpenedFrom::Leases => Screen::Leases,
                 OpenedFrom::Dead => Screen::Dead,
@@ -162,7 +193,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) | View::Metrics(_) => None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) => None,
         }
     }
 
@@ -174,7 +205,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) | View::Metrics(_) => None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) => None,
         }
     }
 
@@ -184,6 +215,7 @@ impl View {
             record: record.clone(),
             notes: redq::JobNotes::default(),
             finished: None,
+            awaits: None,
             scroll: 0,
             from,
         }))

@@ -42,6 +42,12 @@ impl State {
     /// The current list's cursor (see [`State::cursor`]), to move.
     fn cursor_mut(&mut self) -> &mut Cursor {
         let screen = self.view.screen();
+        if matches!(self.view, View::Gate(_)) {
+            let View::Gate(gate) = &mut self.view else {
+                unreachable!("just matched")
+            };
+            return &mut gate.cursor;
+        }
         if let Some(jobs) = self.view.jobs_mut() {
             return &mut jobs.cursor;
         }
@@ -78,7 +84,17 @@ impl State {
     pub(super) fn open(&mut self) {
         let index = self.cursor().index;
         let opened = match &self.view {
-            View::Detail(_) | View::Metrics(_) => None,
+            View::Detail(_) | View::Metrics(_) | View::Gate(_) => None,
+            View::Screen(Screen::Workflows) => self.visible_gates().get(index).map(|gate| {
+                View::Gate(super::GateView {
+                    query: super::GateQuery {
+                        id: gate.id.clone(),
+                        cursor: String::new(),
+                    },
+                    cursor: Cursor::default(),
+                    earlier: Vec::new(),
+                })
+            }),
             View::Jobs(jobs) => self
                 .selected_job()
                 .map(|job| View::detail_of(job, OpenedFrom::Jobs(jobs.clone()))),
@@ -142,6 +158,7 @@ impl State {
             }
             View::Jobs(jobs) => View::Screen(jobs.from),
             View::Metrics(_) => View::Screen(Screen::Queues),
+            View::Gate(_) => View::Screen(Screen::Workflows),
             View::Screen(screen) => {
                 self.tabs.filters[screen.index()].clear();
                 View::Screen(screen)
@@ -151,6 +168,9 @@ impl State {
 
     /// PgUp/PgDn in the jobs view: the previous or next page.
     pub(super) fn turn_page(&mut self, forward: bool) {
+        if matches!(self.view, View::Gate(_)) {
+            return self.turn_members_page(forward);
+        }
         let View::Jobs(view) = &mut self.view else {
             return;
         };

@@ -52,6 +52,9 @@ impl State {
                 d.limits_loaded = s.limits.is_some();
                 d.limits = s.limits.unwrap_or_default();
                 d.limited = s.limited;
+                d.gates_loaded = s.gates.is_some();
+                d.gates = s.gates.unwrap_or_default();
+                d.gate = s.gate;
                 let recovered = matches!(self.connection, Connection::Reconnecting { .. });
                 self.connection = Connection::Live;
                 // A failure said during the outage describes a condition
@@ -99,6 +102,16 @@ impl State {
                         if self.status.as_ref().map(|s| &s.text) != Some(&text) {
                             self.say(Level::Info, text);
                         }
+                    }
+                }
+            }
+            Update::JobAwaits { id, gate } => {
+                if self.frozen.is_some() {
+                    return;
+                }
+                if let View::Detail(detail) = &mut self.view {
+                    if detail.record.id == id {
+                        detail.awaits = gate.map(|g| *g);
                     }
                 }
             }

@@ -261,6 +261,13 @@ impl State {
         if self.jobs().is_some() {
             return self.visible_jobs().iter().map(|j| j.id.clone()).collect();
         }
+        if matches!(self.view, super::View::Gate(_)) {
+            return self
+                .visible_members()
+                .iter()
+                .map(|m| m.id.clone())
+                .collect();
+        }
         match self.screen() {
             Screen::Queues => self
                 .visible_queues()
@@ -290,6 +297,7 @@ impl State {
                 .map(|e| e.event_id.clone())
                 .collect(),
             Screen::Limits => self.visible_limits().iter().map(|r| r.row_key()).collect(),
+            Screen::Workflows => self.visible_gates().iter().map(|g| g.id.clone()).collect(),
         }
     }
 

@@ -46,7 +46,7 @@ impl State {
                 .get(self.cursor().index)
                 .copied()
                 .cloned(),
-            View::Screen(_) | View::Metrics(_) => return Command::None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) => return Command::None,
         };
         let Some(job) = job else {
             self.say(
@@ -163,6 +163,7 @@ impl State {
                 JobState::Leased => q.counts.leased,
                 JobState::Dead => q.counts.dead,
                 JobState::Held => q.counts.held,
+                JobState::Awaiting => q.counts.awaiting,
                 _ => 0,
             })
             .unwrap_or(0);

@@ -41,6 +41,8 @@ fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -> JobRecord
         reclaim_backoff: redq::Backoff::NONE,
         finished_at: None,
         namespace: "redq".into(),
+        gate: None,
+        awaits: None,
     }
 }
 
@@ -57,6 +59,7 @@ fn queue(name: &str, dead: u64) -> QueueRow {
             completed: 0,
             cancelled: 0,
             held: 0,
+            awaiting: 0,
             paused: false,
             head_enqueued_at: None,
             now: now(),
@@ -91,6 +94,8 @@ fn snapshot() -> Snapshot {
         jobs: None,
         limits: None,
         limited: Vec::new(),
+        gates: None,
+        gate: None,
     }
 }
 

@@ -81,14 +81,16 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
     frame.render_widget(Paragraph::new(line).style(theme.title()), area);
 }
 
-/// The tab line. Seven tabs with their full titles need about 90
+/// The tab line. Eight tabs with their full titles need about 100
 /// columns: narrower, the gaps close up first, then titles take their
-/// short form ("Dead" for "Dead letters"), so no tab is ever cut off.
+/// short forms ("Dead" for "Dead letters", then "Sched" for "Schedules"),
+/// so no tab is ever cut off at 80 columns.
 pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let dead: u64 = state.data.queues.iter().map(|q| q.counts.dead).sum();
-    let label = |screen: Screen, short: bool| {
+    let label = |screen: Screen, short: u8| {
         let title = match screen {
-            Screen::Dead if short => "Dead",
+            Screen::Dead if short >= 1 => "Dead",
+            Screen::Schedules if short >= 2 => "Sched",
             other => other.title(),
         };
         let mut label = format!("{} {title}", screen.index() + 1);
@@ -97,17 +99,17 @@ pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         }
         label
     };
-    let fits = |gap: usize, short: bool| {
+    let fits = |gap: usize, short: u8| {
         let text: usize = Screen::ALL
             .iter()
             .map(|s| label(*s, short).chars().count())
             .sum();
         1 + text + gap * (Screen::COUNT - 1) <= area.width as usize
     };
-    let (gap, short) = [(3, false), (2, false), (3, true), (2, true), (1, true)]
+    let (gap, short) = [(3, 0), (2, 0), (3, 1), (2, 1), (1, 1), (2, 2), (1, 2)]
         .into_iter()
         .find(|(gap, short)| fits(*gap, *short))
-        .unwrap_or((1, true));
+        .unwrap_or((1, 2));
     let mut spans = vec![Span::raw(" ")];
     for screen in Screen::ALL {
         if screen.index() > 0 {
@@ -198,14 +200,14 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 }
 
 /// Footer hints from the key table. When they do not all fit, the
-/// screen-specific ones are kept first, but `? help` and `q quit` always
-/// keep their place at the end.
+/// screen-specific ones are kept first, but the screen keys (`1-8
+/// screens`), `? help` and `q quit` always keep their place at the end.
 pub fn footer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let hints = input::hints(state);
     let width = |h: &str| h.chars().count() + 2;
     let (tail, head): (Vec<&str>, Vec<&str>) = hints
         .iter()
-        .partition(|h| h.starts_with("? ") || h.starts_with("q "));
+        .partition(|h| h.starts_with("? ") || h.starts_with("q ") || h.ends_with(" screens"));
     let reserved: usize = tail.iter().map(|h| width(h)).sum();
     let mut used = 1 + reserved;
     let mut shown = Vec::new();

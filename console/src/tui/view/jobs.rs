@@ -50,6 +50,7 @@ pub fn render(
                 JobState::Completed => c.completed,
                 JobState::Cancelled => c.cancelled,
                 JobState::Held => c.held,
+                JobState::Awaiting => c.awaiting,
                 _ => c.dead,
             })
             .unwrap_or(0);
@@ -82,6 +83,9 @@ pub fn render(
     };
     // Held jobs wait for room under their limit key: the key says which.
     let held = q.state == JobState::Held;
+    // Awaiting jobs wait on a gate (batch, dependencies, tree): its id says
+    // which (screen 8 shows it).
+    let awaiting = q.state == JobState::Awaiting;
     let rows = items
         .iter()
         .map(|job| {
@@ -110,6 +114,9 @@ pub fn render(
             ];
             if held {
                 cells.push(Item::new(job.limit_key.as_deref().unwrap_or("—")));
+            }
+            if awaiting {
+                cells.push(Item::new(job.awaits.as_deref().unwrap_or("—")));
             }
             cells.extend([
                 Item::new(job.priority.to_string()),
@@ -152,12 +159,20 @@ pub fn render(
             "no held jobs".to_owned(),
             "jobs wait here while their limit key has no room (see screen 7)".to_owned(),
         ]
+    } else if awaiting {
+        vec![
+            "no awaiting jobs".to_owned(),
+            "jobs wait here for their batch, dependencies or children (see screen 8)".to_owned(),
+        ]
     } else {
         vec![format!("no {} jobs", q.state)]
     };
     let mut columns = vec![Column::id("JOB"), Column::name("NAME")];
     if held {
         columns.push(Column::name("KEY"));
+    }
+    if awaiting {
+        columns.push(Column::id("AWAITS"));
     }
     columns.extend([
         Column::number("PRIO"),

@@ -15,6 +15,7 @@ mod queues;
 mod registry;
 mod search;
 mod table;
+mod workflows;
 
 /// What an empty list says before its first load: "loading …" while Redis
 /// answers, "not loaded" while it is unreachable (the banner says since
@@ -99,5 +100,7 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         View::Screen(Screen::Workers) => registry::workers(frame, area, state, theme, now),
         View::Screen(Screen::Events) => events::render(frame, area, state, theme, now),
         View::Screen(Screen::Limits) => limits::render(frame, area, state, theme, now),
+        View::Screen(Screen::Workflows) => workflows::render(frame, area, state, theme, now),
+        View::Gate(view) => workflows::gate(frame, area, state, view, theme, now),
     }
 }

@@ -369,6 +369,23 @@ pub fn draw_sorted(
 
 /// Draw a list.
 pub fn draw(frame: &mut Frame, area: Rect, list: List<'_>, theme: &Theme) {
+    let selected = Some(list.selected);
+    draw_with(frame, area, list, theme, selected);
+}
+
+/// Draw a list that holds no selection (one of two lists on a screen,
+/// where the other has it); `list.selected` is ignored.
+pub fn draw_unselected(frame: &mut Frame, area: Rect, list: List<'_>, theme: &Theme) {
+    draw_with(frame, area, list, theme, None);
+}
+
+fn draw_with(
+    frame: &mut Frame,
+    area: Rect,
+    list: List<'_>,
+    theme: &Theme,
+    selected: Option<usize>,
+) {
     let block = Block::bordered().title(Line::styled(list.title, theme.header()));
     let inner = block.inner(area);
     let marker = SELECTED_MARKER.chars().count();
@@ -443,7 +460,7 @@ pub fn draw(frame: &mut Frame, area: Rect, list: List<'_>, theme: &Theme) {
         .row_highlight_style(theme.selected())
         .highlight_spacing(HighlightSpacing::Always)
         .highlight_symbol(SELECTED_MARKER);
-    let mut table_state = TableState::default().with_selected(Some(list.selected));
+    let mut table_state = TableState::default().with_selected(selected);
     frame.render_stateful_widget(table, area, &mut table_state);
 }
 

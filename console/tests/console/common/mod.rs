@@ -1,6 +1,9 @@
 //! Fixtures shared by the console's tests: a fixed clock and a state full
 //! of believable data, built without Redis.
 
+mod workflows;
+pub use workflows::*;
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use redq::flow::{KeyLimitUse, Limit, QueueLimits};
@@ -41,6 +44,7 @@ pub fn counts(queue: &str, waiting: u64, scheduled: u64, leased: u64, dead: u64)
         completed: 0,
         cancelled: 0,
         held: 0,
+        awaiting: 0,
         paused: false,
         head_enqueued_at: (waiting > 0).then(|| ago(95)),
         now: now(),
@@ -89,6 +93,8 @@ pub fn job(id: &str, queue: &str, state: JobState) -> JobRecord {
         reclaim_backoff: redq::Backoff::NONE,
         finished_at: None,
         namespace: "redq".into(),
+        gate: None,
+        awaits: None,
     }
 }
 
@@ -286,6 +292,8 @@ pub fn snapshot() -> Snapshot {
         jobs: None,
         limits: Some(limiters()),
         limited: vec!["emails".into(), "webhooks".into()],
+        gates: Some(gates()),
+        gate: None,
     }
 }
 

@@ -1,0 +1,102 @@
+//! `redq batches list|show|cancel`.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::print::{gate_json, members_json, print_gate, print_members};
+use crate::aggregate::Target;
+use crate::failure::Failure;
+use crate::output::{print_json, Table};
+use crate::text::inert;
+use crate::workflow::{act, decisions_text, done_text, kind_word, last_change, read};
+
+pub async fn list(queue: &Target, offset: u64, limit: u64, json: bool) -> Result<(), Failure> {
+    let gates = read::gates(queue, offset, limit as usize).await?;
+    if json {
+        print_json(&Value::Array(gates.iter().map(gate_json).collect()));
+        return Ok(());
+    }
+    if gates.is_empty() {
+        let more = if offset > 0 { " past this offset" } else { "" };
+        println!(
+            "no batch, dependencies or tree in namespace {}{more}",
+            inert(queue.namespace())
+        );
+        return Ok(());
+    }
+    let mut table = Table::new(&[
+        "ID", "KIND", "STATE", ">DONE", ">FAILED", ">PENDING", "WAITERS", "LABEL", ">AGE",
+    ]);
+    let now = SystemTime::now();
+    for g in &gates {
+        table.row(vec![
+            g.id.clone(),
+            kind_word(g.kind).to_owned(),
+            g.state.as_str().to_owned(),
+            done_text(g),
+            g.failed.to_string(),
+            g.pending.to_string(),
+            decisions_text(g),
+            g.label.clone().unwrap_or_default(),
+            crate::clock::compact(crate::clock::age(last_change(g), now)),
+        ]);
+    }
+    table.print();
+    Ok(())
+}
+
+pub async fn show(
+    queue: &Target,
+    id: &str,
+    cursor: &str,
+    limit: usize,
+    json: bool,
+) -> Result<(), Failure> {
+    let Some(gate) = read::gate(queue, id).await? else {
+        return Err(not_a_gate(id));
+    };
+    let members = read::members(queue, id, cursor, limit).await?;
+    if json {
+        let mut value = gate_json(&gate);
+        value["members"] = members_json(&members);
+        print_json(&value);
+        return Ok(());
+    }
+    let now = SystemTime::now();
+    print_gate(&gate, now);
+    println!();
+    print_members(&members, |next| {
+        format!("redq batches show {} --cursor {}", inert(id), inert(next))
+    });
+    Ok(())
+}
+
+pub async fn cancel(queue: &Target, id: &str, yes: bool, json: bool) -> Result<(), Failure> {
+    let Some(gate) = read::gate(queue, id).await? else {
+        return Err(not_a_gate(id));
+    };
+    if !yes {
+        return Err(Failure::Usage(format!(
+            "cancel stops {} {} as a whole ({} pending, {} waiting on it); add --yes to do it",
+            kind_word(gate.kind),
+            inert(id),
+            crate::output::count(gate.pending, "job", "jobs"),
+            crate::output::count(gate.waiter_count as u64, "job", "jobs"),
+        )));
+    }
+    let outcome = act::cancel(queue, id, CANCELLED_BY, |_, _| {}).await?;
+    outcome.print(id, json)
+}
+
+/// Who a CLI cancel is kept as having come from.
+pub(super) const CANCELLED_BY: &str = "cli";
+
+/// The error for an id with no gate.
+pub(super) fn not_a_gate(id: &str) -> Failure {
+    Failure::Failed(format!(
+        "no batch, dependencies or tree {} in this namespace (never created, or its data \
+         expired 24 h after it finished); redq batches list shows the newest",
+        inert(id)
+    ))
+}
