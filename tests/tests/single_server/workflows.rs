@@ -3,8 +3,9 @@
 //! dependent reads its dependencies' results in a Worker; a tree of depth
 //! 3 across two queues releases each parent after its children; a held
 //! dependent waits for an operator; a cancelled batch takes its pending jobs
-//! and callbacks with it; status is read in O(1) while a batch runs; and a
-//! 10 000-job batch ends with its callback once.
+//! and callbacks with it; status is read in O(1) while a batch runs; a
+//! 10 000-job batch ends with its callback once; over shards a workflow
+//! stays on one shard.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -437,4 +438,63 @@ async fn a_ten_thousand_job_batch_runs_its_callback_once() {
     );
     eprintln!("10 000-job batch: enqueued in {enqueued:?}, run and called back in {elapsed:?}");
     assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+}
+
+#[tokio::test]
+async fn over_shards_a_workflow_lives_on_one_shard_and_keyed_members_elsewhere_are_refused() {
+    let server = RedisServer::start();
+    let base = unique_namespace("wf-shards");
+    let sharded = redq::ShardedQueue::connect(RedisQueue::builder(&server.url()), &base, 3)
+        .await
+        .unwrap();
+    let operator = sharded.operator();
+    let batch = Batch::new()
+        .jobs("rows", (0..6).map(|i| NewJob::new(json!(i))).collect())
+        .on_complete("report", NewJob::new(json!("report")));
+    let handle = operator.enqueue_batch(batch).await.unwrap();
+    let home = sharded.shard_of_key(handle.id.as_str());
+    for (i, shard) in sharded.shards().iter().enumerate() {
+        let rows = shard.counts("rows").await.unwrap().waiting;
+        assert_eq!(rows, if i == home { 6 } else { 0 }, "shard {i}");
+    }
+    let home_queue = &sharded.shards()[home];
+    assert_eq!(run_all(home_queue, "rows").await.len(), 6);
+    assert_eq!(run_all(home_queue, "report").await, ids(&handle.callbacks));
+    let status = operator.gate(handle.id.as_str()).await.unwrap().unwrap();
+    assert_eq!(status.state, GateState::Done);
+
+    // A member keyed to another shard than the batch's is refused, nothing sent.
+    let elsewhere = (0..100)
+        .map(|i| format!("key-{i}"))
+        .find(|key| sharded.shard_of_key(key) != sharded.shard_of_key("fixed"))
+        .unwrap();
+    let tree = Tree::new("t", NewJob::new(json!(0)).ordering_key("fixed"))
+        .child("t", NewJob::new(json!(1)).ordering_key(elsewhere));
+    let err = operator.add_tree(tree).await.unwrap_err();
+    assert!(err.to_string().contains("lives on one shard"), "{err}");
+    for shard in sharded.shards() {
+        assert_eq!(shard.counts("t").await.unwrap().waiting, 0);
+    }
+
+    // A dependent goes where its dependencies are.
+    let dep = sharded
+        .add("rows", NewJob::new(json!("dep")))
+        .await
+        .unwrap();
+    let dependent = NewJob::new(json!("after")).after([dep.id()]);
+    let dependent = sharded.add("report", dependent).await.unwrap();
+    let dep_home = holder(&sharded, dep.id()).await;
+    assert_eq!(dep_home.len(), 1);
+    assert_eq!(holder(&sharded, dependent.id()).await, dep_home);
+}
+
+/// The shards that hold job `id`.
+async fn holder(sharded: &redq::ShardedQueue, id: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (i, shard) in sharded.shards().iter().enumerate() {
+        if shard.inspect(id).await.unwrap().is_some() {
+            found.push(i);
+        }
+    }
+    found
 }
