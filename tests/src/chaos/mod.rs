@@ -31,6 +31,7 @@ mod ordering;
 mod script_flush;
 mod skewed_clocks;
 mod stop_worker;
+mod workflows;
 
 use std::time::Duration;
 
@@ -48,6 +49,7 @@ pub use ordering::ordering_under_failures;
 pub use script_flush::script_flush;
 pub use skewed_clocks::skewed_clocks;
 pub use stop_worker::stop_worker;
+pub use workflows::workflows;
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy)]

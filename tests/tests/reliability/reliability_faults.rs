@@ -62,6 +62,20 @@ async fn limits_hold_and_free_their_slots_while_workers_are_killed_with_sigkill(
     );
 }
 
+/// Workflows under kill -9 of workers and of redis-server, SCRIPT FLUSH
+/// and reclaims: every batch's and chain's waiters decided by their policy,
+/// each released one run by a worker, none released twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workflows_decide_every_waiter_once_under_kills_and_script_flushes() {
+    let outcome = chaos::workflows(scale(), worker_bin()).await;
+    println!("{outcome}");
+    outcome.assert_ok();
+    assert!(
+        outcome.report.get("server_reclaims") > 0,
+        "kills and abandoned leases caused reclaims"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_stopped_past_its_lease_has_its_late_acks_refused() {
     let outcome = chaos::stop_worker(scale(), worker_bin()).await;
