@@ -104,8 +104,11 @@ impl WorkflowKeys {
     }
 }
 
+/// A field and its value, as a command's arguments carry them.
+type Pair<'a> = (&'a [u8], &'a [u8]);
+
 /// `field value` pairs; `Err` when one is incomplete.
-fn pairs(args: &[Vec<u8>]) -> Result<Vec<(&[u8], &[u8])>, ()> {
+fn pairs(args: &[Vec<u8>]) -> Result<Vec<Pair<'_>>, ()> {
     args.chunks(2)
         .map(|c| match c {
             [a, b] => Ok((a.as_slice(), b.as_slice())),
