@@ -111,6 +111,25 @@ pub async fn decide(
             ),
             json: json!({ "outcome": "not_found" }),
         }),
+        // Not held (pending, released, decided already): said, not a
+        // usage error; nothing was changed.
+        Err(e @ QueueError::Invalid {
+            what: "held waiter",
+            ..
+        }) => Ok(Outcome {
+            ok: false,
+            message: format!("{shown} was not released or failed: {}", e_rule(&e)),
+            json: json!({ "outcome": "not_held" }),
+        }),
         Err(e) => Err(e),
+    }
+}
+
+/// The rule of an invalid-argument error (what the driver says is
+/// accepted), or the whole error.
+fn e_rule(e: &QueueError) -> String {
+    match e {
+        QueueError::Invalid { rule, .. } => rule.clone(),
+        other => other.to_string(),
     }
 }

@@ -44,4 +44,5 @@ mod terminal;
 mod viewer;
 mod views;
 mod workers_control;
+mod workflows_cli;
 mod workflows_views;
