@@ -45,4 +45,5 @@ mod viewer;
 mod views;
 mod workers_control;
 mod workflows_cli;
+mod workflows_keys;
 mod workflows_views;
