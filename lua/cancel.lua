@@ -105,11 +105,15 @@ local function cancel_job(id, m, state, where, member)
     unhold(id, m[M.limit_key], waiting_score(m))
   elseif state == 'awaiting' then
     -- Its gate may have fired it into ord:ready already.
-    wf.leave_awaiting(id, m)
     redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
-    wf.decided(m[M.awaits], id, 'cancelled')
   elseif where ~= 'popped' then
     redis.call('ZREM', INDEX[state], id)
+  end
+  -- A waiter leaves wf:awaiting, whether it was found awaiting or, fired,
+  -- in ord:ready by a cancel of waiting jobs; its gate records the decision.
+  if wf.is_awaiting(id, m) then
+    wf.leave_awaiting(id, m)
+    wf.decided(m[M.awaits], id, 'cancelled')
   end
   if state == 'leased' then
     freed = freed + 1

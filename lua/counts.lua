@@ -14,7 +14,9 @@
 -- lapsed counts leases past their expiry that nobody reclaimed yet;
 -- completed and cancelled count the kept ones (lib/kept.lua); held counts
 -- due jobs held back by their limit key (lib/flow.lua), not in waiting;
--- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held).
+-- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held);
+-- a waiter its gate fired, until a claim of its queue decides it, is in
+-- ord:ready too and so counted in waiting as well.
 queue_name(QUEUE)
 local now = now_ms()
 local waiting = waiting_count() +

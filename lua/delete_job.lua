@@ -104,7 +104,6 @@ local function remove(id, m, state, place)
     redis.call('ZREM', K.dead, id)
   elseif state == 'awaiting' then
     -- Its gate may have fired it into ord:ready already.
-    wf.leave_awaiting(id, m)
     redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
   elseif state == 'blocked' then
     redis.call('ZREM', K.ord_blocked, m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
@@ -123,6 +122,9 @@ local function remove(id, m, state, place)
   -- A dead job released its keys when it died; a blocked one holds none
   -- (release_keys checks that it is the holder before handing a key on).
   if state ~= 'dead' then release_keys(id, m) end
+  -- A waiter leaves wf:awaiting, whether it was found awaiting or, fired,
+  -- in ord:ready by a delete of waiting jobs.
+  if m[M.awaits] ~= '' then wf.leave_awaiting(id, m) end
   wf.count(id, m, 'deleted', '', now)
   redis.call('HDEL', K.jobs, id)
   -- Only a job with notes has any to delete (lib/notes.lua).
