@@ -470,3 +470,58 @@ async fn jobs_without_gates_cost_a_claim_nothing_more_and_an_ack_one_exists() {
         "(claim, ack) commands without and with gates in the namespace"
     );
 }
+
+#[tokio::test]
+async fn a_subtree_root_joins_its_parent_when_sealed_and_the_parent_waits_for_it() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-tree").await;
+    raw.enqueue("q", "S", &[("leaf", 0)]).await;
+    let mut args = raw.seal_args("S", "tree", &[], &[waiter("q", "success", "dead", "S")]);
+    let parent = args.len() - 2;
+    args[parent] = "T".into();
+    args[parent + 1] = "tree".into();
+    assert_eq!(texts(raw.run("gate_seal", "q", args).await), ["1", "S"]);
+    assert_eq!(
+        raw.seal("T", "tree", &[], &[waiter("top", "success", "dead", "T")])
+            .await,
+        ["1", "T"]
+    );
+    assert_eq!(
+        raw.gate("T").await.pending,
+        "1",
+        "the subtree root S is T's member"
+    );
+    assert_eq!(raw.claim("q").await, ["leaf"]);
+    raw.ack("q", "leaf").await;
+    assert!(raw.claim("top").await.is_empty(), "T waits for S");
+    assert_eq!(raw.claim("q").await, ["S"]);
+    raw.ack("q", "S").await;
+    assert_eq!(raw.claim("top").await, ["T"]);
+}
+
+#[tokio::test]
+async fn a_finished_gates_data_is_deleted_once_its_keep_time_passed() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-trim").await;
+    raw.enqueue("q", "B", &[("m1", 0), ("m2", 0)]).await;
+    raw.seal("B", "batch", &[], &[waiter("q", "all", "dead", "w")])
+        .await;
+    for id in raw.claim("q").await {
+        raw.ack("q", &id).await;
+    }
+    assert_eq!(raw.claim("q").await, ["w"], "decided: nothing waits on B");
+    let expire = format!("{{{}}}:wf:expire", raw.ns);
+    server.cmd(&["ZADD", &expire, "1", "B"]).await;
+    // Any gate call trims what is due.
+    raw.seal("Z", "batch", &[], &[waiter("q", "all", "dead", "z")])
+        .await;
+    assert_eq!(
+        texts(raw.run("gate_get", "q", vec!["B".into()]).await),
+        ["0"]
+    );
+    let members = format!("{{{}}}:wf:members", raw.ns);
+    let outcomes = format!("{{{}}}:wf:outcomes", raw.ns);
+    let left: i64 = server.cmd(&["ZCARD", &members]).await.convert().unwrap();
+    let kept: i64 = server.cmd(&["HLEN", &outcomes]).await.convert().unwrap();
+    assert_eq!((left, kept), (0, 0));
+}
