@@ -449,6 +449,51 @@ mod tests {
         assert!(text.starts_with("invalid tree parent"), "{text}");
     }
 
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Thumb {
+        img: std::collections::HashMap<Vec<u8>, u8>,
+    }
+    impl TypedJob for Thumb {
+        const NAME: &'static str = "thumb";
+        const QUEUE: &'static str = "thumbs";
+        async fn run(&self, _cx: &crate::worker::JobCx) -> Result<(), crate::worker::JobError> {
+            Ok(())
+        }
+    }
+
+    fn thumb(keys: usize) -> Thumb {
+        Thumb {
+            img: (0..keys).map(|k| (vec![k as u8], 1)).collect(),
+        }
+    }
+
+    #[test]
+    fn typed_jobs_join_with_their_types_queue_name_and_options() {
+        let batch = Batch::new()
+            .typed_job(&thumb(0))
+            .typed_on_success(&thumb(0));
+        assert!(batch.validate().is_ok());
+        let (queue, job) = &batch.members[0];
+        assert_eq!(
+            (queue.as_str(), job.name.as_deref()),
+            ("thumbs", Some("thumb"))
+        );
+        assert_eq!(job.max_attempts, Thumb::MAX_ATTEMPTS);
+        assert_eq!(batch.callbacks[0].queue, "thumbs");
+        let tree = Tree::typed(&thumb(0)).typed_child(&thumb(0));
+        assert_eq!(tree.queue, "thumbs");
+        assert!(tree.validate().is_ok());
+    }
+
+    #[test]
+    fn a_typed_job_that_does_not_serialize_refuses_its_workflow() {
+        // JSON object keys are strings: a map keyed by bytes does not serialize.
+        let text = refusal(Batch::new().typed_job(&thumb(1)).validate());
+        assert!(text.starts_with("invalid job \"thumb\""), "{text}");
+        let tree = Tree::typed(&thumb(0)).typed_child(&thumb(1));
+        assert!(refusal(tree.validate()).starts_with("invalid job"));
+    }
+
     #[test]
     fn a_trees_policy_is_its_parents() {
         let tree = Tree::new("q", job()).child("c", job());
