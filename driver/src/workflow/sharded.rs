@@ -4,7 +4,9 @@
 //! another shard is refused, since its key's order or limit would then be
 //! split from the other jobs of that key.
 
-use super::{Batch, BatchHandle, BatchId, Tree, TreeHandle};
+use super::{
+    Batch, BatchHandle, BatchId, Decision, GateCancelled, GateStatus, MemberPage, Tree, TreeHandle,
+};
 use crate::{Enqueued, NewJob, QueueError, ShardedQueue};
 
 impl ShardedQueue {
@@ -32,6 +34,46 @@ impl ShardedQueue {
         let shard = self.shard_of_key(&key.unwrap_or_else(|| BatchId::new().to_string()));
         self.on_shard(shard, tree.jobs().into_iter(), "a tree")?;
         self.shards()[shard].add_tree(tree).await
+    }
+
+    /// Gate `id`'s status, from the shard holding it ([`Operator::gate`](crate::Operator::gate)).
+    pub async fn gate(&self, id: &str) -> Result<Option<GateStatus>, QueueError> {
+        self.operator().gate(id).await
+    }
+
+    /// A page of gate `id`'s members ([`Operator::gate_members`](crate::Operator::gate_members)).
+    pub async fn gate_members(
+        &self,
+        id: &str,
+        cursor: &str,
+        count: usize,
+    ) -> Result<MemberPage, QueueError> {
+        self.operator().gate_members(id, cursor, count).await
+    }
+
+    /// Gates of every shard, newest activity first ([`Operator::gates`](crate::Operator::gates)).
+    pub async fn gates(&self, offset: u64, count: usize) -> Result<Vec<GateStatus>, QueueError> {
+        self.operator().gates(offset, count).await
+    }
+
+    /// Cancel gate `id` on its shard ([`Operator::cancel_gate`](crate::Operator::cancel_gate)).
+    pub async fn cancel_gate(
+        &self,
+        id: &str,
+        by: &str,
+        progress: impl FnMut(u64, u64),
+    ) -> Result<GateCancelled, QueueError> {
+        self.operator().cancel_gate(id, by, progress).await
+    }
+
+    /// Decide a held waiter on its shard ([`Operator::decide_held`](crate::Operator::decide_held)).
+    pub async fn decide_held(
+        &self,
+        waiter: &str,
+        decision: Decision,
+        by: &str,
+    ) -> Result<(), QueueError> {
+        self.operator().decide_held(waiter, decision, by).await
     }
 
     /// A job with dependencies: on the shard holding its first dependency,
