@@ -196,6 +196,11 @@ fn the_demo_runs_traffic_and_quitting_stops_its_redis() {
     term.wait_for("digest-every-minute", DEADLINE);
     term.keys(&["2"]);
     term.wait_for("render_thumbnail", DEADLINE);
+    // The demo's workflows: a batch with callbacks, a tree, a dependent.
+    term.keys(&["8"]);
+    term.wait_until(DEADLINE, "the demo's batch, tree and dependent", |s| {
+        s.contains("Workflows (3)") && s.contains(" batch ") && s.contains(" tree ")
+    });
     term.keys(&["q"]);
     term.wait_for("REDQ-EXITED-0", DEADLINE);
     assert!(
