@@ -118,6 +118,28 @@ async fn a_batch_runs_on_complete_once_after_all_its_jobs_and_cancels_on_success
     assert_eq!(decisions[&complete], WaiterDecision::Released);
     assert_eq!(decisions[&success], WaiterDecision::Cancelled);
     assert!(queue.inspect(&success).await.unwrap().is_none());
+
+    let members = queue
+        .gate_members(handle.id.as_str(), "", 10)
+        .await
+        .unwrap();
+    assert_eq!(members.next, None);
+    let outcomes: HashMap<String, MemberState> = members
+        .members
+        .into_iter()
+        .map(|m| (m.id, m.state))
+        .collect();
+    assert_eq!(outcomes[&pages[0].id], MemberState::Completed(None));
+    assert_eq!(
+        outcomes[&pages[2].id],
+        MemberState::Dead("page on fire".into())
+    );
+    let listed = queue.gates(0, 10).await.unwrap();
+    let listed: Vec<_> = listed
+        .iter()
+        .map(|g| (g.id.as_str(), g.waiter_count))
+        .collect();
+    assert_eq!(listed, [(handle.id.as_str(), 2)]);
 }
 
 /// Sets `n * 10` as its result.
@@ -286,6 +308,10 @@ async fn a_held_dependent_waits_for_an_operator_who_releases_it_once() {
         .after([charge.id()])
         .on_dependency_failure(OnFailure::Hold);
     let receipt = queue.add("mail", receipt).await.unwrap().id().to_owned();
+    let refund = NewJob::new(json!("refund"))
+        .after([charge.id()])
+        .on_dependency_failure(OnFailure::Hold);
+    let refund = queue.add("mail", refund).await.unwrap().id().to_owned();
 
     let err = queue
         .decide_held(&receipt, Decision::Release, "ops")
@@ -313,10 +339,20 @@ async fn a_held_dependent_waits_for_an_operator_who_releases_it_once() {
         .decide_held(&receipt, Decision::Release, "ops")
         .await
         .unwrap();
+    queue
+        .decide_held(&refund, Decision::DeadLetter, "ops")
+        .await
+        .unwrap();
     assert_eq!(
         run_all(&queue, "mail").await,
         std::slice::from_ref(&receipt)
     );
+    let refund = queue
+        .inspect(&refund)
+        .await
+        .unwrap()
+        .expect("dead-lettered");
+    assert_eq!(refund.state, JobState::Dead);
     let status = queue.gate(&receipt).await.unwrap().expect("gate");
     assert_eq!(status.waiters[0].decision, WaiterDecision::OperatorReleased);
     assert!(matches!(
