@@ -437,9 +437,29 @@ pub(super) const CANCELLED_BY: &str = "console";
 pub async fn mutate(queue: &Target, mutation: Mutation, updates: &mpsc::UnboundedSender<Update>) {
     let label = mutation.label();
     tracing::info!(action = %label, "mutation started");
-    let result = apply(queue, &mutation, &label, updates).await;
+    let result = match &mutation {
+        // A workflow change that found nothing to change says so as a
+        // failure (nothing was cancelled, released or failed).
+        Mutation::CancelGate(id) => {
+            let progress = |done: u64, left: u64| {
+                let label = label.clone();
+                let _ = updates.send(Update::Progress { label, done, left });
+            };
+            crate::workflow::act::cancel(queue, id, CANCELLED_BY, progress)
+                .await
+                .map(|o| (o.message, o.ok))
+        }
+        Mutation::DecideHeld { id, release } => {
+            crate::workflow::act::decide(queue, id, *release, CANCELLED_BY)
+                .await
+                .map(|o| (o.message, o.ok))
+        }
+        _ => apply(queue, &mutation, &label, updates)
+            .await
+            .map(|message| (message, true)),
+    };
     let (message, ok) = match result {
-        Ok(message) => (message, true),
+        Ok(said) => said,
         Err(e) => (
             format!("{label} failed: {}", crate::failure::describe(&e)),
             false,
@@ -565,13 +585,8 @@ async fn apply(
         Mutation::OnMatches { change, ids, .. } => {
             super::search::change_matches(queue, *change, ids, progress).await
         }
-        Mutation::CancelGate(id) => {
-            let outcome = crate::workflow::act::cancel(queue, id, CANCELLED_BY, progress).await?;
-            Ok(outcome.message)
-        }
-        Mutation::DecideHeld { id, release } => {
-            let outcome = crate::workflow::act::decide(queue, id, *release, CANCELLED_BY).await?;
-            Ok(outcome.message)
+        Mutation::CancelGate(_) | Mutation::DecideHeld { .. } => {
+            unreachable!("carried out by `mutate` itself")
         }
     }
 }

@@ -209,6 +209,10 @@ async fn batches_and_deps_are_shown_and_decided_from_the_command_line() {
         stderr(&gone)
     );
 
+    let awaiting = run(&["jobs", "mail", "--state", "awaiting"]);
+    assert_exit(&awaiting, 0);
+    assert!(stdout(&awaiting).contains(&receipt), "{}", stdout(&awaiting));
+
     let read_only = run(&["--read-only", "deps", "release", &receipt]);
     assert_exit(&read_only, 1);
     assert!(
