@@ -115,7 +115,7 @@ pub enum QueueError {
     /// not exist, and its open gate expires 24 hours after its last job
     /// joined.
     #[error(
-        "{gate} is incomplete: {enqueued} of its jobs were enqueued, then {cause};          they run, nothing waits on them, and it expires in 24 hours"
+        "{gate} is incomplete: {enqueued} of its jobs were enqueued, then {cause}; they run, nothing waits on them, and it expires in 24 hours"
     )]
     WorkflowIncomplete {
         /// The batch id, or the tree parent's id.

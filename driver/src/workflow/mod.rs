@@ -84,12 +84,15 @@
 //!
 //! A batch enqueued in several chunks is not atomic as a whole: if a chunk
 //! fails, [`RedisQueue::enqueue_batch`] returns
-//! [`QueueError::WorkflowIncomplete`](crate::QueueError::WorkflowIncomplete)
+//! [`QueueError::WorkflowIncomplete`]
 //! naming the batch and how many of its jobs were enqueued; those run, no
 //! callback is created, and the open batch expires.
 //!
 //! A done or cancelled gate (its record, members and outcomes) is deleted
-//! 24 hours after it finished, once its waiters are decided.
+//! 24 hours after it finished, once its waiters are decided. A batch
+//! without callbacks is never sealed (sealing creates the waiters): its
+//! status reads `open` while it counts its jobs, and it expires 24 hours
+//! after its last job joined.
 //!
 //! # Sharded queues
 //!

@@ -463,3 +463,39 @@ fn gate_closed(err: QueueError, gate: &str, kind: GateKind) -> QueueError {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_failing_half_way_says_which_how_many_and_what_became_of_them() {
+        let err = QueueError::WorkflowIncomplete {
+            gate: "01BATCH".into(),
+            enqueued: 2000,
+            cause: Box::new(QueueError::OutOfMemory),
+        };
+        assert_eq!(
+            err.to_string(),
+            "01BATCH is incomplete: 2000 of its jobs were enqueued, then redis is out of memory \
+             (maxmemory reached); nothing was written; they run, nothing waits on them, and it \
+             expires in 24 hours"
+        );
+    }
+
+    #[test]
+    fn an_enqueue_into_a_closed_gate_names_it_and_its_kind() {
+        let err = gate_closed(
+            QueueError::Protocol(codes::GATE_CLOSED_ON_ENQUEUE.into()),
+            "01G",
+            GateKind::Batch,
+        );
+        assert_eq!(
+            err.to_string(),
+            "invalid batch \"01G\": it is sealed, done or cancelled: jobs join it only while it \
+             is being enqueued"
+        );
+        let other = gate_closed(QueueError::OutOfMemory, "01G", GateKind::Tree);
+        assert!(matches!(other, QueueError::OutOfMemory));
+    }
+}
