@@ -66,10 +66,11 @@ async fn a_batch_runs_on_complete_once_after_all_its_jobs_and_cancels_on_success
     assert_eq!(handle.jobs.len(), 3);
     let [complete, success] = <[String; 2]>::try_from(ids(&handle.callbacks)).unwrap();
     assert_eq!(queue.counts("done").await.unwrap().awaiting, 2);
-    assert_eq!(
-        queue.inspect(&complete).await.unwrap().unwrap().state,
-        JobState::Awaiting
-    );
+    let waiting = queue.inspect(&complete).await.unwrap().unwrap();
+    assert_eq!(waiting.state, JobState::Awaiting);
+    assert_eq!(waiting.awaits.as_deref(), Some(handle.id.as_str()));
+    let member = queue.inspect(handle.jobs[0].id()).await.unwrap().unwrap();
+    assert_eq!(member.gate.as_deref(), Some(handle.id.as_str()));
 
     let pages = queue.claim("pages", 10, LEASE).await.unwrap();
     assert_eq!(pages.len(), 3);
