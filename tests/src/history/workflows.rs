@@ -115,6 +115,9 @@ pub fn check_workflows(server: &ServerRecord, dump: &Dump, drained: bool, r: &mu
 impl Replay {
     fn run(&mut self, run: &[Event], r: &mut Report) {
         let mut left_awaiting: Vec<&Event> = Vec::new();
+        // Waiters leased in this run, judged after its releases (a claim
+        // that releases a waiter may lease it at once).
+        let mut leased: Vec<&Event> = Vec::new();
         for ev in run {
             match &ev.kind {
                 Kind::GateWritten { record } => self.gate_written(ev, record.as_ref(), r),
@@ -128,7 +131,11 @@ impl Replay {
                         left_awaiting.push(ev);
                     }
                 }
-                _ => self.job_changed(ev, r),
+                _ => {
+                    if self.job_changed(ev) {
+                        leased.push(ev);
+                    }
+                }
             }
         }
         for ev in left_awaiting {
@@ -152,9 +159,13 @@ impl Replay {
             }
             self.judge_release(ev, "released", r);
         }
+        for ev in leased {
+            self.judge_release(ev, "leased", r);
+        }
     }
 
-    fn job_changed(&mut self, ev: &Event, r: &mut Report) {
+    /// Replays a change of a job record; true when it leased a waiter.
+    fn job_changed(&mut self, ev: &Event) -> bool {
         let id = &ev.job;
         match &ev.after {
             Some(after) => {
@@ -169,9 +180,7 @@ impl Replay {
                 } else {
                     self.life.insert(id.clone(), Life::Live { epoch: ev.epoch });
                 }
-                if ev.kind == Kind::Granted && self.awaits.contains_key(id) {
-                    self.judge_release(ev, "leased", r);
-                }
+                return ev.kind == Kind::Granted && self.awaits.contains_key(id);
             }
             None if ev.before.is_none() && ev.kind != Kind::GoneUnseen => {}
             None => {
@@ -184,6 +193,7 @@ impl Replay {
                 self.ended(id, end);
             }
         }
+        false
     }
 
     /// The job left for good: its first end, for each gate it is a member of.
