@@ -1,6 +1,6 @@
 #!lua flags=no-writes,allow-oom
 -- counts.lua: one consistent snapshot of a queue's size by state.
--- include: check clock keys job_record job_store waiting
+-- include: check clock keys job_record job_store waiting gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused,
 --          completed, cancelled, lim_held, wf_awaiting_n
@@ -14,13 +14,15 @@
 -- lapsed counts leases past their expiry that nobody reclaimed yet;
 -- completed and cancelled count the kept ones (lib/kept.lua); held counts
 -- due jobs held back by their limit key (lib/flow.lua), not in waiting;
--- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held);
--- a waiter its gate fired, until a claim of its queue decides it, is in
--- ord:ready too and so counted in waiting as well.
+-- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held),
+-- a waiter its gate fired included until a claim of its queue decides it:
+-- it is in ord:ready too, so waiting leaves it out (lib/gate.lua
+-- count_fired). Every job is counted in one state.
 queue_name(QUEUE)
 local now = now_ms()
+local fired = tonumber(redis.call('HGET', K.wf_awaiting_n, wf.fired_field(QUEUE)) or '0')
 local waiting = waiting_count() +
-  redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
+  redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11') - fired
 -- The head is the first job in claim order: the zset's head or the fifo's,
 -- whichever scores lower.
 local head_at, head_score = 0, nil

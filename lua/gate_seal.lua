@@ -30,13 +30,14 @@
 -- ARGV[5] payload limit (bytes), for the waiters' payloads
 -- ARGV[6] label: the producer's name for the gate, at most 256 bytes, '' = none
 -- ARGV[7] d (0..1000), then d ids of existing jobs to register as members
--- then w (1..8), then 19 entries per waiter: its queue, its condition (all |
+-- then w (0..8), then 19 entries per waiter: its queue, its condition (all |
 --   success), its on_failure (dead | cancel | hold: what a failed member
 --   does to it under success), then the 16 fields of enqueue.lua's header
 -- then the parent gate id ('' = none) and the parent's kind (tree, or '' with
 --   no parent): each waiter created also joins the parent as a member (a
 --   subtree's root is a member of its parent's gate from its creation)
--- Reply: flat, two entries per waiter in order: code, id; or, refused, one
+-- Reply: flat, two entries per waiter in order: code, id (none for w = 0: a
+-- seal of a sealed or done gate without waiters answers that too); or, refused, one
 -- pair { code, detail } (nothing written):
 -- code 1 created: the waiter was created under that id
 -- code 0 duplicate: a live job has the waiter's dedup key; the id is that job's (it is no waiter)
@@ -62,8 +63,9 @@ for i = 1, d do
   if deps[i] == '' then fail('dependency id must not be empty') end
 end
 local head = 8 + d
+-- 0 waiters: a batch without callbacks is sealed all the same, so that its
+-- status reaches done.
 local w = uint(ARGV[head], 'waiter count', GATE.MAX_WAITERS)
-if w < 1 then fail('waiter count must be 1 to ' .. GATE.MAX_WAITERS) end
 local expected = head + w * WAITER_FIELDS + 2
 if ARGC ~= expected then fail('expected ' .. expected .. ' arguments, got ' .. ARGC) end
 local p = new_parsed()
@@ -90,6 +92,8 @@ local now = now_ms()
 local g = wf.load(gid)
 if g and g[G.state] ~= 'open' then
   -- A resend finds G sealed with the waiters it created: the same answer.
+  -- Without waiters, sealing a sealed or done gate again changes nothing.
+  if w == 0 and g[G.state] ~= 'cancelled' then return {} end
   local mine = {}
   for _, each in ipairs(g[G.waiters]) do mine[each[GW.id]] = true end
   local resent = false

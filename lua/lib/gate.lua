@@ -84,11 +84,28 @@ function wf.wake_waiters(gid, g)
     if w[GW.decision] == '' then
       local raw = redis.call('HGET', K.jobs, w[GW.id])
       local m = raw and split_record(raw)
-      if m and m[M.awaits] == gid then
+      if m and m[M.awaits] == gid and wf.is_awaiting(w[GW.id], m) then
         redis.call('ZADD', K.ord_ready, 0, w[GW.queue] .. '\n' .. pad16(m[M.seq]) .. '\n' .. w[GW.id])
+        wf.count_fired(w[GW.queue], 1)
         redis.call('PUBLISH', CHANNEL, w[GW.queue])
       end
     end
+  end
+end
+
+-- A fired waiter is in ord:ready and still in wf:awaiting (its state is
+-- awaiting until its queue's claim decides it). wf:awaiting:n counts such
+-- waiters of queue Q under "Q\nfired" (a queue name has no control
+-- character), so counts.lua takes them off its waiting count instead of
+-- counting them twice.
+function wf.fired_field(queue)
+  return queue .. '\nfired'
+end
+
+function wf.count_fired(queue, by)
+  local field = wf.fired_field(queue)
+  if redis.call('HINCRBY', K.wf_awaiting_n, field, by) <= 0 then
+    redis.call('HDEL', K.wf_awaiting_n, field)
   end
 end
 
@@ -173,11 +190,19 @@ end
 
 -- Job `id` (record `m`) leaves wf:awaiting: its gate decided it, or it was
 -- cancelled or deleted.
+-- A waiter its gate fired and nothing decided yet (its decision still
+-- blank) stops counting as fired.
 function wf.leave_awaiting(id, m)
   local queue = m[M.queue]
-  if redis.call('ZREM', K.wf_awaiting, queue .. '\n' .. id) == 1 and
-      redis.call('HINCRBY', K.wf_awaiting_n, queue, -1) <= 0 then
+  if redis.call('ZREM', K.wf_awaiting, queue .. '\n' .. id) ~= 1 then return end
+  if redis.call('HINCRBY', K.wf_awaiting_n, queue, -1) <= 0 then
     redis.call('HDEL', K.wf_awaiting_n, queue)
+  end
+  local g = wf.load(m[M.awaits])
+  if g and (g[G.state] == 'done' or g[G.state] == 'cancelled') then
+    for _, w in ipairs(g[G.waiters]) do
+      if w[GW.id] == id and w[GW.decision] == '' then wf.count_fired(queue, -1) end
+    end
   end
 end
 

@@ -83,7 +83,9 @@ function wf_waiter.decide(id, m, now)
     decision = 'released'
     due_now = wf_waiter.release(id, m, now)
   elseif on_failure == 'hold' then
+    -- It stays in wf:awaiting, no longer fired: held until an operator decides.
     decision = 'held'
+    wf.count_fired(QUEUE, -1)
   elseif on_failure == 'cancel' then
     decision = 'cancelled'
     wf_waiter.cancel(id, m, 'dependency ' .. g[G.first_failure], now)

@@ -83,6 +83,7 @@ impl Raw {
             "nack",
             "inspect",
             "counts",
+            "cancel",
             "gate_seal",
             "gate_get",
             "gate_members",
@@ -215,6 +216,12 @@ impl Raw {
             first_failure: g[10].clone(),
             decisions: g[13..].chunks(5).map(|w| w[4].clone()).collect(),
         }
+    }
+
+    /// counts.lua's (waiting, awaiting) of `queue`.
+    async fn waiting_and_awaiting(&self, queue: &str) -> (String, String) {
+        let c = texts(self.run("counts", queue, vec![]).await);
+        (c[0].clone(), c[12].clone())
     }
 
     async fn ready(&self, server: &RedisServer) -> Vec<String> {
@@ -354,6 +361,99 @@ async fn a_held_waiter_stays_awaiting_until_an_operator_decides() {
         "decided once"
     );
     assert_eq!(raw.claim("q").await, ["H"]);
+}
+
+/// A fired waiter sits in ord:ready and in wf:awaiting until its queue's
+/// claim decides it: counts shows it once, as awaiting (its state), not as
+/// waiting too; held, it stays awaiting; decided, it leaves both.
+#[tokio::test]
+async fn counts_show_a_fired_waiter_once_as_awaiting_until_it_is_decided() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-counts").await;
+    raw.enqueue("q", "", &[("a1", 0), ("b1", 1)]).await;
+    raw.seal(
+        "R",
+        "deps",
+        &["a1"],
+        &[waiter("cb", "success", "dead", "R")],
+    )
+    .await;
+    raw.seal(
+        "H",
+        "deps",
+        &["b1"],
+        &[waiter("cb", "success", "hold", "H")],
+    )
+    .await;
+    raw.seal(
+        "X",
+        "deps",
+        &["b1"],
+        &[waiter("cb", "success", "dead", "X")],
+    )
+    .await;
+    let none_waiting = ("0".to_owned(), "3".to_owned());
+    assert_eq!(raw.waiting_and_awaiting("cb").await, none_waiting);
+    assert_eq!(raw.claim("q").await, ["a1", "b1"]);
+    raw.ack("q", "a1").await;
+    raw.nack_dead("q", "b1", "boom").await;
+    assert_eq!(raw.ready(&server).await.len(), 3, "all three gates fired");
+    assert_eq!(raw.state("cb", "R").await, "awaiting");
+    assert_eq!(
+        raw.waiting_and_awaiting("cb").await,
+        none_waiting,
+        "fired waiters are counted once, as awaiting"
+    );
+    // An operator cancels one fired waiter before any claim decides it.
+    let cancelled = texts(
+        raw.run("cancel", "cb", vec!["ops".into(), "id".into(), "X".into()])
+            .await,
+    );
+    assert_eq!(cancelled[..2], ["1", "awaiting"]);
+    assert_eq!(
+        raw.waiting_and_awaiting("cb").await,
+        ("0".to_owned(), "2".to_owned())
+    );
+    // The claim decides the rest: R released and leased, H held.
+    assert_eq!(raw.claim("cb").await, ["R"]);
+    assert_eq!(
+        raw.waiting_and_awaiting("cb").await,
+        ("0".to_owned(), "1".to_owned()),
+        "the held waiter is awaiting, nothing waits"
+    );
+    texts(
+        raw.run(
+            "gate_decide",
+            "cb",
+            vec!["H".into(), "release".into(), "ops".into()],
+        )
+        .await,
+    );
+    assert_eq!(
+        raw.waiting_and_awaiting("cb").await,
+        ("1".to_owned(), "0".to_owned())
+    );
+}
+
+/// A batch without callbacks is sealed too, so its status reaches done.
+#[tokio::test]
+async fn a_batch_sealed_without_waiters_is_done_after_its_last_job() {
+    let server = server();
+    let raw = Raw::new(&server, "gate-no-waiters").await;
+    raw.enqueue("q", "B", &[("m1", 0), ("m2", 0)]).await;
+    assert!(raw.seal("B", "batch", &[], &[]).await.is_empty());
+    assert_eq!(raw.gate("B").await.state, "sealed");
+    let members = raw.claim("q").await;
+    raw.ack("q", &members[0]).await;
+    assert_eq!(raw.gate("B").await.state, "sealed", "one of two finished");
+    raw.ack("q", &members[1]).await;
+    let b = raw.gate("B").await;
+    assert_eq!((b.state.as_str(), b.succeeded.as_str()), ("done", "2"));
+    assert!(
+        raw.seal("B", "batch", &[], &[]).await.is_empty(),
+        "sealing it again (a resend) changes nothing"
+    );
+    assert_eq!(raw.gate("B").await.state, "done");
 }
 
 #[tokio::test]
