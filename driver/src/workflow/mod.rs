@@ -90,9 +90,8 @@
 //!
 //! A done or cancelled gate (its record, members and outcomes) is deleted
 //! 24 hours after it finished, once its waiters are decided. A batch
-//! without callbacks is never sealed (sealing creates the waiters): its
-//! status reads `open` while it counts its jobs, and it expires 24 hours
-//! after its last job joined.
+//! without callbacks is sealed all the same: its status reaches `done`
+//! after its last job.
 //!
 //! # Sharded queues
 //!

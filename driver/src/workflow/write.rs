@@ -132,15 +132,11 @@ impl RedisQueue {
         {
             return Err(incomplete(enqueued, cause));
         }
-        // A batch without callbacks is never sealed (a seal creates
-        // waiters): it stays open, counting its jobs, and expires.
-        let callbacks = if batch.callbacks.is_empty() {
-            Vec::new()
-        } else {
-            self.seal(&seal_queue, &seal, id.as_str(), GateKind::Batch)
-                .await
-                .map_err(|cause| incomplete(enqueued, cause))?
-        };
+        // Sealed with or without callbacks, so its status reaches done.
+        let callbacks = self
+            .seal(&seal_queue, &seal, id.as_str(), GateKind::Batch)
+            .await
+            .map_err(|cause| incomplete(enqueued, cause))?;
         Ok(BatchHandle {
             id,
             jobs: jobs

@@ -49,6 +49,32 @@ async fn run_all(queue: &RedisQueue, name: &str) -> Vec<String> {
     jobs.into_iter().map(|job| job.id).collect()
 }
 
+/// A batch without callbacks is sealed as any other: its status says
+/// sealed while its jobs run and done after the last one.
+#[tokio::test]
+async fn a_batch_without_callbacks_is_done_after_its_last_job() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-no-callbacks")).await;
+    let batch = Batch::new().jobs(
+        "rows",
+        (1..=2).map(|n| NewJob::new(json!({"row": n}))).collect(),
+    );
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    assert!(handle.callbacks.is_empty());
+    let state = async || {
+        queue
+            .gate(handle.id.as_str())
+            .await
+            .unwrap()
+            .expect("gate")
+            .state
+    };
+    assert_eq!(state().await, GateState::Sealed);
+    assert_eq!(run_all(&queue, "rows").await.len(), 2);
+    let status = queue.gate(handle.id.as_str()).await.unwrap().expect("gate");
+    assert_eq!((status.state, status.succeeded), (GateState::Done, 2));
+}
+
 #[tokio::test]
 async fn a_batch_runs_on_complete_once_after_all_its_jobs_and_cancels_on_success_after_a_dead_one()
 {
