@@ -112,6 +112,11 @@ impl Keys {
     pub fn logs(&self) -> String {
         self.key("logs")
     }
+    /// `{ns}:wf:of`: lex members `id\ngate`, the gates a job joined after
+    /// its creation (`crate::workflow`).
+    pub fn workflow_joined(&self) -> String {
+        self.key("wf:of")
+    }
     /// `{ns}:limits`: each queue's limits and its limit keys' overrides.
     pub fn limits(&self) -> String {
         self.key("limits")

@@ -62,8 +62,8 @@ pub async fn page(queue: &Target, query: &GateQuery) -> Result<GatePage, QueueEr
     })
 }
 
-/// What links a job to gates: the one it waits on, and the one it was
-/// created into as a member (whose waiters wait on it).
+/// What links a job to gates: the one it waits on, and those it counts
+/// toward (whose waiters wait on it).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Links {
     /// Whether the job is in its queue (any state).
@@ -72,11 +72,12 @@ pub struct Links {
     pub state: Option<String>,
     /// The gate it waits (or waited) on.
     pub awaits: Option<String>,
-    /// The gate it was created into as a member, until it counted there.
+    /// The gates it counts toward until it finishes: the batch or tree it
+    /// was created into, and the gates of jobs that list it in `after`.
     pub member_of: Vec<String>,
 }
 
-/// Job `id`'s links to gates, from its record.
+/// Job `id`'s links to gates, from its record and the gates it joined.
 pub async fn links(queue: &Target, id: &str) -> Result<Links, QueueError> {
     let Some(record) = queue.inspect(id).await? else {
         return Ok(Links::default());
@@ -85,6 +86,6 @@ pub async fn links(queue: &Target, id: &str) -> Result<Links, QueueError> {
         found: true,
         state: Some(record.state.as_str().to_owned()),
         awaits: record.awaits,
-        member_of: record.gate.into_iter().collect(),
+        member_of: queue.waited_on_by(id).await?,
     })
 }

@@ -70,6 +70,12 @@ async fn batches_and_deps_are_shown_and_decided_from_the_command_line() {
         .unwrap();
     let receipt = receipt.id().to_owned();
 
+    // The charge, before it finishes: the receipt's dependencies wait on it.
+    let deps = json(&run(&["-o", "json", "deps", "show", charge.id()]));
+    assert_eq!(deps["waited_on_by"][0]["id"], receipt.as_str(), "{deps}");
+    let text = stdout(&run(&["deps", "show", charge.id()]));
+    assert!(text.contains("== what waits on it"), "{text}");
+
     // While it runs: the list, the batch, and why its callbacks wait.
     let list = run(&["batches", "list"]);
     assert_exit(&list, 0);
@@ -211,7 +217,11 @@ async fn batches_and_deps_are_shown_and_decided_from_the_command_line() {
 
     let awaiting = run(&["jobs", "mail", "--state", "awaiting"]);
     assert_exit(&awaiting, 0);
-    assert!(stdout(&awaiting).contains(&receipt), "{}", stdout(&awaiting));
+    assert!(
+        stdout(&awaiting).contains(&receipt),
+        "{}",
+        stdout(&awaiting)
+    );
 
     let read_only = run(&["--read-only", "deps", "release", &receipt]);
     assert_exit(&read_only, 1);

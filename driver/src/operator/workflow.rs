@@ -52,6 +52,18 @@ impl Operator {
         }
     }
 
+    /// The gates whose waiters wait on job `id` (see
+    /// [`RedisQueue::waited_on_by`]), from the shard holding the job.
+    pub async fn waited_on_by(&self, id: &str) -> Result<Vec<String>, QueueError> {
+        for shard in self.shards() {
+            let gates = shard.waited_on_by(id).await?;
+            if !gates.is_empty() {
+                return Ok(gates);
+            }
+        }
+        Ok(Vec::new())
+    }
+
     /// Gates by newest activity first (see [`RedisQueue::gates`]); over
     /// shards, each shard's first `offset + count` merged by their latest
     /// time (done, else sealed, else created).

@@ -129,6 +129,30 @@ pub const MAX_WAITERS: usize = 8;
 pub const MAX_DEPENDENCIES: usize = 1000;
 /// The longest batch label.
 pub const MAX_LABEL: usize = 256;
+/// The most gates one job counts toward (its batch or tree, and the jobs
+/// that list it in [`NewJob::after`](crate::NewJob::after)).
+pub const MAX_GATES_PER_JOB: usize = 100;
+
+#[cfg(test)]
+mod pinned {
+    /// The bounds the scripts enforce, read from their one definition
+    /// (lua/lib/gate_record.lua), so the driver's checks cannot drift.
+    #[test]
+    fn the_driver_bounds_are_the_gate_records() {
+        let lua = include_str!("../../lua/lib/gate_record.lua");
+        let value = |name: &str| -> usize {
+            lua.lines()
+                .find_map(|line| line.strip_prefix(&format!("GATE.{name} = ")))
+                .unwrap_or_else(|| panic!("gate_record.lua defines GATE.{name}"))
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(super::MAX_WAITERS, value("MAX_WAITERS"));
+        assert_eq!(super::MAX_GATES_PER_JOB, value("MAX_GATES_PER_JOB"));
+        assert_eq!(super::MAX_LABEL, value("MAX_LABEL_BYTES"));
+    }
+}
 
 #[cfg(doc)]
 use crate::RedisQueue;

@@ -2,7 +2,7 @@
 //! page at a time, and the list of gates.
 
 use super::decode::{self, Fields};
-use super::{GateStatus, MemberPage, MAX_MEMBERS_PAGE};
+use super::{GateStatus, MemberPage, MAX_GATES_PER_JOB, MAX_MEMBERS_PAGE};
 use crate::codes::{self, GateFound};
 use crate::limits;
 use crate::scripts::{num, reply, text, Op};
@@ -60,6 +60,39 @@ impl RedisQueue {
             members,
             next: (!next.is_empty()).then_some(next),
         })
+    }
+
+    /// The gates whose waiters wait on job `id` while it has not finished:
+    /// the batch or tree it was created into, then the gates of the jobs
+    /// that list it in [`NewJob::after`](crate::NewJob::after), in id
+    /// order (at most [`MAX_GATES_PER_JOB`] in all). Empty for a job that
+    /// finished (it counted there) or never was. One HGET-sized read of
+    /// its record and one range read.
+    pub async fn waited_on_by(&self, id: &str) -> Result<Vec<String>, QueueError> {
+        use fred::interfaces::SortedSetsInterface;
+        check_gate_id(id)?;
+        let mut gates: Vec<String> = match self.inspect(id).await? {
+            Some(record) => record.gate.into_iter().collect(),
+            None => Vec::new(),
+        };
+        let key = self.inner.keys.workflow_joined();
+        let joined: Vec<String> = self
+            .client()
+            .zrangebylex(
+                &key,
+                format!("[{id}\n"),
+                format!("({id}\u{b}"),
+                Some((0, MAX_GATES_PER_JOB as i64)),
+            )
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let prefix = format!("{id}\n");
+        gates.extend(
+            joined
+                .into_iter()
+                .filter_map(|entry| entry.strip_prefix(&prefix).map(str::to_owned)),
+        );
+        Ok(gates)
     }
 
     /// Gates by newest activity first, from `offset`, at most `count` (1 to

@@ -41,6 +41,11 @@ impl ShardedQueue {
         self.operator().gate(id).await
     }
 
+    /// The gates whose waiters wait on job `id` ([`Operator::waited_on_by`](crate::Operator::waited_on_by)).
+    pub async fn waited_on_by(&self, id: &str) -> Result<Vec<String>, QueueError> {
+        self.operator().waited_on_by(id).await
+    }
+
     /// A page of gate `id`'s members ([`Operator::gate_members`](crate::Operator::gate_members)).
     pub async fn gate_members(
         &self,

@@ -13,10 +13,8 @@ use crate::text::inert;
 use crate::workflow::{act, read, MEMBERS_PAGE};
 
 /// What the job waits on (its `awaits` gate, with a first page of
-/// members), then what waits on it: the batch or tree it was created into.
-/// Jobs that list it in `NewJob::after` are not found from it (the driver
-/// reads a job's gates only from the gate side): `redq batches list` shows
-/// those gates.
+/// members), then what waits on it: the batch or tree it was created into
+/// and the gates of jobs that list it in `NewJob::after`, until it finishes.
 pub async fn show(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
     let links = read::links(queue, id).await?;
     // A job gone without a trace may still name a gate: its own id is its
@@ -83,7 +81,7 @@ pub async fn show(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
     }
     println!();
     if waited_by.is_empty() {
-        println!("no batch or tree it was created into waits on it");
+        println!("nothing waits on it");
     } else {
         println!("== what waits on it");
         for gate in &waited_by {
