@@ -196,13 +196,22 @@ mod tests {
         );
 
         let ids: Vec<String> = (0..6).map(|n| format!("job-{n}")).collect();
-        let mut args = vec![s(1 << 20), s(ids.len()), s(""), s("")];
+        // Every job a member of batch "B"; then a dependent "W" of job-4
+        // (job-4, never claimed, joins W's gate: more_gates; W awaits it).
+        let mut args = vec![s(1 << 20), s(ids.len()), s("B"), s("batch")];
         for (n, id) in ids.iter().enumerate() {
             args.extend(job(id, n as u64));
         }
         lua::evalsha(&client, &enqueue, ns, queue, &args)
             .await
             .expect("enqueue");
+        let mut seal = vec![s("W"), s("deps"), s(1 << 20), s(""), s(1), s("job-4"), s(1)];
+        seal.extend([s(queue), s("success"), s("dead")]);
+        seal.extend(job("W", 6));
+        seal.extend([s(""), s("")]);
+        lua::evalsha(&client, &sha("gate_seal").await, ns, queue, &seal)
+            .await
+            .expect("gate_seal");
         // Lease the due jobs to a node id beyond 2^53 (kept as text).
         let claimed = items(
             lua::evalsha(
@@ -260,14 +269,14 @@ mod tests {
             .hgetall(redq::keys::Keys::new(ns).jobs())
             .await
             .expect("HGETALL");
-        assert_eq!(records.len(), ids.len());
+        assert_eq!(records.len(), ids.len() + 1);
         let mut seen_nonzero = std::collections::BTreeSet::new();
         for (id, raw) in &records {
             let (mine, my_payload) = Meta::split(raw).expect("the checker decodes it");
             let (driver, driver_payload) =
                 redq::lua::JobMeta::decode_record(raw).expect("the driver decodes it");
             assert_eq!(my_payload, driver_payload, "{id}: payload");
-            let fields: [(&str, String, String); 21] = [
+            let fields: [(&str, String, String); 24] = [
                 ("queue", mine.queue.clone(), driver.queue.clone()),
                 (
                     "priority",
@@ -364,6 +373,13 @@ mod tests {
                     driver.limit_key.clone(),
                 ),
                 ("trace", mine.trace.clone(), driver.trace.clone()),
+                ("gate", mine.gate.clone(), driver.gate.clone()),
+                (
+                    "more_gates",
+                    mine.more_gates.to_string(),
+                    driver.more_gates.to_string(),
+                ),
+                ("awaits", mine.awaits.clone(), driver.awaits.clone()),
             ];
             for (field, checker, driver) in fields {
                 assert_eq!(checker, driver, "{id}: {field}");
@@ -377,6 +393,6 @@ mod tests {
         }
         // Every position was exercised with a value other than its default,
         // so a field read from the wrong place would have shown.
-        assert_eq!(seen_nonzero.len(), 22, "{seen_nonzero:?}");
+        assert_eq!(seen_nonzero.len(), 25, "{seen_nonzero:?}");
     }
 }
