@@ -78,7 +78,7 @@ impl BenchArgs {
                 None => Ok(default),
             }
         };
-        let case = seen.get("case").cloned().ok_or("--case is required: enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed or latency")?;
+        let case = seen.get("case").cloned().ok_or("--case is required: enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed, batch or latency")?;
         let args = BenchArgs {
             case,
             n: number("n", 50_000)?,

@@ -72,20 +72,25 @@ pub(super) fn job(i: usize) -> NewJob {
 }
 
 /// CPU used by this process and by Redis across a timed section.
-struct Meter {
+pub(super) struct Meter {
     client: Option<f64>,
     redis: Option<redq::ServerStats>,
 }
 
 impl Meter {
-    async fn start(queue: &RedisQueue) -> Meter {
+    pub(super) async fn start(queue: &RedisQueue) -> Meter {
         Meter {
             client: client_cpu_s(),
             redis: queue.server_stats().await.ok(),
         }
     }
 
-    async fn finish(self, queue: &RedisQueue, jobs: usize, out: &mut Map<String, Value>) {
+    pub(super) async fn finish(
+        self,
+        queue: &RedisQueue,
+        jobs: usize,
+        out: &mut Map<String, Value>,
+    ) {
         if let (Some(before), Some(after)) = (self.client, client_cpu_s()) {
             out.insert("client_cpu_s".into(), json!(round(after - before)));
         }
@@ -101,7 +106,7 @@ impl Meter {
     }
 }
 
-fn round(x: f64) -> f64 {
+pub(super) fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
@@ -259,9 +264,10 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             stop.cancel();
             handle.await.map_err(|e| e.to_string())??;
         }
+        "batch" => super::batch::run(args, queue, &mut out).await?,
         other => {
             return Err(format!(
-                "unknown case {other:?}: accepted are enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed, latency"
+                "unknown case {other:?}: accepted are enqueue_bulk, enqueue_serial, enqueue_window, process, process_keep, process_rate, process_keyed, batch, latency"
             ))
         }
     }

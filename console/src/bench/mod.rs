@@ -13,12 +13,15 @@
 //! handler; jobs/s = (N-1) / first-to-last acknowledged completion;
 //! `process_rate` and `process_keyed` the same under limits that do not
 //! bind: a queue-wide rate of 100 000/s, or 100 limit keys of at most 1 000
-//! at once each: what limits cost per job),
+//! at once each: what limits cost per job), `batch` (the same N jobs run
+//! plainly, then as one batch with an `on_complete` callback, each timed
+//! from the first enqueue to the last completion: what a batch adds),
 //! `latency` (an idle Worker; K jobs enqueued one at a time, G ms apart;
 //! from the start of the enqueue call to the start of the handler).
 //! Each run uses a fresh namespace, so runs never see each other's jobs.
 
 mod args;
+mod batch;
 mod cases;
 mod measure;
 mod sharded;

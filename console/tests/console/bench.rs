@@ -17,7 +17,7 @@ fn bench(server: &RedisServer, args: &[&str]) -> std::process::Output {
 #[test]
 fn every_case_prints_one_json_line_whose_figures_hold() {
     let server = RedisServer::start();
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
         (
             "enqueue_bulk",
             &[
@@ -35,6 +35,16 @@ fn every_case_prints_one_json_line_whose_figures_hold() {
         ("process", &["jobs_per_s", "concurrency", "redis_cpu_s"]),
         ("process_keep", &["jobs_per_s", "concurrency"]),
         ("latency", &["p50_ms", "p90_ms", "p99_ms", "max_ms"]),
+        (
+            "batch",
+            &[
+                "jobs_per_s",
+                "plain_jobs_per_s",
+                "redis_cpu_us_per_job",
+                "plain_redis_cpu_us_per_job",
+                "batch_redis_cpu_us_per_job_added",
+            ],
+        ),
     ];
     for (case, fields) in cases {
         // Unknown flags are ignored and the first occurrence of a flag wins.
@@ -100,6 +110,12 @@ fn assert_figures_hold(case: &str, line: &serde_json::Value) {
             assert_eq!(line["concurrency"], 4, "{line}");
         }
         "process_keep" => assert_eq!(line["concurrency"], 4, "{line}"),
+        "batch" => {
+            positive("plain_jobs_per_s");
+            positive("redis_cpu_us_per_job");
+            positive("plain_redis_cpu_us_per_job");
+            assert_eq!(line["concurrency"], 4, "{line}");
+        }
         _ => {}
     }
     if line.get("p50_ms").is_some() {
