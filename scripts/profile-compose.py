@@ -44,6 +44,30 @@ def needed_modules(source, only=None):
     return done
 
 
+def defined(module_text):
+    """The top-level locals of a module (driver/src/scripts/compose.rs `defined`)."""
+    names = []
+    for line in module_text.splitlines():
+        if not line.startswith("local "):
+            continue
+        rest = line[len("local "):]
+        part = rest[len("function "):].split("(")[0] if rest.startswith("function ") else rest.split("=")[0]
+        for n in (n.strip() for n in part.split(",")):
+            if n and n not in names:
+                names.append(n)
+    return names
+
+
+def module_text(m):
+    """A module as composed: inside a function of its own returning its
+    locals, unless it says `-- composed inline:` (compose.rs `wrapped`)."""
+    text = (LUA / "lib" / f"{m}.lua").read_text().rstrip("\n")
+    if any(line.startswith("-- composed inline:") for line in text.splitlines()):
+        return text
+    names = ", ".join(defined(text))
+    return f"local {names} = (function()\n{text}\nreturn {names} end)()"
+
+
 def compose(name, cut_before=None, ret="{}", only=None):
     source = (LUA / f"{name}.lua").read_text()
     shebang, body = source.split("\n", 1)
@@ -56,7 +80,7 @@ def compose(name, cut_before=None, ret="{}", only=None):
         else:
             sys.exit(f"no line of lua/{name}.lua starts with {cut_before!r}")
         body = "\n".join(kept) + f"\nreturn {ret}\n"
-    parts = [shebang] + [(LUA / "lib" / f"{m}.lua").read_text().rstrip("\n") for m in needed_modules(source, only)]
+    parts = [shebang] + [module_text(m) for m in needed_modules(source, only)]
     parts.append(body.rstrip("\n"))
     return "\n".join(parts) + "\n"
 

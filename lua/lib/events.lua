@@ -15,6 +15,7 @@
 -- one of them; a script that counts its arguments counts ARGC, which leaves
 -- it out, and a call without it (an older driver, a test calling the script
 -- itself) works as before, recording no `by`.
+-- composed inline: cancel, gate_cancel and gate_decide set BY to the actor they were given
 
 local EVENTS_MAXLEN = 10000
 local ACTOR_MARK = '\0by\0'

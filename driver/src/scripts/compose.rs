@@ -8,6 +8,20 @@
 //! includes, then the rest of the script. Redis reports a Lua error at a line
 //! of that text (`user_script:N`); [`Composed::explain`] rewrites it to the
 //! file and line a reader opens (`lua/lib/check.lua:12`).
+//!
+//! Each module's body runs inside a function of its own whose results are its
+//! top-level locals (`local a, b = (function() <module> return a, b end)()`),
+//! unless the module says `-- composed inline: <why>` (a script assigns one of
+//! its locals). Why: Redis runs the whole composed text on every call, and in
+//! Lua 5.1 each closure created there finds each of its upvalues by walking
+//! the list of the function's open upvalues from the top of the stack. With
+//! every module's locals in one function that list holds a hundred entries or
+//! more, and a closure that uses `K` or `M` (defined first, so deepest) walks
+//! all of them: about 4 000 instructions for a function with five such
+//! upvalues, measured with callgrind. Inside its own function a module's
+//! closures take the outer names as upvalues of that function (a copy, no
+//! walk), and the function walks once per outer name it uses. The opening
+//! and closing are lines of their own, traced to no file.
 
 use super::catalogue::MODULES;
 
@@ -49,6 +63,40 @@ fn module(name: &str) -> &'static str {
         .find(|(n, _)| *n == name)
         .map(|(_, text)| *text)
         .unwrap_or_else(|| panic!("no module lua/lib/{name}.lua"))
+}
+
+/// The locals a module defines at its top level (what the scripts that
+/// include it may use): `local function f(`, `local a, b = ...`, `local x`.
+pub fn defined(module_text: &str) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    let declared = module_text
+        .lines()
+        .filter_map(|line| line.strip_prefix("local "))
+        .flat_map(|rest| {
+            let names = match rest.strip_prefix("function ") {
+                Some(f) => f.split('(').next().unwrap_or(""),
+                None => rest.split('=').next().unwrap_or(""),
+            };
+            names.split(',').map(str::trim)
+        })
+        .filter(|n| !n.is_empty());
+    for name in declared {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The line by which a module asks to be composed as plain top-level text
+/// (its locals shared with the script), with the reason after it.
+const INLINE_MARK: &str = "-- composed inline:";
+
+/// Whether module text `module_text` runs inside a function of its own.
+pub fn wrapped(module_text: &str) -> bool {
+    !module_text
+        .lines()
+        .any(|line| line.starts_with(INLINE_MARK))
 }
 
 /// The modules `source` needs, each once, every module after those it
@@ -98,11 +146,16 @@ pub fn compose(name: &str, source: &str) -> Composed {
     let script_file = format!("lua/{name}.lua");
     composed.push(&script_file, 1, shebang);
     for module_name in needed_modules(source) {
-        composed.push(
-            &format!("lua/lib/{module_name}.lua"),
-            1,
-            module(module_name),
-        );
+        let text = module(module_name);
+        let file = format!("lua/lib/{module_name}.lua");
+        if wrapped(text) {
+            let names = defined(text).join(", ");
+            composed.push_generated(&format!("local {names} = (function()"));
+            composed.push(&file, 1, text);
+            composed.push_generated(&format!("return {names} end)()"));
+        } else {
+            composed.push(&file, 1, text);
+        }
     }
     composed.push(&script_file, 2, body);
     composed
@@ -123,11 +176,18 @@ impl Composed {
         self.text.push('\n');
     }
 
-    /// The file and line that composed line `line` (from 1) came from.
+    /// A line the composer wrote itself (a module's opening or closing).
+    fn push_generated(&mut self, line: &str) {
+        self.push("", 1, line);
+    }
+
+    /// The file and line that composed line `line` (from 1) came from
+    /// (`None` for a line the composer wrote).
     pub fn locate(&self, line: usize) -> Option<(&str, usize)> {
         self.pieces
             .iter()
             .find(|p| (p.first..p.first + p.lines).contains(&line))
+            .filter(|p| !p.file.is_empty())
             .map(|p| (p.file.as_str(), p.file_first + (line - p.first)))
     }
 
@@ -163,22 +223,6 @@ mod tests {
             .map(|line| line.split("--").next().unwrap_or(""))
             .flat_map(|code| code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
             .filter(|w| !w.is_empty())
-            .collect()
-    }
-
-    /// The locals a module defines at its top level, for the scripts that include it.
-    fn defined(module_text: &str) -> Vec<&str> {
-        module_text
-            .lines()
-            .filter_map(|line| line.strip_prefix("local "))
-            .flat_map(|rest| {
-                let names = match rest.strip_prefix("function ") {
-                    Some(f) => f.split('(').next().unwrap_or(""),
-                    None => rest.split('=').next().unwrap_or(""),
-                };
-                names.split(',').map(str::trim)
-            })
-            .filter(|n| !n.is_empty())
             .collect()
     }
 
@@ -308,6 +352,77 @@ mod tests {
             modules,
             "lua/lib/*.lua and catalogue::MODULES differ"
         );
+    }
+
+    /// Whether `code` (one line, comments cut) assigns to the plain name
+    /// `name`: `name =`, `x, name =`, not `t.name =`, `name ==`, `local name =`.
+    fn assigns(code: &str, name: &str) -> bool {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        code.match_indices(name).any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            let after = code[at + name.len()..].trim_start();
+            let declared =
+                code[..at].trim_end().ends_with("local") || code.trim_start().starts_with("local ");
+            !before.is_some_and(|c| word(c) || c == '.')
+                && !code[at + name.len()..].starts_with(word)
+                && after.starts_with('=')
+                && !after.starts_with("==")
+                && !declared
+        })
+    }
+
+    /// A module runs inside its own function (see the module docs), so the
+    /// script sees copies of its locals: a script or another module that
+    /// assigned one would change its copy, not the module's. Such a module
+    /// must say `-- composed inline:`.
+    #[test]
+    fn no_file_assigns_a_local_of_a_wrapped_module() {
+        for (module_name, module_text) in MODULES.iter().filter(|(_, t)| wrapped(t)) {
+            for name in defined(module_text) {
+                for (file, text, _) in units() {
+                    if file == format!("lua/lib/{module_name}.lua") {
+                        continue;
+                    }
+                    for line in text.lines() {
+                        let code = line.split("--").next().unwrap_or("");
+                        let assigns = assigns(code, name);
+                        assert!(
+                            !assigns,
+                            "{file} assigns {name} of lua/lib/{module_name}.lua, which runs in \
+                             its own function: mark the module `-- composed inline:`"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrapped_module_keeps_its_line_numbers_and_its_wrapper_traces_to_no_file() {
+        let composed = compose(
+            "enqueue",
+            SCRIPTS.iter().find(|(n, _)| *n == "enqueue").unwrap().1,
+        );
+        let keys = module("keys");
+        assert!(wrapped(keys));
+        let line = composed
+            .text
+            .lines()
+            .position(|l| l.starts_with("local K = {"))
+            .unwrap()
+            + 1;
+        let file_line = keys
+            .lines()
+            .position(|l| l.starts_with("local K = {"))
+            .unwrap()
+            + 1;
+        assert_eq!(composed.locate(line), Some(("lua/lib/keys.lua", file_line)));
+        let opening = composed
+            .text
+            .lines()
+            .position(|l| l.starts_with("local K, QUEUE_KEY_COUNT"))
+            .unwrap();
+        assert_eq!(composed.locate(opening + 1), None);
     }
 
     #[test]
