@@ -108,6 +108,15 @@ async fn s_finds_the_matching_jobs_and_c_cancels_every_one_of_them_and_no_other(
         );
     }
     assert_eq!(queue.counts("billing").await.unwrap().waiting, 1500);
+    // The results are searched again: the cancelled jobs leave them.
+    walk(&target, &mut state).await;
+    let again = state.search.clone().unwrap();
+    assert!(again.done, "the text was searched again to its end");
+    assert!(
+        again.matches.is_empty(),
+        "cancelled jobs still listed: {:?}",
+        again.matches.iter().map(|j| &j.id).collect::<Vec<_>>()
+    );
     for id in others.iter().take(20).map(|e| e.id()) {
         assert!(
             queue.inspect(id).await.unwrap().is_some(),

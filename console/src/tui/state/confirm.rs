@@ -79,6 +79,9 @@ impl State {
             left: 0,
         });
         self.status = None;
+        if matches!(mutation, Mutation::OnMatches { .. }) {
+            self.search_again_after_change();
+        }
         Command::Mutate(mutation)
     }
 

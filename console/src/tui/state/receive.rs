@@ -123,6 +123,7 @@ impl State {
             Update::Finished { message, ok } => {
                 self.busy = None;
                 self.say(if ok { Level::Ok } else { Level::Error }, message);
+                self.search_again_if_changed();
             }
         }
     }

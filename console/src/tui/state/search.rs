@@ -2,7 +2,8 @@
 //! in a prompt, then the I/O task walks the driver's bounded search steps
 //! (`redq::search`) and sends each step's matches as they come; Esc stops
 //! it. Once the walk is done, `c` and `d` act on every match in batches,
-//! each asking first with the count (default No).
+//! each asking first with the count (default No); once that finishes the
+//! text is searched again, so the results never list a job that is gone.
 //!
 //! The app loop asks the source for [`State::search_wanted`] whenever it
 //! changes, as it does for the focus: the state never starts I/O itself.
@@ -34,6 +35,9 @@ pub struct SearchView {
     pub matches: Vec<JobRecord>,
     /// The selected match.
     pub cursor: Cursor,
+    /// `c` or `d` was sent for the matches: once it finishes the text is
+    /// searched again, so the results show what is left of them.
+    pub search_again: bool,
 }
 
 /// What the source is asked to search: `run` of `text` in `queue`.
@@ -143,6 +147,7 @@ impl State {
             examined: 0,
             matches: Vec::new(),
             cursor: Cursor::default(),
+            search_again: false,
         });
         self.status = None;
     }
@@ -302,6 +307,28 @@ impl State {
                 self.say(Level::Error, format!("search failed: {error}"));
             }
         }
+    }
+
+    /// A change of the matches was sent: search again once it finished.
+    pub(super) fn search_again_after_change(&mut self) {
+        if let Some(search) = self.search.as_mut() {
+            search.search_again = true;
+        }
+    }
+
+    /// A change finished: a search waiting for it walks again from the
+    /// start, so the jobs cancelled or deleted leave its results.
+    pub(super) fn search_again_if_changed(&mut self) {
+        let Some(search) = self.search.as_mut().filter(|s| s.search_again) else {
+            return;
+        };
+        search.search_again = false;
+        search.run += 1;
+        search.running = true;
+        search.done = false;
+        search.examined = 0;
+        search.matches.clear();
+        search.cursor = Cursor::default();
     }
 
     /// A search stays only over the jobs view of its queue (or a detail
