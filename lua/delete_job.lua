@@ -89,9 +89,9 @@ local function free_dedup(id, m)
   end
 end
 
--- Remove job `id` (record `m`, in `state`, waiting at `place`) from where it
+-- Remove job `id` (record `m`, in `state`, waiting in `structure`) from where it
 -- is, release what it holds, and delete it.
-local function remove(id, m, state, place)
+local function remove(id, m, state, structure)
   if state == 'leased' then
     redis.call('ZREM', K.leased, id)
     freed = freed + 1
@@ -110,12 +110,12 @@ local function remove(id, m, state, place)
     if redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
       redis.call('HDEL', K.ord_blocked_n, QUEUE)
     end
-  elseif place == 'zset' then
+  elseif structure == 'zset' then
     redis.call('ZREM', K.waiting, id)
-  elseif place == 'fifo' then
+  elseif structure == 'fifo' then
     -- O(the job's position in the list): Redis scans from the head.
     redis.call('LREM', K.fifo, 1, id)
-  elseif place == 'ready' then
+  elseif structure == 'ready' then
     redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
   end
   free_dedup(id, m)
@@ -147,11 +147,11 @@ if #ids > 0 then
     local m = load_meta(id)
     local code = 0
     if m and m[M.queue] == QUEUE then
-      local state, place = state_of(id, m)
+      local state, structure = state_of(id, m)
       if state == 'leased' and not force then
         code = -1
       else
-        remove(id, m, state, place)
+        remove(id, m, state, structure)
         code = 1
       end
     end

@@ -7,7 +7,7 @@
 -- include: check clock keys job_record job_new waiting ordering handoff flow events gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
---   writes jobs, fifo, waiting, scheduled, dedup, dedup_ttl, ord_active, ord_blocked,
+--   writes jobs, fifo, waiting, scheduled, dedup and dedup_ttl (with dedup keys), ord_active, ord_blocked,
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
 --          with a gate also wf_gates (read too), wf_members, wf_expire
@@ -90,10 +90,17 @@ local now = now_ms()
 local first_seq = redis.call('INCRBY', K.seq, n) - n + 1
 redis.call('SADD', K.queues, QUEUE)
 
--- Forget a few expired TTL-mode dedup keys per call so the set stays bounded.
-for _, dk in ipairs(redis.call('ZRANGEBYSCORE', K.dedup_ttl, '-inf', now, 'LIMIT', 0, 20)) do
-  redis.call('HDEL', K.dedup, dk)
-  redis.call('ZREM', K.dedup_ttl, dk)
+-- Forget expired TTL-mode dedup keys, only in a call with dedup keys (the
+-- others never touch the set): 20, and one more for each TTL key the call
+-- adds, so every key added removes at least one expired key while any is
+-- left and the set stays bounded by the keys still live plus what the last
+-- such call left. A lookup (live_duplicate) checks expiry itself, so what is
+-- left changes no answer.
+if p.dedup_keyed > 0 then
+  for _, dk in ipairs(redis.call('ZRANGEBYSCORE', K.dedup_ttl, '-inf', now, 'LIMIT', 0, 20 + p.ttl_keyed)) do
+    redis.call('HDEL', K.dedup, dk)
+    redis.call('ZREM', K.dedup_ttl, dk)
+  end
 end
 
 -- Jobs created earlier in this same batch count as live (their records are
@@ -110,6 +117,9 @@ local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
 local joined = {}
+-- The record of a job that is only packed (no ordering or limit key: nothing
+-- keeps it past its turn of the loop), reused from one such job to the next.
+local packed_only
 for i = 1, n do
   local code, id = 1, ids[i]
   local dk = p.dedup_keys[i]
@@ -119,7 +129,9 @@ for i = 1, n do
   elseif existing then
     code, id = 0, existing
   else
-    local m = parsed_record(p, i, QUEUE, first_seq + i - 1, now)
+    local kept = p.ordering_keys[i] ~= '' or p.limit_keys[i] ~= ''
+    if not kept and not packed_only then packed_only = new_record() end
+    local m = parsed_record(p, i, QUEUE, first_seq + i - 1, now, not kept and packed_only or nil)
     local due = m[M.not_before]
     if g then
       m[M.gate] = gate

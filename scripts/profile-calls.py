@@ -9,7 +9,8 @@ module's load (the prelude), counted by callgrind on redis-server.
 under test); --redq: the binary whose `bench --case process --n 4` is watched
 with MONITOR for the keys and arguments redq sends (target/release/redq);
 --calls: calls measured per case (1000; enqueue of 100 jobs runs a tenth as
-many); --modules: also the prelude, module by module, of enqueue, claim and
+many); --composed DIR: the four scripts as the driver composes them (see
+--help), else as scripts/profile-compose.py does (modules eagerly); --modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`).
 
@@ -184,6 +185,8 @@ def main():
     p.add_argument("--redq", default=str(HERE.parent / "target/release/redq"))
     p.add_argument("--calls", type=int, default=1000)
     p.add_argument("--modules", action="store_true")
+    p.add_argument("--composed", help="a directory of scripts as the driver composes them (written by "
+                   "`REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts -- --ignored`)")
     p.add_argument("--out")
     a = p.parse_args()
     pc.LUA = pathlib.Path(a.root) / "lua"
@@ -219,6 +222,8 @@ def main():
         return replies
 
     def load(script, **kw):
+        if a.composed and not kw:
+            return conn.call("SCRIPT", "LOAD", (pathlib.Path(a.composed) / f"{script}.lua").read_text()).decode()
         return conn.call("SCRIPT", "LOAD", pc.compose(script, **kw)).decode()
 
     def evalsha(sha, keys, argv):

@@ -23,6 +23,7 @@ use crate::QueueError;
 
 pub mod catalogue;
 pub mod compose;
+mod rename;
 
 /// A text argument of a script call.
 pub(crate) fn text(s: impl Into<String>) -> Value {
@@ -449,7 +450,7 @@ mod tests {
                 };
                 assert_eq!(
                     read(file).lines().nth(at - 1),
-                    Some(line),
+                    Some(compose::as_written(line).as_str()),
                     "{name} line {}",
                     i + 1
                 );

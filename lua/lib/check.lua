@@ -3,6 +3,7 @@
 --
 -- A refusal is error({err = 'ERR redq: ...'}): a plain sentence naming the
 -- bad argument, which the driver reports as "script refused input: ...".
+-- composed eager: every script checks its arguments first (driver/src/scripts/compose.rs)
 
 -- Upper bounds shared with driver/src/limits.rs (validated there first).
 local MAX_MS = 315360000000          -- ten years in milliseconds

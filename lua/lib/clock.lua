@@ -1,5 +1,6 @@
 -- lib/clock.lua: Redis's clock, the one every stored time is measured on
 -- (workers' clocks may disagree with it and with each other).
+-- composed eager: every call that reads the clock does so early (driver/src/scripts/compose.rs)
 
 local function now_ms()
   local t = redis.call('TIME')

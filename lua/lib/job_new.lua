@@ -7,12 +7,13 @@
 local JOB_FIELDS = 16
 
 -- Parsed jobs: one array per field, indexed by the job's place in the call
--- (no table per job: enqueue takes up to 1000 a call).
+-- (no table per job: enqueue takes up to 1000 a call); dedup_keyed counts
+-- the jobs with a dedup key, ttl_keyed those whose key has a TTL.
 local function new_parsed()
   return { ids = {}, payloads = {}, priorities = {}, delays = {}, not_befores = {},
     dedup_keys = {}, dedup_ttls = {}, ordering_keys = {}, max_attempts = {},
     retry_windows = {}, names = {}, attempts = {}, backoff_bases = {}, backoff_caps = {},
-    limit_keys = {}, traces = {} }
+    limit_keys = {}, traces = {}, dedup_keyed = 0, ttl_keyed = 0 }
 end
 
 -- Validate the job whose fields are ARGV[b + 1] .. ARGV[b + 16] into `p` at
@@ -31,6 +32,10 @@ local function parse_job(p, i, b, limit)
   p.not_befores[i] = uint(ARGV[b + 5], 'not_before_ms', MAX_TIME_MS)
   p.dedup_keys[i] = text(ARGV[b + 6], 'dedup key', 512)
   p.dedup_ttls[i] = uint(ARGV[b + 7], 'dedup_ttl_ms', MAX_MS)
+  if p.dedup_keys[i] ~= '' then
+    p.dedup_keyed = p.dedup_keyed + 1
+    if p.dedup_ttls[i] > 0 then p.ttl_keyed = p.ttl_keyed + 1 end
+  end
   p.ordering_keys[i] = text(ARGV[b + 8], 'ordering key', 512)
   local max_attempts = uint(ARGV[b + 9], 'max_attempts', MAX_U32)
   p.max_attempts[i] = max_attempts
@@ -58,9 +63,11 @@ local function parsed_due(p, i, now)
 end
 
 -- The record of parsed job `i` in `queue`, with sequence number `seq`,
--- created at `now`.
-local function parsed_record(p, i, queue, seq, now)
-  local m = new_record()
+-- created at `now`: in `m` when given (a record from new_record() that an
+-- earlier call filled: every field a job sets is set again; enqueue reuses
+-- one for the jobs whose record it only packs), else in a new one.
+local function parsed_record(p, i, queue, seq, now, m)
+  m = m or new_record()
   m[M.queue] = queue
   m[M.dedup_key], m[M.dedup_ttl] = p.dedup_keys[i], p.dedup_ttls[i]
   m[M.ordering_key] = p.ordering_keys[i]

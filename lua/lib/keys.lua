@@ -57,6 +57,7 @@
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- these, from KEYS[QUEUE_KEY_COUNT + 1].
+-- composed eager: every queue script names its keys through K (driver/src/scripts/compose.rs)
 
 local K = {
   jobs = KEYS[1], fifo = KEYS[2], waiting = KEYS[3], scheduled = KEYS[4],

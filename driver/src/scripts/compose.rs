@@ -9,21 +9,25 @@
 //! of that text (`user_script:N`); [`Composed::explain`] rewrites it to the
 //! file and line a reader opens (`lua/lib/check.lua:12`).
 //!
-//! Each module's body runs inside a function of its own whose results are its
-//! top-level locals (`local a, b = (function() <module> return a, b end)()`),
-//! unless the module says `-- composed inline: <why>` (a script assigns one of
-//! its locals). Why: Redis runs the whole composed text on every call, and in
-//! Lua 5.1 each closure created there finds each of its upvalues by walking
-//! the list of the function's open upvalues from the top of the stack. With
-//! every module's locals in one function that list holds a hundred entries or
-//! more, and a closure that uses `K` or `M` (defined first, so deepest) walks
-//! all of them: about 4 000 instructions for a function with five such
-//! upvalues, measured with callgrind. Inside its own function a module's
-//! closures take the outer names as upvalues of that function (a copy, no
-//! walk), and the function walks once per outer name it uses. The opening
-//! and closing are lines of their own, traced to no file.
+//! Redis runs the whole composed text on every call, so every module's body
+//! (its functions' closures, its tables) is built again each call, used or
+//! not: about 1 000 instructions a function, more when it uses names defined
+//! early (in Lua 5.1 a closure finds each upvalue by walking the list of open
+//! upvalues from the top of the stack). So a module is composed lazily: its
+//! body becomes the `__index` of an empty table `<module>__`, run by the
+//! call's first use of any of its locals, which then replaces that table by
+//! one holding them; every later use of those names (in
+//! the modules after it and in the script) is written `<module>__.name`
+//! (`rename.rs`, on the same line). A call pays only for the modules it
+//! touches. Modules every call uses say `-- composed eager: <why>` and run
+//! at once in a function of their own (`local a, b = (function() ... return
+//! a, b end)()`: their closures take the outer names as copies, no walk); a
+//! module whose locals a script assigns says `-- composed inline: <why>`
+//! and is plain top-level text. The added lines are lines of their own,
+//! traced to no file; a renamed line is traced to the line it came from.
 
 use super::catalogue::MODULES;
+use super::rename::rename;
 
 /// A script composed with its modules, and where each line came from.
 #[derive(Debug, Clone)]
@@ -88,15 +92,37 @@ pub fn defined(module_text: &str) -> Vec<&str> {
     names
 }
 
-/// The line by which a module asks to be composed as plain top-level text
-/// (its locals shared with the script), with the reason after it.
+/// How a module is composed.
+enum Composition {
+    /// Plain top-level text, its locals shared with the script (a script
+    /// assigns one of them): the module says `-- composed inline: <why>`.
+    Inline,
+    /// In a function of its own run at once: the module says
+    /// `-- composed eager: <why>` (every call uses it).
+    Eager,
+    /// In a function run by the first use of any of its locals in the call,
+    /// read through its table (`flow__.hold`): every other module.
+    Lazy,
+}
+
 const INLINE_MARK: &str = "-- composed inline:";
+const EAGER_MARK: &str = "-- composed eager:";
+
+fn composition(module_text: &str) -> Composition {
+    let says = |mark: &str| module_text.lines().any(|line| line.starts_with(mark));
+    if says(INLINE_MARK) {
+        Composition::Inline
+    } else if says(EAGER_MARK) {
+        Composition::Eager
+    } else {
+        Composition::Lazy
+    }
+}
 
 /// Whether module text `module_text` runs inside a function of its own.
-pub fn wrapped(module_text: &str) -> bool {
-    !module_text
-        .lines()
-        .any(|line| line.starts_with(INLINE_MARK))
+#[cfg(test)]
+pub(crate) fn wrapped(module_text: &str) -> bool {
+    !matches!(composition(module_text), Composition::Inline)
 }
 
 /// The modules `source` needs, each once, every module after those it
@@ -145,20 +171,58 @@ pub fn compose(name: &str, source: &str) -> Composed {
     };
     let script_file = format!("lua/{name}.lua");
     composed.push(&script_file, 1, shebang);
+    // The lazy modules' locals composed so far, each with its table.
+    let mut renames: Vec<(&str, String)> = Vec::new();
     for module_name in needed_modules(source) {
         let text = module(module_name);
         let file = format!("lua/lib/{module_name}.lua");
-        if wrapped(text) {
-            let names = defined(text).join(", ");
-            composed.push_generated(&format!("local {names} = (function()"));
-            composed.push(&file, 1, text);
-            composed.push_generated(&format!("return {names} end)()"));
-        } else {
-            composed.push(&file, 1, text);
+        let renamed = rename(text, &renames);
+        let names = defined(text).join(", ");
+        match composition(text) {
+            Composition::Inline => composed.push(&file, 1, &renamed),
+            Composition::Eager => {
+                composed.push_generated(&format!("local {names} = (function()"));
+                composed.push(&file, 1, &renamed);
+                composed.push_generated(&format!("return {names} end)()"));
+            }
+            Composition::Lazy => {
+                // The first use finds the empty table, whose __index runs the
+                // module and puts its locals in a table of their own (built
+                // whole, no rehashing) that replaces it: later uses read that.
+                let table = lazy_table(module_name);
+                let fields: Vec<String> =
+                    defined(text).iter().map(|n| format!("{n} = {n}")).collect();
+                composed.push_generated(&format!(
+                    "local {table} {table} = setmetatable({{}}, {{ __index = function(_, lazy__name)"
+                ));
+                composed.push(&file, 1, &renamed);
+                composed.push_generated(&format!(
+                    "{table} = {{ {} }} return {table}[lazy__name] end }})",
+                    fields.join(", ")
+                ));
+                renames.extend(defined(text).into_iter().map(|n| (n, table.clone())));
+            }
         }
     }
-    composed.push(&script_file, 2, body);
+    let body = rename(body, &renames);
+    composed.push(&script_file, 2, &body);
     composed
+}
+
+/// The table a lazy module's locals are read from: `flow__.hold`.
+fn lazy_table(module_name: &str) -> String {
+    format!("{module_name}__")
+}
+
+/// `line` of a composed script as its file has it: without the lazy tables
+/// in front of the names it uses.
+#[cfg(test)]
+pub(crate) fn as_written(line: &str) -> String {
+    let mut line = line.to_owned();
+    for (module_name, _) in MODULES {
+        line = line.replace(&format!("{}.", lazy_table(module_name)), "");
+    }
+    line
 }
 
 impl Composed {
@@ -397,6 +461,66 @@ mod tests {
         }
     }
 
+    /// The names a line declares: after `local` (to `=`), after `for` (to
+    /// `=` or `in`), and a function's parameters.
+    fn declared_on(code: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        for (at, _) in code.match_indices("local ") {
+            let rest = &code[at + 6..];
+            let rest = rest.strip_prefix("function ").unwrap_or(rest);
+            spans.push(rest.split(['=', '(']).next().unwrap_or(""));
+        }
+        for (at, _) in code.match_indices("for ") {
+            spans.push(
+                code[at + 4..]
+                    .split(['='])
+                    .next()
+                    .unwrap_or("")
+                    .split(" in ")
+                    .next()
+                    .unwrap_or(""),
+            );
+        }
+        for (at, _) in code.match_indices("function") {
+            if let Some(open) = code[at..].find('(') {
+                let params = &code[at + open + 1..];
+                spans.push(params.split(')').next().unwrap_or(""));
+            }
+        }
+        spans
+            .into_iter()
+            .flat_map(|span| span.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    /// A lazy module's names are rewritten wherever they are used after it
+    /// (`flow__.hold`), so a file that declared a local of the same name
+    /// would see the module's instead of its own in places.
+    #[test]
+    fn no_file_declares_a_local_named_as_a_lazy_modules() {
+        for (module_name, module_text) in MODULES
+            .iter()
+            .filter(|(_, t)| matches!(composition(t), Composition::Lazy))
+        {
+            let names = defined(module_text);
+            for (file, text, may_use) in units() {
+                if file == format!("lua/lib/{module_name}.lua") || !may_use.contains(module_name) {
+                    continue;
+                }
+                for line in text.lines() {
+                    let code = line.split("--").next().unwrap_or("");
+                    for word in declared_on(code) {
+                        assert!(
+                            !names.contains(&word),
+                            "{file} declares {word}, a local of lua/lib/{module_name}.lua: rename it"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_wrapped_module_keeps_its_line_numbers_and_its_wrapper_traces_to_no_file() {
         let composed = compose(
@@ -423,6 +547,18 @@ mod tests {
             .position(|l| l.starts_with("local K, QUEUE_KEY_COUNT"))
             .unwrap();
         assert_eq!(composed.locate(opening + 1), None);
+    }
+
+    /// For scripts/profile-calls.py: every script as composed, written to
+    /// the directory $REDQ_COMPOSED_OUT (`cargo test -p redq --lib
+    /// write_composed_scripts -- --ignored`).
+    #[test]
+    #[ignore = "writes files; run by scripts/profile-calls.py"]
+    fn write_composed_scripts() {
+        let dir = std::env::var("REDQ_COMPOSED_OUT").expect("REDQ_COMPOSED_OUT names a directory");
+        for (name, text) in SCRIPTS {
+            std::fs::write(format!("{dir}/{name}.lua"), compose(name, text).text).unwrap();
+        }
     }
 
     #[test]
