@@ -15,7 +15,7 @@
 -- order from the waiting jobs and the ready keys, each key within its own
 -- room (lib/flow_claim.lua), and records the starts that a rate counts.
 -- Cost bound: O(taken + keys woken + ready keys found without room) calls.
--- include: check clock keys retry promote waiting lease flow flow_claim metrics
+-- include: check clock keys retry promote waiting lease flow_spec flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused, limits
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,

@@ -11,7 +11,7 @@
 -- jobs are put due for a re-check now (K.lim_wake), from an HSCAN of K.lim;
 -- while the reply's cursor is not "0", limits_wake.lua puts the rest.
 -- Idle workers are woken when anything changed.
--- include: check clock keys flow events
+-- include: check clock keys flow_spec events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim
 --   writes limits, lim_wake, events

@@ -1,6 +1,6 @@
 -- lib/due.lua: how long until a job of this queue is due for claiming, for
 -- workers deciding how long to sleep (next_due.lua, park.lua).
--- include: keys clock waiting flow flow_claim
+-- include: keys clock waiting flow_spec flow_claim
 
 -- The soonest score of the zsets `keys`, as ms from `at` (0 when past), or
 -- `soonest` when none is sooner (-1 = none yet).

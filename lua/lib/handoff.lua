@@ -8,7 +8,7 @@
 -- has room for; the rest wakes the others. A flow-aware queue (lib/flow.lua)
 -- hands nothing off: its workers are woken and claim, and the claim checks
 -- the limits (one HGET, only when a worker is parked).
--- include: keys parked waiting lease flow metrics
+-- include: keys parked waiting lease flow_spec metrics
 
 -- Hand waiting jobs to the parked worker, if any. Returns true while jobs
 -- are left waiting for the others (so the caller still wakes them).

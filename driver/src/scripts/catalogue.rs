@@ -96,6 +96,7 @@ modules![
     kept_record,
     kept,
     job_state,
+    flow_spec,
     flow,
     flow_claim,
     events,
