@@ -245,10 +245,20 @@ pub async fn run(
                                 metrics_read = Some((view.clone(), Instant::now()));
                                 let _ = updates.send(update);
                             }
-                            // The view keeps what it showed; the next
-                            // refresh tries again.
-                            Ok(Err(error)) => tracing::warn!(%error, "metrics read failed"),
-                            Err(_) => tracing::warn!("metrics read timed out"),
+                            // The view keeps what it showed and says why;
+                            // the next refresh tries again.
+                            Ok(Err(error)) => {
+                                tracing::warn!(%error, "metrics read failed");
+                                let error = error.to_string();
+                                let view = view.clone();
+                                let _ = updates.send(Update::MetricsUnread { view, error });
+                            }
+                            Err(_) => {
+                                tracing::warn!("metrics read timed out");
+                                let error = "no answer within the read timeout".to_owned();
+                                let view = view.clone();
+                                let _ = updates.send(Update::MetricsUnread { view, error });
+                            }
                         }
                     }
                 }

@@ -208,6 +208,14 @@ pub enum Update {
         /// What came back (boxed: large beside the other updates).
         history: Box<redq::metrics::MetricsHistory>,
     },
+    /// The Metrics view's figures could not be read (the view keeps what it
+    /// showed; the next refresh tries again).
+    MetricsUnread {
+        /// The queue and window asked for.
+        view: super::mode::MetricsView,
+        /// Why, in words.
+        error: String,
+    },
     /// A step of the payload search.
     Search(super::SearchStep),
     /// A bulk operation advanced.

@@ -4,8 +4,9 @@
 
 use redq::metrics::MetricsHistory;
 
-use super::{MetricsView, Screen, State, View};
+use super::{Level, MetricsView, Screen, State, View};
 use crate::commands::metrics::figures::WINDOWS;
+use crate::text::inert;
 
 impl State {
     /// Open the selected queue's Metrics view, over the last 5 minutes (or
@@ -45,6 +46,26 @@ impl State {
             return;
         }
         self.data.metrics = Some((view, history));
+    }
+
+    /// A read of `view` failed: the status line says so while the view is
+    /// shown, and whether the figures on screen are older ones.
+    pub(super) fn metrics_unread(&mut self, view: &MetricsView, error: &str) {
+        if self.view != View::Metrics(view.clone()) {
+            return;
+        }
+        let kept = if self.metrics_shown(view).is_some() {
+            "; the figures shown are from the last read that worked"
+        } else {
+            ""
+        };
+        self.say(
+            Level::Error,
+            format!(
+                "the metrics of {} could not be read: {error}{kept}",
+                inert(&view.queue)
+            ),
+        );
     }
 
     /// The figures to draw for `view`: only those read for this queue and
@@ -117,6 +138,25 @@ mod tests {
         assert!(!state.screen_loaded(), "the view says it is loading");
         receive(&mut state, &hour, history("images"));
         assert!(state.metrics_shown(&hour).is_some());
+    }
+
+    #[test]
+    fn a_failed_read_is_said_and_the_figures_shown_stay() {
+        let view = images(MetricsWindow::Last5Minutes);
+        let mut state = state_on(&view);
+        receive(&mut state, &view, history("images"));
+        state.apply(Action::Received(Update::MetricsUnread {
+            view: view.clone(),
+            error: "the command timed out".into(),
+        }));
+        let status = state.status.as_ref().expect("a status line");
+        assert_eq!(status.level, Level::Error);
+        assert_eq!(
+            status.text,
+            "the metrics of images could not be read: the command timed out; \
+             the figures shown are from the last read that worked"
+        );
+        assert!(state.metrics_shown(&view).is_some());
     }
 
     #[test]

@@ -116,6 +116,7 @@ impl State {
                 }
             }
             Update::Metrics { view, history } => self.receive_metrics(view, *history),
+            Update::MetricsUnread { view, error } => self.metrics_unread(&view, &error),
             Update::Search(step) => self.receive_search(step),
             Update::Progress { label, done, left } => {
                 self.busy = Some(Progress { label, done, left })
