@@ -43,7 +43,7 @@ pub use catalogue::Op;
 /// re-compose the scripts, and can pin their own decoder to the driver's.
 pub mod exposed {
     pub use super::catalogue::{MODULES, SCRIPTS};
-    pub use super::compose::{compose, includes, needed_modules, Composed};
+    pub use super::compose::{compose, compose_with, includes, needed_modules, Composed};
     pub use super::map_error;
     pub use crate::meta::Meta as JobMeta;
     pub use crate::meta::JOB_RECORD_LEN;

@@ -51,13 +51,22 @@ pub fn composed(source: &str) -> redq::lua::Composed {
 
 /// The composed script `name` with `patches` applied (each `(from, to)`
 /// must match exactly once, so a patch cannot silently stop applying when
-/// the script changes).
+/// the script changes). They apply to the files as written (the script and
+/// its modules), before the composer rewrites the names of lazy modules.
 pub fn patched(name: &str, patches: &[(&str, &str)]) -> String {
-    let mut text = compose(source(name));
-    for (from, to) in patches {
-        let hits = text.matches(from).count();
+    let mut hits = vec![0; patches.len()];
+    let mut apply = |text: &str| {
+        let mut text = text.to_owned();
+        for (i, (from, to)) in patches.iter().enumerate() {
+            hits[i] += text.matches(from).count();
+            text = text.replacen(from, to, 1);
+        }
+        text
+    };
+    let script = apply(source(name));
+    let text = redq::lua::compose_with(name, &script, &mut apply).text;
+    for ((from, _), hits) in patches.iter().zip(hits) {
         assert_eq!(hits, 1, "patch {from:?} matches {hits} times in {name}");
-        text = text.replacen(from, to, 1);
     }
     text
 }

@@ -162,6 +162,17 @@ fn static_name(name: &str) -> &'static str {
 
 /// Compose script `name` (the file `lua/<name>.lua`) from its `source`.
 pub fn compose(name: &str, source: &str) -> Composed {
+    compose_with(name, source, &mut |text| text.to_owned())
+}
+
+/// [`compose`] with each module's text passed through `module_text` first
+/// (before any name is rewritten): how the tests build deliberately broken
+/// variants of a module's code.
+pub fn compose_with(
+    name: &str,
+    source: &str,
+    module_text: &mut dyn FnMut(&str) -> String,
+) -> Composed {
     let (shebang, body) = source
         .split_once('\n')
         .expect("every script starts with a shebang line");
@@ -172,9 +183,10 @@ pub fn compose(name: &str, source: &str) -> Composed {
     let script_file = format!("lua/{name}.lua");
     composed.push(&script_file, 1, shebang);
     // The lazy modules' locals composed so far, each with its table.
-    let mut renames: Vec<(&str, String)> = Vec::new();
+    let mut renames: Vec<(String, String)> = Vec::new();
     for module_name in needed_modules(source) {
-        let text = module(module_name);
+        let text = module_text(module(module_name));
+        let text = text.as_str();
         let file = format!("lua/lib/{module_name}.lua");
         let renamed = rename(text, &renames);
         let names = defined(text).join(", ");
@@ -200,7 +212,11 @@ pub fn compose(name: &str, source: &str) -> Composed {
                     "{table} = {{ {} }} return {table}[lazy__name] end }})",
                     fields.join(", ")
                 ));
-                renames.extend(defined(text).into_iter().map(|n| (n, table.clone())));
+                renames.extend(
+                    defined(text)
+                        .into_iter()
+                        .map(|n| (n.to_owned(), table.clone())),
+                );
             }
         }
     }

@@ -6,7 +6,7 @@
 /// `table.name`. A declaration of such a name (`local hold`) is renamed as
 /// well and fails to compile: loud, as it should be, since it would shadow the
 /// module's.
-pub fn rename(text: &str, renames: &[(&str, String)]) -> String {
+pub fn rename(text: &str, renames: &[(String, String)]) -> String {
     if renames.is_empty() {
         return text.to_owned();
     }
@@ -130,8 +130,8 @@ mod tests {
     #[test]
     fn uses_are_renamed_and_fields_strings_and_comments_are_not() {
         let renames = [
-            ("hold", "flow__".to_owned()),
-            ("M", "job_record__".to_owned()),
+            ("hold".to_owned(), "flow__".to_owned()),
+            ("M".to_owned(), "job_record__".to_owned()),
         ];
         let text = "if hold(id, m[M.limit_key]) then t.hold = 'hold' .. hold end -- hold\n\
                     k = { hold = hold, M == 1 }\n\
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn lines_do_not_move() {
-        let renames = [("hold", "flow__".to_owned())];
+        let renames = [("hold".to_owned(), "flow__".to_owned())];
         let text = "a\n  hold(1)\n--[[\nhold\n]]\nhold 'x'\n";
         assert_eq!(rename(text, &renames).lines().count(), text.lines().count());
     }
