@@ -368,7 +368,16 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         .first()
         .map(|r| r.counts.now)
         .unwrap_or_else(SystemTime::now);
-    let events = queue.events(EVENT_WINDOW).await?;
+    let events = match focus {
+        // A filter is applied to the whole stream (at most its cap), not
+        // only to the latest events: a rare kind is found behind floods of
+        // enqueued and completed ones.
+        Focus::Events(filter) => {
+            let keep = |e: &redq::QueueEvent| crate::tui::state::event_matches(filter, e);
+            queue.events_matching(EVENT_WINDOW, keep).await?
+        }
+        _ => queue.events(EVENT_WINDOW).await?,
+    };
     let workers = queue.workers().await?;
     let schedules = queue.schedules().await?;
     // Which jobs views offer the held tab: one small read per refresh.
@@ -389,7 +398,7 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
     };
     match focus {
         // The Metrics view's figures are read after the snapshot (see `run`).
-        Focus::Overview | Focus::Metrics(_) => {}
+        Focus::Overview | Focus::Metrics(_) | Focus::Events(_) => {}
         Focus::Workflows => {
             snapshot.gates = Some(crate::workflow::read::newest(queue).await?);
         }

@@ -282,3 +282,47 @@ async fn on_a_cluster_a_follower_reads_the_node_of_its_stream() {
     let got: Vec<&str> = batch.iter().map(|e| e.job_id.as_str()).collect();
     assert_eq!(got, [ids[0].as_str()]);
 }
+
+/// A filter on the Events screen looks through the whole stream, not only
+/// the latest 200 events: one dead letter behind 300 completions (each its
+/// own event) is found with `/kind:dead`, and only the latest 200 without.
+#[tokio::test]
+async fn the_events_filter_finds_a_dead_letter_behind_hundreds_of_newer_events() {
+    use ratatui::crossterm::event::KeyCode;
+    use redq_console::aggregate::Target;
+    use redq_console::tui::state::Screen;
+
+    use crate::live::{chars, console, press, refresh};
+
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("events_filter_depth"));
+    let q = connect(&url, &ns).await;
+    let died = fail(&q, leased(&q, "webhooks", 1).await, "410 Gone").await;
+    for i in 0..150 {
+        q.add("mail", NewJob::new(serde_json::json!({ "n": i })))
+            .await
+            .unwrap();
+        let job = q.claim("mail", 1, Duration::from_secs(60)).await.unwrap();
+        q.ack(&job[0].lease()).await.unwrap();
+    }
+    let target = Target::single(connect(&url, &ns).await);
+    let mut state = console(&target, &ns);
+    press(&mut state, &chars("6"));
+    assert_eq!(state.screen(), Screen::Events);
+    refresh(&target, &mut state).await;
+    assert_eq!(state.visible_events().len(), 200, "the latest 200");
+    assert!(
+        dead(state.data.events.clone()).is_empty(),
+        "the dead letter is older"
+    );
+
+    press(&mut state, &chars("/kind:dead"));
+    press(&mut state, &[KeyCode::Enter]);
+    refresh(&target, &mut state).await;
+    let shown: Vec<&str> = state
+        .visible_events()
+        .iter()
+        .map(|e| e.job_id.as_str())
+        .collect();
+    assert_eq!(shown, [died[0].as_str()]);
+}

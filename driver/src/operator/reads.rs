@@ -104,13 +104,20 @@ impl Operator {
     /// The latest `count` events of all shards, newest first.
     pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
         let all = try_join_all(self.shards().iter().map(|s| s.events(count))).await?;
-        if all.len() == 1 {
-            return Ok(all.into_iter().flatten().collect());
-        }
-        let mut events: Vec<QueueEvent> = all.into_iter().flatten().collect();
-        events.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.event_id.cmp(&a.event_id)));
-        events.truncate(count);
-        Ok(events)
+        Ok(newest_first(all, count))
+    }
+
+    /// The latest `count` events of all shards that `keep` accepts, newest
+    /// first (see [`RedisQueue::events_matching`]).
+    pub async fn events_matching(
+        &self,
+        count: usize,
+        keep: impl Fn(&QueueEvent) -> bool,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
+        let keep = &keep;
+        let all =
+            try_join_all(self.shards().iter().map(|s| s.events_matching(count, keep))).await?;
+        Ok(newest_first(all, count))
     }
 }
 
@@ -162,4 +169,16 @@ fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
         _ => Ordering::Equal,
     };
     by_state.then_with(|| a.id.cmp(&b.id))
+}
+
+/// Each shard's events (each newest first) as one list, newest first, at
+/// most `count`.
+fn newest_first(all: Vec<Vec<QueueEvent>>, count: usize) -> Vec<QueueEvent> {
+    if all.len() == 1 {
+        return all.into_iter().flatten().collect();
+    }
+    let mut events: Vec<QueueEvent> = all.into_iter().flatten().collect();
+    events.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.event_id.cmp(&a.event_id)));
+    events.truncate(count);
+    events
 }

@@ -241,6 +241,9 @@ pub enum Update {
 pub enum Focus {
     /// Only the overview.
     Overview,
+    /// The Events screen with this filter (not empty): its events are read
+    /// further back than the latest 200, until 200 match.
+    Events(String),
     /// Held leases.
     Leases,
     /// Dead letters.

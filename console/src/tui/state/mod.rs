@@ -51,7 +51,7 @@ pub use mode::{
     View,
 };
 pub use operate::{Operate, OperateKey};
-pub use rows::{Badge, DeadGroup};
+pub use rows::{event_matches, Badge, DeadGroup};
 pub use search::{matches_text, MatchChange, SearchRun, SearchStep, SearchView};
 pub use surgery::Surgery;
 
@@ -288,6 +288,9 @@ impl State {
             Screen::Dead => Focus::Dead,
             Screen::Limits => Focus::Limits,
             Screen::Workflows => Focus::Workflows,
+            Screen::Events if !self.filter_of(Screen::Events).is_empty() => {
+                Focus::Events(self.filter_of(Screen::Events).to_owned())
+            }
             _ => Focus::Overview,
         }
     }

@@ -69,6 +69,28 @@ fn matches(filter: &str, fields: &[&str]) -> bool {
     fields.iter().any(|f| f.to_lowercase().contains(&needle))
 }
 
+/// Whether event `e` passes the Events filter `filter`: `kind:PREFIX`
+/// keeps the kinds starting with it (`kind:worker`), any other text events
+/// with it in a field (who did it included). The source reads further back
+/// for a filter than for none (`source::fetch`), with this same test.
+pub fn event_matches(filter: &str, e: &QueueEvent) -> bool {
+    match filter.strip_prefix("kind:") {
+        Some(kind) => e.kind.starts_with(kind.to_lowercase().as_str()),
+        None => matches(
+            filter,
+            &[
+                &e.kind,
+                &e.queue,
+                &e.job_id,
+                e.name.as_deref().unwrap_or(""),
+                &e.error,
+                e.by.as_deref().unwrap_or(""),
+                e.detail.as_deref().unwrap_or(""),
+            ],
+        ),
+    }
+}
+
 fn job_matches(filter: &str, job: &JobRecord) -> bool {
     matches(
         filter,
@@ -85,7 +107,7 @@ fn job_matches(filter: &str, job: &JobRecord) -> bool {
 }
 
 impl State {
-    fn filter_of(&self, screen: Screen) -> &str {
+    pub(super) fn filter_of(&self, screen: Screen) -> &str {
         &self.tabs.filters[screen.index()]
     }
 
@@ -185,30 +207,14 @@ impl State {
         out
     }
 
-    /// Events matching the Events filter, newest first: `kind:PREFIX`
-    /// keeps the kinds starting with it (`kind:worker`), any other text
-    /// events with it in a field (who did it included).
+    /// Events matching the Events filter, newest first (see
+    /// [`event_matches`]).
     pub fn visible_events(&self) -> Vec<&QueueEvent> {
         let f = self.filter_of(Screen::Events);
-        let kind = f.strip_prefix("kind:").map(str::to_lowercase);
         self.data
             .events
             .iter()
-            .filter(|e| match &kind {
-                Some(kind) => e.kind.starts_with(kind.as_str()),
-                None => matches(
-                    f,
-                    &[
-                        &e.kind,
-                        &e.queue,
-                        &e.job_id,
-                        e.name.as_deref().unwrap_or(""),
-                        &e.error,
-                        e.by.as_deref().unwrap_or(""),
-                        e.detail.as_deref().unwrap_or(""),
-                    ],
-                ),
-            })
+            .filter(|e| event_matches(f, e))
             .collect()
     }
 
