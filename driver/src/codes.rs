@@ -410,15 +410,18 @@ pub(crate) fn gate_cancelled(items: &[Value]) -> Result<GateCancelReply, QueueEr
     Ok(match GateCancelCode::from_reply(items.first())? {
         GateCancelCode::Cancelled => GateCancelReply::Cancelled,
         GateCancelCode::NotFound => GateCancelReply::NotFound,
-        GateCancelCode::AlreadyDone => GateCancelReply::AlreadyDone(
-            items
-                .get(1)
-                .cloned()
-                .map(reply::text)
-                .transpose()?
-                .unwrap_or_default(),
-        ),
+        GateCancelCode::AlreadyDone => GateCancelReply::AlreadyDone(detail(items)?),
     })
+}
+
+/// The text after a reply's code (`{ code, detail }`), "" when there is none.
+fn detail(items: &[Value]) -> Result<String, QueueError> {
+    Ok(items
+        .get(1)
+        .cloned()
+        .map(reply::text)
+        .transpose()?
+        .unwrap_or_default())
 }
 
 /// A gate_decide reply.
@@ -435,14 +438,7 @@ pub(crate) fn gate_decided(items: &[Value]) -> Result<DecideReply, QueueError> {
     Ok(match GateDecideCode::from_reply(items.first())? {
         GateDecideCode::Decided => DecideReply::Decided,
         GateDecideCode::NotFound => DecideReply::NotFound,
-        GateDecideCode::NotHeld => DecideReply::NotHeld(
-            items
-                .get(1)
-                .cloned()
-                .map(reply::text)
-                .transpose()?
-                .unwrap_or_default(),
-        ),
+        GateDecideCode::NotHeld => DecideReply::NotHeld(detail(items)?),
     })
 }
 
