@@ -113,10 +113,12 @@ pub async fn decide(
         }),
         // Not held (pending, released, decided already): said, not a
         // usage error; nothing was changed.
-        Err(e @ QueueError::Invalid {
-            what: "held waiter",
-            ..
-        }) => Ok(Outcome {
+        Err(
+            e @ QueueError::Invalid {
+                what: "held waiter",
+                ..
+            },
+        ) => Ok(Outcome {
             ok: false,
             message: format!("{shown} was not released or failed: {}", e_rule(&e)),
             json: json!({ "outcome": "not_held" }),
