@@ -5,7 +5,7 @@
 //! nobody works on, and webhooks under flow control (one delivery at a time
 //! per tenant, the odd remote 429 pushing a tenant back), so the Limits
 //! screen has limits, held jobs and push-backs to show; and workflows (see
-//! [`super::workflows`]) for the Workflows screen.
+//! `demo/workflows.rs`) for the Workflows screen.
 //!
 //! Workers are the driver's own runtime (`redq::worker::Worker`) with typed
 //! jobs, so the Workers screen shows real heartbeats and the schedule is
