@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use fred::util::redis_keyslot;
 use redq::{NewJob, RedisQueue};
 use redq_tests::cluster::RedisCluster;
+use redq_tests::fixtures::DEADLINE;
 use redq_tests::{unique_namespace, wait_until};
 use serde_json::json;
 
@@ -100,6 +101,31 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
         .connect()
         .await
         .unwrap();
+    // One durable enqueue confirmed by the replica before the load starts,
+    // awaited with a deadline: under load every WAIT of the run may time
+    // out (CI once saw none confirmed), and the failover must still be
+    // shown to keep a confirmed job.
+    wait_until(
+        DEADLINE,
+        "a durable enqueue confirmed by the replica",
+        async || {
+            let job = NewJob::new(json!({ "warm_up": true }));
+            let durable = durable
+                .add_durable("q", job, 1, Duration::from_millis(500))
+                .await;
+            match durable {
+                // Counted with the run's confirmed enqueues: it too must
+                // survive the failover.
+                Ok(d) if d.confirmed => {
+                    let id = d.enqueued.id().to_owned();
+                    record.confirmed.lock().unwrap().push(id);
+                    true
+                }
+                _ => false,
+            }
+        },
+    )
+    .await;
     let durable_producer = {
         let (queue, record, stop) = (durable, record.clone(), stop.clone());
         tokio::spawn(async move {
