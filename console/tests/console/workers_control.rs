@@ -158,6 +158,26 @@ async fn the_workers_screen_asks_then_quiets_and_stops_the_selected_worker() {
     })
     .await;
     let id = q.workers().await.unwrap()[0].id.clone();
+    // Registered is not yet listening: await its holder channel's
+    // subscription, or the quiet below may find no one (seen under CI load).
+    let channel = format!("{{{ns}}}:wake:holder:{}", id.replace('-', ":"));
+    wait_until(
+        DEADLINE,
+        "the worker to listen on its holder channel",
+        async || {
+            let reply: Vec<String> = server
+                .cmd(&["PUBSUB", "NUMSUB", &channel])
+                .await
+                .convert()
+                .unwrap();
+            reply
+                .get(1)
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                > 0
+        },
+    )
+    .await;
 
     let mut state = live::console(&target, &ns);
     live::press(&mut state, &[KeyCode::Char('5')]);
