@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rand::Rng;
+
 use super::harness::QUEUE;
 use super::workload::Behaviour;
 use crate::history::{read_history, Entry, Reply};
@@ -128,6 +130,28 @@ impl Fleet {
             .position(|w| w.process == process)
             .unwrap_or_else(|| panic!("worker process {process} is not running"));
         self.running.swap_remove(i)
+    }
+
+    /// Starts workers 1..=`n`, each seeded `seed` + its recorder id.
+    pub(crate) fn spawn_team(&mut self, behaviour: &Behaviour, n: u32, seed: u64) {
+        for p in 1..=n {
+            self.spawn(behaviour, p, seed + p as u64, None);
+        }
+    }
+
+    /// `kill -9` of a running worker picked by `rng`, and a new one in its
+    /// place (the next recorder id, seeded `seed` + that id), so the fleet
+    /// keeps its size through a run of kills.
+    pub(crate) fn kill_and_replace(
+        &mut self,
+        rng: &mut impl Rng,
+        behaviour: &Behaviour,
+        seed: u64,
+    ) {
+        let running = self.running();
+        self.kill(running[rng.random_range(0..running.len())]);
+        let next = self.started.iter().map(|(p, _)| *p).max().unwrap_or(0) + 1;
+        self.spawn(behaviour, next, seed + next as u64, None);
     }
 
     /// `kill -9` of worker `process`; a problem if it had already exited.

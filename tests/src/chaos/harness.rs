@@ -9,7 +9,12 @@ use std::time::{Duration, Instant};
 
 use redq::RedisQueue;
 
+use rand::Rng;
+
+use super::fleet::{Ended, Fleet};
 use super::outcome::Outcome;
+use super::workload::Behaviour;
+use super::Scale;
 use crate::history::{self, Call, Entry, Recorder, RecordingQueue, Reply, Report, ServerLog};
 use crate::RedisServer;
 
@@ -264,4 +269,58 @@ pub(crate) fn require_ran(
     }
     let (what, count) = faults;
     outcome.require(count > 0, || format!("no fault was injected ({what}: 0)"));
+}
+
+/// Kills a random worker every 2 to 5 s, each replaced at once and followed
+/// by a structural check, until the fault window (6 s at least) has passed
+/// and `feed` (the producer) has finished, or the run has lasted four fault
+/// windows and a minute. Returns the number of kills.
+pub(crate) async fn kill_workers_while<T>(
+    feed: &tokio::task::JoinHandle<T>,
+    fleet: &mut Fleet,
+    (rng, behaviour): (&mut impl Rng, &Behaviour),
+    (server, ns): (&RedisServer, &str),
+    (scale, started): (Scale, Instant),
+    structure: &mut Vec<String>,
+) -> usize {
+    let mut kills = 0;
+    let window_end = Instant::now() + scale.fault_window.max(Duration::from_secs(6));
+    while Instant::now() < window_end || !feed.is_finished() {
+        tokio::time::sleep(Duration::from_millis(rng.random_range(2000..=5000))).await;
+        fleet.kill_and_replace(rng, behaviour, scale.seed);
+        kills += 1;
+        structure_check(server, ns, &format!("kill -9 #{kills}"), structure).await;
+        if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {
+            break;
+        }
+    }
+    kills
+}
+
+/// Ends a run with a worker fleet: waits (20 s at most) until every running
+/// worker has had a claim answered, so one started late shows it came up,
+/// then stops the fleet and appends its histories to `recorded` (the
+/// in-process clients' entries).
+pub(crate) async fn end_fleet(fleet: Fleet, mut recorded: Vec<Entry>) -> (Vec<Entry>, Ended) {
+    fleet.await_first_claims(Duration::from_secs(20)).await;
+    let mut ended = fleet.end();
+    recorded.append(&mut ended.entries);
+    (recorded, ended)
+}
+
+/// The checks every fleet run closes with: each worker process had a claim
+/// answered (and, when `jobs_each`, got a job), no history was lost or cut
+/// off by an exit of its own, every server line was read; the workers'
+/// stderr is kept for a failure's report.
+pub(crate) fn close_fleet_run(
+    outcome: &mut Outcome,
+    entries: &[Entry],
+    ended: Ended,
+    unread: Vec<String>,
+    jobs_each: bool,
+) {
+    Claims::of(entries).require(outcome, &ended.processes, jobs_each);
+    outcome.require_none(ended.problems);
+    outcome.require_none(unread);
+    outcome.worker_stderr = ended.stderr;
 }

@@ -9,11 +9,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use redq::flow::{Limit, LimitScope};
 
 use super::fleet::Fleet;
-use super::harness::{self, structure_check, Claims, QUEUE};
+use super::harness::{self, QUEUE};
 use super::workload::{produce, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{JobSpec, Recorder, RecordingQueue, ServerLog};
@@ -80,10 +80,7 @@ pub async fn limits(scale: Scale, worker_bin: &Path) -> Outcome {
         ..Behaviour::default()
     };
     let mut fleet = Fleet::new(worker_bin, &url, &ns);
-    for p in 1..=3 {
-        fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
-    }
-    let mut next_process = 4;
+    fleet.spawn_team(&behaviour, 3, scale.seed);
     let jobs: Vec<JobSpec> = (0..scale.jobs).map(spec).collect();
     let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
     let feed = {
@@ -91,34 +88,20 @@ pub async fn limits(scale: Scale, worker_bin: &Path) -> Outcome {
         tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
     };
     let mut structure = Vec::new();
-    let mut kills = 0;
-    let window_end = Instant::now() + scale.fault_window.max(Duration::from_secs(6));
-    while Instant::now() < window_end || !feed.is_finished() {
-        tokio::time::sleep(Duration::from_millis(rng.random_range(2000..=5000))).await;
-        let running = fleet.running();
-        let victim = running[rng.random_range(0..running.len())];
-        fleet.kill(victim);
-        kills += 1;
-        structure_check(&server, &ns, &format!("kill -9 #{kills}"), &mut structure).await;
-        fleet.spawn(
-            &behaviour,
-            next_process,
-            scale.seed + next_process as u64,
-            None,
-        );
-        next_process += 1;
-        if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {
-            break;
-        }
-    }
+    let kills = harness::kill_workers_while(
+        &feed,
+        &mut fleet,
+        (&mut rng, &behaviour),
+        (&server, &ns),
+        (scale, started),
+        &mut structure,
+    )
+    .await;
     let produced = feed.await.expect("producer task");
     // At RATE_MAX starts a second the queue needs jobs/RATE_MAX s at the least.
     let least = Duration::from_millis(scale.jobs as u64 * 1000 / RATE_MAX as u64);
     let drained = harness::drain(&producer.queue, least * 2 + Duration::from_secs(60)).await;
-    fleet.await_first_claims(Duration::from_secs(20)).await;
-    let ended = fleet.end();
-    let mut entries = producer.recorder.entries();
-    entries.extend(ended.entries);
+    let (entries, ended) = harness::end_fleet(fleet, producer.recorder.entries()).await;
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
     let mut outcome = Outcome::new(
         "flow control (queue and per-key concurrency, a rate) under kill -9 of workers",
@@ -182,9 +165,6 @@ pub async fn limits(scale: Scale, worker_bin: &Path) -> Outcome {
             format!("{what} was never reached ({seen} of {limit}), so it was not tested")
         });
     }
-    Claims::of(&entries).require(&mut outcome, &ended.processes, false);
-    outcome.require_none(ended.problems);
-    outcome.require_none(unread);
-    outcome.worker_stderr = ended.stderr;
+    harness::close_fleet_run(&mut outcome, &entries, ended, unread, false);
     outcome
 }

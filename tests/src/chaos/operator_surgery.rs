@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::fleet::Fleet;
-use super::harness::{self, structure_check, Claims, QUEUE};
+use super::harness::{self, structure_check, QUEUE};
 use super::workload::{produce, specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::raw::RawQueue;
@@ -57,10 +57,7 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
     let operator = RawQueue::new(client.clone(), &ns, QUEUE, Recorder::new(OPERATOR), &[]).await;
     let key = |part: &str| format!("{{{ns}}}:q:{QUEUE}:{part}");
     let mut fleet = Fleet::new(worker_bin, &url, &ns);
-    for p in 1..=3 {
-        fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
-    }
-    let mut next_process = 4;
+    fleet.spawn_team(&behaviour, 3, scale.seed);
     let jobs = specs("surgery", 0, scale.jobs, 0, 0);
     let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
     let feed = {
@@ -108,17 +105,9 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
             }
         }
         if Instant::now() >= next_kill {
-            let running = fleet.running();
-            fleet.kill(running[rng.random_range(0..running.len())]);
+            fleet.kill_and_replace(&mut rng, &behaviour, scale.seed);
             kills += 1;
             structure_check(&server, &ns, &format!("kill -9 #{kills}"), &mut structure).await;
-            fleet.spawn(
-                &behaviour,
-                next_process,
-                scale.seed + next_process as u64,
-                None,
-            );
-            next_process += 1;
             next_kill = Instant::now() + Duration::from_millis(rng.random_range(2000..=4000));
         }
         if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {
@@ -127,11 +116,9 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
     }
     let produced = feed.await.expect("producer task");
     let drained = harness::drain(&producer.queue, Duration::from_secs(60)).await;
-    fleet.await_first_claims(Duration::from_secs(20)).await;
-    let ended = fleet.end();
-    let mut entries = producer.recorder.entries();
-    entries.extend(operator.recorder.entries());
-    entries.extend(ended.entries);
+    let mut recorded = producer.recorder.entries();
+    recorded.extend(operator.recorder.entries());
+    let (entries, ended) = harness::end_fleet(fleet, recorded).await;
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
     let mut outcome = Outcome::new(
         "an operator cancels, deletes and promotes while workers are killed",
@@ -156,9 +143,6 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
         produced.unexplained(&[]),
         ("worker processes killed", kills),
     );
-    Claims::of(&entries).require(&mut outcome, &ended.processes, false);
-    outcome.require_none(ended.problems);
-    outcome.require_none(unread);
-    outcome.worker_stderr = ended.stderr;
+    harness::close_fleet_run(&mut outcome, &entries, ended, unread, false);
     outcome
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::fleet::{Fleet, FAKETIME_LIB};
-use super::harness::{self, structure_check, Claims, QUEUE};
+use super::harness::{self, structure_check, QUEUE};
 use super::workload::{produce, specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{Recorder, RecordingQueue, ServerLog};
@@ -59,9 +59,9 @@ pub async fn skewed_clocks(scale: Scale, worker_bin: &Path) -> Option<Outcome> {
         &mut structure,
     )
     .await;
-    let ended = fleet.end();
+    let mut ended = fleet.end();
     let mut entries = producer.recorder.entries();
-    entries.extend(ended.entries);
+    entries.append(&mut ended.entries);
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
     let mut outcome = Outcome::new("worker clocks skewed by ±30 s", started, report, structure);
     outcome.figure("worker clocks", "+30 s, -30 s, true, +30 s");
@@ -78,10 +78,7 @@ pub async fn skewed_clocks(scale: Scale, worker_bin: &Path) -> Option<Outcome> {
     outcome.require((25..=35).contains(&skew_seen), || {
         format!("faketime did not skew the clock (measured {skew_seen} s)")
     });
-    Claims::of(&entries).require(&mut outcome, &ended.processes, true);
-    outcome.require_none(ended.problems);
-    outcome.require_none(unread);
-    outcome.worker_stderr = ended.stderr;
+    harness::close_fleet_run(&mut outcome, &entries, ended, unread, true);
     Some(outcome)
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::fleet::Fleet;
-use super::harness::{self, structure_check, Claims, QUEUE};
+use super::harness::{self, structure_check, QUEUE};
 use super::workload::{produce, specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{self, Recorder, RecordingQueue, ServerLog};
@@ -89,14 +89,14 @@ pub async fn stop_worker(scale: Scale, worker_bin: &Path) -> Outcome {
         fleet.kill(other);
     }
     let drained = harness::drain(&producer.queue, Duration::from_secs(30)).await;
-    let ended = fleet.end();
+    let mut ended = fleet.end();
     let late_refused = ended
         .entries
         .iter()
         .filter(|e| e.process == STOPPED && matches!(e.reply, Some(history::Reply::LeaseLost)))
         .count();
     let mut entries = producer.recorder.entries();
-    entries.extend(ended.entries);
+    entries.append(&mut ended.entries);
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
     let mut outcome = Outcome::new(
         "worker SIGSTOP past its lease, then SIGCONT",
@@ -121,9 +121,6 @@ pub async fn stop_worker(scale: Scale, worker_bin: &Path) -> Outcome {
             "only {late_refused} late calls of the stopped worker were refused in {rounds} rounds"
         ));
     }
-    Claims::of(&entries).require(&mut outcome, &ended.processes, true);
-    outcome.require_none(ended.problems);
-    outcome.require_none(unread);
-    outcome.worker_stderr = ended.stderr;
+    harness::close_fleet_run(&mut outcome, &entries, ended, unread, true);
     outcome
 }

@@ -23,7 +23,7 @@ use redq::workflow::{Batch, BatchHandle, GateState, WaiterDecision};
 use redq::{Enqueued, NewJob, RedisQueue};
 
 use super::fleet::Fleet;
-use super::harness::{self, structure_check, Claims, QUEUE};
+use super::harness::{self, structure_check, QUEUE};
 use super::workload::Behaviour;
 use super::{Outcome, Scale};
 use crate::history::{Call, Entry, Recorder, Reply, ServerLog};
@@ -286,10 +286,7 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
         ..Behaviour::default()
     };
     let mut fleet = Fleet::new(worker_bin, &url, &ns);
-    for p in 1..=3 {
-        fleet.spawn(&behaviour, p, scale.seed + p as u64, None);
-    }
-    let mut next_process = 4;
+    fleet.spawn_team(&behaviour, 3, scale.seed);
     let batches = (scale.jobs / (MEMBERS + 3)).max(10);
     let window = scale.fault_window.max(Duration::from_secs(9));
     let feed = tokio::spawn(produce(
@@ -306,15 +303,7 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
         tokio::time::sleep(Duration::from_millis(rng.random_range(700..=1500))).await;
         let what = match FAULTS[turn % FAULTS.len()] {
             Fault::KillWorker => {
-                let running = fleet.running();
-                fleet.kill(running[rng.random_range(0..running.len())]);
-                fleet.spawn(
-                    &behaviour,
-                    next_process,
-                    scale.seed + next_process as u64,
-                    None,
-                );
-                next_process += 1;
+                fleet.kill_and_replace(&mut rng, &behaviour, scale.seed);
                 "worker kill -9"
             }
             Fault::KillRedis => {
@@ -346,10 +335,7 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
     let made = feed.await.expect("producer task");
     let settled = settle(&producer, &made, Duration::from_secs(90)).await;
     let drained = harness::drain(&producer, Duration::from_secs(60)).await;
-    fleet.await_first_claims(Duration::from_secs(20)).await;
-    let ended = fleet.end();
-    let mut entries = recorder.entries();
-    entries.extend(ended.entries);
+    let (entries, ended) = harness::end_fleet(fleet, recorder.entries()).await;
     let (released, problems) = verify(&producer, &made, &entries).await;
     let (report, unread) = harness::check(&server, &ns, log, &entries, Some(server.dir())).await;
     let mut outcome = Outcome::new(
@@ -414,9 +400,6 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
     let most = outcome.report.get("workflow_max_releases_of_a_waiter");
     outcome.require(most <= 1, || format!("a waiter was released {most} times"));
     outcome.require_none(problems);
-    Claims::of(&entries).require(&mut outcome, &ended.processes, false);
-    outcome.require_none(ended.problems);
-    outcome.require_none(unread);
-    outcome.worker_stderr = ended.stderr;
+    harness::close_fleet_run(&mut outcome, &entries, ended, unread, false);
     outcome
 }
