@@ -42,6 +42,26 @@ impl TypedJob for Recorded {
     }
 }
 
+/// Fails its first attempt (a retry 1 ms later), so its second runs as a
+/// retry: the traces tests see a job's span on each attempt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailsOnce;
+
+impl TypedJob for FailsOnce {
+    const NAME: &'static str = "test.fails_once";
+    const QUEUE: &'static str = "fails-once";
+
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        if cx.attempt() == 1 {
+            return Err(JobError::retry_after(
+                "the first try fails",
+                Duration::from_millis(1),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The runs recorded for `tag`, as (job id, attempt) pairs.
 pub async fn recorded_runs(client: &fred::clients::Client, tag: &str) -> Vec<(String, u32)> {
     let entries: Vec<String> = client

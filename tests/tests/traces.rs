@@ -6,14 +6,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
-use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
+use redq::worker::{Registry, TypedJob, WorkOptions, Worker};
 use redq::{JobState, NewJob};
 use redq_tests::fixtures::{self, assert_invalid, DEADLINE, LONG};
+use redq_tests::jobs::FailsOnce;
 use redq_tests::running::RunningWorker;
 use redq_tests::{wait_until, RedisServer};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
@@ -84,24 +83,7 @@ impl Visit for Fields {
     }
 }
 
-const QUEUE: &str = "traces-process";
-
-/// Fails its first attempt, so the second runs as a retry.
-#[derive(Serialize, Deserialize)]
-struct FailsOnce;
-impl TypedJob for FailsOnce {
-    const NAME: &'static str = "traces.fails_once";
-    const QUEUE: &'static str = QUEUE;
-    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
-        if cx.attempt() == 1 {
-            return Err(JobError::retry_after(
-                "the first try fails",
-                Duration::from_millis(1),
-            ));
-        }
-        Ok(())
-    }
-}
+const QUEUE: &str = FailsOnce::QUEUE;
 
 #[tokio::test]
 async fn each_attempt_runs_in_a_redq_process_span_with_the_messaging_fields() {

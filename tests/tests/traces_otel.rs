@@ -6,17 +6,16 @@
 //! Spans go to the SDK's in-memory exporter.
 
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry::Value;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use redq::worker::{JobCx, JobError, Pushed, Registry, TypedJob, WorkOptions, Worker};
+use redq::worker::{Pushed, Registry, TypedJob, WorkOptions, Worker};
 use redq::JobState;
 use redq_tests::fixtures::{self, DEADLINE};
+use redq_tests::jobs::FailsOnce;
 use redq_tests::running::RunningWorker;
 use redq_tests::{wait_until, RedisServer};
-use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 use tracing_subscriber::layer::SubscriberExt;
 
@@ -53,24 +52,7 @@ fn is_attempt_of(span: &SpanData, id: &str, attempt: i64) -> bool {
         && attribute(span, "redq.job.attempt") == Some(&Value::I64(attempt))
 }
 
-const QUEUE: &str = "traces-otel";
-
-/// Fails its first attempt, so the second runs as a retry.
-#[derive(Serialize, Deserialize)]
-struct FailsOnce;
-impl TypedJob for FailsOnce {
-    const NAME: &'static str = "traces.otel_fails_once";
-    const QUEUE: &'static str = QUEUE;
-    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
-        if cx.attempt() == 1 {
-            return Err(JobError::retry_after(
-                "the first try fails",
-                Duration::from_millis(1),
-            ));
-        }
-        Ok(())
-    }
-}
+const QUEUE: &str = FailsOnce::QUEUE;
 
 #[tokio::test]
 async fn the_worker_span_is_the_producers_child_first_and_linked_to_it_on_a_retry() {

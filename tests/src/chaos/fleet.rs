@@ -139,19 +139,41 @@ impl Fleet {
         }
     }
 
-    /// `kill -9` of a running worker picked by `rng`, and a new one in its
-    /// place (the next recorder id, seeded `seed` + that id), so the fleet
-    /// keeps its size through a run of kills.
-    pub(crate) fn kill_and_replace(
+    /// `kill -9` of a running worker picked by `rng` among those that have
+    /// come up (had a claim answered: killing one still starting tests
+    /// nothing, and on a loaded machine leaves no history at all), waiting
+    /// up to 10 s for one to, and a new one in its place (the next recorder
+    /// id, seeded `seed` + that id), so the fleet keeps its size through a
+    /// run of kills.
+    pub(crate) async fn kill_and_replace(
         &mut self,
         rng: &mut impl Rng,
         behaviour: &Behaviour,
         seed: u64,
     ) {
-        let running = self.running();
-        self.kill(running[rng.random_range(0..running.len())]);
+        let until = Instant::now() + Duration::from_secs(10);
+        let up = loop {
+            let up: Vec<u32> = self
+                .running()
+                .into_iter()
+                .filter(|p| self.has_claimed(*p))
+                .collect();
+            if !up.is_empty() || Instant::now() >= until {
+                break up;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let candidates = if up.is_empty() { self.running() } else { up };
+        self.kill(candidates[rng.random_range(0..candidates.len())]);
         let next = self.started.iter().map(|(p, _)| *p).max().unwrap_or(0) + 1;
         self.spawn(behaviour, next, seed + next as u64, None);
+    }
+
+    /// Whether worker `process` has had a claim answered.
+    fn has_claimed(&self, process: u32) -> bool {
+        self.history_so_far(process)
+            .iter()
+            .any(|e| matches!(e.reply, Some(Reply::Claimed { .. })))
     }
 
     /// `kill -9` of worker `process`; a problem if it had already exited.
@@ -198,12 +220,7 @@ impl Fleet {
     /// process started just before the end must show it came up too.
     pub(crate) async fn await_first_claims(&self, deadline: Duration) {
         let until = Instant::now() + deadline;
-        let claimed = |p: u32| {
-            self.history_so_far(p)
-                .iter()
-                .any(|e| matches!(e.reply, Some(Reply::Claimed { .. })))
-        };
-        while Instant::now() < until && !self.running().into_iter().all(claimed) {
+        while Instant::now() < until && !self.running().into_iter().all(|p| self.has_claimed(p)) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -287,7 +287,7 @@ pub(crate) async fn kill_workers_while<T>(
     let window_end = Instant::now() + scale.fault_window.max(Duration::from_secs(6));
     while Instant::now() < window_end || !feed.is_finished() {
         tokio::time::sleep(Duration::from_millis(rng.random_range(2000..=5000))).await;
-        fleet.kill_and_replace(rng, behaviour, scale.seed);
+        fleet.kill_and_replace(rng, behaviour, scale.seed).await;
         kills += 1;
         structure_check(server, ns, &format!("kill -9 #{kills}"), structure).await;
         if started.elapsed() > scale.fault_window * 4 + Duration::from_secs(60) {

@@ -105,7 +105,9 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
             }
         }
         if Instant::now() >= next_kill {
-            fleet.kill_and_replace(&mut rng, &behaviour, scale.seed);
+            fleet
+                .kill_and_replace(&mut rng, &behaviour, scale.seed)
+                .await;
             kills += 1;
             structure_check(&server, &ns, &format!("kill -9 #{kills}"), &mut structure).await;
             next_kill = Instant::now() + Duration::from_millis(rng.random_range(2000..=4000));

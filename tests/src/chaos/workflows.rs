@@ -303,7 +303,9 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
         tokio::time::sleep(Duration::from_millis(rng.random_range(700..=1500))).await;
         let what = match FAULTS[turn % FAULTS.len()] {
             Fault::KillWorker => {
-                fleet.kill_and_replace(&mut rng, &behaviour, scale.seed);
+                fleet
+                    .kill_and_replace(&mut rng, &behaviour, scale.seed)
+                    .await;
                 "worker kill -9"
             }
             Fault::KillRedis => {
