@@ -211,7 +211,9 @@ elseif bulk_state == 'waiting' then
     redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11')
   if left > 0 then reply[3] = 'more' end
 else
-  local set = K[bulk_state]
+  -- scheduled, dead or leased (checked above), each named so the composer
+  -- declares it (lib/keys.lua).
+  local set = ({ scheduled = K.scheduled, dead = K.dead, leased = K.leased })[bulk_state]
   for _, id in ipairs(redis.call('ZRANGE', set, 0, limit - 1)) do
     local m = load_meta(id)
     if m then remove(id, m, bulk_state) else redis.call('ZREM', set, id) end

@@ -17,26 +17,29 @@
 -- ARGV[5] gate id, "" for none: every job this call creates joins that gate
 --         as a member (lib/gate.lua), the gate created open if missing
 -- ARGV[6] gate kind, "batch" or "tree" ("" when there is no gate)
--- then 16 entries per job:
+-- then per job: its id, its payload, k (0..14), then k (code, value) pairs:
+-- the options that differ from their defaults (an option not sent is at its
+-- default; sending a default is allowed and sets nothing), codes ascending.
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
---   priority           0..255, higher is claimed first
---   delay_ms           due this long after now (Redis clock)
---   not_before_ms      or due at this unix time in ms (0 = not set; the later of the two wins)
---   dedup_key          "" for none
---   dedup_ttl_ms       0: the key is held while the job lives; > 0: held this long from now
---   ordering_key       "" for none
---   max_attempts       0 = unlimited
---   retry_window_ms    0 = none; after enqueued_at + window a failure dead-letters
---   name               job type name, "" for none
---   attempts           attempts already recorded (a job moved from elsewhere): below
---                      max_attempts unless that is 0 (unlimited); usually 0
---   backoff_base_ms    a reclaim's delay for the first lapsed lease, doubling per
---                      attempt (lib/retry.lua); 0 = a reclaimed job is due at once
---   backoff_cap_ms     the longest such delay: at least backoff_base_ms
---   limit_key          "" for none: the job's limit key within this queue (lib/flow.lua)
---   trace              "" for none: the producer's W3C traceparent (55 bytes in version
---                      00), stored for the worker's span (driver/src/trace)
+--   option 1 priority          0..255, higher is claimed first; default 0
+--   option 2 delay_ms          due this long after now (Redis clock); default 0
+--   option 3 not_before_ms     or due at this unix time in ms (the later of the two wins); default 0, not set
+--   option 4 dedup_key         default "", none
+--   option 5 dedup_ttl_ms      0: the key is held while the job lives; > 0: held this long from now; default 0
+--   option 6 ordering_key      default "", none
+--   option 7 max_attempts      default 0, unlimited
+--   option 8 retry_window_ms   after enqueued_at + window a failure dead-letters; default 0, none
+--   option 9 name              job type name; default "", none
+--   option 10 attempts         attempts already recorded (a job moved from elsewhere): below
+--                              max_attempts unless that is 0 (unlimited); default 0
+--   option 11 backoff_base_ms  a reclaim's delay for the first lapsed lease, doubling per
+--                              attempt (lib/retry.lua); default 0: a reclaimed job is due at once
+--   option 12 backoff_cap_ms   the longest such delay: at least backoff_base_ms; default 0
+--   option 13 limit_key        the job's limit key within this queue (lib/flow.lua); default "", none
+--   option 14 trace            the producer's W3C traceparent (55 bytes in version 00), stored
+--                              for the worker's span (driver/src/trace); default "", none
+-- A job takes 3 + 2k entries; the arguments must end with the last job's.
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
 -- Limit keys (lib/flow.lua): a job with one makes the queue flow-aware
@@ -55,11 +58,9 @@
 -- code 2 created_earlier: an earlier send of this same script created the job
 -- code -3 gate_closed: the gate takes no more members (sealed, done or cancelled): nothing was created; the id is the one sent
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
-local FIELDS = JOB_FIELDS
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
 local HEAD = 6
-if #ARGV ~= HEAD + n * FIELDS then fail('expected ' .. (HEAD + n * FIELDS) .. ' arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
 local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
 if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
@@ -67,10 +68,14 @@ if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then
   fail('gate kind must be batch or tree, got ' .. string.format('%q', gate_kind))
 end
 -- An empty batch creates nothing (and HMGET needs at least one field).
-if n == 0 then return {} end
+if n == 0 then
+  if #ARGV ~= HEAD then fail('expected ' .. HEAD .. ' arguments for 0 jobs, got ' .. #ARGV) end
+  return {}
+end
 
-local p = new_parsed()
-for i = 1, n do parse_job(p, i, HEAD + (i - 1) * FIELDS, limit) end
+local p, argc, at = new_parsed(), #ARGV, HEAD
+for i = 1, n do at = parse_job(p, i, at, limit, argc) end
+if at ~= argc then fail('expected ' .. at .. ' arguments for ' .. n .. ' jobs, got ' .. argc) end
 local ids = p.ids
 
 -- Validation is complete but for the gate's state, read first: a gate that
@@ -117,46 +122,59 @@ local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
 local joined = {}
--- The record of a job that is only packed (no ordering or limit key: nothing
--- keeps it past its turn of the loop), reused from one such job to the next.
-local packed_only
+-- What every record of the call shares, packed once (lib/job_record.lua):
+-- a job's record is spliced from it, the same bytes as packing it whole.
+local shared = new_record()
+shared[M.queue], shared[M.enqueued_at] = QUEUE, now
+if g then shared[M.gate] = gate end
+local template = record_template(shared)
 for i = 1, n do
   local code, id = 1, ids[i]
-  local dk = p.dedup_keys[i]
-  local existing = dk ~= '' and live_duplicate(dk, now, created)
+  local options = p.options[i]
+  local dk = options and options[M.dedup_key]
+  local existing = dk and live_duplicate(dk, now, created)
   if already[i] or created[id] then
     code = 2
   elseif existing then
     code, id = 0, existing
   else
-    local kept = p.ordering_keys[i] ~= '' or p.limit_keys[i] ~= ''
-    if not kept and not packed_only then packed_only = new_record() end
-    local m = parsed_record(p, i, QUEUE, first_seq + i - 1, now, not kept and packed_only or nil)
-    local due = m[M.not_before]
-    if g then
-      m[M.gate] = gate
-      joined[#joined + 1] = id
-    end
+    local seq, due = first_seq + i - 1, parsed_due(p, i, now)
+    if g then joined[#joined + 1] = id end
     created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, encode_record(m, p.payloads[i])
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, template, seq, due)
     pairs_len = pairs_len + 2
-    take_dedup(id, m, now)
-    local limit_key = m[M.limit_key]
-    if limit_key ~= '' then any_keyed = true end
-    if m[M.ordering_key] ~= '' then
-      ordered[#ordered + 1] = { id = id, m = m, due = due }
-    elseif due > now then
-      scheduled[#scheduled + 1] = due
-      scheduled[#scheduled + 1] = id
-    elseif limit_key ~= '' then
-      keyed[#keyed + 1] = { id = id, m = m }
-    elseif m[M.priority] == 0 then
-      fifo[#fifo + 1] = id
-      wake = true
+    if not options then
+      -- Every option at its default: no key, priority 0.
+      if due > now then
+        scheduled[#scheduled + 1] = due
+        scheduled[#scheduled + 1] = id
+      else
+        fifo[#fifo + 1] = id
+        wake = true
+      end
     else
-      waiting[#waiting + 1] = waiting_score(m)
-      waiting[#waiting + 1] = id
-      wake = true
+      -- The record as a table, for the keys and for admit() and hold(),
+      -- which keep it.
+      local m = parsed_record(p, i, QUEUE, seq, now)
+      if g then m[M.gate] = gate end
+      take_dedup(id, m, now)
+      local limit_key = m[M.limit_key]
+      if limit_key ~= '' then any_keyed = true end
+      if m[M.ordering_key] ~= '' then
+        ordered[#ordered + 1] = { id = id, m = m, due = due }
+      elseif due > now then
+        scheduled[#scheduled + 1] = due
+        scheduled[#scheduled + 1] = id
+      elseif limit_key ~= '' then
+        keyed[#keyed + 1] = { id = id, m = m }
+      elseif m[M.priority] == 0 then
+        fifo[#fifo + 1] = id
+        wake = true
+      else
+        waiting[#waiting + 1] = waiting_score(m)
+        waiting[#waiting + 1] = id
+        wake = true
+      end
     end
   end
   reply[2 * i - 1], reply[2 * i] = code, id

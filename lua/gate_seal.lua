@@ -30,9 +30,10 @@
 -- ARGV[5] payload limit (bytes), for the waiters' payloads
 -- ARGV[6] label: the producer's name for the gate, at most 256 bytes, '' = none
 -- ARGV[7] d (0..1000), then d ids of existing jobs to register as members
--- then w (0..8), then 19 entries per waiter: its queue, its condition (all |
+-- then w (0..8), then per waiter: its queue, its condition (all |
 --   success), its on_failure (dead | cancel | hold: what a failed member
---   does to it under success), then the 16 fields of enqueue.lua's header
+--   does to it under success), then its job's entries as enqueue.lua's
+--   header lays them out (id, payload, option count, option pairs)
 -- then the parent gate id ('' = none) and the parent's kind (tree, or '' with
 --   no parent): each waiter created also joins the parent as a member (a
 --   subtree's root is a member of its parent's gate from its creation)
@@ -45,7 +46,6 @@
 -- code -1 unknown_dependency: the detail id is no job of the namespace and left no trace
 -- code -2 gate_closed: G (or the parent) is not open: the detail is its state
 -- code -3 too_many_gates: the detail id already counts toward 100 gates
-local WAITER_FIELDS = 3 + JOB_FIELDS
 local KINDS = { batch = true, deps = true, tree = true }
 local CONDITIONS = { all = true, success = true }
 local ON_FAILURE = { dead = true, cancel = true, hold = true }
@@ -66,12 +66,12 @@ local head = 8 + d
 -- 0 waiters: a batch without callbacks is sealed all the same, so that its
 -- status reaches done.
 local w = uint(ARGV[head], 'waiter count', GATE.MAX_WAITERS)
-local expected = head + w * WAITER_FIELDS + 2
-if ARGC ~= expected then fail('expected ' .. expected .. ' arguments, got ' .. ARGC) end
 local p = new_parsed()
 local queues, conditions, on_failures = {}, {}, {}
+local b = head
 for j = 1, w do
-  local b = head + (j - 1) * WAITER_FIELDS
+  -- The waiter's policy, its job's 3 entries at least, then the parent's 2.
+  if b + 3 + 3 + 2 > ARGC then fail('waiter ' .. j .. ' of ' .. w .. ': the arguments end') end
   queues[j] = queue_name(ARGV[b + 1])
   conditions[j] = ARGV[b + 2]
   if not CONDITIONS[conditions[j]] then fail('waiter condition must be all or success, got ' .. string.format('%q', conditions[j])) end
@@ -79,8 +79,10 @@ for j = 1, w do
   if not ON_FAILURE[on_failures[j]] then
     fail('waiter on_failure must be dead, cancel or hold, got ' .. string.format('%q', on_failures[j]))
   end
-  parse_job(p, j, b + 3, limit)
+  b = parse_job(p, j, b + 3, limit, ARGC - 2)
 end
+local expected = b + 2
+if ARGC ~= expected then fail('expected ' .. expected .. ' arguments, got ' .. ARGC) end
 local parent = text(ARGV[expected - 1], 'parent gate id', 64)
 local parent_kind = ARGV[expected]
 if (parent == '') ~= (parent_kind == '') or (parent ~= '' and parent_kind ~= 'tree') then
@@ -105,8 +107,8 @@ if g and g[G.state] ~= 'open' then
     if mine[id] then
       reply[2 * j - 1], reply[2 * j] = 2, id
     else
-      local dk = p.dedup_keys[j]
-      reply[2 * j - 1], reply[2 * j] = 0, dk ~= '' and redis.call('HGET', K.dedup, dk) or id
+      local dk = p.options[j] and p.options[j][M.dedup_key]
+      reply[2 * j - 1], reply[2 * j] = 0, dk and redis.call('HGET', K.dedup, dk) or id
     end
   end
   return reply
@@ -167,8 +169,8 @@ local reply, waiters, joining, created = {}, {}, {}, {}
 local first_seq = redis.call('INCRBY', K.seq, w) - w + 1
 for j = 1, w do
   local id, queue = p.ids[j], queues[j]
-  local dk = p.dedup_keys[j]
-  local existing = dk ~= '' and live_duplicate(dk, now, created)
+  local dk = p.options[j] and p.options[j][M.dedup_key]
+  local existing = dk and live_duplicate(dk, now, created)
   if existing then
     reply[2 * j - 1], reply[2 * j] = 0, existing
   else

@@ -20,10 +20,12 @@ if not raw then return {} end
 local m, payload = split_record(raw)
 if m[M.queue] ~= QUEUE then return {} end
 local state, score = 'blocked', ''
-for _, candidate in ipairs({ 'leased', 'dead', 'waiting', 'scheduled' }) do
-  local found = redis.call('ZSCORE', K[candidate], id)
+-- Each state's set, named so the composer declares it (lib/keys.lua).
+for _, candidate in ipairs({ { 'leased', K.leased }, { 'dead', K.dead }, { 'waiting', K.waiting },
+    { 'scheduled', K.scheduled } }) do
+  local found = redis.call('ZSCORE', candidate[2], id)
   if found then
-    state, score = candidate, found
+    state, score = candidate[1], found
     break
   end
 end

@@ -159,11 +159,24 @@ def captured_calls(redq, tmp):
     return keys[0][:-len(":jobs")], claim[1], enqueue, claim, ack
 
 
-def queue_keys(root, ns, queue):
-    """The queue key list of the root's lib/keys.lua, for namespace tag `ns`."""
+def queue_keys(root, ns, queue, names=None):
+    """The queue key list of the root's lib/keys.lua, for namespace tag `ns`:
+    the keys `names` (a composed script's own, on its `-- KEYS:` line), else all."""
     text = (pathlib.Path(root) / "lua/lib/keys.lua").read_text()
-    keys = re.findall(r"^--\s+KEYS\[\d+\]\s+(\S+)", text, re.M)
+    listed = re.findall(r"^--\s+K\.(\w+)\s+(\S+)", text, re.M)
+    if listed:
+        patterns = dict(listed)
+        keys = [patterns[n] for n in names] if names is not None else [p for _, p in listed]
+    else:
+        keys = re.findall(r"^--\s+KEYS\[\d+\]\s+(\S+)", text, re.M)
     return [k.replace("{ns}", ns).replace(":Q:", f":{queue}:") for k in keys]
+
+
+def composed_key_names(path):
+    """The queue key names a script composed by the driver takes (its
+    `local QUEUE_KEY_COUNT = n -- KEYS: ...` line), or None (all of them)."""
+    m = re.search(r"^local QUEUE_KEY_COUNT = \d+ -- KEYS:(.*)$", path.read_text(), re.M)
+    return m.group(1).split() if m else None
 
 
 def lease_id(record):
@@ -239,6 +252,9 @@ def main():
         return argv
 
     ekeys = ckeys = akeys = keys
+    if a.composed:
+        ekeys, ckeys, akeys = (queue_keys(a.root, ns, "bench", composed_key_names(pathlib.Path(a.composed) / f"{s}.lua"))
+                               for s in ("enqueue", "claim", "ack"))
     empty = conn.call("SCRIPT", "LOAD", "return {}").decode()
     conn.send([evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(50)])  # warm
     measured("empty", [evalsha(empty, ekeys, enqueue_argv(1)) for _ in range(n)])
@@ -257,8 +273,10 @@ def main():
     measured("enqueue_100", [evalsha(enqueue, ekeys, enqueue_argv(100)) for _ in range(max(n // 10, 1))], 100)
 
     if a.modules:
-        for script, (keys, argv) in (("enqueue", (ekeys, enqueue_argv(1))), ("claim", (ckeys, claim_argv)),
-                                     ("ack", (akeys, ["bench", channel, "1", fresh_id(), "1"] + ack_fields[2:]))):
+        # profile-compose.py's scripts take the whole key list.
+        all_keys = keys
+        for script, (keys, argv) in (("enqueue", (all_keys, enqueue_argv(1))), ("claim", (all_keys, claim_argv)),
+                                     ("ack", (all_keys, ["bench", channel, "1", fresh_id(), "1"] + ack_fields[2:]))):
             source = (pc.LUA / f"{script}.lua").read_text()
             first_line = next(l for l in source.splitlines()[1:] if l.strip() and not l.startswith("--"))
             modules = pc.needed_modules(source)

@@ -58,10 +58,24 @@ def defined(module_text):
     return names
 
 
+def queue_key_table(keys_text):
+    """keys.lua's keys as a table K of all of them, KEYS in its order (the
+    driver instead binds each K.<name> to the script's own KEYS[i]:
+    driver/src/scripts/queue_keys.rs); nothing for a keys.lua that defines K."""
+    import re
+    names = re.findall(r"^--\s+K\.(\w+)\s", keys_text, re.M)
+    if not names:
+        return ""
+    fields = ", ".join(f"{n} = KEYS[{i + 1}]" for i, n in enumerate(names))
+    return f"local K = {{ {fields} }}\nlocal QUEUE_KEY_COUNT = {len(names)}\n"
+
+
 def module_text(m):
     """A module as composed: inside a function of its own returning its
     locals, unless it says `-- composed inline:` (compose.rs `wrapped`)."""
     text = (LUA / "lib" / f"{m}.lua").read_text().rstrip("\n")
+    if m == "keys":
+        text = queue_key_table(text) + text
     if any(line.startswith("-- composed inline:") for line in text.splitlines()):
         return text
     names = ", ".join(defined(text))

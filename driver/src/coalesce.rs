@@ -11,10 +11,9 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use fred::types::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::enqueue_args::ENQUEUE_FIELDS;
+use crate::enqueue_args::SingleJob;
 use crate::{Enqueued, QueueError};
 
 /// Whatever sends one enqueue script call for a batch of one queue's jobs
@@ -26,15 +25,15 @@ pub(crate) trait SendBatch: Send + Sync + 'static {
     fn send_batch(
         self: Arc<Self>,
         queue: String,
-        jobs: Vec<[Value; ENQUEUE_FIELDS]>,
+        jobs: Vec<SingleJob>,
     ) -> impl Future<Output = Result<Vec<Enqueued>, QueueError>> + Send;
 }
 
-/// One job waiting to be sent: its queue, its encoded ARGV fields, and
-/// where its outcome goes.
+/// One job waiting to be sent: its queue, the job encoded, and where its
+/// outcome goes.
 pub(crate) struct Pending {
     pub queue: String,
-    pub fields: [Value; ENQUEUE_FIELDS],
+    pub job: SingleJob,
     pub reply: oneshot::Sender<Result<Enqueued, QueueError>>,
 }
 
@@ -122,8 +121,8 @@ async fn send<S: SendBatch>(sender: Arc<S>, batch: Vec<Pending>) {
         }
     }
     for (name, jobs) in groups {
-        let fields: Vec<[Value; ENQUEUE_FIELDS]> = jobs.iter().map(|p| p.fields.clone()).collect();
-        match sender.clone().send_batch(name, fields).await {
+        let encoded: Vec<SingleJob> = jobs.iter().map(|p| p.job.clone()).collect();
+        match sender.clone().send_batch(name, encoded).await {
             Ok(outcomes) => {
                 for (pending, outcome) in jobs.into_iter().zip(outcomes) {
                     let _ = pending.reply.send(Ok(outcome));

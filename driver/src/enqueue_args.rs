@@ -13,11 +13,90 @@ use crate::limits;
 use crate::scripts::{self, Arg};
 use crate::{NewJob, QueueError};
 
-/// How many ARGV entries each job takes in enqueue.lua (its `FIELDS`).
-pub(crate) const ENQUEUE_FIELDS: usize = 16;
+/// An option of a job on the wire of enqueue.lua: its code (the header's
+/// `option N name` lines, which a test pins to these). A job sends its id,
+/// its payload, how many options it sends, then each option that differs
+/// from its default as a (code, value) pair, codes ascending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JobOption {
+    Priority = 1,
+    DelayMs = 2,
+    NotBeforeMs = 3,
+    DedupKey = 4,
+    DedupTtlMs = 5,
+    OrderingKey = 6,
+    MaxAttempts = 7,
+    RetryWindowMs = 8,
+    Name = 9,
+    Attempts = 10,
+    BackoffBaseMs = 11,
+    BackoffCapMs = 12,
+    LimitKey = 13,
+    Trace = 14,
+}
+
+/// Every option, in code order (the order they are sent in): what the tests
+/// hold the script's header and `Encoded::options` to.
+#[cfg(test)]
+const JOB_OPTIONS: [JobOption; 14] = [
+    JobOption::Priority,
+    JobOption::DelayMs,
+    JobOption::NotBeforeMs,
+    JobOption::DedupKey,
+    JobOption::DedupTtlMs,
+    JobOption::OrderingKey,
+    JobOption::MaxAttempts,
+    JobOption::RetryWindowMs,
+    JobOption::Name,
+    JobOption::Attempts,
+    JobOption::BackoffBaseMs,
+    JobOption::BackoffCapMs,
+    JobOption::LimitKey,
+    JobOption::Trace,
+];
+
+impl JobOption {
+    /// Its name in enqueue.lua's header.
+    #[cfg(test)]
+    fn header_name(self) -> &'static str {
+        match self {
+            JobOption::Priority => "priority",
+            JobOption::DelayMs => "delay_ms",
+            JobOption::NotBeforeMs => "not_before_ms",
+            JobOption::DedupKey => "dedup_key",
+            JobOption::DedupTtlMs => "dedup_ttl_ms",
+            JobOption::OrderingKey => "ordering_key",
+            JobOption::MaxAttempts => "max_attempts",
+            JobOption::RetryWindowMs => "retry_window_ms",
+            JobOption::Name => "name",
+            JobOption::Attempts => "attempts",
+            JobOption::BackoffBaseMs => "backoff_base_ms",
+            JobOption::BackoffCapMs => "backoff_cap_ms",
+            JobOption::LimitKey => "limit_key",
+            JobOption::Trace => "trace",
+        }
+    }
+}
+
+/// An option's value: a number (default 0) or text in the buffer (default
+/// empty).
+enum OptionValue {
+    Uint(u64),
+    Text(Range<usize>),
+}
+
+impl OptionValue {
+    fn is_default(&self) -> bool {
+        match self {
+            OptionValue::Uint(n) => *n == 0,
+            OptionValue::Text(range) => range.is_empty(),
+        }
+    }
+}
 
 /// One validated job: its numbers, and where its text fields lie in the
 /// buffer they were written to.
+#[derive(Clone)]
 pub(crate) struct Encoded {
     id: Range<usize>,
     payload: Range<usize>,
@@ -43,43 +122,88 @@ impl Encoded {
         String::from_utf8_lossy(&buf[self.id.clone()]).into_owned()
     }
 
-    /// The ARGV fields of enqueue.lua, text fields sliced out of `buf`.
-    pub(crate) fn fields<'a>(&self, buf: &'a Bytes) -> [Arg<'a>; ENQUEUE_FIELDS] {
-        let slice = |range: &Range<usize>| Arg::Slice(buf, range.clone());
+    /// Every option with its value, in code order.
+    fn options(&self) -> [(JobOption, OptionValue); 14] {
+        use OptionValue::{Text, Uint};
         [
-            slice(&self.id),
-            slice(&self.payload),
-            Arg::Uint(self.priority),
-            Arg::Uint(self.delay),
-            Arg::Uint(self.not_before),
-            slice(&self.dedup_key),
-            Arg::Uint(self.dedup_ttl),
-            slice(&self.ordering_key),
-            Arg::Uint(self.max_attempts),
-            Arg::Uint(self.retry_window),
-            slice(&self.name),
-            Arg::Uint(self.attempts),
-            Arg::Uint(self.backoff_base),
-            Arg::Uint(self.backoff_cap),
-            slice(&self.limit_key),
-            slice(&self.trace),
+            (JobOption::Priority, Uint(self.priority)),
+            (JobOption::DelayMs, Uint(self.delay)),
+            (JobOption::NotBeforeMs, Uint(self.not_before)),
+            (JobOption::DedupKey, Text(self.dedup_key.clone())),
+            (JobOption::DedupTtlMs, Uint(self.dedup_ttl)),
+            (JobOption::OrderingKey, Text(self.ordering_key.clone())),
+            (JobOption::MaxAttempts, Uint(self.max_attempts)),
+            (JobOption::RetryWindowMs, Uint(self.retry_window)),
+            (JobOption::Name, Text(self.name.clone())),
+            (JobOption::Attempts, Uint(self.attempts)),
+            (JobOption::BackoffBaseMs, Uint(self.backoff_base)),
+            (JobOption::BackoffCapMs, Uint(self.backoff_cap)),
+            (JobOption::LimitKey, Text(self.limit_key.clone())),
+            (JobOption::Trace, Text(self.trace.clone())),
         ]
     }
+
+    /// How many options differ from their defaults (the ones sent).
+    fn sent_options(&self) -> usize {
+        self.options()
+            .iter()
+            .filter(|(_, value)| !value.is_default())
+            .count()
+    }
+
+    /// How many ARGV entries the job takes: id, payload, option count, and
+    /// two per option sent.
+    pub(crate) fn arg_count(&self) -> usize {
+        3 + 2 * self.sent_options()
+    }
+
+    /// The job's ARGV entries of enqueue.lua, text sliced out of `buf`.
+    pub(crate) fn write<'a>(&self, buf: &'a Bytes, out: &mut Vec<Arg<'a>>) {
+        let slice = |range: Range<usize>| Arg::Slice(buf, range);
+        out.push(slice(self.id.clone()));
+        out.push(slice(self.payload.clone()));
+        out.push(Arg::Uint(self.sent_options() as u64));
+        for (option, value) in self.options() {
+            if value.is_default() {
+                continue;
+            }
+            out.push(Arg::Uint(option as u64));
+            out.push(match value {
+                OptionValue::Uint(n) => Arg::Uint(n),
+                OptionValue::Text(range) => slice(range),
+            });
+        }
+    }
+}
+
+/// One job validated on its own (a single `add`), with its own buffer.
+#[derive(Clone)]
+pub(crate) struct SingleJob {
+    layout: Encoded,
+    buf: Bytes,
 }
 
 /// The jobs of one enqueue script call.
 pub(crate) enum Jobs<'a> {
     /// Validated by `add_batch`, text fields in the shared buffer.
     Encoded(&'a [Encoded], &'a Bytes),
-    /// Already laid out as ARGV fields (coalesced single enqueues).
-    Fields(&'a [[Value; ENQUEUE_FIELDS]]),
+    /// Validated one by one (coalesced single enqueues).
+    Single(&'a [SingleJob]),
 }
 
 impl Jobs<'_> {
     pub(crate) fn len(&self) -> usize {
         match self {
             Jobs::Encoded(jobs, _) => jobs.len(),
-            Jobs::Fields(jobs) => jobs.len(),
+            Jobs::Single(jobs) => jobs.len(),
+        }
+    }
+
+    /// How many ARGV entries the jobs take.
+    fn arg_count(&self) -> usize {
+        match self {
+            Jobs::Encoded(jobs, _) => jobs.iter().map(Encoded::arg_count).sum(),
+            Jobs::Single(jobs) => jobs.iter().map(|job| job.layout.arg_count()).sum(),
         }
     }
 }
@@ -101,7 +225,8 @@ pub(crate) fn into_gate(id: &str, kind: crate::gate::GateKind) -> [Value; 2] {
 
 /// The ARGV of enqueue.lua: the queue and the wake channel (as for every
 /// queue-scoped script), the payload limit, the job count, the gate the jobs
-/// join (id and kind, both empty for none), then [`ENQUEUE_FIELDS`] per job.
+/// join (id and kind, both empty for none), then each job's entries
+/// ([`Encoded::write`]).
 pub(crate) struct EnqueueArgs<'a> {
     pub(crate) head: [Value; 2],
     pub(crate) payload_limit: u64,
@@ -111,7 +236,7 @@ pub(crate) struct EnqueueArgs<'a> {
 
 impl scripts::Args for EnqueueArgs<'_> {
     fn count(&self) -> usize {
-        ENQUEUE_HEAD + ENQUEUE_FIELDS * self.jobs.len()
+        ENQUEUE_HEAD + self.jobs.arg_count()
     }
 
     fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
@@ -122,12 +247,12 @@ impl scripts::Args for EnqueueArgs<'_> {
         match self.jobs {
             Jobs::Encoded(jobs, buf) => {
                 for job in jobs {
-                    out.extend(job.fields(buf));
+                    job.write(buf, out);
                 }
             }
-            Jobs::Fields(jobs) => {
-                for fields in jobs {
-                    out.extend(fields.iter().map(Arg::Value));
+            Jobs::Single(jobs) => {
+                for job in jobs {
+                    job.layout.write(&job.buf, out);
                 }
             }
         }
@@ -154,6 +279,16 @@ pub(crate) fn encode_payload(
         });
     }
     Ok(range)
+}
+
+/// Validate one job on its own, into its own buffer.
+pub(crate) fn encode_single(job: &NewJob, payload_limit: usize) -> Result<SingleJob, QueueError> {
+    let mut buf = Vec::with_capacity(128);
+    let layout = encode_into(job, payload_limit, &mut buf)?;
+    Ok(SingleJob {
+        layout,
+        buf: Bytes::from(buf),
+    })
 }
 
 /// Validate one job (every check of an enqueue, each with its error) and
@@ -250,31 +385,31 @@ mod tests {
 
     use super::*;
 
-    /// The bytes a field goes out as: fred sends an integer as the bulk
+    /// The bytes an entry goes out as: fred sends an integer as the bulk
     /// string of its decimal digits.
-    fn wire(value: &Value) -> String {
-        match value {
+    fn wire(arg: Arg<'_>) -> String {
+        match Value::from(arg) {
             Value::Integer(n) => n.to_string(),
             Value::Bytes(b) => String::from_utf8(b.to_vec()).unwrap(),
             Value::String(s) => s.to_string(),
-            other => panic!("unexpected field {other:?}"),
+            other => panic!("unexpected entry {other:?}"),
         }
     }
 
-    fn fields(job: &NewJob) -> Vec<String> {
-        let mut buf = Vec::new();
-        let layout = encode_into(job, 1 << 20, &mut buf).unwrap();
-        let buf = Bytes::from(buf);
-        layout
-            .fields(&buf)
-            .map(Value::from)
-            .iter()
-            .map(wire)
-            .collect()
+    fn entries_of(layout: &Encoded, buf: &Bytes) -> Vec<String> {
+        let mut out = Vec::new();
+        layout.write(buf, &mut out);
+        assert_eq!(out.len(), layout.arg_count());
+        out.into_iter().map(wire).collect()
+    }
+
+    fn entries(job: &NewJob) -> Vec<String> {
+        let single = encode_single(job, 1 << 20).unwrap();
+        entries_of(&single.layout, &single.buf)
     }
 
     #[test]
-    fn the_fields_are_the_enqueue_script_argv() {
+    fn a_job_sends_its_id_payload_and_each_option_that_differs_from_its_default() {
         let job = NewJob::new(serde_json::json!({"to": ["ada", 2.5]}))
             .priority(7)
             .delay(Duration::from_millis(1500))
@@ -291,35 +426,52 @@ mod tests {
                 Duration::from_millis(250),
                 Duration::from_secs(60),
             ));
-        let f = fields(&job);
+        let f = entries(&job);
         assert_eq!(f[0].len(), ulid::ULID_LEN);
         assert!(ulid::Ulid::from_string(&f[0]).is_ok());
         assert_eq!(
             f[1..],
             [
                 r#"{"to":["ada",2.5]}"#,
+                "14",
+                "1",
                 "7",
-                "1500",
-                "1700000000123",
-                "mail:ada",
-                "60000",
-                "acct-1",
-                "5",
-                "3600000",
-                "mail.send",
                 "2",
-                "250",
+                "1500",
+                "3",
+                "1700000000123",
+                "4",
+                "mail:ada",
+                "5",
                 "60000",
+                "6",
+                "acct-1",
+                "7",
+                "5",
+                "8",
+                "3600000",
+                "9",
+                "mail.send",
+                "10",
+                "2",
+                "11",
+                "250",
+                "12",
+                "60000",
+                "13",
                 "tenant-ada",
+                "14",
                 "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             ]
         );
-        // Unset options: empty strings and zeros.
-        let f = fields(&NewJob::new(serde_json::json!(null)));
+        // Every option at its default: no option entries at all.
         assert_eq!(
-            f[1..],
-            ["null", "0", "0", "0", "", "0", "", "0", "0", "", "0", "0", "0", "", ""]
+            entries(&NewJob::new(serde_json::json!(null)))[1..],
+            ["null", "0"]
         );
+        // Only what differs, codes ascending.
+        let some = NewJob::new(serde_json::json!(1)).name("n").priority(2);
+        assert_eq!(entries(&some)[1..], ["1", "2", "1", "2", "9", "n"]);
     }
 
     #[test]
@@ -328,11 +480,64 @@ mod tests {
         let a = encode_into(&NewJob::new(serde_json::json!("a")).name("x"), 64, &mut buf).unwrap();
         let b = encode_into(&NewJob::new(serde_json::json!("bb")), 64, &mut buf).unwrap();
         let buf = Bytes::from(buf);
-        let a: Vec<String> = a.fields(&buf).map(Value::from).iter().map(wire).collect();
-        let b: Vec<String> = b.fields(&buf).map(Value::from).iter().map(wire).collect();
-        assert_eq!((a[1].as_str(), a[10].as_str()), ("\"a\"", "x"));
-        assert_eq!((b[1].as_str(), b[10].as_str()), ("\"bb\"", ""));
+        let a = entries_of(&a, &buf);
+        let b = entries_of(&b, &buf);
+        assert_eq!(a[1..], ["\"a\"", "1", "9", "x"]);
+        assert_eq!(b[1..], ["\"bb\"", "0"]);
         assert_ne!(a[0], b[0]);
+    }
+
+    /// The option lines of a script's header: `-- option N name`.
+    fn header_options(script: &str) -> Vec<(u64, String)> {
+        script
+            .lines()
+            .take_while(|line| line.starts_with("--") || line.starts_with("#!"))
+            .filter_map(|line| {
+                let mut words = line.trim_start_matches('-').split_whitespace();
+                (words.next() == Some("option")).then(|| {
+                    let code = words.next().unwrap().parse().expect("an option code");
+                    (code, words.next().expect("an option name").to_owned())
+                })
+            })
+            .collect()
+    }
+
+    fn source(name: &str) -> &'static str {
+        let scripts = crate::scripts::catalogue::SCRIPTS;
+        let modules = crate::scripts::catalogue::MODULES;
+        scripts
+            .iter()
+            .chain(modules)
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| *text)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_option_codes_are_enqueue_luas() {
+        let ours: Vec<(u64, String)> = JOB_OPTIONS
+            .iter()
+            .map(|option| (*option as u64, option.header_name().to_owned()))
+            .collect();
+        assert_eq!(ours, header_options(source("enqueue")));
+        // The parser's table in job_new.lua: one `['N'] = { N, ...` line per
+        // code, and its count.
+        let parser = source("job_new");
+        for option in JOB_OPTIONS {
+            let code = option as u64;
+            let line = format!("['{code}'] = {{ {code}, ");
+            assert_eq!(parser.matches(&line).count(), 1, "{line} in job_new.lua");
+        }
+        let count = format!("local JOB_OPTION_COUNT = {}\n", JOB_OPTIONS.len());
+        assert!(parser.contains(&count), "{count}");
+        // Sent in code order.
+        let sent: Vec<JobOption> = encode_single(&NewJob::new(serde_json::json!(0)), 64)
+            .unwrap()
+            .layout
+            .options()
+            .map(|(option, _)| option)
+            .to_vec();
+        assert_eq!(sent, JOB_OPTIONS);
     }
 
     #[test]

@@ -56,6 +56,8 @@
 //! | `{ns}:schedules` | hash | schedule name → msgpack schedule record (queue, cron, time zone, payload, options, paused, last run) |
 //! | `{ns}:schedules:next` | zset | schedule name → next run (ms); absent while paused or once ended |
 
+use std::sync::LazyLock;
+
 /// Key names of one namespace.
 #[derive(Debug, Clone)]
 pub struct Keys {
@@ -73,6 +75,38 @@ impl From<Vec<String>> for QueueKeys {
     fn from(names: Vec<String>) -> Self {
         QueueKeys(names.into_iter().map(fred::types::Key::from).collect())
     }
+}
+
+/// The queue keys scripts name as `K.<name>`, each with its pattern
+/// (`{ns}:q:Q:fifo`), in the order `lua/lib/keys.lua` declares them, one a
+/// line (`--   K.<name>  <pattern>  <type>  <contents>`): that file is the
+/// one list, read here rather than written twice.
+static QUEUE_KEYS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    include_str!("../lua/lib/keys.lua")
+        .lines()
+        .filter_map(|line| line.strip_prefix("--   K."))
+        .map(|declared| {
+            let mut words = declared.split_whitespace();
+            let name = words.next().unwrap_or_default();
+            let pattern = words.next().unwrap_or_default();
+            (name, pattern)
+        })
+        .collect()
+});
+
+/// The queue key names of `lua/lib/keys.lua`, in its order.
+pub fn queue_key_names() -> impl Iterator<Item = &'static str> {
+    QUEUE_KEYS.iter().map(|(name, _)| *name)
+}
+
+/// Where queue key `name` is in [`Keys::queue`]'s list (`None`: no such key).
+pub fn queue_key_position(name: &str) -> Option<usize> {
+    QUEUE_KEYS.iter().position(|(n, _)| *n == name)
+}
+
+/// How many keys [`Keys::queue`] lists; a queue script's own keys follow them.
+pub fn queue_key_total() -> usize {
+    QUEUE_KEYS.len()
 }
 
 impl Keys {
@@ -165,52 +199,29 @@ impl Keys {
         self.key(&format!("q:{queue}:metrics"))
     }
 
-    /// The keys of `lua/lib/keys.lua` (`QUEUE_KEY_COUNT` of them), for one queue (already validated).
+    /// Every queue key of `lua/lib/keys.lua`, in its order, for one queue
+    /// (already validated). A queue script receives those of them it names
+    /// (`crate::scripts` picks them by [`queue_key_position`]), followed by
+    /// any keys of its own that come after this list.
     pub fn queue(&self, queue: &str) -> QueueKeys {
-        let q = |part: &str| self.key(&format!("q:{queue}:{part}"));
-        QueueKeys::from(vec![
-            self.jobs(),
-            q("fifo"),
-            q("waiting"),
-            q("scheduled"),
-            q("leased"),
-            q("dead"),
-            q("stats"),
-            self.key("dedup"),
-            self.key("dedup:ttl"),
-            self.key("ord:active"),
-            self.key("ord:blocked"),
-            self.key("ord:ready"),
-            self.key("ord:blocked:n"),
-            self.events(),
-            self.key("seq"),
-            self.key("lease:seq"),
-            self.queues(),
-            self.paused(),
-            q("parked"),
-            self.kept(),
-            q("completed"),
-            q("cancelled"),
-            self.tombstones(),
-            self.key("tombstones:at"),
-            self.key("retention"),
-            self.progress(),
-            self.logs(),
-            self.limits(),
-            q("lim"),
-            q("lim_starts"),
-            q("lim_held"),
-            q("lim_ready"),
-            q("lim_wake"),
-            q("metrics"),
-            self.key("wf:gates"),
-            self.key("wf:members"),
-            self.key("wf:outcomes"),
-            self.key("wf:of"),
-            self.key("wf:awaiting"),
-            self.key("wf:awaiting:n"),
-            self.key("wf:expire"),
-        ])
+        QueueKeys::from(
+            QUEUE_KEYS
+                .iter()
+                .map(|(_, pattern)| self.queue_key(pattern, queue))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// The key a `lua/lib/keys.lua` pattern names for `queue`:
+    /// `{ns}:dedup` or `{ns}:q:Q:fifo`.
+    fn queue_key(&self, pattern: &str, queue: &str) -> String {
+        let suffix = pattern
+            .strip_prefix("{ns}:")
+            .expect("every queue key pattern starts with {ns}: (a unit test reads them all)");
+        match suffix.strip_prefix("q:Q:") {
+            Some(part) => self.key(&format!("q:{queue}:{part}")),
+            None => self.key(suffix),
+        }
     }
 
     /// `{ns}:schedules`: schedule name → schedule record.
@@ -227,15 +238,74 @@ impl Keys {
 mod tests {
     use super::*;
 
+    /// The stored layout: the key each name of `lua/lib/keys.lua` stands
+    /// for may never move (existing data lives there), so it is pinned here.
     #[test]
-    fn the_queue_key_list_is_as_long_as_the_lua_side_counts() {
-        let lua = include_str!("../lua/lib/keys.lua");
-        let count: usize = lua
-            .lines()
-            .find_map(|line| line.strip_prefix("local QUEUE_KEY_COUNT = "))
-            .and_then(|n| n.trim().parse().ok())
-            .expect("lua/lib/keys.lua declares QUEUE_KEY_COUNT");
-        assert_eq!(Keys::new("shop").queue("emails").0.len(), count);
+    fn each_queue_key_name_stands_for_the_key_it_always_has() {
+        let keys = Keys::new("shop");
+        let listed: Vec<(&str, String)> = queue_key_names()
+            .zip(keys.queue("emails").0)
+            .map(|(name, key)| (name, key.as_str().expect("utf-8 key").to_owned()))
+            .collect();
+        let q = |part: &str| format!("{{shop}}:q:emails:{part}");
+        let ns = |part: &str| format!("{{shop}}:{part}");
+        let expected = vec![
+            ("jobs", ns("jobs")),
+            ("fifo", q("fifo")),
+            ("waiting", q("waiting")),
+            ("scheduled", q("scheduled")),
+            ("leased", q("leased")),
+            ("dead", q("dead")),
+            ("stats", q("stats")),
+            ("dedup", ns("dedup")),
+            ("dedup_ttl", ns("dedup:ttl")),
+            ("ord_active", ns("ord:active")),
+            ("ord_blocked", ns("ord:blocked")),
+            ("ord_ready", ns("ord:ready")),
+            ("ord_blocked_n", ns("ord:blocked:n")),
+            ("events", ns("events")),
+            ("seq", ns("seq")),
+            ("lease_seq", ns("lease:seq")),
+            ("queues", ns("queues")),
+            ("paused", ns("paused")),
+            ("parked", q("parked")),
+            ("kept", ns("kept")),
+            ("completed", q("completed")),
+            ("cancelled", q("cancelled")),
+            ("tombstones", ns("tombstones")),
+            ("tombstones_at", ns("tombstones:at")),
+            ("retention", ns("retention")),
+            ("progress", ns("progress")),
+            ("logs", ns("logs")),
+            ("limits", ns("limits")),
+            ("lim", q("lim")),
+            ("lim_starts", q("lim_starts")),
+            ("lim_held", q("lim_held")),
+            ("lim_ready", q("lim_ready")),
+            ("lim_wake", q("lim_wake")),
+            ("metrics", q("metrics")),
+            ("wf_gates", ns("wf:gates")),
+            ("wf_members", ns("wf:members")),
+            ("wf_outcomes", ns("wf:outcomes")),
+            ("wf_of", ns("wf:of")),
+            ("wf_awaiting", ns("wf:awaiting")),
+            ("wf_awaiting_n", ns("wf:awaiting:n")),
+            ("wf_expire", ns("wf:expire")),
+        ];
+        let expected: Vec<(&str, String)> = expected;
+        assert_eq!(listed, expected);
+        assert_eq!(queue_key_total(), expected.len());
+        assert_eq!(queue_key_position("waiting"), Some(2));
+        assert_eq!(queue_key_position("wating"), None);
+        // The named accessors agree with the list.
+        let named = |name: &str| listed[queue_key_position(name).unwrap()].1.clone();
+        assert_eq!(named("jobs"), keys.jobs());
+        assert_eq!(named("kept"), keys.kept());
+        assert_eq!(named("limits"), keys.limits());
+        assert_eq!(named("events"), keys.events());
+        assert_eq!(named("stats"), keys.stats("emails"));
+        assert_eq!(named("metrics"), keys.metrics("emails"));
+        assert_eq!(named("wf_of"), keys.workflow_joined());
     }
 
     #[test]

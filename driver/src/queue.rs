@@ -9,7 +9,7 @@ use fred::types::Value;
 use crate::coalesce::SendBatch;
 use crate::codes::{self, lease_lost};
 use crate::connect::RedisQueueBuilder;
-use crate::enqueue_args::{encode_into, EnqueueArgs, Jobs, ENQUEUE_FIELDS};
+use crate::enqueue_args::{encode_into, encode_single, EnqueueArgs, Jobs, SingleJob};
 use crate::handle::{Inner, RedisQueue};
 use crate::job::parse_payload;
 use crate::kept::Completion;
@@ -122,13 +122,13 @@ impl RedisQueue {
             // One gate_seal call: the job and its gate (`crate::workflow`).
             return self.add_dependent(queue, &job).await;
         }
-        let fields = self.encode(&job)?;
+        let encoded = self.encode(&job)?;
         let (_in_flight, busy) = self.inner.coalescer.enter();
-        let fields = if busy {
+        let encoded = if busy {
             let (reply, outcome) = tokio::sync::oneshot::channel();
             let pending = crate::coalesce::Pending {
                 queue: queue.to_owned(),
-                fields,
+                job: encoded,
                 reply,
             };
             match self
@@ -141,13 +141,13 @@ impl RedisQueue {
                         Err(QueueError::Protocol("the enqueue batcher stopped".into()))
                     })
                 }
-                Err(pending) => pending.fields,
+                Err(pending) => pending.job,
             }
         } else {
-            fields
+            encoded
         };
         let mut outcomes = self
-            .send_encoded(queue, std::slice::from_ref(&fields))
+            .send_encoded(queue, std::slice::from_ref(&encoded))
             .await?;
         outcomes
             .pop()
@@ -208,9 +208,9 @@ impl RedisQueue {
     pub(crate) async fn send_encoded(
         &self,
         queue: &str,
-        chunk: &[[Value; ENQUEUE_FIELDS]],
+        chunk: &[SingleJob],
     ) -> Result<Vec<Enqueued>, QueueError> {
-        self.send_jobs(queue, Jobs::Fields(chunk)).await
+        self.send_jobs(queue, Jobs::Single(chunk)).await
     }
 
     /// One enqueue script call for `jobs`, all of one queue, applied
@@ -253,11 +253,10 @@ impl RedisQueue {
         Ok(outcomes)
     }
 
-    /// Validate one job and lay it out as its ARGV fields of enqueue.lua.
-    pub(crate) fn encode(&self, job: &NewJob) -> Result<[Value; ENQUEUE_FIELDS], QueueError> {
-        let mut buf = Vec::with_capacity(128);
-        let layout = encode_into(job, self.inner.payload_limit, &mut buf)?;
-        Ok(layout.fields(&Bytes::from(buf)).map(Value::from))
+    /// Validate one job as every enqueue does and lay it out as its entries
+    /// of enqueue.lua.
+    pub(crate) fn encode(&self, job: &NewJob) -> Result<SingleJob, QueueError> {
+        encode_single(job, self.inner.payload_limit)
     }
 
     /// Claim up to `limit` due jobs of `queue` for `lease`.
@@ -518,7 +517,7 @@ impl SendBatch for Inner {
     async fn send_batch(
         self: Arc<Self>,
         queue: String,
-        jobs: Vec<[Value; ENQUEUE_FIELDS]>,
+        jobs: Vec<SingleJob>,
     ) -> Result<Vec<Enqueued>, QueueError> {
         RedisQueue { inner: self }.send_encoded(&queue, &jobs).await
     }

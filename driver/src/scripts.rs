@@ -23,6 +23,7 @@ use crate::QueueError;
 
 pub mod catalogue;
 pub mod compose;
+mod queue_keys;
 mod rename;
 
 /// A text argument of a script call.
@@ -45,15 +46,20 @@ pub mod exposed {
     pub use super::catalogue::{MODULES, SCRIPTS};
     pub use super::compose::{compose, compose_with, includes, needed_modules, Composed};
     pub use super::map_error;
+    pub use super::queue_keys::declared as declared_queue_keys;
     pub use crate::meta::Meta as JobMeta;
     pub use crate::meta::JOB_RECORD_LEN;
 }
 
-/// A script as loaded: its client-side object (body and SHA-1) and its
-/// composition, to explain its errors.
+/// A script as loaded: its client-side object (body and SHA-1), its
+/// composition (to explain its errors) and, for a queue script, where its
+/// keys are in a queue's key list.
 struct Loaded {
     script: Script,
     composed: compose::Composed,
+    /// Its KEYS, as positions in [`crate::keys::Keys::queue`]'s list (`None`:
+    /// it takes the keys its caller passes, as they are).
+    queue_key_positions: Option<Vec<usize>>,
 }
 
 static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
@@ -61,13 +67,61 @@ static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
         .iter()
         .map(|(name, source)| {
             let composed = compose::compose(name, source);
+            let queue_key_positions = composed.queue_keys().map(|names| {
+                names
+                    .iter()
+                    .map(|name| {
+                        crate::keys::queue_key_position(name)
+                            .expect("the composer binds only listed keys")
+                    })
+                    .collect()
+            });
             Loaded {
                 script: Script::from_lua(composed.text.clone()),
                 composed,
+                queue_key_positions,
             }
         })
         .collect()
 });
+
+impl Loaded {
+    /// The keys a call sends, from `keys` (for a queue script, a queue's
+    /// whole key list then any keys of the script's own): a queue script's
+    /// own subset of the list, then the rest; any other script's, as given.
+    /// Borrowed, not collected: the command is built from them directly.
+    fn sent_keys<'a>(
+        &'a self,
+        keys: &'a QueueKeys,
+    ) -> impl Iterator<Item = &'a fred::types::Key> + Clone + 'a {
+        let (positions, own): (&[usize], &[fred::types::Key]) = match &self.queue_key_positions {
+            None => (&[], &keys.0),
+            Some(positions) => (
+                positions,
+                keys.0
+                    .get(crate::keys::queue_key_total()..)
+                    .unwrap_or_default(),
+            ),
+        };
+        positions.iter().filter_map(|i| keys.0.get(*i)).chain(own)
+    }
+
+    /// Whether `keys` is what the script takes: a queue script needs a
+    /// queue's whole key list (the driver's own slip if not, so said plainly).
+    fn check_keys(&self, op: Op, keys: &QueueKeys) -> Result<(), fred::error::Error> {
+        if self.queue_key_positions.is_some() && keys.0.len() < crate::keys::queue_key_total() {
+            return Err(fred::error::Error::new(
+                fred::error::ErrorKind::InvalidArgument,
+                format!(
+                    "the {} script takes a queue's keys, but was given {} keys",
+                    catalogue::SCRIPTS[op.index()].0,
+                    keys.0.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// `SCRIPT LOAD` every script (done at connect; `NOSCRIPT` reloads later).
 pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
@@ -145,10 +199,12 @@ pub async fn run_with<A: Args + ?Sized>(
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
-    let script = &SCRIPTS[op.index()].script;
+    let loaded = &SCRIPTS[op.index()];
+    loaded.check_keys(op, keys)?;
+    let script = &loaded.script;
     let mut reloads = 0;
     loop {
-        match call(client, op, script, keys, args, By::Sha).await {
+        match call(client, op, loaded, keys, args, By::Sha).await {
             // A `NOSCRIPT` call ran nothing, so it is safe to send again,
             // enqueues included. A `SCRIPT FLUSH` can land between the reload
             // and the retry (the reliability run flushes every second and
@@ -161,7 +217,7 @@ pub async fn run_with<A: Args + ?Sized>(
             // call (EVAL), which no flush can outrun. Rare, so its size is
             // paid only here.
             Err(err) if err.details().starts_with("NOSCRIPT") => {
-                return call(client, op, script, keys, args, By::Body).await;
+                return call(client, op, loaded, keys, args, By::Body).await;
             }
             result => return result,
         }
@@ -195,11 +251,13 @@ fn resend_safe(op: Op) -> bool {
 async fn call<A: Args + ?Sized>(
     client: &Client,
     op: Op,
-    script: &Script,
+    loaded: &Loaded,
     keys: &QueueKeys,
     args: &A,
     by: By,
 ) -> Result<Value, fred::error::Error> {
+    let script = &loaded.script;
+    let keys = loaded.sent_keys(keys);
     let body = match (by, script.lua()) {
         (By::Body, Some(body)) => Some(body),
         _ => None,
@@ -207,13 +265,10 @@ async fn call<A: Args + ?Sized>(
     if resend_safe(op) {
         let mut argv = Vec::with_capacity(args.count());
         args.write(&mut argv);
+        let keys: Vec<fred::types::Key> = keys.cloned().collect();
         return match body {
-            Some(body) => client.eval(body.clone(), keys.0.clone(), argv).await,
-            None => {
-                client
-                    .evalsha(script.sha1().clone(), keys.0.clone(), argv)
-                    .await
-            }
+            Some(body) => client.eval(body.clone(), keys, argv).await,
+            None => client.evalsha(script.sha1().clone(), keys, argv).await,
         };
     }
     use fred::interfaces::ClientLike;
@@ -222,19 +277,20 @@ async fn call<A: Args + ?Sized>(
         ..Default::default()
     };
     // Converted to `Value`s by the client as it takes the command.
-    let mut command = Vec::with_capacity(2 + keys.0.len() + args.count());
+    let key_count = keys.clone().count();
+    let mut command = Vec::with_capacity(2 + key_count + args.count());
     command.push(Arg::Bytes(match body {
         Some(body) => body.inner(),
         None => script.sha1().inner(),
     }));
-    command.push(Arg::Uint(keys.0.len() as u64));
-    command.extend(keys.0.iter().map(|k| Arg::Bytes(k.inner())));
+    command.push(Arg::Uint(key_count as u64));
+    command.extend(keys.clone().map(|k| Arg::Bytes(k.inner())));
     args.write(&mut command);
     // Routed to the slot of the first key, like EVALSHA itself (every key
     // of a namespace shares that slot).
     let slot = keys
-        .0
-        .first()
+        .clone()
+        .next()
         .map(|key| fred::util::redis_keyslot(key.as_bytes()))
         .unwrap_or(0);
     let name = if body.is_some() { "EVAL" } else { "EVALSHA" };
@@ -450,7 +506,7 @@ mod tests {
                 };
                 assert_eq!(
                     read(file).lines().nth(at - 1),
-                    Some(compose::as_written(line).as_str()),
+                    Some(composed.as_written(line).as_str()),
                     "{name} line {}",
                     i + 1
                 );

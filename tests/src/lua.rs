@@ -71,12 +71,44 @@ pub fn patched(name: &str, patches: &[(&str, &str)]) -> String {
     text
 }
 
-/// `SCRIPT LOAD` a script body; returns its SHA-1.
+/// `SCRIPT LOAD` a script body; returns its SHA-1. The queue keys the body
+/// takes (the composer names them on a line of their own) are remembered
+/// by its SHA-1, for [`evalsha`].
 pub async fn load(client: &Client, body: &str) -> String {
-    client
+    let sha = client
         .script_load::<String, _>(body.to_owned())
         .await
-        .expect("SCRIPT LOAD")
+        .expect("SCRIPT LOAD");
+    if let Some(names) = redq::lua::declared_queue_keys(body) {
+        KEY_LISTS
+            .lock()
+            .unwrap()
+            .insert(sha.clone(), names.into_iter().map(str::to_owned).collect());
+    }
+    sha
+}
+
+/// SHA-1 -> the queue key names of a body loaded with [`load`].
+static KEY_LISTS: LazyLock<std::sync::Mutex<HashMap<String, Vec<String>>>> =
+    LazyLock::new(Default::default);
+
+/// The KEYS a composed queue script `body` takes for `queue` in namespace
+/// `ns`: the keys it names, in its order (as the driver sends them).
+pub fn queue_keys_of(body: &str, ns: &str, queue: &str) -> Vec<fred::types::Key> {
+    let names = redq::lua::declared_queue_keys(body).expect("a composed queue script");
+    named_keys(&names, ns, queue)
+}
+
+fn named_keys<S: AsRef<str>>(names: &[S], ns: &str, queue: &str) -> Vec<fred::types::Key> {
+    let all = redq::keys::Keys::new(ns).queue(queue).0;
+    names
+        .iter()
+        .map(|name| {
+            let at = redq::keys::queue_key_position(name.as_ref())
+                .unwrap_or_else(|| panic!("no queue key {}", name.as_ref()));
+            all[at].clone()
+        })
+        .collect()
 }
 
 /// Variants loaded with [`load_named`]: SHA-1 -> the script they replace.
@@ -104,8 +136,9 @@ pub async fn load_all(client: &Client) -> HashMap<String, String> {
     names
 }
 
-/// Runs a loaded script with the queue key list of `lua/lib/keys.lua` for
-/// `queue` in namespace `ns`, and ARGV = queue, wake channel, then `args`.
+/// Runs a script loaded with [`load`] with its queue keys (those of
+/// `lua/lib/keys.lua` its composition names) for `queue` in namespace `ns`,
+/// and ARGV = queue, wake channel, then `args`.
 pub async fn evalsha(
     client: &Client,
     sha: &str,
@@ -119,8 +152,14 @@ pub async fn evalsha(
         Value::from(keys.wake_channel()),
     ];
     argv.extend(args.iter().cloned());
+    let names = KEY_LISTS
+        .lock()
+        .unwrap()
+        .get(sha)
+        .cloned()
+        .unwrap_or_else(|| panic!("script {sha} was not loaded with lua::load as a queue script"));
     client
-        .evalsha(sha.to_owned(), keys.queue(queue).0, argv)
+        .evalsha(sha.to_owned(), named_keys(&names, ns, queue), argv)
         .await
 }
 

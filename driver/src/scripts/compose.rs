@@ -27,6 +27,7 @@
 //! traced to no file; a renamed line is traced to the line it came from.
 
 use super::catalogue::MODULES;
+use super::queue_keys;
 use super::rename::rename;
 
 /// A script composed with its modules, and where each line came from.
@@ -35,6 +36,9 @@ pub struct Composed {
     /// The text loaded into Redis.
     pub text: String,
     pieces: Vec<Piece>,
+    /// The queue keys the script takes, in its KEYS order (`None`: it takes
+    /// none: it does not include `keys`).
+    queue_keys: Option<Vec<&'static str>>,
 }
 
 /// A run of consecutive composed lines taken from one file.
@@ -179,12 +183,20 @@ pub fn compose_with(
     let mut composed = Composed {
         text: String::with_capacity(source.len() + 16 * 1024),
         pieces: Vec::new(),
+        queue_keys: None,
     };
     let script_file = format!("lua/{name}.lua");
     composed.push(&script_file, 1, shebang);
+    let modules = needed_modules(source);
+    let takes_queue_keys = modules.contains(&"keys");
+    // Its queue key count and names, written once the keys are bound.
+    const COUNT_PLACEHOLDER: &str = "-- (the queue key count)";
+    if takes_queue_keys {
+        composed.push_generated(COUNT_PLACEHOLDER);
+    }
     // The lazy modules' locals composed so far, each with its table.
     let mut renames: Vec<(String, String)> = Vec::new();
-    for module_name in needed_modules(source) {
+    for module_name in modules {
         let text = module_text(module(module_name));
         let text = text.as_str();
         let file = format!("lua/lib/{module_name}.lua");
@@ -222,6 +234,9 @@ pub fn compose_with(
     }
     let body = rename(body, &renames);
     composed.push(&script_file, 2, &body);
+    if takes_queue_keys {
+        composed.bind_queue_keys(COUNT_PLACEHOLDER);
+    }
     composed
 }
 
@@ -230,18 +245,43 @@ fn lazy_table(module_name: &str) -> String {
     format!("{module_name}__")
 }
 
-/// `line` of a composed script as its file has it: without the lazy tables
-/// in front of the names it uses.
-#[cfg(test)]
-pub(crate) fn as_written(line: &str) -> String {
-    let mut line = line.to_owned();
-    for (module_name, _) in MODULES {
-        line = line.replace(&format!("{}.", lazy_table(module_name)), "");
-    }
-    line
-}
-
 impl Composed {
+    /// Each `K.<name>` rewritten to its `KEYS[i]` (`queue_keys.rs`), and the
+    /// generated line `placeholder` replaced by the key count and names
+    /// (panics on a use of K it cannot bind, naming the file and line: a unit
+    /// test composes every script).
+    fn bind_queue_keys(&mut self, placeholder: &str) {
+        let bound = match queue_keys::bind(&self.text) {
+            Ok(bound) => bound,
+            Err(misuse) => {
+                let line = self.text[..misuse.at].matches('\n').count() + 1;
+                let (file, at) = self.locate(line).unwrap_or(("the composed script", line));
+                panic!("{file}:{at}: {}", misuse.what);
+            }
+        };
+        self.text = bound
+            .text
+            .replacen(placeholder, &queue_keys::count_line(&bound.keys), 1);
+        self.queue_keys = Some(bound.keys);
+    }
+
+    /// The queue keys the script takes, in its KEYS order (`None`: it takes
+    /// none); the caller sends these, then any keys of its own.
+    pub fn queue_keys(&self) -> Option<&[&'static str]> {
+        self.queue_keys.as_deref()
+    }
+
+    /// `line` of this composed script as its file has it: without the lazy
+    /// tables in front of the names it uses, its keys named as `K.<name>`.
+    #[cfg(test)]
+    pub(crate) fn as_written(&self, line: &str) -> String {
+        let mut line = line.to_owned();
+        for (module_name, _) in MODULES {
+            line = line.replace(&format!("{}.", lazy_table(module_name)), "");
+        }
+        queue_keys::unbound(&line, self.queue_keys().unwrap_or_default())
+    }
+
     /// Append `text` (whole lines of `file` from line `file_first`).
     fn push(&mut self, file: &str, file_first: usize, text: &str) {
         let text = text.strip_suffix('\n').unwrap_or(text);
@@ -324,7 +364,11 @@ mod tests {
         for (file, text, may_use) in units() {
             let used = words(text);
             for (module_name, module_text) in MODULES {
-                let names = defined(module_text);
+                let mut names = defined(module_text);
+                if *module_name == "keys" {
+                    // Not locals: names the composer binds (queue_keys.rs).
+                    names.extend(["K", "QUEUE_KEY_COUNT"]);
+                }
                 assert!(
                     !names.is_empty(),
                     "lua/lib/{module_name}.lua defines nothing"
@@ -338,8 +382,16 @@ mod tests {
                 }
             }
             for direct in includes(text) {
+                let bound_names = if direct == "keys" {
+                    &["K", "QUEUE_KEY_COUNT"][..]
+                } else {
+                    &[]
+                };
                 assert!(
-                    defined(module(direct)).iter().any(|n| used.contains(n)),
+                    defined(module(direct))
+                        .iter()
+                        .chain(bound_names)
+                        .any(|n| used.contains(n)),
                     "{file} includes lua/lib/{direct}.lua and uses nothing of it"
                 );
             }
@@ -543,26 +595,64 @@ mod tests {
             "enqueue",
             SCRIPTS.iter().find(|(n, _)| *n == "enqueue").unwrap().1,
         );
-        let keys = module("keys");
-        assert!(wrapped(keys));
+        let clock = module("clock");
+        assert!(wrapped(clock));
+        let defines = "local function now_ms()";
         let line = composed
             .text
             .lines()
-            .position(|l| l.starts_with("local K = {"))
+            .position(|l| l.starts_with(defines))
             .unwrap()
             + 1;
-        let file_line = keys
-            .lines()
-            .position(|l| l.starts_with("local K = {"))
-            .unwrap()
-            + 1;
-        assert_eq!(composed.locate(line), Some(("lua/lib/keys.lua", file_line)));
+        let file_line = clock.lines().position(|l| l.starts_with(defines)).unwrap() + 1;
+        assert_eq!(
+            composed.locate(line),
+            Some(("lua/lib/clock.lua", file_line))
+        );
         let opening = composed
             .text
             .lines()
-            .position(|l| l.starts_with("local K, QUEUE_KEY_COUNT"))
+            .position(|l| l.starts_with("local now_ms = (function()"))
             .unwrap();
         assert_eq!(composed.locate(opening + 1), None);
+    }
+
+    /// A script gets the keys its composed text names, its lazy modules'
+    /// included, in the order of lua/lib/keys.lua, and builds no table of
+    /// them; the one generated line that counts them traces to no file.
+    #[test]
+    fn a_script_takes_the_queue_keys_its_composition_names_and_no_others() {
+        let source = "#!lua\n-- include: keys parked\nreturn { K.jobs, QUEUE, parked_read() }\n";
+        let composed = compose("test_script", source);
+        // lib/parked.lua reads K.parked.
+        let expected = vec!["jobs", "parked"];
+        assert_eq!(composed.queue_keys(), Some(&expected[..]));
+        // No K is left in its code (comments keep theirs).
+        assert_eq!(
+            queue_keys::bind(&composed.text).unwrap().keys,
+            Vec::<&str>::new()
+        );
+        assert!(composed.text.contains("return { KEYS[1], QUEUE,"));
+        assert_eq!(
+            composed.text.lines().nth(1),
+            Some(queue_keys::count_line(&expected).as_str())
+        );
+        assert_eq!(composed.locate(2), None);
+        assert_eq!(queue_keys::declared(&composed.text), Some(expected));
+        let no_keys = compose("test_script", "#!lua\n-- include: check\nreturn 1\n");
+        assert_eq!(no_keys.queue_keys(), None);
+        assert_eq!(queue_keys::declared(&no_keys.text), None);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "lua/test_script.lua:4: K.wating is not a queue key of lua/lib/keys.lua"
+    )]
+    fn a_misspelt_key_in_a_script_fails_its_composition_naming_its_line() {
+        compose(
+            "test_script",
+            "#!lua\n-- include: keys\nlocal a = K.jobs\nreturn K.wating\n",
+        );
     }
 
     /// For scripts/profile-calls.py: every script as composed, written to

@@ -12,8 +12,28 @@ pub fn rename(text: &str, renames: &[(String, String)]) -> String {
     }
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + text.len() / 8);
-    let mut at = 0;
     let mut copied = 0;
+    for (start, end) in code_words(text) {
+        let word = &text[start..end];
+        if let Some((_, table)) = renames.iter().find(|(name, _)| *name == word) {
+            if !is_field(bytes, start) && !is_key(bytes, end) {
+                out.push_str(&text[copied..start]);
+                out.push_str(table);
+                out.push('.');
+                copied = start;
+            }
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The names in `text` (each as its byte range), in order: every word that
+/// is not in a comment or a string and is not part of a number.
+pub fn code_words(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut words = Vec::new();
+    let mut at = 0;
     while at < bytes.len() {
         let c = bytes[at];
         if c == b'-' && bytes.get(at + 1) == Some(&b'-') {
@@ -36,28 +56,19 @@ pub fn rename(text: &str, renames: &[(String, String)]) -> String {
             while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
                 at += 1;
             }
-            let word = &text[start..at];
-            if let Some((_, table)) = renames.iter().find(|(name, _)| *name == word) {
-                if !is_field(bytes, start) && !is_key(bytes, at) {
-                    out.push_str(&text[copied..start]);
-                    out.push_str(table);
-                    out.push('.');
-                    copied = start;
-                }
-            }
+            words.push((start, at));
         } else {
             at += 1;
         }
     }
-    out.push_str(&text[copied..]);
-    out
+    words
 }
 
 /// Whether the word ending before `end` is followed by `=` (not `==`): a
 /// table constructor's key (`{ hold = true }`). An assignment would be the
 /// other case, and no file assigns a lazy module's local (a unit test of
 /// compose.rs).
-fn is_key(bytes: &[u8], end: usize) -> bool {
+pub fn is_key(bytes: &[u8], end: usize) -> bool {
     let rest = &bytes[end..];
     let skip = rest
         .iter()
@@ -67,7 +78,7 @@ fn is_key(bytes: &[u8], end: usize) -> bool {
 }
 
 /// Whether the word at `start` follows `.` (not `..`) or `:`: a field or method.
-fn is_field(bytes: &[u8], start: usize) -> bool {
+pub fn is_field(bytes: &[u8], start: usize) -> bool {
     let mut i = start;
     while i > 0 && (bytes[i - 1] == b' ' || bytes[i - 1] == b'\t') {
         i -= 1;

@@ -7,13 +7,12 @@ use fred::types::Value;
 
 use super::plan::WaiterPlan;
 use super::GateKind;
-use crate::enqueue_args::{encode_into, Encoded, ENQUEUE_FIELDS};
+use crate::enqueue_args::{encode_into, Encoded};
 use crate::scripts::{self, Arg};
 use crate::QueueError;
 
-/// ARGV entries per waiter: queue, condition, on_failure, then enqueue's
-/// fields.
-pub(crate) const WAITER_FIELDS: usize = 3 + ENQUEUE_FIELDS;
+/// ARGV entries of a waiter before its job's: queue, condition, on_failure.
+const WAITER_POLICY: usize = 3;
 
 /// What one gate_seal call does, before it is encoded.
 #[derive(Clone, Copy)]
@@ -143,7 +142,12 @@ impl SealArgs {
 
 impl scripts::Args for SealArgs {
     fn count(&self) -> usize {
-        2 + 5 + self.dependencies.len() + 1 + WAITER_FIELDS * self.waiters.len() + 2
+        let waiters: usize = self
+            .waiters
+            .iter()
+            .map(|waiter| WAITER_POLICY + waiter.fields.arg_count())
+            .sum();
+        2 + 5 + self.dependencies.len() + 1 + waiters + 2
     }
 
     fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
@@ -159,7 +163,7 @@ impl scripts::Args for SealArgs {
             out.push(Arg::Value(&waiter.queue));
             out.push(Arg::Value(&waiter.condition));
             out.push(Arg::Value(&waiter.on_failure));
-            out.extend(waiter.fields.fields(&self.buf));
+            waiter.fields.write(&self.buf, out);
         }
         out.extend(self.parent.iter().map(Arg::Value));
     }
@@ -215,9 +219,10 @@ mod tests {
             args.waiter_ids()[0],
             "the waiter's id leads its fields"
         );
-        assert_eq!(argv[14], r#"{"to":"ada"}"#);
-        assert_eq!(argv[23], "receipt");
-        assert_eq!(argv.len(), 10 + WAITER_FIELDS + 2);
+        assert_eq!(
+            argv[14..],
+            [r#"{"to":"ada"}"#, "1", "9", "receipt", "P", "tree"]
+        );
         assert_eq!(
             argv[argv.len() - 2..],
             ["P", "tree"],

@@ -143,24 +143,26 @@ mod tests {
     /// One job's enqueue.lua entries, every field set to something other
     /// than its default where the script allows it.
     fn job(id: &str, n: u64) -> Vec<Value> {
-        vec![
-            s(id),
-            s(format!(r#"{{"n":{n}}}"#)),
-            s(n % 3),                                         // priority
-            s(if n == 4 { 60_000 } else { 0 }),               // delay_ms
-            s(if n == 5 { 4_000_000_000_000u64 } else { 0 }), // not_before_ms
-            s(format!("dedup-{n}")),                          // dedup_key
-            s(if n.is_multiple_of(2) { 30_000 } else { 0 }),  // dedup_ttl_ms
-            s(if n == 3 { "ord" } else { "" }),               // ordering_key
-            s(5 + n),                                         // max_attempts
-            s(1_000 * n),                                     // retry_window_ms
-            s(format!("kind-{n}")),                           // name
-            s(n % 2),                                         // attempts
-            s(100 * n),                                       // backoff_base_ms
-            s(100 * n + 7),                                   // backoff_cap_ms
-            s(if n == 2 { "tenant" } else { "" }),            // limit_key
-            s(if n == 1 { TRACE } else { "" }),               // trace
-        ]
+        lua::enqueue_entries(
+            id,
+            &format!(r#"{{"n":{n}}}"#),
+            [
+                (n % 3).to_string(),                                         // priority
+                (if n == 4 { 60_000 } else { 0 }).to_string(),               // delay_ms
+                (if n == 5 { 4_000_000_000_000u64 } else { 0 }).to_string(), // not_before_ms
+                format!("dedup-{n}"),                                        // dedup_key
+                (if n.is_multiple_of(2) { 30_000 } else { 0 }).to_string(),  // dedup_ttl_ms
+                (if n == 3 { "ord" } else { "" }).to_string(),               // ordering_key
+                (5 + n).to_string(),                                         // max_attempts
+                (1_000 * n).to_string(),                                     // retry_window_ms
+                format!("kind-{n}"),                                         // name
+                (n % 2).to_string(),                                         // attempts
+                (100 * n).to_string(),                                       // backoff_base_ms
+                (100 * n + 7).to_string(),                                   // backoff_cap_ms
+                (if n == 2 { "tenant" } else { "" }).to_string(),            // limit_key
+                (if n == 1 { TRACE } else { "" }).to_string(),               // trace
+            ],
+        )
     }
 
     fn text(v: &Value) -> String {

@@ -43,8 +43,8 @@ fn s(v: impl ToString) -> Value {
     Value::from(v.to_string())
 }
 
-/// The 16 enqueue fields of job `id` made from `spec` (payload `{"tag": …}`).
-fn job_fields(id: &str, spec: &JobSpec) -> [Value; 16] {
+/// The enqueue entries of job `id` made from `spec` (payload `{"tag": …}`).
+fn job_fields(id: &str, spec: &JobSpec) -> Vec<Value> {
     let payload = serde_json::json!({ "tag": spec.tag }).to_string();
     lua::EnqueueJob {
         id,

@@ -56,7 +56,7 @@ fn texts(v: Value) -> Vec<String> {
         .collect()
 }
 
-fn job(id: &str, max_attempts: u32) -> [Value; 16] {
+fn job(id: &str, max_attempts: u32) -> Vec<Value> {
     EnqueueJob {
         id,
         payload: "{}",

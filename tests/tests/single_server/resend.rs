@@ -4,7 +4,6 @@
 //! twice, exactly as a resend would.
 
 use fred::types::Value;
-use redq::keys::Keys;
 use redq_tests::fixtures::*;
 use redq_tests::lua;
 use serde_json::json;
@@ -18,9 +17,10 @@ fn enqueue_script() -> String {
 async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
     let server = server();
     let queue = queue(&server, "resend").await;
-    let keys = Keys::new(queue.namespace()).queue("q").0;
+    let script = enqueue_script();
+    let keys = lua::queue_keys_of(&script, queue.namespace(), "q");
     let ids = ["01JRESENDRESENDRESEND00001", "01JRESENDRESENDRESEND00002"];
-    let mut args: Vec<String> = vec![enqueue_script(), keys.len().to_string()];
+    let mut args: Vec<String> = vec![script, keys.len().to_string()];
     args.extend(
         keys.iter()
             .map(|k| k.as_str().expect("utf-8 key").to_owned()),
