@@ -163,9 +163,30 @@ pub async fn evalsha(
         .await
 }
 
-/// One job's ARGV entries for enqueue.lua (its `FIELDS`, in the order its
-/// header lists them), for tests that call the script straight: the one
-/// place the test side lays a job out, so a new field is added once.
+/// One job's entries for enqueue.lua, as its header lays them out: the id,
+/// the payload, how many options follow, then a (code, value) pair for each
+/// of `options` (the values of option codes 1 to 14, in the header's order)
+/// that is not its default ("0" or ""). The one place the test side lays a
+/// job out.
+pub fn enqueue_entries(id: &str, payload: &str, options: [String; 14]) -> Vec<Value> {
+    let sent: Vec<(usize, String)> = (1..)
+        .zip(options)
+        .filter(|(_, value)| value != "0" && !value.is_empty())
+        .collect();
+    let mut entries = vec![
+        Value::from(id.to_owned()),
+        Value::from(payload.to_owned()),
+        Value::from(sent.len().to_string()),
+    ];
+    for (code, value) in sent {
+        entries.push(Value::from(code.to_string()));
+        entries.push(Value::from(value));
+    }
+    entries
+}
+
+/// One job for enqueue.lua, for tests that call the script straight
+/// ([`enqueue_entries`]).
 pub struct EnqueueJob<'a> {
     pub id: &'a str,
     pub payload: &'a str,
@@ -184,26 +205,28 @@ pub struct EnqueueJob<'a> {
 impl EnqueueJob<'_> {
     /// The entries, every option not named here at its default (a trace
     /// context too: the checker's decoder test covers that field).
-    pub fn argv(&self) -> [Value; 16] {
-        let s = |v: &dyn ToString| Value::from(v.to_string());
-        [
-            s(&self.id),
-            s(&self.payload),
-            s(&self.priority),
-            s(&self.delay_ms),
-            s(&0), // not_before_ms
-            s(&self.dedup_key),
-            s(&0), // dedup_ttl_ms
-            s(&self.ordering_key),
-            s(&self.max_attempts),
-            s(&0),  // retry_window_ms
-            s(&""), // name
-            s(&0),  // attempts
-            s(&self.backoff_base_ms),
-            s(&self.backoff_cap_ms),
-            s(&self.limit_key),
-            s(&""), // trace
-        ]
+    pub fn argv(&self) -> Vec<Value> {
+        let s = |v: &dyn ToString| v.to_string();
+        enqueue_entries(
+            self.id,
+            self.payload,
+            [
+                s(&self.priority),
+                s(&self.delay_ms),
+                s(&0), // not_before_ms
+                s(&self.dedup_key),
+                s(&0), // dedup_ttl_ms
+                s(&self.ordering_key),
+                s(&self.max_attempts),
+                s(&0),  // retry_window_ms
+                s(&""), // name
+                s(&0),  // attempts
+                s(&self.backoff_base_ms),
+                s(&self.backoff_cap_ms),
+                s(&self.limit_key),
+                s(&""), // trace
+            ],
+        )
     }
 }
 
