@@ -51,7 +51,16 @@ pub fn main(raw: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(run(&args)) {
+    // The case runs on a worker thread, as an application's own tasks do:
+    // `block_on`'s future runs on the calling thread instead, outside the
+    // runtime's workers, so every reply would wake that thread and every
+    // command wake a worker (two thread switches a round trip that a
+    // service calling `add` from its handlers never pays).
+    let on_worker =
+        runtime.block_on(async move { tokio::spawn(async move { run(&args).await }).await });
+    let outcome =
+        on_worker.unwrap_or_else(|e| Err(format!("the bench task ended abnormally: {e}")));
+    match outcome {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS
