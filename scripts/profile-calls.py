@@ -112,6 +112,21 @@ def unquote(s):
                   {'n': '\n', 'r': '\r', 't': '\t', 'a': '\a', 'b': '\b'}.get(m.group(1), m.group(1)), s)
 
 
+def first_enqueued(argv):
+    """The first job's entries when `argv` is an enqueue's in the layout with options sent as
+    (code, value) pairs: 6 head arguments, then per job id, payload, option count k, 2k entries."""
+    if not (argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0):
+        return None
+    at, jobs = 6, []
+    for _ in range(int(argv[3])):
+        if at + 3 > len(argv) or not argv[at + 2].isdigit():
+            return None
+        end = at + 3 + 2 * int(argv[at + 2])
+        jobs.append(argv[at:end])
+        at = end
+    return jobs[0] if at == len(argv) else None
+
+
 def captured_calls(redq, tmp):
     """The keys and ARGV redq sends for one enqueue, one claim and one ack."""
     port = free_port()
@@ -143,8 +158,13 @@ def captured_calls(redq, tmp):
         keys, argv = args[3:3 + nkeys], args[3 + nkeys:]
         if len(argv) < 3 or argv[0] != "bench" or not keys[0].endswith(":jobs"):
             continue
-        # By shape: enqueue has 16 fields per job, claim 6 arguments, ack 2, 4 or 5 per job.
-        if argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0 and len(argv) - 16 * int(argv[3]) in (4, 6) and enqueue is None:
+        # By shape: enqueue has 6 head arguments, then per job its id, payload, option count and two
+        # entries per option (older binaries: 16 fields per job), claim 6 arguments, ack 2, 4 or 5 per job.
+        first = first_enqueued(argv)
+        if first is not None and enqueue is None:
+            enqueue = first
+        elif argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0 and len(argv) - 16 * int(argv[3]) in (4, 6) \
+                and enqueue is None:
             # The job's 16 fields; a binary older than the gate arguments sent 4 head arguments.
             head = len(argv) - 16 * int(argv[3])
             enqueue = argv[head:head + 16]
