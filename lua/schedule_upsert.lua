@@ -7,8 +7,8 @@
 -- stores and places the schedule.
 --
 -- include: check clock keys schedule_record
--- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua);
---   this script reads and writes none of them (they route the call).
+-- KEYS: of the queue keys (lua/lib/keys.lua) this script names none, so it
+--   receives none (QUEUE_KEY_COUNT is 0); its own keys share their slot.
 -- then, after its QUEUE_KEY_COUNT keys:
 --   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
 --   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms), absent while
