@@ -14,13 +14,51 @@ function wf.entry(a, b)
   return a .. '\n' .. b
 end
 
+-- Between wf.batch_begin and wf.batch_store (an ack of many jobs), each
+-- gate record is read and decoded once and written once, whatever number of
+-- its members the call counts: wf.load returns the record already read (false
+-- in the cache: the gate is gone), wf.save only marks it, and the deletion of
+-- a gate (wf.trim) drops it from the cache. No other command of such a call
+-- reads or writes wf:gates, so the stored records are the same as per member.
+function wf.batch_begin()
+  wf.cache, wf.changed = {}, {}
+end
+
 function wf.load(gid)
+  local cache = wf.cache
+  if cache and cache[gid] ~= nil then return cache[gid] or nil end
   local raw = redis.call('HGET', K.wf_gates, gid)
-  return raw and GATE.decode(raw) or nil
+  local g = raw and GATE.decode(raw) or nil
+  if cache then cache[gid] = g or false end
+  return g
 end
 
 function wf.save(gid, g)
-  redis.call('HSET', K.wf_gates, gid, GATE.encode(g))
+  local cache = wf.cache
+  if not cache then
+    redis.call('HSET', K.wf_gates, gid, GATE.encode(g))
+    return
+  end
+  local changed = wf.changed
+  if not changed[gid] then
+    changed[gid] = true
+    changed[#changed + 1] = gid
+  end
+  cache[gid] = g
+end
+
+-- Store the records saved since wf.batch_begin: one HSET.
+function wf.batch_store()
+  local pairs_out = {}
+  for _, gid in ipairs(wf.changed) do
+    local g = wf.cache[gid]
+    if g then
+      pairs_out[#pairs_out + 1] = gid
+      pairs_out[#pairs_out + 1] = GATE.encode(g)
+    end
+  end
+  wf.cache, wf.changed = nil, nil
+  if #pairs_out > 0 then redis.call('HSET', K.wf_gates, unpack(pairs_out)) end
 end
 
 -- Gate `gid`'s data is deleted no earlier than GATE.KEEP_MS from `now` (the
@@ -155,6 +193,7 @@ function wf.trim(now)
       budget = budget - #entries - 1
       if budget >= 0 then
         redis.call('HDEL', K.wf_gates, gid)
+        if wf.cache then wf.cache[gid] = false end
         redis.call('ZREM', K.wf_expire, gid)
       end
     end

@@ -9,6 +9,12 @@ local function lease_matches(m, lease)
   return m[M.lease_id] ~= 0 and (lease == 0 or m[M.lease_id] == lease)
 end
 
+-- Whether a lease of this queue lapsed by `now` (one ZCOUNT: claims ask
+-- before they scan for lapsed leases, which is rarely needed).
+local function any_lapsed(now)
+  return redis.call('ZCOUNT', K.leased, '-inf', now) > 0
+end
+
 local function clear_lease(m)
   m[M.lease_id] = 0
   m[M.lease_expiry] = 0
@@ -26,6 +32,10 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
   local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1
   local expiry = now + lease_ms
   local meta_pairs, lease_pairs, out = {}, {}, {}
+  -- The lease's fields after its id are the same for the whole batch:
+  -- packed once (msgpack values packed together are their packings one
+  -- after the other, so the bytes are those of packing all four).
+  local holder = cmsgpack.pack(expiry, node, instance)
   for i = 1, count do
     local raw = records[i]
     if raw then
@@ -34,7 +44,7 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
       if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then
         -- The usual case: splice the lease into the bytes (the four fields
         -- are first), about half the cost of unpacking and repacking.
-        record = RECORD_HEADER .. cmsgpack.pack(next_lease, expiry, node, instance) .. string.sub(raw, 8)
+        record = RECORD_HEADER .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
       else
         local m, payload = split_record(raw)
         m[M.lease_id] = next_lease
