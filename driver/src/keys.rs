@@ -64,10 +64,12 @@ pub struct Keys {
     tag: String,
 }
 
-/// The keys a script receives, in the order its header lists them (for
-/// queue-scoped scripts, the order `lua/lib/keys.lua` names them). Held in the
-/// client's wire form: built once per queue, cloned per call by reference
-/// count rather than re-allocated.
+/// The keys a script call is given, in the order its header lists them; for
+/// a queue script, a queue's whole list ([`Keys::queue`]) and then any keys
+/// of the script's own, of which `crate::scripts` sends the script's own
+/// subset (`lua/README.md`, "Keys"). Held in the client's wire form: built
+/// once per queue, cloned per call by reference count rather than
+/// re-allocated.
 #[derive(Debug, Clone)]
 pub struct QueueKeys(pub Vec<fred::types::Key>);
 

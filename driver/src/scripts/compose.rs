@@ -25,6 +25,11 @@
 //! module whose locals a script assigns says `-- composed inline: <why>`
 //! and is plain top-level text. The added lines are lines of their own,
 //! traced to no file; a renamed line is traced to the line it came from.
+//!
+//! Last, a script that includes `keys` has each `K.<name>` bound to its own
+//! `KEYS[i]` (`queue_keys.rs`), and its second line, generated, says how
+//! many queue keys it takes and which: `local QUEUE_KEY_COUNT = n -- KEYS:
+//! ...`.
 
 use super::catalogue::MODULES;
 use super::queue_keys;

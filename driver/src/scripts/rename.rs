@@ -1,6 +1,7 @@
 //! Renaming the uses of a lazy module's locals in Lua text (see
 //! `compose.rs`): `hold(` becomes `flow__.hold(`, on the same line, outside
-//! strings and comments, and never a field (`t.hold`, `t:hold`).
+//! strings and comments, and never a field (`t.hold`, `t:hold`). The same
+//! scan of a text's names serves the binding of its keys (`queue_keys.rs`).
 
 /// `text` with every use of a name in `renames` (name, table) written as
 /// `table.name`. A declaration of such a name (`local hold`) is renamed as
