@@ -56,7 +56,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port whose cluster bus port (port + 10000) is a port too.
+free_port() {
+    python3 -c '
+import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    if port + 10000 <= 65535:
+        print(port); break'
+}
 for ((i = 0; i < primaries; i++)); do
     port=$(free_port)
     ports+=("$port")
