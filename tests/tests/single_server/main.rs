@@ -14,6 +14,7 @@ mod counts_stats;
 mod dead_letters;
 mod dedup;
 mod enqueue;
+mod enqueue_wire;
 mod fencing;
 mod flow_api;
 mod flow_limits;

@@ -1,0 +1,301 @@
+//! enqueue.lua's job entries (id, payload, then only the options that differ
+//! from their defaults) and the records it splices from a template packed
+//! once per call: every combination of options stores the fields it was
+//! given, in exactly the bytes `cmsgpack.pack` of those fields gives; a
+//! malformed entry list is refused before anything is written.
+
+use fred::interfaces::{ClientLike, HashesInterface, LuaInterface};
+use fred::types::Value;
+use redq_tests::fixtures::*;
+use redq_tests::lua;
+
+const TRACE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const OPTIONS: usize = 14;
+const BACKOFF_BASE: usize = 10; // option code 11, from 0
+const BACKOFF_CAP: usize = 11; // option code 12, from 0
+
+/// A value for each option (code 1 to 14) of the job numbered `n`: keys
+/// unique to the job, so that none is a duplicate of another.
+fn option_values(n: usize) -> [String; OPTIONS] {
+    [
+        "3".into(),                  // priority
+        "60000".into(),              // delay_ms
+        "4000000000000".into(),      // not_before_ms
+        format!("dedup-{n}"),        // dedup_key
+        "30000".into(),              // dedup_ttl_ms
+        format!("order-{n}"),        // ordering_key
+        "5".into(),                  // max_attempts
+        "1000".into(),               // retry_window_ms
+        "kind".into(),               // name
+        "2".into(),                  // attempts
+        "100".into(),                // backoff_base_ms
+        "200".into(),                // backoff_cap_ms
+        format!("tenant-{}", n % 3), // limit_key
+        TRACE.into(),                // trace
+    ]
+}
+
+/// Job `n` with the options whose bits are set in `mask` (bit i: code i + 1).
+fn options_of(mask: usize, n: usize) -> [String; OPTIONS] {
+    let values = option_values(n);
+    std::array::from_fn(|i| {
+        if mask & (1 << i) != 0 {
+            values[i].clone()
+        } else {
+            String::new()
+        }
+    })
+}
+
+fn uint(text: &str) -> u64 {
+    if text.is_empty() {
+        0
+    } else {
+        text.parse().unwrap()
+    }
+}
+
+/// The 27 fields (lua/lib/job_record.lua's M, in order) a job created with
+/// `options` should store, given its seq, its call's enqueued_at and gate.
+fn expected_fields(
+    options: &[String; OPTIONS],
+    seq: u64,
+    enqueued_at: u64,
+    gate: &str,
+) -> Vec<rmpv::Value> {
+    let n = |v: u64| rmpv::Value::from(v);
+    let s = |v: &str| rmpv::Value::from(v);
+    let not_before = (enqueued_at + uint(&options[1])).max(uint(&options[2]));
+    vec![
+        n(0),                  // lease_id
+        n(0),                  // lease_expiry
+        s(""),                 // worker_node
+        n(0),                  // worker_instance
+        s("q"),                // queue
+        s(&options[3]),        // dedup_key
+        n(uint(&options[4])),  // dedup_ttl
+        s(&options[5]),        // ordering_key
+        n(uint(&options[0])),  // priority
+        n(seq),                // seq
+        n(enqueued_at),        // enqueued_at
+        n(not_before),         // not_before
+        n(uint(&options[9])),  // attempts
+        n(uint(&options[6])),  // max_attempts
+        n(uint(&options[7])),  // retry_window
+        s(&options[8]),        // name
+        s(""),                 // error
+        n(0),                  // died_at
+        n(0),                  // resolved_lease
+        n(uint(&options[10])), // backoff_base
+        n(uint(&options[11])), // backoff_cap
+        n(0),                  // noted
+        s(&options[12]),       // limit_key
+        s(&options[13]),       // trace
+        s(gate),               // gate
+        n(0),                  // more_gates
+        s(""),                 // awaits
+    ]
+}
+
+/// Re-packs a stored record's fields with `cmsgpack.pack`, as enqueue
+/// packed every record before it spliced them: what the record must be.
+const REPACK: &str = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
+    local used, m = cmsgpack.unpack_one(raw) \
+    return cmsgpack.pack(m) .. string.sub(raw, used + 1)";
+
+#[tokio::test]
+async fn every_combination_of_options_stores_the_bytes_packing_its_fields_whole_would() {
+    let server = server();
+    let client = server.client().await;
+    let ns = "wire";
+    let jobs_key = format!("{{{ns}}}:jobs");
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let repack: String = client.script_load(REPACK).await.unwrap();
+
+    // Every subset of the 14 options but those with a backoff base and no
+    // cap (refused: the cap must be at least the base), then a few into a
+    // gate (its id is in every record of the call).
+    let masks: Vec<usize> = (0..1usize << OPTIONS)
+        .filter(|mask| mask & (1 << BACKOFF_BASE) == 0 || mask & (1 << BACKOFF_CAP) != 0)
+        .collect();
+    let mut calls: Vec<(&str, Vec<usize>)> = masks.chunks(1000).map(|c| ("", c.to_vec())).collect();
+    calls.push(("G", masks.iter().copied().step_by(97).collect()));
+
+    let mut seq = 0u64;
+    let mut checked = 0usize;
+    for (gate, chunk) in calls {
+        let first_seq = seq + 1;
+        let kind = if gate.is_empty() { "" } else { "batch" };
+        let mut args = vec![
+            Value::from(1 << 20),
+            Value::from(chunk.len() as i64),
+            Value::from(gate),
+            Value::from(kind),
+        ];
+        let jobs: Vec<(String, [String; OPTIONS])> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, mask)| {
+                let n = first_seq as usize + i;
+                (format!("job-{n}"), options_of(*mask, n))
+            })
+            .collect();
+        for (id, options) in &jobs {
+            args.extend(lua::enqueue_entries(
+                id,
+                &format!("{{\"n\":\"{id}\"}}"),
+                options.clone(),
+            ));
+        }
+        let reply = lua::evalsha(&client, &enqueue, ns, "q", &args)
+            .await
+            .expect("every job is accepted");
+        let Value::Array(reply) = reply else {
+            panic!("enqueue replied {reply:?}")
+        };
+        let mut enqueued_at = None;
+        for (i, (id, options)) in jobs.iter().enumerate() {
+            assert_eq!(reply[2 * i].as_i64(), Some(1), "job {id} is created");
+            seq += 1;
+            let raw: Vec<u8> = client.hget(&jobs_key, id).await.unwrap();
+            let repacked: Vec<u8> = client
+                .evalsha(&repack, vec![jobs_key.clone()], vec![id.clone()])
+                .await
+                .unwrap();
+            assert!(raw == repacked, "job {id} (options {options:?}): the stored record is not cmsgpack.pack of its fields");
+            let mut rest = raw.as_slice();
+            let rmpv::Value::Array(fields) = rmpv::decode::read_value(&mut rest).unwrap() else {
+                panic!("job {id}: no array")
+            };
+            assert_eq!(
+                rest,
+                format!("{{\"n\":\"{id}\"}}").as_bytes(),
+                "job {id}: payload"
+            );
+            let at = *enqueued_at.get_or_insert_with(|| fields[10].as_u64().unwrap());
+            assert_eq!(
+                fields,
+                expected_fields(options, seq, at, gate),
+                "job {id} with options {options:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, masks.len() + masks.len().div_ceil(97));
+    client.quit().await.ok();
+}
+
+/// A call with one malformed job writes nothing, and says what was wrong.
+#[tokio::test]
+async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
+    let server = server();
+    let client = server.client().await;
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let before = digest(&server).await;
+    let good = lua::enqueue_entries("good", "{}", options_of(1 << 8, 0)); // a name
+    let entries =
+        |texts: &[&str]| -> Vec<Value> { texts.iter().map(|t| Value::from(*t)).collect() };
+    let cases: Vec<(&str, Vec<Value>, &str)> = vec![
+        (
+            "unknown code",
+            entries(&["bad", "{}", "1", "15", "x"]),
+            "option code of job bad must be 1 to 14, got \"15\"",
+        ),
+        (
+            "code 0",
+            entries(&["bad", "{}", "1", "0", "x"]),
+            "option code of job bad must be 1 to 14",
+        ),
+        (
+            "repeated code",
+            entries(&["bad", "{}", "2", "1", "3", "1", "4"]),
+            "must be ascending without repeats, got 1 after 1",
+        ),
+        (
+            "descending codes",
+            entries(&["bad", "{}", "2", "9", "n", "1", "4"]),
+            "got 1 after 9",
+        ),
+        (
+            "count not a number",
+            entries(&["bad", "{}", "x"]),
+            "option count of job bad must be a whole number",
+        ),
+        (
+            "count too large",
+            entries(&["bad", "{}", "15"]),
+            "option count of job bad must be at most 14",
+        ),
+        (
+            "count past the end",
+            entries(&["bad", "{}", "2", "1", "4"]),
+            "job bad has 2 options, but the arguments end",
+        ),
+        (
+            "entries past the last job",
+            entries(&["bad", "{}", "0", "extra"]),
+            "expected 14 arguments for 2 jobs, got 15",
+        ),
+        (
+            "an option's value",
+            entries(&["bad", "{}", "1", "1", "256"]),
+            "priority must be at most 255, got 256",
+        ),
+        (
+            "a backoff cap below its base",
+            entries(&["bad", "{}", "1", "11", "5"]),
+            "backoff_cap_ms of job bad is 0",
+        ),
+        (
+            "attempts not below max",
+            entries(&["bad", "{}", "2", "7", "2", "10", "2"]),
+            "attempts of job bad is 2",
+        ),
+    ];
+    for (case, bad, message) in cases {
+        let mut args = vec![
+            Value::from(1 << 20),
+            Value::from(2),
+            Value::from(""),
+            Value::from(""),
+        ];
+        args.extend(good.iter().cloned());
+        args.extend(bad);
+        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
+            .await
+            .expect_err(case);
+        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+        assert!(text.contains(message), "{case}: {text}");
+        assert_eq!(
+            digest(&server).await,
+            before,
+            "{case}: something was written"
+        );
+    }
+    // Too few entries for the job count.
+    let mut args = vec![
+        Value::from(1 << 20),
+        Value::from(2),
+        Value::from(""),
+        Value::from(""),
+    ];
+    args.extend(good.iter().cloned());
+    let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
+        .await
+        .expect_err("a missing job");
+    let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+    assert!(text.contains("job 2 needs 3 entries at least"), "{text}");
+    assert_eq!(digest(&server).await, before);
+    // Sending an option at its default is allowed and sets nothing.
+    let mut args = vec![
+        Value::from(1 << 20),
+        Value::from(1),
+        Value::from(""),
+        Value::from(""),
+    ];
+    args.extend(entries(&["zero", "{}", "2", "1", "0", "9", ""]));
+    lua::evalsha(&client, &enqueue, "wire", "q", &args)
+        .await
+        .expect("defaults sent are accepted");
+    client.quit().await.ok();
+}
