@@ -22,7 +22,7 @@
 -- member of gates counts toward each (completed, with its result), which
 -- may fire them; each gate's record is read and written once a call, however
 -- many of its members the call acknowledges.
--- include: check clock keys job_record lease ordering stats kept notes flow flow_claim events metrics gate
+-- include: check clock keys job_record lease ordering stats retention_spec kept notes flow flow_claim events metrics gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)

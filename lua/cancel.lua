@@ -24,7 +24,7 @@
 -- Gates (lib/gate.lua): a cancelled member counts failed toward its gates
 -- (which may fire them); a cancelled awaiting job leaves wf:awaiting and its
 -- gate records the decision cancelled.
--- include: check clock keys job_record job_store ordering job_state kept flow flow_claim events metrics gate
+-- include: check clock keys job_record job_store ordering job_state retention_spec kept flow flow_claim events metrics gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts

@@ -5,7 +5,7 @@
 -- bounded amount per call).
 --
 -- allow-oom: clearing frees memory; a set writes one small field.
--- include: check clock keys kept
+-- include: check clock keys retention_spec kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  retention, completed, cancelled, kept
 --   writes retention, kept, completed, cancelled, tombstones, tombstones_at

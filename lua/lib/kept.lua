@@ -4,9 +4,8 @@
 -- whether a job that is gone was cancelled.
 -- include: keys kept_record
 --
--- The policy of queue Q is the field Q of {ns}:retention (K.retention):
--- "max_count max_age_ms max_bytes tombstone_ms", 0 = no such bound (at least
--- one of the first three is set; the driver refuses a policy without one).
+-- The policy of queue Q is the field Q of {ns}:retention (K.retention),
+-- read and written by lib/retention_spec.lua.
 -- The field "Q:bytes" (a queue name has no ':') counts the bytes Q's kept
 -- jobs are charged: what one costs in Redis memory, its id twice (hash field
 -- and zset member), its record plus a quarter (the allocator rounds a block
@@ -26,23 +25,6 @@ local DEFAULT_TOMBSTONE_MS = 86400000
 -- walking them whole.
 local TRIM_FLOOR = 16
 local TRIM_AT_MOST = 1000
-
--- This queue's policy, or nil when it keeps nothing: one HGET.
-local function retention_policy()
-  local raw = redis.call('HGET', K.retention, QUEUE)
-  if not raw then return nil end
-  local count, age, bytes, tomb = string.match(raw, '^(%d+) (%d+) (%d+) (%d+)$')
-  if not count then return nil end
-  return {
-    count = tonumber(count), age_ms = tonumber(age), bytes = tonumber(bytes),
-    tombstone_ms = tonumber(tomb),
-  }
-end
-
--- The stored form of a policy (retention.lua writes it).
-local function retention_format(p)
-  return string.format('%d %d %d %d', p.count, p.age_ms, p.bytes, p.tombstone_ms)
-end
 
 local function bytes_field()
   return QUEUE .. ':bytes'

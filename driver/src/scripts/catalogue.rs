@@ -94,6 +94,7 @@ modules![
     handoff,
     notes,
     kept_record,
+    retention_spec,
     kept,
     job_state,
     flow_spec,
