@@ -36,12 +36,13 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
   -- packed once (msgpack values packed together are their packings one
   -- after the other, so the bytes are those of packing all four).
   local holder = cmsgpack.pack(expiry, node, instance)
+  local unleased = RECORD_HEADER .. CLEARED_LEASE
   for i = 1, count do
     local raw = records[i]
     if raw then
       local id = ids[i]
       local record
-      if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then
+      if string.sub(raw, 1, 7) == unleased then
         -- The usual case: splice the lease into the bytes (the four fields
         -- are first), about half the cost of unpacking and repacking.
         record = RECORD_HEADER .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)

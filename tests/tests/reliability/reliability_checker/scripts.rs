@@ -484,7 +484,7 @@ pub async fn counted_grant(broken: bool) -> Report {
             "claim",
             &[
                 (
-                    "if string.sub(raw, 1, 7) == RECORD_HEADER .. CLEARED_LEASE then",
+                    "if string.sub(raw, 1, 7) == unleased then",
                     "if false then",
                 ),
                 (
