@@ -178,6 +178,13 @@ impl RedisQueueBuilder {
             .with_connection_config(|conn| {
                 conn.connection_timeout = self.command_timeout;
                 conn.internal_command_timeout = self.command_timeout;
+                // fred leaves Nagle's algorithm on: a command written while
+                // an earlier one on the same connection is unanswered (a
+                // second coalesced batch, an ack beside a claim) would wait
+                // for that reply's ACK before leaving. The peers' clients
+                // turn it off too (ioredis for BullMQ, node_redis for
+                // bee-queue).
+                conn.tcp.nodelay = Some(true);
             })
             .set_policy(ReconnectPolicy::new_exponential(0, 50, 2_000, 2));
         let pool = client_builder
