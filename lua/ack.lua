@@ -73,7 +73,7 @@ for i = 1, n do
 end
 -- The ids' control characters in one search of them all (a pattern search
 -- costs most of what checking one id does); text() then refuses the first.
-if not string.find(table.concat(ids), '^[^%c]*$') then
+if not string.find(n == 1 and ids[1] or table.concat(ids), '^[^%c]*$') then
   for i = 1, n do text(ids[i], 'job id', 64) end
 end
 -- One HMGET for the batch: each redis.call costs about a microsecond before
