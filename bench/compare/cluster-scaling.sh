@@ -79,9 +79,13 @@ done
 nodes=()
 for port in "${ports[@]}"; do nodes+=("127.0.0.1:$port"); done
 redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >/dev/null
-for _ in $(seq 100); do
-    redis-cli -p "${ports[0]}" cluster info | grep -q cluster_state:ok && break
-    sleep 0.1
+# Every primary must see the cluster whole before a client asks any of them
+# for its slots (under load that takes seconds).
+for port in "${ports[@]}"; do
+    for _ in $(seq 300); do
+        redis-cli -p "$port" cluster info | grep -q cluster_state:ok && break
+        sleep 0.1
+    done
 done
 
 if [ -z "$redq" ]; then
