@@ -19,12 +19,15 @@ from scripts/valkey-bin works too). --n: jobs per memory figure (50 000; at
 least 20 000, so per-key constant parts vanish). --calls: single-job enqueue
 calls per variant (1 000); enqueue of 100 runs a tenth as many calls; claim +
 ack runs calls / 2 jobs, each claimed alone and acknowledged before the next
-claim (what a shared ordering key forces; the same for every variant).
+claim (what a shared ordering key forces; the same for every variant); the
+common job is measured once more after the others, to show how far two runs
+of the same calls drift.
 --only: a comma-separated subset of the variants (names below).
 
 Memory: FLUSHALL, used_memory, N jobs in enqueue calls of 1000 (as
 `redq bench --case enqueue_bulk` does), used_memory again, and MEMORY USAGE
-(SAMPLES 0) of every key; `retention` also claims and acknowledges all N on a
+(SAMPLES 0) of every key (after a discarded first run, which also grows the
+server's own tables); `retention` also claims and acknowledges all N on a
 queue keeping every completed job, so its figure is bytes per kept job.
 
 Prints one table line per variant and the per-key breakdown; the callgrind
