@@ -60,6 +60,10 @@ async fn workers_in_two_processes_never_exceed_the_queue_or_a_keys_concurrency()
     bench
         .limit(LimitScope::EachKey, Limit::concurrency(2))
         .await;
+    // The other process first, claiming before there is work, so the
+    // in-process workers cannot drain the queue while it starts.
+    let process = bench.process();
+    process.await_claiming(Duration::from_secs(60)).await;
     // A hot key (a third of the jobs), four others, and jobs with no key.
     for n in 0..240u64 {
         let key = match n % 6 {
@@ -74,7 +78,6 @@ async fn workers_in_two_processes_never_exceed_the_queue_or_a_keys_concurrency()
             .expect("push");
     }
     let workers: Vec<_> = (0..3).map(|_| bench.worker(4)).collect();
-    let process = bench.process();
     bench.await_drained(Duration::from_secs(120)).await;
     for w in workers {
         w.shutdown().await;

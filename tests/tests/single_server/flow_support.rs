@@ -151,6 +151,18 @@ pub struct Process {
 }
 
 impl Process {
+    /// Waits until the process has had a claim answered (it is up and
+    /// claiming): on a loaded machine it can take longer to start than
+    /// in-process workers take to drain a queue.
+    pub async fn await_claiming(&self, deadline: Duration) {
+        wait_until(deadline, "the worker process to claim", async || {
+            read_history(&[&self.history])
+                .iter()
+                .any(|e| matches!(e.reply, Some(Reply::Claimed { .. })))
+        })
+        .await;
+    }
+
     /// Kills the process; returns how many jobs its claims handed it.
     pub fn end(mut self) -> usize {
         assert!(
