@@ -122,12 +122,13 @@ local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
 local joined = {}
--- What every record of the call shares, packed once (lib/job_record.lua):
--- a job's record is spliced from it, the same bytes as packing it whole.
+-- What every record of the call shares; each job's record is spliced from
+-- the template of its option set (lib/job_new.lua), the same bytes as
+-- packing it whole.
 local shared = new_record()
 shared[M.queue], shared[M.enqueued_at] = QUEUE, now
 if g then shared[M.gate] = gate end
-local template = record_template(shared)
+local templates = {}
 for i = 1, n do
   local code, id = 1, ids[i]
   local options = p.options[i]
@@ -141,10 +142,11 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, template, seq, due)
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, shared, seq, due)
     pairs_len = pairs_len + 2
-    if not options then
-      -- Every option at its default: no key, priority 0.
+    if options then take_dedup(id, options, now) end
+    if not options or not (options[M.ordering_key] or options[M.limit_key] or options[M.priority]) then
+      -- No key, priority 0.
       if due > now then
         scheduled[#scheduled + 1] = due
         scheduled[#scheduled + 1] = id
@@ -153,11 +155,10 @@ for i = 1, n do
         wake = true
       end
     else
-      -- The record as a table, for the keys and for admit() and hold(),
+      -- The record as a table, for the score and for admit() and hold(),
       -- which keep it.
       local m = parsed_record(p, i, QUEUE, seq, now)
       if g then m[M.gate] = gate end
-      take_dedup(id, m, now)
       local limit_key = m[M.limit_key]
       if limit_key ~= '' then any_keyed = true end
       if m[M.ordering_key] ~= '' then
@@ -167,9 +168,6 @@ for i = 1, n do
         scheduled[#scheduled + 1] = id
       elseif limit_key ~= '' then
         keyed[#keyed + 1] = { id = id, m = m }
-      elseif m[M.priority] == 0 then
-        fifo[#fifo + 1] = id
-        wake = true
       else
         waiting[#waiting + 1] = waiting_score(m)
         waiting[#waiting + 1] = id

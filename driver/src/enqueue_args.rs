@@ -520,12 +520,12 @@ mod tests {
             .map(|option| (*option as u64, option.header_name().to_owned()))
             .collect();
         assert_eq!(ours, header_options(source("enqueue")));
-        // The parser's table in job_new.lua: one `['N'] = { N, ...` line per
-        // code, and its count.
+        // The parser's table in job_new.lua: one `['N'] = N` entry per code,
+        // and its count.
         let parser = source("job_new");
         for option in JOB_OPTIONS {
             let code = option as u64;
-            let line = format!("['{code}'] = {{ {code}, ");
+            let line = format!("['{code}'] = {code},");
             assert_eq!(parser.matches(&line).count(), 1, "{line} in job_new.lua");
         }
         let count = format!("local JOB_OPTION_COUNT = {}\n", JOB_OPTIONS.len());

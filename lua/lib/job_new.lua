@@ -6,40 +6,42 @@
 
 -- The options a job may send, by their code on the wire (enqueue.lua's
 -- header, `option N`; driver/src/enqueue_args.rs pins its codes to that
--- header): the code as a number (sent in ascending order), the name a
--- refusal uses, where the value goes (a record field's M position, or the
--- parsed array of a part of the due time), the check and its bound. A value
--- equal to its default sets nothing. Built by the call's first job that
--- sends an option: most calls send none.
+-- header), sent in ascending order. For code n: the name a refusal uses,
+-- where the value goes (a record field's M position, or the parsed array of
+-- a part of the due time), its bound, and whether it is text (else a whole
+-- number). A value equal to its default sets nothing. Built by the call's
+-- first job that sends an option (most calls send none), as flat arrays:
+-- four table literals cost less than a table per option.
 local JOB_OPTION_COUNT = 14
 local job_options
 local function option_specs()
-  job_options = job_options or {
-    ['1'] = { 1, 'priority', M.priority, uint, 255 },
-    ['2'] = { 2, 'delay_ms', 'delays', uint, MAX_MS },
-    ['3'] = { 3, 'not_before_ms', 'not_befores', uint, MAX_TIME_MS },
-    ['4'] = { 4, 'dedup key', M.dedup_key, text, 512 },
-    ['5'] = { 5, 'dedup_ttl_ms', M.dedup_ttl, uint, MAX_MS },
-    ['6'] = { 6, 'ordering key', M.ordering_key, text, 512 },
-    ['7'] = { 7, 'max_attempts', M.max_attempts, uint, MAX_U32 },
-    ['8'] = { 8, 'retry_window_ms', M.retry_window, uint, MAX_MS },
-    ['9'] = { 9, 'job name', M.name, text, 256 },
-    ['10'] = { 10, 'attempts', M.attempts, uint, MAX_U32 },
-    ['11'] = { 11, 'backoff_base_ms', M.backoff_base, uint, MAX_MS },
-    ['12'] = { 12, 'backoff_cap_ms', M.backoff_cap, uint, MAX_MS },
-    ['13'] = { 13, 'limit key', M.limit_key, text, 512 },
-    ['14'] = { 14, 'trace', M.trace, text, 55 },
-  }
+  if not job_options then
+    job_options = {
+      codes = { ['1'] = 1, ['2'] = 2, ['3'] = 3, ['4'] = 4, ['5'] = 5, ['6'] = 6, ['7'] = 7,
+        ['8'] = 8, ['9'] = 9, ['10'] = 10, ['11'] = 11, ['12'] = 12, ['13'] = 13, ['14'] = 14, },
+      names = { 'priority', 'delay_ms', 'not_before_ms', 'dedup key', 'dedup_ttl_ms', 'ordering key',
+        'max_attempts', 'retry_window_ms', 'job name', 'attempts', 'backoff_base_ms', 'backoff_cap_ms',
+        'limit key', 'trace' },
+      into = { M.priority, 'delays', 'not_befores', M.dedup_key, M.dedup_ttl, M.ordering_key,
+        M.max_attempts, M.retry_window, M.name, M.attempts, M.backoff_base, M.backoff_cap,
+        M.limit_key, M.trace },
+      bounds = { 255, MAX_MS, MAX_TIME_MS, 512, MAX_MS, 512, MAX_U32, MAX_MS, 256, MAX_U32, MAX_MS, MAX_MS,
+        512, 55 },
+      texts = { false, false, false, true, false, true, false, false, true, false, false, false, true, true },
+    }
+  end
   return job_options
 end
 
 -- Parsed jobs: one array per part, indexed by the job's place in the call
 -- (enqueue takes up to 1000 a call). options[i] is nil for a job with every
 -- option at its default, else its record fields that differ (M position ->
--- value); delays and not_befores are set only when sent. dedup_keyed counts
--- the jobs with a dedup key, ttl_keyed those whose key has a TTL.
+-- value), and option_sets[i] names that set of fields and values (jobs
+-- with the same set share a record template: enqueue.lua); delays and
+-- not_befores are set only when sent. dedup_keyed counts the jobs with a
+-- dedup key, ttl_keyed those whose key has a TTL.
 local function new_parsed()
-  return { ids = {}, payloads = {}, options = {}, delays = {}, not_befores = {},
+  return { ids = {}, payloads = {}, options = {}, option_sets = {}, delays = {}, not_befores = {},
     dedup_keyed = 0, ttl_keyed = 0 }
 end
 
@@ -67,25 +69,29 @@ local function parse_job(p, i, b, limit, argc)
     fail('job ' .. id .. ' has ' .. count .. ' options, but the arguments end after ' .. (argc - b - 3) .. ' of their entries')
   end
   local specs = option_specs()
-  local o, any, previous = {}, false, 0
+  local codes, names, into, bounds, texts = specs.codes, specs.names, specs.into, specs.bounds, specs.texts
+  local o, set, previous = {}, '', 0
   for at = b + 4, last, 2 do
     local code = ARGV[at]
-    local option = specs[code]
-    if not option then
+    local n = codes[code]
+    if not n then
       fail('option code of job ' .. id .. ' must be 1 to ' .. JOB_OPTION_COUNT .. ', got ' .. string.format('%q', tostring(code)))
     end
-    if option[1] <= previous then
+    if n <= previous then
       fail('option codes of job ' .. id .. ' must be ascending without repeats, got ' .. code .. ' after ' .. previous)
     end
-    previous = option[1]
-    local value = option[4](ARGV[at + 1], option[2], option[5])
-    local into = option[3]
+    previous = n
+    local raw = ARGV[at + 1]
+    local value
+    if texts[n] then value = text(raw, names[n], bounds[n]) else value = uint(raw, names[n], bounds[n]) end
+    local field = into[n]
     if value == 0 or value == '' then
       -- The default: nothing to set.
-    elseif type(into) == 'number' then
-      o[into], any = value, true
+    elseif type(field) == 'number' then
+      -- Text has no control characters: "\n" separates the set's parts.
+      o[field], set = value, set .. code .. '\n' .. value .. '\n'
     else
-      p[into][i] = value
+      p[field][i] = value
     end
   end
   local max_attempts, attempts = o[M.max_attempts] or 0, o[M.attempts] or 0
@@ -101,7 +107,7 @@ local function parse_job(p, i, b, limit, argc)
     p.dedup_keyed = p.dedup_keyed + 1
     if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
   end
-  if any then p.options[i] = o end
+  if set ~= '' then p.options[i], p.option_sets[i] = o, set end
   return last
 end
 
@@ -126,12 +132,20 @@ local function parsed_record(p, i, queue, seq, now)
   return m
 end
 
--- The stored bytes of parsed job `i` created from template `t`
--- (record_template of a record of the call: its queue, gate, awaits and
--- enqueued_at) with sequence number `seq`, due at `due`: byte for byte the
--- encode_record of its parsed_record with the template's fields.
-local function parsed_bytes(p, i, t, seq, due)
-  return spliced_record(t, seq, due, p.options[i], p.payloads[i])
+-- The stored bytes of parsed job `i` with sequence number `seq`, due at
+-- `due`, spliced from the template of its option set in `templates` (made
+-- there from `shared`, a record with the fields every record of the call
+-- shares: queue, gate, awaits, enqueued_at): byte for byte the
+-- encode_record of its parsed_record with shared's fields. A call whose jobs
+-- share their options packs those once.
+local function parsed_bytes(p, i, templates, shared, seq, due)
+  local set = p.option_sets[i] or ''
+  local t = templates[set]
+  if not t then
+    t = record_template(shared, p.options[i])
+    templates[set] = t
+  end
+  return spliced_record(t, seq, due, p.payloads[i])
 end
 
 -- The live job holding dedup key `dk`, if any; a stale entry (its job gone,
@@ -151,10 +165,12 @@ local function live_duplicate(dk, now, created)
   return nil
 end
 
--- Job `id` (record `m`) takes its dedup key, if it has one.
+-- Job `id` takes its dedup key, if it has one: `m` is its record, or its
+-- parsed options (fields left at their defaults absent).
 local function take_dedup(id, m, now)
   local dk = m[M.dedup_key]
-  if dk == '' then return end
+  if not dk or dk == '' then return end
   redis.call('HSET', K.dedup, dk, id)
-  if m[M.dedup_ttl] > 0 then redis.call('ZADD', K.dedup_ttl, now + m[M.dedup_ttl], dk) end
+  local ttl = m[M.dedup_ttl] or 0
+  if ttl > 0 then redis.call('ZADD', K.dedup_ttl, now + ttl, dk) end
 end

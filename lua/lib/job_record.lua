@@ -117,44 +117,33 @@ end
 
 -- Records built from a template: a call that creates many jobs packs the
 -- fields they share once (record_template of a record holding them: the
--- queue, gate, awaits, enqueued_at) and per job packs only its sequence
--- number, its due time and the fields it sets (spliced_record), instead of
--- the whole array. cmsgpack packs an array as its header followed by each
--- element packed on its own, so the bytes are the same as encode_record's
--- of the same fields: a template changes no stored byte.
+-- queue, gate, awaits, enqueued_at, and the options of jobs that set the
+-- same ones) and per job packs only its sequence number and due time
+-- (spliced_record), instead of the whole array. cmsgpack packs an array as
+-- its header followed by each element packed on its own, so the bytes are
+-- the same as encode_record's of the same fields: a template changes no
+-- stored byte.
 
--- The template of record `m` (which the caller leaves as it is): the head
--- (the header and the fields before seq) and the tail (the fields after
--- not_before) packed, and m's enqueued_at. seq, enqueued_at and not_before
--- are neighbours, so a job's own three numbers are one pack between them.
-local function record_template(m)
+-- The template of record `m` with `changes` (M position -> value, or nil;
+-- m itself is left as it is): the head (the header and the fields before
+-- seq) and the tail (the fields after not_before) packed, and m's
+-- enqueued_at. seq, enqueued_at and not_before are neighbours, so a job's
+-- own three numbers are one pack between them.
+local function record_template(m, changes)
   if M.enqueued_at ~= M.seq + 1 or M.not_before ~= M.seq + 2 then
     error('redq: record_template needs seq, enqueued_at and not_before to be neighbours')
   end
-  return { m = m, enqueued_at = m[M.enqueued_at],
+  if changes then
+    m = { unpack(m, 1, JOB_LEN) }
+    for at, value in pairs(changes) do m[at] = value end
+  end
+  return { enqueued_at = m[M.enqueued_at],
     head = RECORD_HEADER .. cmsgpack.pack(unpack(m, 1, M.seq - 1)),
     tail = cmsgpack.pack(unpack(m, M.not_before + 1, JOB_LEN)) }
 end
 
--- The stored bytes of template `t`'s record with `seq`, `not_before` and,
--- when given, `changes` (M position -> value: fields other than seq,
--- enqueued_at and not_before), followed by `payload`.
-local function spliced_record(t, seq, not_before, changes, payload)
-  local own = cmsgpack.pack(seq, t.enqueued_at, not_before)
-  if not changes then return t.head .. own .. t.tail .. payload end
-  -- Each field packed on its own (packed[at] is field at's bytes), built by
-  -- the call's first job with changes; its copy `parts` takes a job's
-  -- changed fields, then gets the template's back.
-  local parts = t.parts
-  if not parts then
-    t.packed = {}
-    for at = 1, JOB_LEN do t.packed[at] = cmsgpack.pack(t.m[at]) end
-    parts = { unpack(t.packed, 1, JOB_LEN) }
-    t.parts = parts
-  end
-  for at, value in pairs(changes) do parts[at] = cmsgpack.pack(value) end
-  local bytes = RECORD_HEADER .. table.concat(parts, '', 1, M.seq - 1) .. own ..
-    table.concat(parts, '', M.not_before + 1, JOB_LEN) .. payload
-  for at in pairs(changes) do parts[at] = t.packed[at] end
-  return bytes
+-- The stored bytes of template `t`'s record with `seq` and `not_before`,
+-- followed by `payload`.
+local function spliced_record(t, seq, not_before, payload)
+  return t.head .. cmsgpack.pack(seq, t.enqueued_at, not_before) .. t.tail .. payload
 end
