@@ -5,7 +5,7 @@
 -- Takes a batch so a busy worker acknowledges many jobs in one call; each
 -- job is still fenced by its own lease id.
 -- allow-oom: acknowledging frees memory and must work when Redis is full.
--- Keeping: when the queue has a retention policy (lib/kept.lua; one HGET per
+-- Keeping: when the queue has a retention policy (lib/retention_spec.lua; one HGET per
 -- call reads it), each acknowledged job leaves a kept record (lib/kept_record.lua)
 -- in kept, indexed in completed, and the call trims what the queue keeps
 -- back within its policy (at most 2 * kept + 16 records, lib/kept.lua), and
