@@ -12,8 +12,12 @@ redis-server.
 MONITOR once: the scripts it loads (SCRIPT LOAD: the driver's own
 composition), the keys and arguments of its enqueue, claim and ack calls.
 Every measured call is that call with the job's fields changed (a fresh id
-per job; the fields are enqueue.lua's 16 per job, checked against the
-captured call), so nothing here composes or encodes a script itself.
+per job), so nothing here composes or encodes a script itself. Both of
+enqueue.lua's job layouts are known, told apart by the captured call: 16
+fields per job (binaries up to b8dc27c), or id, payload, a count k and k
+(code, value) pairs, only the options off their defaults, codes ascending
+(later ones; driver/src/enqueue_args.rs names the codes). In the second an
+option is changed by adding or removing its pair, in code order.
 --server: the redis-server binary (`redis-server` on PATH; a Valkey binary
 from scripts/valkey-bin works too). --n: jobs per memory figure (50 000; at
 least 20 000, so per-key constant parts vanish). --calls: single-job enqueue
@@ -51,11 +55,18 @@ calls = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(calls)
 Conn, unquote, fresh_id, lease_id, free_port = calls.Conn, calls.unquote, calls.fresh_id, calls.lease_id, calls.free_port
 
-# enqueue.lua's ARGV: 6 head entries, then these 16 per job (its header).
+# enqueue.lua's ARGV: 6 head entries, then per job either these 16 fields
+# (the older layout) or id, payload, a count k and k (code, value) pairs of
+# the options off their defaults, where an option's code is its place in
+# FIELDS after id and payload (priority 1 .. trace 14: enqueue.lua's header).
 HEAD = 6
 FIELDS = ["id", "payload", "priority", "delay_ms", "not_before_ms", "dedup_key", "dedup_ttl_ms", "ordering_key",
           "max_attempts", "retry_window_ms", "name", "attempts", "backoff_base_ms", "backoff_cap_ms", "limit_key",
           "trace"]
+OPTION_CODE = {f: str(code) for code, f in enumerate(FIELDS[2:], start=1)}
+TEXT_FIELDS = {"id", "payload", "dedup_key", "ordering_key", "name", "limit_key", "trace"}
+# An option's default (text "", a number 0): not sent in the pairs layout.
+DEFAULTS = ("", "0")
 DELAY_MS = 1000
 AGAIN = "common_again"
 # Each variant: what it is, and the fields of job i that differ from the common job.
@@ -73,7 +84,7 @@ VARIANTS = {
 }
 # A statement of each script's own text that names it (its first; the
 # composition may prefix a lazy module's local with the module's table).
-MARKERS = {"enqueue": rb"local FIELDS = [\w.]*JOB_FIELDS\b", "claim": rb"local RECLAIM_PER_CALL = ",
+MARKERS = {"enqueue": rb"local FIELDS = [\w.]*JOB_FIELDS\b|local HEAD = 6\b", "claim": rb"local RECLAIM_PER_CALL = ",
            "ack": rb"local MAX_RESULT_BYTES = "}
 
 
@@ -132,10 +143,7 @@ class Captured:
             self.text[script] = texts[sha]
             self.keys[script], self.argv[script] = evals[sha]
         self.queue, self.channel = self.argv["enqueue"][:2]
-        jobs = int(self.argv["enqueue"][3])
-        if len(self.argv["enqueue"]) != HEAD + len(FIELDS) * jobs:
-            sys.exit(f"the enqueue call does not have {HEAD} + {len(FIELDS)} arguments per job: its layout changed")
-        job = dict(zip(FIELDS, self.argv["enqueue"][HEAD:HEAD + len(FIELDS)]))
+        job = self.first_job(self.argv["enqueue"])
         if not re.fullmatch(r'\{"i":\d+\}', job["payload"]) or job["name"] != "bench.noop" or job["priority"] != "0":
             sys.exit(f"the captured job's fields are not where enqueue.lua's header puts them: {job}")
         self.job = dict(job, name="")
@@ -144,12 +152,40 @@ class Captured:
             sys.exit(f"unexpected first key {self.keys['enqueue'][0]}")
         self.namespace = ns.group(1)
 
+    def first_job(self, argv):
+        """The first job of the captured enqueue as all 16 fields, and the layout it came in
+        (self.options_sent: True for (code, value) pairs)."""
+        jobs = int(argv[3])
+        if len(argv) == HEAD + len(FIELDS) * jobs:
+            self.options_sent = False
+            return dict(zip(FIELDS, argv[HEAD:HEAD + len(FIELDS)]))
+        entries = calls.first_enqueued(argv)
+        if entries is None:
+            sys.exit(f"the enqueue call's jobs are neither {len(FIELDS)} fields each nor id, payload, option count "
+                     "and (code, value) pairs: a layout this script does not know")
+        self.options_sent = True
+        job = {f: "" if f in TEXT_FIELDS else "0" for f in FIELDS}
+        job.update(id=entries[0], payload=entries[1])
+        field_of = {code: f for f, code in OPTION_CODE.items()}
+        for code, value in zip(entries[3::2], entries[4::2]):
+            if code not in field_of:
+                sys.exit(f"the captured job sends option code {code!r}, which enqueue.lua's header does not list")
+            job[field_of[code]] = value
+        return job
+
+    def job_entries(self, job):
+        """A job's ARGV entries in the captured call's layout."""
+        if not self.options_sent:
+            return [job[f] for f in FIELDS]
+        options = [(OPTION_CODE[f], job[f]) for f in FIELDS[2:] if job[f] not in DEFAULTS]
+        return [job["id"], job["payload"], str(len(options))] + [e for pair in options for e in pair]
+
     def enqueue(self, sha, first, count, variant):
         argv = [self.queue, self.channel, self.argv["enqueue"][2], str(count), "", ""]
         change = VARIANTS[variant][1]
         for i in range(first, first + count):
             job = dict(self.job, id=fresh_id(), payload=f'{{"i":{i}}}', **change(i))
-            argv += [job[f] for f in FIELDS]
+            argv += self.job_entries(job)
         return ["EVALSHA", sha, len(self.keys["enqueue"]), *self.keys["enqueue"], *argv]
 
     def claim(self, sha, count):
