@@ -44,8 +44,9 @@ pub fn count_line(keys: &[&str]) -> String {
 const COUNT_LINE: &str = "local QUEUE_KEY_COUNT = ";
 const KEYS_MARK: &str = "-- KEYS:";
 
-/// The queue key names a composed text declares on its [`count_line`], in
-/// its KEYS order (`None`: the script takes no queue keys).
+/// The queue key names a composed text declares on its count line
+/// (`local QUEUE_KEY_COUNT = n -- KEYS: …`), in its KEYS order (`None`: the
+/// script takes no queue keys).
 pub fn declared(text: &str) -> Option<Vec<&str>> {
     let line = text.lines().find(|line| line.starts_with(COUNT_LINE))?;
     let (_, names) = line.split_once(KEYS_MARK)?;
