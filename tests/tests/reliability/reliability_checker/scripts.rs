@@ -15,6 +15,20 @@ pub fn patch(name: &'static str, from: &str, to: &str) -> Vec<(&'static str, Str
     vec![(name, patched(name, &[(from, to)]))]
 }
 
+/// [`patch`] for the broken run of a variant; the shipped scripts otherwise.
+pub fn patch_if(
+    broken: bool,
+    name: &'static str,
+    from: &str,
+    to: &str,
+) -> Vec<(&'static str, String)> {
+    if broken {
+        patch(name, from, to)
+    } else {
+        Vec::new()
+    }
+}
+
 /// A holds a lease that lapses; B claims the job; A's late ack arrives.
 pub async fn stale_ack(broken: bool) -> Report {
     let ack = patch(

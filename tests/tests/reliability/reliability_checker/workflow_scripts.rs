@@ -10,7 +10,7 @@ use redq_tests::history::raw::{RawQueue, WaiterSpec};
 use redq_tests::history::Report;
 
 use super::bench::*;
-use super::scripts::patch;
+use super::scripts::patch_if;
 
 /// A waiter of this test's gates.
 fn waiter<'a>(tag: &str, condition: &'a str, on_failure: &'a str) -> WaiterSpec<'a> {
@@ -57,15 +57,12 @@ async fn work_off(q: &RawQueue) {
 /// member's ack fires the gate when broken (it fires with one pending), so
 /// the next claim releases the callback while the second still runs.
 pub async fn fired_with_a_member_pending(broken: bool) -> Report {
-    let overrides = if broken {
-        patch(
-            "ack",
-            "if g[G.state] == 'sealed' and g[G.pending] <= 0 then",
-            "if g[G.state] == 'sealed' and g[G.pending] <= 1 then",
-        )
-    } else {
-        Vec::new()
-    };
+    let overrides = patch_if(
+        broken,
+        "ack",
+        "if g[G.state] == 'sealed' and g[G.pending] <= 0 then",
+        "if g[G.state] == 'sealed' and g[G.pending] <= 1 then",
+    );
     let bench = Bench::new(&overrides).await;
     let q = &bench.b;
     let g = gate_id();
@@ -88,15 +85,12 @@ pub async fn fired_with_a_member_pending(broken: bool) -> Report {
 /// one member completes, the other is dead-lettered. Broken, the claim's
 /// decision ignores the condition and releases the callback.
 pub async fn success_condition_ignored(broken: bool) -> Report {
-    let overrides = if broken {
-        patch(
-            "claim",
-            "elseif condition == 'all' or g[G.failed] == 0 then",
-            "elseif true then",
-        )
-    } else {
-        Vec::new()
-    };
+    let overrides = patch_if(
+        broken,
+        "claim",
+        "elseif condition == 'all' or g[G.failed] == 0 then",
+        "elseif true then",
+    );
     let bench = Bench::new(&overrides).await;
     let q = &bench.b;
     let g = gate_id();
@@ -114,15 +108,12 @@ pub async fn success_condition_ignored(broken: bool) -> Report {
 /// is running; an operator then "releases" it as if it were held. Broken,
 /// gate_decide skips its check that the waiter is held, and decides it again.
 pub async fn decided_again_by_an_operator(broken: bool) -> Report {
-    let overrides = if broken {
-        patch(
-            "gate_decide",
-            "if decision ~= 'held' or not wf.is_awaiting(id, m) then return { -1, decision } end",
-            "",
-        )
-    } else {
-        Vec::new()
-    };
+    let overrides = patch_if(
+        broken,
+        "gate_decide",
+        "if decision ~= 'held' or not wf.is_awaiting(id, m) then return { -1, decision } end",
+        "",
+    );
     let bench = Bench::new(&overrides).await;
     let q = &bench.b;
     let g = gate_id();
@@ -147,11 +138,7 @@ pub async fn decided_again_by_an_operator(broken: bool) -> Report {
 /// the dead letter keeps its gate field (the count does not clear it), so
 /// the delete counts it a second time.
 pub async fn counted_again_when_deleted(broken: bool) -> Report {
-    let overrides = if broken {
-        patch("nack", "  m[M.gate], m[M.more_gates] = '', 0\n", "")
-    } else {
-        Vec::new()
-    };
+    let overrides = patch_if(broken, "nack", "  m[M.gate], m[M.more_gates] = '', 0\n", "");
     let bench = Bench::new(&overrides).await;
     let q = &bench.b;
     let g = gate_id();
@@ -178,15 +165,12 @@ pub async fn counted_again_when_deleted(broken: bool) -> Report {
 /// Broken, the gate is done but its waiters are never woken, so no claim
 /// decides the callback.
 pub async fn waiters_never_woken(broken: bool) -> Report {
-    let overrides = if broken {
-        patch(
-            "ack",
-            "  wf.wake_waiters(gid, g)\n  emit(K.events, 'gate_done'",
-            "  emit(K.events, 'gate_done'",
-        )
-    } else {
-        Vec::new()
-    };
+    let overrides = patch_if(
+        broken,
+        "ack",
+        "  wf.wake_waiters(gid, g)\n  emit(K.events, 'gate_done'",
+        "  emit(K.events, 'gate_done'",
+    );
     let bench = Bench::new(&overrides).await;
     let q = &bench.b;
     let g = gate_id();
