@@ -47,7 +47,7 @@ function wf.save(gid, g)
   cache[gid] = g
 end
 
--- Store the records saved since wf.batch_begin: one HSET.
+-- Store the records saved since wf.batch_begin: one HSET (per 500 gates).
 function wf.batch_store()
   local pairs_out = {}
   for _, gid in ipairs(wf.changed) do
@@ -58,7 +58,12 @@ function wf.batch_store()
     end
   end
   wf.cache, wf.changed = nil, nil
-  if #pairs_out > 0 then redis.call('HSET', K.wf_gates, unpack(pairs_out)) end
+  -- In chunks: an ack of 1000 jobs, each counted by up to 100 gates, could
+  -- name more gates than one unpack takes (Lua's C stack, about 8000 values).
+  local CHUNK = 1000
+  for from = 1, #pairs_out, CHUNK do
+    redis.call('HSET', K.wf_gates, unpack(pairs_out, from, math.min(from + CHUNK - 1, #pairs_out)))
+  end
 end
 
 -- Gate `gid`'s data is deleted no earlier than GATE.KEEP_MS from `now` (the

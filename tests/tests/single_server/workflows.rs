@@ -564,3 +564,45 @@ async fn holder(sharded: &redq::ShardedQueue, id: &str) -> Vec<usize> {
     }
     found
 }
+
+/// One ack call whose jobs count in more gates than one Lua `unpack` holds
+/// (60 jobs, each the dependency of 80 others: 4 800 gates, 9 600 values to
+/// store) stores every gate and releases every dependent.
+#[tokio::test]
+async fn an_ack_counting_its_jobs_in_thousands_of_gates_releases_every_dependent() {
+    const DEPS: usize = 60;
+    const EACH: usize = 80;
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("wf-many-gates")).await;
+    let deps = (0..DEPS).map(|i| NewJob::new(json!(i))).collect();
+    let deps = ids(&queue.add_batch("deps", deps).await.expect("dependencies"));
+    // A job with dependencies is enqueued alone (one atomic call each).
+    let adds = deps.iter().flat_map(|dep| {
+        let queue = &queue;
+        (0..EACH).map(move |i| queue.add("dependents", NewJob::new(json!(i)).after([dep.as_str()])))
+    });
+    futures::future::try_join_all(adds)
+        .await
+        .expect("dependents");
+    assert_eq!(
+        queue.counts("dependents").await.unwrap().awaiting,
+        (DEPS * EACH) as u64
+    );
+    let ran = run_all(&queue, "deps").await;
+    assert_eq!(
+        ran.len(),
+        DEPS,
+        "one claim and one ack call for every dependency"
+    );
+    let mut released = 0;
+    wait_until(
+        DEADLINE,
+        "every dependent to be released and run",
+        async || {
+            released += run_all(&queue, "dependents").await.len();
+            released == DEPS * EACH
+        },
+    )
+    .await;
+    assert_eq!(queue.counts("dependents").await.unwrap().awaiting, 0);
+}
