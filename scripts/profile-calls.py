@@ -127,25 +127,32 @@ def first_enqueued(argv):
     return jobs[0] if at == len(argv) else None
 
 
+def monitor_bench(redq, port):
+    """The MONITOR lines of `redq bench --case process --n 4` against the
+    redis-server on `port`: every script redq loads and every call it makes."""
+    conn = Conn(port)
+    conn.sock.sendall(b"MONITOR\r\n")
+    conn.line()
+    subprocess.run([redq, "bench", "--case", "process", "--n", "4", "--redis", f"redis://127.0.0.1:{port}"],
+                   check=True, stdout=subprocess.DEVNULL)
+    time.sleep(0.3)
+    conn.sock.settimeout(0.5)
+    lines = []
+    try:
+        while True:
+            lines.append(conn.line().decode("latin-1"))
+    except (socket.timeout, TimeoutError):
+        pass
+    return lines
+
+
 def captured_calls(redq, tmp):
     """The keys and ARGV redq sends for one enqueue, one claim and one ack."""
     port = free_port()
     server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
     try:
-        conn = Conn(port)
-        conn.sock.sendall(b"MONITOR\r\n")
-        conn.line()
-        subprocess.run([redq, "bench", "--case", "process", "--n", "4", "--redis", f"redis://127.0.0.1:{port}"],
-                       check=True, stdout=subprocess.DEVNULL)
-        time.sleep(0.3)
-        conn.sock.settimeout(0.5)
-        lines = []
-        try:
-            while True:
-                lines.append(conn.line().decode("latin-1"))
-        except (socket.timeout, TimeoutError):
-            pass
+        lines = monitor_bench(redq, port)
     finally:
         server.terminate()
         server.wait()

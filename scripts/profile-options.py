@@ -109,20 +109,8 @@ class Captured:
     def __init__(self, redq, server, out):
         port = free_port()
         proc = start_server(server, port, out)
-        conn = Conn(port)
         try:
-            conn.sock.sendall(b"MONITOR\r\n")
-            conn.line()
-            subprocess.run([redq, "bench", "--case", "process", "--n", "4", "--redis", f"redis://127.0.0.1:{port}"],
-                           check=True, stdout=subprocess.DEVNULL)
-            time.sleep(0.3)
-            conn.sock.settimeout(0.5)
-            lines = []
-            try:
-                while True:
-                    lines.append(conn.line().decode("latin-1"))
-            except (socket.timeout, TimeoutError):
-                pass
+            lines = calls.monitor_bench(redq, port)
         finally:
             proc.terminate()
             proc.wait()
