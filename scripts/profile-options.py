@@ -43,7 +43,6 @@ import importlib.util
 import os
 import pathlib
 import re
-import socket
 import subprocess
 import sys
 import tempfile
