@@ -4,7 +4,7 @@
 //! given, in exactly the bytes `cmsgpack.pack` of those fields gives; a
 //! malformed entry list is refused before anything is written.
 
-use fred::interfaces::{ClientLike, HashesInterface, LuaInterface};
+use fred::interfaces::{ClientLike, HashesInterface, LuaInterface, SortedSetsInterface};
 use fred::types::Value;
 use redq_tests::fixtures::*;
 use redq_tests::lua;
@@ -297,5 +297,191 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
     lua::evalsha(&client, &enqueue, "wire", "q", &args)
         .await
         .expect("defaults sent are accepted");
+    client.quit().await.ok();
+}
+
+/// Options as enqueue_entries takes them, from (code, value) pairs.
+fn with(pairs: &[(usize, &str)]) -> [String; OPTIONS] {
+    let mut options: [String; OPTIONS] = Default::default();
+    for (code, value) in pairs {
+        options[code - 1] = (*value).to_owned();
+    }
+    options
+}
+
+/// A job whose option entries are the same strings as the last job's that
+/// sent options takes that job's parsed options (lib/job_new.lua): each
+/// such job still stores its own seq, due time and payload, and the fields
+/// of its options, in the bytes packing them whole would give.
+#[tokio::test]
+async fn jobs_repeating_the_options_before_them_store_the_fields_they_sent() {
+    let server = server();
+    let client = server.client().await;
+    let ns = "wire";
+    let jobs_key = format!("{{{ns}}}:jobs");
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let repack: String = client.script_load(REPACK).await.unwrap();
+
+    let named = with(&[(1, "3"), (9, "kind")]);
+    let other = with(&[(9, "other")]);
+    let later = with(&[
+        (2, "60000"),
+        (3, "4000000000000"),
+        (7, "5"),
+        (10, "2"),
+        (14, TRACE),
+    ]);
+    let plain = with(&[]);
+    // Runs of the same options, a plain job between two of a run, a set
+    // broken by another and taken up again (parsed again: it is not the
+    // last one sent), and the due time's parts repeated.
+    let calls = [
+        named.clone(),
+        named.clone(),
+        named.clone(),
+        plain.clone(),
+        named.clone(),
+        other.clone(),
+        named.clone(),
+        later.clone(),
+        later.clone(),
+        plain.clone(),
+        later.clone(),
+        named.clone(),
+    ];
+    let mut args = vec![
+        Value::from(1 << 20),
+        Value::from(calls.len() as i64),
+        Value::from(""),
+        Value::from(""),
+    ];
+    for (i, options) in calls.iter().enumerate() {
+        args.extend(lua::enqueue_entries(
+            &format!("job-{i}"),
+            &format!("{{\"i\":{i}}}"),
+            options.clone(),
+        ));
+    }
+    let Value::Array(reply) = lua::evalsha(&client, &enqueue, ns, "q", &args)
+        .await
+        .expect("every job is accepted")
+    else {
+        panic!("enqueue replied no array")
+    };
+    let mut enqueued_at = None;
+    for (i, options) in calls.iter().enumerate() {
+        let id = format!("job-{i}");
+        assert_eq!(reply[2 * i].as_i64(), Some(1), "job {id} is created");
+        let raw: Vec<u8> = client.hget(&jobs_key, &id).await.unwrap();
+        let repacked: Vec<u8> = client
+            .evalsha(&repack, vec![jobs_key.clone()], vec![id.clone()])
+            .await
+            .unwrap();
+        assert!(
+            raw == repacked,
+            "job {id}: the stored record is not cmsgpack.pack of its fields"
+        );
+        let mut rest = raw.as_slice();
+        let rmpv::Value::Array(fields) = rmpv::decode::read_value(&mut rest).unwrap() else {
+            panic!("job {id}: no array")
+        };
+        assert_eq!(
+            rest,
+            format!("{{\"i\":{i}}}").as_bytes(),
+            "job {id}: payload"
+        );
+        let at = *enqueued_at.get_or_insert_with(|| fields[10].as_u64().unwrap());
+        assert_eq!(
+            fields,
+            expected_fields(options, i as u64 + 1, at, ""),
+            "job {id} with options {options:?}"
+        );
+    }
+    // The delayed ones are scheduled at their due time (the later of the
+    // two parts), the rest wait.
+    let scheduled: Vec<(String, f64)> = client
+        .zrange(
+            format!("{{{ns}}}:q:q:scheduled"),
+            0,
+            -1,
+            None,
+            false,
+            None,
+            true,
+        )
+        .await
+        .unwrap();
+    let due = 4_000_000_000_000.0;
+    assert_eq!(
+        scheduled,
+        [
+            ("job-10".to_owned(), due),
+            ("job-7".to_owned(), due),
+            ("job-8".to_owned(), due)
+        ]
+    );
+    client.quit().await.ok();
+}
+
+/// Repeating the last job's option codes proves nothing about the values:
+/// a job whose entries differ from the last job's in one value is checked
+/// whole, and a bad value there refuses the call, writing nothing.
+#[tokio::test]
+async fn a_job_repeating_the_last_options_but_one_bad_value_is_refused_whole() {
+    let server = server();
+    let client = server.client().await;
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let before = digest(&server).await;
+    let entries =
+        |texts: &[&str]| -> Vec<Value> { texts.iter().map(|t| Value::from(*t)).collect() };
+    let cases: Vec<(&str, Vec<Value>, &str)> = vec![
+        (
+            "a value out of bounds",
+            entries(&[
+                "a", "{}", "2", "1", "3", "9", "kind", "b", "{}", "2", "1", "256", "9", "kind",
+            ]),
+            "priority must be at most 255, got 256",
+        ),
+        (
+            "a text with a control character",
+            entries(&[
+                "a", "{}", "2", "1", "3", "9", "kind", "b", "{}", "2", "1", "3", "9", "ki\nnd",
+            ]),
+            "job name must be at most 256 bytes without control characters",
+        ),
+        (
+            "attempts no longer below max_attempts",
+            entries(&[
+                "a", "{}", "2", "7", "5", "10", "2", "b", "{}", "2", "7", "2", "10", "2",
+            ]),
+            "attempts of job b is 2",
+        ),
+        (
+            "the same options, but the arguments end",
+            entries(&[
+                "a", "{}", "2", "1", "3", "9", "kind", "b", "{}", "2", "1", "3",
+            ]),
+            "job b has 2 options, but the arguments end",
+        ),
+    ];
+    for (case, jobs, message) in cases {
+        let mut args = vec![
+            Value::from(1 << 20),
+            Value::from(2),
+            Value::from(""),
+            Value::from(""),
+        ];
+        args.extend(jobs);
+        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
+            .await
+            .expect_err(case);
+        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+        assert!(text.contains(message), "{case}: {text}");
+        assert_eq!(
+            digest(&server).await,
+            before,
+            "{case}: something was written"
+        );
+    }
     client.quit().await.ok();
 }
