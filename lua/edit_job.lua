@@ -11,12 +11,15 @@
 -- function); the size bound is checked here again, as enqueue.lua does.
 --
 -- No allow-oom: a larger payload grows memory; out of memory, nothing runs.
--- include: check keys job_record job_state
+-- include: check clock keys job_record job_state events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  leased, dead, waiting, scheduled, ord_ready, lim_held
---   writes jobs
+--   writes jobs, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)   ARGV[4] job id   ARGV[5] the new payload (JSON text)
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
+-- Event: `edited` (id, detail the sizes, never the bytes: "payload 40 -> 52
+-- bytes") when the payload changed; the same payload again writes none.
 -- Reply: { code, state } with state the job's state (waiting | scheduled |
 -- held | blocked | dead | leased), "" when not found.
 -- code 1 edited: the job's payload is the new one
@@ -33,9 +36,13 @@ end
 
 local raw = redis.call('HGET', K.jobs, id)
 if not raw then return { 0, '' } end
-local m = split_record(raw)
+local m, before = split_record(raw)
 if m[M.queue] ~= QUEUE then return { 0, '' } end
 local state = state_of(id, m)
 if state == 'leased' then return { -1, state } end
-redis.call('HSET', K.jobs, id, encode_record(m, payload))
+if payload ~= before then
+  redis.call('HSET', K.jobs, id, encode_record(m, payload))
+  emit(K.events, 'edited', QUEUE, now_ms(), 'id', id, 'detail',
+    'payload ' .. #before .. ' -> ' .. #payload .. ' bytes')
+end
 return { 1, state }

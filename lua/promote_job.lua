@@ -15,11 +15,11 @@
 -- this script refuses a dead job with code dead.
 --
 -- No allow-oom: rewriting a record can grow it; out of memory, nothing runs.
--- include: check clock keys job_store ordering job_state
+-- include: check clock keys job_store ordering job_state events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  leased, dead, fifo, ord_ready, ord_active, limits, lim_starts
 --   writes jobs, scheduled, waiting, ord_active, ord_blocked, ord_blocked_n,
---          lim, lim_held, lim_ready, lim_wake
+--          lim, lim_held, lim_ready, lim_wake, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] mode: "promote" (any scheduled job) or "retry" (only a scheduled
 --         job with attempts > 0, i.e. backing off before a retry)
@@ -28,6 +28,9 @@
 --         set an earlier call skipped (retry mode: delayed jobs that never
 --         failed); "0" to start; ignored when ids are given
 -- ARGV[6..] job ids (at most `limit`); none = the bulk form
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
+-- Event: one `promoted` a call that changed a job (count; id when one listed
+-- id was promoted; detail "run now" or, retry mode, "retry now").
 -- Reply: { done, scheduled_left, cursor, code_1 .. code_n } with one code per
 -- listed id, in order (none in the bulk form); cursor is the bulk form's next
 -- ARGV[5], or -1 once the set has been examined to its end.
@@ -47,7 +50,7 @@ local limit = uint(ARGV[4], 'promote limit', 1000)
 if limit < 1 then fail('promote limit must be at least 1') end
 local cursor = uint(ARGV[5], 'cursor', MAX_U32)
 local ids = {}
-for i = 6, #ARGV do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
+for i = 6, ARGC do ids[#ids + 1] = text(ARGV[i], 'job id', 64) end
 if #ids > limit then fail('at most ' .. limit .. ' ids per call, got ' .. #ids) end
 
 -- Validation is complete: from here on the script writes.
@@ -101,6 +104,9 @@ else
   if #batch == limit then reply[3] = cursor end
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+local how = mode == 'retry' and 'retry now' or 'run now'
+if done == 1 and #ids == 1 then emit(K.events, 'promoted', QUEUE, now, 'count', 1, 'id', ids[1], 'detail', how)
+elseif done > 0 then emit(K.events, 'promoted', QUEUE, now, 'count', done, 'detail', how) end
 reply[1] = done
 reply[2] = redis.call('ZCARD', K.scheduled)
 return reply

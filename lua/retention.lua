@@ -5,10 +5,10 @@
 -- bounded amount per call).
 --
 -- allow-oom: clearing frees memory; a set writes one small field.
--- include: check clock keys retention_spec kept
+-- include: check clock keys retention_spec kept events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  retention, completed, cancelled, kept
---   writes retention, kept, completed, cancelled, tombstones, tombstones_at
+--   writes retention, kept, completed, cancelled, tombstones, tombstones_at, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] action: show | set | clear
 -- set:   ARGV[4] max_count   ARGV[5] max_age_ms   ARGV[6] max_bytes
@@ -19,12 +19,34 @@
 --        tombstones; callers loop until none is left.
 --        The tombstones expire after the policy's tombstone age (a day
 --        when none was set).
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
+-- Events: retention_set (detail the policy's figures) when a set changes the
+-- policy; retention_cleared (detail the figures it had) by the clear call
+-- that removes a policy (not by the calls that go on forgetting after it).
 -- Reply: show: {} when the queue keeps nothing and keeps nothing still,
 --   else { max_count, max_age_ms, max_bytes, tombstone_ms, kept_bytes,
 --   completed, cancelled } (bounds 0 when no policy is set);
 --   set: { 1 }; clear: { forgotten, kept left }
 queue_name(QUEUE)
 local action = ARGV[3]
+
+-- A duration in the largest whole unit it is: 7d, 90m, 1500ms.
+local function duration_words(ms)
+  for _, unit in ipairs({ { 86400000, 'd' }, { 3600000, 'h' }, { 60000, 'm' }, { 1000, 's' } }) do
+    if ms % unit[1] == 0 then return string.format('%d%s', ms / unit[1], unit[2]) end
+  end
+  return string.format('%dms', ms)
+end
+
+-- A policy as an operator reads it on the Events screen: each bound it has.
+local function retention_words(p)
+  local words = {}
+  if p.count > 0 then words[#words + 1] = string.format('count %d', p.count) end
+  if p.age_ms > 0 then words[#words + 1] = 'age ' .. duration_words(p.age_ms) end
+  if p.bytes > 0 then words[#words + 1] = string.format('size %d bytes', p.bytes) end
+  words[#words + 1] = 'tombstones ' .. duration_words(p.tombstone_ms)
+  return table.concat(words, ', ')
+end
 local function kept_left()
   return redis.call('ZCARD', K.completed) + redis.call('ZCARD', K.cancelled)
 end
@@ -52,7 +74,12 @@ if action == 'set' then
     fail('a retention policy needs a count, an age or a size bound')
   end
   if p.tombstone_ms < 1 then fail('tombstone age must be at least 1 ms') end
-  redis.call('HSET', K.retention, QUEUE, retention_format(p))
+  local old = redis.call('HGET', K.retention, QUEUE)
+  local spec = retention_format(p)
+  if spec ~= old then
+    redis.call('HSET', K.retention, QUEUE, spec)
+    emit(K.events, 'retention_set', QUEUE, now_ms(), 'detail', retention_words(p))
+  end
   return { 1 }
 end
 
@@ -61,8 +88,10 @@ if action == 'clear' then
   if limit < 1 then fail('clear limit must be at least 1') end
   local p = retention_policy()
   local tombstone_ms = p and p.tombstone_ms or DEFAULT_TOMBSTONE_MS
-  redis.call('HDEL', K.retention, QUEUE)
   local now = now_ms()
+  if redis.call('HDEL', K.retention, QUEUE) == 1 then
+    emit(K.events, 'retention_cleared', QUEUE, now, 'detail', p and retention_words(p) or 'unreadable policy')
+  end
   local forgotten = 0
   for _, set in ipairs({ { K.completed, 'completed' }, { K.cancelled, 'cancelled' } }) do
     if forgotten < limit then

@@ -6,9 +6,9 @@
 -- clock (at or after the start time) as ARGV[15]. This script only validates,
 -- stores and places the schedule.
 --
--- include: check clock keys schedule_record
--- KEYS: of the queue keys (lua/lib/keys.lua) this script names none, so it
---   receives none (QUEUE_KEY_COUNT is 0); its own keys share their slot.
+-- include: check clock keys schedule_record events
+-- KEYS: the queue key list (lua/lib/keys.lua), of which this script
+--   writes events (its own keys share their slot)
 -- then, after its QUEUE_KEY_COUNT keys:
 --   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
 --   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms), absent while
@@ -30,6 +30,7 @@
 -- ARGV[15] next_run_ms       the first tick computed by the caller; 0 = none
 --                            (the schedule has already ended)
 -- ARGV[16] payload limit     bytes
+-- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
 --
 -- When the expression, time zone, start and end are unchanged and the
 -- schedule was running and stays running, its stored next run is kept: an
@@ -38,6 +39,12 @@
 -- The last run, last tick and last job id carry over; the revision goes up by
 -- one, so a scheduler that read the old record cannot fire with it.
 --
+-- Events (lib/events.lua): schedule_created (id the schedule, detail its
+-- expression and time zone), or schedule_changed (detail the fields that
+-- differ from the stored definition, by name: never the payload's bytes);
+-- an upsert of the definition already stored writes none (an application
+-- that upserts its schedules at every start adds nothing to the feed).
+--
 -- Reply: { code, revision, next_run_ms (0 = none), paused (0/1) }
 -- code 1 created: no schedule had this name
 -- code 2 updated: the schedule existed and now has the given definition
@@ -45,7 +52,7 @@
 
 local SCHEDULES, NEXT = KEYS[QUEUE_KEY_COUNT + 1], KEYS[QUEUE_KEY_COUNT + 2]
 
-if #ARGV ~= 16 then fail('expected 16 arguments, got ' .. #ARGV) end
+if ARGC ~= 16 then fail('expected 16 arguments, got ' .. ARGC) end
 queue_name(QUEUE)
 local limit = uint(ARGV[16], 'payload limit', 1073741824)
 local name = text(ARGV[3], 'schedule name', 128)
@@ -110,6 +117,30 @@ if paused == 1 or next_run == 0 then
   redis.call('ZREM', NEXT, name)
 else
   redis.call('ZADD', NEXT, next_run, name)
+end
+if code == 1 then
+  emit(K.events, 'schedule_created', QUEUE, now, 'id', name, 'detail',
+    cron .. ' ' .. tz .. (paused == 1 and ', paused' or ''))
+else
+  local changed = {}
+  local function differs(field, word)
+    if old[field] ~= s[field] then changed[#changed + 1] = word end
+  end
+  if old[S.queue] ~= QUEUE then changed[#changed + 1] = 'queue (was ' .. old[S.queue] .. ')' end
+  differs(S.cron, 'cron')
+  differs(S.tz, 'time zone')
+  differs(S.payload, 'payload')
+  differs(S.priority, 'priority')
+  differs(S.max_attempts, 'max attempts')
+  differs(S.job_name, 'job name')
+  differs(S.retry_window, 'retry window')
+  differs(S.starts_at, 'start')
+  differs(S.ends_at, 'end')
+  differs(S.misfire, 'misfire policy')
+  differs(S.paused, paused == 1 and 'paused' or 'running')
+  if #changed > 0 then
+    emit(K.events, 'schedule_changed', QUEUE, now, 'id', name, 'detail', table.concat(changed, ', '))
+  end
 end
 if paused == 1 then next_run = 0 end
 return { code, s[S.rev], next_run, paused }

@@ -299,8 +299,8 @@ pub enum Command {
         #[arg(long, value_name = "N", default_value_t = 1000)]
         max_queues: usize,
     },
-    /// Events (dead letters today), oldest first, one line each; with
-    /// --follow, wait for new ones until Ctrl-C.
+    /// Events (every transition and operator action), oldest first, one
+    /// line each; with --follow, wait for new ones until Ctrl-C.
     Events {
         /// Keep printing events as they happen (a blocking read: nothing
         /// polls).
@@ -310,6 +310,10 @@ pub enum Command {
         /// an event id (the first column of a line): the events after it.
         #[arg(long, value_name = "ID|start|now", default_value = "start")]
         from: String,
+        /// Only events of these kinds (repeat it, or separate kinds with
+        /// commas), e.g. --kind dead,schedule_deleted.
+        #[arg(long, value_name = "KIND", value_delimiter = ',')]
+        kind: Vec<String>,
     },
     /// Enqueue one job.
     Enqueue {

@@ -78,6 +78,13 @@ fn attributed(op: Op) -> bool {
             | Op::LimitsSet
             | Op::ScheduleTrigger
             | Op::Cancel
+            | Op::ScheduleUpsert
+            | Op::SchedulePause
+            | Op::ScheduleDelete
+            | Op::PromoteJob
+            | Op::EditJob
+            | Op::Retention
+            | Op::GateDecide
     )
 }
 

@@ -203,6 +203,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
             "cancelled",
             "limit_set",
             "limit_cleared",
+            "schedule_created",
             "schedule_fired"
         ]
     );
@@ -229,8 +230,12 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
         Some("queue: concurrency 4, rate 0 per 0 ms")
     );
     assert_eq!(events[7].detail.as_deref(), Some("queue"));
-    assert_eq!(events[8].detail.as_deref(), Some("digest (triggered)"));
-    assert_eq!(events[8].name.as_deref(), Some("digest"));
+    assert_eq!(
+        (events[8].job_id.as_str(), events[8].detail.as_deref()),
+        ("digest", Some("@daily UTC"))
+    );
+    assert_eq!(events[9].detail.as_deref(), Some("digest (triggered)"));
+    assert_eq!(events[9].name.as_deref(), Some("digest"));
     for event in &events {
         let kind = EventKind::of(&event.kind).expect("a kind the driver names");
         assert!(kind.is_operator_action() || kind == EventKind::ScheduleFired);

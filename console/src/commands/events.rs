@@ -6,12 +6,14 @@
 //! [by=…]  [detail=…]  error=…` (plus `shard=…` with `--shards`; QUEUE and
 //! JOB are `-` when the event has none), or with `-o json` one object a
 //! line. The ID first: `--from ID` resumes after it. Every kind the stream
-//! carries is printed (`redq::events::EventKind`).
+//! carries is printed (`redq::events::EventKind`), or with `--kind K,…`
+//! only those kinds (a name the driver does not know is refused, the
+//! accepted ones listed).
 
 use std::time::Duration;
 
 use futures::StreamExt;
-use redq::events::EventCursor;
+use redq::events::{EventCursor, EventKind};
 use redq::QueueEvent;
 use serde_json::json;
 
@@ -25,11 +27,23 @@ use crate::text::inert;
 /// from where it was (the driver reconnects meanwhile).
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// Print the events after `from`; with `follow`, keep printing new ones.
-pub async fn run(target: &Target, follow: bool, from: &str, json: bool) -> Result<(), Failure> {
+/// Print the events after `from` (of `kinds` only, unless empty); with
+/// `follow`, keep printing new ones.
+pub async fn run(
+    target: &Target,
+    follow: bool,
+    from: &str,
+    kinds: &[String],
+    json: bool,
+) -> Result<(), Failure> {
     let from: EventCursor = from.parse()?;
+    let kinds = kind_filter(kinds)?;
     let sharded = target.is_sharded();
-    let print = |event: &QueueEvent| println!("{}", line(event, sharded, json));
+    let print = |event: &QueueEvent| {
+        if kinds.is_empty() || kinds.iter().any(|k| k.as_str() == event.kind) {
+            println!("{}", line(event, sharded, json));
+        }
+    };
     if !follow {
         for event in target.events_since(from).await? {
             print(&event);
@@ -60,6 +74,22 @@ pub async fn run(target: &Target, follow: bool, from: &str, json: bool) -> Resul
             None => return Ok(()),
         }
     }
+}
+
+/// The kinds `--kind` names, each one the driver knows.
+fn kind_filter(names: &[String]) -> Result<Vec<EventKind>, Failure> {
+    names
+        .iter()
+        .map(|name| {
+            EventKind::of(name.trim()).ok_or_else(|| {
+                let accepted: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+                Failure::Usage(format!(
+                    "--kind {name:?} is not a kind of event; accepted: {}",
+                    accepted.join(", ")
+                ))
+            })
+        })
+        .collect()
 }
 
 /// One event as a line of text or of JSON.

@@ -120,7 +120,9 @@ pub async fn run(
         Command::Workers {
             command: Some(command),
         } => workers::run(&queue, command, json).await,
-        Command::Events { follow, from } => events::run(&queue, follow, &from, json).await,
+        Command::Events { follow, from, kind } => {
+            events::run(&queue, follow, &from, &kind, json).await
+        }
         Command::Metrics {
             command:
                 Some(crate::cli::MetricsCommand::Show {

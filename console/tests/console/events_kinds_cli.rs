@@ -86,3 +86,57 @@ async fn redq_events_prints_every_kind_and_who_did_the_clis_actions() {
     assert!(table[6].contains("  by=cli "), "{}", table[6]);
     assert!(table[8].contains("  count=2  "), "{}", table[8]);
 }
+
+#[tokio::test]
+async fn redq_events_kind_keeps_the_kinds_named_and_refuses_an_unknown_one() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_kind_filter");
+    let q = connect(&server.url(), &ns).await;
+    q.upsert_schedule(redq::schedule::Schedule::new("digest", "mail", "@daily"))
+        .await
+        .unwrap();
+    for args in [
+        &["schedules", "pause", "digest"][..],
+        &["pause", "mail", "--allow-unknown"],
+        &["retention", "set", "mail", "--max-count", "10"],
+    ] {
+        let out = redq(&server.url(), &ns, args);
+        assert!(
+            out.status.success(),
+            "redq {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    let lines = json_lines(redq(
+        &server.url(),
+        &ns,
+        &[
+            "events",
+            "--kind",
+            "schedule_paused,retention_set",
+            "-o",
+            "json",
+        ],
+    ));
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["schedule_paused", "retention_set"], "{lines:#?}");
+    assert_eq!(lines[0]["job_id"], "digest");
+    assert_eq!(lines[0]["queue"], "mail");
+    assert_eq!(lines[1]["detail"], "count 10, tombstones 1d");
+    for line in &lines {
+        let by = line["by"].as_str().unwrap_or_default();
+        assert!(by.starts_with("cli ") && by.contains('@'), "{line}");
+    }
+
+    let out = redq(&server.url(), &ns, &["events", "--kind", "schedule_pause"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("\"schedule_pause\" is not a kind of event")
+            && err.contains("accepted: enqueued,")
+            && err.contains("schedule_paused")
+            && err.contains("retention_cleared"),
+        "{err}"
+    );
+}

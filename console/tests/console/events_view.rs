@@ -92,3 +92,39 @@ fn kind_filter_keeps_one_kind() {
         assert!(!text.contains(gone), "{gone} still shown:\n{text}");
     }
 }
+
+#[test]
+fn a_schedule_change_shows_the_schedule_it_names_and_who_did_it() {
+    let mut snapshot = snapshot();
+    snapshot.events = vec![
+        QueueEvent {
+            job_id: "nightly-report".into(),
+            by: Some("cli ops@bastion".into()),
+            detail: Some("payload, priority".into()),
+            ..event(0, "schedule_changed", "reports")
+        },
+        QueueEvent {
+            by: Some("console ana@laptop".into()),
+            detail: Some("count 100, age 7d, tombstones 1d".into()),
+            ..event(1, "retention_set", "emails")
+        },
+    ];
+    let mut state = loaded();
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    let text = screen_text(&state, 140, 30);
+    for wanted in [
+        "schedule_changed",
+        "schedule nightly-report",
+        "cli ops@bastion",
+        "payload, priority",
+        "retention_set",
+        "console ana@laptop",
+        "count 100, age 7d, tombstones 1d",
+    ] {
+        assert!(text.contains(wanted), "{wanted} missing:\n{text}");
+    }
+}

@@ -53,11 +53,35 @@ pub enum EventKind {
     /// A workflow's gate cancelled as a whole (`job_id` the gate, `name`
     /// its kind).
     GateCancelled,
+    /// A schedule created (`job_id` the schedule's name, `detail` its
+    /// expression and time zone) (`by`).
+    ScheduleCreated,
+    /// A schedule's definition changed (`job_id` its name, `detail` the
+    /// fields that changed, by name) (`by`). An upsert of the definition
+    /// already stored writes none.
+    ScheduleChanged,
+    /// A schedule paused (`job_id` its name) (`by`).
+    SchedulePaused,
+    /// A schedule resumed (`job_id` its name) (`by`).
+    ScheduleResumed,
+    /// A schedule deleted (`job_id` its name) (`by`).
+    ScheduleDeleted,
+    /// Scheduled jobs made due now: `count` (`job_id` when one), `detail`
+    /// `run now` or `retry now` (`by`).
+    Promoted,
+    /// A job's payload replaced (`job_id`, `detail` the sizes before and
+    /// after, never the bytes) (`by`).
+    Edited,
+    /// A queue's retention policy set (`detail` its bounds) (`by`).
+    RetentionSet,
+    /// A queue's retention policy cleared (`detail` the bounds it had)
+    /// (`by`).
+    RetentionCleared,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 20] = [
+    pub const ALL: [EventKind; 29] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -78,6 +102,15 @@ impl EventKind {
         EventKind::GateDone,
         EventKind::Released,
         EventKind::GateCancelled,
+        EventKind::ScheduleCreated,
+        EventKind::ScheduleChanged,
+        EventKind::SchedulePaused,
+        EventKind::ScheduleResumed,
+        EventKind::ScheduleDeleted,
+        EventKind::Promoted,
+        EventKind::Edited,
+        EventKind::RetentionSet,
+        EventKind::RetentionCleared,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -103,6 +136,15 @@ impl EventKind {
             EventKind::GateDone => "gate_done",
             EventKind::Released => "released",
             EventKind::GateCancelled => "gate_cancelled",
+            EventKind::ScheduleCreated => "schedule_created",
+            EventKind::ScheduleChanged => "schedule_changed",
+            EventKind::SchedulePaused => "schedule_paused",
+            EventKind::ScheduleResumed => "schedule_resumed",
+            EventKind::ScheduleDeleted => "schedule_deleted",
+            EventKind::Promoted => "promoted",
+            EventKind::Edited => "edited",
+            EventKind::RetentionSet => "retention_set",
+            EventKind::RetentionCleared => "retention_cleared",
         }
     }
 
@@ -124,6 +166,15 @@ impl EventKind {
                 | EventKind::Resumed
                 | EventKind::LimitSet
                 | EventKind::LimitCleared
+                | EventKind::ScheduleCreated
+                | EventKind::ScheduleChanged
+                | EventKind::SchedulePaused
+                | EventKind::ScheduleResumed
+                | EventKind::ScheduleDeleted
+                | EventKind::Promoted
+                | EventKind::Edited
+                | EventKind::RetentionSet
+                | EventKind::RetentionCleared
         )
     }
 }

@@ -95,6 +95,19 @@ impl RedisQueue {
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
 
+    /// Run a schedule change that touches no queue but writes its event
+    /// (pause, resume, delete): KEYS = the two schedule keys, then
+    /// `{ns}:events`; the handle's actor is appended as for any operator
+    /// action.
+    async fn change_schedule(&self, op: Op, mut args: Vec<Value>) -> Result<Value, QueueError> {
+        let mut keys = self.schedule_keys();
+        keys.0.push(self.inner.keys.events().into());
+        self.attribute(op, &mut args);
+        scripts::run(self.client(), op, &keys, args)
+            .await
+            .map_err(|e| scripts::map_error(e, self.inner.timeout))
+    }
+
     /// Run a schedule script on a queue: KEYS = the 19 queue keys, then the
     /// two schedule keys; ARGV starts with the queue and the wake channel.
     async fn run_schedules_on(
@@ -247,7 +260,7 @@ impl RedisQueue {
     pub async fn pause_schedule(&self, name: &str) -> Result<ScheduleChange, QueueError> {
         check_schedule_name(name)?;
         let reply = self
-            .run_schedules(Op::SchedulePause, vec![text(name), num(1), num(0), num(0)])
+            .change_schedule(Op::SchedulePause, vec![text(name), num(1), num(0), num(0)])
             .await?;
         // A pause does not check the revision, so "changed" never comes back.
         codes::schedule_changed(&reply)?
@@ -268,7 +281,7 @@ impl RedisQueue {
             let cron = CronExpr::parse(&record.info.expression, &record.info.timezone)?;
             let next = first_tick(&cron, now, record.starts_at_ms, record.ends_at_ms);
             let reply = self
-                .run_schedules(
+                .change_schedule(
                     Op::SchedulePause,
                     vec![text(name), num(0), num(record.info.revision), num(next)],
                 )
@@ -284,7 +297,7 @@ impl RedisQueue {
     pub async fn delete_schedule(&self, name: &str) -> Result<ScheduleChange, QueueError> {
         check_schedule_name(name)?;
         let reply = self
-            .run_schedules(Op::ScheduleDelete, vec![text(name), num(0)])
+            .change_schedule(Op::ScheduleDelete, vec![text(name), num(0)])
             .await?;
         codes::schedule_deleted(&reply)
     }
@@ -368,7 +381,7 @@ impl RedisQueue {
 
     /// Drop a next-run entry that has no schedule record.
     pub(crate) async fn drop_orphan_schedule(&self, name: &str) -> Result<(), QueueError> {
-        self.run_schedules(Op::ScheduleDelete, vec![text(name), num(1)])
+        self.change_schedule(Op::ScheduleDelete, vec![text(name), num(1)])
             .await?;
         Ok(())
     }

@@ -15,6 +15,7 @@ mod dead_letters;
 mod dedup;
 mod enqueue;
 mod enqueue_wire;
+mod events_operator;
 mod fencing;
 mod flow_api;
 mod flow_limits;

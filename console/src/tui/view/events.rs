@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 use ratatui::layout::Rect;
 use ratatui::Frame;
+use redq::events::EventKind;
 
 use super::facts;
 use super::table::{self, Column, Item, List};
@@ -72,14 +73,33 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     table::draw(frame, area, list, theme);
 }
 
-/// The job, or how many jobs a batch's event covers.
+/// The job, or how many jobs a batch's event covers; for a change to a
+/// schedule, the schedule its id names.
 fn subject(e: &redq::QueueEvent) -> String {
+    if names_a_schedule(&e.kind) && !e.job_id.is_empty() {
+        return format!("schedule {}", e.job_id);
+    }
     match (e.job_id.as_str(), e.count) {
         ("", Some(1)) => "1 job".to_owned(),
         ("", Some(n)) => format!("{n} jobs"),
         ("", None) => "—".to_owned(),
         (id, _) => id.to_owned(),
     }
+}
+
+/// Whether an event of `kind` is about a schedule (its id the schedule's
+/// name) rather than a job (`schedule_fired` names the job it enqueued).
+fn names_a_schedule(kind: &str) -> bool {
+    matches!(
+        EventKind::of(kind),
+        Some(
+            EventKind::ScheduleCreated
+                | EventKind::ScheduleChanged
+                | EventKind::SchedulePaused
+                | EventKind::ScheduleResumed
+                | EventKind::ScheduleDeleted
+        )
+    )
 }
 
 /// The error of a failed attempt, else the kind's own words.
