@@ -6,8 +6,14 @@
 -- Fields of K.metrics:
 --   "#"              how many job names are admitted (at most METRIC_NAMES_MAX)
 --   "names"          msgpack array of the admitted names, in admission order
---   "t|<name>"       totals since the queue began: never reset (Prometheus counters);
---                    its window position holds the name's newest 5 s window
+--   "w|<name>"       the name's open 5 s window (an integer): the newest one
+--                    written, not yet folded into the totals and the 1 min
+--                    and 1 h rollups
+--   "t|<name>"       totals of the name's closed 5 s windows, never reset;
+--                    its window position is 0. A reader adds the open window
+--                    from the 5 s ring (driver/src/metrics/totals.rs), in the
+--                    same HMGET as the totals and the marker: exact at any
+--                    moment (Prometheus counters)
 --   "<r><slot>|<name>"  rollup r ('s' 5 s, 'm' 1 min, 'h' 1 h), slot = window % slots
 -- Each value is a msgpack map from MV positions to numbers, zeros left out
 -- (an array when the positions happen to run 1, 2, ...): a value holds a few
@@ -19,10 +25,22 @@
 -- is bounded (slots x names) with no janitor and no scan.
 -- A name is "(none)" for jobs without one; once METRIC_NAMES_MAX names are
 -- admitted, any other name is counted as "(other)" (not admitted itself).
--- Cost: every write is one HMGET and one HSET for the whole batch (the totals
--- and the 5 s slot of each name), plus one HMGET (and 2 fields more in the
--- HSET) the first time a name writes a newer 5 s window, and an HGET and an
--- HSET the first time a name is seen.
+-- Cost: a call is one HMGET (the marker and the 5 s slot of each name) and
+-- one HSET (the 5 s slot): one value unpacked and packed per name. The first
+-- write of a name's newer 5 s window folds the closed one into the totals
+-- and the 1 min and 1 h rollups (one HMGET more, once per name and window)
+-- and moves the marker; a name without a marker (new, past the cap, or
+-- written by the earlier layout) costs one HMGET more, and a new one an HGET
+-- of the names list.
+-- The earlier layout (before redq's stop 18) had no "w|" field: its "t|"
+-- held the whole totals, open window included, and its window position the
+-- newest 5 s window (0 in the layout before that, which wrote every rollup
+-- each call). Readers take such a "t|" as the whole totals. A name's first
+-- write adopts it (metric_adopt): the open window, if it is the current
+-- one, is taken out of the totals (readers add it back from the 5 s ring);
+-- an older one is folded into the 1 min and 1 h rollups only, the totals
+-- holding it already. Nothing of the earlier layout is left after that
+-- write, so nothing is kept for it but that one adoption.
 
 local METRIC_NAMES_MAX = 100
 local METRIC_BUCKETS = 24 -- bucket b holds times <= 2^b ms (b < 23); 23 holds the rest
@@ -32,7 +50,7 @@ local METRIC_ROLLUPS = {
   { 'h', 3600000, 2160 },  -- 1 h windows for 90 days
 }
 local MV = {
-  window = 1,      -- the window's number (its start / its width); in the totals, the newest 5 s window
+  window = 1,      -- the window's number (its start / its width); 0 in the totals
   completed = 2, retried = 3, dead = 4, cancelled = 5, reclaimed = 6,
   wait_count = 7, wait_sum = 8, wait_bucket = 9,   -- buckets 9 .. 32
   run_count = 33, run_sum = 34, run_bucket = 35,   -- buckets 35 .. 58
@@ -88,21 +106,14 @@ local function tally_time(t, name, kind, ms)
   row[bucket] = (row[bucket] or 0) + 1
 end
 
--- The 5 s window of `now` and its field prefix, built once a call: turning
--- numbers into text is most of what building a field costs.
-local function metric_seconds(now)
-  local r = METRIC_ROLLUPS[1]
-  local window = math.floor(now / r[2])
-  return window, r[1] .. string.format('%d', window % r[3]) .. '|'
-end
-
 -- The field of a name's window in rollup r.
 local function metric_field(r, window, name)
   return r[1] .. string.format('%d', window % r[3]) .. '|' .. name
 end
 
--- Add value `from` (a closed 5 s window) into the stored `raw` of rollup
--- window `window`, which starts afresh when the slot held an older one.
+-- Add value `from` (a closed 5 s window) into the stored `raw` of window
+-- `window` (0 for the totals), which starts afresh when the slot held an
+-- older one.
 local function metric_fold(raw, window, from)
   local v = raw and cmsgpack.unpack(raw)
   if not v or v[MV.window] ~= window then v = { window } end
@@ -112,102 +123,168 @@ local function metric_fold(raw, window, from)
   return cmsgpack.pack(v)
 end
 
--- Write a tally: one HMGET, one HSET (and, for a newly seen name, an HGET
--- and the HSET of the names list). Only the totals and the 5 s rollup are
--- written each call; the totals' window position holds the name's newest
--- 5 s window, and the call that first writes a newer one folds that closed
--- window into the 1 min and 1 h rollups (one HMGET more, once per name and
--- 5 s window). Readers of those rollups add the still open window from the
--- 5 s ring (driver/src/metrics/pending.rs).
-local function tally_write(t, now)
-  if #t.order == 0 then return end
-  local window, prefix = metric_seconds(now)
-  local fields = { '#', 't|(other)', prefix .. '(other)' }
-  for _, name in ipairs(t.order) do
+-- Fold each closed 5 s window of `closing` ({ name, window, adopted }) into
+-- the name's totals (unless `adopted`: earlier-layout totals that hold it
+-- already) and its 1 min and 1 h rollups; the fields go to `writes`. The
+-- closed window is still in its 5 s slot: only a write of a newer window
+-- of the same name (this call's) could have replaced it.
+local function metric_close(closing, writes)
+  local seconds = METRIC_ROLLUPS[1]
+  local per = #METRIC_ROLLUPS + 1
+  local fields = {}
+  for _, c in ipairs(closing) do
+    local name, w = c[1], c[2]
+    fields[#fields + 1] = metric_field(seconds, w, name)
     fields[#fields + 1] = 't|' .. name
-    fields[#fields + 1] = prefix .. name
-  end
-  local stored = redis.call('HMGET', K.metrics, unpack(fields))
-  local admitted = tonumber(stored[1]) or 0
-  local value_of = {}
-  for i = 2, #fields do value_of[fields[i]] = stored[i] end
-  -- Resolve names: admit new ones while there is room, fold the rest into
-  -- "(other)". Each row is copied (merged) into a fresh table, so a value
-  -- is updated in the same key order, hence packed to the same bytes, as
-  -- whichever names were folded together.
-  local rows, order, added = {}, {}, {}
-  for _, name in ipairs(t.order) do
-    local known = name == '(other)' or value_of['t|' .. name]
-    if not known and admitted < METRIC_NAMES_MAX then
-      admitted = admitted + 1
-      added[#added + 1] = name
-      known = true
+    for i = 2, #METRIC_ROLLUPS do
+      local r = METRIC_ROLLUPS[i]
+      fields[#fields + 1] = metric_field(r, math.floor(w * seconds[2] / r[2]), name)
     end
-    local as = known and name or '(other)'
+  end
+  local got = redis.call('HMGET', K.metrics, unpack(fields))
+  for k, c in ipairs(closing) do
+    local base = (k - 1) * per
+    local from = got[base + 1] and cmsgpack.unpack(got[base + 1])
+    if from and from[MV.window] == c[2] then
+      if not c[3] then
+        writes[#writes + 1] = fields[base + 2]
+        writes[#writes + 1] = metric_fold(got[base + 2], 0, from)
+      end
+      for i = 2, #METRIC_ROLLUPS do
+        local r = METRIC_ROLLUPS[i]
+        writes[#writes + 1] = fields[base + i + 1]
+        writes[#writes + 1] = metric_fold(got[base + i + 1],
+          math.floor(c[2] * seconds[2] / r[2]), from)
+      end
+    end
+  end
+end
+
+-- The names of a call when some have no marker (see the header): admit new
+-- ones while there is room, fold the rest into "(other)". Returns the rows
+-- by name, the names in order, their stored marker and 5 s slot (flat, as
+-- the first HMGET gives them), the earlier-layout totals of names that have
+-- some, and the names admitted. Each row is copied (merged) into a fresh
+-- table, so names folded together update a value in one key order.
+local function metric_resolve(t, stored, prefix)
+  local order = t.order
+  local ask = { '#', 'w|(other)', prefix .. '(other)', 't|(other)' }
+  for i, name in ipairs(order) do
+    if not stored[2 * i - 1] then ask[#ask + 1] = 't|' .. name end
+  end
+  local got = redis.call('HMGET', K.metrics, unpack(ask))
+  local admitted = tonumber(got[1]) or 0
+  local earlier = { ['(other)'] = got[4] }
+  local k = 4
+  for i, name in ipairs(order) do
+    if not stored[2 * i - 1] then
+      k = k + 1
+      earlier[name] = got[k]
+    end
+  end
+  local rows, names, found, olds, added = {}, {}, {}, {}, {}
+  for i, name in ipairs(order) do
+    local mark, slot = stored[2 * i - 1], stored[2 * i]
+    local as = name
+    if not mark and name ~= '(other)' and not earlier[name] then
+      if admitted < METRIC_NAMES_MAX then
+        admitted = admitted + 1
+        added[#added + 1] = name
+      else
+        as, mark, slot = '(other)', got[2], got[3]
+      end
+    end
     local into = rows[as]
     if not into then
       into = {}
       rows[as] = into
-      order[#order + 1] = as
+      names[#names + 1] = as
+      found[#found + 1] = mark or false
+      found[#found + 1] = slot or false
+      if not mark then olds[as] = earlier[as] end
     end
     for at, n in pairs(t.rows[name]) do into[at] = (into[at] or 0) + n end
   end
-  local writes, closed = {}, {}
-  for _, name in ipairs(order) do
-    local row = rows[name]
-    local total = value_of['t|' .. name]
-    total = total and cmsgpack.unpack(total) or { 0 }
-    local newest = total[MV.window] or 0
-    if newest ~= 0 and newest ~= window then closed[#closed + 1] = { name, newest } end
-    total[MV.window] = window
-    local field = prefix .. name
-    local raw = value_of[field]
-    local v = raw and cmsgpack.unpack(raw)
-    if not v or v[MV.window] ~= window then v = { window } end
-    for at, n in pairs(row) do
-      total[at] = (total[at] or 0) + n
-      v[at] = (v[at] or 0) + n
+  return rows, names, found, olds, added, admitted
+end
+
+-- A name's first write after the earlier layout (see the header): its
+-- totals `old` (which hold its newest 5 s window `newest` too) become the
+-- totals of its closed windows; returns the open window's value to add to
+-- when that window is this one (`slot` holds it), else nil.
+local function metric_adopt(name, old, slot, window, closing, writes)
+  local total = cmsgpack.unpack(old)
+  local newest = total[MV.window] or 0
+  local v = slot and cmsgpack.unpack(slot)
+  if v and v[MV.window] == window and newest == window then
+    for at, n in pairs(v) do
+      if at ~= MV.window then
+        local left = (total[at] or 0) - n
+        if left > 0 then total[at] = left else total[at] = nil end
+      end
     end
-    writes[#writes + 1] = 't|' .. name
-    writes[#writes + 1] = cmsgpack.pack(total)
-    writes[#writes + 1] = field
+  else
+    v = nil
+    if newest ~= 0 and newest ~= window then closing[#closing + 1] = { name, newest, true } end
+  end
+  total[MV.window] = 0
+  writes[#writes + 1] = 't|' .. name
+  writes[#writes + 1] = cmsgpack.pack(total)
+  return v
+end
+
+-- Write a tally (see the header for what a call reads and writes).
+local function tally_write(t, now)
+  local names = t.order
+  if #names == 0 then return end
+  local seconds = METRIC_ROLLUPS[1]
+  local window = math.floor(now / seconds[2])
+  -- Built once a call: turning numbers into text is most of what building
+  -- a field costs.
+  local prefix = seconds[1] .. string.format('%d', window % seconds[3]) .. '|'
+  local fields = {}
+  for i, name in ipairs(names) do
+    fields[2 * i - 1] = 'w|' .. name
+    fields[2 * i] = prefix .. name
+  end
+  local stored = redis.call('HMGET', K.metrics, unpack(fields))
+  local rows, olds, added, admitted = t.rows, nil, nil, nil
+  for i = 1, #names do
+    if not stored[2 * i - 1] then
+      rows, names, stored, olds, added, admitted = metric_resolve(t, stored, prefix)
+      break
+    end
+  end
+  local writes, closing = {}, {}
+  for i, name in ipairs(names) do
+    local mark, slot = tonumber(stored[2 * i - 1]), stored[2 * i] or nil
+    local v
+    if mark == window then
+      v = slot and cmsgpack.unpack(slot)
+      if v and v[MV.window] ~= window then v = nil end
+    elseif mark then
+      closing[#closing + 1] = { name, mark, false }
+    elseif olds[name] then
+      v = metric_adopt(name, olds[name], slot, window, closing, writes)
+    end
+    if not v or mark ~= window then
+      writes[#writes + 1] = 'w|' .. name
+      writes[#writes + 1] = window
+      v = v or { window }
+    end
+    for at, n in pairs(rows[name]) do v[at] = (v[at] or 0) + n end
+    writes[#writes + 1] = prefix .. name
     writes[#writes + 1] = cmsgpack.pack(v)
   end
-  if #closed > 0 then
-    -- Each closed window is still in its 5 s slot: only a write of a newer
-    -- window of the same name (this one) could have replaced it.
-    local folds = {}
-    for _, c in ipairs(closed) do
-      local name, w = c[1], c[2]
-      folds[#folds + 1] = metric_field(METRIC_ROLLUPS[1], w, name)
-      for i = 2, #METRIC_ROLLUPS do
-        local r = METRIC_ROLLUPS[i]
-        folds[#folds + 1] = metric_field(r, math.floor(w * METRIC_ROLLUPS[1][2] / r[2]), name)
-      end
-    end
-    local got = redis.call('HMGET', K.metrics, unpack(folds))
-    local per = #METRIC_ROLLUPS
-    for k, c in ipairs(closed) do
-      local base = (k - 1) * per
-      local from = got[base + 1] and cmsgpack.unpack(got[base + 1])
-      if from and from[MV.window] == c[2] then
-        for i = 2, per do
-          local r = METRIC_ROLLUPS[i]
-          writes[#writes + 1] = folds[base + i]
-          writes[#writes + 1] = metric_fold(got[base + i],
-            math.floor(c[2] * METRIC_ROLLUPS[1][2] / r[2]), from)
-        end
-      end
-    end
-  end
-  if #added > 0 then
-    local names = redis.call('HGET', K.metrics, 'names')
-    names = names and cmsgpack.unpack(names) or {}
-    for _, name in ipairs(added) do names[#names + 1] = name end
+  if #closing > 0 then metric_close(closing, writes) end
+  if added and #added > 0 then
+    local list = redis.call('HGET', K.metrics, 'names')
+    list = list and cmsgpack.unpack(list) or {}
+    for _, name in ipairs(added) do list[#list + 1] = name end
     writes[#writes + 1] = '#'
     writes[#writes + 1] = admitted
     writes[#writes + 1] = 'names'
-    writes[#writes + 1] = cmsgpack.pack(names)
+    writes[#writes + 1] = cmsgpack.pack(list)
   end
   redis.call('HSET', K.metrics, unpack(writes))
 end
@@ -247,14 +324,17 @@ local function record_waits(leased, now)
   tally_write(t, now)
 end
 
--- An ack's completions: the jobs whose code is 1, with their run_ms when the
--- worker sent one (records as HMGET read them, before they were deleted).
-local function record_acks(records, codes, runs, now)
+-- An ack's completions: `names[i]` is the name of the i-th job of the
+-- call when it was acknowledged (nil when not: only an acknowledged job with
+-- its record has a name to file it under), with its run_ms in `runs[i]`
+-- when the worker sent one. The ack decoded the names with the records'
+-- heads (lua/ack.lua): decoding them here again cost 3 to 5k instructions
+-- a job.
+local function record_acks(names, runs, n, now)
   local t = tally_new()
-  for i = 1, #codes do
-    -- Only an acknowledged job with its record has a name to file it under.
-    if codes[i] == 1 and records[i] then
-      local _, name = due_and_name(records[i])
+  for i = 1, n do
+    local name = names[i]
+    if name then
       tally_count(t, name, MV.completed)
       if runs[i] then tally_time(t, name, 'run', runs[i]) end
     end

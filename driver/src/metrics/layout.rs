@@ -59,9 +59,21 @@ impl Rollup {
     }
 }
 
-/// The field holding `name`'s totals.
+/// The field holding `name`'s totals: of its closed 5 s windows, or (the
+/// earlier layout, without [`open_field`]) of all of them.
 pub(crate) fn total_field(name: &str) -> String {
     format!("t|{name}")
+}
+
+/// The field holding `name`'s open 5 s window number (decimal text): the
+/// newest written, not yet folded into the totals and the longer rollups.
+pub(crate) fn open_field(name: &str) -> String {
+    format!("w|{name}")
+}
+
+/// A stored open-window marker, or `None` when it is not a number.
+pub(crate) fn open_window(raw: &[u8]) -> Option<u64> {
+    std::str::from_utf8(raw).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -103,6 +115,13 @@ mod tests {
         }
         assert_eq!(RUN_BUCKET + BUCKETS, LEN);
         assert_eq!(WAIT_BUCKET + BUCKETS + 2, RUN_BUCKET);
+        for (field, prefix) in [(total_field("n"), "'t|'"), (open_field("n"), "'w|'")] {
+            assert_eq!(&field[..2], &prefix[1..3]);
+            assert!(
+                LUA.contains(&format!("{prefix} .. name")),
+                "{prefix} in metrics.lua"
+            );
+        }
         for r in [SECONDS, MINUTES, HOURS] {
             let line = format!("{{ '{}', {}, {} }}", r.prefix, r.width_ms, r.slots);
             assert!(LUA.contains(&line), "metrics.lua has the rollup {line}");

@@ -14,9 +14,10 @@
 //!
 //! Recording rides the scripts that already run (claim, ack, nack, reclaim,
 //! cancel): no round trip is added; each call adds one HMGET and one HSET
-//! of the queue's metrics hash for its whole batch (the totals and the 5 s
-//! window), and one HMGET more when it opens a name's next 5 s window and
-//! folds the closed one into the 1 min and 1 h rollups.
+//! of the queue's metrics hash for its whole batch (each name's 5 s window
+//! and the marker naming it), and one HMGET more when it opens a name's next
+//! 5 s window and folds the closed one into the totals and the 1 min and
+//! 1 h rollups. Readers add a name's still open window to those.
 //!
 //! # Rollups and memory
 //!
@@ -25,7 +26,7 @@
 //! reset (for Prometheus counters): 5 s windows for 16 minutes, 1 minute
 //! windows for 24 hours, 1 hour windows for 90 days. Each rollup is a ring of
 //! slots overwritten by the first write of a newer window, so memory is
-//! bounded without a janitor: at most 192 + 1440 + 2160 + 1 = 3793 values of
+//! bounded without a janitor: at most 192 + 1440 + 2160 + 2 = 3794 values of
 //! about 130 bytes each (field and hash overhead included) per job name and
 //! queue, only for the windows in which something happened: about 0.5 MB
 //! for a name busy in every 5 s window for 90 days. At most
@@ -37,6 +38,7 @@ mod history;
 pub(crate) mod layout;
 mod pending;
 mod read;
+mod totals;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};

@@ -122,28 +122,6 @@ impl RedisQueue {
         })
     }
 
-    /// A queue's figures per job name since it began: monotonic totals,
-    /// never reset by the rollups (what Prometheus counters want).
-    pub async fn metric_totals(&self, queue: &str) -> Result<QueueMetrics, QueueError> {
-        check_queue_name(queue)?;
-        let key = self.inner.keys.metrics(queue);
-        let names = self.metric_names(&key).await?;
-        let fields = names.iter().map(|n| layout::total_field(n)).collect();
-        let values = self.metric_values(&key, fields).await?;
-        let mut by_name = BTreeMap::new();
-        for (name, raw) in names.into_iter().zip(values) {
-            if let Some(raw) = raw {
-                by_name.insert(name, decode(&raw)?.1);
-            }
-        }
-        Ok(QueueMetrics {
-            queue: queue.to_owned(),
-            window: None,
-            names: by_name,
-            now: SystemTime::UNIX_EPOCH,
-        })
-    }
-
     /// The names admitted, and `(other)`.
     pub(super) async fn metric_names(&self, key: &str) -> Result<Vec<String>, QueueError> {
         let raw: Option<Vec<u8>> = self

@@ -6,7 +6,7 @@ use std::time::Duration;
 use redq::metrics::{Figures, Histogram, MetricsWindow, QueueMetrics, NAMES_MAX, OTHER};
 use redq::{Completion, NewJob, RedisQueue};
 use redq_tests::fixtures::*;
-use redq_tests::wait_until;
+use redq_tests::{wait_until, RedisServer};
 use serde_json::json;
 
 /// The bucket `lua/lib/metrics.lua` files a time of `ms` under.
@@ -218,11 +218,11 @@ async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() 
     assert_eq!(hour.names.len(), NAMES_MAX + 1);
     assert_eq!(named(&hour, OTHER).completed, 10);
     assert_eq!(hour.total().completed, 2 * names as u64);
-    // One total, two 5 s slots, a 1 min and a 1 h slot per name, "(other)"
-    // too, and the two bookkeeping fields: nothing grows with the number of
-    // jobs or names.
+    // One total, one open-window marker, two 5 s slots, a 1 min and a 1 h
+    // slot per name, "(other)" too, and the two bookkeeping fields: nothing
+    // grows with the number of jobs or names.
     let fields = hlen(&server, &queue, "q:q:metrics").await;
-    assert_eq!(fields, (NAMES_MAX as i64 + 1) * 5 + 2);
+    assert_eq!(fields, (NAMES_MAX as i64 + 1) * 6 + 2);
     let key = format!("{{{}}}:q:q:metrics", queue.namespace());
     let bytes: i64 = server
         .cmd(&["MEMORY", "USAGE", &key, "SAMPLES", "0"])
@@ -393,4 +393,192 @@ async fn a_closed_5s_window_is_folded_into_the_minute_and_hour_rollups_exactly()
         named(&queue.metric_totals("q").await.unwrap(), "n").completed,
         3
     );
+}
+
+/// Sets `field` of the hash `key` to the msgpack map of `pairs` (position
+/// from 1, number): a stored metrics value written by hand.
+async fn put_value(server: &RedisServer, key: &str, field: &str, pairs: &[(usize, u64)]) {
+    let script =
+        "local v = {} for i = 2, #ARGV, 2 do v[tonumber(ARGV[i])] = tonumber(ARGV[i + 1]) end \
+                  redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(v))";
+    let mut args = vec![
+        "EVAL".to_owned(),
+        script.to_owned(),
+        "1".to_owned(),
+        key.to_owned(),
+        field.to_owned(),
+    ];
+    for (at, n) in pairs {
+        args.push(at.to_string());
+        args.push(n.to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    server.cmd(&args).await;
+}
+
+/// Position `at` (from 1) of the stored value in `field`, 0 when it or the
+/// field is absent.
+async fn stored_at(server: &RedisServer, key: &str, field: &str, at: usize) -> u64 {
+    let script = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
+                  if not raw then return 0 end \
+                  return cmsgpack.unpack(raw)[tonumber(ARGV[2])] or 0";
+    server
+        .cmd(&["EVAL", script, "1", key, field, &at.to_string()])
+        .await
+        .convert()
+        .unwrap()
+}
+
+async fn marker(server: &RedisServer, key: &str, name: &str) -> Option<u64> {
+    let raw: Option<String> = server
+        .cmd(&["HGET", key, &format!("w|{name}")])
+        .await
+        .convert()
+        .unwrap();
+    raw.map(|w| w.parse().unwrap())
+}
+
+const COMPLETED_AT: usize = 2;
+
+#[tokio::test]
+async fn totals_add_the_open_5s_window_from_its_slot_until_the_next_window_folds_it_in() {
+    let server = server();
+    let queue = queue(&server, "metrics_open_totals").await;
+    let key = format!("{{{}}}:q:q:metrics", queue.namespace());
+    let jobs = (0..2).map(|i| NewJob::new(json!(i)).name("n")).collect();
+    queue.add_batch("q", jobs).await.unwrap();
+    let claimed = queue.claim("q", 2, LONG).await.unwrap();
+    let first = an_early_5s_window(&queue).await;
+    ack_with_run(&queue, &claimed[0], 7).await;
+    // The completion is in the open window's slot only: the stored totals
+    // (closed windows) do not hold it, the totals read do.
+    assert_eq!(marker(&server, &key, "n").await, Some(first));
+    assert_eq!(stored_at(&server, &key, "t|n", COMPLETED_AT).await, 0);
+    let totals = queue.metric_totals("q").await.unwrap();
+    let n = named(&totals, "n");
+    assert_eq!((n.completed, n.run.sum_ms, n.wait.count()), (1, 7, 2));
+    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
+        let now = queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap()
+            .now;
+        now.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+            / 5_000
+            > first
+    })
+    .await;
+    ack_with_run(&queue, &claimed[1], 30).await;
+    // The first window is folded into the stored totals, the second is open.
+    assert!(marker(&server, &key, "n").await.unwrap() > first);
+    assert_eq!(stored_at(&server, &key, "t|n", COMPLETED_AT).await, 1);
+    let totals = queue.metric_totals("q").await.unwrap();
+    let n = named(&totals, "n");
+    assert_eq!((n.completed, n.run.sum_ms, n.wait.count()), (2, 37, 2));
+}
+
+#[tokio::test]
+async fn a_namespace_of_the_earlier_layout_reads_right_and_its_next_write_adopts_it() {
+    let server = server();
+    let queue = queue(&server, "metrics_earlier").await;
+    let key = format!("{{{}}}:q:q:metrics", queue.namespace());
+    let jobs = ["now", "before"]
+        .map(|n| NewJob::new(json!(n)).name(n))
+        .to_vec();
+    queue.add_batch("q", jobs).await.unwrap();
+    let claimed = queue.claim("q", 2, LONG).await.unwrap();
+    let w = an_early_5s_window(&queue).await;
+    let minute = |w: u64| w * 5_000 / 60_000;
+    // The earlier layout, written by hand (no "w|" markers; the totals hold
+    // every window, their window position the name's newest 5 s window):
+    // "now" last wrote this 5 s window (2 completions in it, 3 before it,
+    // folded into the minute rollup), "before" the window before (4
+    // completions, not yet folded).
+    server.cmd(&["DEL", &key]).await;
+    let names = "redis.call('HSET', KEYS[1], 'names', cmsgpack.pack(ARGV), '#', #ARGV)";
+    server
+        .cmd(&["EVAL", names, "1", &key, "now", "before"])
+        .await;
+    put_value(&server, &key, "t|now", &[(1, w), (2, 5)]).await;
+    put_value(
+        &server,
+        &key,
+        &format!("s{}|now", w % 192),
+        &[(1, w), (2, 2)],
+    )
+    .await;
+    let m = minute(w);
+    put_value(
+        &server,
+        &key,
+        &format!("m{}|now", m % 1440),
+        &[(1, m), (2, 3)],
+    )
+    .await;
+    let h = w * 5_000 / 3_600_000;
+    put_value(
+        &server,
+        &key,
+        &format!("h{}|now", h % 2160),
+        &[(1, h), (2, 3)],
+    )
+    .await;
+    put_value(&server, &key, "t|before", &[(1, w - 1), (2, 4)]).await;
+    put_value(
+        &server,
+        &key,
+        &format!("s{}|before", (w - 1) % 192),
+        &[(1, w - 1), (2, 4)],
+    )
+    .await;
+    let check = async |now: u64, now_recent: u64, before: u64| {
+        let totals = queue.metric_totals("q").await.unwrap();
+        assert_eq!(named(&totals, "now").completed, now, "totals");
+        assert_eq!(named(&totals, "before").completed, before, "totals");
+        for window in [MetricsWindow::LastHour, MetricsWindow::Last90Days] {
+            let read = queue.metrics("q", window).await.unwrap();
+            assert_eq!(named(&read, "now").completed, now, "{window:?}");
+            assert_eq!(named(&read, "before").completed, before, "{window:?}");
+        }
+        let recent = queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap();
+        assert_eq!(named(&recent, "now").completed, now_recent);
+        assert_eq!(named(&recent, "before").completed, before);
+    };
+    check(5, 2, 4).await;
+    // Their next write (this window, unless the machine took 2.5 s).
+    let leases: Vec<_> = claimed.iter().map(|j| j.lease()).collect();
+    queue.ack_batch(&leases).await.unwrap();
+    let done = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap()
+        .now;
+    let done = done
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        / 5_000;
+    assert_eq!(
+        done, w,
+        "the ack ran in the window the old fields were written in"
+    );
+    check(6, 3, 5).await;
+    // Adopted: the markers name this window; "now"'s stored totals no longer
+    // hold its open window, "before"'s closed window is folded into the
+    // minute rollup (its totals held it already), and no name was admitted
+    // twice.
+    assert_eq!(marker(&server, &key, "now").await, Some(w));
+    assert_eq!(marker(&server, &key, "before").await, Some(w));
+    assert_eq!(stored_at(&server, &key, "t|now", COMPLETED_AT).await, 3);
+    assert_eq!(stored_at(&server, &key, "t|before", COMPLETED_AT).await, 4);
+    assert_eq!(stored_at(&server, &key, "t|now", 1).await, 0);
+    let folded = format!("m{}|before", minute(w - 1) % 1440);
+    assert_eq!(stored_at(&server, &key, &folded, COMPLETED_AT).await, 4);
+    let admitted: i64 = server.cmd(&["HGET", &key, "#"]).await.convert().unwrap();
+    assert_eq!(admitted, 2);
 }
