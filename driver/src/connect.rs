@@ -102,8 +102,10 @@ impl RedisQueueBuilder {
     }
 
     /// Who this handle's operator actions (pause, resume, requeue, delete,
-    /// purge, cancel, limits, a schedule's trigger) are recorded as, as the
-    /// `by` of their events on `{ns}:events`: for example
+    /// purge, cancel, limits, retention, promote and retry now, payload
+    /// edits, a schedule's upsert, pause, resume, delete and trigger, a
+    /// held waiter's decision) are recorded as, as the `by` of their
+    /// events on `{ns}:events`: for example
     /// [`events::local_actor("console")`](crate::events::local_actor)
     /// (`console alice@host`). Default: none, and those events carry no
     /// `by`. At most 128 bytes are kept; control characters are refused at

@@ -298,3 +298,54 @@ async fn a_handle_without_an_actor_records_no_one_for_the_new_kinds() {
         [("schedule_created", None), ("schedule_paused", None)]
     );
 }
+
+/// A held waiter's decision writes `released` (or `dead`) naming who
+/// decided: the `by` given, else the handle's actor.
+#[tokio::test]
+async fn a_held_waiters_decision_names_who_decided() {
+    use redq::workflow::{Decision, OnFailure};
+    let server = server();
+    let queue = acting(&server, &unique_namespace("events_op_decide")).await;
+    let charge = queue
+        .add("pay", NewJob::new(json!("charge")))
+        .await
+        .unwrap();
+    let held = |what: &str| {
+        NewJob::new(json!(what))
+            .after([charge.id()])
+            .on_dependency_failure(OnFailure::Hold)
+    };
+    let receipt = queue.add("mail", held("receipt")).await.unwrap();
+    let refund = queue.add("mail", held("refund")).await.unwrap();
+    let job = queue
+        .claim("pay", 1, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .remove(0);
+    queue.dead_letter(&job.lease(), "declined").await.unwrap();
+    // A claim of their queue is what finds their gate failed: both held.
+    let claimed = queue.claim("mail", 10, Duration::from_secs(60)).await;
+    assert!(claimed.unwrap().is_empty());
+    let before = mark(&queue).await;
+
+    queue
+        .decide_held(receipt.id(), Decision::Release, "")
+        .await
+        .unwrap();
+    queue
+        .decide_held(refund.id(), Decision::DeadLetter, "alice on call")
+        .await
+        .unwrap();
+    let events = since(&queue, &before).await;
+    let seen: Vec<(&str, &str, Option<&str>)> = events
+        .iter()
+        .map(|e| (e.kind.as_str(), e.job_id.as_str(), e.by.as_deref()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("released", receipt.id(), Some(ACTOR)),
+            ("dead", refund.id(), Some("alice on call")),
+        ]
+    );
+}
