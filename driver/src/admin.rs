@@ -124,7 +124,10 @@ pub struct QueueEvent {
     pub kind: String,
     /// The queue ("" for the worker registry's kinds).
     pub queue: String,
-    /// The job, when the transition is about one ("" for a batch).
+    /// The job, when the transition is about one ("" for a batch); for a
+    /// gate's kinds the gate, for a schedule's changes (`schedule_created`
+    /// and the like) the schedule's name (see
+    /// [`EventKind`](crate::events::EventKind)).
     pub job_id: String,
     /// The job type name, if any.
     pub name: Option<String>,
