@@ -4,7 +4,8 @@
 -- cancel of the queue follows the new policy (and trims toward it, a
 -- bounded amount per call).
 --
--- allow-oom: clearing frees memory; a set writes one small field.
+-- allow-oom: clearing frees memory; a set writes one small field and its
+-- event (one stream entry of about 100 bytes, as pause.lua's).
 -- include: check clock keys retention_spec kept events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  retention, completed, cancelled, kept
