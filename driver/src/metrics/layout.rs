@@ -113,6 +113,12 @@ mod tests {
         ] {
             assert_eq!(lua_number(name) as usize, at + 1, "MV.{name}");
         }
+        // tally_time finds a kind's sum and buckets right after its count.
+        for kind in ["wait", "run"] {
+            let count = lua_number(&format!("{kind}_count"));
+            assert_eq!(lua_number(&format!("{kind}_sum")), count + 1, "{kind}");
+            assert_eq!(lua_number(&format!("{kind}_bucket")), count + 2, "{kind}");
+        }
         assert_eq!(RUN_BUCKET + BUCKETS, LEN);
         assert_eq!(WAIT_BUCKET + BUCKETS + 2, RUN_BUCKET);
         for (field, prefix) in [(total_field("n"), "'t|'"), (open_field("n"), "'w|'")] {
