@@ -41,35 +41,12 @@ end
 -- not_befores are set only when sent. dedup_keyed counts the jobs with a
 -- dedup key, ttl_keyed those whose key has a TTL. Jobs that send the same
 -- options share one options table: read it, never write it. last_sent is
--- the ARGV position of the option count of the last job that sent options,
--- last_job that job's place and last_count its count.
+-- the ARGV position of the option count of the last job that sent options
+-- (nil before the first), last_job that job's place and last_count its
+-- count.
 local function new_parsed()
   return { ids = {}, payloads = {}, options = {}, option_sets = {}, delays = {}, not_befores = {},
-    dedup_keyed = 0, ttl_keyed = 0, last_sent = 0, last_job = 0, last_count = 0 }
-end
-
--- Whether the option entries at ARGV[b + 3] on (count, then the pairs) are
--- the same strings as those of the last job that sent options. Lua interns
--- strings, so each comparison is a pointer compare.
-local function same_options_as_last(p, b, argc)
-  local from, count = p.last_sent, p.last_count
-  if from == 0 or ARGV[from] ~= ARGV[b + 3] or b + 3 + 2 * count > argc then return false end
-  for k = 1, 2 * count do
-    if ARGV[from + k] ~= ARGV[b + 3 + k] then return false end
-  end
-  return true
-end
-
--- Parsed job `i` takes the options of the job at `j`, whose entries were
--- the same strings: the same values, checked when that job was parsed.
-local function copy_options(p, i, j)
-  local o = p.options[j]
-  p.options[i], p.option_sets[i] = o, p.option_sets[j]
-  p.delays[i], p.not_befores[i] = p.delays[j], p.not_befores[j]
-  if o and o[M.dedup_key] then
-    p.dedup_keyed = p.dedup_keyed + 1
-    if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
-  end
+    dedup_keyed = 0, ttl_keyed = 0 }
 end
 
 -- Validate the job whose entries start at ARGV[b + 1] (id, payload, option
@@ -91,10 +68,32 @@ local function parse_job(p, i, b, limit, argc)
   -- Most jobs set no option; of those that do, nearly every one sends the
   -- same options as the job before it (one producer, one kind of job).
   if count == '0' then return b + 3 end
-  if same_options_as_last(p, b, argc) then
-    copy_options(p, i, p.last_job)
-    p.last_sent, p.last_job = b + 3, i
-    return b + 3 + 2 * p.last_count
+  -- The same strings as the last job's entries (count, then the pairs):
+  -- the same values, checked when that job was parsed, so it takes its
+  -- parsed options. Lua interns strings: each comparison is a pointer
+  -- compare. (Inline: a function more costs every call that builds this
+  -- module.)
+  local from, sent = p.last_sent, p.last_count
+  if from and ARGV[from] == count and b + 3 + 2 * sent <= argc then
+    local same = true
+    for k = 1, 2 * sent do
+      if ARGV[from + k] ~= ARGV[b + 3 + k] then
+        same = false
+        break
+      end
+    end
+    if same then
+      local j = p.last_job
+      local o = p.options[j]
+      p.options[i], p.option_sets[i] = o, p.option_sets[j]
+      p.delays[i], p.not_befores[i] = p.delays[j], p.not_befores[j]
+      if o and o[M.dedup_key] then
+        p.dedup_keyed = p.dedup_keyed + 1
+        if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
+      end
+      p.last_sent, p.last_job = b + 3, i
+      return b + 3 + 2 * sent
+    end
   end
   count = uint(count, 'option count of job ' .. id, JOB_OPTION_COUNT)
   local last = b + 3 + 2 * count

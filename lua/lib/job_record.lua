@@ -128,7 +128,10 @@ end
 -- m itself is left as it is): the head (the header and the fields before
 -- seq) and the tail (the fields after not_before) packed, and m's
 -- enqueued_at. seq, enqueued_at and not_before are neighbours, so a job's
--- own three numbers are one pack between them.
+-- own three numbers are one pack between them. Most jobs are due when they
+-- are created (not_before = enqueued_at): from a template's second such job
+-- on, those two are packed with the tail once (due_now), leaving each job
+-- only its seq to pack (a lone job would pay that pack for nothing).
 local function record_template(m, changes)
   if M.enqueued_at ~= M.seq + 1 or M.not_before ~= M.seq + 2 then
     error('redq: record_template needs seq, enqueued_at and not_before to be neighbours')
@@ -137,13 +140,24 @@ local function record_template(m, changes)
     m = { unpack(m, 1, JOB_LEN) }
     for at, value in pairs(changes) do m[at] = value end
   end
-  return { enqueued_at = m[M.enqueued_at],
+  return { enqueued_at = m[M.enqueued_at], due_now = false,
     head = RECORD_HEADER .. cmsgpack.pack(unpack(m, 1, M.seq - 1)),
     tail = cmsgpack.pack(unpack(m, M.not_before + 1, JOB_LEN)) }
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,
--- followed by `payload`.
+-- followed by `payload`. t.due_now is false until a job due at once has
+-- used the template, then true until a second one packs it.
 local function spliced_record(t, seq, not_before, payload)
-  return t.head .. cmsgpack.pack(seq, t.enqueued_at, not_before) .. t.tail .. payload
+  local at = t.enqueued_at
+  if not_before == at then
+    local due_now = t.due_now
+    if due_now == true then
+      due_now = cmsgpack.pack(at, at) .. t.tail
+      t.due_now = due_now
+    end
+    if due_now then return t.head .. cmsgpack.pack(seq) .. due_now .. payload end
+    t.due_now = true
+  end
+  return t.head .. cmsgpack.pack(seq, at, not_before) .. t.tail .. payload
 end

@@ -485,3 +485,68 @@ async fn a_job_repeating_the_last_options_but_one_bad_value_is_refused_whole() {
     }
     client.quit().await.ok();
 }
+
+/// A job id with any control character (bytes 0 to 31 and 127) is refused,
+/// writing nothing; the characters JSON escapes besides those ('"', '/',
+/// '\\') and bytes above 127 are accepted (lib/check.lua's text decides by
+/// the length of cjson.encode, then by the pattern search when it escaped
+/// something).
+#[tokio::test]
+async fn a_job_id_is_refused_for_every_control_character_and_only_for_those() {
+    let server = server();
+    let client = server.client().await;
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let call = |id: Vec<u8>| {
+        vec![
+            Value::from(1 << 20),
+            Value::from(1),
+            Value::from(""),
+            Value::from(""),
+            Value::Bytes(id.into()),
+            Value::from("{}"),
+            Value::from("0"),
+        ]
+    };
+    for byte in (0u8..32).chain([127]) {
+        let before = digest(&server).await;
+        let err = lua::evalsha(
+            &client,
+            &enqueue,
+            "wire",
+            "q",
+            &call(vec![b'a', byte, b'z']),
+        )
+        .await
+        .expect_err("a control character is refused");
+        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+        assert!(
+            text.contains("job id must be at most 64 bytes without control characters"),
+            "byte {byte}: {text}"
+        );
+        assert_eq!(
+            digest(&server).await,
+            before,
+            "byte {byte}: something was written"
+        );
+    }
+    for (n, id) in [
+        b"a\"b".to_vec(),
+        b"a/b".to_vec(),
+        b"a\\b".to_vec(),
+        b"\"/\\ \x7e".to_vec(),
+        vec![b'a', 128, 200, 255],
+        "caf\u{e9}".as_bytes().to_vec(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reply = lua::evalsha(&client, &enqueue, "wire", "q", &call(id.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("id {n} ({id:?}) is accepted: {e:?}"));
+        let Value::Array(reply) = reply else {
+            panic!("enqueue replied {reply:?}")
+        };
+        assert_eq!(reply[0].as_i64(), Some(1), "id {n} ({id:?}) is created");
+    }
+    client.quit().await.ok();
+}
