@@ -4,30 +4,36 @@
 -- its waiters): one parser, one record builder, one dedup rule.
 -- include: check keys job_record
 
--- The options a job may send, by their code on the wire (enqueue.lua's
+-- The options a job may send, one row each in code order (enqueue.lua's
 -- header, `option N`; driver/src/enqueue_args.rs pins its codes to that
--- header), sent in ascending order. For code n: the name a refusal uses,
--- where the value goes (a record field's M position, or the parsed array of
--- a part of the due time), its bound, and whether it is text (else a whole
--- number). A value equal to its default sets nothing. Built by the call's
--- first job that sends an option (most calls send none), as flat arrays:
--- four table literals cost less than a table per option.
+-- header), sent in ascending order. Each row: the code as sent, the name a
+-- refusal uses, where the value goes (a record field's M position, or the
+-- parsed array of a part of the due time), its bound, and whether it is
+-- text (else a whole number). A value equal to its default sets nothing.
+-- Built by the call's first job that parses an option (most calls send
+-- none; a job repeating the last one's options parses none), as one flat
+-- array: one table literal costs far less than five (a lone named enqueue
+-- paid about 22k instructions for the five).
 local JOB_OPTION_COUNT = 14
+local OPTION_ROW = 5
 local job_options
 local function option_specs()
   if not job_options then
     job_options = {
-      codes = { ['1'] = 1, ['2'] = 2, ['3'] = 3, ['4'] = 4, ['5'] = 5, ['6'] = 6, ['7'] = 7,
-        ['8'] = 8, ['9'] = 9, ['10'] = 10, ['11'] = 11, ['12'] = 12, ['13'] = 13, ['14'] = 14, },
-      names = { 'priority', 'delay_ms', 'not_before_ms', 'dedup key', 'dedup_ttl_ms', 'ordering key',
-        'max_attempts', 'retry_window_ms', 'job name', 'attempts', 'backoff_base_ms', 'backoff_cap_ms',
-        'limit key', 'trace' },
-      into = { M.priority, 'delays', 'not_befores', M.dedup_key, M.dedup_ttl, M.ordering_key,
-        M.max_attempts, M.retry_window, M.name, M.attempts, M.backoff_base, M.backoff_cap,
-        M.limit_key, M.trace },
-      bounds = { 255, MAX_MS, MAX_TIME_MS, 512, MAX_MS, 512, MAX_U32, MAX_MS, 256, MAX_U32, MAX_MS, MAX_MS,
-        512, 55 },
-      texts = { false, false, false, true, false, true, false, false, true, false, false, false, true, true },
+      '1', 'priority', M.priority, 255, false,
+      '2', 'delay_ms', 'delays', MAX_MS, false,
+      '3', 'not_before_ms', 'not_befores', MAX_TIME_MS, false,
+      '4', 'dedup key', M.dedup_key, 512, true,
+      '5', 'dedup_ttl_ms', M.dedup_ttl, MAX_MS, false,
+      '6', 'ordering key', M.ordering_key, 512, true,
+      '7', 'max_attempts', M.max_attempts, MAX_U32, false,
+      '8', 'retry_window_ms', M.retry_window, MAX_MS, false,
+      '9', 'job name', M.name, 256, true,
+      '10', 'attempts', M.attempts, MAX_U32, false,
+      '11', 'backoff_base_ms', M.backoff_base, MAX_MS, false,
+      '12', 'backoff_cap_ms', M.backoff_cap, MAX_MS, false,
+      '13', 'limit key', M.limit_key, 512, true,
+      '14', 'trace', M.trace, 55, true,
     }
   end
   return job_options
@@ -100,13 +106,15 @@ local function parse_job(p, i, b, limit, argc)
   if last > argc then
     fail('job ' .. id .. ' has ' .. count .. ' options, but the arguments end after ' .. (argc - b - 3) .. ' of their entries')
   end
-  local specs = option_specs()
-  local codes, names, into, bounds, texts = specs.codes, specs.names, specs.into, specs.bounds, specs.texts
+  local spec = option_specs()
   local o, set, previous = {}, '', 0
   for at = b + 4, last, 2 do
     local code = ARGV[at]
-    local n = codes[code]
-    if not n then
+    -- A code is exactly its row's text: tonumber alone would take " 1",
+    -- "01", "1.0" or "0x1"; a fraction or a number out of range finds no row.
+    local n = tonumber(code)
+    local row = n and OPTION_ROW * (n - 1)
+    if not row or spec[row + 1] ~= code then
       fail('option code of job ' .. id .. ' must be 1 to ' .. JOB_OPTION_COUNT .. ', got ' .. string.format('%q', tostring(code)))
     end
     if n <= previous then
@@ -115,8 +123,8 @@ local function parse_job(p, i, b, limit, argc)
     previous = n
     local raw = ARGV[at + 1]
     local value
-    if texts[n] then value = text(raw, names[n], bounds[n]) else value = uint(raw, names[n], bounds[n]) end
-    local field = into[n]
+    local name, field, bound = spec[row + 2], spec[row + 3], spec[row + 4]
+    if spec[row + 5] then value = text(raw, name, bound) else value = uint(raw, name, bound) end
     if value == 0 or value == '' then
       -- The default: nothing to set.
     elseif type(field) == 'number' then

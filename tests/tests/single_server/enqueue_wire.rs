@@ -207,6 +207,36 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
             "option code of job bad must be 1 to 14",
         ),
         (
+            "a code with a leading zero",
+            entries(&["bad", "{}", "1", "01", "3"]),
+            "option code of job bad must be 1 to 14, got \"01\"",
+        ),
+        (
+            "a code as a fraction",
+            entries(&["bad", "{}", "1", "1.0", "3"]),
+            "option code of job bad must be 1 to 14, got \"1.0\"",
+        ),
+        (
+            "a code in hex",
+            entries(&["bad", "{}", "1", "0x9", "n"]),
+            "option code of job bad must be 1 to 14, got \"0x9\"",
+        ),
+        (
+            "a code with a space",
+            entries(&["bad", "{}", "1", " 9", "n"]),
+            "option code of job bad must be 1 to 14, got \" 9\"",
+        ),
+        (
+            "a code not a number",
+            entries(&["bad", "{}", "1", "nan", "n"]),
+            "option code of job bad must be 1 to 14, got \"nan\"",
+        ),
+        (
+            "a code past the last",
+            entries(&["bad", "{}", "1", "1e9", "n"]),
+            "option code of job bad must be 1 to 14, got \"1e9\"",
+        ),
+        (
             "repeated code",
             entries(&["bad", "{}", "2", "1", "3", "1", "4"]),
             "must be ascending without repeats, got 1 after 1",
