@@ -3,13 +3,16 @@
 jobs, claim of 1 job from a plain queue, ack of 1 job), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--modules] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--modules] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
 with MONITOR for the keys and arguments redq sends (target/release/redq);
 --calls: calls measured per case (1000; enqueue of 100 jobs runs a tenth as
-many); --composed DIR: the four scripts as the driver composes them (see
+many); --batch N,...: also claim and ack of N jobs a call (claim_N, ack_N,
+per call and per job: the Worker's batches), each over a queue filled for it
+beforehand, unmeasured, with enough jobs for every call (calls / N calls, at
+least 20); --composed DIR: the four scripts as the driver composes them (see
 --help), else as scripts/profile-compose.py does (modules eagerly); --modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`).
@@ -224,11 +227,18 @@ def main():
     p.add_argument("--root", default=str(HERE.parent))
     p.add_argument("--redq", default=str(HERE.parent / "target/release/redq"))
     p.add_argument("--calls", type=int, default=1000)
+    p.add_argument("--batch", default="", help="comma-separated job counts: claim and ack of that many jobs a call")
     p.add_argument("--modules", action="store_true")
     p.add_argument("--composed", help="a directory of scripts as the driver composes them (written by "
                    "`REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts -- --ignored`)")
     p.add_argument("--out")
     a = p.parse_args()
+    try:
+        batches = [int(b) for b in a.batch.split(",") if b.strip()]
+    except ValueError:
+        sys.exit(f"--batch takes job counts separated by commas (such as 16,50), not {a.batch!r}")
+    if any(not 1 <= b <= 1000 for b in batches):
+        sys.exit(f"--batch job counts must be 1 to 1000 (a claim's limit), not {a.batch!r}")
     pc.LUA = pathlib.Path(a.root) / "lua"
     out = pathlib.Path(a.out or tempfile.mkdtemp(prefix="redq-calls."))
     out.mkdir(parents=True, exist_ok=True)
@@ -297,6 +307,29 @@ def main():
     codes = measured("ack_1", acks)
     if any(c != [1] for c in codes):
         sys.exit("an ack did not acknowledge its job")
+
+    def ack_argv(reply):
+        """One ack of every job a claim's reply leased, in its order."""
+        argv = ["bench", channel, str((len(reply) - 1) // 2)]
+        for i in range(1, len(reply), 2):
+            argv += [reply[i], str(lease_id(reply[i + 1]))] + ack_fields[2:]
+        return argv
+
+    for batch in batches:
+        calls = max(n // batch, 20)
+        # Filled first, unmeasured: the claims below must each find `batch` jobs (a claim of
+        # fewer would be measured as a batch it is not).
+        need = calls * batch
+        while need > 0:
+            conn.send([evalsha(enqueue, ekeys, enqueue_argv(min(need, 100)))])
+            need -= 100
+        argv = claim_fields[:2] + [str(batch)] + claim_fields[3:]
+        leased = measured(f"claim_{batch}", [evalsha(claim, ckeys, argv) for _ in range(calls)], batch)
+        if any(len(reply) != 1 + 2 * batch for reply in leased):
+            sys.exit(f"a claim of {batch} jobs leased fewer")
+        codes = measured(f"ack_{batch}", [evalsha(ack, akeys, ack_argv(reply)) for reply in leased], batch)
+        if any(c != [1] * batch for c in codes):
+            sys.exit(f"an ack of {batch} jobs did not acknowledge every job")
     measured("enqueue_100", [evalsha(enqueue, ekeys, enqueue_argv(100)) for _ in range(max(n // 10, 1))], 100)
 
     if a.modules:

@@ -19,8 +19,8 @@ local function hand_off(now)
   if flow_spec() then return true end
   local ids = pop_waiting(p.capacity - p.handed)
   if #ids == 0 then return true end
-  local leased = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
-  record_waits(leased, now)
+  local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
+  record_waits(waits, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
     redis.call('PUBLISH', channel, cmsgpack.pack({ leased[i], leased[i + 1] }))

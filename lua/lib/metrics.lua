@@ -303,34 +303,20 @@ local function count_outcome(name, what, now)
   tally_write(t, now)
 end
 
--- The due time and name of a stored record (fields 1 to 16 decoded, not the
--- rest: a claim's records were just spliced, not decoded).
-local function due_and_name(raw)
-  if string.sub(raw, 1, 3) ~= RECORD_HEADER then
-    local m = split_record(raw)
-    return m[M.not_before], m[M.name]
-  end
-  -- unpack_limit returns the offset it stopped at, then the fields: from
-  -- not_before on through select, not a table of all of them (a table a job
-  -- costs about 2 000 instructions); name is the fourth field after it (M:
-  -- fields never move).
-  local due, _, _, _, name = select(M.not_before + 1, cmsgpack.unpack_limit(raw, M.name, 3))
-  return due, name
-end
-
--- A claim's waits: `leased` is lease_jobs's flat list (id, record, ...).
+-- A claim's waits: `waits` is lease_jobs's second list (lib/lease.lua: due
+-- time, name, per job leased, in order), which it decodes with the lease.
 -- Wait = the claim's now - when the job was due (not_before: set at enqueue,
 -- and again whenever a retry, release or requeue puts the job back).
-local function record_waits(leased, now)
-  if #leased == 0 then return end
+local function record_waits(waits, now)
+  if #waits == 0 then return end
   local t = tally_new()
   local row, last
-  for i = 2, #leased, 2 do
-    local due, name = due_and_name(leased[i])
+  for i = 1, #waits, 2 do
+    local name = waits[i + 1]
     if name ~= last then
       row, last = tally_row(t, name), name
     end
-    local ms = now - due
+    local ms = now - waits[i]
     if ms < 0 then ms = 0 end
     tally_time(row, MV.wait_count, ms)
   end
