@@ -1,7 +1,7 @@
 -- lib/metrics.lua: wait and run times and outcome counts per queue and job
 -- name, in rollups and monotonic totals, all in one hash per queue:
 -- K.metrics, {ns}:q:Q:metrics (the driver reads it: driver/src/metrics/).
--- include: keys job_record
+-- include: keys
 --
 -- Fields of K.metrics:
 --   "#"              how many job names are admitted (at most METRIC_NAMES_MAX)
@@ -79,12 +79,13 @@ local function tally_count(t, name, what, n)
   row[what] = (row[what] or 0) + (n or 1)
 end
 
--- Record one time (ms) in a tally's row: `at` is the kind's count
--- position (MV.wait_count or MV.run_count), its sum and then its buckets
--- follow it. Bucket b holds the times ms <= 2^b (the least such b), at most
--- METRIC_BUCKETS - 1. Callers keep a batch's row while the name repeats: a
--- lookup and three calls a job cost about 1.5k instructions.
-local function tally_time(row, at, ms)
+-- Record `n` times (1 when nil) of `ms` each in a tally's row: `at` is the
+-- kind's count position (MV.wait_count or MV.run_count), its sum and then
+-- its buckets follow it. Bucket b holds the times ms <= 2^b (the least such
+-- b), at most METRIC_BUCKETS - 1. Callers keep a batch's row while the name
+-- repeats: a lookup and three calls a job cost about 1.5k instructions.
+local function tally_time(row, at, ms, n)
+  n = n or 1
   local b = 0
   if ms > 1 then
     local mantissa, exponent = math.frexp(ms)
@@ -93,9 +94,9 @@ local function tally_time(row, at, ms)
     if b >= METRIC_BUCKETS then b = METRIC_BUCKETS - 1 end
   end
   b = at + 2 + b
-  row[at] = (row[at] or 0) + 1
-  row[at + 1] = (row[at + 1] or 0) + ms
-  row[b] = (row[b] or 0) + 1
+  row[at] = (row[at] or 0) + n
+  row[at + 1] = (row[at + 1] or 0) + n * ms
+  row[b] = (row[b] or 0) + n
 end
 
 -- The field of a name's window in rollup r.
@@ -306,20 +307,29 @@ end
 -- A claim's waits: `waits` is lease_jobs's second list (lib/lease.lua: due
 -- time, name, per job leased, in order), which it decodes with the lease.
 -- Wait = the claim's now - when the job was due (not_before: set at enqueue,
--- and again whenever a retry, release or requeue puts the job back).
+-- and again whenever a retry, release or requeue puts the job back). Jobs
+-- enqueued by one call share their due time, so a batch leases runs of
+-- equal waits: each run is tallied once (a bucket's frexp and three row
+-- updates a job cost about 1.5k instructions).
 local function record_waits(waits, now)
   if #waits == 0 then return end
   local t = tally_new()
-  local row, last
+  local row, last, run, run_ms
   for i = 1, #waits, 2 do
     local name = waits[i + 1]
-    if name ~= last then
-      row, last = tally_row(t, name), name
-    end
     local ms = now - waits[i]
     if ms < 0 then ms = 0 end
-    tally_time(row, MV.wait_count, ms)
+    if name ~= last or ms ~= run_ms then
+      if run then tally_time(row, MV.wait_count, run_ms, run) end
+      if name ~= last then
+        row, last = tally_row(t, name), name
+      end
+      run, run_ms = 1, ms
+    else
+      run = run + 1
+    end
   end
+  tally_time(row, MV.wait_count, run_ms, run)
   tally_write(t, now)
 end
 

@@ -91,6 +91,54 @@ async fn completions_runs_and_waits_land_in_their_buckets_per_job_name() {
         .is_empty());
 }
 
+/// The wait a claim filed for `job`, in ms: the claim's now (its lease's
+/// expiry less the lease) less when the job was due (enqueued due at once).
+fn filed_wait_ms(job: &redq::Job, lease: Duration) -> u64 {
+    let claimed = job.lease_expires_at - lease;
+    claimed
+        .duration_since(job.enqueued_at)
+        .map_or(0, |waited| waited.as_millis() as u64)
+}
+
+#[tokio::test]
+async fn a_batch_of_several_due_times_and_names_files_each_jobs_wait() {
+    // The claim tallies a run of jobs with the same name and wait once
+    // (lua/lib/metrics.lua record_waits): every job must still count.
+    let server = server();
+    let queue = queue(&server, "metrics_wait_runs").await;
+    let early = (0..3).map(|i| NewJob::new(json!(i)).name("x"));
+    queue.add_batch("q", early.collect()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let late = [("x", 3), ("y", 4), ("x", 5)].map(|(name, i)| NewJob::new(json!(i)).name(name));
+    queue.add_batch("q", late.to_vec()).await.unwrap();
+    let claimed = queue.claim("q", 10, LONG).await.unwrap();
+    assert_eq!(claimed.len(), 6);
+
+    let mut expected = std::collections::BTreeMap::<&str, Histogram>::new();
+    for job in &claimed {
+        let ms = filed_wait_ms(job, LONG);
+        let h = expected.entry(job.name.as_deref().unwrap()).or_default();
+        h.counts[bucket_of(ms)] += 1;
+        h.sum_ms += ms;
+    }
+    assert_eq!(expected["x"].count(), 5);
+    // The two enqueue calls' jobs waited apart (300 ms), so the batch holds
+    // runs of different waits within one name.
+    let x_waits: Vec<u64> = claimed
+        .iter()
+        .filter(|job| job.name.as_deref() == Some("x"))
+        .map(|job| filed_wait_ms(job, LONG))
+        .collect();
+    assert!(x_waits[0] >= x_waits[3] + 250, "{x_waits:?}");
+    let metrics = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    for (name, histogram) in &expected {
+        assert_eq!(&named(&metrics, name).wait, histogram, "{name}");
+    }
+}
+
 #[tokio::test]
 async fn retries_dead_letters_cancels_and_reclaims_are_counted() {
     let server = server();
