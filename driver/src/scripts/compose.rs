@@ -13,18 +13,32 @@
 //! (its functions' closures, its tables) is built again each call, used or
 //! not: about 1 000 instructions a function, more when it uses names defined
 //! early (in Lua 5.1 a closure finds each upvalue by walking the list of open
-//! upvalues from the top of the stack). So a module is composed lazily: its
-//! body becomes the `__index` of an empty table `<module>__`, run by the
-//! call's first use of any of its locals, which then replaces that table by
-//! one holding them; every later use of those names (in
-//! the modules after it and in the script) is written `<module>__.name`
-//! (`rename.rs`, on the same line). A call pays only for the modules it
-//! touches. Modules every call uses say `-- composed eager: <why>` and run
-//! at once in a function of their own (`local a, b = (function() ... return
-//! a, b end)()`: their closures take the outer names as copies, no walk); a
-//! module whose locals a script assigns says `-- composed inline: <why>`
-//! and is plain top-level text. The added lines are lines of their own,
-//! traced to no file; a renamed line is traced to the line it came from.
+//! upvalues from the top of the stack, and a local's first capture allocates
+//! it: about 450 instructions an upvalue). So a module is composed lazily:
+//! the script's top declares, for each lazy module, an empty table
+//! `<module>__` sharing one metatable `lazy__`; every use of the module's
+//! locals (in the modules after it and in the script) is written
+//! `<module>__.name` (`rename.rs`, on the same line). The one `__index` of
+//! that metatable, defined after every other module, holds each lazy
+//! module's body as a branch (`if lazy__module == flow__ then ...`): the
+//! call's first use of a module runs its branch, which puts its locals in a
+//! table of their own (built whole, no rehashing) that replaces `<module>__`,
+//! so later uses read that. A call pays only for the modules it touches,
+//! plus a table a lazy module and one closure for them all (whose upvalues
+//! are the lazy tables and the other modules' locals they use, each captured
+//! once: a closure per module cost about 4 000 instructions each, mostly
+//! walking and capturing upvalues). The composition panics, naming the
+//! script, if that closure would need more than Lua 5.1's 60 upvalues, or
+//! the modules more than half of the 200 locals of the top level. Moving the
+//! lazy bodies after the other modules changes no name they see: a module
+//! uses only the names of the modules it includes (a unit test), and no
+//! eager or inline module includes a lazy one (asserted here). Modules every
+//! call uses say `-- composed eager: <why>` and run at once in a function of
+//! their own (`local a, b = (function() ... return a, b end)()`: their
+//! closures take the outer names as copies, no walk); a module whose locals
+//! a script assigns says `-- composed inline: <why>` and is plain top-level
+//! text. The added lines are lines of their own, traced to no file; a
+//! renamed line is traced to the line it came from.
 //!
 //! Last, a script that includes `keys` has each `K.<name>` bound to its own
 //! `KEYS[i]` (`queue_keys.rs`), and its second line, generated, says how
@@ -33,7 +47,7 @@
 
 use super::catalogue::MODULES;
 use super::queue_keys;
-use super::rename::rename;
+use super::rename::{code_words, is_field, rename};
 
 /// A script composed with its modules, and where each line came from.
 #[derive(Debug, Clone)]
@@ -109,8 +123,9 @@ enum Composition {
     /// In a function of its own run at once: the module says
     /// `-- composed eager: <why>` (every call uses it).
     Eager,
-    /// In a function run by the first use of any of its locals in the call,
-    /// read through its table (`flow__.hold`): every other module.
+    /// A branch of the lazy tables' one `__index`, run by the first use of
+    /// any of its locals in the call, read through its table
+    /// (`flow__.hold`): every other module.
     Lazy,
 }
 
@@ -192,50 +207,76 @@ pub fn compose_with(
     };
     let script_file = format!("lua/{name}.lua");
     composed.push(&script_file, 1, shebang);
-    let modules = needed_modules(source);
-    let takes_queue_keys = modules.contains(&"keys");
+    let modules: Vec<(&str, String)> = needed_modules(source)
+        .into_iter()
+        .map(|m| (m, module_text(module(m))))
+        .collect();
+    let takes_queue_keys = modules.iter().any(|(m, _)| *m == "keys");
     // Its queue key count and names, written once the keys are bound.
     const COUNT_PLACEHOLDER: &str = "-- (the queue key count)";
     if takes_queue_keys {
         composed.push_generated(COUNT_PLACEHOLDER);
     }
+    let lazy_names: Vec<&str> = modules
+        .iter()
+        .filter(|(_, text)| matches!(composition(text), Composition::Lazy))
+        .map(|(m, _)| *m)
+        .collect();
+    // Every lazy module's table, declared before any module that may use it.
+    if !lazy_names.is_empty() {
+        composed.push_generated(&format!("local {LAZY_METATABLE} = {{}}"));
+        for module_name in &lazy_names {
+            let table = lazy_table(module_name);
+            composed.push_generated(&format!(
+                "local {table} = setmetatable({{}}, {LAZY_METATABLE})"
+            ));
+        }
+    }
     // The lazy modules' locals composed so far, each with its table.
     let mut renames: Vec<(String, String)> = Vec::new();
-    for module_name in modules {
-        let text = module_text(module(module_name));
-        let text = text.as_str();
+    // The lazy modules' renamed texts, composed after every other module.
+    let mut lazy: Vec<LazyModule> = Vec::new();
+    // The top-level locals of the eager and inline modules.
+    let mut outer: Vec<&str> = Vec::new();
+    for (module_name, text) in &modules {
         let file = format!("lua/lib/{module_name}.lua");
         let renamed = rename(text, &renames);
-        let names = defined(text).join(", ");
+        let names = defined(text);
+        let lazy_include = includes(text).into_iter().find(|m| lazy_names.contains(m));
+        assert!(
+            matches!(composition(text), Composition::Lazy) || lazy_include.is_none(),
+            "{file} runs at once (composed eager or inline) but includes \
+             lua/lib/{}.lua, which is lazy and built only after every module that runs at once",
+            lazy_include.unwrap_or_default()
+        );
         match composition(text) {
             Composition::Inline => composed.push(&file, 1, &renamed),
             Composition::Eager => {
+                let names = names.join(", ");
                 composed.push_generated(&format!("local {names} = (function()"));
                 composed.push(&file, 1, &renamed);
                 composed.push_generated(&format!("return {names} end)()"));
             }
             Composition::Lazy => {
-                // The first use finds the empty table, whose __index runs the
-                // module and puts its locals in a table of their own (built
-                // whole, no rehashing) that replaces it: later uses read that.
                 let table = lazy_table(module_name);
-                let fields: Vec<String> =
-                    defined(text).iter().map(|n| format!("{n} = {n}")).collect();
-                composed.push_generated(&format!(
-                    "local {table} {table} = setmetatable({{}}, {{ __index = function(_, lazy__name)"
-                ));
-                composed.push(&file, 1, &renamed);
-                composed.push_generated(&format!(
-                    "{table} = {{ {} }} return {table}[lazy__name] end }})",
-                    fields.join(", ")
-                ));
-                renames.extend(
-                    defined(text)
-                        .into_iter()
-                        .map(|n| (n.to_owned(), table.clone())),
-                );
+                renames.extend(names.iter().map(|n| (n.to_string(), table.clone())));
+                lazy.push(LazyModule {
+                    table,
+                    file,
+                    text: renamed,
+                    names,
+                });
+                continue;
             }
         }
+        outer.extend(names);
+    }
+    if takes_queue_keys {
+        outer.push("QUEUE_KEY_COUNT"); // the count line queue_keys.rs writes
+    }
+    if !lazy.is_empty() {
+        check_lazy_limits(&script_file, &lazy, &outer);
+        composed.push_lazy_modules(&lazy);
     }
     let body = rename(body, &renames);
     composed.push(&script_file, 2, &body);
@@ -248,6 +289,59 @@ pub fn compose_with(
 /// The table a lazy module's locals are read from: `flow__.hold`.
 fn lazy_table(module_name: &str) -> String {
     format!("{module_name}__")
+}
+
+/// The metatable every lazy module's table shares, its `__index` the one
+/// function that builds them all.
+const LAZY_METATABLE: &str = "lazy__";
+
+/// Lua 5.1's limit on a function's upvalues (LUAI_MAXUPVALUES).
+const MAX_UPVALUES: usize = 60;
+
+/// Lua 5.1's limit on a function's active locals (LUAI_MAXVARS).
+const MAX_LOCALS: usize = 200;
+
+/// A lazy module as composed: its table, its file, its text (with the names
+/// of the lazy modules before it rewritten) and the locals it defines.
+struct LazyModule<'a> {
+    table: String,
+    file: String,
+    text: String,
+    names: Vec<&'a str>,
+}
+
+/// Panics, naming the script, when its lazy modules' builder would need more
+/// upvalues than Lua 5.1 allows (every lazy table, and each top-level local
+/// of the eager and inline modules a lazy module uses), or its top level
+/// more locals: Redis would refuse the script at load, naming no file.
+fn check_lazy_limits(script_file: &str, lazy: &[LazyModule], outer: &[&str]) {
+    let mut upvalues: Vec<&str> = lazy.iter().map(|m| m.table.as_str()).collect();
+    for module in lazy {
+        let bytes = module.text.as_bytes();
+        for (start, end) in code_words(&module.text) {
+            let word = &module.text[start..end];
+            if outer.contains(&word) && !is_field(bytes, start) && !upvalues.contains(&word) {
+                upvalues.push(word);
+            }
+        }
+    }
+    assert!(
+        upvalues.len() <= MAX_UPVALUES,
+        "{script_file}: its lazy modules' builder would capture {} names ({}), more than the \
+         {MAX_UPVALUES} upvalues a Lua 5.1 function may have: compose fewer lazy modules or \
+         make one eager",
+        upvalues.len(),
+        upvalues.join(" ")
+    );
+    // The other modules' top-level locals (QUEUE_KEY_COUNT among them), the
+    // lazy tables and their metatable; the script's own come on top, so
+    // leave it room.
+    let top_level = outer.len() + lazy.len() + 1;
+    assert!(
+        top_level <= MAX_LOCALS / 2,
+        "{script_file}: its modules declare {top_level} top-level locals, leaving the script \
+         too few of the {MAX_LOCALS} a Lua 5.1 function may have"
+    );
 }
 
 impl Composed {
@@ -299,6 +393,30 @@ impl Composed {
         });
         self.text.push_str(text);
         self.text.push('\n');
+    }
+
+    /// Every lazy module, in order, as a branch of the one `__index` of
+    /// their shared metatable: the first use of a lazy table runs its
+    /// module's text, puts its locals in a table of their own (built whole,
+    /// no rehashing) that replaces it, and reads the name from that. One
+    /// closure for all of them, defined after every other module so that it
+    /// captures their locals once each.
+    fn push_lazy_modules(&mut self, lazy: &[LazyModule]) {
+        self.push_generated(&format!(
+            "{LAZY_METATABLE}.__index = function(lazy__module, lazy__name)"
+        ));
+        for (i, module) in lazy.iter().enumerate() {
+            let table = &module.table;
+            let keyword = if i == 0 { "if" } else { "elseif" };
+            self.push_generated(&format!("{keyword} lazy__module == {table} then"));
+            self.push(&module.file, 1, &module.text);
+            let fields: Vec<String> = module.names.iter().map(|n| format!("{n} = {n}")).collect();
+            self.push_generated(&format!(
+                "{table} = {{ {} }} return {table}[lazy__name]",
+                fields.join(", ")
+            ));
+        }
+        self.push_generated("end end");
     }
 
     /// A line the composer wrote itself (a module's opening or closing).
@@ -670,6 +788,60 @@ mod tests {
         for (name, text) in SCRIPTS {
             std::fs::write(format!("{dir}/{name}.lua"), compose(name, text).text).unwrap();
         }
+    }
+
+    /// A lazy module's body traces to its file although it is composed after
+    /// the eager and inline modules; the lines around it trace to no file.
+    #[test]
+    fn a_lazy_module_keeps_its_line_numbers_inside_the_shared_builder() {
+        let composed = compose(
+            "enqueue",
+            SCRIPTS.iter().find(|(n, _)| *n == "enqueue").unwrap().1,
+        );
+        let job_record = module("job_record");
+        assert!(matches!(composition(job_record), Composition::Lazy));
+        let lines: Vec<&str> = composed.text.lines().collect();
+        let branch = lines
+            .iter()
+            .position(|l| *l == "if lazy__module == job_record__ then")
+            .unwrap();
+        assert_eq!(composed.locate(branch + 1), None);
+        assert_eq!(
+            composed.locate(branch + 2),
+            Some(("lua/lib/job_record.lua", 1))
+        );
+        let declared = lines
+            .iter()
+            .position(|l| *l == "local job_record__ = setmetatable({}, lazy__)")
+            .unwrap();
+        let events = lines
+            .iter()
+            .position(|l| l.starts_with("-- lib/events.lua"))
+            .unwrap();
+        assert!(declared < events && events < branch);
+    }
+
+    fn lazy_modules(count: usize) -> Vec<LazyModule<'static>> {
+        (0..count)
+            .map(|i| LazyModule {
+                table: format!("m{i}__"),
+                file: format!("lua/lib/m{i}.lua"),
+                text: format!("local x{i} = fail(QUEUE)\n"),
+                names: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lazy_builder_may_take_sixty_upvalues() {
+        // 58 tables, fail and QUEUE (not the unused now_ms).
+        check_lazy_limits("lua/x.lua", &lazy_modules(58), &["fail", "QUEUE", "now_ms"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "lua/x.lua: its lazy modules' builder would capture 61 names")]
+    fn a_lazy_builder_over_sixty_upvalues_fails_the_composition() {
+        check_lazy_limits("lua/x.lua", &lazy_modules(59), &["fail", "QUEUE", "now_ms"]);
     }
 
     #[test]
