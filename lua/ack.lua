@@ -87,9 +87,14 @@ for i = 1, n do
     end
   end
 end
--- The ids' control characters in one search of them all (a pattern search
--- costs most of what checking one id does); text() then refuses the first.
-if not string.find(n == 1 and ids[1] or table.concat(ids), '^[^%c]*$') then
+-- The ids' control characters in one check of them all, as text() checks
+-- one (lib/check.lua): cjson.encode escapes every control character, so an
+-- encoding only its two quotes longer proves there is none, and the pattern
+-- search decides only when it is longer (a '"', '/' or '\\' in some id).
+-- The search of them all cost about 4k instructions a job of 26 bytes, the
+-- encoding about a third of that; text() then refuses the first bad id.
+local all_ids = n == 1 and ids[1] or table.concat(ids)
+if #cjson.encode(all_ids) ~= #all_ids + 2 and string.find(all_ids, '%c') then
   for i = 1, n do text(ids[i], 'job id', 64) end
 end
 -- One HMGET for the batch: each redis.call costs about a microsecond before

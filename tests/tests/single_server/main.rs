@@ -2,6 +2,7 @@
 //! harness that starts them included): one binary, a module per area, so
 //! the dependency tree is linked once rather than once per file.
 
+mod ack_ids;
 mod cancel_races;
 mod cancel_sharded;
 mod cancel_states;
