@@ -244,19 +244,7 @@ async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() 
     // The same names again in a later 5 s window, whose first write folds
     // the closed one into the 1 min and 1 h rollups for every name.
     let first = an_early_5s_window(&queue).await;
-    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
-        let now = queue
-            .metrics("q", MetricsWindow::Last5Minutes)
-            .await
-            .unwrap()
-            .now;
-        now.duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-            / 5_000
-            > first
-    })
-    .await;
+    a_5s_window_after(&queue, first).await;
     let jobs = (0..names).map(|i| NewJob::new(json!(i)).name(format!("job-{i:03}")));
     queue.add_batch("q", jobs.collect()).await.unwrap();
     let claimed = queue.claim("q", names, LONG).await.unwrap();
@@ -281,6 +269,23 @@ async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() 
         "metrics hash: {fields} fields, {bytes} bytes ({} per value)",
         bytes / fields
     );
+}
+
+/// Wait (with a deadline) until the Redis clock is past 5 s window `first`.
+async fn a_5s_window_after(queue: &RedisQueue, first: u64) {
+    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
+        let now = queue
+            .metrics("q", MetricsWindow::Last5Minutes)
+            .await
+            .unwrap()
+            .now;
+        now.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+            / 5_000
+            > first
+    })
+    .await;
 }
 
 /// The current 5 s window number (Redis clock), waiting for the next one
@@ -505,19 +510,7 @@ async fn totals_add_the_open_5s_window_from_its_slot_until_the_next_window_folds
     let totals = queue.metric_totals("q").await.unwrap();
     let n = named(&totals, "n");
     assert_eq!((n.completed, n.run.sum_ms, n.wait.count()), (1, 7, 2));
-    wait_until(Duration::from_secs(10), "the next 5 s window", async || {
-        let now = queue
-            .metrics("q", MetricsWindow::Last5Minutes)
-            .await
-            .unwrap()
-            .now;
-        now.duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-            / 5_000
-            > first
-    })
-    .await;
+    a_5s_window_after(&queue, first).await;
     ack_with_run(&queue, &claimed[1], 30).await;
     // The first window is folded into the stored totals, the second is open.
     assert!(marker(&server, &key, "n").await.unwrap() > first);
