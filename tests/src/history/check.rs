@@ -138,6 +138,9 @@ pub fn check(
     let mut lease_owner: HashMap<u64, String> = HashMap::new();
     let mut completions: HashMap<String, Vec<u64>> = HashMap::new();
     let mut maybe_resolved: HashSet<(String, u64)> = HashSet::new();
+    // The leases a release with an unknown reply may have ended: a release
+    // leaves the attempts as they were, where a lapse adds one.
+    let mut maybe_released: HashSet<(String, u64)> = HashSet::new();
     let mut resolutions: HashMap<(String, u64), Resolution> = HashMap::new();
     let mut extensions: HashMap<(String, u64), Vec<(u64, u64)>> = HashMap::new();
     let mut claimed_tags: HashMap<String, String> = HashMap::new(); // id -> tag
@@ -267,10 +270,13 @@ pub fn check(
                 r.add("releases", 1);
                 resolutions.insert((id.clone(), *lease), Resolution::Released);
             }
+            (Call::Release { id, lease }, Reply::Unknown { .. }) => {
+                maybe_resolved.insert((id.clone(), *lease));
+                maybe_released.insert((id.clone(), *lease));
+            }
             (
                 Call::Ack { id, lease }
                 | Call::Nack { id, lease, .. }
-                | Call::Release { id, lease }
                 | Call::Extend { id, lease, .. },
                 Reply::Unknown { .. },
             ) => {
@@ -487,6 +493,7 @@ pub fn check(
             // Attempts: +1 after a failure or a lapse, +0 after a release.
             let step = match (resolution, durable) {
                 (Some(Resolution::Released), _) | (None, Some(DurableResolution::Released)) => 0,
+                (None, None) if maybe_released.contains(&key) => 0,
                 _ => 1,
             };
             let exact = unknown_claims == 0
