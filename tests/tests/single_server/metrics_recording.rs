@@ -274,18 +274,22 @@ async fn job_names_past_the_cap_are_counted_as_other_and_memory_stays_bounded() 
 /// Wait (with a deadline) until the Redis clock is past 5 s window `first`.
 async fn a_5s_window_after(queue: &RedisQueue, first: u64) {
     wait_until(Duration::from_secs(10), "the next 5 s window", async || {
-        let now = queue
-            .metrics("q", MetricsWindow::Last5Minutes)
-            .await
-            .unwrap()
-            .now;
-        now.duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-            / 5_000
-            > first
+        redis_5s_window(queue).await > first
     })
     .await;
+}
+
+/// The 5 s window the Redis clock is in now.
+async fn redis_5s_window(queue: &RedisQueue) -> u64 {
+    let now = queue
+        .metrics("q", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap()
+        .now;
+    now.duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+        / 5_000
 }
 
 /// The current 5 s window number (Redis clock), waiting for the next one
@@ -396,17 +400,7 @@ async fn a_closed_5s_window_is_folded_into_the_minute_and_hour_rollups_exactly()
     let claimed = queue.claim("q", 3, LONG).await.unwrap();
     let first = an_early_5s_window(&queue).await;
     ack_with_run(&queue, &claimed[0], 3).await;
-    let redis_window = async || {
-        let now = queue
-            .metrics("q", MetricsWindow::Last5Minutes)
-            .await
-            .unwrap()
-            .now;
-        now.duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as u64
-            / 5_000
-    };
+    let redis_window = async || redis_5s_window(&queue).await;
     // Read while its window is open (added from the 5 s ring by readers),
     // then after the next window's first write folded it.
     let check = async |completed: u64, run_sum_ms: u64| {
