@@ -3,7 +3,8 @@
 //! `lua/lib/schedule_record.lua` (see `lua/README.md`), so the Rust decoders
 //! and the Lua scripts cannot disagree about where a field is. The build
 //! fails when a table's positions do not run 1, 2, 3 ... in line order, or
-//! its length constant does not count them.
+//! its length constant does not count them. The job record's oldest length
+//! and its stored form of "due when enqueued" come from the same file.
 //!
 //! `lua/` here is the package's symlink to the workspace's `lua/`; `cargo
 //! package` copies the files it points at, so this also works from the
@@ -14,18 +15,20 @@ use std::path::Path;
 
 fn main() {
     let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    for (source, table, len, oldest, out) in [
+    for (source, table, len, oldest, due_at_enqueue, out) in [
         (
             "lua/lib/job_record.lua",
             "M",
             "JOB_LEN",
             Some("OLDEST_JOB_LEN"),
+            Some("DUE_AT_ENQUEUE"),
             "job_fields.rs",
         ),
         (
             "lua/lib/schedule_record.lua",
             "S",
             "SCHEDULE_LEN",
+            None,
             None,
             "schedule_fields.rs",
         ),
@@ -46,6 +49,14 @@ fn main() {
             let _ = writeln!(
                 rust,
                 "/// Fields of the oldest record layout still read.\npub const OLDEST_LEN: usize = {n};"
+            );
+        }
+        if let Some(due) = due_at_enqueue {
+            let n = declared(&text, due)
+                .unwrap_or_else(|| panic!("{source}: no line `local {due} = <number>`"));
+            let _ = writeln!(
+                rust,
+                "/// The stored not_before of a job due when it was enqueued (read as its enqueued_at).\npub const DUE_AT_ENQUEUE: u64 = {n};"
             );
         }
         std::fs::write(Path::new(&out_dir).join(out), rust).expect("write generated positions");

@@ -56,7 +56,8 @@ local function head_then_name(_, a, b, c, d, e, f, g, h, ...)
   return { a, b, c, d, e, f, g, h }, (select(M.name - 8, ...))
 end
 local function head_and_name(raw)
-  if string.sub(raw, 1, 3) ~= RECORD_HEADER then
+  -- Every length stored_length takes has the name (M.name <= OLDEST_JOB_LEN).
+  if not stored_length(raw) then
     local m = split_record(raw)
     return m, m[M.name]
   end

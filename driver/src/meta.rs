@@ -77,8 +77,10 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// Decode the fixed-length msgpack array written by the scripts (any
-    /// bytes after it, such as a record's payload, are not read).
+    /// Decode the msgpack array written by the scripts, of
+    /// `OLDEST_JOB_LEN` to `JOB_LEN` fields (a lean record leaves out its
+    /// trailing defaults; any bytes after it, such as a record's payload,
+    /// are not read).
     pub fn decode(raw: &[u8]) -> Result<Meta, QueueError> {
         Ok(Meta::decode_record(raw)?.0)
     }
@@ -138,7 +140,11 @@ impl Meta {
             priority: num(field::PRIORITY).min(255) as u8,
             seq: num(field::SEQ),
             enqueued_at_ms: num(field::ENQUEUED_AT),
-            not_before_ms: num(field::NOT_BEFORE),
+            not_before_ms: match num(field::NOT_BEFORE) {
+                // Stored lean (lua/lib/job_record.lua): due when enqueued.
+                field::DUE_AT_ENQUEUE => num(field::ENQUEUED_AT),
+                due => due,
+            },
             attempts: num(field::ATTEMPTS).min(u32::MAX as u64) as u32,
             max_attempts: num(field::MAX_ATTEMPTS).min(u32::MAX as u64) as u32,
             retry_window_ms: num(field::RETRY_WINDOW),
@@ -221,6 +227,32 @@ mod tests {
         assert_eq!(new.gate, field::GATE.to_string());
         assert_eq!(new.more_gates, field::MORE_GATES as u32);
         assert_eq!(new.awaits, field::AWAITS.to_string());
+    }
+
+    #[test]
+    fn a_lean_record_reads_due_when_enqueued_and_its_missing_fields_at_their_defaults() {
+        let mut fields: Vec<rmpv::Value> = (0..field::OLDEST_LEN + 2)
+            .map(|i| rmpv::Value::from(i as u64))
+            .collect();
+        fields[field::ENQUEUED_AT] = rmpv::Value::from(1_764_680_000_123u64);
+        fields[field::NOT_BEFORE] = rmpv::Value::from(field::DUE_AT_ENQUEUE);
+        let mut raw = Vec::new();
+        rmpv::encode::write_value(&mut raw, &rmpv::Value::Array(fields)).unwrap();
+        raw.extend_from_slice(b"{}");
+        let (meta, payload) = Meta::decode_record(&raw).unwrap();
+        assert_eq!(payload, b"{}");
+        assert_eq!(
+            (meta.enqueued_at_ms, meta.not_before_ms),
+            (1_764_680_000_123, 1_764_680_000_123)
+        );
+        assert_eq!(meta.backoff_base_ms, field::BACKOFF_BASE as u64);
+        assert_eq!(meta.backoff_cap_ms, field::BACKOFF_CAP as u64);
+        assert_eq!((meta.noted, meta.limit_key.as_str()), (false, ""));
+
+        // A due time of its own reads as stored.
+        let raw = record(field::LEN);
+        let meta = Meta::decode(&raw).unwrap();
+        assert_eq!(meta.not_before_ms, field::NOT_BEFORE as u64);
     }
 
     #[test]

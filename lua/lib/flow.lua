@@ -226,10 +226,13 @@ end
 
 -- The limit key of stored record `raw` ("" = none), decoded without the
 -- rest: about 0.6 us where the whole decode (split_record) costs about 2.7
--- (a Lua loop on redis-server 7.0). A record of another length (an older
--- one) takes the whole decode.
+-- (a Lua loop on redis-server 7.0). A record of another header takes the
+-- whole decode; one too short to hold the field (an older or a lean one:
+-- lib/job_record.lua) has it at its default, "".
 local function record_limit_key(raw)
-  if string.sub(raw, 1, 3) ~= RECORD_HEADER then return split_record(raw)[M.limit_key] end
+  local len = stored_length(raw)
+  if not len then return split_record(raw)[M.limit_key] end
+  if len < M.limit_key then return '' end
   return (select(M.limit_key + 1, cmsgpack.unpack_limit(raw, M.limit_key, 3)))
 end
 

@@ -7,16 +7,25 @@
 -- one field a line in stored order. driver/build.rs reads this table (each
 -- line `name = position,`), checks the positions run 1, 2, 3 ... and that
 -- JOB_LEN counts them, and generates the Rust positions from it, so the
--- driver's decoder (driver/src/meta.rs) cannot drift from it. Every field is
--- always present ("" and 0 for "none"), so cmsgpack packs a fixed-length
--- array. It is a table literal because every call of every script builds it:
--- a literal costs a microsecond, building it from a list several.
+-- driver's decoder (driver/src/meta.rs) cannot drift from it. Every field
+-- has a default ("" and 0 for "none"). It is a table literal because every
+-- call of every script builds it: a literal costs a microsecond, building it
+-- from a list several.
+--
+-- Stored lean: a record is packed without its trailing fields at their
+-- defaults (down to OLDEST_JOB_LEN fields: the array is as long as its last
+-- field that is not at its default), and a not_before equal to enqueued_at
+-- (due when enqueued, most jobs) is stored as DUE_AT_ENQUEUE. split_record
+-- gives back the whole record with the real due time, so no script sees the
+-- difference. A fresh job's value drops from 76 to 60 bytes with its sds
+-- header (payload {"i":12345}), out of jemalloc's 80-byte class into the
+-- 64-byte one: 16 bytes a job.
 --
 -- The lease comes first and what an ack needs next: leasing rewrites only the
 -- first four fields' bytes (lib/lease.lua) and an ack decodes only the first
--- eight (record_head), instead of the whole record each time. Appending a
--- field changes the array header below, which every reader checks; moving
--- one breaks stored records.
+-- eight (record_head), instead of the whole record each time. Those fast
+-- paths take any header stored_length accepts. Appending a field changes the
+-- longest header; moving one breaks stored records.
 
 local M = {
   lease_id = 1,         -- the current lease (the fencing token), 0 = not leased
@@ -53,12 +62,24 @@ local JOB_LEN = 27
 -- release, 0 after a reclaim or requeue.
 
 -- Records written before the backoff, noted, limit_key, trace and workflow
--- fields existed have the first 19, 22, 23 or 24 fields only. split_record gives them
--- the missing ones at their defaults, so every script sees a whole record
--- and the next write stores it whole:
--- a namespace upgrades as its jobs move, with no migration step.
+-- fields existed have the first 19, 22, 23 or 24 fields only, and a lean
+-- record (above) any length from 19 up. split_record gives them the missing
+-- ones at their defaults, so every script sees a whole record.
 -- driver/build.rs reads this too: the driver decodes records this long and up.
 local OLDEST_JOB_LEN = 19
+
+-- The stored not_before of a job due when it was enqueued: read back as its
+-- enqueued_at (split_record here, stored_due in lib/lease.lua's splice,
+-- driver/src/meta.rs, which takes it from this line through
+-- driver/build.rs). No job is due at the epoch: enqueue makes not_before at
+-- least enqueued_at.
+local DUE_AT_ENQUEUE = 0
+
+-- The due time of a record whose stored not_before is `not_before`.
+local function stored_due(not_before, enqueued_at)
+  if not_before == DUE_AT_ENQUEUE then return enqueued_at end
+  return not_before
+end
 
 -- Every field at its default, built by the first new_record of a call (only
 -- the scripts that create jobs pay for it).
@@ -85,32 +106,65 @@ local function new_record()
   return { unpack(blank_record(), 1, JOB_LEN) }
 end
 
--- The stored bytes of a record.
-local function encode_record(m, payload)
-  return cmsgpack.pack(m) .. payload
+-- The msgpack array16 header of a record of `len` fields (every length
+-- stored is above 15), built once a length and call.
+local record_headers = {}
+local function record_header(len)
+  local header = record_headers[len]
+  if not header then
+    header = '\220\0' .. string.char(len)
+    record_headers[len] = header
+  end
+  return header
 end
 
--- Split a stored record into the meta (a table) and the payload (a string).
+-- The field count of stored record `raw` when it starts with a header this
+-- module reads (OLDEST_JOB_LEN to JOB_LEN fields), else nil; and whether its
+-- lease is the cleared one (0, 0, '', 0: the bytes 0 0 160 0), as it is
+-- while the job is not leased. One C call reads the seven bytes.
+local function stored_length(raw)
+  local a, b, len, l1, l2, l3, l4 = string.byte(raw, 1, 7)
+  if a == 220 and b == 0 and len >= OLDEST_JOB_LEN and len <= JOB_LEN then
+    return len, l1 == 0 and l2 == 0 and l3 == 160 and l4 == 0
+  end
+  return nil, false
+end
+
+-- How many fields of record `m` are stored: up to its last field that is
+-- not at its default, and at least OLDEST_JOB_LEN.
+local function lean_length(m)
+  local blank, len = blank_record(), JOB_LEN
+  while len > OLDEST_JOB_LEN and m[len] == blank[len] do len = len - 1 end
+  return len
+end
+
+-- The stored bytes of a record: lean (see the top), m itself unchanged.
+local function encode_record(m, payload)
+  local len, due = lean_length(m), m[M.not_before]
+  if due == m[M.enqueued_at] then m[M.not_before] = DUE_AT_ENQUEUE end
+  local packed = record_header(len) .. cmsgpack.pack(unpack(m, 1, len))
+  m[M.not_before] = due
+  return packed .. payload
+end
+
+-- Split a stored record into the meta (a whole record, as a table) and the
+-- payload (a string).
 local function split_record(raw)
   local used, m = cmsgpack.unpack_one(raw)
   if #m < JOB_LEN and #m >= OLDEST_JOB_LEN then
     local blank = blank_record()
     for at = #m + 1, JOB_LEN do m[at] = blank[at] end
   end
+  m[M.not_before] = stored_due(m[M.not_before], m[M.enqueued_at])
   if used < 0 then return m, '' end
   return m, string.sub(raw, used + 1)
 end
 
--- The bytes every record starts with: a msgpack array16 header of JOB_LEN
--- fields, then, while the job is not leased, its cleared lease 0, 0, '', 0.
-local RECORD_HEADER = '\220\0' .. string.char(JOB_LEN)
-local CLEARED_LEASE = '\0\0\160\0'
-
 -- The lease, queue and key fields of a record (M positions 1 to 8), decoded
--- without the rest: what an ack needs. A record of another length (an older
--- one) takes the whole decode, which upgrades it.
+-- without the rest: what an ack needs. A record of another header (older
+-- than OLDEST_JOB_LEN) takes the whole decode.
 local function record_head(raw)
-  if string.sub(raw, 1, 3) ~= RECORD_HEADER then return (split_record(raw)) end
+  if not stored_length(raw) then return (split_record(raw)) end
   local _, a, b, c, d, e, f, g, h = cmsgpack.unpack_limit(raw, 8, 3)
   return { a, b, c, d, e, f, g, h }
 end
@@ -122,27 +176,30 @@ end
 -- (spliced_record), instead of the whole array. cmsgpack packs an array as
 -- its header followed by each element packed on its own, so the bytes are
 -- the same as encode_record's of the same fields: a template changes no
--- stored byte.
+-- stored byte. Its jobs differ only in seq and not_before, neither of which
+-- is trailing, so they share the template's lean length.
 
 -- The template of record `m` with `changes` (M position -> value, or nil;
 -- m itself is left as it is): the head (the header and the fields before
--- seq) and the tail (the fields after not_before) packed, and m's
--- enqueued_at. seq, enqueued_at and not_before are neighbours, so a job's
--- own three numbers are one pack between them. Most jobs are due when they
--- are created (not_before = enqueued_at): from a template's second such job
--- on, those two are packed with the tail once (due_now), leaving each job
--- only its seq to pack (a lone job would pay that pack for nothing).
+-- seq) and the tail (the fields after not_before, up to the lean length)
+-- packed, and m's enqueued_at. seq, enqueued_at and not_before are
+-- neighbours, so a job's own three numbers are one pack between them. Most
+-- jobs are due when they are created (stored as DUE_AT_ENQUEUE): from a
+-- template's second such job on, those two are packed with the tail once
+-- (due_now), leaving each job only its seq to pack (a lone job would pay
+-- that pack for nothing).
 local function record_template(m, changes)
-  if M.enqueued_at ~= M.seq + 1 or M.not_before ~= M.seq + 2 then
-    error('redq: record_template needs seq, enqueued_at and not_before to be neighbours')
+  if M.enqueued_at ~= M.seq + 1 or M.not_before ~= M.seq + 2 or OLDEST_JOB_LEN <= M.not_before then
+    error('redq: record_template needs seq, enqueued_at and not_before to be neighbours, before the oldest length')
   end
   if changes then
     m = { unpack(m, 1, JOB_LEN) }
     for at, value in pairs(changes) do m[at] = value end
   end
+  local len = lean_length(m)
   return { enqueued_at = m[M.enqueued_at], due_now = false,
-    head = RECORD_HEADER .. cmsgpack.pack(unpack(m, 1, M.seq - 1)),
-    tail = cmsgpack.pack(unpack(m, M.not_before + 1, JOB_LEN)) }
+    head = record_header(len) .. cmsgpack.pack(unpack(m, 1, M.seq - 1)),
+    tail = cmsgpack.pack(unpack(m, M.not_before + 1, len)) }
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,
@@ -153,11 +210,12 @@ local function spliced_record(t, seq, not_before, payload)
   if not_before == at then
     local due_now = t.due_now
     if due_now == true then
-      due_now = cmsgpack.pack(at, at) .. t.tail
+      due_now = cmsgpack.pack(at, DUE_AT_ENQUEUE) .. t.tail
       t.due_now = due_now
     end
     if due_now then return t.head .. cmsgpack.pack(seq) .. due_now .. payload end
     t.due_now = true
+    not_before = DUE_AT_ENQUEUE
   end
   return t.head .. cmsgpack.pack(seq, at, not_before) .. t.tail .. payload
 end

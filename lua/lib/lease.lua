@@ -44,13 +44,11 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
   -- packed once (msgpack values packed together are their packings one
   -- after the other, so the bytes are those of packing all four).
   local holder = cmsgpack.pack(expiry, node, instance)
-  local header = RECORD_HEADER
-  local unleased = RECORD_HEADER .. CLEARED_LEASE
   -- unpack_limit(raw, 12, 7) below decodes the fields after the lease
   -- through the name into locals named for them (each C call, select's too,
   -- costs about 500 instructions).
-  if M.queue ~= 5 or M.not_before ~= 12 or M.name ~= 16 or #unleased ~= 7 then
-    error('redq: lease_jobs decodes fields 5 to 16 after a 7-byte header and lease')
+  if M.queue ~= 5 or M.not_before ~= 12 or M.name ~= 16 or M.name > OLDEST_JOB_LEN then
+    error('redq: lease_jobs decodes fields 5 to 16 after a 3-byte header and a 4-byte lease')
   end
   local n = 0
   for i = 1, count do
@@ -58,14 +56,16 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
     if raw then
       local id = ids[i]
       local record, due, name
-      if string.sub(raw, 1, 7) == unleased then
+      local len, unleased = stored_length(raw)
+      if unleased then
         -- The usual case: splice the lease into the bytes (the four fields
         -- are first), about half the cost of unpacking and repacking; the
-        -- fields after the lease are decoded only through the name.
-        record = header .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
-        local _, _queue, _dedup_key, _dedup_ttl, _ordering_key, _priority, _seq, _enqueued_at,
+        -- fields after the lease are decoded only through the name. The
+        -- record keeps its length (a lean record stays lean).
+        record = record_header(len) .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
+        local _, _queue, _dedup_key, _dedup_ttl, _ordering_key, _priority, _seq, enqueued_at,
           not_before, _attempts, _max_attempts, _retry_window, job_name = cmsgpack.unpack_limit(raw, 12, 7)
-        due, name = not_before, job_name
+        due, name = stored_due(not_before, enqueued_at), job_name
       else
         local m, payload = split_record(raw)
         m[M.lease_id] = next_lease

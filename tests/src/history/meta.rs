@@ -48,11 +48,13 @@ pub struct Meta {
 
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
-    /// `None` when it does not start with a msgpack array of either layout:
-    /// 27 fields, the 24 of records written before workflows, the 23 of
-    /// records written before trace contexts, the 22
-    /// of records written before limit keys, or the 19 of records written
-    /// before the reclaim backoff.
+    /// `None` when it does not start with a msgpack array of 19 to 27
+    /// fields: 27 whole, the 24 of records written before workflows, the 23
+    /// of records written before trace contexts, the 22 of records written
+    /// before limit keys, the 19 of records written before the reclaim
+    /// backoff, or any of those lengths for a lean record (its trailing
+    /// fields at their defaults left out). A stored not_before of 0 is a
+    /// lean record's "due when enqueued": it reads as enqueued_at.
     pub fn decode(raw: &[u8]) -> Option<Meta> {
         Meta::split(raw).map(|(meta, _)| meta)
     }
@@ -66,7 +68,7 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if ![19, 22, 23, 24, 27].contains(&f.len()) {
+        if !(19..=27).contains(&f.len()) {
             return None;
         }
         let int = |i: usize| -> i64 {
@@ -102,7 +104,10 @@ impl Meta {
             priority: num(8),
             seq: num(9),
             enqueued_at: num(10),
-            not_before: num(11),
+            not_before: match num(11) {
+                0 => num(10),
+                due => due,
+            },
             attempts: num(12),
             max_attempts: num(13),
             retry_window: num(14),

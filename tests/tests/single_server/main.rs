@@ -29,6 +29,7 @@ mod gate_scripts;
 mod handoff;
 mod harness;
 mod kept_results;
+mod lean_record;
 mod metrics_recording;
 mod noscript;
 mod notes_api;
