@@ -204,8 +204,12 @@ for from = 1, #scheduled, 2 * CHUNK do
 end
 
 -- A worker parked on this queue takes what it has room for; the rest wakes
--- the others.
-if wake then wake = hand_off(now) end
+-- the others. Its record is read here: a call that finds none loads no
+-- hand-off code (lib/handoff.lua).
+if wake then
+  local parked = redis.call('GET', K.parked)
+  if parked then wake = hand_off(parked, now) end
+end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 -- One event per call, however many jobs it created (none for a resend).
 if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', 1, 'id', record_pairs[1])

@@ -10,10 +10,13 @@
 -- the limits (one HGET, only when a worker is parked).
 -- include: keys parked waiting lease flow_spec metrics
 
--- Hand waiting jobs to the parked worker, if any. Returns true while jobs
--- are left waiting for the others (so the caller still wakes them).
-local function hand_off(now)
-  local p = parked_read()
+-- Hand waiting jobs to the parked worker whose record `raw` the caller read
+-- (GET K.parked, when it was set: the caller reads it itself so that a call
+-- with no worker parked never builds this module and lib/parked.lua).
+-- Returns true while jobs are left waiting for the others (so the caller
+-- still wakes them).
+local function hand_off(raw, now)
+  local p = parked_parse(raw)
   if not p or p.handed >= p.capacity then return true end
   if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return true end
   if flow_spec() then return true end

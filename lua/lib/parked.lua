@@ -2,11 +2,11 @@
 -- written by park.lua, read by lib/handoff.lua and unpark.lua).
 -- include: keys
 
--- The worker parked on this queue, or nil: its token, identity, lease, how
--- many jobs it can take and how many it was handed so far. The record is one
--- string, "token node instance lease_ms capacity handed".
-local function parked_read()
-  local raw = redis.call('GET', K.parked)
+-- A parked record (the string K.parked holds), or nil when it is not one:
+-- its token, identity, lease, how many jobs it can take and how many it was
+-- handed so far. The record is one string, "token node instance lease_ms
+-- capacity handed".
+local function parked_parse(raw)
   if not raw then return nil end
   local token, node, instance, lease_ms, capacity, handed =
     string.match(raw, '^(%d+) (%d+) (%d+) (%d+) (%d+) (%d+)$')
@@ -15,6 +15,11 @@ local function parked_read()
     token = token, node = node, instance = tonumber(instance),
     lease_ms = tonumber(lease_ms), capacity = tonumber(capacity), handed = tonumber(handed),
   }
+end
+
+-- The worker parked on this queue, or nil.
+local function parked_read()
+  return parked_parse(redis.call('GET', K.parked))
 end
 
 local function parked_format(p)
