@@ -101,6 +101,7 @@ modules![
     flow,
     flow_claim,
     events,
+    metrics_fold,
     metrics,
     gate_record,
     gate,
