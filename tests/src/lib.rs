@@ -25,6 +25,7 @@ mod builder;
 pub mod chaos;
 mod client;
 pub mod cluster;
+pub mod events;
 pub mod fixtures;
 pub mod history;
 pub mod jobs;

@@ -11,6 +11,7 @@ use redq::flow::{Limit, LimitScope};
 use redq::schedule::Schedule;
 use redq::worker::{Registry, WorkOptions, Worker};
 use redq::{NewJob, QueueEvent, RedisQueue};
+use redq_tests::events::{acting, events_after, newest_event_id};
 use redq_tests::fixtures::DEADLINE;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -18,39 +19,11 @@ use serde_json::json;
 
 const ACTOR: &str = "cli ops@bastion";
 
-async fn acting(server: &RedisServer, namespace: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(namespace)
-        .actor(ACTOR)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 /// What the stream holds now, oldest first.
 async fn all(queue: &RedisQueue) -> Vec<QueueEvent> {
     let mut events = queue.events(EVENTS_CAP).await.expect("events");
     events.reverse();
     events
-}
-
-/// The events after `mark` (an event id), oldest first, read as a
-/// follower resumes.
-async fn since(queue: &RedisQueue, mark: &str) -> Vec<QueueEvent> {
-    let from = EventCursor::After(mark.to_owned());
-    queue
-        .operator()
-        .events_since(from)
-        .await
-        .expect("events since")
-}
-
-/// The id of the newest event ("0-0" when there is none).
-async fn mark(queue: &RedisQueue) -> String {
-    let newest = queue.events(1).await.expect("events");
-    newest
-        .first()
-        .map_or_else(|| "0-0".to_owned(), |e| e.event_id.clone())
 }
 
 fn kinds(events: &[QueueEvent]) -> Vec<&str> {
@@ -70,7 +43,7 @@ fn jobs(n: usize) -> Vec<NewJob> {
 #[tokio::test]
 async fn each_job_transition_is_one_event_per_call_with_its_fields() {
     let server = RedisServer::start();
-    let queue = acting(&server, &unique_namespace("event_kinds_jobs")).await;
+    let queue = acting(&server, &unique_namespace("event_kinds_jobs"), ACTOR).await;
 
     // A batch of three is one `enqueued` with its count; one job names itself.
     queue.add_batch("mail", jobs(3)).await.unwrap();
@@ -94,15 +67,15 @@ async fn each_job_transition_is_one_event_per_call_with_its_fields() {
         .await
         .unwrap();
     assert_eq!(claimed.len(), 4);
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
     let leases: Vec<_> = claimed[..2].iter().map(|j| j.lease()).collect();
     queue.ack_batch(&leases).await.unwrap();
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     assert_eq!(kinds(&events), ["completed"]);
     assert_eq!((events[0].count, events[0].job_id.as_str()), (Some(2), ""));
 
     // A failed attempt with attempts left: `retried`; spent: `dead`.
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
     let failing = &claimed[2];
     queue
         .nack(&failing.lease(), Duration::ZERO, "SMTP 451")
@@ -117,7 +90,7 @@ async fn each_job_transition_is_one_event_per_call_with_its_fields() {
         .nack(&again[0].lease(), Duration::ZERO, "SMTP 550")
         .await
         .unwrap();
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     assert_eq!(kinds(&events), ["retried", "dead"]);
     for (event, (attempts, error)) in events.iter().zip([(1, "SMTP 451"), (2, "SMTP 550")]) {
         assert_eq!(event.job_id, failing.id);
@@ -133,14 +106,14 @@ async fn each_job_transition_is_one_event_per_call_with_its_fields() {
         .await
         .unwrap();
     assert_eq!(lapsing[0].id, last.id);
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
     wait_until(
         DEADLINE,
         "the lease to lapse and be reclaimed",
         async || queue.reclaim("mail", 10).await.unwrap().requeued == 1,
     )
     .await;
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     assert_eq!(kinds(&events), ["retried", "reclaimed"]);
     assert!(
         events[0].error.starts_with("lease expired"),
@@ -155,7 +128,7 @@ async fn each_job_transition_is_one_event_per_call_with_its_fields() {
 async fn operator_actions_are_one_event_each_naming_who_did_them() {
     let server = RedisServer::start();
     let ns = unique_namespace("event_kinds_ops");
-    let queue = acting(&server, &ns).await;
+    let queue = acting(&server, &ns, ACTOR).await;
     let dead_ids = {
         let added = queue.add_batch("mail", jobs(3)).await.unwrap();
         for job in queue
@@ -167,7 +140,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
         }
         added.iter().map(|e| e.id().to_owned()).collect::<Vec<_>>()
     };
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
 
     queue.pause("mail").await.unwrap();
     queue.pause("mail").await.unwrap(); // already paused: nothing happened
@@ -191,7 +164,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
         .unwrap();
     queue.trigger_schedule("digest").await.unwrap();
 
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     assert_eq!(
         kinds(&events),
         [
@@ -243,9 +216,9 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
 
     // A handle without an actor records none.
     let plain = redq_tests::fixtures::handle(&server, &ns).await;
-    let before = mark(&plain).await;
+    let before = newest_event_id(&plain).await;
     plain.pause("mail").await.unwrap();
-    let events = since(&plain, &before).await;
+    let events = events_after(&plain, &before).await;
     assert_eq!(
         (kinds(&events), events[0].by.as_deref()),
         (vec!["paused"], None)
@@ -256,7 +229,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
 async fn workers_joining_leaving_and_lost_are_events_of_the_registry() {
     let server = RedisServer::start();
     let ns = unique_namespace("event_kinds_workers");
-    let queue = acting(&server, &ns).await;
+    let queue = acting(&server, &ns, ACTOR).await;
     // A worker that stopped beating long ago: the next beat finds it lost.
     server
         .cmd(&["ZADD", &format!("{{{ns}}}:workers"), "1", "7-7"])
@@ -298,7 +271,7 @@ async fn workers_joining_leaving_and_lost_are_events_of_the_registry() {
 async fn the_stream_stays_at_its_cap() {
     let server = RedisServer::start();
     let ns = unique_namespace("event_kinds_cap");
-    let queue = acting(&server, &ns).await;
+    let queue = acting(&server, &ns, ACTOR).await;
     // Each pause and resume that changes something is one event.
     let rounds = EVENTS_CAP / 2 + 500;
     for _ in 0..rounds {
@@ -326,7 +299,7 @@ async fn the_stream_stays_at_its_cap() {
 async fn a_follower_is_handed_a_new_kind_by_its_blocked_read() {
     let server = RedisServer::start();
     let ns = unique_namespace("event_kinds_follow");
-    let queue = acting(&server, &ns).await;
+    let queue = acting(&server, &ns, ACTOR).await;
     queue.add("mail", jobs(1).remove(0)).await.unwrap();
     let mut feed = queue.follow_events(EventCursor::Now).await.unwrap();
     server.reset_stats().await;
@@ -357,7 +330,7 @@ async fn a_follower_is_handed_a_new_kind_by_its_blocked_read() {
 #[tokio::test]
 async fn a_schedules_tick_is_one_schedule_fired_event_naming_no_one() {
     let server = RedisServer::start();
-    let queue = acting(&server, &unique_namespace("event_kinds_tick")).await;
+    let queue = acting(&server, &unique_namespace("event_kinds_tick"), ACTOR).await;
     queue
         .upsert_schedule(Schedule::new("every-second", "mail", "* * * * * *").job_name("tick"))
         .await

@@ -9,6 +9,7 @@ use std::time::Duration;
 use redq::events::{EventCursor, EventKind};
 use redq::schedule::{Schedule, ScheduleChange};
 use redq::{NewJob, QueueEvent, RedisQueue, Retention};
+use redq_tests::events::{acting, events_after, newest_event_id};
 use redq_tests::fixtures::*;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
@@ -17,32 +18,6 @@ const ACTOR: &str = "cli ops@bastion";
 const LATER: Duration = Duration::from_secs(3600);
 /// Text of every payload here: no event may carry it.
 const SECRET: &str = "s3cret-payload-bytes";
-
-async fn acting(server: &RedisServer, namespace: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(namespace)
-        .actor(ACTOR)
-        .connect()
-        .await
-        .expect("connect")
-}
-
-/// The id of the newest event ("0-0" when there is none).
-async fn mark(queue: &RedisQueue) -> String {
-    let newest = queue.events(1).await.expect("events");
-    newest
-        .first()
-        .map_or_else(|| "0-0".to_owned(), |e| e.event_id.clone())
-}
-
-/// The events after `mark`, oldest first.
-async fn since(queue: &RedisQueue, mark: &str) -> Vec<QueueEvent> {
-    queue
-        .operator()
-        .events_since(EventCursor::After(mark.to_owned()))
-        .await
-        .expect("events since")
-}
 
 /// Each event as (kind, queue, id, detail), after checking what every
 /// operator action's event has: a kind the driver names as an operator
@@ -82,9 +57,9 @@ fn event(
 #[tokio::test]
 async fn each_schedule_change_is_one_event_and_a_no_op_none() {
     let server = server();
-    let queue = acting(&server, &unique_namespace("events_op_schedules")).await;
+    let queue = acting(&server, &unique_namespace("events_op_schedules"), ACTOR).await;
     let digest = || Schedule::new("digest", "mail", "@daily").payload(json!({ "k": SECRET }));
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
 
     queue.upsert_schedule(digest()).await.unwrap();
     // The same definition again (an application upserting at every start).
@@ -123,7 +98,7 @@ async fn each_schedule_change_is_one_event_and_a_no_op_none() {
     );
 
     assert_eq!(
-        summary(&since(&queue, &before).await),
+        summary(&events_after(&queue, &before).await),
         [
             event("schedule_created", "mail", "digest", Some("@daily UTC")),
             event(
@@ -139,7 +114,7 @@ async fn each_schedule_change_is_one_event_and_a_no_op_none() {
     );
 
     // A move to another queue, created paused, and paused by an upsert.
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
     queue
         .upsert_schedule(Schedule::new("sweep", "mail", "0 3 * * *").paused(true))
         .await
@@ -153,7 +128,7 @@ async fn each_schedule_change_is_one_event_and_a_no_op_none() {
         .await
         .unwrap();
     assert_eq!(
-        summary(&since(&queue, &before).await),
+        summary(&events_after(&queue, &before).await),
         [
             event(
                 "schedule_created",
@@ -174,7 +149,7 @@ async fn each_schedule_change_is_one_event_and_a_no_op_none() {
 #[tokio::test]
 async fn promote_retry_now_and_edit_are_one_event_each_and_a_no_op_none() {
     let server = server();
-    let queue = acting(&server, &unique_namespace("events_op_surgery")).await;
+    let queue = acting(&server, &unique_namespace("events_op_surgery"), ACTOR).await;
     let delayed = |n: i64| NewJob::new(json!({ "n": n, "k": SECRET })).delay(LATER);
     let one = queue.add("mail", delayed(0)).await.unwrap().id().to_owned();
     for n in 1..=3 {
@@ -194,7 +169,7 @@ async fn promote_retry_now_and_edit_are_one_event_each_and_a_no_op_none() {
         .nack(&claimed[0].lease(), LATER, "boom")
         .await
         .unwrap();
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
 
     queue.promote(&one).await.unwrap();
     // Already due: refused, nothing changed.
@@ -209,7 +184,7 @@ async fn promote_retry_now_and_edit_are_one_event_each_and_a_no_op_none() {
     let before_size = json!({ "n": 0, "k": SECRET }).to_string().len();
     let after_size = edited.to_string().len();
 
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     assert_eq!(
         summary(&events),
         [
@@ -236,12 +211,12 @@ async fn promote_retry_now_and_edit_are_one_event_each_and_a_no_op_none() {
 #[tokio::test]
 async fn a_retention_set_and_clear_are_one_event_each_with_the_figures() {
     let server = server();
-    let queue = acting(&server, &unique_namespace("events_op_retention")).await;
+    let queue = acting(&server, &unique_namespace("events_op_retention"), ACTOR).await;
     let policy = Retention::new()
         .max_count(100)
         .max_age(Duration::from_secs(3600))
         .keep_tombstones_for(Duration::from_millis(1500));
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
 
     queue.set_retention("mail", &policy).await.unwrap();
     queue.set_retention("mail", &policy).await.unwrap(); // the same: no change
@@ -253,7 +228,7 @@ async fn a_retention_set_and_clear_are_one_event_each_with_the_figures() {
     queue.clear_retention("mail", |_, _| {}).await.unwrap(); // nothing to clear
 
     assert_eq!(
-        summary(&since(&queue, &before).await),
+        summary(&events_after(&queue, &before).await),
         [
             event(
                 "retention_set",
@@ -282,13 +257,13 @@ async fn a_handle_without_an_actor_records_no_one_for_the_new_kinds() {
     let server = server();
     let ns = unique_namespace("events_op_plain");
     let plain = handle(&server, &ns).await;
-    let before = mark(&plain).await;
+    let before = newest_event_id(&plain).await;
     plain
         .upsert_schedule(Schedule::new("digest", "mail", "@daily"))
         .await
         .unwrap();
     plain.pause_schedule("digest").await.unwrap();
-    let events = since(&plain, &before).await;
+    let events = events_after(&plain, &before).await;
     let seen: Vec<(&str, Option<&str>)> = events
         .iter()
         .map(|e| (e.kind.as_str(), e.by.as_deref()))
@@ -305,7 +280,7 @@ async fn a_handle_without_an_actor_records_no_one_for_the_new_kinds() {
 async fn a_held_waiters_decision_names_who_decided() {
     use redq::workflow::{Decision, OnFailure};
     let server = server();
-    let queue = acting(&server, &unique_namespace("events_op_decide")).await;
+    let queue = acting(&server, &unique_namespace("events_op_decide"), ACTOR).await;
     let charge = queue
         .add("pay", NewJob::new(json!("charge")))
         .await
@@ -326,7 +301,7 @@ async fn a_held_waiters_decision_names_who_decided() {
     // A claim of their queue is what finds their gate failed: both held.
     let claimed = queue.claim("mail", 10, Duration::from_secs(60)).await;
     assert!(claimed.unwrap().is_empty());
-    let before = mark(&queue).await;
+    let before = newest_event_id(&queue).await;
 
     queue
         .decide_held(receipt.id(), Decision::Release, "")
@@ -336,7 +311,7 @@ async fn a_held_waiters_decision_names_who_decided() {
         .decide_held(refund.id(), Decision::DeadLetter, "alice on call")
         .await
         .unwrap();
-    let events = since(&queue, &before).await;
+    let events = events_after(&queue, &before).await;
     let seen: Vec<(&str, &str, Option<&str>)> = events
         .iter()
         .map(|e| (e.kind.as_str(), e.job_id.as_str(), e.by.as_deref()))

@@ -1,0 +1,35 @@
+//! Reading the event stream as a test checks what one action wrote: the
+//! newest event's id before it, the events after that id once it is done.
+
+use redq::events::EventCursor;
+use redq::{QueueEvent, RedisQueue};
+
+use crate::RedisServer;
+
+/// A handle on `server` whose operator actions name `actor` as `by`.
+pub async fn acting(server: &RedisServer, namespace: &str, actor: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(namespace)
+        .actor(actor)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// The id of the newest event ("0-0" when there is none).
+pub async fn newest_event_id(queue: &RedisQueue) -> String {
+    let newest = queue.events(1).await.expect("events");
+    newest
+        .first()
+        .map_or_else(|| "0-0".to_owned(), |e| e.event_id.clone())
+}
+
+/// The events after `id` (an event id), oldest first, read as a follower
+/// resumes.
+pub async fn events_after(queue: &RedisQueue, id: &str) -> Vec<QueueEvent> {
+    queue
+        .operator()
+        .events_since(EventCursor::After(id.to_owned()))
+        .await
+        .expect("events since")
+}
