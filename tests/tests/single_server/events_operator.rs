@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use redq::events::{EventCursor, EventKind};
+use redq::events::EventKind;
 use redq::schedule::{Schedule, ScheduleChange};
-use redq::{NewJob, QueueEvent, RedisQueue, Retention};
+use redq::{NewJob, QueueEvent, Retention};
 use redq_tests::events::{acting, events_after, newest_event_id};
 use redq_tests::fixtures::*;
-use redq_tests::{unique_namespace, RedisServer};
+use redq_tests::unique_namespace;
 use serde_json::json;
 
 const ACTOR: &str = "cli ops@bastion";
