@@ -69,17 +69,11 @@ local JOB_LEN = 27
 local OLDEST_JOB_LEN = 19
 
 -- The stored not_before of a job due when it was enqueued: read back as its
--- enqueued_at (split_record here, stored_due in lib/lease.lua's splice,
--- driver/src/meta.rs, which takes it from this line through
--- driver/build.rs). No job is due at the epoch: enqueue makes not_before at
--- least enqueued_at.
+-- enqueued_at by the decoders (split_record here, the splice's partial
+-- decode in lib/lease.lua, and driver/src/meta.rs, which takes it from this
+-- line through driver/build.rs). No job is due at the epoch: enqueue makes
+-- not_before at least enqueued_at.
 local DUE_AT_ENQUEUE = 0
-
--- The due time of a record whose stored not_before is `not_before`.
-local function stored_due(not_before, enqueued_at)
-  if not_before == DUE_AT_ENQUEUE then return enqueued_at end
-  return not_before
-end
 
 -- Every field at its default, built by the first new_record of a call (only
 -- the scripts that create jobs pay for it).
@@ -155,7 +149,7 @@ local function split_record(raw)
     local blank = blank_record()
     for at = #m + 1, JOB_LEN do m[at] = blank[at] end
   end
-  m[M.not_before] = stored_due(m[M.not_before], m[M.enqueued_at])
+  if m[M.not_before] == DUE_AT_ENQUEUE then m[M.not_before] = m[M.enqueued_at] end
   if used < 0 then return m, '' end
   return m, string.sub(raw, used + 1)
 end

@@ -50,6 +50,9 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
   if M.queue ~= 5 or M.not_before ~= 12 or M.name ~= 16 or M.name > OLDEST_JOB_LEN then
     error('redq: lease_jobs decodes fields 5 to 16 after a 3-byte header and a 4-byte lease')
   end
+  -- The header of the last spliced record's length (a batch's records
+  -- mostly share one): looked up again only when the length changes.
+  local header, header_len
   local n = 0
   for i = 1, count do
     local raw = records[i]
@@ -62,10 +65,13 @@ local function lease_jobs(ids, lease_ms, node, instance, now)
         -- are first), about half the cost of unpacking and repacking; the
         -- fields after the lease are decoded only through the name. The
         -- record keeps its length (a lean record stays lean).
-        record = record_header(len) .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
+        if len ~= header_len then header, header_len = record_header(len), len end
+        record = header .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
         local _, _queue, _dedup_key, _dedup_ttl, _ordering_key, _priority, _seq, enqueued_at,
           not_before, _attempts, _max_attempts, _retry_window, job_name = cmsgpack.unpack_limit(raw, 12, 7)
-        due, name = stored_due(not_before, enqueued_at), job_name
+        -- Read as split_record reads it (lib/job_record.lua).
+        if not_before == DUE_AT_ENQUEUE then not_before = enqueued_at end
+        due, name = not_before, job_name
       else
         local m, payload = split_record(raw)
         m[M.lease_id] = next_lease
