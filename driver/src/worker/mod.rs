@@ -101,6 +101,7 @@ mod control;
 mod error;
 mod events;
 mod execute;
+mod handed;
 mod options;
 mod parking;
 mod presence;
@@ -133,7 +134,8 @@ pub use typed::{TypedJob, DEFAULT_QUEUE};
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
 use crate::QueueError;
 use backend::{Backend, Claimed};
-use execute::{execute, Shared};
+use execute::Shared;
+use handed::Handed;
 use presence::Totals;
 
 /// One worker loop over some queues of a [`RedisQueue`](crate::RedisQueue), a
@@ -269,16 +271,18 @@ impl Worker {
         let inbox = Arc::new(wake::Inbox::new(shared.running.clone(), control.clone()));
         // The claim loop ends on shutdown, or on an operator's quiet.
         let claiming = control.claiming(&shutdown);
-        let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
+        let slots = Arc::new(Semaphore::new(options.concurrency));
+        let hand_offs = Arc::new(Handed::new(shared.clone(), slots.clone()));
         let may_park = options.handoff && shared.queue.handoff().is_some();
-        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);
+        let mut parking =
+            parking::Parking::new(inbox.clone(), hand_offs.clone(), &queues, may_park);
         let mut duties = JoinSet::new();
         shared.queue.spawn_duties(
             &mut duties,
             Duties {
                 queues: queues.clone(),
                 inbox,
-                handed: handed_tx,
+                handed: hand_offs.clone(),
                 concurrency: options.concurrency,
                 totals: shared.totals.clone(),
                 schedules: options.schedules,
@@ -286,8 +290,6 @@ impl Worker {
             },
         );
 
-        let slots = Arc::new(Semaphore::new(options.concurrency));
-        let mut running = JoinSet::new();
         loop {
             let first = tokio::select! {
                 biased;
@@ -307,8 +309,7 @@ impl Worker {
             if !handed.is_empty() {
                 for job in handed {
                     let permit = permits.pop().expect("never more jobs than permits");
-                    let job = Claimed { job, shard: 0 };
-                    running.spawn(execute(shared.clone(), job, permit));
+                    hand_offs.start(job, permit);
                 }
                 if permits.is_empty() {
                     continue;
@@ -348,42 +349,43 @@ impl Worker {
             }
             for job in jobs {
                 let permit = permits.pop().expect("never more jobs than permits");
-                running.spawn(execute(shared.clone(), job, permit));
+                hand_offs.start_claimed(job, permit);
             }
-            while running.try_join_next().is_some() {}
         }
 
         // Shutdown: stop claiming (done), hand back jobs handed over but not
         // started, tell jobs, give them the grace period.
         parking.finish(&shared.queue).await;
+        // Every job holds a slot until its task ends, however it was started
+        // (claimed, or handed over), so all slots free means none runs.
+        let none_running = || slots.acquire_many(options.concurrency as u32);
         // Quieted: claim nothing more, let running jobs finish, and stay
         // (registered, heartbeating) until shutdown; a stop ends the wait
         // once nothing runs.
         if !shutdown.is_cancelled() {
-            loop {
-                tokio::select! {
-                    biased;
-                    _ = shutdown.cancelled() => break,
-                    _ = control.stopped().cancelled(), if running.is_empty() => break,
-                    Some(_) = running.join_next(), if !running.is_empty() => {}
-                }
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => {}
+                _ = async {
+                    control.stopped().cancelled().await;
+                    let _ = none_running().await;
+                } => {}
             }
         }
         shared.shutdown.cancel();
-        let grace = tokio::time::sleep(options.grace);
-        tokio::pin!(grace);
-        loop {
-            tokio::select! {
-                next = running.join_next() => if next.is_none() { break },
-                _ = &mut grace => {
-                    shared.hard_stop.cancel();
-                    while running.join_next().await.is_some() {}
-                    break;
-                }
-            }
+        if tokio::time::timeout(options.grace, none_running())
+            .await
+            .is_err()
+        {
+            shared.hard_stop.cancel();
+            let _ = none_running().await;
         }
         background.cancel();
         while duties.join_next().await.is_some() {}
+        // The hand-offs hold the worker's shared state, whose acks sender
+        // must be gone before the acker can stop.
+        drop(parking);
+        drop(hand_offs);
         let report = WorkerReport {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
@@ -447,7 +449,7 @@ fn claim_order(options: &WorkOptions) -> Vec<&str> {
 pub(crate) struct Duties {
     queues: Vec<String>,
     inbox: Arc<wake::Inbox>,
-    handed: tokio::sync::mpsc::UnboundedSender<crate::Job>,
+    handed: Arc<Handed>,
     concurrency: usize,
     totals: Arc<Totals>,
     /// Every worker runs a scheduler by default: any number may run at

@@ -27,6 +27,7 @@ mod flow_scripts;
 mod flow_support;
 mod gate_scripts;
 mod handoff;
+mod handoff_slots;
 mod harness;
 mod kept_results;
 mod lean_record;
