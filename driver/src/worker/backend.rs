@@ -325,7 +325,9 @@ impl Backend {
         // one-namespace worker parks.
         let mut handed = Some(duty.handed);
         for shard in self.namespaces() {
-            let handed = handed.take();
+            let handed = handed
+                .take()
+                .unwrap_or_else(|| tokio::sync::mpsc::unbounded_channel().0);
             duties.spawn(super::wake::listen_owned(
                 shard.clone(),
                 duty.queues.clone(),

@@ -101,7 +101,6 @@ mod control;
 mod error;
 mod events;
 mod execute;
-mod handed;
 mod options;
 mod parking;
 mod presence;
@@ -134,8 +133,7 @@ pub use typed::{TypedJob, DEFAULT_QUEUE};
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
 use crate::QueueError;
 use backend::{Backend, Claimed};
-use execute::Shared;
-use handed::Handed;
+use execute::{execute, Shared};
 use presence::Totals;
 
 /// One worker loop over some queues of a [`RedisQueue`](crate::RedisQueue), a
@@ -271,18 +269,16 @@ impl Worker {
         let inbox = Arc::new(wake::Inbox::new(shared.running.clone(), control.clone()));
         // The claim loop ends on shutdown, or on an operator's quiet.
         let claiming = control.claiming(&shutdown);
-        let slots = Arc::new(Semaphore::new(options.concurrency));
-        let hand_offs = Arc::new(Handed::new(shared.clone(), slots.clone()));
+        let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
         let may_park = options.handoff && shared.queue.handoff().is_some();
-        let mut parking =
-            parking::Parking::new(inbox.clone(), hand_offs.clone(), &queues, may_park);
+        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);
         let mut duties = JoinSet::new();
         shared.queue.spawn_duties(
             &mut duties,
             Duties {
                 queues: queues.clone(),
                 inbox,
-                handed: hand_offs.clone(),
+                handed: handed_tx,
                 concurrency: options.concurrency,
                 totals: shared.totals.clone(),
                 schedules: options.schedules,
@@ -290,6 +286,8 @@ impl Worker {
             },
         );
 
+        let slots = Arc::new(Semaphore::new(options.concurrency));
+        let mut running = JoinSet::new();
         loop {
             let first = tokio::select! {
                 biased;
@@ -309,7 +307,8 @@ impl Worker {
             if !handed.is_empty() {
                 for job in handed {
                     let permit = permits.pop().expect("never more jobs than permits");
-                    hand_offs.start(job, permit);
+                    let job = Claimed { job, shard: 0 };
+                    running.spawn(execute(shared.clone(), job, permit));
                 }
                 if permits.is_empty() {
                     continue;
@@ -349,43 +348,42 @@ impl Worker {
             }
             for job in jobs {
                 let permit = permits.pop().expect("never more jobs than permits");
-                hand_offs.start_claimed(job, permit);
+                running.spawn(execute(shared.clone(), job, permit));
             }
+            while running.try_join_next().is_some() {}
         }
 
         // Shutdown: stop claiming (done), hand back jobs handed over but not
         // started, tell jobs, give them the grace period.
         parking.finish(&shared.queue).await;
-        // Every job holds a slot until its task ends, however it was started
-        // (claimed, or handed over), so all slots free means none runs.
-        let none_running = || slots.acquire_many(options.concurrency as u32);
         // Quieted: claim nothing more, let running jobs finish, and stay
         // (registered, heartbeating) until shutdown; a stop ends the wait
         // once nothing runs.
         if !shutdown.is_cancelled() {
-            tokio::select! {
-                biased;
-                _ = shutdown.cancelled() => {}
-                _ = async {
-                    control.stopped().cancelled().await;
-                    let _ = none_running().await;
-                } => {}
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break,
+                    _ = control.stopped().cancelled(), if running.is_empty() => break,
+                    Some(_) = running.join_next(), if !running.is_empty() => {}
+                }
             }
         }
         shared.shutdown.cancel();
-        if tokio::time::timeout(options.grace, none_running())
-            .await
-            .is_err()
-        {
-            shared.hard_stop.cancel();
-            let _ = none_running().await;
+        let grace = tokio::time::sleep(options.grace);
+        tokio::pin!(grace);
+        loop {
+            tokio::select! {
+                next = running.join_next() => if next.is_none() { break },
+                _ = &mut grace => {
+                    shared.hard_stop.cancel();
+                    while running.join_next().await.is_some() {}
+                    break;
+                }
+            }
         }
         background.cancel();
         while duties.join_next().await.is_some() {}
-        // The hand-offs hold the worker's shared state, whose acks sender
-        // must be gone before the acker can stop.
-        drop(parking);
-        drop(hand_offs);
         let report = WorkerReport {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
@@ -449,7 +447,7 @@ fn claim_order(options: &WorkOptions) -> Vec<&str> {
 pub(crate) struct Duties {
     queues: Vec<String>,
     inbox: Arc<wake::Inbox>,
-    handed: Arc<Handed>,
+    handed: tokio::sync::mpsc::UnboundedSender<crate::Job>,
     concurrency: usize,
     totals: Arc<Totals>,
     /// Every worker runs a scheduler by default: any number may run at

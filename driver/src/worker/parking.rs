@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{Backend, Held};
-use super::handed::Handed;
 use super::wake::Inbox;
 use crate::Job;
 
@@ -25,12 +25,15 @@ const FENCE_WAIT: Duration = Duration::from_secs(1);
 /// One worker's parking state.
 pub(crate) struct Parking {
     pub inbox: Arc<Inbox>,
-    handed: Arc<Handed>,
+    handed: mpsc::UnboundedReceiver<Job>,
     /// The queue this worker is parked on, if any.
     parked_on: Option<String>,
     /// While parked: when to check the queue again (the park's end, or the
-    /// next scheduled job or lease expiry).
+    /// next scheduled job or lease expiry), the jobs the park may be handed,
+    /// and how many it was handed so far.
     wake_at: Instant,
+    capacity: usize,
+    handed_so_far: usize,
     /// Whether this worker may park at all (one queue, option on).
     allowed: bool,
     /// Unparks done; each publishes one fence on the hand-off channel.
@@ -38,12 +41,19 @@ pub(crate) struct Parking {
 }
 
 impl Parking {
-    pub fn new(inbox: Arc<Inbox>, handed: Arc<Handed>, queues: &[String], enabled: bool) -> Self {
+    pub fn new(
+        inbox: Arc<Inbox>,
+        handed: mpsc::UnboundedReceiver<Job>,
+        queues: &[String],
+        enabled: bool,
+    ) -> Self {
         Parking {
             inbox,
             handed,
             parked_on: None,
             wake_at: Instant::now(),
+            capacity: 0,
+            handed_so_far: 0,
             allowed: enabled && queues.len() == 1,
             unparks: 0,
         }
@@ -52,7 +62,15 @@ impl Parking {
     /// Jobs handed to this worker and not yet started, at most `max`: they
     /// are already leased to it, so they go before anything claimed.
     pub fn take_handed(&mut self, max: usize) -> Vec<Job> {
-        self.handed.take(max)
+        let mut jobs = Vec::new();
+        while jobs.len() < max {
+            match self.handed.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
+        self.handed_so_far += jobs.len();
+        jobs
     }
 
     /// Whether to go on waiting parked after starting handed jobs, with no
@@ -61,7 +79,7 @@ impl Parking {
         self.parked_on.is_some()
             && self.inbox.listening.load(Ordering::Acquire)
             && Instant::now() < self.wake_at
-            && self.handed.room_left()
+            && self.handed_so_far < self.capacity
             && !self.inbox.due.swap(false, Ordering::AcqRel)
     }
 
@@ -115,7 +133,8 @@ impl Parking {
                     Ok(parked) => {
                         if parked.parked {
                             self.parked_on = Some(name.clone());
-                            self.handed.parked(capacity);
+                            self.capacity = capacity;
+                            self.handed_so_far = 0;
                             sleep_for = sleep_for.min(park_for);
                         }
                         Ok(parked.due_in)
@@ -142,7 +161,6 @@ impl Parking {
     /// hand-off, and give back (release, no attempt counted) every handed
     /// job that will not run here.
     pub async fn finish(&mut self, backend: &Backend) {
-        self.handed.stop_starting();
         self.leave(backend).await;
         // Messages on one channel arrive in publish order: once every
         // unpark's fence is in, so is every job handed before it.

@@ -9,14 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
-use tokio::sync::Notify;
+use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::cancels::RunningJobs;
 use super::control::{Control, HolderMessage};
-use super::handed::{Delivered, Handed};
 use crate::park::{decode_handoff, FENCE};
-use crate::RedisQueue;
+use crate::{Job, RedisQueue};
 
 /// What the listener shares with its worker loop.
 pub(crate) struct Inbox {
@@ -57,8 +56,7 @@ impl Inbox {
 }
 
 /// Subscribe and forward wake-ups for `queues`, and jobs handed to this
-/// worker (to `handed`; `None` on a shard whose workers never park), until
-/// `stop`.
+/// worker, until `stop`.
 ///
 /// If the subscription fails (e.g. an ACL forbids pub/sub) the worker still
 /// works, never parks, and sleeps at most its `max_idle` between checks.
@@ -66,10 +64,10 @@ pub(crate) async fn listen_owned(
     queue: RedisQueue,
     queues: Vec<String>,
     inbox: Arc<Inbox>,
-    handed: Option<Arc<Handed>>,
+    handed: mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
 ) {
-    listen(&queue, &queues, &inbox, handed.as_deref(), stop).await;
+    listen(&queue, &queues, &inbox, &handed, stop).await;
     inbox.listening.store(false, Ordering::Release);
 }
 
@@ -77,7 +75,7 @@ async fn listen(
     queue: &RedisQueue,
     queues: &[String],
     inbox: &Inbox,
-    handed: Option<&Handed>,
+    handed: &mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
 ) {
     // Room for bursts: a message dropped here (a lagging receiver) would be a
@@ -127,22 +125,17 @@ async fn listen(
                     let body = message.value.as_bytes().unwrap_or_default();
                     if body == FENCE {
                         inbox.fences.fetch_add(1, Ordering::AcqRel);
-                        inbox.wake.notify_one();
                     } else {
                         match decode_handoff(body) {
                             Ok(job) => {
-                                // Started here when a slot is free; the loop
-                                // wakes only when it has something to do.
-                                let delivered = handed.map(|handed| handed.deliver(job));
-                                if delivered != Some(Delivered::Started) {
-                                    inbox.wake.notify_one();
-                                }
+                                let _ = handed.send(job);
                             }
                             // Leased to us but unreadable: its lease lapses and
                             // it is retried, as after a crash.
                             Err(e) => tracing::error!(error = %e, "undecodable hand-off"),
                         }
                     }
+                    inbox.wake.notify_one();
                 }
                 Ok(message) if message.channel.as_bytes() == holder.as_bytes() => {
                     let body = message.value.as_str().map(|s| s.to_string()).unwrap_or_default();
