@@ -14,6 +14,10 @@ mod field {
 /// `lua/lib/job_record.lua`).
 pub const JOB_RECORD_LEN: usize = field::LEN;
 
+/// The fewest fields a stored job record has (`OLDEST_JOB_LEN`): a record
+/// of an older layout, or a lean one without its trailing defaults.
+pub const OLDEST_JOB_RECORD_LEN: usize = field::OLDEST_LEN;
+
 /// A decoded meta record: everything about a job but its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {

@@ -48,7 +48,7 @@ pub mod exposed {
     pub use super::map_error;
     pub use super::queue_keys::declared as declared_queue_keys;
     pub use crate::meta::Meta as JobMeta;
-    pub use crate::meta::JOB_RECORD_LEN;
+    pub use crate::meta::{JOB_RECORD_LEN, OLDEST_JOB_RECORD_LEN};
 }
 
 /// A script as loaded: its client-side object (body and SHA-1), its

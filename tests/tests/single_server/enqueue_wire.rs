@@ -55,8 +55,10 @@ fn uint(text: &str) -> u64 {
     }
 }
 
-/// The 27 fields (lua/lib/job_record.lua's M, in order) a job created with
-/// `options` should store, given its seq, its call's enqueued_at and gate.
+/// The fields (lua/lib/job_record.lua's M, in order) a job created with
+/// `options` should store, given its seq, its call's enqueued_at and gate:
+/// lean, without its trailing defaults (down to 19 fields) and with a due
+/// time equal to enqueued_at stored as 0.
 fn expected_fields(
     options: &[String; OPTIONS],
     seq: u64,
@@ -66,7 +68,12 @@ fn expected_fields(
     let n = |v: u64| rmpv::Value::from(v);
     let s = |v: &str| rmpv::Value::from(v);
     let not_before = (enqueued_at + uint(&options[1])).max(uint(&options[2]));
-    vec![
+    let stored_due = if not_before == enqueued_at {
+        0
+    } else {
+        not_before
+    };
+    let mut fields = vec![
         n(0),                  // lease_id
         n(0),                  // lease_expiry
         s(""),                 // worker_node
@@ -78,7 +85,7 @@ fn expected_fields(
         n(uint(&options[0])),  // priority
         n(seq),                // seq
         n(enqueued_at),        // enqueued_at
-        n(not_before),         // not_before
+        n(stored_due),         // not_before
         n(uint(&options[9])),  // attempts
         n(uint(&options[6])),  // max_attempts
         n(uint(&options[7])),  // retry_window
@@ -94,7 +101,12 @@ fn expected_fields(
         s(gate),               // gate
         n(0),                  // more_gates
         s(""),                 // awaits
-    ]
+    ];
+    let at_default = |v: &rmpv::Value| v.as_u64() == Some(0) || v.as_str() == Some("");
+    while fields.len() > redq::lua::OLDEST_JOB_RECORD_LEN && fields.last().is_some_and(at_default) {
+        fields.pop();
+    }
+    fields
 }
 
 /// Re-packs a stored record's fields with `cmsgpack.pack`, as enqueue

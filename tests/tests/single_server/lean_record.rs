@@ -16,7 +16,7 @@ use redq_tests::{lua, RedisServer};
 use serde_json::json;
 
 /// The oldest record length the scripts read (`OLDEST_JOB_LEN`).
-const OLDEST: usize = 19;
+const OLDEST: usize = redq::lua::OLDEST_JOB_RECORD_LEN;
 /// Positions (from 0) of lua/lib/job_record.lua's M used here.
 const LEASE_ID: usize = 0;
 const ENQUEUED_AT: usize = 10;
