@@ -498,7 +498,7 @@ pub async fn counted_grant(broken: bool) -> Report {
             "claim",
             &[
                 (
-                    "if string.sub(raw, 1, 7) == unleased then",
+                    "      if unleased then",
                     "if false then",
                 ),
                 (
