@@ -79,6 +79,16 @@ pub struct SchedulerPass {
     pub backlog: bool,
 }
 
+impl SchedulerPass {
+    fn empty() -> Self {
+        SchedulerPass {
+            report: SchedulerReport::default(),
+            next_due: None,
+            backlog: false,
+        }
+    }
+}
+
 impl Scheduler {
     /// A scheduler for the schedules of `queue`'s namespace, with every
     /// setting at its default.
@@ -110,17 +120,21 @@ impl Scheduler {
 
     /// Loop until `cancel` fires: fire what is due, sleep until the soonest
     /// next run (at most [`Scheduler::max_idle`]), repeat. Redis errors are
-    /// logged and retried; they never end the loop. Cancelling stops at once,
-    /// even mid-call: every fire is one atomic script, so a call cut short
-    /// either happened or did not.
+    /// logged and retried; they never end the loop. Cancelling stops at once
+    /// while the scheduler sleeps or reads what is due, and after the fire in
+    /// flight otherwise (each fire is one script call, bounded by the command
+    /// timeout). So the report counts every tick this scheduler fired: a fire
+    /// cut short would have happened in Redis without being counted.
     pub async fn run(self, cancel: CancellationToken) -> SchedulerReport {
         let mut total = SchedulerReport::default();
         loop {
-            let pass = tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                pass = self.run_once() => pass,
-            };
+            let pass = self.pass(Some(&cancel)).await;
+            if cancel.is_cancelled() {
+                if let Ok(pass) = &pass {
+                    total.add(&pass.report);
+                }
+                break;
+            }
             let wait = match pass {
                 Ok(pass) => {
                     total.add(&pass.report);
@@ -151,10 +165,27 @@ impl Scheduler {
 
     /// One pass: read up to [`Scheduler::batch`] due schedules and fire each.
     pub async fn run_once(&self) -> Result<SchedulerPass, QueueError> {
-        let set = self.queue.due_schedules(self.batch).await?;
+        self.pass(None).await
+    }
+
+    /// One pass that, once `cancel` fires, starts no further fire. The read
+    /// of what is due writes nothing, so it is abandoned at once.
+    async fn pass(&self, cancel: Option<&CancellationToken>) -> Result<SchedulerPass, QueueError> {
+        let read = self.queue.due_schedules(self.batch);
+        let set = match cancel {
+            None => read.await?,
+            Some(cancel) => tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Ok(SchedulerPass::empty()),
+                set = read => set?,
+            },
+        };
         let mut report = SchedulerReport::default();
         let backlog = set.due.len() >= self.batch;
         for due in set.due {
+            if cancel.is_some_and(CancellationToken::is_cancelled) {
+                break;
+            }
             let name = due.name.clone();
             if let Err(error) = self.fire(due, set.now_ms, &mut report).await {
                 report.errors += 1;
