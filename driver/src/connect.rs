@@ -39,6 +39,7 @@ pub struct RedisQueueBuilder {
     tls_ca_pem: Option<Vec<u8>>,
     /// Who this handle's operator actions are recorded as (`events/actor.rs`).
     actor: Option<String>,
+    script_calls: scripts::ScriptCalls,
 }
 
 impl std::fmt::Debug for RedisQueueBuilder {
@@ -51,6 +52,7 @@ impl std::fmt::Debug for RedisQueueBuilder {
             .field("payload_limit", &self.payload_limit)
             .field("command_timeout", &self.command_timeout)
             .field("tls_ca_pem", &self.tls_ca_pem.as_ref().map(|p| p.len()))
+            .field("script_calls", &self.script_calls)
             .finish()
     }
 }
@@ -66,7 +68,21 @@ impl RedisQueueBuilder {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             tls_ca_pem: None,
             actor: None,
+            script_calls: scripts::ScriptCalls::default(),
         }
+    }
+
+    /// How the scripts are called (default [`ScriptCalls::Eval`]:
+    /// `EVALSHA`); [`ScriptCalls::Functions`] calls them as Redis Functions,
+    /// which costs the server less a call, and [`connect`](Self::connect)
+    /// fails with a plain sentence on a server without them.
+    ///
+    /// [`ScriptCalls::Eval`]: crate::ScriptCalls::Eval
+    /// [`ScriptCalls::Functions`]: crate::ScriptCalls::Functions
+    #[must_use]
+    pub fn script_calls(mut self, calls: scripts::ScriptCalls) -> Self {
+        self.script_calls = calls;
+        self
     }
 
     /// Trust the certificate authorities in `pem` (one or more PEM
@@ -195,7 +211,7 @@ impl RedisQueueBuilder {
         pool.init()
             .await
             .map_err(|e| connect_error(e, &redacted, self.command_timeout))?;
-        scripts::load_all(pool.next())
+        scripts::load_all(pool.next(), self.script_calls)
             .await
             .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
         let keys = Keys::new(&self.namespace);
@@ -222,6 +238,7 @@ impl RedisQueueBuilder {
                 held: crate::remembered::Remembered::new(),
                 coalescer: Default::default(),
                 actor: self.actor,
+                script_calls: self.script_calls,
             }),
         })
     }

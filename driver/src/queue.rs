@@ -65,6 +65,14 @@ impl RedisQueue {
         self.inner.pool.next()
     }
 
+    /// A connection and how this handle calls the scripts.
+    pub(crate) fn caller(&self) -> scripts::Caller<'_> {
+        scripts::Caller {
+            client: self.client(),
+            calls: self.inner.script_calls,
+        }
+    }
+
     pub(crate) fn queue_keys(&self, queue: &str) -> Result<Arc<QueueKeys>, QueueError> {
         if let Some(keys) = self
             .inner
@@ -98,7 +106,7 @@ impl RedisQueue {
         argv.push(text(self.inner.keys.wake_channel()));
         argv.append(&mut args);
         self.attribute(op, &mut argv);
-        scripts::run(self.client(), op, &keys, argv)
+        scripts::run(self.caller(), op, &keys, argv)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
@@ -236,7 +244,7 @@ impl RedisQueue {
             gate,
             jobs,
         };
-        let reply = scripts::run_with(self.client(), Op::Enqueue, &keys, &args)
+        let reply = scripts::run_with(self.caller(), Op::Enqueue, &keys, &args)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
         let items = reply::array(reply)?;

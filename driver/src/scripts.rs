@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 use fred::bytes::Bytes;
 use fred::clients::Client;
-use fred::interfaces::LuaInterface;
+use fred::interfaces::{FunctionInterface, LuaInterface};
 use fred::types::scripts::Script;
 use fred::types::Value;
 
@@ -44,19 +44,62 @@ pub use catalogue::Op;
 /// re-compose the scripts, and can pin their own decoder to the driver's.
 pub mod exposed {
     pub use super::catalogue::{MODULES, SCRIPTS};
-    pub use super::compose::{compose, compose_with, includes, needed_modules, Composed};
+    pub use super::compose::{
+        compose, compose_function, compose_with, includes, needed_modules, Composed,
+    };
+    pub use super::function_name;
     pub use super::map_error;
     pub use super::queue_keys::declared as declared_queue_keys;
     pub use crate::meta::Meta as JobMeta;
     pub use crate::meta::{JOB_RECORD_LEN, OLDEST_JOB_RECORD_LEN};
 }
 
+/// How a handle calls the scripts ([`crate::RedisQueueBuilder::script_calls`]).
+///
+/// Both run the same composition of the same files, so they behave the
+/// same; they differ in what a call costs the server and in what they leave
+/// on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScriptCalls {
+    /// `EVALSHA` (the default): each script is loaded with `SCRIPT LOAD` at
+    /// connect and reloaded after `NOSCRIPT`. Every call runs the script's
+    /// whole text, building the helper modules it touches again.
+    #[default]
+    Eval,
+    /// `FCALL` of Redis Functions (Redis 7.0 or later, Valkey): each script
+    /// is a library of one function, `redq_<script>_<hash of its text>`,
+    /// loaded at its first call on a server (`FUNCTION LOAD REPLACE`, again
+    /// after "Function not found": a server restarted without persistence,
+    /// `FUNCTION FLUSH`, a new shard). What a call builds (the modules'
+    /// functions and tables) stays built between calls, which saves about a
+    /// quarter of the server's time on a call of one job (docs/performance.md).
+    /// The libraries are server state (replicated, kept in RDB and AOF);
+    /// their names carry the text's hash, so two driver versions each call
+    /// their own, and an old version's are left for an operator to drop
+    /// (`FUNCTION DELETE`). Needs the `FCALL` and `FUNCTION` commands
+    /// (an ACL user needs `+fcall +function|load`).
+    Functions,
+}
+
+/// What a script call needs from its handle: a connection and how to call.
+#[derive(Clone, Copy)]
+pub(crate) struct Caller<'a> {
+    pub client: &'a Client,
+    pub calls: ScriptCalls,
+}
+
 /// A script as loaded: its client-side object (body and SHA-1), its
-/// composition (to explain its errors) and, for a queue script, where its
-/// keys are in a queue's key list.
+/// composition (to explain its errors), its function library and, for a
+/// queue script, where its keys are in a queue's key list.
 struct Loaded {
     script: Script,
     composed: compose::Composed,
+    /// The one function of its library (`redq_<name>_<hash>`).
+    function_name: String,
+    /// The library, composed at its first use.
+    library: std::sync::OnceLock<compose::Composed>,
+    /// The script's name (`lua/<name>.lua`).
+    name: &'static str,
     /// Its KEYS, as positions in [`crate::keys::Keys::queue`]'s list (`None`:
     /// it takes the keys its caller passes, as they are).
     queue_key_positions: Option<Vec<usize>>,
@@ -76,16 +119,54 @@ static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
                     })
                     .collect()
             });
+            let script = Script::from_lua(composed.text.clone());
+            // The hash of the script's text: a change to any file it is
+            // composed from names a new library.
+            let function_name = format!("redq_{name}_{}", &script.sha1()[..16]);
             Loaded {
-                script: Script::from_lua(composed.text.clone()),
+                script,
                 composed,
+                function_name,
+                library: std::sync::OnceLock::new(),
+                name,
                 queue_key_positions,
             }
         })
         .collect()
 });
 
+/// The function a script is called as with [`ScriptCalls::Functions`]
+/// (`redq_<name>_<hash>`), for tests and tools (`None`: no such script).
+pub fn function_name(script: &str) -> Option<&'static str> {
+    SCRIPTS
+        .iter()
+        .find(|loaded| loaded.name == script)
+        .map(|loaded| loaded.function_name.as_str())
+}
+
 impl Loaded {
+    /// The script's function library (composed once, at its first use).
+    fn library(&self) -> &compose::Composed {
+        self.library.get_or_init(|| {
+            let source = catalogue::SCRIPTS
+                .iter()
+                .find(|(name, _)| *name == self.name)
+                .map(|(_, source)| *source)
+                .expect("a loaded script is in the catalogue");
+            compose::compose_function(self.name, source, &self.function_name)
+        })
+    }
+
+    /// `FUNCTION LOAD REPLACE` its library (on every primary of a cluster).
+    /// REPLACE makes loading idempotent: a library of this name holds this
+    /// very text, so replacing it changes nothing but what it had built.
+    async fn load_function(&self, client: &Client) -> Result<(), fred::error::Error> {
+        client
+            .function_load_cluster::<Value, _>(true, self.library().text.clone())
+            .await
+            .map(|_| ())
+    }
+
     /// The keys a call sends, from `keys` (for a queue script, a queue's
     /// whole key list then any keys of the script's own): a queue script's
     /// own subset of the list, then the rest; any other script's, as given.
@@ -123,23 +204,47 @@ impl Loaded {
     }
 }
 
-/// `SCRIPT LOAD` every script (done at connect; `NOSCRIPT` reloads later).
-pub async fn load_all(client: &Client) -> Result<(), fred::error::Error> {
-    for loaded in SCRIPTS.iter() {
-        loaded.script.load(client).await?;
+/// Ready the scripts at connect: `SCRIPT LOAD` every script for
+/// [`ScriptCalls::Eval`] (`NOSCRIPT` reloads later). For
+/// [`ScriptCalls::Functions`] each library is loaded at its first call, so
+/// a connect only checks that the server has Functions: a plain sentence
+/// rather than an unknown command at the first call.
+pub async fn load_all(client: &Client, calls: ScriptCalls) -> Result<(), fred::error::Error> {
+    match calls {
+        ScriptCalls::Eval => {
+            for loaded in SCRIPTS.iter() {
+                loaded.script.load(client).await?;
+            }
+        }
+        ScriptCalls::Functions => {
+            let probe: Result<Value, _> = client
+                .function_list(Some(SCRIPTS[0].function_name.as_str()), false)
+                .await;
+            if let Err(err) = probe {
+                let details = err.details().to_owned();
+                let why = if details.to_ascii_lowercase().contains("unknown command") {
+                    "this server has no Redis Functions (they need Redis 7.0 or later, or \
+                     Valkey): connect with ScriptCalls::Eval"
+                        .to_owned()
+                } else {
+                    format!("calling scripts as functions needs the FUNCTION command: {details}")
+                };
+                return Err(fred::error::Error::new(err.kind().clone(), why));
+            }
+        }
     }
     Ok(())
 }
 
 /// Run `op` with the queue's keys, reloading it on `NOSCRIPT` (a few times
 /// at most, then sending its body).
-pub async fn run(
-    client: &Client,
+pub(crate) async fn run(
+    caller: Caller<'_>,
     op: Op,
     keys: &QueueKeys,
     args: Vec<Value>,
 ) -> Result<Value, fred::error::Error> {
-    run_with(client, op, keys, &args[..]).await
+    run_with(caller, op, keys, &args[..]).await
 }
 
 /// The arguments of a script call, written into its command (again on a
@@ -193,14 +298,18 @@ impl From<Arg<'_>> for Value {
 }
 
 /// [`run`] with arguments that write themselves into the command.
-pub async fn run_with<A: Args + ?Sized>(
-    client: &Client,
+pub(crate) async fn run_with<A: Args + ?Sized>(
+    caller: Caller<'_>,
     op: Op,
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
+    let client = caller.client;
     let loaded = &SCRIPTS[op.index()];
     loaded.check_keys(op, keys)?;
+    if caller.calls == ScriptCalls::Functions {
+        return run_function(client, op, loaded, keys, args).await;
+    }
     let script = &loaded.script;
     let mut reloads = 0;
     loop {
@@ -228,12 +337,46 @@ pub async fn run_with<A: Args + ?Sized>(
 /// sends the script's body instead.
 const NOSCRIPT_RELOADS: u32 = 3;
 
-/// How a call names its script: by SHA1 (EVALSHA, the usual way) or by
-/// sending its body (EVAL).
+/// [`run_with`] by `FCALL`. "Function not found" ran nothing (a server
+/// without the library: restarted without persistence, flushed, a new
+/// shard), so the library is loaded and the call sent again; flushed after
+/// every reload, the call goes as the script's body (EVAL), which no flush
+/// can outrun, as on the `EVALSHA` path.
+async fn run_function<A: Args + ?Sized>(
+    client: &Client,
+    op: Op,
+    loaded: &Loaded,
+    keys: &QueueKeys,
+    args: &A,
+) -> Result<Value, fred::error::Error> {
+    let mut reloads = 0;
+    loop {
+        match call(client, op, loaded, keys, args, By::Function).await {
+            Err(err) if function_missing(&err) && reloads < NOSCRIPT_RELOADS => {
+                reloads += 1;
+                loaded.load_function(client).await?;
+            }
+            Err(err) if function_missing(&err) => {
+                return call(client, op, loaded, keys, args, By::Body).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether `err` is the server's reply to an `FCALL` of a function it
+/// does not have.
+fn function_missing(err: &fred::error::Error) -> bool {
+    err.details().contains("Function not found")
+}
+
+/// How a call names its script: by SHA1 (EVALSHA, the usual way), by
+/// sending its body (EVAL), or as its library's function (FCALL).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum By {
     Sha,
     Body,
+    Function,
 }
 
 /// Whether fred may resend `op` by itself after a dropped connection.
@@ -266,9 +409,14 @@ async fn call<A: Args + ?Sized>(
         let mut argv = Vec::with_capacity(args.count());
         args.write(&mut argv);
         let keys: Vec<fred::types::Key> = keys.cloned().collect();
-        return match body {
-            Some(body) => client.eval(body.clone(), keys, argv).await,
-            None => client.evalsha(script.sha1().clone(), keys, argv).await,
+        return match (by, body) {
+            (By::Function, _) => {
+                client
+                    .fcall(loaded.function_name.as_str(), keys, argv)
+                    .await
+            }
+            (_, Some(body)) => client.eval(body.clone(), keys, argv).await,
+            (_, None) => client.evalsha(script.sha1().clone(), keys, argv).await,
         };
     }
     use fred::interfaces::ClientLike;
@@ -279,9 +427,14 @@ async fn call<A: Args + ?Sized>(
     // Converted to `Value`s by the client as it takes the command.
     let key_count = keys.clone().count();
     let mut command = Vec::with_capacity(2 + key_count + args.count());
-    command.push(Arg::Bytes(match body {
-        Some(body) => body.inner(),
-        None => script.sha1().inner(),
+    let function_name;
+    command.push(Arg::Bytes(match (by, body) {
+        (By::Function, _) => {
+            function_name = Bytes::from(loaded.function_name.clone());
+            &function_name
+        }
+        (_, Some(body)) => body.inner(),
+        (_, None) => script.sha1().inner(),
     }));
     command.push(Arg::Uint(key_count as u64));
     command.extend(keys.clone().map(|k| Arg::Bytes(k.inner())));
@@ -293,7 +446,11 @@ async fn call<A: Args + ?Sized>(
         .next()
         .map(|key| fred::util::redis_keyslot(key.as_bytes()))
         .unwrap_or(0);
-    let name = if body.is_some() { "EVAL" } else { "EVALSHA" };
+    let name = match (by, body) {
+        (By::Function, _) => "FCALL",
+        (_, Some(_)) => "EVAL",
+        (_, None) => "EVALSHA",
+    };
     let command_name =
         fred::types::CustomCommand::new_static(name, fred::types::ClusterHash::Custom(slot), false);
     client
@@ -390,9 +547,16 @@ pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> Queue
 }
 
 /// `details` with its Lua lines traced to their files, when it is an error
-/// of one of the scripts (Redis names the script by SHA-1: "script: <sha>").
+/// of one of the scripts (Redis names a script by SHA-1, "script: <sha>",
+/// and a function by its name, "script: redq_claim_<hash>").
 fn explain(details: &str) -> Option<String> {
     let at = details.find("script: ")? + "script: ".len();
+    let named = details[at..]
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()?;
+    if let Some(loaded) = SCRIPTS.iter().find(|l| l.function_name == named) {
+        return Some(loaded.library().explain(details));
+    }
     let sha = details.get(at..at + 40)?;
     let loaded = SCRIPTS
         .iter()

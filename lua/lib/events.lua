@@ -21,11 +21,13 @@ local EVENTS_MAXLEN = 10000
 local ACTOR_MARK = '\0by\0'
 local MAX_ACTOR_BYTES = 128
 
+-- per call: begin (a function library runs these at every call's entry)
 local ARGC, BY = #ARGV, ''
 if ARGC > 0 and string.sub(ARGV[ARGC], 1, #ACTOR_MARK) == ACTOR_MARK then
   BY = string.sub(ARGV[ARGC], #ACTOR_MARK + 1, #ACTOR_MARK + MAX_ACTOR_BYTES)
   ARGC = ARGC - 1
 end
+-- per call: end
 
 -- Append one event of `kind` about `queue` to `stream` (K.events, or the
 -- registry scripts' own key); `...` are further field, value pairs. The

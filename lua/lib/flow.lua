@@ -22,6 +22,7 @@
 -- K.lim_starts ("K\n<ms, 13 digits>\n<lease id>"; the queue's own as K = ""),
 -- trimmed to the window whenever that key starts again.
 -- include: keys job_record flow_spec
+-- composed per call: key_limits and unsettled are what this call read and changed
 
 -- Key K's limit { c, r, p, override }: its override, else the each-key
 -- default. Read once a call per key (load_key_limits reads many at once).

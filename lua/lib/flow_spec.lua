@@ -4,6 +4,7 @@
 -- call) and never builds flow.lua's functions (driver/src/scripts/compose.rs:
 -- modules are run at their first use).
 -- include: keys
+-- composed per call: flow_read and flow_cached are the call's own read of its queue's limits
 
 local NO_LIMITS = { qc = 0, qr = 0, qp = 0, kc = 0, kr = 0, kp = 0 }
 local FLOW_ZEROS = '0 0 0 0 0 0'

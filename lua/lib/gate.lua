@@ -4,6 +4,7 @@
 -- where their own queue's claim decides them (lib/gate_decide.lua). Also the
 -- paged deletion of finished gates' data. Layout: KEYS 35 to 41 (lib/keys.lua).
 -- include: keys job_record ordering gate_record events
+-- composed per call: wf.trimmed and the batch cache (wf.cache, wf.changed) are this call's
 --
 -- Its helpers are fields of one table, wf: a script may have at most 200
 -- locals, and the claim, ack and nack scripts are near it.

@@ -16,6 +16,7 @@
 -- paid about 22k instructions for the five).
 local JOB_OPTION_COUNT = 14
 local OPTION_ROW = 5
+-- composed memo: job_options (the option table, built at first use)
 local job_options
 local function option_specs()
   if not job_options then

@@ -77,6 +77,7 @@ local DUE_AT_ENQUEUE = 0
 
 -- Every field at its default, built by the first new_record of a call (only
 -- the scripts that create jobs pay for it).
+-- composed memo: job_blank (the defaults, built at first use)
 local job_blank
 
 -- A new record, every field at its default ("" for the text fields, else 0);
@@ -102,6 +103,7 @@ end
 
 -- The msgpack array16 header of a record of `len` fields (every length
 -- stored is above 15), built once a length and call.
+-- composed memo: record_headers (a header a length, built at first use)
 local record_headers = {}
 local function record_header(len)
   local header = record_headers[len]

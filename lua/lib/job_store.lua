@@ -1,6 +1,7 @@
 -- lib/job_store.lua: reading and writing a job's record in {ns}:jobs (K.jobs)
 -- when a script changes its meta but never its payload.
 -- include: keys job_record
+-- composed per call: payload_of holds the payloads this call read
 
 -- Payloads of the records load_meta read, for store_meta to write back.
 local payload_of = {}

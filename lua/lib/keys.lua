@@ -67,5 +67,7 @@
 -- QUEUE_KEY_COUNT, how many queue keys the script takes.
 -- composed inline: two plain locals cost less than a function run to define them
 
+-- per call: begin (a function library runs these at every call's entry)
 local QUEUE = ARGV[1]
 local CHANNEL = ARGV[2]
+-- per call: end

@@ -34,6 +34,20 @@ pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
     rules
 }
 
+/// [`worker_acl`] for a handle that calls the scripts as Redis Functions
+/// (`ScriptCalls::Functions`): `FCALL` and loading a library (and the
+/// connect's `FUNCTION LIST` probe) instead of `EVALSHA` and `SCRIPT LOAD`.
+pub fn functions_worker_acl(ns: &str, password: &str) -> Vec<String> {
+    worker_acl(ns, password)
+        .into_iter()
+        .flat_map(|rule| match rule.as_str() {
+            "+evalsha" => vec!["+fcall".to_owned()],
+            "+script|load" => vec!["+function|load".to_owned(), "+function|list".to_owned()],
+            _ => vec![rule],
+        })
+        .collect()
+}
+
 /// A viewer may run the scripts but no write command inside them, and
 /// publish nothing: every mutation is refused at its first write.
 pub fn viewer_acl(ns: &str, password: &str) -> Vec<String> {

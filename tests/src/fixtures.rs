@@ -28,12 +28,27 @@ pub async fn queue(server: &RedisServer, test: &str) -> RedisQueue {
 }
 
 /// Another handle on the same namespace, with its own worker identity.
+///
+/// `REDQ_TEST_SCRIPT_CALLS=functions` makes these handles call the scripts
+/// as Redis Functions, to run the tests built on them that way
+/// (`REDQ_TEST_SCRIPT_CALLS=functions cargo test -p redq-tests --test
+/// single_server`); unset, or `eval`, they use the default.
 pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
     RedisQueue::builder(&server.url())
         .namespace(namespace)
+        .script_calls(script_calls())
         .connect()
         .await
         .expect("connecting to the test redis")
+}
+
+/// The script calls `REDQ_TEST_SCRIPT_CALLS` asks for (see [`handle`]).
+pub fn script_calls() -> redq::ScriptCalls {
+    match std::env::var("REDQ_TEST_SCRIPT_CALLS").as_deref() {
+        Ok("functions") => redq::ScriptCalls::Functions,
+        Ok("eval") | Ok("") | Err(_) => redq::ScriptCalls::Eval,
+        Ok(other) => panic!("REDQ_TEST_SCRIPT_CALLS is eval or functions, not {other:?}"),
+    }
 }
 
 /// How many keys the server holds.

@@ -27,10 +27,14 @@ pub struct BenchArgs {
     pub batch: usize,
     /// Shards the queue is spread over (S, default 1: a plain namespace).
     pub shards: usize,
+    /// How the driver calls its scripts (`--script-calls eval|functions`,
+    /// default eval).
+    pub script_calls: redq::ScriptCalls,
 }
 
-const VALUE_FLAGS: [&str; 10] = [
+const VALUE_FLAGS: [&str; 11] = [
     "shards",
+    "script-calls",
     "case",
     "n",
     "c",
@@ -97,6 +101,15 @@ impl BenchArgs {
             window: number("window", 100)?,
             batch: number("batch", 1000)?,
             shards: number("shards", 1)?,
+            script_calls: match seen.get("script-calls").map(String::as_str) {
+                None | Some("eval") => redq::ScriptCalls::Eval,
+                Some("functions") => redq::ScriptCalls::Functions,
+                Some(other) => {
+                    return Err(format!(
+                        "--script-calls is eval or functions, got {other:?}"
+                    ))
+                }
+            },
         };
         if args.n == 0
             || args.c == 0
@@ -158,5 +171,14 @@ mod tests {
         assert!(parse("--case x --redis r --c 0")
             .unwrap_err()
             .contains("at least 1"));
+        assert!(parse("--case x --redis r --script-calls fcall")
+            .unwrap_err()
+            .contains("--script-calls is eval or functions"));
+        assert_eq!(
+            parse("--case x --redis r --script-calls functions")
+                .unwrap()
+                .script_calls,
+            redq::ScriptCalls::Functions
+        );
     }
 }

@@ -74,7 +74,7 @@ pub fn main(raw: &[String]) -> ExitCode {
 
 async fn run(args: &BenchArgs) -> Result<String, String> {
     let namespace = format!("bench-{}", ulid::Ulid::new());
-    let builder = redq::RedisQueue::builder(&args.redis);
+    let builder = redq::RedisQueue::builder(&args.redis).script_calls(args.script_calls);
     let fields = if args.shards > 1 {
         let queue = redq::ShardedQueue::connect(builder, &namespace, args.shards)
             .await
@@ -92,6 +92,9 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
     line.insert("system".into(), json!("redq"));
     line.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     line.insert("case".into(), json!(args.case));
+    if args.script_calls == redq::ScriptCalls::Functions {
+        line.insert("script_calls".into(), json!("functions"));
+    }
     let jobs = if args.case == "latency" {
         args.lat_n
     } else {

@@ -66,7 +66,7 @@ impl RedisQueue {
             self.inner.keys.tombstones(),
         ]);
         let items = reply::array(
-            scripts::run(self.client(), Op::KeptGet, &keys, vec![text(id)])
+            scripts::run(self.caller(), Op::KeptGet, &keys, vec![text(id)])
                 .await
                 .map_err(|e| scripts::map_error(e, self.inner.timeout))?,
         )?;

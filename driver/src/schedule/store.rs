@@ -90,7 +90,7 @@ impl RedisQueue {
 
     /// Run a schedule script that touches no queue (KEYS = the two schedule keys).
     async fn run_schedules(&self, op: Op, args: Vec<Value>) -> Result<Value, QueueError> {
-        scripts::run(self.client(), op, &self.schedule_keys(), args)
+        scripts::run(self.caller(), op, &self.schedule_keys(), args)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
@@ -103,7 +103,7 @@ impl RedisQueue {
         let mut keys = self.schedule_keys();
         keys.0.push(self.inner.keys.events().into());
         self.attribute(op, &mut args);
-        scripts::run(self.client(), op, &keys, args)
+        scripts::run(self.caller(), op, &keys, args)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
@@ -123,7 +123,7 @@ impl RedisQueue {
         argv.push(text(self.inner.keys.wake_channel()));
         argv.append(&mut args);
         self.attribute(op, &mut argv);
-        scripts::run(self.client(), op, &QueueKeys(keys), argv)
+        scripts::run(self.caller(), op, &QueueKeys(keys), argv)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }

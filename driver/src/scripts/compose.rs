@@ -131,6 +131,53 @@ enum Composition {
 
 const INLINE_MARK: &str = "-- composed inline:";
 const EAGER_MARK: &str = "-- composed eager:";
+/// A lazy module whose top-level locals hold state of one call (a cache of
+/// what the call read): in a function library its table is made unbuilt
+/// again at every call's entry (see [`compose_function`]).
+const PER_CALL_MARK: &str = "-- composed per call:";
+/// A memo of a module: a top-level local its functions fill once and never
+/// change after (derived from constants only), so it may outlive a call.
+#[cfg(test)]
+const MEMO_MARK: &str = "-- composed memo:";
+/// The lines of an inline module that read the call's own arguments
+/// (`local QUEUE = ARGV[1]`), from this line to [`PER_CALL_END`]: in a
+/// function library they run at every call's entry.
+const PER_CALL_BEGIN: &str = "-- per call: begin";
+const PER_CALL_END: &str = "-- per call: end";
+
+/// Whether lazy module text `module_text` keeps state of one call.
+fn per_call(module_text: &str) -> bool {
+    module_text
+        .lines()
+        .any(|line| line.starts_with(PER_CALL_MARK))
+}
+
+/// The locals module text `module_text` declares as memos
+/// (`-- composed memo: name <why>`).
+#[cfg(test)]
+pub(crate) fn memos(module_text: &str) -> Vec<&str> {
+    module_text
+        .lines()
+        .filter_map(|line| line.strip_prefix(MEMO_MARK))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect()
+}
+
+/// The names the per-call blocks of module text `module_text` declare.
+pub(crate) fn per_call_names(module_text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut inside = false;
+    for line in module_text.lines() {
+        if line.starts_with(PER_CALL_BEGIN) {
+            inside = true;
+        } else if line.starts_with(PER_CALL_END) {
+            inside = false;
+        } else if inside {
+            names.extend(defined(line));
+        }
+    }
+    names
+}
 
 fn composition(module_text: &str) -> Composition {
     let says = |mark: &str| module_text.lines().any(|line| line.starts_with(mark));
@@ -197,6 +244,61 @@ pub fn compose_with(
     source: &str,
     module_text: &mut dyn FnMut(&str) -> String,
 ) -> Composed {
+    compose_as(name, source, module_text, Form::Script)
+}
+
+/// Script `name` composed as a Redis Function library of one function,
+/// `function_name` (also the library's name), for `FCALL`: the same text
+/// as [`compose`]'s, so the same behaviour, arranged so that what a call
+/// builds stays built.
+///
+/// The modules (the count line, the lazy tables, every module, the lazy
+/// builder) become the body of `build__`, run once, at the first call
+/// (Redis refuses `setmetatable` while a library loads); the script's own
+/// text becomes the function `build__` returns, run at every call. `KEYS`
+/// and `ARGV` are locals of the library, set by every call before anything
+/// reads them, so the bound `KEYS[i]` and every read of `ARGV` see the
+/// call's own. What a module keeps of one call is started again at the
+/// call's entry: an inline module's per-call block (`-- per call: begin`,
+/// its locals declared in `build__`, assigned there), and a lazy module
+/// marked `-- composed per call:` made unbuilt (its table given back its
+/// metatable), so its first use in the call builds it afresh, exactly as in
+/// a script. Every other module's state is constant or a declared memo (a
+/// unit test checks that no function assigns a module's top-level local
+/// otherwise).
+pub fn compose_function(name: &str, source: &str, function_name: &str) -> Composed {
+    compose_as(
+        name,
+        source,
+        &mut |text| text.to_owned(),
+        Form::Function(function_name),
+    )
+}
+
+/// What the composition is for.
+#[derive(Clone, Copy)]
+enum Form<'a> {
+    /// A script, for `EVALSHA`.
+    Script,
+    /// A function library whose one function has this name, for `FCALL`.
+    Function(&'a str),
+}
+
+/// The flags of a script's shebang line (`#!lua flags=no-writes,allow-oom`).
+fn shebang_flags(shebang: &str) -> Vec<&str> {
+    shebang
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("flags="))
+        .map(|flags| flags.split(',').filter(|f| !f.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+fn compose_as(
+    name: &str,
+    source: &str,
+    module_text: &mut dyn FnMut(&str) -> String,
+    form: Form,
+) -> Composed {
     let (shebang, body) = source
         .split_once('\n')
         .expect("every script starts with a shebang line");
@@ -206,7 +308,25 @@ pub fn compose_with(
         queue_keys: None,
     };
     let script_file = format!("lua/{name}.lua");
-    composed.push(&script_file, 1, shebang);
+    match form {
+        Form::Script => composed.push(&script_file, 1, shebang),
+        Form::Function(function_name) => {
+            assert!(
+                function_name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+                "a function name is letters, digits and underscores: {function_name}"
+            );
+            composed.push_generated(&format!("#!lua name={function_name}"));
+            composed.push_generated("local KEYS, ARGV");
+            composed.push_generated("local run__");
+            composed.push_generated("local function build__()");
+        }
+    }
+    // In a function library: the per-call blocks of the inline modules, run
+    // at every call's entry, and the per-call lazy modules' tables.
+    let mut entry_blocks: Vec<(String, usize, String)> = Vec::new();
+    let mut per_call_tables: Vec<String> = Vec::new();
     let modules: Vec<(&str, String)> = needed_modules(source)
         .into_iter()
         .map(|m| (m, module_text(module(m))))
@@ -249,8 +369,23 @@ pub fn compose_with(
              lua/lib/{}.lua, which is lazy and built only after every module that runs at once",
             lazy_include.unwrap_or_default()
         );
+        let blocks = per_call_names(text);
+        assert!(
+            blocks.is_empty() || matches!(composition(text), Composition::Inline),
+            "{file} has a per-call block but is not composed inline: its locals would be \
+             copies the call's entry cannot assign"
+        );
+        let rebuilt_each_call = matches!(composition(text), Composition::Lazy) && per_call(text);
+        if matches!(form, Form::Function(_)) && !rebuilt_each_call {
+            check_build_reads_no_call(&file, &renamed);
+        }
         match composition(text) {
-            Composition::Inline => composed.push(&file, 1, &renamed),
+            Composition::Inline if blocks.is_empty() || matches!(form, Form::Script) => {
+                composed.push(&file, 1, &renamed)
+            }
+            Composition::Inline => {
+                composed.push_moving_per_call_blocks(&file, &renamed, &mut entry_blocks)
+            }
             Composition::Eager => {
                 let names = names.join(", ");
                 composed.push_generated(&format!("local {names} = (function()"));
@@ -259,6 +394,9 @@ pub fn compose_with(
             }
             Composition::Lazy => {
                 let table = lazy_table(module_name);
+                if per_call(text) {
+                    per_call_tables.push(table.clone());
+                }
                 renames.extend(names.iter().map(|n| (n.to_string(), table.clone())));
                 lazy.push(LazyModule {
                     table,
@@ -274,16 +412,72 @@ pub fn compose_with(
     if takes_queue_keys {
         outer.push("QUEUE_KEY_COUNT"); // the count line queue_keys.rs writes
     }
+    if matches!(form, Form::Function(_)) {
+        outer.extend(["KEYS", "ARGV"]); // the library's locals
+    }
     if !lazy.is_empty() {
         check_lazy_limits(&script_file, &lazy, &outer);
         composed.push_lazy_modules(&lazy);
     }
     let body = rename(body, &renames);
-    composed.push(&script_file, 2, &body);
+    match form {
+        Form::Script => composed.push(&script_file, 2, &body),
+        Form::Function(function_name) => {
+            composed.push_generated("return function()");
+            for table in &per_call_tables {
+                composed.push_generated(&format!(
+                    "if getmetatable({table}) == nil then {table} = setmetatable({{}}, {LAZY_METATABLE}) end"
+                ));
+            }
+            for (file, line, text) in &entry_blocks {
+                composed.push(file, *line, text);
+            }
+            composed.push(&script_file, 2, &body);
+            composed.push_generated("end end");
+            let flags: Vec<String> = shebang_flags(shebang)
+                .iter()
+                .map(|flag| format!("'{flag}'"))
+                .collect();
+            composed.push_generated(&format!(
+                "redis.register_function{{function_name = '{function_name}', callback = \
+                 function(keys, args) KEYS, ARGV = keys, args if not run__ then run__ = build__() end \
+                 return run__() end, flags = {{ {} }}}}",
+                flags.join(", ")
+            ));
+        }
+    }
     if takes_queue_keys {
         composed.bind_queue_keys(COUNT_PLACEHOLDER);
     }
     composed
+}
+
+/// Panics when module text `text` (of `file`) reads the call's keys or
+/// arguments at its top level outside a per-call block: in a function
+/// library that code runs once, so it would keep the first call's.
+fn check_build_reads_no_call(file: &str, text: &str) {
+    let mut inside = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with(PER_CALL_BEGIN) {
+            inside = true;
+        } else if line.starts_with(PER_CALL_END) {
+            inside = false;
+        }
+        let code = line.split("--").next().unwrap_or("");
+        // A one-line function at the top level reads them when called.
+        let top_level = !code.starts_with([' ', '\t'])
+            && !code.starts_with("local function ")
+            && !code.starts_with("function ");
+        let reads_call = code_words(code)
+            .into_iter()
+            .any(|(start, end)| matches!(&code[start..end], "ARGV" | "KEYS" | "K"));
+        assert!(
+            inside || !top_level || !reads_call,
+            "{file}:{}: reads the call's keys or arguments at its top level: put it in a \
+             per-call block (`{PER_CALL_BEGIN}` ... `{PER_CALL_END}`)",
+            i + 1
+        );
+    }
 }
 
 /// The table a lazy module's locals are read from: `flow__.hold`.
@@ -419,6 +613,51 @@ impl Composed {
         self.push_generated("end end");
     }
 
+    /// Append inline module `text` (of `file`) with each per-call block
+    /// replaced by one line declaring its locals; the block's lines go to
+    /// `entry` (each `local ` dropped: they assign those locals), to run at
+    /// every call's entry.
+    fn push_moving_per_call_blocks(
+        &mut self,
+        file: &str,
+        text: &str,
+        entry: &mut Vec<(String, usize, String)>,
+    ) {
+        let lines: Vec<&str> = text.lines().collect();
+        // The run of lines pushed as they are, from file line `run_start`.
+        let mut run_start = 1;
+        let mut run = String::new();
+        let mut at = 0;
+        while at < lines.len() {
+            let line = lines[at];
+            run.push_str(line);
+            run.push('\n');
+            at += 1;
+            if !line.starts_with(PER_CALL_BEGIN) {
+                continue;
+            }
+            self.push(file, run_start, &run);
+            run.clear();
+            let end = lines[at..]
+                .iter()
+                .position(|l| l.starts_with(PER_CALL_END))
+                .map(|n| at + n)
+                .unwrap_or_else(|| panic!("{file}: a per-call block without its end line"));
+            let block = &lines[at..end];
+            let names: Vec<&str> = block.iter().flat_map(|l| defined(l)).collect();
+            self.push_generated(&format!("local {}", names.join(", ")));
+            for (i, line) in block.iter().enumerate() {
+                let assigned = line.strip_prefix("local ").unwrap_or(line);
+                entry.push((file.to_owned(), at + i + 1, assigned.to_owned()));
+            }
+            at = end;
+            run_start = end + 1;
+        }
+        if !run.is_empty() {
+            self.push(file, run_start, &run);
+        }
+    }
+
     /// A line the composer wrote itself (a module's opening or closing).
     fn push_generated(&mut self, line: &str) {
         self.push("", 1, line);
@@ -437,16 +676,22 @@ impl Composed {
     /// `message` (a Redis error about this script) with every
     /// `user_script:N` rewritten to the file and line it names.
     pub fn explain(&self, message: &str) -> String {
-        const MARK: &str = "user_script:";
         let mut out = String::with_capacity(message.len() + 32);
         let mut rest = message;
-        while let Some(at) = rest.find(MARK) {
+        // A script's lines are `user_script:N`, a function library's
+        // `user_function:N` (one text is only ever either).
+        let mark = if message.contains("user_function:") {
+            "user_function:"
+        } else {
+            "user_script:"
+        };
+        while let Some(at) = rest.find(mark) {
             out.push_str(&rest[..at]);
-            let after = &rest[at + MARK.len()..];
+            let after = &rest[at + mark.len()..];
             let digits = after.bytes().take_while(u8::is_ascii_digit).count();
             match after[..digits].parse().ok().and_then(|n| self.locate(n)) {
                 Some((file, line)) => out.push_str(&format!("{file}:{line}")),
-                None => out.push_str(&rest[at..at + MARK.len() + digits]),
+                None => out.push_str(&rest[at..at + mark.len() + digits]),
             }
             rest = &after[digits..];
         }
@@ -650,6 +895,188 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Whether `code` (one line, comments cut) assigns to `name` or into
+    /// it: `name =`, `name[k] =`, `name.f =`, `a, name =`, not `name ==`,
+    /// `t.name =` or a `local` declaring it.
+    fn writes(code: &str, name: &str) -> bool {
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let bytes = code.as_bytes();
+        if declared_on(code).contains(&name) {
+            return false;
+        }
+        code.match_indices(name).any(|(at, _)| {
+            if at > 0 && (word(bytes[at - 1]) || bytes[at - 1] == b'.') {
+                return false;
+            }
+            // Inside an index (`m[M.gate] = x` writes m, not M).
+            let opened = code[..at].matches('[').count();
+            if opened > code[..at].matches(']').count() {
+                return false;
+            }
+            let mut i = at + name.len();
+            if i < bytes.len() && word(bytes[i]) {
+                return false;
+            }
+            // Its indexing: `[...]` and `.field`, any number of them.
+            loop {
+                match bytes.get(i) {
+                    Some(b'[') => match code[i..].find(']') {
+                        Some(close) => i += close + 1,
+                        None => return false,
+                    },
+                    Some(b'.') if bytes.get(i + 1).is_some_and(|c| word(*c)) => {
+                        i += 1;
+                        while i < bytes.len() && word(bytes[i]) {
+                            i += 1;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            // Then further targets (`, b.c`), each after a comma, and one `=`.
+            let mut rest = code[i..].trim_start();
+            while let Some(after) = rest.strip_prefix(',') {
+                let after = after.trim_start();
+                let target = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "_.[]".contains(c)))
+                    .unwrap_or(after.len());
+                rest = after[target..].trim_start();
+            }
+            rest.starts_with('=') && !rest.starts_with("==")
+        })
+    }
+
+    /// In a function library a module's top level runs once, so a module
+    /// local a function writes would carry one call's state into the next.
+    /// Each such local is per call (its lazy module says
+    /// `-- composed per call:`, or it is in an inline module's per-call
+    /// block) or a memo (`-- composed memo: name`, filled once from
+    /// constants). The check reads each indented line (the scripts' style:
+    /// a function's body is indented, the top level is not).
+    #[test]
+    fn no_function_writes_module_state_a_library_would_keep() {
+        for (module_name, module_text) in MODULES {
+            if per_call(module_text) {
+                continue;
+            }
+            let kept: Vec<&str> = defined(module_text)
+                .into_iter()
+                .filter(|n| !memos(module_text).contains(n))
+                .filter(|n| !per_call_names(module_text).contains(n))
+                .collect();
+            for (file, text, may_use) in units() {
+                if !may_use.contains(module_name) {
+                    continue;
+                }
+                for (i, line) in text.lines().enumerate() {
+                    let code = line.split("--").next().unwrap_or("");
+                    if !code.starts_with([' ', '\t']) {
+                        continue;
+                    }
+                    for name in &kept {
+                        assert!(
+                            !writes(code, name),
+                            "{file}:{}: a function writes {name} of lua/lib/{module_name}.lua, \
+                             which a function library keeps between calls: mark the module \
+                             `-- composed per call:` or the name `-- composed memo:`",
+                            i + 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_write_check_sees_assignments_into_a_name_and_nothing_else() {
+        assert!(writes("  cache[id] = x", "cache"));
+        assert!(writes("  wf.cache, wf.changed = {}, {}", "wf"));
+        assert!(writes("  a, cache = 1, 2", "cache"));
+        assert!(writes("  cache = nil", "cache"));
+        assert!(!writes("  if cache == nil then", "cache"));
+        assert!(!writes("  local cache = {}", "cache"));
+        assert!(!writes("  x.cache = 1", "cache"));
+        assert!(!writes("  local v = cache[id]", "cache"));
+        assert!(!writes("  caches = 1", "cache"));
+        assert!(!writes("  m[M.gate] = gate", "M"));
+    }
+
+    /// Every script composes as a function library: its text starts with
+    /// the library's shebang, registers one function of its name with the
+    /// script's flags, and every line the composer took from a file traces
+    /// back to that file's line (the per-call lines without their `local`).
+    #[test]
+    fn every_script_composes_as_a_function_library_tracing_to_its_files() {
+        for (name, source) in SCRIPTS {
+            let function_name = format!("redq_{name}_test");
+            let library = compose_function(name, source, &function_name);
+            let script = compose(name, source);
+            assert_eq!(
+                library.text.lines().next(),
+                Some(format!("#!lua name={function_name}").as_str())
+            );
+            let shebang = source.lines().next().unwrap();
+            let register = library.text.lines().last().unwrap();
+            assert!(
+                register.starts_with(&format!(
+                    "redis.register_function{{function_name = '{function_name}'"
+                )),
+                "{register}"
+            );
+            for flag in shebang_flags(shebang) {
+                assert!(
+                    register.contains(&format!("'{flag}'")),
+                    "{name}: {register}"
+                );
+            }
+            assert_eq!(library.queue_keys(), script.queue_keys(), "{name}");
+            for (i, line) in library.text.lines().enumerate() {
+                let Some((file, at)) = library.locate(i + 1) else {
+                    continue;
+                };
+                let Some((_, written)) = script
+                    .text
+                    .lines()
+                    .enumerate()
+                    .find(|(j, _)| script.locate(j + 1) == Some((file, at)))
+                else {
+                    panic!(
+                        "{name}: library line {} ({file}:{at}) is in no script line",
+                        i + 1
+                    );
+                };
+                let written = written.strip_prefix("local ").unwrap_or(written);
+                let line = line.strip_prefix("local ").unwrap_or(line);
+                assert_eq!(line, written, "{name}: library line {}", i + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_function_error_line_is_traced_like_a_script_line() {
+        let source = SCRIPTS.iter().find(|(n, _)| *n == "claim").unwrap().1;
+        let library = compose_function("claim", source, "redq_claim_x");
+        let at = library
+            .text
+            .lines()
+            .position(|l| l.contains("reclaim_lapsed(now, RECLAIM"))
+            .unwrap()
+            + 1;
+        let file_line = source
+            .lines()
+            .position(|l| l.contains("reclaim_lapsed(now, RECLAIM"))
+            .unwrap()
+            + 1;
+        assert_eq!(
+            library.explain(&format!(
+                "ERR user_function:{at}: boom script: redq_claim_x, on @user_function:{at}."
+            )),
+            format!(
+                "ERR lua/claim.lua:{file_line}: boom script: redq_claim_x, on @lua/claim.lua:{file_line}."
+            )
+        );
     }
 
     /// The names a line declares: after `local` (to `=`), after `for` (to

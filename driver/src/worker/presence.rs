@@ -99,7 +99,7 @@ async fn beat(queue: &RedisQueue, id: &str, record: &str) -> Result<(), QueueErr
         num(GONE_KEPT.as_millis() as u64),
     ];
     scripts::run(
-        queue.client(),
+        queue.caller(),
         Op::WorkerBeat,
         &queue.inner.keys.worker_beat(),
         args,
@@ -164,7 +164,7 @@ impl RedisQueue {
             num(GONE_KEPT.as_millis() as u64),
         ];
         let value = scripts::run(
-            self.client(),
+            self.caller(),
             Op::WorkersList,
             &self.inner.keys.workers(),
             args,

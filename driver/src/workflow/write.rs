@@ -296,7 +296,7 @@ impl RedisQueue {
         kind: GateKind,
     ) -> Result<Vec<Enqueued>, QueueError> {
         let keys = self.queue_keys(queue)?;
-        let reply = scripts::run_with(self.client(), Op::GateSeal, &keys, args)
+        let reply = scripts::run_with(self.caller(), Op::GateSeal, &keys, args)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))?;
         match codes::gate_sealed(reply::array(reply)?)? {

@@ -22,9 +22,20 @@ use crate::RedisServer;
 pub(crate) const QUEUE: &str = "work";
 
 pub(crate) async fn handle(url: &str, ns: &str, timeout: Duration) -> RedisQueue {
+    handle_calling(url, ns, timeout, redq::ScriptCalls::Eval).await
+}
+
+/// [`handle`] calling the scripts as `calls` says.
+pub(crate) async fn handle_calling(
+    url: &str,
+    ns: &str,
+    timeout: Duration,
+    calls: redq::ScriptCalls,
+) -> RedisQueue {
     RedisQueue::builder(url)
         .namespace(ns)
         .command_timeout(timeout)
+        .script_calls(calls)
         .connect()
         .await
         .unwrap_or_else(|e| panic!("connecting to the test redis-server failed: {e}"))
@@ -38,11 +49,25 @@ pub(crate) async fn recorded_team(
     timeout: Duration,
     n: u32,
 ) -> (RecordingQueue, Vec<RecordingQueue>, Vec<Recorder>) {
-    let producer = RecordingQueue::new(handle(url, ns, timeout).await, Recorder::new(0));
+    recorded_team_calling(url, ns, timeout, n, redq::ScriptCalls::Eval).await
+}
+
+/// [`recorded_team`] whose handles call the scripts as `calls` says.
+pub(crate) async fn recorded_team_calling(
+    url: &str,
+    ns: &str,
+    timeout: Duration,
+    n: u32,
+    calls: redq::ScriptCalls,
+) -> (RecordingQueue, Vec<RecordingQueue>, Vec<Recorder>) {
+    let producer = RecordingQueue::new(
+        handle_calling(url, ns, timeout, calls).await,
+        Recorder::new(0),
+    );
     let mut workers = Vec::new();
     for p in 1..=n {
         workers.push(RecordingQueue::new(
-            handle(url, ns, timeout).await,
+            handle_calling(url, ns, timeout, calls).await,
             Recorder::new(p),
         ));
     }

@@ -46,7 +46,7 @@ pub use many_claimers::many_claimers;
 pub use memory_flood::memory_flood;
 pub use operator_surgery::operator_surgery;
 pub use ordering::ordering_under_failures;
-pub use script_flush::script_flush;
+pub use script_flush::{function_flush, script_flush};
 pub use skewed_clocks::skewed_clocks;
 pub use stop_worker::stop_worker;
 pub use workflows::workflows;

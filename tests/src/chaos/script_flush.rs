@@ -1,21 +1,47 @@
-//! `SCRIPT FLUSH` every second under load: no error reaches a caller.
+//! `SCRIPT FLUSH` every second under load, and `FUNCTION FLUSH` under load
+//! with the scripts called as functions: no error reaches a caller.
 
 use std::time::{Duration, Instant};
 
-use super::harness::{self, recorded_team, structure_check, Claims, QUEUE};
+use redq::ScriptCalls;
+
+use super::harness::{self, recorded_team_calling, structure_check, Claims, QUEUE};
 use super::workload::{produce, spawn_workers, specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{self, ServerLog};
 use crate::{unique_namespace, RedisServer};
 
 pub async fn script_flush(scale: Scale) -> Outcome {
+    flush_under_load(scale, ScriptCalls::Eval).await
+}
+
+/// [`script_flush`] with every handle calling the scripts as Redis
+/// Functions, and `FUNCTION FLUSH` as the fault.
+pub async fn function_flush(scale: Scale) -> Outcome {
+    flush_under_load(scale, ScriptCalls::Functions).await
+}
+
+async fn flush_under_load(scale: Scale, calls: ScriptCalls) -> Outcome {
+    // The fault, the scenario and the fault's figure.
+    let (fault, scenario, figure) = match calls {
+        ScriptCalls::Eval => (
+            "SCRIPT FLUSH",
+            "SCRIPT FLUSH every second under load",
+            "SCRIPT FLUSH (1/s)",
+        ),
+        ScriptCalls::Functions => (
+            "FUNCTION FLUSH",
+            "FUNCTION FLUSH every second under load (scripts called as functions)",
+            "FUNCTION FLUSH (1/s)",
+        ),
+    };
     let started = Instant::now();
     let server = RedisServer::start();
     let ns = unique_namespace("chaos-flush");
     let url = server.url();
     let log = ServerLog::start(server.port(), None).await;
     let timeout = Duration::from_secs(10);
-    let (producer, workers, recorders) = recorded_team(&url, &ns, timeout, 3).await;
+    let (producer, workers, recorders) = recorded_team_calling(&url, &ns, timeout, 3, calls).await;
     let behaviour = Behaviour {
         lease: Duration::from_secs(30),
         abandon: 0.0,
@@ -33,12 +59,16 @@ pub async fn script_flush(scale: Scale) -> Outcome {
     let mut flushes = 0;
     while !feed.is_finished() {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let _: () = fred::interfaces::LuaInterface::script_flush(&admin, false)
-            .await
-            .unwrap_or_else(|e| panic!("SCRIPT FLUSH failed: {e}"));
+        let flushed: Result<(), _> = match calls {
+            ScriptCalls::Eval => fred::interfaces::LuaInterface::script_flush(&admin, false).await,
+            ScriptCalls::Functions => {
+                fred::interfaces::FunctionInterface::function_flush(&admin, false).await
+            }
+        };
+        flushed.unwrap_or_else(|e| panic!("{fault} failed: {e}"));
         flushes += 1;
         if flushes % 4 == 0 {
-            structure_check(&server, &ns, "SCRIPT FLUSH", &mut structure).await;
+            structure_check(&server, &ns, fault, &mut structure).await;
         }
     }
     let produced = feed.await.expect("producer task");
@@ -53,13 +83,8 @@ pub async fn script_flush(scale: Scale) -> Outcome {
         })
         .collect();
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
-    let mut outcome = Outcome::new(
-        "SCRIPT FLUSH every second under load",
-        started,
-        report,
-        structure,
-    );
-    outcome.figure("SCRIPT FLUSH (1/s)", flushes);
+    let mut outcome = Outcome::new(scenario, started, report, structure);
+    outcome.figure(figure, flushes);
     outcome.figure("calls", entries.len());
     outcome.figure("errors that reached callers", errors.len());
     outcome.figure("jobs enqueued", produced.created);
@@ -73,7 +98,7 @@ pub async fn script_flush(scale: Scale) -> Outcome {
         drained,
         produced.created,
         produced.unexplained(&[]),
-        ("SCRIPT FLUSH", flushes),
+        (fault, flushes),
     );
     Claims::of(&entries).require(&mut outcome, &[1, 2, 3], false);
     outcome.require_none(panics);

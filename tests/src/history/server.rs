@@ -195,6 +195,14 @@ impl ServerRecord {
 
 /// Reads the monitor `lines` of namespace `ns`; `names` maps script SHA-1s
 /// to names (see [`crate::lua::load_all`]).
+/// The script whose function (`ScriptCalls::Functions`) is `function`.
+fn function_script(function: &str) -> Option<&'static str> {
+    redq::lua::SCRIPTS
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| redq::lua::function_name(name) == Some(function))
+}
+
 pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {
     let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
     let notes_keys = [
@@ -223,20 +231,21 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         };
         let name = command.name();
         if !command.from_lua {
-            if name == "evalsha" || name == "eval" {
+            if name == "evalsha" || name == "eval" || name == "fcall" {
                 run += 1;
                 let numkeys: usize = command.text(2).parse().unwrap_or(0);
                 let in_ns = command
                     .args
                     .get(3)
                     .is_some_and(|k| k.starts_with(&tag_prefix));
-                script = if name == "evalsha" {
-                    names
+                script = match name.as_str() {
+                    "evalsha" => names
                         .get(&command.text(1))
                         .cloned()
-                        .unwrap_or_else(|| "?".into())
-                } else {
-                    "eval".into()
+                        .unwrap_or_else(|| "?".into()),
+                    // A function is named for its script (`redq_ack_<hash>`).
+                    "fcall" => function_script(&command.text(1)).unwrap_or("?").into(),
+                    _ => "eval".into(),
                 };
                 argv = command.args.iter().skip(3 + numkeys).cloned().collect();
                 if in_ns {
@@ -530,6 +539,28 @@ mod tests {
             })
             .collect();
         assert_eq!(seqs, [("A", Kind::Created, 7), ("B", Kind::Created, 8)]);
+    }
+
+    /// A call by `FCALL` (`ScriptCalls::Functions`) is named for the script
+    /// its function is, without any SHA-1 known.
+    #[test]
+    fn a_function_call_is_named_for_its_script() {
+        let enqueue = redq::lua::function_name("enqueue").unwrap();
+        let lines = [
+            format!(r#"1.000001 [0 127.0.0.1:5000] "fcall" "{enqueue}" "1" "{{n}}:jobs""#),
+            hset_line("n", "A", &meta_with_seq(3)),
+            r#"1.000003 [0 127.0.0.1:5000] "fcall" "redq_nothing_0" "1" "{n}:jobs""#.to_owned(),
+            hset_line("n", "B", &meta_with_seq(4)),
+        ];
+        let parsed = parse(&lines, "n", &HashMap::new());
+        assert_eq!(parsed.unparsed, 0);
+        let scripts: Vec<_> = parsed
+            .events
+            .iter()
+            .map(|e| (e.job.as_str(), e.script.as_str()))
+            .collect();
+        assert_eq!(scripts, [("A", "enqueue"), ("B", "?")]);
+        assert_eq!(parsed.scripts, 2);
     }
 
     #[test]

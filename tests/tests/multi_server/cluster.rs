@@ -109,6 +109,41 @@ async fn every_primary_runs_the_scripts_and_reloads_them_after_a_flush() {
     }
 }
 
+/// Called as Redis Functions, each primary gets the libraries at its first
+/// call, and again after every node's `FUNCTION FLUSH`.
+#[tokio::test]
+async fn every_primary_runs_the_scripts_as_functions_and_reloads_them_after_a_flush() {
+    let cluster = RedisCluster::shared();
+    for primary in 0..3 {
+        let ns = namespace_on(&cluster, "fn-primaries", primary);
+        let queue = RedisQueue::builder(&cluster.url())
+            .namespace(&ns)
+            .script_calls(redq::ScriptCalls::Functions)
+            .connect()
+            .await
+            .expect("connecting to the cluster with functions");
+        queue
+            .add("q", NewJob::new(serde_json::json!(1)))
+            .await
+            .unwrap();
+        let enqueue = redq::lua::function_name("enqueue").unwrap();
+        let listed = cluster.cli(primary, &["FUNCTION", "LIST", "LIBRARYNAME", enqueue]);
+        assert!(listed.contains(enqueue), "primary {primary}: {listed}");
+        // On the primaries (a replica refuses the write, and follows its
+        // primary's flush).
+        for node in 0..cluster.nodes().len() {
+            if cluster.cli(node, &["ROLE"]).starts_with("master") {
+                assert_eq!(cluster.cli(node, &["FUNCTION", "FLUSH"]).trim(), "OK");
+            }
+        }
+        let jobs = queue.claim("q", 10, Duration::from_secs(30)).await.unwrap();
+        assert_eq!(jobs.len(), 1, "namespace on primary {primary}");
+        queue.ack(&jobs[0].lease()).await.unwrap();
+        let counts = queue.counts("q").await.unwrap();
+        assert_eq!((counts.waiting, counts.leased), (0, 0));
+    }
+}
+
 #[tokio::test]
 async fn an_idle_worker_on_a_cluster_wakes_on_enqueue_without_polling() {
     let cluster = RedisCluster::shared();

@@ -104,6 +104,15 @@ async fn script_flush_every_second_reaches_no_caller() {
     outcome.assert_ok();
 }
 
+/// The same, with every handle calling the scripts as Redis Functions and
+/// `FUNCTION FLUSH` as the fault: the checker reads their `FCALL`s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn function_flush_every_second_reaches_no_caller() {
+    let outcome = chaos::function_flush(scale()).await;
+    println!("{outcome}");
+    outcome.assert_ok();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_enqueue_flood_into_maxmemory_gets_typed_errors_and_drains() {
     let outcome = chaos::memory_flood(scale()).await;

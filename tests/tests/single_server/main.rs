@@ -25,6 +25,7 @@ mod flow_raise;
 mod flow_rate;
 mod flow_scripts;
 mod flow_support;
+mod functions;
 mod gate_scripts;
 mod handoff;
 mod handoff_slots;
