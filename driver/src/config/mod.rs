@@ -20,6 +20,7 @@
 //! | `payload_limit` | `REDQ_PAYLOAD_LIMIT` | `1048576` (1 MiB) | the largest payload in bytes of JSON, 1 to 536870912 (512 MiB) |
 //! | `command_timeout` | `REDQ_COMMAND_TIMEOUT` | `10s` | a whole number with a unit, `ms`, `s`, `m` or `h` (`500ms`, `30s`), at least 1 ms |
 //! | `tls_ca_file` | `REDQ_TLS_CA_FILE` | none: the system's root certificates | a PEM file of the CA certificates trusted for `rediss://` |
+//! | `script_calls` | `REDQ_SCRIPT_CALLS` | `eval` | `eval` (`EVALSHA`) or `functions` (Redis Functions: [`ScriptCalls`](crate::ScriptCalls)) |
 //!
 //! `REDQ_CONFIG` names the config file; without it only the environment is
 //! read (no file is looked for in a default place, so what a process reads
@@ -120,7 +121,7 @@ pub(crate) struct Key {
 }
 
 /// Every setting, in the order of the table in the module docs.
-pub(crate) const KEYS: [Key; 8] = [
+pub(crate) const KEYS: [Key; 9] = [
     Key {
         name: "url",
         var: "REDIS_URL",
@@ -152,6 +153,10 @@ pub(crate) const KEYS: [Key; 8] = [
     Key {
         name: "tls_ca_file",
         var: "REDQ_TLS_CA_FILE",
+    },
+    Key {
+        name: "script_calls",
+        var: "REDQ_SCRIPT_CALLS",
     },
 ];
 
@@ -185,6 +190,7 @@ pub struct Config {
     /// The file's contents, read while loading so that an unreadable file
     /// is a setting error before anything connects.
     tls_ca_pem: Option<Vec<u8>>,
+    script_calls: crate::ScriptCalls,
 }
 
 impl Default for Config {
@@ -200,6 +206,7 @@ impl Default for Config {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             tls_ca_file: None,
             tls_ca_pem: None,
+            script_calls: crate::ScriptCalls::Eval,
         }
     }
 }
@@ -215,6 +222,7 @@ impl std::fmt::Debug for Config {
             .field("payload_limit", &self.payload_limit)
             .field("command_timeout", &self.command_timeout)
             .field("tls_ca_file", &self.tls_ca_file)
+            .field("script_calls", &self.script_calls)
             .finish()
     }
 }
@@ -288,7 +296,8 @@ impl Config {
             .namespace(&self.namespace)
             .pool_size(self.pool_size)
             .payload_limit(self.payload_limit)
-            .command_timeout(self.command_timeout);
+            .command_timeout(self.command_timeout)
+            .script_calls(self.script_calls);
         match &self.tls_ca_pem {
             Some(pem) => builder.tls_ca_pem(pem.clone()),
             None => builder,
@@ -328,6 +337,11 @@ impl Config {
     /// How long a command may take.
     pub fn command_timeout(&self) -> Duration {
         self.command_timeout
+    }
+
+    /// How the scripts are called.
+    pub fn script_calls(&self) -> crate::ScriptCalls {
+        self.script_calls
     }
 
     /// The file of trusted CA certificates, if one was configured.

@@ -83,6 +83,13 @@ pub(crate) fn apply(config: &mut Config, given: Given) -> Result<(), QueueError>
             config.payload_limit = bytes;
         }
         "command_timeout" => config.command_timeout = duration(&given)?,
+        "script_calls" => {
+            config.script_calls = match given.value.as_str() {
+                "eval" => crate::ScriptCalls::Eval,
+                "functions" => crate::ScriptCalls::Functions,
+                _ => return Err(given.refused("eval or functions")),
+            }
+        }
         "tls_ca_file" => {
             let path = PathBuf::from(&given.value);
             let pem = std::fs::read(&path)

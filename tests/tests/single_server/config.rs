@@ -67,6 +67,7 @@ fn nothing_set_gives_every_default() {
     assert_eq!(config.payload_limit(), redq::DEFAULT_PAYLOAD_LIMIT);
     assert_eq!(config.command_timeout(), redq::DEFAULT_COMMAND_TIMEOUT);
     assert_eq!(config.tls_ca_file(), None);
+    assert_eq!(config.script_calls(), redq::ScriptCalls::Eval);
 }
 
 #[test]
@@ -81,6 +82,7 @@ fn every_key_is_read_from_the_environment() {
         ("REDQ_PAYLOAD_LIMIT", "2048"),
         ("REDQ_COMMAND_TIMEOUT", "1500ms"),
         ("REDQ_TLS_CA_FILE", &path(&ca)),
+        ("REDQ_SCRIPT_CALLS", "functions"),
     ])
     .unwrap();
     assert_eq!(
@@ -102,7 +104,8 @@ fn every_key_is_read_from_the_file_redq_config_names() {
          pool_size = 7\n\
          payload_limit = 2048\n\
          command_timeout = \"2m\"\n\
-         tls_ca_file = \"{}\"\n",
+         tls_ca_file = \"{}\"\n\
+         script_calls = \"functions\"\n",
         path(&ca)
     ));
     let config = load(&[("REDQ_CONFIG", &path(&settings))]).unwrap();
@@ -122,6 +125,7 @@ type Settings = (
     usize,
     Duration,
     Option<PathBuf>,
+    redq::ScriptCalls,
 );
 
 fn every_setting(config: &Config) -> Settings {
@@ -134,6 +138,7 @@ fn every_setting(config: &Config) -> Settings {
         config.payload_limit(),
         config.command_timeout(),
         config.tls_ca_file().map(Path::to_path_buf),
+        config.script_calls(),
     )
 }
 
@@ -150,6 +155,7 @@ fn expected_with_timeout(ca: &tempfile::NamedTempFile, timeout: Duration) -> Set
         2048,
         timeout,
         ca,
+        redq::ScriptCalls::Functions,
     )
 }
 
@@ -169,7 +175,7 @@ fn the_environment_beats_the_file_key_by_key() {
 
 #[test]
 fn a_bad_value_names_key_value_origin_and_what_is_accepted() {
-    let cases: [(&str, &str, &str); 13] = [
+    let cases: [(&str, &str, &str); 14] = [
         (
             "REDQ_POOL_SIZE",
             "0",
@@ -229,6 +235,11 @@ fn a_bad_value_names_key_value_origin_and_what_is_accepted() {
             "REDQ_COMMAND_TIMEOUT",
             "99999h",
             r#"invalid command_timeout "99999h" from REDQ_COMMAND_TIMEOUT: at most ten years"#,
+        ),
+        (
+            "REDQ_SCRIPT_CALLS",
+            "fcall",
+            r#"invalid script_calls "fcall" from REDQ_SCRIPT_CALLS: eval or functions"#,
         ),
         (
             "REDIS_URL",
@@ -337,7 +348,7 @@ fn a_file_that_is_not_flat_is_refused_naming_the_table() {
 fn an_unknown_key_or_a_value_of_another_type_is_refused_at_its_line() {
     assert_file_refused(
         "shards = 2\n\npoolsize = 4",
-        r#"invalid setting name "poolsize" from {} line 3: one of url, namespace, shards, mode, pool_size, payload_limit, command_timeout, tls_ca_file"#,
+        r#"invalid setting name "poolsize" from {} line 3: one of url, namespace, shards, mode, pool_size, payload_limit, command_timeout, tls_ca_file, script_calls"#,
     );
     assert_file_refused(
         "mode = \"redis\"\ncommand_timeout = 1.5",
@@ -474,6 +485,29 @@ async fn the_configured_redis_is_connected_and_used() {
     ));
     let counts = queue.operator().unwrap().counts("q").await.unwrap();
     assert_eq!(counts.waiting, 0);
+}
+
+#[tokio::test]
+async fn script_calls_functions_makes_the_configured_queue_call_fcall() {
+    let server = RedisServer::start();
+    let config = load(&[
+        ("REDIS_URL", &server.url()),
+        ("REDQ_NAMESPACE", &unique_namespace("config-fn")),
+        ("REDQ_SCRIPT_CALLS", "functions"),
+    ])
+    .unwrap();
+    let queue = config.connect().await.unwrap();
+    server.cmd(&["CONFIG", "RESETSTAT"]).await;
+    queue.enqueue("q", vec![json!("hi")]).await.unwrap();
+    let jobs = queue.claim("q", 10, Duration::from_secs(30)).await.unwrap();
+    queue.complete(&jobs[0].id).await.unwrap();
+    let info: String = server
+        .cmd(&["INFO", "commandstats"])
+        .await
+        .convert()
+        .unwrap();
+    assert!(info.contains("cmdstat_fcall:calls="), "{info}");
+    assert!(!info.contains("cmdstat_evalsha:"), "{info}");
 }
 
 #[tokio::test]
