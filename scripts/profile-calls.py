@@ -3,7 +3,7 @@
 jobs, claim of 1 job from a plain queue, ack of 1 job), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--modules] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -13,7 +13,10 @@ many); --batch N,...: also claim and ack of N jobs a call (claim_N, ack_N,
 per call and per job: the Worker's batches), each over a queue filled for it
 beforehand, unmeasured, with enough jobs for every call (calls / N calls, at
 least 20); --composed DIR: the four scripts as the driver composes them (see
---help), else as scripts/profile-compose.py does (modules eagerly); --modules: also the prelude, module by module, of enqueue, claim and
+--help), else as scripts/profile-compose.py does (modules eagerly);
+--functions: with --composed, the scripts called as Redis Functions (FCALL of
+the libraries the same test writes beside them, DIR/<script>.function.lua);
+--modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`).
 
@@ -231,6 +234,8 @@ def main():
     p.add_argument("--modules", action="store_true")
     p.add_argument("--composed", help="a directory of scripts as the driver composes them (written by "
                    "`REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts -- --ignored`)")
+    p.add_argument("--functions", action="store_true",
+                   help="with --composed: call the scripts as Redis Functions (FCALL of DIR/<script>.function.lua)")
     p.add_argument("--out")
     a = p.parse_args()
     try:
@@ -271,12 +276,22 @@ def main():
         print(line, flush=True)
         return replies
 
+    if a.functions and not a.composed:
+        sys.exit("--functions needs --composed DIR (the libraries are written beside the scripts)")
+    functions = set()
+
     def load(script, **kw):
+        if a.functions and not kw:
+            conn.call("FUNCTION", "LOAD", "REPLACE", (pathlib.Path(a.composed) / f"{script}.function.lua").read_text())
+            functions.add(script)
+            return script
         if a.composed and not kw:
             return conn.call("SCRIPT", "LOAD", (pathlib.Path(a.composed) / f"{script}.lua").read_text()).decode()
         return conn.call("SCRIPT", "LOAD", pc.compose(script, **kw)).decode()
 
     def evalsha(sha, keys, argv):
+        if sha in functions:  # a function library of that name (--functions)
+            return ["FCALL", sha, len(keys), *keys, *argv]
         return ["EVALSHA", sha, len(keys), *keys, *argv]
 
     n = a.calls

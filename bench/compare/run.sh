@@ -5,9 +5,11 @@
 #   bench/compare/run.sh [--n N] [--c C] [--rounds R] [--cases a,b,...]
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
 #                        [--no-build] [--no-pin] [--no-ceilings]
+#                        [--script-calls eval|functions]
 #
-# The same settings can come from the environment: N, C, R, CASES, K, G, W, B
-# (flags win). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
+# The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
+# SCRIPT_CALLS (flags win); --script-calls is how redq calls its scripts
+# (EVALSHA, the default, or Redis Functions). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
 # W=100 B=1000, the six cases of the benchmark issue (process_rate and
 # process_keyed, what limits cost when they do not bind, run with --cases).
 #
@@ -38,6 +40,7 @@ CASES="${CASES:-enqueue_bulk,enqueue_serial,enqueue_window,process,process_keep,
 BUILD=1
 PIN="${PIN:-1}"
 CEILINGS="${CEILINGS:-1}"
+SCRIPT_CALLS="${SCRIPT_CALLS:-eval}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
@@ -55,10 +58,15 @@ while [ $# -gt 0 ]; do
     --no-build) BUILD=0; shift ;;
     --no-pin) PIN=0; shift ;;
     --no-ceilings) CEILINGS=0; shift ;;
+    --script-calls) SCRIPT_CALLS="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
 done
+case "$SCRIPT_CALLS" in
+  eval | functions) ;;
+  *) echo "run.sh: --script-calls is eval or functions, got '$SCRIPT_CALLS'" >&2; exit 2 ;;
+esac
 for v in N C R K G W B; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
 done
@@ -148,7 +156,7 @@ common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms
 one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
-  local cmd=("$redq" bench)
+  local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS")
   [ "$system" = bullmq ] && cmd=(node "$here/bullmq-bench.mjs")
   [ "$system" = bee-queue ] && cmd=(node "$here/beequeue-bench.mjs")
   if ! out="$(timeout "$RUN_TIMEOUT" "${client_pin[@]}" "${cmd[@]}" --case "$case" "${common[@]}")"; then

@@ -1214,6 +1214,12 @@ mod tests {
         let dir = std::env::var("REDQ_COMPOSED_OUT").expect("REDQ_COMPOSED_OUT names a directory");
         for (name, text) in SCRIPTS {
             std::fs::write(format!("{dir}/{name}.lua"), compose(name, text).text).unwrap();
+            // And as a function library named `<name>` (for a profile by FCALL).
+            std::fs::write(
+                format!("{dir}/{name}.function.lua"),
+                compose_function(name, text, name).text,
+            )
+            .unwrap();
         }
     }
 
