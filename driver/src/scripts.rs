@@ -76,8 +76,10 @@ pub enum ScriptCalls {
     /// The libraries are server state (replicated, kept in RDB and AOF);
     /// their names carry the text's hash, so two driver versions each call
     /// their own, and an old version's are left for an operator to drop
-    /// (`FUNCTION DELETE`). Needs the `FCALL` and `FUNCTION` commands
-    /// (an ACL user needs `+fcall +function|load`).
+    /// (`FUNCTION DELETE`). Needs the `FCALL` and `FUNCTION` commands (an
+    /// ACL user needs `+fcall +function|load +function|list`); loading a
+    /// library is a write, so a read-only user calls the scripts by
+    /// `EVALSHA`, which is why this is not the default.
     Functions,
 }
 
