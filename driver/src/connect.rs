@@ -72,11 +72,15 @@ impl RedisQueueBuilder {
         }
     }
 
-    /// How the scripts are called (default [`ScriptCalls::Eval`]:
-    /// `EVALSHA`); [`ScriptCalls::Functions`] calls them as Redis Functions,
-    /// which costs the server less a call, and [`connect`](Self::connect)
-    /// fails with a plain sentence on a server without them.
+    /// How the scripts are called (default [`ScriptCalls::Auto`]: as Redis
+    /// Functions where the server and the user allow them, which costs the
+    /// server less a call, and by `EVALSHA` elsewhere).
+    /// [`ScriptCalls::Eval`] always calls them by `EVALSHA`, leaving no
+    /// function libraries on the server; [`ScriptCalls::Functions`] always
+    /// as functions, and [`connect`](Self::connect) fails with a plain
+    /// sentence on a server without them.
     ///
+    /// [`ScriptCalls::Auto`]: crate::ScriptCalls::Auto
     /// [`ScriptCalls::Eval`]: crate::ScriptCalls::Eval
     /// [`ScriptCalls::Functions`]: crate::ScriptCalls::Functions
     #[must_use]
@@ -211,7 +215,7 @@ impl RedisQueueBuilder {
         pool.init()
             .await
             .map_err(|e| connect_error(e, &redacted, self.command_timeout))?;
-        scripts::load_all(pool.next(), self.script_calls)
+        let script_calls = scripts::load_all(pool.next(), self.script_calls)
             .await
             .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
         let keys = Keys::new(&self.namespace);
@@ -238,7 +242,7 @@ impl RedisQueueBuilder {
                 held: crate::remembered::Remembered::new(),
                 coalescer: Default::default(),
                 actor: self.actor,
-                script_calls: self.script_calls,
+                script_calls,
             }),
         })
     }

@@ -50,6 +50,6 @@ pub(crate) struct Inner {
     pub held: crate::remembered::Remembered<crate::Lease>,
     /// Who operator actions are recorded as (`RedisQueueBuilder::actor`).
     pub actor: Option<String>,
-    /// How this handle calls the scripts.
-    pub script_calls: crate::scripts::ScriptCalls,
+    /// How this handle calls the scripts (settled at connect).
+    pub script_calls: crate::scripts::CallMode,
 }

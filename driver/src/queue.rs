@@ -65,11 +65,23 @@ impl RedisQueue {
         self.inner.pool.next()
     }
 
+    /// How this handle calls its scripts: [`ScriptCalls::Eval`] or
+    /// [`ScriptCalls::Functions`], which [`ScriptCalls::Auto`] (the default)
+    /// became at connect. Under `Auto`, a script whose function library the
+    /// server has refused since is called by `EVALSHA` all the same.
+    ///
+    /// [`ScriptCalls::Auto`]: crate::ScriptCalls::Auto
+    /// [`ScriptCalls::Eval`]: crate::ScriptCalls::Eval
+    /// [`ScriptCalls::Functions`]: crate::ScriptCalls::Functions
+    pub fn script_calls(&self) -> crate::ScriptCalls {
+        self.inner.script_calls.settled()
+    }
+
     /// A connection and how this handle calls the scripts.
     pub(crate) fn caller(&self) -> scripts::Caller<'_> {
         scripts::Caller {
             client: self.client(),
-            calls: self.inner.script_calls,
+            mode: &self.inner.script_calls,
         }
     }
 

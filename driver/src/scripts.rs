@@ -56,38 +56,106 @@ pub mod exposed {
 
 /// How a handle calls the scripts ([`crate::RedisQueueBuilder::script_calls`]).
 ///
-/// Both run the same composition of the same files, so they behave the
+/// All three run the same composition of the same files, so they behave the
 /// same; they differ in what a call costs the server and in what they leave
 /// on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ScriptCalls {
-    /// `EVALSHA` (the default): each script is loaded with `SCRIPT LOAD` at
-    /// connect and reloaded after `NOSCRIPT`. Every call runs the script's
-    /// whole text, building the helper modules it touches again.
+    /// Redis Functions where the server and the handle's user allow them,
+    /// `EVALSHA` elsewhere (the default). At connect a `FUNCTION LIST` probe
+    /// decides: a server without Functions (Redis before 7.0) or a user not
+    /// allowed the `FUNCTION` command gets [`Eval`](Self::Eval) for the
+    /// handle's life. Otherwise each script that writes (enqueue, claim,
+    /// ack, …) is called as its function, and a script whose library the
+    /// server refuses to load (an ACL without `function|load`, a server out
+    /// of memory under `noeviction`) or whose `FCALL` the user may not run
+    /// is called by `EVALSHA` from then on by this handle: the call that met
+    /// the refusal goes through that way too, so a refusal never fails a
+    /// call. The scripts that only read (counts, listings, inspection) are
+    /// loaded at connect and called by `EVALSHA`, as with `Eval`: loading a
+    /// library is a write, and a read must neither need one nor wait for one
+    /// while writes are paused (`CLIENT PAUSE WRITE`, as in a failover);
+    /// they are not on a job's path, so functions would save little there.
     #[default]
+    Auto,
+    /// `EVALSHA` always: each script is loaded with `SCRIPT LOAD` at connect
+    /// and reloaded after `NOSCRIPT`. Every call runs the script's whole
+    /// text, building the helper modules it touches again. Nothing is left
+    /// on the server but its script cache.
     Eval,
-    /// `FCALL` of Redis Functions (Redis 7.0 or later, Valkey): each script
-    /// is a library of one function, `redq_<script>_<hash of its text>`,
-    /// loaded at its first call on a server (`FUNCTION LOAD REPLACE`, again
-    /// after "Function not found": a server restarted without persistence,
-    /// `FUNCTION FLUSH`, a new shard). What a call builds (the modules'
-    /// functions and tables) stays built between calls, which saves about a
-    /// quarter of the server's time on a call of one job (docs/performance.md).
-    /// The libraries are server state (replicated, kept in RDB and AOF);
-    /// their names carry the text's hash, so two driver versions each call
-    /// their own, and an old version's are left for an operator to drop
-    /// (`FUNCTION DELETE`). Needs the `FCALL` and `FUNCTION` commands (an
-    /// ACL user needs `+fcall +function|load +function|list`); loading a
-    /// library is a write, so a read-only user calls the scripts by
-    /// `EVALSHA`, which is why this is not the default.
+    /// `FCALL` of Redis Functions always (Redis 7.0 or later, Valkey):
+    /// [`connect`](crate::RedisQueueBuilder::connect) fails with a plain
+    /// sentence on a server without them, and a refused library load fails
+    /// the call. Each script is a library of one function,
+    /// `redq_<script>_<hash of its text>`, loaded at its first call on a
+    /// server (`FUNCTION LOAD REPLACE`, again after "Function not found": a
+    /// server restarted without persistence, `FUNCTION FLUSH`, a new shard).
+    /// What a call builds (the modules' functions and tables) stays built
+    /// between calls, which saves about a quarter of the server's time on a
+    /// call of one job (docs/performance.md). The libraries are server state
+    /// (replicated, kept in RDB and AOF); their names carry the text's hash,
+    /// so two driver versions each call their own, and an earlier version's
+    /// stay until an operator drops them (`redq functions prune`). Needs the
+    /// `FCALL` and `FUNCTION` commands (an ACL user needs `+fcall
+    /// +function|load +function|list`).
     Functions,
+}
+
+/// How a handle calls the scripts, as settled at connect: what was asked,
+/// [`ScriptCalls::Auto`] resolved by the server's answer to a probe, and
+/// since then, for `Auto`, the scripts whose library the server refused.
+pub(crate) struct CallMode {
+    /// [`ScriptCalls::Eval`] or [`ScriptCalls::Functions`]: `Auto` is
+    /// resolved at connect.
+    settled: ScriptCalls,
+    /// Whether the handle falls back to `EVALSHA` when a library is refused
+    /// (`Auto`) rather than failing the call (`Functions`).
+    falls_back: bool,
+    /// Per script (by [`Op::index`]): its library was refused, so this
+    /// handle calls it by `EVALSHA`.
+    refused: Vec<std::sync::atomic::AtomicBool>,
+}
+
+impl CallMode {
+    fn new(settled: ScriptCalls, falls_back: bool) -> CallMode {
+        CallMode {
+            settled,
+            falls_back,
+            refused: SCRIPTS
+                .iter()
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
+        }
+    }
+
+    /// How the handle calls scripts: [`ScriptCalls::Eval`] or
+    /// [`ScriptCalls::Functions`] (which `Auto` became at connect; a script
+    /// refused since is called by `EVALSHA` all the same).
+    pub fn settled(&self) -> ScriptCalls {
+        self.settled
+    }
+
+    /// Whether the script at `index` (of [`SCRIPTS`]) is called as its
+    /// function: never under `Eval`; under `Auto` if it writes and the
+    /// server has not refused its library.
+    fn by_function(&self, index: usize) -> bool {
+        let reads_only = !SCRIPTS[index].composed.writes();
+        self.settled == ScriptCalls::Functions
+            && !(self.falls_back && reads_only)
+            && !self.refused[index].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Remember that the server refused `op`'s library (or its `FCALL`).
+    fn refuse(&self, op: Op) {
+        self.refused[op.index()].store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// What a script call needs from its handle: a connection and how to call.
 #[derive(Clone, Copy)]
 pub(crate) struct Caller<'a> {
     pub client: &'a Client,
-    pub calls: ScriptCalls,
+    pub mode: &'a CallMode,
 }
 
 /// A script as loaded: its client-side object (body and SHA-1), its
@@ -206,36 +274,69 @@ impl Loaded {
     }
 }
 
-/// Ready the scripts at connect: `SCRIPT LOAD` every script for
-/// [`ScriptCalls::Eval`] (`NOSCRIPT` reloads later). For
-/// [`ScriptCalls::Functions`] each library is loaded at its first call, so
-/// a connect only checks that the server has Functions: a plain sentence
-/// rather than an unknown command at the first call.
-pub async fn load_all(client: &Client, calls: ScriptCalls) -> Result<(), fred::error::Error> {
-    match calls {
-        ScriptCalls::Eval => {
-            for loaded in SCRIPTS.iter() {
-                loaded.script.load(client).await?;
-            }
-        }
-        ScriptCalls::Functions => {
-            let probe: Result<Value, _> = client
-                .function_list(Some(SCRIPTS[0].function_name.as_str()), false)
-                .await;
-            if let Err(err) = probe {
+/// Ready the scripts at connect and settle how they are called:
+/// `SCRIPT LOAD` every script for [`ScriptCalls::Eval`] (`NOSCRIPT` reloads
+/// later). For [`ScriptCalls::Functions`] each library is loaded at its
+/// first call, so a connect only checks that the server has Functions: a
+/// plain sentence rather than an unknown command at the first call.
+/// [`ScriptCalls::Auto`] makes the same check and takes the server's
+/// refusal (no Functions, or a user not allowed them) as [`ScriptCalls::Eval`].
+pub(crate) async fn load_all(
+    client: &Client,
+    calls: ScriptCalls,
+) -> Result<CallMode, fred::error::Error> {
+    let settled = match calls {
+        ScriptCalls::Eval => ScriptCalls::Eval,
+        ScriptCalls::Functions => match probe_functions(client).await {
+            Ok(()) => ScriptCalls::Functions,
+            Err(err) => {
                 let details = err.details().to_owned();
                 let why = if details.to_ascii_lowercase().contains("unknown command") {
                     "this server has no Redis Functions (they need Redis 7.0 or later, or \
-                     Valkey): connect with ScriptCalls::Eval"
+                     Valkey): connect with ScriptCalls::Eval or ScriptCalls::Auto"
                         .to_owned()
                 } else {
                     format!("calling scripts as functions needs the FUNCTION command: {details}")
                 };
                 return Err(fred::error::Error::new(err.kind().clone(), why));
             }
+        },
+        ScriptCalls::Auto => match probe_functions(client).await {
+            Ok(()) => ScriptCalls::Functions,
+            Err(err) if refused_by_server(&err) => ScriptCalls::Eval,
+            Err(err) => return Err(err),
+        },
+    };
+    let mode = CallMode::new(settled, calls == ScriptCalls::Auto);
+    for (index, loaded) in SCRIPTS.iter().enumerate() {
+        if !mode.by_function(index) {
+            loaded.script.load(client).await?;
         }
     }
-    Ok(())
+    Ok(mode)
+}
+
+/// `FUNCTION LIST` of one of redq's libraries: whether this server, for
+/// this user, has Redis Functions.
+async fn probe_functions(client: &Client) -> Result<(), fred::error::Error> {
+    client
+        .function_list::<Value, _>(Some(SCRIPTS[0].function_name.as_str()), false)
+        .await
+        .map(|_| ())
+}
+
+/// Whether `err` is the server's answer (an error reply such as `NOPERM`,
+/// `OOM`, `READONLY` or an unknown command) rather than the connection's
+/// failure (I/O, timeout), which says nothing about what the server allows.
+/// fred gives error replies the kind `Unknown` with the reply as details,
+/// and every Redis error reply starts with an upper-case code.
+fn refused_by_server(err: &fred::error::Error) -> bool {
+    *err.kind() == fred::error::ErrorKind::Unknown
+        && err
+            .details()
+            .split_whitespace()
+            .next()
+            .is_some_and(|code| code.len() > 1 && code.bytes().all(|b| b.is_ascii_uppercase()))
 }
 
 /// Run `op` with the queue's keys, reloading it on `NOSCRIPT` (a few times
@@ -306,12 +407,22 @@ pub(crate) async fn run_with<A: Args + ?Sized>(
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
-    let client = caller.client;
     let loaded = &SCRIPTS[op.index()];
     loaded.check_keys(op, keys)?;
-    if caller.calls == ScriptCalls::Functions {
-        return run_function(client, op, loaded, keys, args).await;
+    if caller.mode.by_function(op.index()) {
+        return run_function(caller, op, loaded, keys, args).await;
     }
+    run_eval(caller.client, op, loaded, keys, args).await
+}
+
+/// [`run_with`] by `EVALSHA`.
+async fn run_eval<A: Args + ?Sized>(
+    client: &Client,
+    op: Op,
+    loaded: &Loaded,
+    keys: &QueueKeys,
+    args: &A,
+) -> Result<Value, fred::error::Error> {
     let script = &loaded.script;
     let mut reloads = 0;
     loop {
@@ -343,27 +454,53 @@ const NOSCRIPT_RELOADS: u32 = 3;
 /// without the library: restarted without persistence, flushed, a new
 /// shard), so the library is loaded and the call sent again; flushed after
 /// every reload, the call goes as the script's body (EVAL), which no flush
-/// can outrun, as on the `EVALSHA` path.
+/// can outrun, as on the `EVALSHA` path. A handle that falls back
+/// ([`ScriptCalls::Auto`]) takes the server's refusal of the load, or of
+/// `FCALL` itself, as the script's to be called by `EVALSHA`: this call and
+/// every later one.
 async fn run_function<A: Args + ?Sized>(
-    client: &Client,
+    caller: Caller<'_>,
     op: Op,
     loaded: &Loaded,
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
+    let client = caller.client;
+    let fall_back = || async {
+        caller.mode.refuse(op);
+        run_eval(client, op, loaded, keys, args).await
+    };
     let mut reloads = 0;
     loop {
         match call(client, op, loaded, keys, args, By::Function).await {
             Err(err) if function_missing(&err) && reloads < NOSCRIPT_RELOADS => {
                 reloads += 1;
-                loaded.load_function(client).await?;
+                match loaded.load_function(client).await {
+                    Ok(()) => {}
+                    Err(err) if caller.mode.falls_back && refused_by_server(&err) => {
+                        tracing::debug!(script = loaded.name, error = %err.details(),
+                            "the server refused the script's function library: calling it by EVALSHA");
+                        return fall_back().await;
+                    }
+                    Err(err) => return Err(err),
+                }
             }
             Err(err) if function_missing(&err) => {
                 return call(client, op, loaded, keys, args, By::Body).await;
             }
+            Err(err) if caller.mode.falls_back && fcall_refused(&err) => {
+                return fall_back().await;
+            }
             result => return result,
         }
     }
+}
+
+/// Whether `err` refuses this user the `FCALL` command itself (not a
+/// command the function ran: that is refused alike by `EVALSHA`).
+fn fcall_refused(err: &fred::error::Error) -> bool {
+    let details = err.details();
+    details.starts_with("NOPERM") && details.to_ascii_lowercase().contains("'fcall'")
 }
 
 /// Whether `err` is the server's reply to an `FCALL` of a function it

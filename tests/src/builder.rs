@@ -17,6 +17,8 @@ pub struct RedisServerBuilder {
     password: Option<String>,
     enable_debug: bool,
     extra: Vec<(String, String)>,
+    /// Commands renamed away (`rename-command NAME ""`).
+    without: Vec<String>,
 }
 
 impl RedisServerBuilder {
@@ -54,6 +56,14 @@ impl RedisServerBuilder {
         let key = key.into();
         let key = key.strip_prefix("--").unwrap_or(&key).to_owned();
         self.extra.push((key, value.into()));
+        self
+    }
+
+    /// Takes `command` away (`rename-command COMMAND ""`): the server
+    /// answers it as an unknown command, as an older Redis without it does
+    /// (FUNCTION and FCALL came with Redis 7.0).
+    pub fn without_command(mut self, command: impl Into<String>) -> Self {
+        self.without.push(command.into());
         self
     }
 
@@ -103,6 +113,9 @@ impl RedisServerBuilder {
         }
         for (key, value) in &self.extra {
             set(key, value);
+        }
+        for command in &self.without {
+            args.extend(["--rename-command".into(), command.into(), "".into()]);
         }
         args
     }

@@ -139,7 +139,46 @@ pub struct SeenByServer {
     pub commands: Vec<(String, i64)>,
 }
 
+/// The names `INFO commandstats` gives a script call, however it was made.
+const SCRIPT_CALL_COMMANDS: [&str; 4] = ["evalsha", "eval", "fcall", "fcall_ro"];
+
+impl SeenByServer {
+    /// The calls of `command` (its name as `INFO commandstats` gives it,
+    /// lower case: `evalsha`, `hmget`).
+    pub fn calls(&self, command: &str) -> i64 {
+        self.commands
+            .iter()
+            .find(|(name, _)| name == command)
+            .map_or(0, |(_, calls)| *calls)
+    }
+
+    /// The script calls, by `EVALSHA`, `EVAL` or `FCALL` alike.
+    pub fn script_calls(&self) -> i64 {
+        SCRIPT_CALL_COMMANDS.iter().map(|c| self.calls(c)).sum()
+    }
+}
+
 impl RedisServer {
+    /// The calls of `command` (lower case, as `INFO commandstats` names it)
+    /// since the statistics were last reset, leaving them as they are.
+    pub async fn command_calls(&self, command: &str) -> u64 {
+        let info: String = self.cmd(&["INFO", "commandstats"]).await.convert().unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |n| n.parse().unwrap())
+    }
+
+    /// The script calls since the statistics were last reset, by `EVALSHA`,
+    /// `EVAL` or `FCALL` alike, leaving them as they are.
+    pub async fn script_calls(&self) -> u64 {
+        let mut total = 0;
+        for command in SCRIPT_CALL_COMMANDS {
+            total += self.command_calls(command).await;
+        }
+        total
+    }
+
     /// Zeroes the server's statistics (`CONFIG RESETSTAT`).
     pub async fn reset_stats(&self) {
         self.cmd(&["CONFIG", "RESETSTAT"]).await;

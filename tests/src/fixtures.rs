@@ -29,10 +29,12 @@ pub async fn queue(server: &RedisServer, test: &str) -> RedisQueue {
 
 /// Another handle on the same namespace, with its own worker identity.
 ///
-/// `REDQ_TEST_SCRIPT_CALLS=functions` makes these handles call the scripts
-/// as Redis Functions, to run the tests built on them that way
-/// (`REDQ_TEST_SCRIPT_CALLS=functions cargo test -p redq-tests --test
-/// single_server`); unset, or `eval`, they use the default.
+/// Unset (or `auto`), `REDQ_TEST_SCRIPT_CALLS` leaves these handles at the
+/// driver's default ([`redq::ScriptCalls::Auto`]: Redis Functions on every
+/// server the suite runs on); `eval` or `functions` makes them call the
+/// scripts that way, to run the tests built on them so
+/// (`REDQ_TEST_SCRIPT_CALLS=eval cargo test -p redq-tests --test
+/// single_server`).
 pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
     RedisQueue::builder(&server.url())
         .namespace(namespace)
@@ -46,8 +48,9 @@ pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
 pub fn script_calls() -> redq::ScriptCalls {
     match std::env::var("REDQ_TEST_SCRIPT_CALLS").as_deref() {
         Ok("functions") => redq::ScriptCalls::Functions,
-        Ok("eval") | Ok("") | Err(_) => redq::ScriptCalls::Eval,
-        Ok(other) => panic!("REDQ_TEST_SCRIPT_CALLS is eval or functions, not {other:?}"),
+        Ok("eval") => redq::ScriptCalls::Eval,
+        Ok("auto") | Ok("") | Err(_) => redq::ScriptCalls::Auto,
+        Ok(other) => panic!("REDQ_TEST_SCRIPT_CALLS is auto, eval or functions, not {other:?}"),
     }
 }
 

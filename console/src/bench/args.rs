@@ -27,8 +27,8 @@ pub struct BenchArgs {
     pub batch: usize,
     /// Shards the queue is spread over (S, default 1: a plain namespace).
     pub shards: usize,
-    /// How the driver calls its scripts (`--script-calls eval|functions`,
-    /// default eval).
+    /// How the driver calls its scripts (`--script-calls auto|eval|functions`,
+    /// default auto: the driver's default).
     pub script_calls: redq::ScriptCalls,
 }
 
@@ -102,11 +102,12 @@ impl BenchArgs {
             batch: number("batch", 1000)?,
             shards: number("shards", 1)?,
             script_calls: match seen.get("script-calls").map(String::as_str) {
-                None | Some("eval") => redq::ScriptCalls::Eval,
+                None | Some("auto") => redq::ScriptCalls::Auto,
+                Some("eval") => redq::ScriptCalls::Eval,
                 Some("functions") => redq::ScriptCalls::Functions,
                 Some(other) => {
                     return Err(format!(
-                        "--script-calls is eval or functions, got {other:?}"
+                        "--script-calls is auto, eval or functions, got {other:?}"
                     ))
                 }
             },
@@ -173,7 +174,7 @@ mod tests {
             .contains("at least 1"));
         assert!(parse("--case x --redis r --script-calls fcall")
             .unwrap_err()
-            .contains("--script-calls is eval or functions"));
+            .contains("--script-calls is auto, eval or functions"));
         assert_eq!(
             parse("--case x --redis r --script-calls functions")
                 .unwrap()

@@ -75,26 +75,31 @@ pub fn main(raw: &[String]) -> ExitCode {
 async fn run(args: &BenchArgs) -> Result<String, String> {
     let namespace = format!("bench-{}", ulid::Ulid::new());
     let builder = redq::RedisQueue::builder(&args.redis).script_calls(args.script_calls);
-    let fields = if args.shards > 1 {
+    // How the scripts were called: `auto` settles at connect, so the line
+    // says what it became.
+    let (fields, calls) = if args.shards > 1 {
         let queue = redq::ShardedQueue::connect(builder, &namespace, args.shards)
             .await
             .map_err(|e| e.to_string())?;
-        sharded::run(args, &queue).await?
+        let calls = queue.shards()[0].script_calls();
+        (sharded::run(args, &queue).await?, calls)
     } else {
         let queue = builder
             .namespace(namespace)
             .connect()
             .await
             .map_err(|e| e.to_string())?;
-        cases::run(args, &queue).await?
+        (cases::run(args, &queue).await?, queue.script_calls())
     };
     let mut line = Map::new();
     line.insert("system".into(), json!("redq"));
     line.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
     line.insert("case".into(), json!(args.case));
-    if args.script_calls == redq::ScriptCalls::Functions {
-        line.insert("script_calls".into(), json!("functions"));
-    }
+    let calls = match calls {
+        redq::ScriptCalls::Functions => "functions",
+        _ => "eval",
+    };
+    line.insert("script_calls".into(), json!(calls));
     let jobs = if args.case == "latency" {
         args.lat_n
     } else {

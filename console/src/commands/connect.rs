@@ -16,10 +16,16 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// The driver's settings for the connection's URL (any namespace). Operator
 /// actions are recorded on the event stream as the CLI's (`cli
 /// <user>@<host>`); the console sets its own actor over this.
+///
+/// The scripts are called by `EVALSHA`, not as Redis Functions (the
+/// driver's default): an operator's look at a Redis leaves nothing there
+/// but its script cache, never a function library that is replicated and
+/// persisted. The console's calls are few, so functions would save little.
 pub fn builder(connection: &Connection) -> RedisQueueBuilder {
     RedisQueue::builder(connection.url())
         .command_timeout(COMMAND_TIMEOUT)
         .actor(redq::events::local_actor("cli"))
+        .script_calls(redq::ScriptCalls::Eval)
 }
 
 /// A URL the driver would refuse is a usage error (exit 2), said before

@@ -163,7 +163,10 @@ pub async fn start(
     connection: &Connection,
     cancel: CancellationToken,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
+    // The demo's services call their scripts as a service would: the
+    // driver's default, not the console's EVALSHA.
     let producer = crate::commands::builder(connection)
+        .script_calls(redq::ScriptCalls::Auto)
         .namespace(connection.namespace())
         .connect()
         .await?;
@@ -213,6 +216,7 @@ pub async fn start(
     ];
     for (registry, options) in workers {
         let queue = crate::commands::builder(connection)
+            .script_calls(redq::ScriptCalls::Auto)
             .namespace(connection.namespace())
             .connect()
             .await?;

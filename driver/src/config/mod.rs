@@ -20,7 +20,7 @@
 //! | `payload_limit` | `REDQ_PAYLOAD_LIMIT` | `1048576` (1 MiB) | the largest payload in bytes of JSON, 1 to 536870912 (512 MiB) |
 //! | `command_timeout` | `REDQ_COMMAND_TIMEOUT` | `10s` | a whole number with a unit, `ms`, `s`, `m` or `h` (`500ms`, `30s`), at least 1 ms |
 //! | `tls_ca_file` | `REDQ_TLS_CA_FILE` | none: the system's root certificates | a PEM file of the CA certificates trusted for `rediss://` |
-//! | `script_calls` | `REDQ_SCRIPT_CALLS` | `eval` | `eval` (`EVALSHA`) or `functions` (Redis Functions: [`ScriptCalls`](crate::ScriptCalls)) |
+//! | `script_calls` | `REDQ_SCRIPT_CALLS` | `auto` | `auto` (Redis Functions where the server and user allow them, else `EVALSHA`), `eval` (`EVALSHA` always) or `functions` (Redis Functions always): [`ScriptCalls`](crate::ScriptCalls) |
 //!
 //! `REDQ_CONFIG` names the config file; without it only the environment is
 //! read (no file is looked for in a default place, so what a process reads
@@ -206,7 +206,7 @@ impl Default for Config {
             command_timeout: DEFAULT_COMMAND_TIMEOUT,
             tls_ca_file: None,
             tls_ca_pem: None,
-            script_calls: crate::ScriptCalls::Eval,
+            script_calls: crate::ScriptCalls::Auto,
         }
     }
 }

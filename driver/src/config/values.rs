@@ -85,9 +85,10 @@ pub(crate) fn apply(config: &mut Config, given: Given) -> Result<(), QueueError>
         "command_timeout" => config.command_timeout = duration(&given)?,
         "script_calls" => {
             config.script_calls = match given.value.as_str() {
+                "auto" => crate::ScriptCalls::Auto,
                 "eval" => crate::ScriptCalls::Eval,
                 "functions" => crate::ScriptCalls::Functions,
-                _ => return Err(given.refused("eval or functions")),
+                _ => return Err(given.refused("auto, eval or functions")),
             }
         }
         "tls_ca_file" => {

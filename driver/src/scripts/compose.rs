@@ -564,6 +564,14 @@ impl Composed {
         self.queue_keys.as_deref()
     }
 
+    /// Whether the script may write: its shebang does not declare
+    /// `no-writes` (Redis holds such a call during `CLIENT PAUSE WRITE` and
+    /// refuses it on a read-only replica).
+    pub fn writes(&self) -> bool {
+        let shebang = self.text.lines().next().unwrap_or_default();
+        !shebang_flags(shebang).contains(&"no-writes")
+    }
+
     /// `line` of this composed script as its file has it: without the lazy
     /// tables in front of the names it uses, its keys named as `K.<name>`.
     #[cfg(test)]

@@ -21,8 +21,9 @@ use crate::RedisServer;
 /// The one queue every scenario works on.
 pub(crate) const QUEUE: &str = "work";
 
+/// A handle calling the scripts as the driver does by default.
 pub(crate) async fn handle(url: &str, ns: &str, timeout: Duration) -> RedisQueue {
-    handle_calling(url, ns, timeout, redq::ScriptCalls::Eval).await
+    handle_calling(url, ns, timeout, redq::ScriptCalls::default()).await
 }
 
 /// [`handle`] calling the scripts as `calls` says.
@@ -49,7 +50,7 @@ pub(crate) async fn recorded_team(
     timeout: Duration,
     n: u32,
 ) -> (RecordingQueue, Vec<RecordingQueue>, Vec<Recorder>) {
-    recorded_team_calling(url, ns, timeout, n, redq::ScriptCalls::Eval).await
+    recorded_team_calling(url, ns, timeout, n, redq::ScriptCalls::default()).await
 }
 
 /// [`recorded_team`] whose handles call the scripts as `calls` says.

@@ -23,17 +23,20 @@ pub async fn function_flush(scale: Scale) -> Outcome {
 
 async fn flush_under_load(scale: Scale, calls: ScriptCalls) -> Outcome {
     // The fault, the scenario and the fault's figure.
-    let (fault, scenario, figure) = match calls {
-        ScriptCalls::Eval => (
-            "SCRIPT FLUSH",
-            "SCRIPT FLUSH every second under load",
-            "SCRIPT FLUSH (1/s)",
-        ),
-        ScriptCalls::Functions => (
+    // Eval or Functions: the flush that takes away what `calls` calls.
+    let by_function = calls == ScriptCalls::Functions;
+    let (fault, scenario, figure) = if by_function {
+        (
             "FUNCTION FLUSH",
             "FUNCTION FLUSH every second under load (scripts called as functions)",
             "FUNCTION FLUSH (1/s)",
-        ),
+        )
+    } else {
+        (
+            "SCRIPT FLUSH",
+            "SCRIPT FLUSH every second under load",
+            "SCRIPT FLUSH (1/s)",
+        )
     };
     let started = Instant::now();
     let server = RedisServer::start();
@@ -59,11 +62,10 @@ async fn flush_under_load(scale: Scale, calls: ScriptCalls) -> Outcome {
     let mut flushes = 0;
     while !feed.is_finished() {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let flushed: Result<(), _> = match calls {
-            ScriptCalls::Eval => fred::interfaces::LuaInterface::script_flush(&admin, false).await,
-            ScriptCalls::Functions => {
-                fred::interfaces::FunctionInterface::function_flush(&admin, false).await
-            }
+        let flushed: Result<(), _> = if by_function {
+            fred::interfaces::FunctionInterface::function_flush(&admin, false).await
+        } else {
+            fred::interfaces::LuaInterface::script_flush(&admin, false).await
         };
         flushed.unwrap_or_else(|e| panic!("{fault} failed: {e}"));
         flushes += 1;

@@ -318,11 +318,16 @@ pub async fn workflows(scale: Scale, worker_bin: &Path) -> Outcome {
             }
             Fault::ScriptFlush => {
                 // A new connection: one made before a server kill would
-                // first wait out its reconnection.
+                // first wait out its reconnection. Both caches: the
+                // handles call functions (the default) and fall back to
+                // EVALSHA, and a worker process may call either way.
                 let admin = server.client().await;
                 let _: () = fred::interfaces::LuaInterface::script_flush(&admin, false)
                     .await
                     .unwrap_or_else(|e| panic!("SCRIPT FLUSH failed: {e}"));
+                let _: () = fred::interfaces::FunctionInterface::function_flush(&admin, false)
+                    .await
+                    .unwrap_or_else(|e| panic!("FUNCTION FLUSH failed: {e}"));
                 let _ = fred::interfaces::ClientLike::quit(&admin).await;
                 "SCRIPT FLUSH"
             }

@@ -87,52 +87,46 @@ fn start_worker(
     (stop.clone(), tokio::spawn(worker.run(stop)))
 }
 
+/// Called by `EVALSHA`, each primary runs the scripts, and again after every
+/// node's `SCRIPT FLUSH` (NOSCRIPT reloads them where needed).
 #[tokio::test]
 async fn every_primary_runs_the_scripts_and_reloads_them_after_a_flush() {
-    let cluster = RedisCluster::shared();
-    for primary in 0..3 {
-        let ns = namespace_on(&cluster, "primaries", primary);
-        let queue = connect(&cluster, &ns).await;
-        queue
-            .add("q", NewJob::new(serde_json::json!(1)))
-            .await
-            .unwrap();
-        // Every node forgets every script; NOSCRIPT reloads them where needed.
-        for node in 0..cluster.nodes().len() {
-            assert_eq!(cluster.cli(node, &["SCRIPT", "FLUSH"]).trim(), "OK");
-        }
-        let jobs = queue.claim("q", 10, Duration::from_secs(30)).await.unwrap();
-        assert_eq!(jobs.len(), 1, "namespace on primary {primary}");
-        queue.ack(&jobs[0].lease()).await.unwrap();
-        let counts = queue.counts("q").await.unwrap();
-        assert_eq!((counts.waiting, counts.leased), (0, 0));
-    }
+    every_primary_runs_the_scripts_again_after_a_flush(redq::ScriptCalls::Eval).await;
 }
 
 /// Called as Redis Functions, each primary gets the libraries at its first
 /// call, and again after every node's `FUNCTION FLUSH`.
 #[tokio::test]
 async fn every_primary_runs_the_scripts_as_functions_and_reloads_them_after_a_flush() {
+    every_primary_runs_the_scripts_again_after_a_flush(redq::ScriptCalls::Functions).await;
+}
+
+async fn every_primary_runs_the_scripts_again_after_a_flush(calls: redq::ScriptCalls) {
     let cluster = RedisCluster::shared();
+    let functions = calls == redq::ScriptCalls::Functions;
     for primary in 0..3 {
-        let ns = namespace_on(&cluster, "fn-primaries", primary);
+        let ns = namespace_on(&cluster, "primaries", primary);
         let queue = RedisQueue::builder(&cluster.url())
             .namespace(&ns)
-            .script_calls(redq::ScriptCalls::Functions)
+            .script_calls(calls)
             .connect()
             .await
-            .expect("connecting to the cluster with functions");
+            .expect("connecting to the cluster");
         queue
             .add("q", NewJob::new(serde_json::json!(1)))
             .await
             .unwrap();
-        let enqueue = redq::lua::function_name("enqueue").unwrap();
-        let listed = cluster.cli(primary, &["FUNCTION", "LIST", "LIBRARYNAME", enqueue]);
-        assert!(listed.contains(enqueue), "primary {primary}: {listed}");
-        // On the primaries (a replica refuses the write, and follows its
-        // primary's flush).
+        if functions {
+            let enqueue = redq::lua::function_name("enqueue").unwrap();
+            let listed = cluster.cli(primary, &["FUNCTION", "LIST", "LIBRARYNAME", enqueue]);
+            assert!(listed.contains(enqueue), "primary {primary}: {listed}");
+        }
         for node in 0..cluster.nodes().len() {
-            if cluster.cli(node, &["ROLE"]).starts_with("master") {
+            if !functions {
+                assert_eq!(cluster.cli(node, &["SCRIPT", "FLUSH"]).trim(), "OK");
+            } else if cluster.cli(node, &["ROLE"]).starts_with("master") {
+                // On the primaries: a replica refuses the write, and
+                // follows its primary's flush.
                 assert_eq!(cluster.cli(node, &["FUNCTION", "FLUSH"]).trim(), "OK");
             }
         }

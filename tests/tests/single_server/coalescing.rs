@@ -8,20 +8,6 @@ use redq::{Enqueued, NewJob, QueueError, RedisQueue};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
-async fn evalsha_calls(server: &RedisServer) -> u64 {
-    let info: String = server
-        .cmd(&["INFO", "commandstats"])
-        .await
-        .convert()
-        .unwrap();
-    info.lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| l.split("calls=").nth(1))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
-
 #[tokio::test]
 async fn concurrent_adds_share_script_calls_and_each_gets_its_own_id() {
     let server = RedisServer::start();
@@ -42,7 +28,8 @@ async fn concurrent_adds_share_script_calls_and_each_gets_its_own_id() {
         .collect();
     assert_eq!(ids.len(), 500, "every add created its own job");
     assert_eq!(queue.counts("mail").await.unwrap().waiting, 500);
-    let calls = evalsha_calls(&server).await;
+    let calls = server.script_calls().await;
+    assert!(calls > 0, "the count sees no script call");
     assert!(
         calls < 250,
         "500 concurrent adds took {calls} script calls: not coalesced"

@@ -624,14 +624,9 @@ impl TypedJob for Hold {
     }
 }
 
-/// EVALSHA calls the server ran since the last reset.
+/// Script calls the server ran since the last reset.
 async fn script_calls(server: &RedisServer) -> i64 {
-    let seen = server.seen_since_reset().await;
-    seen.commands
-        .iter()
-        .filter(|(name, _)| name == "evalsha" || name == "eval")
-        .map(|(_, calls)| calls)
-        .sum()
+    server.seen_since_reset().await.script_calls()
 }
 
 #[tokio::test]

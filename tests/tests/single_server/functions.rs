@@ -48,19 +48,6 @@ async fn flush_functions(server: &RedisServer) {
     assert_eq!(libraries(server).await, Vec::<String>::new());
 }
 
-/// How many calls of `command` the server has run (INFO commandstats).
-async fn calls(server: &RedisServer, command: &str) -> u64 {
-    let info: String = server
-        .cmd(&["INFO", "commandstats"])
-        .await
-        .convert()
-        .unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
-}
-
 #[tokio::test]
 async fn every_operation_works_as_a_function_and_after_function_flush() {
     let server = server();
@@ -115,9 +102,9 @@ async fn every_operation_works_as_a_function_and_after_function_flush() {
     assert_eq!(Queue::next_due(&queue, "q").await.unwrap(), None);
 
     // Every call went as FCALL: none by SHA, none by body.
-    assert!(calls(&server, "fcall").await > 0);
-    assert_eq!(calls(&server, "evalsha").await, 0);
-    assert_eq!(calls(&server, "eval").await, 0);
+    assert!(server.command_calls("fcall").await > 0);
+    assert_eq!(server.command_calls("evalsha").await, 0);
+    assert_eq!(server.command_calls("eval").await, 0);
 }
 
 /// A library keeps what its first call built; what a call read of its own
@@ -237,7 +224,7 @@ async fn calls_succeed_exactly_once_while_functions_are_flushed_back_to_back() {
     let counts = queue.counts("q").await.unwrap();
     assert_eq!((counts.waiting, counts.leased), (0, 0));
     assert!(
-        calls(&server, "function|load").await > 3,
+        server.command_calls("function|load").await > 3,
         "the flushes made the calls reload their libraries"
     );
 }
@@ -298,6 +285,10 @@ async fn a_worker_acl_user_with_fcall_runs_the_lifecycle_as_functions() {
     let counts = queue.counts("q").await.unwrap();
     assert_eq!((counts.waiting, counts.dead), (1, 1));
     // The same user cannot load the scripts for EVALSHA.
-    let by_eval = RedisQueue::builder(&url).namespace(&ns).connect().await;
+    let by_eval = RedisQueue::builder(&url)
+        .namespace(&ns)
+        .script_calls(ScriptCalls::Eval)
+        .connect()
+        .await;
     assert!(by_eval.is_err(), "EVALSHA's SCRIPT LOAD is not granted");
 }

@@ -45,6 +45,7 @@ mod reclaim;
 mod reclaim_backoff;
 mod resend;
 mod schedules;
+mod script_calls_auto;
 mod search_jobs;
 mod seed_trait;
 mod smoke;

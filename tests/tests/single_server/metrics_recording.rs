@@ -376,13 +376,13 @@ async fn recording_adds_no_round_trip_and_one_hmget_and_hset_per_ack_batch() {
     server.reset_stats().await;
     queue.ack_batch_with(&leases, &done).await.unwrap();
     let seen = server.seen_since_reset().await;
-    let calls = |name: &str| {
+    let calls = |name: &str| seen.calls(name);
+    assert_eq!(
+        seen.script_calls(),
+        1,
+        "one round trip: {:?}",
         seen.commands
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(0, |(_, c)| *c)
-    };
-    assert_eq!(calls("evalsha"), 1, "one round trip: {:?}", seen.commands);
+    );
     // The ack's own HMGET of the records, and the metrics hash's HMGET and HSET.
     assert_eq!(calls("hmget"), 2, "{:?}", seen.commands);
     assert_eq!(calls("hset"), 1, "{:?}", seen.commands);

@@ -1,12 +1,24 @@
-//! Scripts are reloaded transparently: after `SCRIPT FLUSH`, and after a
-//! redis-server restart (with the AOF keeping the data).
+//! Scripts called by `EVALSHA` (`ScriptCalls::Eval`) are reloaded
+//! transparently: after `SCRIPT FLUSH`, and after a redis-server restart
+//! (with the AOF keeping the data). The same for functions (the default):
+//! functions.rs.
 
 use std::time::Duration;
 
-use redq::{Acked, JobState, NewJob, Queue, RedisQueue};
+use redq::{Acked, JobState, NewJob, Queue, RedisQueue, ScriptCalls};
 use redq_tests::fixtures::*;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde_json::json;
+
+/// A handle calling the scripts by `EVALSHA`, in a namespace of its own.
+async fn eval_queue(server: &RedisServer, test: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(unique_namespace(test))
+        .script_calls(ScriptCalls::Eval)
+        .connect()
+        .await
+        .expect("connecting to the test redis")
+}
 
 async fn flush(server: &RedisServer) {
     server.cmd(&["SCRIPT", "FLUSH"]).await;
@@ -27,7 +39,7 @@ async fn flush(server: &RedisServer) {
 #[tokio::test]
 async fn every_operation_works_after_script_flush() {
     let server = server();
-    let queue = queue(&server, "flush").await;
+    let queue = eval_queue(&server, "flush").await;
 
     flush(&server).await;
     queue.add("q", NewJob::new(json!(1))).await.unwrap();
@@ -105,7 +117,7 @@ async fn every_operation_works_after_script_flush() {
 #[tokio::test]
 async fn concurrent_calls_all_recover_after_script_flush() {
     let server = server();
-    let queue = queue(&server, "flush-concurrent").await;
+    let queue = eval_queue(&server, "flush-concurrent").await;
     flush(&server).await;
     let adds = (0..50).map(|n| queue.add("q", NewJob::new(json!({ "n": n }))));
     for result in futures::future::join_all(adds).await {
@@ -121,7 +133,7 @@ async fn concurrent_calls_all_recover_after_script_flush() {
 #[tokio::test]
 async fn calls_succeed_while_scripts_are_flushed_back_to_back() {
     let server = server();
-    let queue = queue(&server, "flush-storm").await;
+    let queue = eval_queue(&server, "flush-storm").await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flusher = server.client().await;
     let flushes = {
@@ -182,6 +194,7 @@ async fn a_restarted_redis_with_aof_keeps_the_jobs_and_the_client_reconnects_by_
     let queue = RedisQueue::builder(&server.url())
         .namespace(&ns)
         .command_timeout(Duration::from_secs(2))
+        .script_calls(ScriptCalls::Eval)
         .connect()
         .await
         .unwrap();
@@ -241,6 +254,7 @@ async fn a_handle_connected_after_a_flush_and_restart_loads_the_scripts_itself()
     let ns = unique_namespace("restart-new-handle");
     let before = RedisQueue::builder(&server.url())
         .namespace(&ns)
+        .script_calls(ScriptCalls::Eval)
         .connect()
         .await
         .unwrap();
@@ -248,6 +262,7 @@ async fn a_handle_connected_after_a_flush_and_restart_loads_the_scripts_itself()
     server.restart();
     let after = RedisQueue::builder(&server.url())
         .namespace(&ns)
+        .script_calls(ScriptCalls::Eval)
         .connect()
         .await
         .unwrap();

@@ -34,7 +34,8 @@ async fn a_stalled_write_times_out_with_a_typed_error_and_the_handle_recovers() 
     // server still shows it blocked, so the error came from the timeout and
     // not from the pause ending.
     let held = server.clients().await.into_iter().any(|c| {
-        c.field("cmd") == Some("evalsha") && c.field("flags").is_some_and(|f| f.contains('b'))
+        matches!(c.field("cmd"), Some("evalsha" | "fcall"))
+            && c.field("flags").is_some_and(|f| f.contains('b'))
     });
     assert!(held, "the stalled enqueue is no longer held by the pause");
     assert!(err.to_string().contains("may or may not"), "{err}");
