@@ -280,6 +280,13 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<WorkersCommand>,
     },
+    /// redq's Redis Function libraries on the server (services call their
+    /// scripts as functions by default), this version's and others';
+    /// `prune` drops the others after a deploy.
+    Functions {
+        #[command(subcommand)]
+        command: Option<FunctionsCommand>,
+    },
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
     /// each scrape (queue sizes by state, lapsed leases, head age, recent
     /// throughput, workers; --shards sums the shards). Runs until Ctrl-C;
@@ -613,6 +620,15 @@ pub enum WorkersCommand {
         /// The worker's id, as `redq workers` lists it (node-instance).
         id: String,
     },
+}
+
+/// `redq functions` subcommands (none: list the libraries).
+#[derive(Debug, Subcommand)]
+pub enum FunctionsCommand {
+    /// Drop, from every primary, the libraries this version of redq does
+    /// not call (another driver version's). A service still running such a
+    /// version loads its library again at its next call: nothing fails.
+    Prune,
 }
 
 /// `redq metrics` subcommands.

@@ -171,7 +171,7 @@ pub use redact::redact_url;
 /// tests crate (not part of the API).
 #[doc(hidden)]
 pub use scripts::exposed as lua;
-pub use scripts::ScriptCalls;
+pub use scripts::{FunctionLibrary, ScriptCalls};
 pub use seed::Queue;
 pub use shards::ShardedQueue;
 pub use surgery::{IfLeased, RetriedNow};

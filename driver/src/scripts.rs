@@ -23,6 +23,7 @@ use crate::QueueError;
 
 pub mod catalogue;
 pub mod compose;
+pub(crate) mod libraries;
 mod queue_keys;
 mod rename;
 
@@ -37,6 +38,7 @@ pub(crate) fn num(n: u64) -> Value {
 }
 
 pub use catalogue::Op;
+pub use libraries::FunctionLibrary;
 
 /// The seam between Rust and Lua as the tests crate sees it (`redq::lua`,
 /// hidden from the docs): the script list and its composition, and the

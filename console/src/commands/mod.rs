@@ -6,6 +6,7 @@ mod dead;
 mod dead_group;
 mod enqueue;
 mod events;
+mod functions;
 mod interrupt;
 mod jobs;
 mod known;
@@ -62,6 +63,9 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
         Command::Workers {
             command: Some(command),
         } => Some(workers::mutates(command)),
+        Command::Functions {
+            command: Some(crate::cli::FunctionsCommand::Prune),
+        } => Some("functions prune"),
         _ => None,
     }
 }
@@ -120,6 +124,7 @@ pub async fn run(
         Command::Workers {
             command: Some(command),
         } => workers::run(&queue, command, json).await,
+        Command::Functions { command } => functions::run(&queue, command, json).await,
         Command::Events { follow, from, kind } => {
             events::run(&queue, follow, &from, &kind, json).await
         }

@@ -16,6 +16,7 @@ mod detail_notes;
 mod events;
 mod events_kinds_cli;
 mod events_view;
+mod functions_cli;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;

@@ -2,6 +2,7 @@
 //! public while this module is not.
 
 mod flow;
+mod functions;
 mod kept;
 mod notes;
 mod reads;
