@@ -116,6 +116,46 @@ pub(crate) struct CallMode {
     /// Per script (by [`Op::index`]): its library was refused, so this
     /// handle calls it by `EVALSHA`.
     refused: Vec<std::sync::atomic::AtomicBool>,
+    /// Per script (by [`Op::index`]): its reloads by this handle.
+    reloads: Vec<Reloads>,
+}
+
+/// The reloads of one script (`SCRIPT LOAD` after `NOSCRIPT`, `FUNCTION
+/// LOAD` after "Function not found") by one handle, one at a time: the
+/// calls in flight when a script goes missing (a fresh server, a flush) all
+/// meet the same answer, and each loading it again would make the server
+/// compile it once per call (4 747 loads of one library for 4 800
+/// concurrent first calls, 9 s of server time, before this).
+#[derive(Default)]
+struct Reloads {
+    /// How many reloads this handle has completed.
+    done: std::sync::atomic::AtomicU64,
+    /// Held while one reload runs.
+    running: tokio::sync::Mutex<()>,
+}
+
+impl Reloads {
+    /// The reloads completed before a call is sent, for [`Reloads::reload`].
+    fn seen(&self) -> u64 {
+        self.done.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Reload by `load`, unless a reload completed since `seen` (read
+    /// before the call that met the missing script was sent): that one
+    /// loaded what the call needs, so it is only sent again.
+    async fn reload<F, Fut>(&self, seen: u64, load: F) -> Result<(), fred::error::Error>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<(), fred::error::Error>>,
+    {
+        let _running = self.running.lock().await;
+        if self.seen() != seen {
+            return Ok(());
+        }
+        load().await?;
+        self.done.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
+    }
 }
 
 impl CallMode {
@@ -127,6 +167,7 @@ impl CallMode {
                 .iter()
                 .map(|_| std::sync::atomic::AtomicBool::new(false))
                 .collect(),
+            reloads: SCRIPTS.iter().map(|_| Reloads::default()).collect(),
         }
     }
 
@@ -145,6 +186,11 @@ impl CallMode {
         self.settled == ScriptCalls::Functions
             && !(self.falls_back && reads_only)
             && !self.refused[index].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the server refused `op`'s library (or its `FCALL`).
+    fn is_refused(&self, op: Op) -> bool {
+        self.refused[op.index()].load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Remember that the server refused `op`'s library (or its `FCALL`).
@@ -276,55 +322,58 @@ impl Loaded {
     }
 }
 
-/// Ready the scripts at connect and settle how they are called:
-/// `SCRIPT LOAD` every script for [`ScriptCalls::Eval`] (`NOSCRIPT` reloads
-/// later). For [`ScriptCalls::Functions`] each library is loaded at its
-/// first call, so a connect only checks that the server has Functions: a
-/// plain sentence rather than an unknown command at the first call.
-/// [`ScriptCalls::Auto`] makes the same check and takes the server's
-/// refusal (no Functions, or a user not allowed them) as [`ScriptCalls::Eval`].
+/// Ready the scripts at connect and settle how they are called. A
+/// `FUNCTION LIST` of redq's libraries tells whether this server, for this
+/// user, has Redis Functions: [`ScriptCalls::Auto`] takes a refusal (no
+/// Functions, or a user not allowed them) as [`ScriptCalls::Eval`];
+/// [`ScriptCalls::Functions`] fails with a plain sentence rather than an
+/// unknown command at the first call. Then each script called as a function
+/// whose library the server lacks is loaded (once per server and driver
+/// version: the rest of the time the list shows them all), and every other
+/// script gets `SCRIPT LOAD`. Loading at connect, not at each script's first
+/// call, spares the server a load per call in flight when a service starts
+/// (every concurrent first call would find no library), and spares those
+/// calls a round trip; "Function not found" and `NOSCRIPT` still reload
+/// later (a flush, a restart without persistence, a new shard).
 pub(crate) async fn load_all(
     client: &Client,
     calls: ScriptCalls,
 ) -> Result<CallMode, fred::error::Error> {
-    let settled = match calls {
-        ScriptCalls::Eval => ScriptCalls::Eval,
-        ScriptCalls::Functions => match probe_functions(client).await {
-            Ok(()) => ScriptCalls::Functions,
-            Err(err) => {
-                let details = err.details().to_owned();
-                let why = if details.to_ascii_lowercase().contains("unknown command") {
-                    "this server has no Redis Functions (they need Redis 7.0 or later, or \
-                     Valkey): connect with ScriptCalls::Eval or ScriptCalls::Auto"
-                        .to_owned()
-                } else {
-                    format!("calling scripts as functions needs the FUNCTION command: {details}")
-                };
-                return Err(fred::error::Error::new(err.kind().clone(), why));
-            }
-        },
-        ScriptCalls::Auto => match probe_functions(client).await {
-            Ok(()) => ScriptCalls::Functions,
-            Err(err) if refused_by_server(&err) => ScriptCalls::Eval,
-            Err(err) => return Err(err),
-        },
+    let listed = libraries::names(client).await;
+    let settled = match (&listed, calls) {
+        (_, ScriptCalls::Eval) => ScriptCalls::Eval,
+        (Ok(_), _) => ScriptCalls::Functions,
+        (Err(err), ScriptCalls::Auto) if refused_by_server(err) => ScriptCalls::Eval,
+        (Err(err), ScriptCalls::Functions) => {
+            let details = err.details().to_owned();
+            let why = if details.to_ascii_lowercase().contains("unknown command") {
+                "this server has no Redis Functions (they need Redis 7.0 or later, or \
+                 Valkey): connect with ScriptCalls::Eval or ScriptCalls::Auto"
+                    .to_owned()
+            } else {
+                format!("calling scripts as functions needs the FUNCTION command: {details}")
+            };
+            return Err(fred::error::Error::new(err.kind().clone(), why));
+        }
+        (Err(err), _) => return Err(err.clone()),
     };
+    let present = listed.unwrap_or_default();
     let mode = CallMode::new(settled, calls == ScriptCalls::Auto);
     for (index, loaded) in SCRIPTS.iter().enumerate() {
         if !mode.by_function(index) {
             loaded.script.load(client).await?;
+        } else if !present.contains(&loaded.function_name) {
+            match loaded.load_function(client).await {
+                Ok(()) => {}
+                // Called by EVALSHA, loaded at its first call (NOSCRIPT).
+                Err(err) if mode.falls_back && refused_by_server(&err) => {
+                    mode.refused[index].store(true, std::sync::atomic::Ordering::Relaxed)
+                }
+                Err(err) => return Err(err),
+            }
         }
     }
     Ok(mode)
-}
-
-/// `FUNCTION LIST` of one of redq's libraries: whether this server, for
-/// this user, has Redis Functions.
-async fn probe_functions(client: &Client) -> Result<(), fred::error::Error> {
-    client
-        .function_list::<Value, _>(Some(SCRIPTS[0].function_name.as_str()), false)
-        .await
-        .map(|_| ())
 }
 
 /// Whether `err` is the server's answer (an error reply such as `NOPERM`,
@@ -414,20 +463,23 @@ pub(crate) async fn run_with<A: Args + ?Sized>(
     if caller.mode.by_function(op.index()) {
         return run_function(caller, op, loaded, keys, args).await;
     }
-    run_eval(caller.client, op, loaded, keys, args).await
+    run_eval(caller, op, loaded, keys, args).await
 }
 
 /// [`run_with`] by `EVALSHA`.
 async fn run_eval<A: Args + ?Sized>(
-    client: &Client,
+    caller: Caller<'_>,
     op: Op,
     loaded: &Loaded,
     keys: &QueueKeys,
     args: &A,
 ) -> Result<Value, fred::error::Error> {
+    let client = caller.client;
     let script = &loaded.script;
+    let reload = &caller.mode.reloads[op.index()];
     let mut reloads = 0;
     loop {
+        let seen = reload.seen();
         match call(client, op, loaded, keys, args, By::Sha).await {
             // A `NOSCRIPT` call ran nothing, so it is safe to send again,
             // enqueues included. A `SCRIPT FLUSH` can land between the reload
@@ -435,7 +487,9 @@ async fn run_eval<A: Args + ?Sized>(
             // once saw exactly that), so a few reloads are allowed, not one.
             Err(err) if err.details().starts_with("NOSCRIPT") && reloads < NOSCRIPT_RELOADS => {
                 reloads += 1;
-                script.load(client).await?;
+                reload
+                    .reload(seen, || async { script.load(client).await.map(|_| ()) })
+                    .await?;
             }
             // Flushed after every reload: the body itself goes with the
             // call (EVAL), which no flush can outrun. Rare, so its size is
@@ -470,14 +524,25 @@ async fn run_function<A: Args + ?Sized>(
     let client = caller.client;
     let fall_back = || async {
         caller.mode.refuse(op);
-        run_eval(client, op, loaded, keys, args).await
+        run_eval(caller, op, loaded, keys, args).await
     };
+    let reload = &caller.mode.reloads[op.index()];
     let mut reloads = 0;
     loop {
+        let seen = reload.seen();
         match call(client, op, loaded, keys, args, By::Function).await {
             Err(err) if function_missing(&err) && reloads < NOSCRIPT_RELOADS => {
                 reloads += 1;
-                match loaded.load_function(client).await {
+                let load = || async {
+                    // Refused while this call waited for another's load:
+                    // nothing to load, it falls back below.
+                    if caller.mode.is_refused(op) {
+                        return Ok(());
+                    }
+                    loaded.load_function(client).await
+                };
+                match reload.reload(seen, load).await {
+                    Ok(()) if caller.mode.is_refused(op) => return fall_back().await,
                     Ok(()) => {}
                     Err(err) if caller.mode.falls_back && refused_by_server(&err) => {
                         tracing::debug!(script = loaded.name, error = %err.details(),

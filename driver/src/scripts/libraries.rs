@@ -55,18 +55,40 @@ pub(crate) async fn list(client: &Client) -> Result<Vec<FunctionLibrary>, fred::
     Ok(libraries)
 }
 
+/// The names of redq's libraries on the server `client` talks to, without
+/// their code (what a connect reads to load only the missing ones).
+pub(crate) async fn names(client: &Client) -> Result<Vec<String>, fred::error::Error> {
+    let listed: Value = client
+        .function_list(Some(format!("{PREFIX}*")), false)
+        .await?;
+    let Value::Array(entries) = listed else {
+        return Ok(Vec::new());
+    };
+    Ok(entries
+        .into_iter()
+        .filter_map(|entry| {
+            let fields: Vec<Value> = entry.convert().ok()?;
+            field(&fields, "library_name")?.as_string()
+        })
+        .collect())
+}
+
+/// Field `name` of a `FUNCTION LIST` entry (a flat list of name, value).
+fn field(fields: &[Value], name: &str) -> Option<Value> {
+    fields
+        .chunks(2)
+        .find(|pair| pair[0].as_str().as_deref() == Some(name))
+        .map(|pair| pair[1].clone())
+}
+
 /// One `FUNCTION LIST WITHCODE` entry, when its name is a redq library's.
 fn library(entry: Value) -> Option<FunctionLibrary> {
     let fields: Vec<Value> = entry.convert().ok()?;
-    let field = |name: &str| {
-        fields
-            .chunks(2)
-            .find(|pair| pair[0].as_str().as_deref() == Some(name))
-            .map(|pair| pair[1].clone())
-    };
-    let name = field("library_name")?.as_string()?;
+    let name = field(&fields, "library_name")?.as_string()?;
     let script = script_of(&name)?.to_owned();
-    let code_bytes = field("library_code").and_then(|code| code.as_bytes().map(<[u8]>::len))?;
+    let code_bytes = field(&fields, "library_code")?
+        .as_bytes()
+        .map(<[u8]>::len)?;
     let current = SCRIPTS.iter().any(|loaded| loaded.function_name == name);
     Some(FunctionLibrary {
         name,

@@ -114,16 +114,27 @@ async fn every_operation_works_after_script_flush() {
     assert_eq!(Queue::next_due(&queue, "q").await.unwrap(), None);
 }
 
+/// The calls in flight when the scripts are flushed all recover, and the
+/// handle loads each script once, not once per call.
 #[tokio::test]
 async fn concurrent_calls_all_recover_after_script_flush() {
     let server = server();
     let queue = eval_queue(&server, "flush-concurrent").await;
+    // A job counts toward at most 100 dependents: four of them.
+    let deps = queue.add_batch("deps", numbered(4)).await.unwrap();
     flush(&server).await;
-    let adds = (0..50).map(|n| queue.add("q", NewJob::new(json!({ "n": n }))));
+    server.reset_stats().await;
+    // A job with a dependency is enqueued alone: 200 enqueue calls at once,
+    // each meeting NOSCRIPT.
+    let adds = (0..200).map(|i| {
+        let dep = deps[i % deps.len()].id();
+        queue.add("q", NewJob::new(json!({ "n": i })).after([dep]))
+    });
     for result in futures::future::join_all(adds).await {
         result.unwrap();
     }
-    assert_eq!(queue.counts("q").await.unwrap().waiting, 50);
+    assert_eq!(queue.counts("q").await.unwrap().awaiting, 200);
+    assert_eq!(server.command_calls("script|load").await, 2, "enqueue, and counts");
 }
 
 /// A flush after every reload: the reliability run's flusher can land
