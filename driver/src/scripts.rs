@@ -64,16 +64,18 @@ pub mod exposed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ScriptCalls {
     /// Redis Functions where the server and the handle's user allow them,
-    /// `EVALSHA` elsewhere (the default). At connect a `FUNCTION LIST` probe
-    /// decides: a server without Functions (Redis before 7.0) or a user not
-    /// allowed the `FUNCTION` command gets [`Eval`](Self::Eval) for the
-    /// handle's life. Otherwise each script that writes (enqueue, claim,
-    /// ack, …) is called as its function, and a script whose library the
-    /// server refuses to load (an ACL without `function|load`, a server out
-    /// of memory under `noeviction`) or whose `FCALL` the user may not run
-    /// is called by `EVALSHA` from then on by this handle: the call that met
-    /// the refusal goes through that way too, so a refusal never fails a
-    /// call. The scripts that only read (counts, listings, inspection) are
+    /// `EVALSHA` elsewhere (the default). At connect a `FUNCTION LIST` of
+    /// redq's libraries decides: a server without Functions (Redis before
+    /// 7.0) or a user not allowed the `FUNCTION` command gets
+    /// [`Eval`](Self::Eval) for the handle's life. Otherwise each script that
+    /// writes (enqueue, claim, ack, …) is called as its function, its
+    /// library loaded by the connect if the server lacks it; and a script
+    /// whose library the server refuses to load (an ACL without
+    /// `function|load`, a server out of memory under `noeviction`), at
+    /// connect or when a call finds it gone, or whose `FCALL` the user may
+    /// not run, is called by `EVALSHA` from then on by this handle: a call
+    /// that meets the refusal goes through that way too, so a refusal never
+    /// fails a call. The scripts that only read (counts, listings, inspection) are
     /// loaded at connect and called by `EVALSHA`, as with `Eval`: loading a
     /// library is a write, and a read must neither need one nor wait for one
     /// while writes are paused (`CLIENT PAUSE WRITE`, as in a failover);
@@ -89,9 +91,10 @@ pub enum ScriptCalls {
     /// [`connect`](crate::RedisQueueBuilder::connect) fails with a plain
     /// sentence on a server without them, and a refused library load fails
     /// the call. Each script is a library of one function,
-    /// `redq_<script>_<hash of its text>`, loaded at its first call on a
-    /// server (`FUNCTION LOAD REPLACE`, again after "Function not found": a
-    /// server restarted without persistence, `FUNCTION FLUSH`, a new shard).
+    /// `redq_<script>_<hash of its text>`, loaded by a connect that finds
+    /// it missing (`FUNCTION LOAD REPLACE`, again after "Function not
+    /// found": a server restarted without persistence, `FUNCTION FLUSH`, a
+    /// new shard).
     /// What a call builds (the modules' functions and tables) stays built
     /// between calls, which saves about a quarter of the server's time on a
     /// call of one job (docs/performance.md). The libraries are server state

@@ -2,8 +2,9 @@
 //! build calls, and dropping the others.
 //!
 //! A handle calling its scripts as Redis Functions ([`ScriptCalls::Auto`],
-//! the default, or [`ScriptCalls::Functions`]) loads each script's library
-//! at its first call, named `redq_<script>_<hash of its text>`. The server
+//! the default, or [`ScriptCalls::Functions`]) loads, when it connects, the
+//! library of each script it calls so that the server lacks, named
+//! `redq_<script>_<hash of its text>`. The server
 //! keeps them (replicated, saved in RDB and AOF) after every handle is gone,
 //! and a driver whose scripts changed loads libraries of new names beside
 //! the old. Nothing drops those on its own: a driver cannot tell an earlier

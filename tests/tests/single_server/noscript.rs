@@ -134,7 +134,11 @@ async fn concurrent_calls_all_recover_after_script_flush() {
         result.unwrap();
     }
     assert_eq!(queue.counts("q").await.unwrap().awaiting, 200);
-    assert_eq!(server.command_calls("script|load").await, 2, "enqueue, and counts");
+    assert_eq!(
+        server.command_calls("script|load").await,
+        2,
+        "enqueue, and counts"
+    );
 }
 
 /// A flush after every reload: the reliability run's flusher can land
