@@ -5,11 +5,12 @@
 #   bench/compare/run.sh [--n N] [--c C] [--rounds R] [--cases a,b,...]
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
 #                        [--no-build] [--no-pin] [--no-ceilings]
-#                        [--script-calls eval|functions]
+#                        [--script-calls auto|eval|functions]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
 # SCRIPT_CALLS (flags win); --script-calls is how redq calls its scripts
-# (EVALSHA, the default, or Redis Functions). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
+# (auto, the driver's default: Redis Functions where the server allows them;
+# eval: EVALSHA only; functions). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
 # W=100 B=1000, the six cases of the benchmark issue (process_rate and
 # process_keyed, what limits cost when they do not bind, run with --cases).
 #
@@ -40,7 +41,7 @@ CASES="${CASES:-enqueue_bulk,enqueue_serial,enqueue_window,process,process_keep,
 BUILD=1
 PIN="${PIN:-1}"
 CEILINGS="${CEILINGS:-1}"
-SCRIPT_CALLS="${SCRIPT_CALLS:-eval}"
+SCRIPT_CALLS="${SCRIPT_CALLS:-auto}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
@@ -64,8 +65,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$SCRIPT_CALLS" in
-  eval | functions) ;;
-  *) echo "run.sh: --script-calls is eval or functions, got '$SCRIPT_CALLS'" >&2; exit 2 ;;
+  auto | eval | functions) ;;
+  *) echo "run.sh: --script-calls is auto, eval or functions, got '$SCRIPT_CALLS'" >&2; exit 2 ;;
 esac
 for v in N C R K G W B; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
