@@ -184,18 +184,46 @@ end
 -- template's second such job on, those two are packed with the tail once
 -- (due_now), leaving each job only its seq to pack (a lone job would pay
 -- that pack for nothing).
+--
+-- The head and the tail depend on no field between them (those are each
+-- job's own), so the last template's are kept with the fields they came
+-- from and taken again for a record that has the same ones. In a script
+-- that is a call's jobs; a function library keeps them between calls, so
+-- a lone job like the last call's (one producer, one kind of job) packs
+-- only its own numbers.
+-- composed memo: template_memo (a cache of this function of the fields, the last one made)
+local template_memo
 local function record_template(m, changes)
-  if M.enqueued_at ~= M.seq + 1 or M.not_before ~= M.seq + 2 or OLDEST_JOB_LEN <= M.not_before then
+  local seq, not_before = M.seq, M.not_before
+  if M.enqueued_at ~= seq + 1 or not_before ~= seq + 2 or OLDEST_JOB_LEN <= not_before then
     error('redq: record_template needs seq, enqueued_at and not_before to be neighbours, before the oldest length')
   end
   if changes then
     m = { unpack(m, 1, JOB_LEN) }
     for at, value in pairs(changes) do m[at] = value end
   end
+  local memo = template_memo
+  if memo then
+    local fields, same = memo.fields, true
+    for at = 1, seq - 1 do
+      if fields[at] ~= m[at] then same = false break end
+    end
+    if same then
+      for at = not_before + 1, JOB_LEN do
+        if fields[at] ~= m[at] then same = false break end
+      end
+    end
+    if same then
+      return { enqueued_at = m[M.enqueued_at], due_now = false, head = memo.head, tail = memo.tail }
+    end
+  end
   local len = lean_length(m)
-  return { enqueued_at = m[M.enqueued_at], due_now = false,
-    head = record_header(len) .. cmsgpack.pack(unpack(m, 1, M.seq - 1)),
-    tail = cmsgpack.pack(unpack(m, M.not_before + 1, len)) }
+  local t = { enqueued_at = m[M.enqueued_at], due_now = false,
+    head = record_header(len) .. cmsgpack.pack(unpack(m, 1, seq - 1)),
+    tail = cmsgpack.pack(unpack(m, not_before + 1, len)) }
+  -- A copy: the caller may change its record after this.
+  template_memo = { fields = changes and m or { unpack(m, 1, JOB_LEN) }, head = t.head, tail = t.tail }
+  return t
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,

@@ -166,6 +166,50 @@ async fn no_call_sees_what_an_earlier_call_of_its_function_read() {
     assert_eq!(queue.claim("limited", 3, LONG).await.unwrap().len(), 0);
 }
 
+/// A library keeps the last parse of a job's options and the last record
+/// template between calls: a lone enqueue takes them only when its options
+/// and shared fields are the same, never another call's.
+#[tokio::test]
+async fn each_lone_enqueue_stores_its_own_options_whatever_the_call_before_sent() {
+    let server = server();
+    let queue = functions_handle(&server, &unique_namespace("fn-memo")).await;
+    // (queue, payload and name, priority, max attempts), in call order.
+    let calls: [(&str, Option<&str>, u8, u32); 9] = [
+        ("q", Some("a"), 0, 0),
+        ("q", Some("a"), 0, 0),
+        ("q", Some("b"), 3, 0),
+        ("q", Some("b"), 0, 0),
+        ("other", Some("b"), 0, 0),
+        ("q", None, 0, 0),
+        ("q", Some("a"), 0, 2),
+        ("q", Some("a"), 0, 0),
+        ("q", Some("c"), 0, 0),
+    ];
+    for (queue_name, name, priority, max_attempts) in calls {
+        let mut job = NewJob::new(json!(name))
+            .priority(priority)
+            .max_attempts(max_attempts);
+        if let Some(name) = name {
+            job = job.name(name);
+        }
+        let id = queue.add(queue_name, job).await.unwrap().id().to_owned();
+        let stored = queue.inspect(&id).await.unwrap().unwrap();
+        assert_eq!(
+            (
+                stored.queue.as_str(),
+                stored.payload,
+                stored.name.as_deref(),
+                stored.priority,
+                stored.max_attempts
+            ),
+            (queue_name, json!(name), name, priority, max_attempts),
+            "{id}"
+        );
+    }
+    assert_eq!(queue.counts("q").await.unwrap().waiting, 8);
+    assert_eq!(queue.counts("other").await.unwrap().waiting, 1);
+}
+
 #[tokio::test]
 async fn eval_and_function_handles_share_one_namespace() {
     let server = server();
