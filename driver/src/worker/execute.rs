@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use futures::FutureExt;
-use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -18,6 +18,7 @@ use super::error::JobError;
 use super::events::JobFailed;
 use super::presence::Totals;
 use super::registry::Registry;
+use super::slots::Slot;
 use crate::kept::Completion;
 use crate::{Job, Nacked, NoteBatch, QueueError};
 
@@ -71,22 +72,22 @@ impl Drop for InFlight {
     }
 }
 
-/// Run `job` to its end, holding `permit` (one concurrency slot) throughout.
-pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, permit: OwnedSemaphorePermit) {
+/// Run `job` to its end in `slot`: its handler holds the slot, and the job
+/// its lease room until its outcome is recorded (`super::slots`).
+pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, mut slot: Slot) {
     let Claimed { job, shard } = claimed;
-    let _permit = permit;
     let _in_flight = InFlight::new(&shared.totals);
     // `redq.process`, continuing the producer's trace (crate::trace).
     let span = crate::trace::process_span(&job);
     // Boxed: the running state is ~9 KB, and an unboxed task future is
     // copied whole when spawned, polled to completion and joined (a few
     // memcpys of it per job showed as the client's top cost in `perf`).
-    Box::pin(run_one(&shared, job, shard))
+    Box::pin(run_one(&shared, job, shard, &mut slot))
         .instrument(span)
         .await;
 }
 
-async fn run_one(shared: &Shared, job: Job, shard: usize) {
+async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
     let lease = Held {
         lease: job.lease(),
         shard,
@@ -147,6 +148,9 @@ async fn run_one(shared: &Shared, job: Job, shard: usize) {
         },
         () = shared.hard_stop.cancelled() => Outcome::Interrupted,
     };
+    // The handler is done: the next job may start while this one's outcome
+    // is recorded (batched with others' for an ack).
+    slot.handler_done();
     match outcome {
         Outcome::Succeeded => {
             match acknowledge(shared, lease, completion(&cx, started.elapsed())).await {

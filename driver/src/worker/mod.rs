@@ -106,6 +106,7 @@ mod parking;
 mod presence;
 mod push;
 mod registry;
+mod slots;
 mod typed;
 mod wake;
 
@@ -113,7 +114,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, Semaphore};
+use tokio::sync::broadcast;
 use tokio::task::JoinSet;
 pub use tokio_util::sync::CancellationToken;
 
@@ -286,19 +287,19 @@ impl Worker {
             },
         );
 
-        let slots = Arc::new(Semaphore::new(options.concurrency));
+        let slots = slots::Slots::new(options.concurrency);
         let mut running = JoinSet::new();
         loop {
             let first = tokio::select! {
                 biased;
                 _ = claiming.cancelled() => break,
-                permit = slots.clone().acquire_owned() => permit.expect("semaphore never closed"),
+                slot = slots.acquire() => slot,
             };
             let mut permits = vec![first];
             while permits.len() < options.effective_claim_batch() {
-                match slots.clone().try_acquire_owned() {
-                    Ok(permit) => permits.push(permit),
-                    Err(_) => break,
+                match slots.try_acquire() {
+                    Some(slot) => permits.push(slot),
+                    None => break,
                 }
             }
             // Jobs handed over while parked first: they are leased to us and
@@ -333,7 +334,7 @@ impl Worker {
             };
             if jobs.is_empty() {
                 drop(permits);
-                let free = slots.available_permits();
+                let free = slots.free();
                 parking
                     .idle(
                         &shared.queue,

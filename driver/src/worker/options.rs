@@ -81,6 +81,12 @@ impl WorkOptions {
     }
 
     /// Jobs run at once, exactly (default 10; 1 runs one job at a time).
+    ///
+    /// A job's slot frees when its handler returns: its ack (or nack) goes
+    /// out in the background, batched with other jobs', and at most this
+    /// many finished jobs again may wait for theirs, so the worker holds at
+    /// most twice this many leases. Freeing the slot before the ack's round
+    /// trip lets a busy worker claim and acknowledge in larger batches.
     #[must_use]
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = n;
