@@ -342,7 +342,12 @@ pub(crate) async fn load_all(
     client: &Client,
     calls: ScriptCalls,
 ) -> Result<CallMode, fred::error::Error> {
-    let listed = libraries::names(client).await;
+    // Eval asks nothing: a user allowed only EVALSHA would find a refused
+    // FUNCTION LIST in its server's ACL LOG at every connect.
+    let listed = match calls {
+        ScriptCalls::Eval => Ok(Vec::new()),
+        _ => libraries::names(client).await,
+    };
     let settled = match (&listed, calls) {
         (_, ScriptCalls::Eval) => ScriptCalls::Eval,
         (Ok(_), _) => ScriptCalls::Functions,
