@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Where a lone enqueue's instructions go, called as a function: the
+instructions per call of its library with the body cut short before each
+marker (a `do return {} end` inserted there), counted by callgrind on
+redis-server.
+
+    scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options]
+
+--composed: the scripts as the driver composes them (written by
+`REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts --
+--ignored`; DIR/enqueue.function.lua is cut); --markers: a file of lines,
+each the start of a line of the library's body, each occurring once after
+the body starts, in body order; --redq: the binary whose `bench` call is
+captured for the keys and arguments (target/release/redq); --calls: calls
+measured per variant (300); --no-options: send the job without its options
+(the bench's job sends its name).
+
+The server keeps its jobs hash a hashtable (`--hash-max-listpack-entries 0`,
+as in any namespace of more than 512 jobs). Each line prints a variant's
+instructions per call and the difference from the one before: Lua's
+incremental garbage collector moves a few thousand instructions between
+neighbouring variants, so read a stage's share over several.
+"""
+import argparse
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+spec = importlib.util.spec_from_file_location("calls", HERE / "profile-calls.py")
+calls = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(calls)
+
+SCRIPT = "enqueue"
+
+
+def variants(text, markers):
+    """(marker, library text) for each marker, then the whole library."""
+    body = text.index("return function()\n")
+    out = []
+    for marker in markers:
+        if text.count(marker, body) != 1:
+            sys.exit(f"marker {marker!r} occurs {text.count(marker, body)} times in the body, not once")
+        at = text.index(marker, body)
+        out.append((marker, text[:at] + "do return {} end\n" + text[at:]))
+    out.append(("(whole)", text))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--composed", required=True)
+    p.add_argument("--markers", required=True)
+    p.add_argument("--redq", default=str(HERE.parent / "target/release/redq"))
+    p.add_argument("--calls", type=int, default=300)
+    p.add_argument("--no-options", action="store_true")
+    a = p.parse_args()
+    composed = pathlib.Path(a.composed)
+    markers = [m for m in pathlib.Path(a.markers).read_text().splitlines() if m.strip()]
+    out = pathlib.Path(tempfile.mkdtemp(prefix="redq-bisect."))
+    ns, channel, job_fields, _, _ = calls.captured_calls(a.redq, str(out))
+    keys = calls.queue_keys(HERE.parent, ns, "bench", calls.composed_key_names(composed / f"{SCRIPT}.lua"))
+    text = (composed / f"{SCRIPT}.function.lua").read_text()
+    job = [job_fields[1], "0"] if a.no_options else job_fields[1:]
+
+    port = calls.free_port()
+    server = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                               f"--callgrind-out-file={out}/callgrind.%p", "redis-server", "--port", str(port),
+                               "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(out),
+                               "--hash-max-listpack-entries", "0"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    conn = calls.Conn(port)
+    pid = int(re.search(r"process_id:(\d+)", conn.call("INFO", "server").decode()).group(1))
+
+    def control(*args):
+        subprocess.run(["callgrind_control", *args, str(pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def fcall(name):
+        return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", "1", "", "",
+                calls.fresh_id(), *job]
+
+    previous = None
+    try:
+        for i, (marker, library) in enumerate(variants(text, markers)):
+            name = f"bisect_{i}"
+            library = library.replace(f"#!lua name={SCRIPT}", f"#!lua name={name}", 1)
+            library = library.replace(f"function_name = '{SCRIPT}'", f"function_name = '{name}'")
+            conn.call("FUNCTION", "LOAD", "REPLACE", library)
+            conn.send([fcall(name) for _ in range(30)])  # warm: the library builds its modules
+            control("-i", "on")
+            conn.send([fcall(name) for _ in range(a.calls)])
+            control("-i", "off")
+            control("-d", name)
+            dump = sorted(out.glob(f"callgrind.{pid}.*"), key=os.path.getmtime)[-1]
+            per_call = int(re.search(r"^totals: (\d+)", dump.read_text(), re.M).group(1)) // a.calls
+            dump.unlink()
+            step = "" if previous is None else f"{per_call - previous:+d}"
+            print(f"{per_call:>9} {step:>8}  up to: {marker}", flush=True)
+            previous = per_call
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
