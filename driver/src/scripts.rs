@@ -1,6 +1,7 @@
-//! The Lua scripts: composed once, loaded at connect, called by SHA, reloaded
-//! on `NOSCRIPT` (sent by body when flushed again after each reload); and the
-//! only place raw script replies are decoded.
+//! The Lua scripts: composed once, loaded at connect, called as Redis
+//! Functions or by SHA ([`ScriptCalls`]), reloaded after "Function not
+//! found" or `NOSCRIPT` (sent by body when flushed again after each reload);
+//! and the only place raw script replies are decoded.
 //!
 //! Each transition lives in its own file in `lua/`, listed once in
 //! [`catalogue`]; the helpers it uses live in small modules in `lua/lib/`,
@@ -75,11 +76,12 @@ pub enum ScriptCalls {
     /// connect or when a call finds it gone, or whose `FCALL` the user may
     /// not run, is called by `EVALSHA` from then on by this handle: a call
     /// that meets the refusal goes through that way too, so a refusal never
-    /// fails a call. The scripts that only read (counts, listings, inspection) are
-    /// loaded at connect and called by `EVALSHA`, as with `Eval`: loading a
-    /// library is a write, and a read must neither need one nor wait for one
-    /// while writes are paused (`CLIENT PAUSE WRITE`, as in a failover);
-    /// they are not on a job's path, so functions would save little there.
+    /// fails a call. The scripts that only read (counts, listings,
+    /// inspection) are loaded at connect and called by `EVALSHA`, as with
+    /// `Eval`: loading a library is a write, and a read must neither need
+    /// one nor wait for one while writes are paused (`CLIENT PAUSE WRITE`,
+    /// as in a failover); they are not on a job's path, so functions would
+    /// save little there.
     #[default]
     Auto,
     /// `EVALSHA` always: each script is loaded with `SCRIPT LOAD` at connect
@@ -128,7 +130,7 @@ pub(crate) struct CallMode {
 /// calls in flight when a script goes missing (a fresh server, a flush) all
 /// meet the same answer, and each loading it again would make the server
 /// compile it once per call (4 747 loads of one library for 4 800
-/// concurrent first calls, 9 s of server time, before this).
+/// concurrent first calls, 7.2 s of server time, before this).
 #[derive(Default)]
 struct Reloads {
     /// How many reloads this handle has completed.
@@ -188,17 +190,19 @@ impl CallMode {
         let reads_only = !SCRIPTS[index].composed.writes();
         self.settled == ScriptCalls::Functions
             && !(self.falls_back && reads_only)
-            && !self.refused[index].load(std::sync::atomic::Ordering::Relaxed)
+            && !self.is_refused(index)
     }
 
-    /// Whether the server refused `op`'s library (or its `FCALL`).
-    fn is_refused(&self, op: Op) -> bool {
-        self.refused[op.index()].load(std::sync::atomic::Ordering::Relaxed)
+    /// Whether the server refused the library of the script at `index` (or
+    /// its `FCALL`).
+    fn is_refused(&self, index: usize) -> bool {
+        self.refused[index].load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Remember that the server refused `op`'s library (or its `FCALL`).
-    fn refuse(&self, op: Op) {
-        self.refused[op.index()].store(true, std::sync::atomic::Ordering::Relaxed);
+    /// Remember that the server refused the library of the script at
+    /// `index` (or its `FCALL`).
+    fn refuse(&self, index: usize) {
+        self.refused[index].store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -374,9 +378,7 @@ pub(crate) async fn load_all(
             match loaded.load_function(client).await {
                 Ok(()) => {}
                 // Called by EVALSHA, loaded at its first call (NOSCRIPT).
-                Err(err) if mode.falls_back && refused_by_server(&err) => {
-                    mode.refused[index].store(true, std::sync::atomic::Ordering::Relaxed)
-                }
+                Err(err) if mode.falls_back && refused_by_server(&err) => mode.refuse(index),
                 Err(err) => return Err(err),
             }
         }
@@ -531,7 +533,7 @@ async fn run_function<A: Args + ?Sized>(
 ) -> Result<Value, fred::error::Error> {
     let client = caller.client;
     let fall_back = || async {
-        caller.mode.refuse(op);
+        caller.mode.refuse(op.index());
         run_eval(caller, op, loaded, keys, args).await
     };
     let reload = &caller.mode.reloads[op.index()];
@@ -544,13 +546,13 @@ async fn run_function<A: Args + ?Sized>(
                 let load = || async {
                     // Refused while this call waited for another's load:
                     // nothing to load, it falls back below.
-                    if caller.mode.is_refused(op) {
+                    if caller.mode.is_refused(op.index()) {
                         return Ok(());
                     }
                     loaded.load_function(client).await
                 };
                 match reload.reload(seen, load).await {
-                    Ok(()) if caller.mode.is_refused(op) => return fall_back().await,
+                    Ok(()) if caller.mode.is_refused(op.index()) => return fall_back().await,
                     Ok(()) => {}
                     Err(err) if caller.mode.falls_back && refused_by_server(&err) => {
                         tracing::debug!(script = loaded.name, error = %err.details(),
