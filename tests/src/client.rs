@@ -179,6 +179,28 @@ impl RedisServer {
         total
     }
 
+    /// The names of the function libraries the server holds (`FUNCTION
+    /// LIST`), sorted.
+    pub async fn function_libraries(&self) -> Vec<String> {
+        let listed = self.cmd(&["FUNCTION", "LIST"]).await;
+        let fred::types::Value::Array(libraries) = listed else {
+            panic!("FUNCTION LIST answered {listed:?}")
+        };
+        let mut names: Vec<String> = libraries
+            .into_iter()
+            .map(|library| {
+                let fields: Vec<fred::types::Value> = library.convert().unwrap();
+                fields
+                    .chunks(2)
+                    .find(|kv| kv[0].as_str().as_deref() == Some("library_name"))
+                    .and_then(|kv| kv[1].as_string())
+                    .expect("a FUNCTION LIST entry has its library_name")
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Zeroes the server's statistics (`CONFIG RESETSTAT`).
     pub async fn reset_stats(&self) {
         self.cmd(&["CONFIG", "RESETSTAT"]).await;

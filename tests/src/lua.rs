@@ -24,6 +24,18 @@ pub static QUEUE_SCRIPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock
         .collect()
 });
 
+/// The function libraries of every script that writes (what a connect
+/// with the driver's default script calls loads), sorted.
+pub fn writing_libraries() -> Vec<String> {
+    let mut names: Vec<String> = redq::lua::SCRIPTS
+        .iter()
+        .filter(|(name, source)| redq::lua::compose(name, source).writes())
+        .map(|(name, _)| redq::lua::function_name(name).unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// The text of `lua/<name>.lua` (panics for an unknown name).
 pub fn source(name: &str) -> &'static str {
     redq::lua::SCRIPTS

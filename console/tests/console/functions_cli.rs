@@ -13,12 +13,6 @@ use crate::seed::*;
 /// has another hash of the same script.
 const OTHER_VERSION: &str = "redq_enqueue_0000000000000000";
 
-/// Whether the server holds a library named `name`.
-async fn has_library(server: &RedisServer, name: &str) -> bool {
-    let listed = server.cmd(&["FUNCTION", "LIST", "LIBRARYNAME", name]).await;
-    format!("{listed:?}").contains(name)
-}
-
 async fn lifecycle(queue: &RedisQueue) {
     queue
         .add(
@@ -46,11 +40,7 @@ async fn functions_lists_this_versions_libraries_and_prune_drops_only_the_others
     );
     server.cmd(&["FUNCTION", "LOAD", &code]).await;
     // A service's connect loaded the library of every script that writes.
-    let current: Vec<String> = redq::lua::SCRIPTS
-        .iter()
-        .filter(|(name, source)| redq::lua::compose(name, source).writes())
-        .map(|(name, _)| redq::lua::function_name(name).unwrap().to_owned())
-        .collect();
+    let current = redq_tests::lua::writing_libraries();
 
     let out = redq(&url, &ns, &["functions", "-o", "json"]);
     assert_exit(&out, 0);
@@ -80,7 +70,10 @@ async fn functions_lists_this_versions_libraries_and_prune_drops_only_the_others
     // Refused read-only, changing nothing.
     let refused = redq(&url, &ns, &["--read-only", "functions", "prune"]);
     assert_exit(&refused, 1);
-    assert!(has_library(&server, OTHER_VERSION).await);
+    assert!(server
+        .function_libraries()
+        .await
+        .contains(&OTHER_VERSION.to_owned()));
 
     let pruned = redq(&url, &ns, &["functions", "prune"]);
     assert_exit(&pruned, 0);
@@ -89,9 +82,15 @@ async fn functions_lists_this_versions_libraries_and_prune_drops_only_the_others
         said.starts_with("dropped 1 function library of other redq versions"),
         "{said}"
     );
-    assert!(!has_library(&server, OTHER_VERSION).await);
+    assert!(!server
+        .function_libraries()
+        .await
+        .contains(&OTHER_VERSION.to_owned()));
     for name in &current {
-        assert!(has_library(&server, name).await, "{name} was dropped");
+        assert!(
+            server.function_libraries().await.contains(&name.to_owned()),
+            "{name} was dropped"
+        );
     }
     // The services' libraries stayed: they run on as before.
     lifecycle(&queue).await;

@@ -24,28 +24,9 @@ async fn functions_handle(server: &RedisServer, namespace: &str) -> RedisQueue {
         .expect("connecting with functions")
 }
 
-/// The names of the libraries the server holds.
-async fn libraries(server: &RedisServer) -> Vec<String> {
-    let listed = server.cmd(&["FUNCTION", "LIST"]).await;
-    let fred::types::Value::Array(libraries) = listed else {
-        panic!("FUNCTION LIST: {listed:?}")
-    };
-    libraries
-        .into_iter()
-        .map(|library| {
-            let fields: Vec<fred::types::Value> = library.convert().unwrap();
-            let at = fields
-                .iter()
-                .position(|f| f.as_str().as_deref() == Some("library_name"))
-                .unwrap();
-            fields[at + 1].as_string().unwrap()
-        })
-        .collect()
-}
-
 async fn flush_functions(server: &RedisServer) {
     server.cmd(&["FUNCTION", "FLUSH"]).await;
-    assert_eq!(libraries(server).await, Vec::<String>::new());
+    assert_eq!(server.function_libraries().await, Vec::<String>::new());
 }
 
 #[tokio::test]
@@ -57,7 +38,7 @@ async fn every_operation_works_as_a_function_and_after_function_flush() {
     queue.add("q", NewJob::new(json!(1))).await.unwrap();
     let enqueue = redq::lua::function_name("enqueue").unwrap().to_owned();
     assert!(
-        libraries(&server).await.contains(&enqueue),
+        server.function_libraries().await.contains(&enqueue),
         "the first enqueue loaded its library"
     );
     flush_functions(&server).await;

@@ -12,42 +12,6 @@ use redq_tests::memory::{cap_memory, capped_server, fill_until_out_of_memory, ho
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
-/// The names of the function libraries the server holds.
-async fn libraries(server: &RedisServer) -> Vec<String> {
-    let listed = server.cmd(&["FUNCTION", "LIST"]).await;
-    let fred::types::Value::Array(libraries) = listed else {
-        panic!("FUNCTION LIST: {listed:?}")
-    };
-    libraries
-        .into_iter()
-        .map(|library| {
-            let fields: Vec<fred::types::Value> = library.convert().unwrap();
-            let at = fields
-                .iter()
-                .position(|f| f.as_str().as_deref() == Some("library_name"))
-                .unwrap();
-            fields[at + 1].as_string().unwrap()
-        })
-        .collect()
-}
-
-/// The libraries of every script that writes: what a connect loads.
-fn writing_libraries() -> Vec<String> {
-    let mut names: Vec<String> = redq::lua::SCRIPTS
-        .iter()
-        .filter(|(name, source)| redq::lua::compose(name, source).writes())
-        .map(|(name, _)| redq::lua::function_name(name).unwrap().to_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-async fn sorted_libraries(server: &RedisServer) -> Vec<String> {
-    let mut names = libraries(server).await;
-    names.sort();
-    names
-}
-
 fn library(script: &str) -> String {
     redq::lua::function_name(script).unwrap().to_owned()
 }
@@ -79,9 +43,9 @@ async fn by_default_the_writing_scripts_run_as_functions_and_the_reads_by_evalsh
     assert_eq!(queue.script_calls(), ScriptCalls::Functions);
     // The connect loaded the library of every script that writes, and
     // nothing else.
-    let writing = writing_libraries();
+    let writing = redq_tests::lua::writing_libraries();
     assert!(writing.contains(&library("enqueue")) && !writing.contains(&library("counts")));
-    assert_eq!(sorted_libraries(&server).await, writing);
+    assert_eq!(server.function_libraries().await, writing);
     let seen = server.seen_since_reset().await;
     assert_eq!(seen.calls("function|load"), writing.len() as i64);
     lifecycle(&queue).await;
@@ -129,7 +93,7 @@ async fn a_user_allowed_only_evalsha_is_called_by_evalsha() {
         "{}",
         acl_log(&server).await
     );
-    assert_eq!(libraries(&server).await, Vec::<String>::new());
+    assert_eq!(server.function_libraries().await, Vec::<String>::new());
 }
 
 /// A user allowed `FCALL` and `FUNCTION LIST` but not `FUNCTION LOAD` (it is
@@ -153,7 +117,7 @@ async fn a_user_refused_function_load_calls_the_scripts_by_evalsha() {
     // EVALSHA, loaded at its first call.
     let queue = default_handle(&url, &ns).await;
     assert_eq!(queue.script_calls(), ScriptCalls::Functions);
-    assert_eq!(libraries(&server).await, Vec::<String>::new());
+    assert_eq!(server.function_libraries().await, Vec::<String>::new());
     server.reset_stats().await;
     lifecycle(&queue).await;
     let seen = server.seen_since_reset().await;
@@ -179,7 +143,7 @@ async fn a_library_gone_and_refused_again_makes_that_script_evalsha_from_its_nex
     assert_eq!(seen.calls("fcall"), 3, "{:?}", seen.commands);
     assert_eq!(seen.calls("script|load"), 3, "{:?}", seen.commands);
     assert_eq!(seen.calls("evalsha"), 3 * 2 + 1, "{:?}", seen.commands);
-    assert_eq!(libraries(&server).await, Vec::<String>::new());
+    assert_eq!(server.function_libraries().await, Vec::<String>::new());
     // Remembered: the next lifecycle tries no FCALL at all.
     lifecycle(&queue).await;
     let seen = server.seen_since_reset().await;
@@ -226,5 +190,5 @@ async fn a_library_gone_while_redis_is_out_of_memory_still_runs_its_script() {
     // Both ran by EVALSHA.
     let seen = server.seen_since_reset().await;
     assert!(seen.calls("evalsha") >= 2, "{:?}", seen.commands);
-    assert_eq!(libraries(&server).await, Vec::<String>::new());
+    assert_eq!(server.function_libraries().await, Vec::<String>::new());
 }
