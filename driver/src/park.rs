@@ -25,6 +25,18 @@ pub(crate) struct Parked {
 /// The message `unpark` publishes after the last hand-off of a park.
 pub(crate) const FENCE: &[u8] = b"fence";
 
+/// What `park` publishes when it parks, followed by the park's number:
+/// every wake-up delivered before it predates the park.
+pub(crate) const PARKED: &[u8] = b"parked ";
+
+/// The park number of a `PARKED` message, `None` for any other message.
+pub(crate) fn parked_number(message: &[u8]) -> Option<u64> {
+    std::str::from_utf8(message.strip_prefix(PARKED)?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
 impl RedisQueue {
     /// The channel jobs handed to the worker parked with `token` arrive on.
     pub(crate) fn handoff_channel(&self, token: u64) -> String {
@@ -33,6 +45,8 @@ impl RedisQueue {
 
     /// Park on `queue` for `park_for`, able to take `capacity` jobs under
     /// `lease`, unless something is due now or another worker is parked.
+    /// Parked, the script publishes `PARKED` and `number` on the worker's
+    /// hand-off channel.
     pub(crate) async fn park(
         &self,
         queue: &str,
@@ -40,6 +54,7 @@ impl RedisQueue {
         lease: Duration,
         capacity: usize,
         park_for: Duration,
+        number: u64,
     ) -> Result<Parked, QueueError> {
         let lease_ms = limits::check_lease(lease)?;
         let identity = self.identity();
@@ -50,6 +65,7 @@ impl RedisQueue {
             num(lease_ms),
             num(capacity.clamp(1, limits::MAX_CLAIM) as u64),
             num(park_for.as_millis().max(1) as u64),
+            num(number),
         ];
         let items = reply::array(self.run(Op::Park, queue, args).await?)?;
         let due = reply::int(items.first().unwrap_or(&Value::Null))?;

@@ -38,6 +38,10 @@ pub(crate) struct Parking {
     allowed: bool,
     /// Unparks done; each publishes one fence on the hand-off channel.
     unparks: u64,
+    /// Parks asked for (each numbered by this count), and the number of
+    /// the park this worker holds now.
+    parks: u64,
+    park_number: u64,
 }
 
 impl Parking {
@@ -56,6 +60,8 @@ impl Parking {
             handed_so_far: 0,
             allowed: enabled && queues.len() == 1,
             unparks: 0,
+            parks: 0,
+            park_number: 0,
         }
     }
 
@@ -80,7 +86,19 @@ impl Parking {
             && self.inbox.listening.load(Ordering::Acquire)
             && Instant::now() < self.wake_at
             && self.handed_so_far < self.capacity
-            && !self.inbox.due.swap(false, Ordering::AcqRel)
+            && !self.due_since_parked()
+    }
+
+    /// Whether a wake-up for this worker's queues came after its park.
+    /// Until the park's own message arrives, every wake-up seen was
+    /// published before the park, which found nothing due: work this
+    /// worker had claimed already. Heeding those made a worker on a
+    /// steadily fed queue leave its park after its next hand-off, claim
+    /// and park again, over and over (the latency bench ran whole stretches
+    /// so, four script calls a job instead of two).
+    fn due_since_parked(&self) -> bool {
+        self.inbox.park_seen.load(Ordering::Acquire) >= self.park_number
+            && self.inbox.due.swap(false, Ordering::AcqRel)
     }
 
     /// Wait, still parked, for the next hand-off or wake-up.
@@ -126,13 +144,16 @@ impl Parking {
         for name in queues {
             let due = if let Some(queue) = handoff {
                 let park_for = max_idle.min(PARK_AT_MOST);
+                self.parks += 1;
+                let number = self.parks;
                 match queue
-                    .park(name, self.inbox.token, lease, capacity, park_for)
+                    .park(name, self.inbox.token, lease, capacity, park_for, number)
                     .await
                 {
                     Ok(parked) => {
                         if parked.parked {
                             self.parked_on = Some(name.clone());
+                            self.park_number = number;
                             self.capacity = capacity;
                             self.handed_so_far = 0;
                             sleep_for = sleep_for.min(park_for);
@@ -184,5 +205,42 @@ impl Parking {
                 tracing::warn!(error = %e, id = %job.id, "releasing a handed job failed; it returns when its lease lapses");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parked_worker() -> (Arc<Inbox>, Parking) {
+        let inbox = Arc::new(Inbox::new(Arc::default(), Arc::default()));
+        let (_handed, received) = mpsc::unbounded_channel();
+        let mut parking = Parking::new(inbox.clone(), received, &["q".to_owned()], true);
+        parking.parks = 3;
+        parking.park_number = 3;
+        parking.parked_on = Some("q".to_owned());
+        (inbox, parking)
+    }
+
+    #[test]
+    fn only_a_wake_up_after_the_parks_own_message_makes_a_parked_worker_claim() {
+        let (inbox, parking) = parked_worker();
+        // A wake-up delivered before park 3's message: published before the
+        // park, for work the worker had taken.
+        inbox.park_seen.store(2, Ordering::Release);
+        inbox.due.store(true, Ordering::Release);
+        assert!(!parking.due_since_parked());
+        // The message arrives (the listener clears `due`, then shows it).
+        inbox.due.store(false, Ordering::Release);
+        inbox.park_seen.store(3, Ordering::Release);
+        assert!(!parking.due_since_parked());
+        // A wake-up after it counts, once.
+        inbox.due.store(true, Ordering::Release);
+        assert!(parking.due_since_parked());
+        assert!(!parking.due_since_parked());
+        // Messages lost: any wake-up counts.
+        inbox.park_seen.store(u64::MAX, Ordering::Release);
+        inbox.due.store(true, Ordering::Release);
+        assert!(parking.due_since_parked());
     }
 }

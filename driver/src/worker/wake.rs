@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cancels::RunningJobs;
 use super::control::{Control, HolderMessage};
-use crate::park::{decode_handoff, FENCE};
+use crate::park::{decode_handoff, parked_number, FENCE};
 use crate::{Job, RedisQueue};
 
 /// What the listener shares with its worker loop.
@@ -27,8 +27,15 @@ pub(crate) struct Inbox {
     /// Fences seen so far (one per unpark).
     pub fences: AtomicU64,
     /// Set by a wake-up for one of the worker's queues: work became due
-    /// that was not handed over, so a parked worker must claim.
+    /// that was not handed over, so a parked worker must claim. Cleared by
+    /// the message of a park (`park_seen`): what was due before it, the
+    /// park found claimed.
     pub due: AtomicBool,
+    /// The number of the last park whose message arrived: until the
+    /// worker's latest park's has, every wake-up it has seen predates that
+    /// park (`super::parking`). Messages lost (a lagging listener, a broken
+    /// subscription) set it to `u64::MAX`, so that `due` counts at once.
+    pub park_seen: AtomicU64,
     /// Wakes the worker: due work somewhere, a hand-off, or a fence.
     /// `Notify` keeps one pending permit, so a wake-up that arrives between
     /// an empty claim and the worker going to sleep is not lost.
@@ -50,6 +57,7 @@ impl Inbox {
             listening: AtomicBool::new(false),
             fences: AtomicU64::new(0),
             due: AtomicBool::new(false),
+            park_seen: AtomicU64::new(0),
             wake: Notify::new(),
         }
     }
@@ -125,6 +133,13 @@ async fn listen(
                     let body = message.value.as_bytes().unwrap_or_default();
                     if body == FENCE {
                         inbox.fences.fetch_add(1, Ordering::AcqRel);
+                    } else if let Some(number) = parked_number(body) {
+                        // Cleared before the number is shown: a worker
+                        // that sees its park's number sees no wake-up
+                        // older than the park.
+                        inbox.due.store(false, Ordering::Release);
+                        inbox.park_seen.store(number, Ordering::Release);
+                        continue;
                     } else {
                         match decode_handoff(body) {
                             Ok(job) => {
@@ -167,6 +182,7 @@ async fn listen(
                 // hand-off among them comes back when its lease lapses.
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::warn!(missed, "wake-up listener lagged; hand-offs among them are retried after their lease");
+                    inbox.park_seen.store(u64::MAX, Ordering::Release);
                     inbox.due.store(true, Ordering::Release);
                     inbox.wake.notify_one();
                 }
@@ -178,6 +194,7 @@ async fn listen(
             // it returns when its lease lapses.
             Ok(_) = errors.recv() => {
                 inbox.listening.store(false, Ordering::Release);
+                inbox.park_seen.store(u64::MAX, Ordering::Release);
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
             }
@@ -188,6 +205,7 @@ async fn listen(
                 if subscriber.subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()]).await.is_ok() {
                     inbox.listening.store(true, Ordering::Release);
                 }
+                inbox.park_seen.store(u64::MAX, Ordering::Release);
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
             }

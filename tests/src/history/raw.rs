@@ -180,6 +180,55 @@ impl RawQueue {
         jobs
     }
 
+    /// Parks this client's worker on the queue with room for `room` jobs
+    /// (`park.lua`), recorded as the claim it stands for: the jobs waiting
+    /// are handed over to it at once, leased. The hand-offs travel by
+    /// pub/sub, which this client does not read; the jobs it was handed are
+    /// read back from their records among `ids` (leased to this client).
+    pub async fn park(&self, room: usize, lease_ms: u64, ids: &[String]) -> Vec<Claimed> {
+        use fred::interfaces::HashesInterface;
+        let seq = self.recorder.invoke(Call::Claim {
+            queue: self.queue.clone(),
+            limit: room,
+            lease_ms,
+        });
+        let args = vec![
+            s(7),
+            s(self.node),
+            s(self.instance),
+            s(lease_ms),
+            s(room),
+            s(5_000),
+            s(1),
+        ];
+        self.run("park", args).await.expect("park");
+        let mut jobs = Vec::new();
+        for id in ids {
+            let raw: Option<Vec<u8>> = self
+                .client
+                .hget(format!("{{{}}}:jobs", self.ns), id.as_str())
+                .await
+                .expect("HGET");
+            let Some(record) = raw else { continue };
+            let (meta, payload) = Meta::split(&record).expect("a job record");
+            if meta.lease_id == 0 || meta.worker_node != self.node.to_string() {
+                continue;
+            }
+            let payload: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
+            jobs.push(Claimed {
+                id: id.clone(),
+                tag: tag_of(&payload),
+                lease: meta.lease_id,
+                attempts: meta.attempts as u32,
+                expiry_ms: meta.lease_expiry,
+                ordering_key: meta.ordering_key,
+            });
+        }
+        self.recorder
+            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
+        jobs
+    }
+
     /// Acks one job under `lease`; returns the recorded reply.
     pub async fn ack(&self, id: &str, lease: u64) -> Reply {
         let seq = self.recorder.invoke(Call::Ack {

@@ -320,3 +320,96 @@ async fn a_worker_whose_subscriber_connection_is_killed_subscribes_again_and_kee
     assert_eq!(recorded_runs(&client, "r").await, vec![(id, 1)]);
     running.shutdown().await;
 }
+
+/// What arrives on a worker's hand-off channel: the park's own message as
+/// text, a handed job as its id.
+fn handoff_message(value: &fred::types::Value) -> String {
+    let body = value.as_bytes().expect("a message body");
+    if let Ok(text) = std::str::from_utf8(body) {
+        if text.starts_with("parked ") {
+            return text.to_owned();
+        }
+    }
+    match rmpv::decode::read_value(&mut &body[..]).expect("a msgpack hand-off") {
+        rmpv::Value::Array(parts) => parts[0].as_str().expect("the job id").to_owned(),
+        other => panic!("a hand-off is [id, record], got {other:?}"),
+    }
+}
+
+/// A worker parking while jobs wait (they arrived between its last claim
+/// and its park) is handed them at once, up to its room, after the park's
+/// own message: it is not refused the park, and what its room did not take
+/// is said to be due (lua/park.lua).
+#[tokio::test]
+async fn a_park_with_jobs_waiting_hands_them_over_up_to_its_room() {
+    use fred::interfaces::{EventInterface, PubsubInterface};
+    let server = RedisServer::start();
+    let ns = unique_namespace("park-handoff");
+    let queue = fixtures::handle(&server, &ns).await;
+    let ids: Vec<String> = queue
+        .add_batch("work", fixtures::numbered(3))
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    let token = 4242u64;
+    let listener = server.client().await;
+    let mut messages = listener.message_rx();
+    listener
+        .subscribe(format!("{{{ns}}}:wake:{token}"))
+        .await
+        .unwrap();
+    let admin = server.client().await;
+    let park = redq_tests::lua::load(
+        &admin,
+        &redq_tests::lua::compose(redq_tests::lua::source("park")),
+    )
+    .await;
+    let park_with = |room: u64, number: u64| {
+        let args: Vec<fred::types::Value> = [token, 9, 1, 30_000, room, 5_000, number]
+            .iter()
+            .map(|n| n.to_string().into())
+            .collect();
+        let (admin, park, ns) = (admin.clone(), park.clone(), ns.clone());
+        async move {
+            let reply = redq_tests::lua::evalsha(&admin, &park, &ns, "work", &args)
+                .await
+                .expect("park");
+            let reply: Vec<i64> = reply.convert().unwrap();
+            reply
+        }
+    };
+    let mut next_message = async || {
+        let message = tokio::time::timeout(DEADLINE, messages.recv())
+            .await
+            .expect("a message on the hand-off channel")
+            .unwrap();
+        handoff_message(&message.value)
+    };
+
+    // Room for two: parked, the first two handed in claim order, one left
+    // due (0 ms).
+    assert_eq!(park_with(2, 7).await, vec![0, 1]);
+    assert_eq!(next_message().await, "parked 7");
+    assert_eq!(next_message().await, ids[0]);
+    assert_eq!(next_message().await, ids[1]);
+    let counts = queue.counts("work").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased), (1, 2));
+    let client = server.client().await;
+    let record = park_record(&client, &ns).await.expect("parked");
+    assert_eq!((record[4], record[5]), (2, 2), "room 2, handed 2");
+
+    // Parked again with room to spare: the last one handed, nothing left
+    // due now (the next thing due is a lease's expiry).
+    let reply = park_with(5, 8).await;
+    assert_eq!(reply[1], 1);
+    assert!(reply[0] > 0, "nothing due now: {reply:?}");
+    assert_eq!(next_message().await, "parked 8");
+    assert_eq!(next_message().await, ids[2]);
+    let counts = queue.counts("work").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased), (0, 3));
+    for id in &ids {
+        assert_eq!(state(&queue, id).await, Some(JobState::Leased));
+    }
+}

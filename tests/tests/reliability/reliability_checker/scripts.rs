@@ -688,3 +688,30 @@ pub async fn ordering_ignored(broken: bool) -> Report {
     }
     bench.finish(drained()).await
 }
+
+/// A worker parks while a job waits: the park hands the job over, leased to
+/// it, and another worker's claim finds nothing. Broken, the park's
+/// hand-off leases the job but leaves it waiting, so the claim leases it
+/// again over the live lease.
+pub async fn park_hands_off_a_job_it_leaves_waiting(broken: bool) -> Report {
+    let overrides = patch_if(
+        broken,
+        "park",
+        "local ids = pop_waiting(p.capacity - p.handed)",
+        "local ids = redis.call('LRANGE', K.fifo, 0, p.capacity - p.handed - 1)",
+    );
+    let bench = Bench::new(&overrides).await;
+    let (parker, other) = if broken {
+        (&bench.b, &bench.a)
+    } else {
+        (&bench.a, &bench.b)
+    };
+    let ids = parker.enqueue(&[job("t1")]).await;
+    let handed = parker.park(5, 10_000, &ids).await;
+    assert_eq!(handed.len(), 1, "the park hands the waiting job over");
+    for j in other.claim(1, 10_000, &[]).await {
+        other.ack(&j.id, j.lease).await;
+    }
+    parker.ack(&handed[0].id, handed[0].lease).await;
+    bench.finish(drained()).await
+}
