@@ -126,8 +126,9 @@ impl RedisQueue {
     /// Enqueue one job; see [`NewJob`] for the options.
     ///
     /// Concurrent `add` calls on one handle are coalesced: while one is in
-    /// flight, the others are sent together as one batch script call (see
-    /// `coalesce.rs`); each still gets its own outcome.
+    /// flight, the others are sent together in batch script calls, what
+    /// waits shared among up to four batches in flight (see `coalesce.rs`);
+    /// each still gets its own outcome.
     ///
     /// Runs in a `redq.publish` span (`crate::trace`).
     pub async fn add(&self, queue: &str, job: NewJob) -> Result<Enqueued, QueueError> {
