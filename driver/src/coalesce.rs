@@ -125,9 +125,10 @@ const SPLIT_FLOOR: usize = 16;
 /// 99 beside a lone add would stay so, and the client would answer the 99
 /// while Redis idled, then Redis run them while the client idled. Batches
 /// of about a quarter of the adds in flight keep both busy: `redq bench
-/// --case enqueue_window` (100 in flight, 200 000 jobs) ran 1.25–1.4× as
-/// many jobs a second as with one batch of all that waited, at 19–22 jobs a
-/// call instead of 46–49 (docs/performance.md, round eight). Below
+/// --case enqueue_window` (100 in flight, 200 000 jobs) ran 1.38× (pinned)
+/// and 1.17× (unpinned) as many jobs a second as with one batch of all that
+/// waited, at 19–22 jobs a call instead of 47–49 (docs/performance.md,
+/// round eight). Below
 /// [`SPLIT_FLOOR`] a batch costs Redis more per job than the overlap gains.
 fn batch_limit(waiting: usize, free_slots: usize) -> usize {
     waiting
