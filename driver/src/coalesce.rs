@@ -127,7 +127,7 @@ const SPLIT_FLOOR: usize = 16;
 /// of about a quarter of the adds in flight keep both busy: `redq bench
 /// --case enqueue_window` (100 in flight, 200 000 jobs) ran 1.38× (pinned)
 /// and 1.17× (unpinned) as many jobs a second as with one batch of all that
-/// waited, at 19–22 jobs a call instead of 47–49 (docs/performance.md,
+/// waited, at 19–22 jobs a call instead of 42–49 (docs/performance.md,
 /// round eight). Below
 /// [`SPLIT_FLOOR`] a batch costs Redis more per job than the overlap gains.
 fn batch_limit(waiting: usize, free_slots: usize) -> usize {
