@@ -23,6 +23,20 @@ pub struct RawQueue {
     instance: u32,
 }
 
+/// A job as a claim (or a park's hand-off) recorded it: its lease from
+/// the record's meta, its tag from the payload.
+fn claimed(id: String, meta: Meta, payload: &[u8]) -> Claimed {
+    let payload: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
+    Claimed {
+        id,
+        tag: tag_of(&payload),
+        lease: meta.lease_id,
+        attempts: meta.attempts as u32,
+        expiry_ms: meta.lease_expiry,
+        ordering_key: meta.ordering_key,
+    }
+}
+
 fn bytes(v: &Value) -> Vec<u8> {
     match v {
         Value::Bytes(b) => b.to_vec(),
@@ -163,17 +177,10 @@ impl RawQueue {
         let mut jobs = Vec::new();
         // Per job: id, record (packed meta, then payload).
         for t in items[1..].chunks(2) {
+            let id = String::from_utf8_lossy(&bytes(&t[0])).into_owned();
             let record = bytes(&t[1]);
             let (meta, payload) = Meta::split(&record).expect("claimed record");
-            let payload: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
-            jobs.push(Claimed {
-                id: String::from_utf8_lossy(&bytes(&t[0])).into_owned(),
-                tag: tag_of(&payload),
-                lease: meta.lease_id,
-                attempts: meta.attempts as u32,
-                expiry_ms: meta.lease_expiry,
-                ordering_key: meta.ordering_key,
-            });
+            jobs.push(claimed(id, meta, payload));
         }
         self.recorder
             .complete(seq, Reply::Claimed { jobs: jobs.clone() });
@@ -214,15 +221,7 @@ impl RawQueue {
             if meta.lease_id == 0 || meta.worker_node != self.node.to_string() {
                 continue;
             }
-            let payload: serde_json::Value = serde_json::from_slice(payload).unwrap_or_default();
-            jobs.push(Claimed {
-                id: id.clone(),
-                tag: tag_of(&payload),
-                lease: meta.lease_id,
-                attempts: meta.attempts as u32,
-                expiry_ms: meta.lease_expiry,
-                ordering_key: meta.ordering_key,
-            });
+            jobs.push(claimed(id.clone(), meta, payload));
         }
         self.recorder
             .complete(seq, Reply::Claimed { jobs: jobs.clone() });
