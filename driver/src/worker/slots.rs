@@ -91,12 +91,11 @@ mod tests {
         first.handler_done();
         let mut third = slots.try_acquire().expect("the finished handler's slot");
         third.handler_done();
-        let _fourth = slots.try_acquire().expect("a fourth lease, the last");
+        let mut fourth = slots.try_acquire().expect("a fourth lease, the last");
         assert_eq!(slots.free(), 0);
         // Four leases held (two running, two awaiting their ack): no more,
         // though a slot is free.
-        let mut fourth_done = _fourth;
-        fourth_done.handler_done();
+        fourth.handler_done();
         assert!(
             slots.try_acquire().is_none(),
             "at most twice the slots in leases"
