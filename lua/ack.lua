@@ -159,7 +159,7 @@ if #done > 0 then
   if #forgotten > 0 then forget_notes(forgotten) end
   bump_stats('p', now, #done)
   -- One event per call (its count; the id when it is one job), not per job.
-  if #done == 1 then emit(K.events, 'completed', QUEUE, now, 'count', 1, 'id', done[1])
+  if #done == 1 then emit(K.events, 'completed', QUEUE, now, 'count', '1', 'id', done[1])
   else emit(K.events, 'completed', QUEUE, now, 'count', #done) end
   if policy then
     keep(done, kept_raws, K.completed, now)

@@ -157,7 +157,7 @@ end
 -- ack, and announce the ids on the wake-up channel .. ':finished'.
 local function settle(count, ids)
   tally_write(cancel_tally, now)
-  if count == 1 then emit(K.events, 'cancelled', QUEUE, now, 'count', 1, 'id', ids[1])
+  if count == 1 then emit(K.events, 'cancelled', QUEUE, now, 'count', '1', 'id', ids[1])
   elseif count > 0 then emit(K.events, 'cancelled', QUEUE, now, 'count', count, 'detail', mode) end
   if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
   settle_keys(now)

@@ -34,7 +34,7 @@ forget_notes(gone)
 if deleted > 0 and ARGC < 4 then
   emit(K.events, 'purged', QUEUE, now_ms(), 'count', deleted, 'detail', 'dead')
 elseif deleted == 1 then
-  emit(K.events, 'deleted', QUEUE, now_ms(), 'count', 1, 'id', gone[1], 'detail', 'dead')
+  emit(K.events, 'deleted', QUEUE, now_ms(), 'count', '1', 'id', gone[1], 'detail', 'dead')
 elseif deleted > 0 then
   emit(K.events, 'deleted', QUEUE, now_ms(), 'count', deleted, 'detail', 'dead')
 end

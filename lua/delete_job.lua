@@ -136,7 +136,7 @@ end
 -- when that lets a job start.
 local function settle()
   settle_keys(now)
-  if done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', 1, 'id', ids[1])
+  if done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', '1', 'id', ids[1])
   elseif done > 0 then emit(K.events, 'deleted', QUEUE, now, 'count', done, 'detail', #ids > 0 and 'by id' or bulk_state) end
   if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
 end

@@ -92,7 +92,8 @@ end
 
 -- From here on the script writes.
 local now = now_ms()
-local first_seq = redis.call('INCRBY', K.seq, n) - n + 1
+-- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
+local first_seq = redis.call('INCRBY', K.seq, n == 1 and '1' or n) - n + 1
 redis.call('SADD', K.queues, QUEUE)
 
 -- Forget expired TTL-mode dedup keys, only in a call with dedup keys (the
@@ -212,6 +213,6 @@ if wake then
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 -- One event per call, however many jobs it created (none for a resend).
-if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', 1, 'id', record_pairs[1])
+if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', '1', 'id', record_pairs[1])
 elseif pairs_len > 0 then emit(K.events, 'enqueued', QUEUE, now, 'count', pairs_len / 2) end
 return reply

@@ -105,7 +105,7 @@ else
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
 local how = mode == 'retry' and 'retry now' or 'run now'
-if done == 1 and #ids == 1 then emit(K.events, 'promoted', QUEUE, now, 'count', 1, 'id', ids[1], 'detail', how)
+if done == 1 and #ids == 1 then emit(K.events, 'promoted', QUEUE, now, 'count', '1', 'id', ids[1], 'detail', how)
 elseif done > 0 then emit(K.events, 'promoted', QUEUE, now, 'count', done, 'detail', how) end
 reply[1] = done
 reply[2] = redis.call('ZCARD', K.scheduled)

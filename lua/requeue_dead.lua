@@ -44,6 +44,6 @@ for _, id in ipairs(ids) do
   end
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
-if requeued == 1 and #ids == 1 then emit(K.events, 'requeued', QUEUE, now, 'count', 1, 'id', ids[1])
+if requeued == 1 and #ids == 1 then emit(K.events, 'requeued', QUEUE, now, 'count', '1', 'id', ids[1])
 elseif requeued > 0 then emit(K.events, 'requeued', QUEUE, now, 'count', requeued) end
 return { requeued, missing, redis.call('ZCARD', K.dead) }

@@ -50,6 +50,6 @@ if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
 s[S.last_run] = now
 s[S.last_job_id] = id
 redis.call('HSET', SCHEDULES, name, encode_schedule(s))
-emit(K.events, 'schedule_fired', QUEUE, now, 'id', id, 'name', s[S.job_name], 'count', 1,
+emit(K.events, 'schedule_fired', QUEUE, now, 'id', id, 'name', s[S.job_name], 'count', '1',
   'detail', name .. ' (triggered)')
 return { 1, id, 1 }

@@ -54,7 +54,7 @@ function wf_waiter.cancel(id, m, why, now)
   else
     bury({ id }, { now }, 'cancelled', now, DEFAULT_TOMBSTONE_MS)
   end
-  emit(K.events, 'cancelled', QUEUE, now, 'count', 1, 'id', id, 'detail', why)
+  emit(K.events, 'cancelled', QUEUE, now, 'count', '1', 'id', id, 'detail', why)
   redis.call('PUBLISH', CHANNEL .. ':finished', id)
 end
 

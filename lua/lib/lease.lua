@@ -33,7 +33,8 @@ end
 local function lease_jobs(ids, lease_ms, node, instance, now)
   local count = #ids
   local records = redis.call('HMGET', K.jobs, unpack(ids))
-  local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1
+  -- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
+  local next_lease = redis.call('INCRBY', K.lease_seq, count == 1 and '1' or count) - count + 1
   local expiry = now + lease_ms
   -- ZADD takes its scores as text: a number would be formatted again for
   -- each job (%.14g, about 2k instructions); every lease expires at once.

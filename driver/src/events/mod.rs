@@ -242,7 +242,7 @@ mod tests {
             .find(|(name, _)| *name == "events")
             .expect("lua/lib/events.lua is a module");
         assert!(
-            module.contains(&format!("local EVENTS_MAXLEN = {EVENTS_CAP}\n")),
+            module.contains(&format!("local EVENTS_MAXLEN = '{EVENTS_CAP}'\n")),
             "lua/lib/events.lua must trim to EVENTS_CAP"
         );
         let (_, mark) = module

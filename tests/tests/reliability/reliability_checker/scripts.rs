@@ -192,7 +192,7 @@ pub async fn double_claim(broken: bool) -> Report {
 pub async fn repeated_lease_ids(broken: bool) -> Report {
     let claim = patch(
         "claim",
-        "local next_lease = redis.call('INCRBY', K.lease_seq, count) - count + 1",
+        "local next_lease = redis.call('INCRBY', K.lease_seq, count == 1 and '1' or count) - count + 1",
         "local next_lease = tonumber(redis.call('GET', K.lease_seq) or '0') + 1",
     );
     let bench = Bench::new(&claim).await;
