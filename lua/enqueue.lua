@@ -41,7 +41,9 @@
 --                              for the worker's span (driver/src/trace); default "", none
 -- A job takes 3 + 2k entries; the arguments must end with the last job's.
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
--- queue is leased to it here, as its claim would (lua/lib/handoff.lua).
+-- queue is leased to it here, as its claim would (lua/lib/handoff.lua); a
+-- call of plain jobs onto a queue where nothing else waits leases them
+-- before writing them, so they never enter the fifo list.
 -- Limit keys (lib/flow.lua): a job with one makes the queue flow-aware
 -- (its limits field is created, all zeros, if missing); due, it is held by
 -- its key (after its ordering key admits it, when it has both), delayed it
@@ -182,11 +184,21 @@ end
 -- Records first (admit() checks that an ordering key's holder exists), in
 -- bulk; then each job enters its queue: jobs with an ordering key one by one
 -- through admit(), the rest with one RPUSH or ZADD per structure.
+-- A call whose every created job is plain (bound for the fifo list) hands
+-- them to a parked worker before they are written (lib/handoff.lua
+-- hand_off_fresh): the first `handed` are written there, leased, and are
+-- neither written nor pushed here.
+local parked, handed
+if #fifo > 0 and pairs_len == 2 * #fifo then
+  parked = redis.call('GET', K.parked)
+  if parked then handed = hand_off_fresh(parked, record_pairs, now) end
+end
+local written = handed or 0
 local CHUNK = 500
-for from = 1, #record_pairs, 2 * CHUNK do
+for from = 2 * written + 1, #record_pairs, 2 * CHUNK do
   redis.call('HSET', K.jobs, unpack(record_pairs, from, math.min(from + 2 * CHUNK - 1, #record_pairs)))
 end
-for from = 1, #fifo, 2 * CHUNK do
+for from = written + 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))
 end
 if g and #joined > 0 then wf.join_created(gate, g, joined, now) end
@@ -205,10 +217,12 @@ for from = 1, #scheduled, 2 * CHUNK do
 end
 
 -- A worker parked on this queue takes what it has room for; the rest wakes
--- the others. Its record is read here: a call that finds none loads no
--- hand-off code (lib/handoff.lua).
-if wake then
-  local parked = redis.call('GET', K.parked)
+-- the others. Its record is read here unless it was above: a call that
+-- finds none loads no hand-off code (lib/handoff.lua).
+if handed then
+  wake = handed < #fifo
+elseif wake then
+  if parked == nil then parked = redis.call('GET', K.parked) end
   if parked then wake = hand_off(parked, now) end
 end
 if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end

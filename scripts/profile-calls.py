@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per call of the hot scripts (enqueue of 1 job, enqueue of 100
-jobs, claim of 1 job from a plain queue, ack of 1 job), and of each included
+jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
+handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
     scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--out DIR]
@@ -327,6 +328,22 @@ def main():
     codes = measured("ack_1", acks)
     if any(c != [1] for c in codes):
         sys.exit("an ack did not acknowledge its job")
+
+    # A lone enqueue handed to a parked worker (lib/handoff.lua), as in the latency case: one park
+    # with room for every call, then the calls; each job leaves leased. The park is dropped after,
+    # so the cases below claim what they fill.
+    park = load("park")
+    pkeys = keys
+    if a.composed:
+        pkeys = queue_keys(a.root, ns, "bench", composed_key_names(pathlib.Path(a.composed) / "park.lua"))
+    leased_key = next(k for k in queue_keys(a.root, ns, "bench") if k.endswith(":leased"))
+    parked_key = next(k for k in queue_keys(a.root, ns, "bench") if k.endswith(":parked"))
+    before = int(conn.call("ZCARD", leased_key))
+    conn.send([evalsha(park, pkeys, ["bench", channel, "7", "1", "1", "600000", str(n), "600000", "1"])])
+    measured("enqueue_1_handed", [evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(n)])
+    if int(conn.call("ZCARD", leased_key)) - before != n:
+        sys.exit("an enqueue to a parked worker did not hand its job off")
+    conn.call("DEL", parked_key)
 
     def ack_argv(reply):
         """One ack of every job a claim's reply leased, in its order."""

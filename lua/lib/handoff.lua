@@ -10,19 +10,22 @@
 -- the limits (one HGET, only when a worker is parked).
 -- include: keys parked waiting lease flow_spec metrics
 
--- Hand waiting jobs to the parked worker whose record `raw` the caller read
--- (GET K.parked, when it was set: the caller reads it itself so that a call
--- with no worker parked never builds this module and lib/parked.lua).
--- Returns true while jobs are left waiting for the others (so the caller
--- still wakes them).
-local function hand_off(raw, now)
+-- The parked worker of record `raw` (lib/parked.lua), when it may be
+-- handed a job now: it has room, the queue is not paused and not
+-- flow-aware. Else nil.
+local function taker(raw)
   local p = parked_parse(raw)
-  if not p or p.handed >= p.capacity then return true end
-  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return true end
-  if flow_spec() then return true end
-  local ids = pop_waiting(p.capacity - p.handed)
-  if #ids == 0 then return true end
-  local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now)
+  if not p or p.handed >= p.capacity then return nil end
+  if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return nil end
+  if flow_spec() then return nil end
+  return p
+end
+
+-- Lease jobs `ids` to parked worker `p` (`stored`: their stored records, or
+-- nil to read them: lib/lease.lua), send each on its hand-off channel, and
+-- count them against its room.
+local function deliver(p, ids, now, stored)
+  local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored)
   record_waits(waits, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
@@ -30,5 +33,41 @@ local function hand_off(raw, now)
   end
   p.handed = p.handed + #leased / 2
   redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
+end
+
+-- Hand waiting jobs to the parked worker whose record `raw` the caller read
+-- (GET K.parked, when it was set: the caller reads it itself so that a call
+-- with no worker parked never builds this module and lib/parked.lua).
+-- Returns true while jobs are left waiting for the others (so the caller
+-- still wakes them).
+local function hand_off(raw, now)
+  local p = taker(raw)
+  if not p then return true end
+  local ids = pop_waiting(p.capacity - p.handed)
+  if #ids == 0 then return true end
+  deliver(p, ids, now)
   return waiting_count() > 0
+end
+
+-- An enqueue's fresh jobs, handed before they are written: `fresh` is the
+-- call's created jobs as a flat list (id, stored record, in seq order), all
+-- of them plain (priority 0, due, no ordering or limit key: bound for the
+-- fifo list), none written yet. When nothing else waits they are the head
+-- of the queue, so the first the worker has room for are leased to it as
+-- hand_off would lease them once written and pushed, without the write,
+-- the push, the pop and the read back (HSET, RPUSH, ZCARD, LPOP and HMGET:
+-- about 15k instructions of the 405k a lone handed enqueue cost, callgrind;
+-- a tenth of its time in Redis). Returns how many
+-- of the first jobs it handed (written, leased; the caller writes and pushes
+-- the rest), 0 when the worker may take none; or nil when other jobs wait,
+-- and the caller writes every job and calls hand_off, which takes the head.
+local function hand_off_fresh(raw, fresh, now)
+  local p = taker(raw)
+  if not p then return 0 end
+  if waiting_count() > 0 then return nil end
+  local take = math.min(p.capacity - p.handed, #fresh / 2)
+  local ids, stored = {}, {}
+  for i = 1, take do ids[i], stored[i] = fresh[2 * i - 1], fresh[2 * i] end
+  deliver(p, ids, now, stored)
+  return take
 end

@@ -24,15 +24,18 @@ end
 
 -- Lease the popped waiting jobs `ids` (in order) to one holder. One HMGET,
 -- HSET and ZADD for the batch: each redis.call costs about a microsecond
--- before the command does anything. Returns a flat list: id, record (packed
+-- before the command does anything. `stored`, when given, is their stored
+-- records in the same order, already in hand (an enqueue handing its fresh
+-- jobs straight to a parked worker: lib/handoff.lua), and the HMGET is not
+-- made. Returns a flat list: id, record (packed
 -- meta, then the payload) per job; and, for the wait metrics
 -- (lib/metrics.lua record_waits), a flat list: due time (not_before), name
 -- per job, in the same order. The record is in hand here: decoding those two
 -- fields again from the spliced record in the metrics cost about 2k
 -- instructions a job more.
-local function lease_jobs(ids, lease_ms, node, instance, now)
+local function lease_jobs(ids, lease_ms, node, instance, now, stored)
   local count = #ids
-  local records = redis.call('HMGET', K.jobs, unpack(ids))
+  local records = stored or redis.call('HMGET', K.jobs, unpack(ids))
   -- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
   local next_lease = redis.call('INCRBY', K.lease_seq, count == 1 and '1' or count) - count + 1
   local expiry = now + lease_ms

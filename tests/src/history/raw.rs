@@ -193,7 +193,6 @@ impl RawQueue {
     /// pub/sub, which this client does not read; the jobs it was handed are
     /// read back from their records among `ids` (leased to this client).
     pub async fn park(&self, room: usize, lease_ms: u64, ids: &[String]) -> Vec<Claimed> {
-        use fred::interfaces::HashesInterface;
         let seq = self.recorder.invoke(Call::Claim {
             queue: self.queue.clone(),
             limit: room,
@@ -209,6 +208,31 @@ impl RawQueue {
             s(1),
         ];
         self.run("park", args).await.expect("park");
+        let jobs = self.leased_here(ids).await;
+        self.recorder
+            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
+        jobs
+    }
+
+    /// The jobs among `ids` an enqueue handed to this client's park
+    /// (`lib/handoff.lua`), recorded as the claim they stand for (of up to
+    /// `room`, under `lease_ms`, as the park asked). As with [`Self::park`],
+    /// the hand-offs travel by pub/sub and are read back from the records.
+    pub async fn handed(&self, room: usize, lease_ms: u64, ids: &[String]) -> Vec<Claimed> {
+        let seq = self.recorder.invoke(Call::Claim {
+            queue: self.queue.clone(),
+            limit: room,
+            lease_ms,
+        });
+        let jobs = self.leased_here(ids).await;
+        self.recorder
+            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
+        jobs
+    }
+
+    /// The jobs among `ids` whose records say they are leased to this client.
+    async fn leased_here(&self, ids: &[String]) -> Vec<Claimed> {
+        use fred::interfaces::HashesInterface;
         let mut jobs = Vec::new();
         for id in ids {
             let raw: Option<Vec<u8>> = self
@@ -223,8 +247,6 @@ impl RawQueue {
             }
             jobs.push(claimed(id.clone(), meta, payload));
         }
-        self.recorder
-            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
         jobs
     }
 

@@ -715,3 +715,34 @@ pub async fn park_hands_off_a_job_it_leaves_waiting(broken: bool) -> Report {
     parker.ack(&handed[0].id, handed[0].lease).await;
     bench.finish(drained()).await
 }
+
+/// An enqueue onto an empty queue hands its job straight to the parked
+/// worker (`lib/handoff.lua` `hand_off_fresh`) and, broken, pushes it onto
+/// the fifo list as well: another worker's claim leases it a second time.
+pub async fn enqueue_hands_off_a_job_it_leaves_waiting(broken: bool) -> Report {
+    let overrides = patch_if(
+        broken,
+        "enqueue",
+        "for from = written + 1, #fifo, 2 * CHUNK do",
+        "for from = 1, #fifo, 2 * CHUNK do",
+    );
+    let bench = Bench::new(&overrides).await;
+    // The enqueue runs on b, whose scripts the variant patches.
+    let (parker, other) = (&bench.a, &bench.b);
+    assert!(
+        parker.park(5, 10_000, &[]).await.is_empty(),
+        "nothing waits when the worker parks"
+    );
+    let ids = other.enqueue(&[job("t1")]).await;
+    let handed = parker.handed(5, 10_000, &ids).await;
+    assert_eq!(
+        handed.len(),
+        1,
+        "the enqueue hands its job to the parked worker"
+    );
+    for j in other.claim(1, 10_000, &[]).await {
+        other.ack(&j.id, j.lease).await;
+    }
+    parker.ack(&handed[0].id, handed[0].lease).await;
+    bench.finish(drained()).await
+}
