@@ -57,10 +57,10 @@ end
 -- hand_off would lease them once written and pushed, without the write,
 -- the push, the pop and the read back (HSET, RPUSH, ZCARD, LPOP and HMGET:
 -- about 15k instructions of the 405k a lone handed enqueue cost, callgrind).
--- Returns how many
--- of the first jobs it handed (written, leased; the caller writes and pushes
--- the rest), 0 when the worker may take none; or nil when other jobs wait,
--- and the caller writes every job and calls hand_off, which takes the head.
+-- Returns how many of the first jobs it handed (written, leased; the caller
+-- writes and pushes the rest), 0 when the worker may take none; or nil when
+-- other jobs wait, and the caller writes every job and calls hand_off, which
+-- takes the head.
 local function hand_off_fresh(raw, fresh, now)
   local p = taker(raw)
   if not p then return 0 end
