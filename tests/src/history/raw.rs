@@ -193,11 +193,6 @@ impl RawQueue {
     /// pub/sub, which this client does not read; the jobs it was handed are
     /// read back from their records among `ids` (leased to this client).
     pub async fn park(&self, room: usize, lease_ms: u64, ids: &[String]) -> Vec<Claimed> {
-        let seq = self.recorder.invoke(Call::Claim {
-            queue: self.queue.clone(),
-            limit: room,
-            lease_ms,
-        });
         let args = vec![
             s(7),
             s(self.node),
@@ -207,11 +202,7 @@ impl RawQueue {
             s(5_000),
             s(1),
         ];
-        self.run("park", args).await.expect("park");
-        let jobs = self.leased_here(ids).await;
-        self.recorder
-            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
-        jobs
+        self.read_back_claim(room, lease_ms, ids, Some(args)).await
     }
 
     /// The jobs among `ids` an enqueue handed to this client's park
@@ -219,20 +210,29 @@ impl RawQueue {
     /// `room`, under `lease_ms`, as the park asked). As with [`Self::park`],
     /// the hand-offs travel by pub/sub and are read back from the records.
     pub async fn handed(&self, room: usize, lease_ms: u64, ids: &[String]) -> Vec<Claimed> {
+        self.read_back_claim(room, lease_ms, ids, None).await
+    }
+
+    /// A claim of up to `room` jobs under `lease_ms`, recorded around the
+    /// park `park_args` asks for (none: the jobs were handed earlier) and
+    /// the read-back of the jobs among `ids` whose records say they are
+    /// leased to this client.
+    async fn read_back_claim(
+        &self,
+        room: usize,
+        lease_ms: u64,
+        ids: &[String],
+        park_args: Option<Vec<Value>>,
+    ) -> Vec<Claimed> {
+        use fred::interfaces::HashesInterface;
         let seq = self.recorder.invoke(Call::Claim {
             queue: self.queue.clone(),
             limit: room,
             lease_ms,
         });
-        let jobs = self.leased_here(ids).await;
-        self.recorder
-            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
-        jobs
-    }
-
-    /// The jobs among `ids` whose records say they are leased to this client.
-    async fn leased_here(&self, ids: &[String]) -> Vec<Claimed> {
-        use fred::interfaces::HashesInterface;
+        if let Some(args) = park_args {
+            self.run("park", args).await.expect("park");
+        }
         let mut jobs = Vec::new();
         for id in ids {
             let raw: Option<Vec<u8>> = self
@@ -247,6 +247,8 @@ impl RawQueue {
             }
             jobs.push(claimed(id.clone(), meta, payload));
         }
+        self.recorder
+            .complete(seq, Reply::Claimed { jobs: jobs.clone() });
         jobs
     }
 
