@@ -187,11 +187,12 @@ end
 -- A call whose every created job is plain (bound for the fifo list) hands
 -- them to a parked worker before they are written (lib/handoff.lua
 -- hand_off_fresh): the first `handed` are written there, leased, and are
--- neither written nor pushed here.
-local parked, handed
+-- neither written nor pushed here. When other jobs wait, the worker it
+-- checked is handed the head below.
+local parked, handed, taking
 if #fifo > 0 and pairs_len == 2 * #fifo then
   parked = redis.call('GET', K.parked)
-  if parked then handed = hand_off_fresh(parked, record_pairs, now) end
+  if parked then handed, taking = hand_off_fresh(parked, record_pairs, now) end
 end
 local written = handed or 0
 local CHUNK = 500
@@ -221,6 +222,8 @@ end
 -- finds none loads no hand-off code (lib/handoff.lua).
 if handed then
   wake = handed < #fifo
+elseif taking then
+  wake = hand_off_to(taking, now)
 elseif wake then
   if parked == nil then parked = redis.call('GET', K.parked) end
   if parked then wake = hand_off(parked, now) end

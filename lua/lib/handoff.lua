@@ -35,18 +35,23 @@ local function deliver(p, ids, now, stored)
   redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')
 end
 
--- Hand waiting jobs to the parked worker whose record `raw` the caller read
--- (GET K.parked, when it was set: the caller reads it itself so that a call
--- with no worker parked never builds this module and lib/parked.lua).
+-- Hand waiting jobs to parked worker `p` (taker's, nil when it may take
+-- none), whose record the caller read (GET K.parked, when it was set: the
+-- caller reads it itself so that a call with no worker parked never builds
+-- this module and lib/parked.lua).
 -- Returns true while jobs are left waiting for the others (so the caller
 -- still wakes them).
-local function hand_off(raw, now)
-  local p = taker(raw)
+local function hand_off_to(p, now)
   if not p then return true end
   local ids = pop_waiting(p.capacity - p.handed)
   if #ids == 0 then return true end
   deliver(p, ids, now)
   return waiting_count() > 0
+end
+
+-- hand_off_to the parked worker whose record `raw` the caller read.
+local function hand_off(raw, now)
+  return hand_off_to(taker(raw), now)
 end
 
 -- An enqueue's fresh jobs, handed before they are written: `fresh` is the
@@ -58,13 +63,13 @@ end
 -- the push, the pop and the read back (HSET, RPUSH, ZCARD, LPOP and HMGET:
 -- about 15k instructions of the 405k a lone handed enqueue cost, callgrind).
 -- Returns how many of the first jobs it handed (written, leased; the caller
--- writes and pushes the rest), 0 when the worker may take none; or nil when
--- other jobs wait, and the caller writes every job and calls hand_off, which
--- takes the head.
+-- writes and pushes the rest), 0 when the worker may take none; or nil and
+-- the worker when other jobs wait: the caller writes every job and calls
+-- hand_off_to with that worker (checked already), which takes the head.
 local function hand_off_fresh(raw, fresh, now)
   local p = taker(raw)
   if not p then return 0 end
-  if waiting_count() > 0 then return nil end
+  if waiting_count() > 0 then return nil, p end
   local take = math.min(p.capacity - p.handed, #fresh / 2)
   local ids, stored = {}, {}
   for i = 1, take do ids[i], stored[i] = fresh[2 * i - 1], fresh[2 * i] end

@@ -40,7 +40,7 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored)
   local next_lease = redis.call('INCRBY', K.lease_seq, count == 1 and '1' or count) - count + 1
   local expiry = now + lease_ms
   -- ZADD takes its scores as text: a number would be formatted again for
-  -- each job (%.14g, about 2k instructions); every lease expires at once.
+  -- each job (%.17g, about 2k instructions); every lease expires at once.
   local score = string.format('%d', expiry)
   -- out (id, record per job) is also the HSET's field list.
   local out, lease_pairs, waits = {}, {}, {}

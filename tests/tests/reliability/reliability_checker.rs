@@ -241,3 +241,37 @@ fn every_violation_kind_is_shown_to_fire_by_a_broken_variant() {
         missing.join(", ")
     );
 }
+
+/// With a job already waiting (it came while the queue was paused), an
+/// enqueue to a parked worker with room for one hands the worker that job,
+/// the head of the queue, not its own, which waits for a claim: the path
+/// the fresh hand-off (`lib/handoff.lua` `hand_off_fresh`) falls back to.
+#[tokio::test]
+async fn an_enqueue_behind_a_waiting_job_hands_the_parked_worker_the_head() {
+    use bench::{job, Bench, QUEUE};
+    let bench = Bench::new(&[]).await;
+    let (parker, producer) = (&bench.a, &bench.b);
+    let operator = redq_tests::fixtures::handle(&bench.server, &bench.ns).await;
+    assert!(
+        parker.park(1, 10_000, &[]).await.is_empty(),
+        "nothing waits when the worker parks"
+    );
+    operator.pause(QUEUE).await.expect("pause");
+    let first = producer.enqueue(&[job("t1")]).await;
+    operator.resume(QUEUE).await.expect("resume");
+    let second = producer.enqueue(&[job("t2")]).await;
+    let ids = [first.clone(), second.clone()].concat();
+    let handed = parker.handed(1, 10_000, &ids).await;
+    let handed_ids: Vec<String> = handed.iter().map(|j| j.id.clone()).collect();
+    assert_eq!(
+        handed_ids, first,
+        "the waiting head goes to the parked worker"
+    );
+    let claimed = producer.claim(1, 10_000, &[]).await;
+    let claimed_ids: Vec<String> = claimed.iter().map(|j| j.id.clone()).collect();
+    assert_eq!(claimed_ids, second, "the new job waits for a claim");
+    parker.ack(&handed[0].id, handed[0].lease).await;
+    producer.ack(&claimed[0].id, claimed[0].lease).await;
+    let report = bench.finish(drained()).await;
+    assert!(report.violations.is_empty(), "{report}");
+}
