@@ -64,6 +64,11 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
         .unwrap();
     let record = Arc::new(Record::default());
     let stop = Arc::new(AtomicBool::new(false));
+    // Set once both producers have returned: only then may an empty claim
+    // end the consumer. A durable enqueue still in its WAIT when `stop` is
+    // set lands after that, and a consumer that stopped on `stop` alone
+    // left it waiting (CI saw `waiting: 1`).
+    let producers_done = Arc::new(AtomicBool::new(false));
     let promoted = Arc::new(AtomicBool::new(false));
 
     let producer = {
@@ -150,10 +155,10 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
         })
     };
     let consumer = {
-        let (queue, record, stop, promoted) = (
+        let (queue, record, producers_done, promoted) = (
             queue.clone(),
             record.clone(),
-            stop.clone(),
+            producers_done.clone(),
             promoted.clone(),
         );
         tokio::spawn(async move {
@@ -166,7 +171,7 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
                         continue;
                     }
                 };
-                if jobs.is_empty() && stop.load(Ordering::SeqCst) {
+                if jobs.is_empty() && producers_done.load(Ordering::SeqCst) {
                     return;
                 }
                 if !jobs.is_empty() && promoted.load(Ordering::SeqCst) {
@@ -226,6 +231,7 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
     stop.store(true, Ordering::SeqCst);
     producer.await.unwrap();
     durable_producer.await.unwrap();
+    producers_done.store(true, Ordering::SeqCst);
     consumer.await.unwrap();
 
     // Every job still stored is done by now: whatever is neither done nor
