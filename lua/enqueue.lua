@@ -115,8 +115,13 @@ end
 -- written in bulk below, after this loop).
 local created = {}
 
--- One HMGET finds every job a resent script already created.
-local already = redis.call('HMGET', K.jobs, unpack(ids))
+-- One HMGET finds every job a resent script already created. A lone job
+-- with no dedup key and no gate (the call a serial producer makes) skips
+-- it: its record is written with HSETNX below, which finds a resent job as
+-- well, before anything of it is written. One redis.call fewer, about 12k
+-- instructions of the 282k such a call cost (callgrind).
+local unchecked = n == 1 and not g and not (p.options[1] and p.options[1][M.dedup_key])
+local already = unchecked and {} or redis.call('HMGET', K.jobs, unpack(ids))
 
 local reply = {}
 -- Counted, not measured with #, in the loop over up to 1000 jobs.
@@ -189,15 +194,27 @@ end
 -- hand_off_fresh): the first `handed` are written there, leased, and are
 -- neither written nor pushed here. When other jobs wait, the worker it
 -- checked is handed the head below.
+-- A resent lone job (unchecked above) creates nothing: { 2, id } is the
+-- reply the HMGET would have led to, and nothing but the sequence and the
+-- queue's name (both written by any resend) was written before it.
 local parked, handed, taking
 if #fifo > 0 and pairs_len == 2 * #fifo then
   parked = redis.call('GET', K.parked)
-  if parked then handed, taking = hand_off_fresh(parked, record_pairs, now) end
+  if parked then
+    -- hand_off_fresh writes records without looking: an unchecked job is
+    -- looked up first (only when a worker is parked).
+    if unchecked and redis.call('HEXISTS', K.jobs, ids[1]) == 1 then return { 2, ids[1] } end
+    handed, taking = hand_off_fresh(parked, record_pairs, now)
+  end
 end
 local written = handed or 0
 local CHUNK = 500
-for from = 2 * written + 1, #record_pairs, 2 * CHUNK do
-  redis.call('HSET', K.jobs, unpack(record_pairs, from, math.min(from + 2 * CHUNK - 1, #record_pairs)))
+if unchecked and written == 0 then
+  if redis.call('HSETNX', K.jobs, ids[1], record_pairs[2]) == 0 then return { 2, ids[1] } end
+else
+  for from = 2 * written + 1, #record_pairs, 2 * CHUNK do
+    redis.call('HSET', K.jobs, unpack(record_pairs, from, math.min(from + 2 * CHUNK - 1, #record_pairs)))
+  end
 end
 for from = written + 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))

@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--backlog N] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -19,7 +19,18 @@ least 20); --composed DIR: the four scripts as the driver composes them (see
 the libraries the same test writes beside them, DIR/<script>.function.lua);
 --modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
-it, with the script's body replaced by `return {}`).
+it, with the script's body replaced by `return {}`); --backlog N: first,
+unmeasured, N jobs waiting in another queue of the namespace (0).
+
+The backlog decides how the jobs hash is stored. Below
+hash-max-listpack-entries (512) records with values of at most
+hash-max-listpack-value (64) bytes, as the bench's are, Redis keeps it as a
+listpack, where every lookup of a job (HMGET, HSET, HSETNX, HDEL) scans the
+fields before it: about 24k instructions at 300 records. Past that it is a
+hash table, and a lookup costs the same at any size. Without a backlog the
+single-job cases run on the listpack (the figures of earlier rounds); with
+--backlog 600 they run on the hash table, as in any namespace past 512 jobs or
+with larger payloads.
 
 The figures count everything redis-server does while instrumentation is on
 (reading the command, running the script, replying), so they are the
@@ -242,6 +253,8 @@ def main():
                    "`REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts -- --ignored`)")
     p.add_argument("--functions", action="store_true",
                    help="with --composed: call the scripts as Redis Functions (FCALL of DIR/<script>.function.lua)")
+    p.add_argument("--backlog", type=int, default=0,
+                   help="jobs left waiting in another queue first (600: the jobs hash as a hash table)")
     p.add_argument("--out")
     a = p.parse_args()
     try:
@@ -315,6 +328,12 @@ def main():
                                for s in ("enqueue", "claim", "ack"))
     empty = conn.call("SCRIPT", "LOAD", "return {}").decode()
     conn.send([evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(50)])  # warm
+    if a.backlog > 0:
+        bkeys = queue_keys(a.root, ns, "backlog", composed_key_names(pathlib.Path(a.composed) / "enqueue.lua")
+                           if a.composed else None)
+        for start in range(0, a.backlog, 100):
+            argv = enqueue_argv(min(100, a.backlog - start))
+            conn.send([evalsha(enqueue, bkeys, ["backlog"] + argv[1:])])
     measured("empty", [evalsha(empty, ekeys, enqueue_argv(1)) for _ in range(n)])
     measured("enqueue_1", [evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(n)])
     claim_argv = claim_fields[:2] + ["1"] + claim_fields[3:]

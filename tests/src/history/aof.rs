@@ -161,8 +161,10 @@ pub fn leases(dir: &Path, ns: &str) -> DurableLeases {
     let writes = commands
         .iter()
         .filter(|c| {
-            c.first().is_some_and(|n| n.eq_ignore_ascii_case(b"hset"))
-                && c.get(1) == Some(&jobs_key)
+            // A lone enqueue's HSETNX is in the AOF only when it applied.
+            c.first().is_some_and(|n| {
+                n.eq_ignore_ascii_case(b"hset") || n.eq_ignore_ascii_case(b"hsetnx")
+            }) && c.get(1) == Some(&jobs_key)
         })
         .flat_map(|c| {
             c[2..]

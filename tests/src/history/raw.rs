@@ -131,17 +131,36 @@ impl RawQueue {
     /// [`RawQueue::enqueue`] as members of gate `gate` of `kind` (`batch` |
     /// `tree`; both "" for none).
     pub async fn enqueue_into(&self, specs: &[JobSpec], gate: &str, kind: &str) -> Vec<String> {
+        let ids: Vec<String> = specs
+            .iter()
+            .map(|_| ulid::Ulid::new().to_string())
+            .collect();
+        self.enqueue_as(specs, &ids, gate, kind).await;
+        ids
+    }
+
+    /// Sends the enqueue of `specs` under `ids` again, as fred resends a call
+    /// in flight when its connection drops: the script finds its jobs and
+    /// creates nothing. Returns the ids the reply names.
+    pub async fn resend_enqueue(&self, specs: &[JobSpec], ids: &[String]) -> Vec<String> {
+        self.enqueue_as(specs, ids, "", "").await
+    }
+
+    async fn enqueue_as(
+        &self,
+        specs: &[JobSpec],
+        ids: &[String],
+        gate: &str,
+        kind: &str,
+    ) -> Vec<String> {
         let seq = self.recorder.invoke(Call::Enqueue {
             queue: self.queue.clone(),
             tags: specs.iter().map(|j| j.tag.clone()).collect(),
             keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
         });
         let mut args = vec![s(1 << 20), s(specs.len()), s(gate), s(kind)];
-        let mut ids = Vec::new();
-        for spec in specs {
-            let id = ulid::Ulid::new().to_string();
-            args.extend(job_fields(&id, spec));
-            ids.push(id);
+        for (spec, id) in specs.iter().zip(ids) {
+            args.extend(job_fields(id, spec));
         }
         let reply = self.run("enqueue", args).await.expect("enqueue");
         let Value::Array(items) = reply else {
@@ -156,8 +175,9 @@ impl RawQueue {
                 )
             })
             .collect();
+        let named = out.iter().map(|(id, _)| id.clone()).collect();
         self.recorder.complete(seq, Reply::Enqueued { ids: out });
-        ids
+        named
     }
 
     /// Claims up to `limit` jobs; `extra` is appended to ARGV (for variants

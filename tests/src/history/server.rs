@@ -1,8 +1,9 @@
 //! Turning the server's `MONITOR` record into job transitions.
 //!
-//! Every transition rewrites the job's record (`HSET {ns}:jobs id value`,
-//! the value being the msgpack meta followed by the payload) or deletes it
-//! (`HDEL {ns}:jobs id`), from inside a script. Comparing each
+//! Every transition rewrites the job's record (`HSET {ns}:jobs id value`, or
+//! `HSETNX` for a lone enqueue; the value being the msgpack meta followed by
+//! the payload) or deletes it (`HDEL {ns}:jobs id`), from inside a script.
+//! Comparing each
 //! record with the previous one of the same job says what happened: a lease
 //! granted or extended, a failure recorded (nack) or a lapsed lease
 //! reclaimed, a release, a dead letter, an ack. The script that did it and
@@ -295,7 +296,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             before,
         };
         match name.as_str() {
-            "hset" if command.args.get(1) == Some(&jobs_key) => {
+            "hset" | "hsetnx" if command.args.get(1) == Some(&jobs_key) => {
                 for pair in command.args[2..].chunks(2) {
                     let [raw_id, raw] = pair else { continue };
                     let id = String::from_utf8_lossy(raw_id).into_owned();
@@ -311,6 +312,14 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                             .insert(id.clone(), super::record::tag_of(&payload));
                     }
                     let before = known.get(&id).cloned();
+                    // A lone enqueue writes its record with HSETNX, which
+                    // applies only when there is none: a resend's finds
+                    // the job and changes nothing. A job unknown after a
+                    // gap may exist unseen, so that write says nothing
+                    // either: the job's next write rebases it.
+                    if name == "hsetnx" && (before.is_some() || record.gaps > 0) {
+                        continue;
+                    }
                     let kind = match &before {
                         None if script == "enqueue" => Kind::Created,
                         None => Kind::Rebased,

@@ -96,6 +96,7 @@ variants! {
     a_claim_that_hands_a_job_out_twice_is_caught: double_claim => [TwoLiveLeases, AttemptsMiscounted, ServerGrantOverLiveLease];
     a_park_that_hands_a_job_off_and_leaves_it_waiting_is_caught: park_hands_off_a_job_it_leaves_waiting => [TwoLiveLeases, AttemptsMiscounted, ServerGrantOverLiveLease];
     an_enqueue_that_hands_a_job_off_and_leaves_it_waiting_is_caught: enqueue_hands_off_a_job_it_leaves_waiting => [TwoLiveLeases, AttemptsMiscounted, ServerGrantOverLiveLease];
+    a_resent_lone_enqueue_that_writes_its_job_again_is_caught: resent_lone_enqueue_writes_again => [TwoLiveLeases, AttemptsMiscounted, ServerEarlyReclaim, ServerFailureNotOneAttempt];
     lease_ids_that_do_not_grow_are_caught: repeated_lease_ids => [LeaseHandedOutTwice, ServerLeaseIdsNotGrowing];
     a_nack_that_loses_the_job_is_caught: lost_on_nack => [Lost];
     a_nack_that_forgets_the_attempt_is_caught: uncounted_nack => [AttemptsMiscounted, NackReportedWrongAttempts, ServerFailureNotOneAttempt];

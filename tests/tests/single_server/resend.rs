@@ -76,3 +76,125 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
     assert_eq!(numbers(&jobs), vec![0, 1]);
     assert_eq!(jobs[0].id, ids[0]);
 }
+
+/// The composed script `name`, loaded on a fresh connection of `server`.
+async fn loaded(server: &redq_tests::RedisServer, name: &str) -> (fred::clients::Client, String) {
+    let client = server.client().await;
+    let sha = lua::load(&client, &lua::compose(lua::source(name))).await;
+    (client, sha)
+}
+
+/// A lone enqueue of job `id` (no options), as the driver sends one.
+fn lone_job(id: &str) -> Vec<Value> {
+    let mut args: Vec<Value> = ["1048576", "1", "", ""].map(Value::from).to_vec();
+    let payload = json!({ "lone": id }).to_string();
+    let job = lua::EnqueueJob {
+        id,
+        payload: &payload,
+        priority: 0,
+        delay_ms: 0,
+        dedup_key: "",
+        ordering_key: "",
+        max_attempts: 0,
+        backoff_base_ms: 0,
+        backoff_cap_ms: 0,
+        limit_key: "",
+    };
+    args.extend(job.argv());
+    args
+}
+
+/// A lone job is written with HSETNX instead of being looked up first
+/// (enqueue.lua `unchecked`): its resend, after the job was claimed, still
+/// finds it, reports it created earlier, and leaves it as it was: leased
+/// under the same lease, not queued again.
+#[tokio::test]
+async fn a_resent_lone_enqueue_finds_its_claimed_job_and_changes_nothing() {
+    let server = server();
+    let queue = queue(&server, "resend-lone").await;
+    let (client, enqueue) = loaded(&server, "enqueue").await;
+    let id = "01JRESENDLONELONELONE00001";
+    let send = async || -> Vec<Value> {
+        lua::evalsha(&client, &enqueue, queue.namespace(), "q", &lone_job(id))
+            .await
+            .expect("enqueue")
+            .convert()
+            .unwrap()
+    };
+    let code = |reply: &[Value]| (reply[0].as_i64().unwrap(), reply[1].as_string().unwrap());
+    assert_eq!(code(&send().await), (1, id.to_owned()));
+    let claimed = claim_n(&queue, "q", 1).await;
+    assert_eq!(claimed[0].id, id);
+
+    assert_eq!(
+        code(&send().await),
+        (2, id.to_owned()),
+        "a resend recognises its job"
+    );
+    let counts = queue.counts("q").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased), (0, 1), "not queued again");
+    assert!(
+        queue.claim("q", 1, LONG).await.unwrap().is_empty(),
+        "nothing to claim a second time"
+    );
+    assert_eq!(
+        queue.ack(&claimed[0].lease()).await.unwrap(),
+        redq::Acked::Completed,
+        "the first lease still holds the job"
+    );
+}
+
+/// With a worker parked, a lone job is looked up before the hand-off (which
+/// writes records without looking): a resend hands the parked worker
+/// nothing, and the next new job is handed to it as before.
+#[tokio::test]
+async fn a_resent_lone_enqueue_hands_a_parked_worker_nothing() {
+    let server = server();
+    let queue = queue(&server, "resend-parked").await;
+    let ns = queue.namespace().to_owned();
+    let (client, enqueue) = loaded(&server, "enqueue").await;
+    let (_, park) = loaded(&server, "park").await;
+    let id = "01JRESENDPARKEDPARKED00001";
+    let send = async |id: &str| -> i64 {
+        let reply: Vec<Value> = lua::evalsha(&client, &enqueue, &ns, "q", &lone_job(id))
+            .await
+            .expect("enqueue")
+            .convert()
+            .unwrap();
+        reply[0].as_i64().unwrap()
+    };
+    assert_eq!(send(id).await, 1);
+    let claimed = claim_n(&queue, "q", 1).await;
+    // token, node, instance, lease_ms, capacity 2, park_ms, park number
+    let park_args: Vec<Value> = [4242u64, 9, 1, 30_000, 2, 30_000, 1]
+        .iter()
+        .map(|n| Value::from(n.to_string()))
+        .collect();
+    let parked: Vec<i64> = lua::evalsha(&client, &park, &ns, "q", &park_args)
+        .await
+        .expect("park")
+        .convert()
+        .unwrap();
+    assert_eq!(parked[1], 1, "the worker parks: nothing waits");
+    let handed = async || -> String {
+        let record: String = server
+            .cmd(&["GET", &format!("{{{ns}}}:q:q:parked")])
+            .await
+            .convert()
+            .unwrap();
+        record.rsplit(' ').next().unwrap().to_owned()
+    };
+
+    assert_eq!(send(id).await, 2, "a resend recognises its job");
+    assert_eq!(handed().await, "0", "the resent job is not handed off");
+    assert_eq!(queue.counts("q").await.unwrap().leased, 1);
+
+    assert_eq!(send("01JRESENDPARKEDPARKED00002").await, 1);
+    assert_eq!(handed().await, "1", "a new job is handed off");
+    let counts = queue.counts("q").await.unwrap();
+    assert_eq!((counts.waiting, counts.leased), (0, 2));
+    assert_eq!(
+        queue.ack(&claimed[0].lease()).await.unwrap(),
+        redq::Acked::Completed
+    );
+}

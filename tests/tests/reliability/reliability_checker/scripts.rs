@@ -746,3 +746,33 @@ pub async fn enqueue_hands_off_a_job_it_leaves_waiting(broken: bool) -> Report {
     parker.ack(&handed[0].id, handed[0].lease).await;
     bench.finish(drained()).await
 }
+
+/// A lone enqueue resent (fred resends a call in flight when its connection
+/// drops) after its job was claimed: the shipped script finds the job with
+/// its HSETNX and creates nothing; the broken one writes the job afresh over
+/// its live lease and pushes it again, so a second claim leases it too.
+pub async fn resent_lone_enqueue_writes_again(broken: bool) -> Report {
+    let overrides = patch_if(
+        broken,
+        "enqueue",
+        "if redis.call('HSETNX', K.jobs, ids[1], record_pairs[2]) == 0 then return { 2, ids[1] } end",
+        "redis.call('HSET', K.jobs, ids[1], record_pairs[2])",
+    );
+    let bench = Bench::new(&overrides).await;
+    // The enqueue and its resend run on b, whose scripts the variant patches.
+    let (holder, producer) = (&bench.a, &bench.b);
+    let specs = [job("t1")];
+    let ids = producer.enqueue(&specs).await;
+    let held = holder.claim(1, 10_000, &[]).await;
+    assert_eq!(held.len(), 1, "the job is claimed before the resend");
+    assert_eq!(
+        producer.resend_enqueue(&specs, &ids).await,
+        ids,
+        "the resend names the job it sent"
+    );
+    for j in producer.claim(1, 10_000, &[]).await {
+        producer.ack(&j.id, j.lease).await;
+    }
+    holder.ack(&held[0].id, held[0].lease).await;
+    bench.finish(drained()).await
+}
