@@ -180,8 +180,22 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
                 for job in jobs {
                     // A claim the dead primary never replicated makes this
                     // ack LeaseLost: the job comes back and is done again.
-                    if queue.ack(&job.lease()).await.is_ok() {
-                        record.done.lock().unwrap().insert(job.id);
+                    // An ack that failed in the outage is sent again until
+                    // it is answered: given up, its job would stay leased
+                    // for LONG and the queue would not drain.
+                    let answered_by = Instant::now() + LONG;
+                    while Instant::now() < answered_by {
+                        match queue.ack(&job.lease()).await {
+                            Ok(_) => {
+                                record.done.lock().unwrap().insert(job.id);
+                                break;
+                            }
+                            Err(redq::QueueError::LeaseLost { .. }) => break,
+                            Err(_) => {
+                                record.errors.fetch_add(1, Ordering::SeqCst);
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                        }
                     }
                 }
             }
