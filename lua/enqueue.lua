@@ -118,8 +118,9 @@ local created = {}
 -- One HMGET finds every job a resent script already created. A lone job
 -- with no dedup key and no gate (the call a serial producer makes) skips
 -- it: its record is written with HSETNX below, which finds a resent job as
--- well, before anything of it is written. One redis.call fewer, about 12k
--- instructions of the 282k such a call cost (callgrind).
+-- well, before anything of it is written. One redis.call fewer: about 6k
+-- instructions of the 236k such a call costs (callgrind, docs/performance.md
+-- round ten).
 local unchecked = n == 1 and not g and not (p.options[1] and p.options[1][M.dedup_key])
 local already = unchecked and {} or redis.call('HMGET', K.jobs, unpack(ids))
 

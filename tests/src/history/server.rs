@@ -3,11 +3,11 @@
 //! Every transition rewrites the job's record (`HSET {ns}:jobs id value`, or
 //! `HSETNX` for a lone enqueue; the value being the msgpack meta followed by
 //! the payload) or deletes it (`HDEL {ns}:jobs id`), from inside a script.
-//! Comparing each
-//! record with the previous one of the same job says what happened: a lease
-//! granted or extended, a failure recorded (nack) or a lapsed lease
-//! reclaimed, a release, a dead letter, an ack. The script that did it and
-//! the lease it was presented come from the `EVALSHA` line before it.
+//! Comparing each record with the previous one of the same job says what
+//! happened: a lease granted or extended, a failure recorded (nack) or a
+//! lapsed lease reclaimed, a release, a dead letter, an ack. The script that
+//! did it and the lease it was presented come from the `EVALSHA` line before
+//! it.
 
 use std::collections::HashMap;
 
