@@ -34,20 +34,8 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
         "".into(),
     ]);
     for (n, id) in ids.iter().enumerate() {
-        let payload = json!({ "n": n }).to_string();
-        let job = lua::EnqueueJob {
-            id,
-            payload: &payload,
-            priority: 0,
-            delay_ms: 0,
-            dedup_key: "",
-            ordering_key: "",
-            max_attempts: 0,
-            backoff_base_ms: 0,
-            backoff_cap_ms: 0,
-            limit_key: "",
-        };
-        args.extend(job.argv().iter().map(|f| f.as_string().expect("text")));
+        let fields = plain_job(id, &json!({ "n": n }).to_string());
+        args.extend(fields.iter().map(|f| f.as_string().expect("text")));
     }
     let mut command = vec!["EVAL"];
     command.extend(args.iter().map(String::as_str));
@@ -84,13 +72,11 @@ async fn loaded(server: &redq_tests::RedisServer, name: &str) -> (fred::clients:
     (client, sha)
 }
 
-/// A lone enqueue of job `id` (no options), as the driver sends one.
-fn lone_job(id: &str) -> Vec<Value> {
-    let mut args: Vec<Value> = ["1048576", "1", "", ""].map(Value::from).to_vec();
-    let payload = json!({ "lone": id }).to_string();
-    let job = lua::EnqueueJob {
+/// The enqueue entries of job `id` with `payload` and no options.
+fn plain_job(id: &str, payload: &str) -> Vec<Value> {
+    lua::EnqueueJob {
         id,
-        payload: &payload,
+        payload,
         priority: 0,
         delay_ms: 0,
         dedup_key: "",
@@ -99,8 +85,14 @@ fn lone_job(id: &str) -> Vec<Value> {
         backoff_base_ms: 0,
         backoff_cap_ms: 0,
         limit_key: "",
-    };
-    args.extend(job.argv());
+    }
+    .argv()
+}
+
+/// A lone enqueue of job `id` (no options), as the driver sends one.
+fn lone_job(id: &str) -> Vec<Value> {
+    let mut args: Vec<Value> = ["1048576", "1", "", ""].map(Value::from).to_vec();
+    args.extend(plain_job(id, &json!({ "lone": id }).to_string()));
     args
 }
 
