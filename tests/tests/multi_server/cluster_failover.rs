@@ -20,7 +20,11 @@ use redq_tests::fixtures::DEADLINE;
 use redq_tests::{unique_namespace, wait_until};
 use serde_json::json;
 
-const LONG: Duration = Duration::from_secs(30);
+/// The consumer's lease: long beside a claim and its acks, short enough that
+/// a job whose claim reply was lost to the kill (the claim applied, then
+/// resent to the new primary, which leased other jobs) lapses and is taken
+/// back by a later claim before the run ends.
+const LEASE: Duration = Duration::from_secs(5);
 
 fn slot_of(ns: &str) -> u16 {
     redis_keyslot(format!("{{{ns}}}:jobs").as_bytes())
@@ -163,7 +167,7 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
         );
         tokio::spawn(async move {
             loop {
-                let jobs = match queue.claim("q", 50, LONG).await {
+                let jobs = match queue.claim("q", 50, LEASE).await {
                     Ok(jobs) => jobs,
                     Err(_) => {
                         record.errors.fetch_add(1, Ordering::SeqCst);
@@ -172,7 +176,13 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
                     }
                 };
                 if jobs.is_empty() && producers_done.load(Ordering::SeqCst) {
-                    return;
+                    // Done once nothing is leased either: a lease nobody
+                    // holds lapses within LEASE and a claim takes it back.
+                    match queue.counts("q").await {
+                        Ok(counts) if counts.leased == 0 => return,
+                        _ => tokio::time::sleep(Duration::from_millis(100)).await,
+                    }
+                    continue;
                 }
                 if !jobs.is_empty() && promoted.load(Ordering::SeqCst) {
                     record.claimed_after.fetch_add(1, Ordering::SeqCst);
@@ -182,8 +192,8 @@ async fn killing_a_primary_under_load_promotes_its_replica_and_the_driver_carrie
                     // ack LeaseLost: the job comes back and is done again.
                     // An ack that failed in the outage is sent again until
                     // it is answered: given up, its job would stay leased
-                    // for LONG and the queue would not drain.
-                    let answered_by = Instant::now() + LONG;
+                    // for LEASE and be done again.
+                    let answered_by = Instant::now() + LEASE;
                     while Instant::now() < answered_by {
                         match queue.ack(&job.lease()).await {
                             Ok(_) => {
