@@ -212,6 +212,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
     ];
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
     let limits_key = format!("{{{ns}}}:limits").into_bytes();
+    let events_key = format!("{{{ns}}}:events").into_bytes();
     let is_held_key = |k: &[u8]| k.starts_with(&tag_prefix) && k.ends_with(b":lim_held");
     let workflow_keys = WorkflowKeys::new(ns);
     let mut record = ServerRecord::default();
@@ -220,10 +221,15 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
     // The script whose effects the following `lua` lines are.
     let mut script = String::from("?");
     let mut argv: Vec<Vec<u8>> = Vec::new();
+    // A lone enqueue's HSETNX of a job unknown after a gap (which may exist
+    // unseen): it applied only if the same run then records the job's
+    // `enqueued` event (enqueue.lua returns before that otherwise).
+    let mut unconfirmed: Option<Event> = None;
     for line in lines {
         if line == GAP {
             record.gaps += 1;
             known.clear();
+            unconfirmed = None;
             continue;
         }
         let Some(command) = parse_line(line) else {
@@ -234,6 +240,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
         if !command.from_lua {
             if name == "evalsha" || name == "eval" || name == "fcall" {
                 run += 1;
+                unconfirmed = None;
                 let numkeys: usize = command.text(2).parse().unwrap_or(0);
                 let in_ns = command
                     .args
@@ -314,10 +321,17 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     let before = known.get(&id).cloned();
                     // A lone enqueue writes its record with HSETNX, which
                     // applies only when there is none: a resend's finds
-                    // the job and changes nothing. A job unknown after a
-                    // gap may exist unseen, so that write says nothing
-                    // either: the job's next write rebases it.
-                    if name == "hsetnx" && (before.is_some() || record.gaps > 0) {
+                    // the job and changes nothing.
+                    if name == "hsetnx" && before.is_some() {
+                        continue;
+                    }
+                    // After a gap the job may exist unseen: its
+                    // `enqueued` event confirms the write (`unconfirmed`).
+                    if name == "hsetnx" && record.gaps > 0 {
+                        unconfirmed = Some(Event {
+                            after: Some(after),
+                            ..event(command.at_us, id, Kind::Created, None)
+                        });
                         continue;
                     }
                     let kind = match &before {
@@ -358,6 +372,18 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     presented: presented_for(raw_id),
                     ..event(command.at_us, id, Kind::Noted, before)
                 });
+            }
+            "xadd" if command.args.get(1) == Some(&events_key) => {
+                let names_job = |id: &str| {
+                    command
+                        .args
+                        .windows(2)
+                        .any(|pair| pair[0] == b"id" && pair[1] == id.as_bytes())
+                };
+                if let Some(created) = unconfirmed.take_if(|e| names_job(&e.job)) {
+                    known.insert(created.job.clone(), created.after.clone().expect("written"));
+                    record.events.push(created);
+                }
             }
             "hdel" if command.args.get(1) == Some(&jobs_key) => {
                 for field in &command.args[2..] {
@@ -607,6 +633,59 @@ mod tests {
                 (2, "A", Kind::Unheld, Some(30000)),
                 (2, "", limits("q\nacme", None), Some(30000)),
             ]
+        );
+    }
+
+    /// A lone enqueue's `HSETNX` applies only where there is no record.
+    /// Before any gap the record knows every job; after one, a job it does
+    /// not know may exist unseen, so the write counts as a creation only
+    /// once the same run records the job's `enqueued` event.
+    #[test]
+    fn a_lone_enqueues_hsetnx_counts_only_where_it_applied() {
+        let names = HashMap::from([("sha".to_owned(), "enqueue".to_owned())]);
+        let call = r#"1.000001 [0 127.0.0.1:5000] "evalsha" "sha" "1" "{n}:jobs""#;
+        let hsetnx = |id: &str, seq: u64| {
+            hset_line("n", id, &meta_with_seq(seq)).replace(r#""hset""#, r#""hsetnx""#)
+        };
+        let enqueued = |id: &str| {
+            format!(
+                r#"1.000004 [0 lua] "xadd" "{{n}}:events" "MAXLEN" "~" "10000" "*" "kind" "enqueued" "queue" "q" "at" "1" "count" "1" "id" "{id}""#
+            )
+        };
+        let lines = [
+            call.to_owned(),
+            hsetnx("A", 1),
+            enqueued("A"),
+            // A resend: A is known, so its HSETNX changed nothing.
+            call.to_owned(),
+            hsetnx("A", 2),
+            GAP.to_owned(),
+            // After the gap: B was created (its event follows), C was a
+            // resend that found its job (the call returned at once).
+            call.to_owned(),
+            hsetnx("B", 3),
+            enqueued("B"),
+            call.to_owned(),
+            hsetnx("C", 4),
+            call.to_owned(),
+        ];
+        let parsed = parse(&lines, "n", &names);
+        assert_eq!(parsed.unparsed, 0, "{:?}", parsed.unparsed_lines);
+        let seen: Vec<_> = parsed
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e.job.as_str(),
+                    e.kind.clone(),
+                    e.after.as_ref().unwrap().seq,
+                    e.epoch,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [("A", Kind::Created, 1, 0), ("B", Kind::Created, 3, 1)]
         );
     }
 
