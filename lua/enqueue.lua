@@ -203,8 +203,11 @@ if #fifo > 0 and pairs_len == 2 * #fifo then
   parked = redis.call('GET', K.parked)
   if parked then
     -- hand_off_fresh writes records without looking: an unchecked job is
-    -- looked up first (only when a worker is parked).
-    if unchecked and redis.call('HEXISTS', K.jobs, ids[1]) == 1 then return { 2, ids[1] } end
+    -- looked up first (only when a worker is parked), and is checked then.
+    if unchecked then
+      if redis.call('HEXISTS', K.jobs, ids[1]) == 1 then return { 2, ids[1] } end
+      unchecked = false
+    end
     handed, taking = hand_off_fresh(parked, record_pairs, now)
   end
 end
