@@ -533,6 +533,18 @@ mod tests {
         format!(r#"1.000002 [0 lua] "hset" "{{{ns}}}:jobs" "{id}" "{escaped}""#)
     }
 
+    /// Each event's job, kind, written seq and epoch.
+    fn written(parsed: &ServerRecord) -> Vec<(&str, Kind, u64, usize)> {
+        parsed
+            .events
+            .iter()
+            .map(|e| {
+                let seq = e.after.as_ref().expect("a written record").seq;
+                (e.job.as_str(), e.kind.clone(), seq, e.epoch)
+            })
+            .collect()
+    }
+
     fn meta_with_seq(seq: u64) -> Vec<u8> {
         // Positions as in lua/lib/job_record.lua's M, from 0: queue 4, seq 9.
         let fields: Vec<rmpv::Value> = (0..19)
@@ -562,18 +574,10 @@ mod tests {
         assert_eq!(parsed.unparsed, 0);
         assert_eq!(parsed.tags.get("A").map(String::as_str), Some("t1"));
         assert!(!parsed.tags.contains_key("B"));
-        let seqs: Vec<_> = parsed
-            .events
-            .iter()
-            .map(|e| {
-                (
-                    e.job.as_str(),
-                    e.kind.clone(),
-                    e.after.as_ref().unwrap().seq,
-                )
-            })
-            .collect();
-        assert_eq!(seqs, [("A", Kind::Created, 7), ("B", Kind::Created, 8)]);
+        assert_eq!(
+            written(&parsed),
+            [("A", Kind::Created, 7, 0), ("B", Kind::Created, 8, 0)]
+        );
     }
 
     /// A call by `FCALL` (`ScriptCalls::Functions`) is named for the script
@@ -671,20 +675,8 @@ mod tests {
         ];
         let parsed = parse(&lines, "n", &names);
         assert_eq!(parsed.unparsed, 0, "{:?}", parsed.unparsed_lines);
-        let seen: Vec<_> = parsed
-            .events
-            .iter()
-            .map(|e| {
-                (
-                    e.job.as_str(),
-                    e.kind.clone(),
-                    e.after.as_ref().unwrap().seq,
-                    e.epoch,
-                )
-            })
-            .collect();
         assert_eq!(
-            seen,
+            written(&parsed),
             [("A", Kind::Created, 1, 0), ("B", Kind::Created, 3, 1)]
         );
     }

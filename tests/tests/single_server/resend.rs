@@ -34,7 +34,7 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
         "".into(),
     ]);
     for (n, id) in ids.iter().enumerate() {
-        let fields = plain_job(id, &json!({ "n": n }).to_string());
+        let fields = lua::enqueue_entries(id, &json!({ "n": n }).to_string(), Default::default());
         args.extend(fields.iter().map(|f| f.as_string().expect("text")));
     }
     let mut command = vec!["EVAL"];
@@ -72,27 +72,11 @@ async fn loaded(server: &redq_tests::RedisServer, name: &str) -> (fred::clients:
     (client, sha)
 }
 
-/// The enqueue entries of job `id` with `payload` and no options.
-fn plain_job(id: &str, payload: &str) -> Vec<Value> {
-    lua::EnqueueJob {
-        id,
-        payload,
-        priority: 0,
-        delay_ms: 0,
-        dedup_key: "",
-        ordering_key: "",
-        max_attempts: 0,
-        backoff_base_ms: 0,
-        backoff_cap_ms: 0,
-        limit_key: "",
-    }
-    .argv()
-}
-
 /// A lone enqueue of job `id` (no options), as the driver sends one.
 fn lone_job(id: &str) -> Vec<Value> {
     let mut args: Vec<Value> = ["1048576", "1", "", ""].map(Value::from).to_vec();
-    args.extend(plain_job(id, &json!({ "lone": id }).to_string()));
+    let payload = json!({ "lone": id }).to_string();
+    args.extend(lua::enqueue_entries(id, &payload, Default::default()));
     args
 }
 
