@@ -51,6 +51,13 @@ fn main() {
                 "/// Fields of the oldest record layout still read.\npub const OLDEST_LEN: usize = {n};"
             );
         }
+        if table == "M" {
+            let _ = writeln!(
+                rust,
+                "{}",
+                compact_fields(&text, &names).unwrap_or_else(|why| panic!("{source}: {why}"))
+            );
+        }
         if let Some(due) = due_at_enqueue {
             let n = declared(&text, due)
                 .unwrap_or_else(|| panic!("{source}: no line `local {due} = <number>`"));
@@ -96,6 +103,42 @@ fn field_names(text: &str, table: &str) -> Result<Vec<String>, String> {
         names.push(name.to_owned());
     }
     Err("no closing `}` line".to_owned())
+}
+
+/// The compact record's fields (`local COMPACT_FIELDS = { M.a, M.b, ... }`,
+/// counted by `COMPACT_LEN`, at least `COMPACT_MIN` stored) as Rust
+/// constants: their positions (from 0) in the whole record, in stored order.
+fn compact_fields(text: &str, names: &[String]) -> Result<String, String> {
+    let prefix = "local COMPACT_FIELDS = {";
+    let list = text
+        .lines()
+        .find_map(|line| line.strip_prefix(prefix))
+        .and_then(|rest| rest.trim().strip_suffix('}'))
+        .ok_or_else(|| format!("no line `{prefix} M.field, ... }}`"))?;
+    let mut positions = Vec::new();
+    for entry in list.split(',') {
+        let name = entry.trim().strip_prefix("M.").unwrap_or("");
+        let at = names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("COMPACT_FIELDS: `{}` is not `M.<field>`", entry.trim()))?;
+        positions.push(at.to_string());
+    }
+    let len = declared(text, "COMPACT_LEN").ok_or("no line `local COMPACT_LEN = <number>`")?;
+    let min = declared(text, "COMPACT_MIN").ok_or("no line `local COMPACT_MIN = <number>`")?;
+    if len != positions.len() || min == 0 || min > len {
+        return Err(format!(
+            "COMPACT_LEN is {len} and COMPACT_MIN {min} for {} compact fields",
+            positions.len()
+        ));
+    }
+    Ok(format!(
+        "/// The compact record's fields, positions (from 0) in the whole record, in stored order.
+         pub const COMPACT: [usize; {len}] = [{}];
+         /// The fewest fields a compact record stores.
+pub const COMPACT_MIN: usize = {min};",
+        positions.join(", ")
+    ))
 }
 
 /// `names`, when `local LEN = n` in `text` counts them.

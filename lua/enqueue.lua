@@ -17,6 +17,10 @@
 -- ARGV[5] gate id, "" for none: every job this call creates joins that gate
 --         as a member (lib/gate.lua), the gate created open if missing
 -- ARGV[6] gate kind, "batch" or "tree" ("" when there is no gate)
+-- ARGV[7] record format, "" or "compact": with "compact" a job that fits the
+--         compact record (lib/job_record.lua: a name and max_attempts at
+--         most, due at once) is stored in it; only drivers that read it send
+--         it, for a namespace whose marker says so (driver/src/record_format.rs)
 -- then per job: its id, its payload, k (0..14), then k (code, value) pairs:
 -- the options that differ from their defaults (an option not sent is at its
 -- default; sending a default is allowed and sets nothing), codes ascending.
@@ -62,9 +66,14 @@
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 local limit = uint(ARGV[3], 'payload limit', 1073741824)
 local n = uint(ARGV[4], 'job count', 1000)
-local HEAD = 6
+local HEAD = 7
 queue_name(QUEUE)
 local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
+local format = ARGV[7]
+if format ~= '' and format ~= 'compact' then
+  fail('record format must be "" or compact, got ' .. string.format('%q', tostring(format)))
+end
+local compact = format == 'compact'
 if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
 if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then
   fail('gate kind must be batch or tree, got ' .. string.format('%q', gate_kind))
@@ -151,7 +160,7 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, shared, seq, due)
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, shared, seq, due, compact)
     pairs_len = pairs_len + 2
     if options then take_dedup(id, options, now) end
     if not options or not (options[M.ordering_key] or options[M.limit_key] or options[M.priority]) then

@@ -287,6 +287,17 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<FunctionsCommand>,
     },
+    /// The job record format producers write in this namespace: show it,
+    /// or set it. `compact` stores a fresh job with no options but a name
+    /// and max_attempts in 17 bytes less (16 B a waiting job in Redis
+    /// memory); redq versions before it cannot read such records, so set it
+    /// only once every driver on the namespace is this version or later.
+    /// Producers pick it up at their next connect.
+    RecordFormat {
+        /// standard or compact; none shows the current one.
+        #[arg(value_name = "standard|compact", value_parser = parse_record_format)]
+        set: Option<redq::RecordFormat>,
+    },
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
     /// each scrape (queue sizes by state, lapsed leases, head age, recent
     /// throughput, workers; --shards sums the shards). Runs until Ctrl-C;
@@ -874,4 +885,9 @@ pub enum DeadCommand {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// `redq record-format`'s argument: a plain sentence naming what is accepted.
+fn parse_record_format(text: &str) -> Result<redq::RecordFormat, String> {
+    redq::RecordFormat::parse(text).map_err(|e| e.to_string())
 }

@@ -227,6 +227,9 @@ impl RedisQueueBuilder {
             self.command_timeout,
         )
         .await?;
+        let record_format =
+            crate::record_format::at_connect(&pool, &keys, &self.namespace, self.command_timeout)
+                .await?;
         warn_unless_noeviction(&pool, &redacted).await;
         Ok(RedisQueue {
             inner: Arc::new(Inner {
@@ -243,6 +246,9 @@ impl RedisQueueBuilder {
                 coalescer: Default::default(),
                 actor: self.actor,
                 script_calls,
+                compact_records: std::sync::atomic::AtomicBool::new(
+                    record_format == crate::record_format::RecordFormat::Compact,
+                ),
             }),
         })
     }

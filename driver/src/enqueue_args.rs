@@ -209,8 +209,9 @@ impl Jobs<'_> {
 }
 
 /// How many ARGV entries come before the jobs' in enqueue.lua (its `HEAD`):
-/// queue, wake channel, payload limit, job count, gate id, gate kind.
-pub(crate) const ENQUEUE_HEAD: usize = 6;
+/// queue, wake channel, payload limit, job count, gate id, gate kind,
+/// record format.
+pub(crate) const ENQUEUE_HEAD: usize = 7;
 
 /// The gate fields of an enqueue that joins no gate: an empty gate id and kind.
 pub(crate) fn no_gate() -> [Value; 2] {
@@ -225,12 +226,13 @@ pub(crate) fn into_gate(id: &str, kind: crate::gate::GateKind) -> [Value; 2] {
 
 /// The ARGV of enqueue.lua: the queue and the wake channel (as for every
 /// queue-scoped script), the payload limit, the job count, the gate the jobs
-/// join (id and kind, both empty for none), then each job's entries
-/// ([`Encoded::write`]).
+/// join (id and kind, both empty for none), the record format
+/// (`crate::record_format`), then each job's entries ([`Encoded::write`]).
 pub(crate) struct EnqueueArgs<'a> {
     pub(crate) head: [Value; 2],
     pub(crate) payload_limit: u64,
     pub(crate) gate: [Value; 2],
+    pub(crate) format: crate::RecordFormat,
     pub(crate) jobs: Jobs<'a>,
 }
 
@@ -244,6 +246,7 @@ impl scripts::Args for EnqueueArgs<'_> {
         out.push(Arg::Uint(self.payload_limit));
         out.push(Arg::Uint(self.jobs.len() as u64));
         out.extend(self.gate.iter().map(Arg::Value));
+        out.push(Arg::Value(self.format.wire()));
         match self.jobs {
             Jobs::Encoded(jobs, buf) => {
                 for job in jobs {

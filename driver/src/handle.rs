@@ -52,4 +52,6 @@ pub(crate) struct Inner {
     pub actor: Option<String>,
     /// How this handle calls the scripts (settled at connect).
     pub script_calls: crate::scripts::CallMode,
+    /// Whether enqueues write compact records (`crate::record_format`).
+    pub compact_records: std::sync::atomic::AtomicBool,
 }

@@ -132,6 +132,11 @@ impl Keys {
     pub fn earlier_payloads(&self) -> String {
         self.key("payloads")
     }
+    /// `{ns}:record_format`: the record format the namespace's producers
+    /// write (`crate::record_format`); absent = the standard one.
+    pub fn record_format(&self) -> String {
+        self.key("record_format")
+    }
     /// `{ns}:kept`: job id → kept record of a finished job.
     pub fn kept(&self) -> String {
         self.key("kept")

@@ -135,6 +135,7 @@ mod outcome;
 mod page;
 mod park;
 mod queue;
+mod record_format;
 mod redact;
 mod remembered;
 pub mod schedule;
@@ -166,6 +167,7 @@ pub use operator::Operator;
 pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use page::Page;
+pub use record_format::RecordFormat;
 pub use redact::redact_url;
 /// The script list, its composition and the job record decoder, for the
 /// tests crate (not part of the API).

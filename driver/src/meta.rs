@@ -97,11 +97,18 @@ impl Meta {
         let value = rmpv::decode::read_value(&mut rest).map_err(|e| bad(&e.to_string()))?;
         let fields = match value {
             rmpv::Value::Array(fields) if fields.len() >= field::OLDEST_LEN => fields,
+            rmpv::Value::Array(stored)
+                if (field::COMPACT_MIN..=field::COMPACT.len()).contains(&stored.len()) =>
+            {
+                from_compact(stored)
+            }
             _ => {
                 return Err(bad(&format!(
-                    "not an array of {} to {} fields",
+                    "not an array of {} to {} fields (or {} to {}, compact)",
                     field::OLDEST_LEN,
-                    field::LEN
+                    field::LEN,
+                    field::COMPACT_MIN,
+                    field::COMPACT.len()
                 )))
             }
         };
@@ -167,6 +174,18 @@ impl Meta {
         };
         Ok((meta, rest))
     }
+}
+
+/// The whole record's fields of a compact record's (`crate::record_format`):
+/// each stored one at its place, the rest absent (their defaults), and due
+/// when enqueued.
+fn from_compact(stored: Vec<rmpv::Value>) -> Vec<rmpv::Value> {
+    let mut fields = vec![rmpv::Value::Nil; field::LEN];
+    for (value, at) in stored.into_iter().zip(field::COMPACT) {
+        fields[at] = value;
+    }
+    fields[field::NOT_BEFORE] = rmpv::Value::from(field::DUE_AT_ENQUEUE);
+    fields
 }
 
 #[cfg(test)]
@@ -257,6 +276,38 @@ mod tests {
         let raw = record(field::LEN);
         let meta = Meta::decode(&raw).unwrap();
         assert_eq!(meta.not_before_ms, field::NOT_BEFORE as u64);
+    }
+
+    #[test]
+    fn a_compact_record_reads_its_fields_the_rest_at_their_defaults_due_when_enqueued() {
+        let stored = vec![
+            rmpv::Value::from("emails"),
+            rmpv::Value::from(7u64),
+            rmpv::Value::from(1_764_680_000_123u64),
+            rmpv::Value::from("send"),
+            rmpv::Value::from(5u64),
+        ];
+        for len in field::COMPACT_MIN..=field::COMPACT.len() {
+            let mut raw = Vec::new();
+            let fields = rmpv::Value::Array(stored[..len].to_vec());
+            rmpv::encode::write_value(&mut raw, &fields).unwrap();
+            raw.extend_from_slice(b"{}");
+            let (meta, payload) = Meta::decode_record(&raw).unwrap();
+            assert_eq!(payload, b"{}");
+            assert_eq!((meta.queue.as_str(), meta.seq), ("emails", 7));
+            assert_eq!(
+                (meta.enqueued_at_ms, meta.not_before_ms),
+                (1_764_680_000_123, 1_764_680_000_123)
+            );
+            let name = if len > 3 { "send" } else { "" };
+            let max_attempts = if len > 4 { 5 } else { 0 };
+            assert_eq!((meta.name.as_str(), meta.max_attempts), (name, max_attempts));
+            assert_eq!((meta.lease_id, meta.attempts, meta.priority), (0, 0, 0));
+            assert_eq!(
+                (meta.dedup_key.as_str(), meta.ordering_key.as_str()),
+                ("", "")
+            );
+        }
     }
 
     #[test]

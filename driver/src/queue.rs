@@ -255,6 +255,7 @@ impl RedisQueue {
             head: [text(queue), text(self.inner.keys.wake_channel())],
             payload_limit: self.inner.payload_limit as u64,
             gate,
+            format: self.record_format(),
             jobs,
         };
         let reply = scripts::run_with(self.caller(), Op::Enqueue, &keys, &args)

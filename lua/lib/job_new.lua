@@ -211,13 +211,14 @@ end
 -- `due`, spliced from the template of its option set in `templates` (made
 -- there from `shared`, a record with the fields every record of the call
 -- shares: queue, gate, awaits, enqueued_at): byte for byte the
--- encode_record of its parsed_record with shared's fields. A call whose jobs
--- share their options packs those once.
-local function parsed_bytes(p, i, templates, shared, seq, due)
+-- encode_record of its parsed_record with shared's fields, or its compact
+-- form (lib/job_record.lua) when `compact` and the job fits it. A call whose
+-- jobs share their options packs those once.
+local function parsed_bytes(p, i, templates, shared, seq, due, compact)
   local set = p.option_sets[i] or ''
   local t = templates[set]
   if not t then
-    t = record_template(shared, p.options[i])
+    t = record_template(shared, p.options[i], compact)
     templates[set] = t
   end
   return spliced_record(t, seq, due, p.payloads[i])

@@ -75,6 +75,21 @@ local OLDEST_JOB_LEN = 19
 -- not_before at least enqueued_at.
 local DUE_AT_ENQUEUE = 0
 
+-- Compact records: a format step a namespace opts into (its record format
+-- marker, driver/src/record_format.rs; enqueue.lua's ARGV[7]). A fresh job
+-- whose every field is at its default but these, due when it was enqueued
+-- and not leased, is stored as a msgpack fixarray of these fields alone,
+-- lean as above (3 to 5 of them): 17 bytes fewer than the 19-field array,
+-- a waiting job's value in jemalloc's 48-byte class instead of the 64-byte
+-- one for the bench's job (docs/performance.md, round eleven). Its first
+-- byte (0x93 to 0x95) tells it from the array16 of every other record.
+-- Only an enqueue writes one: every later write of the job (its lease
+-- first) stores the whole layout, so a compact record is always a fresh,
+-- waiting one. driver/build.rs reads the next three lines.
+local COMPACT_FIELDS = { M.queue, M.seq, M.enqueued_at, M.name, M.max_attempts }
+local COMPACT_LEN = 5
+local COMPACT_MIN = 3
+
 -- Every field at its default, built by the first new_record of a call (only
 -- the scripts that create jobs pay for it).
 -- composed memo: job_blank (the defaults, built at first use)
@@ -143,11 +158,51 @@ local function encode_record(m, payload)
   return packed .. payload
 end
 
+-- Whether record `m` may be stored compact (above) when it is due when
+-- enqueued: every field outside COMPACT_FIELDS (but not_before) at its
+-- default.
+-- COMPACT_FIELDS and not_before (each job's due time decides that part), as
+-- a set of M positions.
+-- composed memo: compact_kept (the set, built at first use)
+local compact_kept
+local function compact_fits(m)
+  if not compact_kept then
+    compact_kept = { [M.not_before] = true }
+    for k = 1, COMPACT_LEN do compact_kept[COMPACT_FIELDS[k]] = true end
+  end
+  local blank = blank_record()
+  for at = 1, JOB_LEN do
+    if not compact_kept[at] and m[at] ~= blank[at] then return false end
+  end
+  return true
+end
+
+-- How many of COMPACT_FIELDS record `m` stores: up to its last one not at
+-- its default, and at least COMPACT_MIN.
+local function compact_length(m)
+  local blank, len = blank_record(), COMPACT_LEN
+  while len > COMPACT_MIN and m[COMPACT_FIELDS[len]] == blank[COMPACT_FIELDS[len]] do len = len - 1 end
+  return len
+end
+
+-- The whole record of the fields of compact record `c` (as unpacked).
+local function from_compact(c)
+  local m = new_record()
+  for k = 1, #c do m[COMPACT_FIELDS[k]] = c[k] end
+  m[M.not_before] = m[M.enqueued_at]
+  return m
+end
+
 -- Split a stored record into the meta (a whole record, as a table) and the
 -- payload (a string).
 local function split_record(raw)
   local used, m = cmsgpack.unpack_one(raw)
-  if #m < JOB_LEN and #m >= OLDEST_JOB_LEN then
+  if #m < OLDEST_JOB_LEN then
+    m = from_compact(m)
+    if used < 0 then return m, '' end
+    return m, string.sub(raw, used + 1)
+  end
+  if #m < JOB_LEN then
     local blank = blank_record()
     for at = #m + 1, JOB_LEN do m[at] = blank[at] end
   end
@@ -163,6 +218,20 @@ local function record_head(raw)
   if not stored_length(raw) then return (split_record(raw)) end
   local _, a, b, c, d, e, f, g, h = cmsgpack.unpack_limit(raw, 8, 3)
   return { a, b, c, d, e, f, g, h }
+end
+
+-- The compact form's parts of template record `m` (above), or false when
+-- it does not fit: the header and queue packed, and the packed fields after
+-- enqueued_at (name, max_attempts, as far as its compact length goes).
+local function compact_parts(m)
+  if COMPACT_FIELDS[1] ~= M.queue or COMPACT_FIELDS[2] ~= M.seq or COMPACT_FIELDS[3] ~= M.enqueued_at then
+    error('redq: compact_parts needs queue, seq and enqueued_at first in COMPACT_FIELDS')
+  end
+  if not compact_fits(m) then return false end
+  local len, rest = compact_length(m), {}
+  for k = 4, len do rest[k - 3] = m[COMPACT_FIELDS[k]] end
+  return { head = string.char(0x90 + len) .. cmsgpack.pack(m[M.queue]),
+    tail = len > 3 and cmsgpack.pack(unpack(rest)) or '' }
 end
 
 -- Records built from a template: a call that creates many jobs packs the
@@ -190,10 +259,11 @@ end
 -- from and taken again for a record that has the same ones. In a script
 -- that is a call's jobs; a function library keeps them between calls, so
 -- a lone job like the last call's (one producer, one kind of job) packs
--- only its own numbers.
+-- only its own numbers. With `compact`, the template also carries its
+-- record's compact parts (compact_parts), made once a template.
 -- composed memo: template_memo (a cache of this function of the fields, the last one made)
 local template_memo
-local function record_template(m, changes)
+local function record_template(m, changes, compact)
   local seq, not_before = M.seq, M.not_before
   if M.enqueued_at ~= seq + 1 or not_before ~= seq + 2 or OLDEST_JOB_LEN <= not_before then
     error('redq: record_template needs seq, enqueued_at and not_before to be neighbours, before the oldest length')
@@ -214,23 +284,36 @@ local function record_template(m, changes)
       end
     end
     if same then
-      return { enqueued_at = m[M.enqueued_at], due_now = false, head = memo.head, tail = memo.tail }
+      if compact and memo.compact == nil then memo.compact = compact_parts(memo.fields) end
+      return { enqueued_at = m[M.enqueued_at], due_now = false, head = memo.head, tail = memo.tail,
+        compact = compact and memo.compact }
     end
   end
   local len = lean_length(m)
   local t = { enqueued_at = m[M.enqueued_at], due_now = false,
     head = record_header(len) .. cmsgpack.pack(unpack(m, 1, seq - 1)),
-    tail = cmsgpack.pack(unpack(m, not_before + 1, len)) }
-  -- A copy: the caller may change its record after this.
+    tail = cmsgpack.pack(unpack(m, not_before + 1, len)),
+    compact = compact and compact_parts(m) }
+  -- A copy: the caller may change its record after this. Its compact parts
+  -- are made when a call that writes compact records first asks (nil until
+  -- then, false when the record does not fit).
   template_memo = { fields = changes and m or { unpack(m, 1, JOB_LEN) }, head = t.head, tail = t.tail }
+  if compact then template_memo.compact = t.compact end
   return t
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,
--- followed by `payload`. t.due_now is false until a job due at once has
+-- followed by `payload`: compact (above) when the template was made for a
+-- call that writes compact records, its record fits, and the job is due
+-- when enqueued. t.due_now is false until a job due at once has
 -- used the template, then true until a second one packs it.
 local function spliced_record(t, seq, not_before, payload)
   local at = t.enqueued_at
+  local compact = t.compact
+  if compact and not_before == at then
+    -- Compact (above): queue, seq, enqueued_at, then the tail's fields.
+    return compact.head .. cmsgpack.pack(seq, at) .. compact.tail .. payload
+  end
   if not_before == at then
     local due_now = t.due_now
     if due_now == true then

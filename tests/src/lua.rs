@@ -361,6 +361,7 @@ mod tests {
             Value::from(1),
             Value::from(""),
             Value::from(""),
+            Value::from(""), // standard records
         ];
         args.extend(
             EnqueueJob {

@@ -14,6 +14,7 @@ pub mod leases;
 mod limits;
 mod listing;
 pub mod metrics;
+mod record_format;
 mod retention;
 mod schedules;
 pub mod workers;
@@ -66,6 +67,7 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
         Command::Functions {
             command: Some(crate::cli::FunctionsCommand::Prune),
         } => Some("functions prune"),
+        Command::RecordFormat { set: Some(_) } => Some("record-format"),
         _ => None,
     }
 }
@@ -125,6 +127,7 @@ pub async fn run(
             command: Some(command),
         } => workers::run(&queue, command, json).await,
         Command::Functions { command } => functions::run(&queue, command, json).await,
+        Command::RecordFormat { set } => record_format::run(&queue, set, json).await,
         Command::Events { follow, from, kind } => {
             events::run(&queue, follow, &from, &kind, json).await
         }

@@ -6,6 +6,7 @@ mod functions;
 mod kept;
 mod notes;
 mod reads;
+mod record_format;
 mod schedules;
 mod search;
 mod surgery;

@@ -48,7 +48,8 @@ pub struct Meta {
 
 impl Meta {
     /// Decodes the meta part of a record, ignoring the payload after it;
-    /// `None` when it does not start with a msgpack array of 19 to 27
+    /// `None` when it does not start with a compact record (3 to 5 fields)
+    /// or a msgpack array of 19 to 27
     /// fields: 27 whole, the 24 of records written before workflows, the 23
     /// of records written before trace contexts, the 22 of records written
     /// before limit keys, the 19 of records written before the reclaim
@@ -68,7 +69,8 @@ impl Meta {
         let rmpv::Value::Array(f) = value else {
             return None;
         };
-        if !(19..=27).contains(&f.len()) {
+        let compact = (3..=5).contains(&f.len());
+        if !compact && !(19..=27).contains(&f.len()) {
             return None;
         }
         let int = |i: usize| -> i64 {
@@ -91,6 +93,20 @@ impl Meta {
                 _ => String::new(),
             }
         };
+        if compact {
+            // A compact record (COMPACT_FIELDS in lua/lib/job_record.lua):
+            // queue, seq, enqueued_at, then name and max_attempts as far as
+            // stored; a fresh job, not leased, due when enqueued.
+            let meta = Meta {
+                queue: text(0),
+                seq: num(1),
+                enqueued_at: num(2),
+                not_before: num(2),
+                max_attempts: num(4),
+                ..Meta::default()
+            };
+            return Some((meta, rest));
+        }
         // Positions as in lua/lib/job_record.lua's M, from 0.
         let meta = Meta {
             lease_id: num(0),
@@ -205,7 +221,7 @@ mod tests {
         let ids: Vec<String> = (0..6).map(|n| format!("job-{n}")).collect();
         // Every job a member of batch "B"; then a dependent "W" of job-4
         // (job-4, never claimed, joins W's gate: more_gates; W awaits it).
-        let mut args = vec![s(1 << 20), s(ids.len()), s("B"), s("batch")];
+        let mut args = vec![s(1 << 20), s(ids.len()), s("B"), s("batch"), s("")];
         for (n, id) in ids.iter().enumerate() {
             args.extend(job(id, n as u64));
         }
@@ -271,12 +287,28 @@ mod tests {
         lua::evalsha(&client, &claim, ns, queue, &[s(1), s(60_000), s(7), s(9)])
             .await
             .expect("claim again");
+        // Compact records, left waiting: one of each stored length (3, 4 and
+        // 5 fields: no name, a name, a name and max_attempts).
+        let compact_jobs = [("c-plain", "", "0"), ("c-named", "kind", "0"), ("c-max", "kind", "3")];
+        let mut args = vec![s(1 << 20), s(compact_jobs.len()), s(""), s(""), s("compact")];
+        for (id, name, max_attempts) in compact_jobs {
+            let mut options: [String; 14] = Default::default();
+            (options[6], options[8]) = (max_attempts.into(), name.into());
+            args.extend(lua::enqueue_entries(id, r#"{"c":1}"#, options));
+        }
+        lua::evalsha(&client, &enqueue, ns, queue, &args)
+            .await
+            .expect("compact enqueue");
 
         let records: std::collections::HashMap<String, Vec<u8>> = client
             .hgetall(redq::keys::Keys::new(ns).jobs())
             .await
             .expect("HGETALL");
-        assert_eq!(records.len(), ids.len() + 1);
+        assert_eq!(records.len(), ids.len() + 1 + compact_jobs.len());
+        for (id, _, _) in compact_jobs {
+            let first = records[id][0];
+            assert!((0x93..=0x95).contains(&first), "{id} is stored compact: {first:#x}");
+        }
         let mut seen_nonzero = std::collections::BTreeSet::new();
         for (id, raw) in &records {
             let (mine, my_payload) = Meta::split(raw).expect("the checker decodes it");

@@ -158,7 +158,7 @@ impl RawQueue {
             tags: specs.iter().map(|j| j.tag.clone()).collect(),
             keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
         });
-        let mut args = vec![s(1 << 20), s(specs.len()), s(gate), s(kind)];
+        let mut args = vec![s(1 << 20), s(specs.len()), s(gate), s(kind), s("")];
         for (spec, id) in specs.iter().zip(ids) {
             args.extend(job_fields(id, spec));
         }

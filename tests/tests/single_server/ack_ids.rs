@@ -32,6 +32,7 @@ async fn an_ack_batch_is_refused_for_a_control_character_in_any_id_and_only_for_
         Value::from(1),
         Value::from(""),
         Value::from(""),
+        Value::from(""), // standard records
         Value::from("held"),
         Value::from("{}"),
         Value::from("0"),

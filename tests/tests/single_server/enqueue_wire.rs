@@ -143,6 +143,7 @@ async fn every_combination_of_options_stores_the_bytes_packing_its_fields_whole_
             Value::from(chunk.len() as i64),
             Value::from(gate),
             Value::from(kind),
+            Value::from(""), // standard records
         ];
         let jobs: Vec<(String, [String; OPTIONS])> = chunk
             .iter()
@@ -300,6 +301,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
             Value::from(2),
             Value::from(""),
             Value::from(""),
+            Value::from(""), // standard records
         ];
         args.extend(good.iter().cloned());
         args.extend(bad);
@@ -320,6 +322,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
         Value::from(2),
         Value::from(""),
         Value::from(""),
+        Value::from(""), // standard records
     ];
     args.extend(good.iter().cloned());
     let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
@@ -334,6 +337,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
         Value::from(1),
         Value::from(""),
         Value::from(""),
+        Value::from(""), // standard records
     ];
     args.extend(entries(&["zero", "{}", "2", "1", "0", "9", ""]));
     lua::evalsha(&client, &enqueue, "wire", "q", &args)
@@ -396,6 +400,7 @@ async fn jobs_repeating_the_options_before_them_store_the_fields_they_sent() {
         Value::from(calls.len() as i64),
         Value::from(""),
         Value::from(""),
+        Value::from(""), // standard records
     ];
     for (i, options) in calls.iter().enumerate() {
         args.extend(lua::enqueue_entries(
@@ -512,6 +517,7 @@ async fn a_job_repeating_the_last_options_but_one_bad_value_is_refused_whole() {
             Value::from(2),
             Value::from(""),
             Value::from(""),
+            Value::from(""), // standard records
         ];
         args.extend(jobs);
         let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
@@ -544,6 +550,7 @@ async fn a_job_id_is_refused_for_every_control_character_and_only_for_those() {
             Value::from(1),
             Value::from(""),
             Value::from(""),
+            Value::from(""), // standard records
             Value::Bytes(id.into()),
             Value::from("{}"),
             Value::from("0"),

@@ -123,6 +123,7 @@ impl Raw {
                 chunk.len().to_string().into(),
                 "".into(), // no gate
                 "".into(),
+                "".into(), // standard records
             ];
             for spec in chunk {
                 self.seq += 1;

@@ -125,6 +125,7 @@ impl Raw {
             jobs.len().to_string().into(),
             gate.into(),
             kind.into(),
+            "".into(), // standard records
         ];
         for (id, max_attempts) in jobs {
             args.extend(job(id, *max_attempts));

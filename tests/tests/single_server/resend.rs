@@ -32,6 +32,7 @@ async fn a_resent_enqueue_creates_nothing_and_reports_the_same_ids() {
         "2".into(),
         "".into(), // no gate
         "".into(),
+        "".into(), // standard records
     ]);
     for (n, id) in ids.iter().enumerate() {
         let fields = lua::enqueue_entries(id, &json!({ "n": n }).to_string(), Default::default());
@@ -74,7 +75,7 @@ async fn loaded(server: &redq_tests::RedisServer, name: &str) -> (fred::clients:
 
 /// A lone enqueue of job `id` (no options), as the driver sends one.
 fn lone_job(id: &str) -> Vec<Value> {
-    let mut args: Vec<Value> = ["1048576", "1", "", ""].map(Value::from).to_vec();
+    let mut args: Vec<Value> = ["1048576", "1", "", "", ""].map(Value::from).to_vec();
     let payload = json!({ "lone": id }).to_string();
     args.extend(lua::enqueue_entries(id, &payload, Default::default()));
     args

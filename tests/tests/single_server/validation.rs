@@ -518,7 +518,7 @@ async fn empty_batches_sent_to_the_scripts_do_nothing() {
         )
         .await;
         let count: &[fred::types::Value] = if name == "enqueue" {
-            &["1000".into(), "0".into(), "".into(), "".into()]
+            &["1000".into(), "0".into(), "".into(), "".into(), "".into()]
         } else {
             &["0".into()]
         };

@@ -54,7 +54,7 @@ pub async fn corrupted(broken: bool, corruption: &str) -> Report {
     };
     // (role, priority, delay_ms, dedup key, ordering key)
     let add = |jobs: &[(&str, u8, u64, &str, &str)]| {
-        let mut args = vec![s(1 << 20), s(jobs.len()), s(""), s("")];
+        let mut args = vec![s(1 << 20), s(jobs.len()), s(""), s(""), s("")];
         for (role, priority, delay, dedup, key) in jobs {
             let payload = payload(role);
             args.extend(
