@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--backlog N] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--backlog N] [--record-format standard|compact] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -20,7 +20,9 @@ the libraries the same test writes beside them, DIR/<script>.function.lua);
 --modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`); --backlog N: first,
-unmeasured, N jobs waiting in another queue of the namespace (0).
+unmeasured, N jobs waiting in another queue of the namespace (0); --record-format
+compact: the enqueues write compact records (driver/src/record_format.rs), so
+the claims lease compact records.
 
 The backlog decides how the jobs hash is stored. Below
 hash-max-listpack-entries (512) records with values of at most
@@ -130,19 +132,30 @@ def unquote(s):
                   {'n': '\n', 'r': '\r', 't': '\t', 'a': '\a', 'b': '\b'}.get(m.group(1), m.group(1)), s)
 
 
-def first_enqueued(argv):
-    """The first job's entries when `argv` is an enqueue's in the layout with options sent as
-    (code, value) pairs: 6 head arguments, then per job id, payload, option count k, 2k entries."""
+def enqueue_head(argv):
+    """How many head arguments `argv` has when it is an enqueue's in the layout with options sent
+    as (code, value) pairs: 7 (with the record format) or 6 (binaries before it), then per job id,
+    payload, option count k, 2k entries; else None."""
     if not (argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0):
         return None
-    at, jobs = 6, []
-    for _ in range(int(argv[3])):
-        if at + 3 > len(argv) or not argv[at + 2].isdigit():
-            return None
-        end = at + 3 + 2 * int(argv[at + 2])
-        jobs.append(argv[at:end])
-        at = end
-    return jobs[0] if at == len(argv) else None
+    for head in (7, 6):
+        at = head
+        for _ in range(int(argv[3])):
+            if at + 3 > len(argv) or not argv[at + 2].isdigit():
+                break
+            at += 3 + 2 * int(argv[at + 2])
+        else:
+            if at == len(argv):
+                return head
+    return None
+
+
+def first_enqueued(argv):
+    """The first job's entries of an enqueue's `argv` (see enqueue_head), or None."""
+    head = enqueue_head(argv)
+    if head is None:
+        return None
+    return argv[head:head + 3 + 2 * int(argv[head + 2])]
 
 
 def monitor_bench(redq, port):
@@ -180,6 +193,7 @@ def captured_calls(redq, tmp):
         server.terminate()
         server.wait()
     enqueue = claim = ack = None
+    head = None
     for line in lines:
         args = [unquote(a) for a in re.findall(r'"((?:\\.|[^"\\])*)"', line)]
         if not args or args[0].upper() != "EVALSHA":
@@ -192,12 +206,12 @@ def captured_calls(redq, tmp):
         # entries per option (older binaries: 16 fields per job), claim 6 arguments, ack 2, 4 or 5 per job.
         first = first_enqueued(argv)
         if first is not None and enqueue is None:
-            enqueue = first
+            enqueue, head = first, argv[:enqueue_head(argv)]
         elif argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0 and len(argv) - 16 * int(argv[3]) in (4, 6) \
                 and enqueue is None:
             # The job's 16 fields; a binary older than the gate arguments sent 4 head arguments.
-            head = len(argv) - 16 * int(argv[3])
-            enqueue = argv[head:head + 16]
+            at = len(argv) - 16 * int(argv[3])
+            enqueue, head = argv[at:at + 16], argv[:at]
         elif len(argv) == 6 and claim is None:
             claim = argv
         elif argv[2].isdigit() and int(argv[2]) > 0 and (len(argv) - 3) % int(argv[2]) == 0 \
@@ -206,7 +220,7 @@ def captured_calls(redq, tmp):
             ack = argv[3:3 + stride]
     if enqueue is None or claim is None or ack is None:
         sys.exit("no enqueue, claim and ack call seen in the MONITOR output")
-    return keys[0][:-len(":jobs")], claim[1], enqueue, claim, ack
+    return keys[0][:-len(":jobs")], claim[1], head, enqueue, claim, ack
 
 
 def queue_keys(root, ns, queue, names=None):
@@ -256,6 +270,8 @@ def main():
     p.add_argument("--backlog", type=int, default=0,
                    help="jobs left waiting in another queue first (600: the jobs hash as a hash table)")
     p.add_argument("--out")
+    p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
+                   help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
     a = p.parse_args()
     try:
         batches = [int(b) for b in a.batch.split(",") if b.strip()]
@@ -266,7 +282,11 @@ def main():
     pc.LUA = pathlib.Path(a.root) / "lua"
     out = pathlib.Path(a.out or tempfile.mkdtemp(prefix="redq-calls."))
     out.mkdir(parents=True, exist_ok=True)
-    ns, channel, job_fields, claim_fields, ack_fields = captured_calls(a.redq, str(out))
+    ns, channel, enqueue_head_args, job_fields, claim_fields, ack_fields = captured_calls(a.redq, str(out))
+    if a.record_format == "compact":
+        if len(enqueue_head_args) != 7:
+            sys.exit("--record-format compact needs a binary whose enqueue sends the record format (7 head arguments)")
+        enqueue_head_args[6] = "compact"
     keys = queue_keys(a.root, ns, "bench")
 
     port = free_port()
@@ -317,7 +337,7 @@ def main():
     enqueue, claim, ack = load("enqueue"), load("claim"), load("ack")
 
     def enqueue_argv(jobs):
-        argv = ["bench", channel, "1048576", str(jobs), "", ""]
+        argv = ["bench", channel, "1048576", str(jobs)] + enqueue_head_args[4:]
         for _ in range(jobs):
             argv += [fresh_id()] + job_fields[1:]
         return argv

@@ -54,8 +54,8 @@ calls = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(calls)
 Conn, unquote, fresh_id, lease_id, free_port = calls.Conn, calls.unquote, calls.fresh_id, calls.lease_id, calls.free_port
 
-# enqueue.lua's ARGV: 6 head entries, then per job either these 16 fields
-# (the older layout) or id, payload, a count k and k (code, value) pairs of
+# enqueue.lua's ARGV: 7 head entries (6 before the record format), then per
+# job either these 16 fields (the older layout, after 6) or id, payload, a count k and k (code, value) pairs of
 # the options off their defaults, where an option's code is its place in
 # FIELDS after id and payload (priority 1 .. trace 14: enqueue.lua's header).
 HEAD = 6
@@ -83,7 +83,7 @@ VARIANTS = {
 }
 # A statement of each script's own text that names it (its first; the
 # composition may prefix a lazy module's local with the module's table).
-MARKERS = {"enqueue": rb"local FIELDS = [\w.]*JOB_FIELDS\b|local HEAD = 6\b", "claim": rb"local RECLAIM_PER_CALL = ",
+MARKERS = {"enqueue": rb"local FIELDS = [\w.]*JOB_FIELDS\b|local HEAD = [67]\b", "claim": rb"local RECLAIM_PER_CALL = ",
            "ack": rb"local MAX_RESULT_BYTES = "}
 
 
@@ -144,13 +144,13 @@ class Captured:
         (self.options_sent: True for (code, value) pairs)."""
         jobs = int(argv[3])
         if len(argv) == HEAD + len(FIELDS) * jobs:
-            self.options_sent = False
+            self.options_sent, self.head = False, HEAD
             return dict(zip(FIELDS, argv[HEAD:HEAD + len(FIELDS)]))
         entries = calls.first_enqueued(argv)
         if entries is None:
             sys.exit(f"the enqueue call's jobs are neither {len(FIELDS)} fields each nor id, payload, option count "
                      "and (code, value) pairs: a layout this script does not know")
-        self.options_sent = True
+        self.options_sent, self.head = True, calls.enqueue_head(argv)
         job = {f: "" if f in TEXT_FIELDS else "0" for f in FIELDS}
         job.update(id=entries[0], payload=entries[1])
         field_of = {code: f for f, code in OPTION_CODE.items()}
@@ -168,7 +168,8 @@ class Captured:
         return [job["id"], job["payload"], str(len(options))] + [e for pair in options for e in pair]
 
     def enqueue(self, sha, first, count, variant):
-        argv = [self.queue, self.channel, self.argv["enqueue"][2], str(count), "", ""]
+        head = self.argv["enqueue"][:self.head]
+        argv = head[:3] + [str(count)] + head[4:]
         change = VARIANTS[variant][1]
         for i in range(first, first + count):
             job = dict(self.job, id=fresh_id(), payload=f'{{"i":{i}}}', **change(i))

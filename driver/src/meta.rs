@@ -301,7 +301,10 @@ mod tests {
             );
             let name = if len > 3 { "send" } else { "" };
             let max_attempts = if len > 4 { 5 } else { 0 };
-            assert_eq!((meta.name.as_str(), meta.max_attempts), (name, max_attempts));
+            assert_eq!(
+                (meta.name.as_str(), meta.max_attempts),
+                (name, max_attempts)
+            );
             assert_eq!((meta.lease_id, meta.attempts, meta.priority), (0, 0, 0));
             assert_eq!(
                 (meta.dedup_key.as_str(), meta.ordering_key.as_str()),

@@ -77,6 +77,16 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored)
         if not_before == DUE_AT_ENQUEUE then not_before = enqueued_at end
         due, name = not_before, job_name
       else
+        local after, used
+        after, used, due, name = compact_after_lease(raw)
+        if after then
+          -- A compact record (lib/job_record.lua) leaves compact: stored
+          -- whole, of the oldest length.
+          record = record_header(OLDEST_JOB_LEN) .. cmsgpack.pack(next_lease) .. holder .. after ..
+            (used < 0 and '' or string.sub(raw, used + 1))
+        end
+      end
+      if not record then
         local m, payload = split_record(raw)
         m[M.lease_id] = next_lease
         m[M.lease_expiry] = expiry

@@ -30,10 +30,14 @@ pub struct BenchArgs {
     /// How the driver calls its scripts (`--script-calls auto|eval|functions`,
     /// default auto: the driver's default).
     pub script_calls: redq::ScriptCalls,
+    /// The record format the bench's namespace is set to before it runs
+    /// (`--record-format standard|compact`, default standard).
+    pub record_format: redq::RecordFormat,
 }
 
-const VALUE_FLAGS: [&str; 11] = [
+const VALUE_FLAGS: [&str; 12] = [
     "shards",
+    "record-format",
     "script-calls",
     "case",
     "n",
@@ -111,6 +115,11 @@ impl BenchArgs {
                     ))
                 }
             },
+            record_format: match seen.get("record-format") {
+                None => redq::RecordFormat::Standard,
+                Some(name) => redq::RecordFormat::parse(name)
+                    .map_err(|_| format!("--record-format is standard or compact, got {name:?}"))?,
+            },
         };
         if args.n == 0
             || args.c == 0
@@ -175,6 +184,15 @@ mod tests {
         assert!(parse("--case x --redis r --script-calls fcall")
             .unwrap_err()
             .contains("--script-calls is auto, eval or functions"));
+        assert!(parse("--case x --redis r --record-format tiny")
+            .unwrap_err()
+            .contains("--record-format is standard or compact"));
+        assert_eq!(
+            parse("--case x --redis r --record-format compact")
+                .unwrap()
+                .record_format,
+            redq::RecordFormat::Compact
+        );
         assert_eq!(
             parse("--case x --redis r --script-calls functions")
                 .unwrap()

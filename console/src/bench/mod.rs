@@ -86,11 +86,19 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
             .await
             .map_err(|e| e.to_string())?;
         let calls = queue.shards()[0].script_calls();
+        redq::Operator::from(queue.clone())
+            .set_record_format(args.record_format)
+            .await
+            .map_err(|e| e.to_string())?;
         (sharded::run(args, &queue).await?, calls)
     } else {
         let queue = builder
             .namespace(namespace)
             .connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        queue
+            .set_record_format(args.record_format)
             .await
             .map_err(|e| e.to_string())?;
         (cases::run(args, &queue).await?, queue.script_calls())
@@ -104,6 +112,7 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
         _ => "eval",
     };
     line.insert("script_calls".into(), json!(calls));
+    line.insert("record_format".into(), json!(args.record_format.name()));
     let jobs = if args.case == "latency" {
         args.lat_n
     } else {

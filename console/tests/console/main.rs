@@ -31,6 +31,7 @@ mod metrics_show;
 mod operator_acts;
 mod operator_keys;
 mod outage;
+mod record_format_cli;
 mod requeue_attempts;
 mod search_keys;
 mod search_views;

@@ -289,8 +289,18 @@ mod tests {
             .expect("claim again");
         // Compact records, left waiting: one of each stored length (3, 4 and
         // 5 fields: no name, a name, a name and max_attempts).
-        let compact_jobs = [("c-plain", "", "0"), ("c-named", "kind", "0"), ("c-max", "kind", "3")];
-        let mut args = vec![s(1 << 20), s(compact_jobs.len()), s(""), s(""), s("compact")];
+        let compact_jobs = [
+            ("c-plain", "", "0"),
+            ("c-named", "kind", "0"),
+            ("c-max", "kind", "3"),
+        ];
+        let mut args = vec![
+            s(1 << 20),
+            s(compact_jobs.len()),
+            s(""),
+            s(""),
+            s("compact"),
+        ];
         for (id, name, max_attempts) in compact_jobs {
             let mut options: [String; 14] = Default::default();
             (options[6], options[8]) = (max_attempts.into(), name.into());
@@ -307,7 +317,10 @@ mod tests {
         assert_eq!(records.len(), ids.len() + 1 + compact_jobs.len());
         for (id, _, _) in compact_jobs {
             let first = records[id][0];
-            assert!((0x93..=0x95).contains(&first), "{id} is stored compact: {first:#x}");
+            assert!(
+                (0x93..=0x95).contains(&first),
+                "{id} is stored compact: {first:#x}"
+            );
         }
         let mut seen_nonzero = std::collections::BTreeSet::new();
         for (id, raw) in &records {

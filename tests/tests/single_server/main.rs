@@ -8,6 +8,7 @@ mod cancel_sharded;
 mod cancel_states;
 mod claim_order;
 mod coalescing;
+mod compact_records;
 mod concurrency;
 mod config;
 mod connect;

@@ -1,0 +1,60 @@
+//! `redq record-format` shows the namespace's job record format and sets it
+//! (`compact` or `standard`), against a real redis-server: a producer that
+//! connects afterwards writes what it set.
+
+use redq::{NewJob, RecordFormat};
+use redq_tests::{unique_namespace, RedisServer};
+
+use crate::seed::*;
+
+#[tokio::test]
+async fn record_format_shows_sets_and_refuses_what_it_does_not_know() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("record-format-cli");
+    let url = server.url();
+
+    let shown = redq(&url, &ns, &["record-format", "-o", "json"]);
+    assert_exit(&shown, 0);
+    assert_eq!(json(&shown)["record_format"], "standard");
+
+    // Refused read-only, and an unknown format refused by name: nothing set.
+    let refused = redq(&url, &ns, &["--read-only", "record-format", "compact"]);
+    assert_exit(&refused, 1);
+    let unknown = redq(&url, &ns, &["record-format", "tiny"]);
+    assert_exit(&unknown, 2);
+    let said = String::from_utf8_lossy(&unknown.stderr).into_owned();
+    assert!(said.contains("standard or compact"), "{said}");
+    assert_eq!(
+        connect(&url, &ns).await.record_format(),
+        RecordFormat::Standard
+    );
+
+    let set = redq(&url, &ns, &["record-format", "compact"]);
+    assert_exit(&set, 0);
+    let said = String::from_utf8_lossy(&set.stdout).into_owned();
+    assert!(said.contains("record format: compact"), "{said}");
+    let producer = connect(&url, &ns).await;
+    assert_eq!(producer.record_format(), RecordFormat::Compact);
+    let id = producer
+        .add("mail", NewJob::new(serde_json::json!({"to": "a"})))
+        .await
+        .unwrap();
+    let jobs = redq::keys::Keys::new(&ns).jobs();
+    let stored = server.cmd(&["HGET", &jobs, id.id()]).await;
+    let stored: Vec<u8> = stored.convert().unwrap();
+    assert_eq!(stored[0], 0x93, "the producer wrote a compact record");
+
+    let shown = redq(&url, &ns, &["record-format"]);
+    assert_exit(&shown, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&shown.stdout).trim(),
+        "record format: compact"
+    );
+    let back = redq(&url, &ns, &["record-format", "standard", "-o", "json"]);
+    assert_exit(&back, 0);
+    assert_eq!(json(&back)["record_format"], "standard");
+    assert_eq!(
+        connect(&url, &ns).await.record_format(),
+        RecordFormat::Standard
+    );
+}
