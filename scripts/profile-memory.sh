@@ -5,15 +5,16 @@
 # stored record's bytes (HSTRLEN, sampled) split into msgpack meta and
 # payload, and the id's bytes. bee-queue's enqueue_bulk the same way, beside it.
 #
-#   scripts/profile-memory.sh [--redq BIN] [--n N]
+#   scripts/profile-memory.sh [--redq BIN] [--n N] [--record-format standard|compact]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
-redq="$repo/target/release/redq" n=50000
+redq="$repo/target/release/redq" n=50000 format=standard
 while (($#)); do
   case "$1" in
     --redq) redq="$2"; shift 2 ;;
     --n) n="$2"; shift 2 ;;
+    --record-format) format="$2"; shift 2 ;;
     *) echo "profile-memory.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +65,7 @@ EOF
 
 used() { rcli info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
 rcli flushall >/dev/null
-"$redq" bench --case enqueue_bulk --n "$n" --redis "redis://127.0.0.1:$port"
+"$redq" bench --case enqueue_bulk --n "$n" --redis "redis://127.0.0.1:$port" --record-format "$format"
 jobs="$(rcli --scan --pattern '*:jobs' | head -n 1)"
 fifo="$(rcli --scan --pattern '*:fifo' | head -n 1)"
 breakdown redq "$jobs" "$fifo"

@@ -6,11 +6,14 @@
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
 #                        [--no-build] [--no-pin] [--no-ceilings]
 #                        [--script-calls auto|eval|functions]
+#                        [--record-format standard|compact]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
-# SCRIPT_CALLS (flags win); --script-calls is how redq calls its scripts
-# (auto, the driver's default: Redis Functions where the server allows them;
-# eval: EVALSHA only; functions). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
+# SCRIPT_CALLS, RECORD_FORMAT (flags win); --script-calls is how redq calls its
+# scripts (auto, the driver's default: Redis Functions where the server allows
+# them; eval: EVALSHA only; functions); --record-format the job record format
+# of redq's bench namespace (standard, the default; compact: redq
+# record-format, README). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
 # W=100 B=1000, the six cases of the benchmark issue (process_rate and
 # process_keyed, what limits cost when they do not bind, run with --cases).
 #
@@ -42,10 +45,11 @@ BUILD=1
 PIN="${PIN:-1}"
 CEILINGS="${CEILINGS:-1}"
 SCRIPT_CALLS="${SCRIPT_CALLS:-auto}"
+RECORD_FORMAT="${RECORD_FORMAT:-standard}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) N="$2"; shift 2 ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --no-pin) PIN=0; shift ;;
     --no-ceilings) CEILINGS=0; shift ;;
     --script-calls) SCRIPT_CALLS="$2"; shift 2 ;;
+    --record-format) RECORD_FORMAT="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -67,6 +72,10 @@ done
 case "$SCRIPT_CALLS" in
   auto | eval | functions) ;;
   *) echo "run.sh: --script-calls is auto, eval or functions, got '$SCRIPT_CALLS'" >&2; exit 2 ;;
+esac
+case "$RECORD_FORMAT" in
+  standard | compact) ;;
+  *) echo "run.sh: --record-format is standard or compact, got '$RECORD_FORMAT'" >&2; exit 2 ;;
 esac
 for v in N C R K G W B; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
@@ -157,7 +166,7 @@ common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms
 one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
-  local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS")
+  local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS" --record-format "$RECORD_FORMAT")
   [ "$system" = bullmq ] && cmd=(node "$here/bullmq-bench.mjs")
   [ "$system" = bee-queue ] && cmd=(node "$here/beequeue-bench.mjs")
   if ! out="$(timeout "$RUN_TIMEOUT" "${client_pin[@]}" "${cmd[@]}" --case "$case" "${common[@]}")"; then

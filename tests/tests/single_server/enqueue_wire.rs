@@ -277,7 +277,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
         (
             "entries past the last job",
             entries(&["bad", "{}", "0", "extra"]),
-            "expected 14 arguments for 2 jobs, got 15",
+            "expected 15 arguments for 2 jobs, got 16",
         ),
         (
             "an option's value",
@@ -316,6 +316,24 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
             "{case}: something was written"
         );
     }
+    // A record format this script does not know (ARGV[7]).
+    let mut args = vec![
+        Value::from(1 << 20),
+        Value::from(1),
+        Value::from(""),
+        Value::from(""),
+        Value::from("tiny"),
+    ];
+    args.extend(good.iter().cloned());
+    let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
+        .await
+        .expect_err("an unknown record format");
+    let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+    assert!(
+        text.contains("record format must be \"\" or compact, got \"tiny\""),
+        "{text}"
+    );
+    assert_eq!(digest(&server).await, before);
     // Too few entries for the job count.
     let mut args = vec![
         Value::from(1 << 20),
