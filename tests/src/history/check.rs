@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use super::aof::DurableResolution;
+use super::meta::Meta;
 use super::record::{Call, Entry, Reply};
 use super::server::{Kind, ServerRecord};
 use super::structure::Dump;
@@ -570,6 +571,17 @@ pub fn check(
     r
 }
 
+/// A record with its lease cleared: what a grant must leave as it found.
+fn without_lease(m: &Meta) -> Meta {
+    Meta {
+        lease_id: 0,
+        lease_expiry: 0,
+        worker_node: String::new(),
+        worker_instance: 0,
+        ..m.clone()
+    }
+}
+
 /// The checks that read the server's own record.
 fn check_server(server: &ServerRecord, r: &mut Report) {
     r.add("server_scripts", server.scripts as u64);
@@ -628,6 +640,19 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                     ));
                 }
                 last_lease = last_lease.max(after.lease_id);
+                if without_lease(before) != without_lease(after) {
+                    r.violation(
+                        ViolationKind::ServerGrantChangedJob,
+                        format!(
+                            "job {id}: the grant of lease {} by {} changed the record beyond \
+                             its lease: {:?} became {:?}",
+                            after.lease_id,
+                            ev.script,
+                            without_lease(before),
+                            without_lease(after)
+                        ),
+                    );
+                }
                 if before.died_at > 0 {
                     r.violation(
                         ViolationKind::ServerGrantedWhileDead,
@@ -878,7 +903,7 @@ const CLOCK_SLACK_MS: u64 = 5;
 /// min(cap, base * 2^attempts) (the driver's "equal jitter" draws from
 /// [ceiling/2, ceiling]). Written out here rather than shared with
 /// `lua/lib/retry.lua`: the checker does not reuse the code it checks.
-fn least_reclaim_delay(before: &super::meta::Meta) -> u64 {
+fn least_reclaim_delay(before: &Meta) -> u64 {
     if before.backoff_base == 0 {
         return 0;
     }

@@ -21,6 +21,8 @@ pub struct RawQueue {
     pub recorder: Recorder,
     node: u64,
     instance: u32,
+    /// enqueue.lua's record format argument: "" or "compact".
+    record_format: &'static str,
 }
 
 /// A job as a claim (or a park's hand-off) recorded it: its lease from
@@ -109,7 +111,14 @@ impl RawQueue {
             recorder,
             node: rand::random::<u32>() as u64,
             instance: 1,
+            record_format: "",
         }
+    }
+
+    /// From now on this queue's enqueues ask for compact records
+    /// (`lua/lib/job_record.lua`), as a driver in a compact namespace does.
+    pub fn write_compact(&mut self) {
+        self.record_format = "compact";
     }
 
     async fn run(&self, script: &str, args: Vec<Value>) -> Result<Value, fred::error::Error> {
@@ -158,7 +167,13 @@ impl RawQueue {
             tags: specs.iter().map(|j| j.tag.clone()).collect(),
             keys: specs.iter().map(|j| j.ordering_key.clone()).collect(),
         });
-        let mut args = vec![s(1 << 20), s(specs.len()), s(gate), s(kind), s("")];
+        let mut args = vec![
+            s(1 << 20),
+            s(specs.len()),
+            s(gate),
+            s(kind),
+            s(self.record_format),
+        ];
         for (spec, id) in specs.iter().zip(ids) {
             args.extend(job_fields(id, spec));
         }

@@ -69,6 +69,10 @@ kinds! {
     ServerLeaseIdsNotGrowing,
     /// A lease was granted on a job that is in the dead-letter set.
     ServerGrantedWhileDead,
+    /// A grant changed the job's record beyond its lease (queue, keys,
+    /// attempts, max attempts, due time, ...): leasing, a compact record's
+    /// first lease included, must keep every other field as it was.
+    ServerGrantChangedJob,
     /// Two jobs of one ordering key leased at the same instant.
     ServerKeyHeldTwice,
     /// Jobs of one ordering key finished out of enqueue order.

@@ -97,6 +97,7 @@ variants! {
     a_park_that_hands_a_job_off_and_leaves_it_waiting_is_caught: park_hands_off_a_job_it_leaves_waiting => [TwoLiveLeases, AttemptsMiscounted, ServerGrantOverLiveLease];
     an_enqueue_that_hands_a_job_off_and_leaves_it_waiting_is_caught: enqueue_hands_off_a_job_it_leaves_waiting => [TwoLiveLeases, AttemptsMiscounted, ServerGrantOverLiveLease];
     a_resent_lone_enqueue_that_writes_its_job_again_is_caught: resent_lone_enqueue_writes_again => [TwoLiveLeases, AttemptsMiscounted, ServerEarlyReclaim, ServerFailureNotOneAttempt];
+    a_compact_records_lease_that_drops_its_max_attempts_is_caught: compact_lease_drops_max_attempts => [ServerGrantChangedJob];
     lease_ids_that_do_not_grow_are_caught: repeated_lease_ids => [LeaseHandedOutTwice, ServerLeaseIdsNotGrowing];
     a_nack_that_loses_the_job_is_caught: lost_on_nack => [Lost];
     a_nack_that_forgets_the_attempt_is_caught: uncounted_nack => [AttemptsMiscounted, NackReportedWrongAttempts, ServerFailureNotOneAttempt];
@@ -111,7 +112,7 @@ variants! {
     an_edit_of_a_running_job_is_caught: edit_while_leased => [ServerEditedWhileLeased];
     an_edit_that_changes_more_than_the_payload_is_caught: edit_beyond_the_payload => [ServerEditBeyondPayload];
     a_promote_of_a_running_job_is_caught: promote_while_leased => [ServerPromotedOutOfState, IndexWithoutRecord];
-    a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure];
+    a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure, ServerGrantChangedJob];
     an_extend_that_counts_an_attempt_is_caught: counted_extend => [ServerAttemptsChangedWithoutFailure];
     a_release_that_counts_an_attempt_is_caught: counted_release => [ServerAttemptsChangedWithoutFailure, AttemptsMiscounted];
     a_dead_letter_one_attempt_early_is_caught: dead_too_early => [ServerDeadTooEarly];

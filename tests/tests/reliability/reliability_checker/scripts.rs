@@ -3,6 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use fred::interfaces::HashesInterface;
 use fred::types::Value;
 use redq_tests::history::record::Reply;
 use redq_tests::history::{Expect, JobSpec, Report};
@@ -774,5 +775,43 @@ pub async fn resent_lone_enqueue_writes_again(broken: bool) -> Report {
         producer.ack(&j.id, j.lease).await;
     }
     holder.ack(&held[0].id, held[0].lease).await;
+    bench.finish(drained()).await
+}
+
+/// A compact record's first lease (`lib/job_record.lua`
+/// `compact_after_lease`) that, broken, stores max_attempts at its default
+/// (unlimited): the grant drops the job's attempt ceiling. b enqueues the
+/// job compact and claims it with the claim the variant patches; it fails
+/// once, then is claimed again and acked.
+pub async fn compact_lease_drops_max_attempts(broken: bool) -> Report {
+    let overrides = patch_if(
+        broken,
+        "claim",
+        "max_bytes .. gaps[3] .. name_bytes .. gaps[4]",
+        "gaps[5] .. gaps[3] .. name_bytes .. gaps[4]",
+    );
+    let mut bench = Bench::new(&overrides).await;
+    bench.b.write_compact();
+    let spec = JobSpec {
+        max_attempts: 3,
+        ..job("t1")
+    };
+    let ids = bench.b.enqueue(&[spec]).await;
+    let jobs = redq::keys::Keys::new(&bench.ns).jobs();
+    let raw: Vec<u8> = bench
+        .server
+        .client()
+        .await
+        .hget(jobs, &ids[0])
+        .await
+        .expect("HGET");
+    assert_eq!(
+        raw[0], 0x95,
+        "stored compact, max_attempts among its 5 fields"
+    );
+    let first = bench.b.claim(1, 10_000, &[]).await.remove(0);
+    bench.b.nack(&first.id, first.lease, 0, false).await;
+    let again = bench.b.claim(1, 10_000, &[]).await.remove(0);
+    bench.b.ack(&again.id, again.lease).await;
     bench.finish(drained()).await
 }
