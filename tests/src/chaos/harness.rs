@@ -33,13 +33,23 @@ pub(crate) async fn handle_calling(
     timeout: Duration,
     calls: redq::ScriptCalls,
 ) -> RedisQueue {
-    RedisQueue::builder(url)
+    let queue = RedisQueue::builder(url)
         .namespace(ns)
         .command_timeout(timeout)
         .script_calls(calls)
         .connect()
         .await
-        .unwrap_or_else(|e| panic!("connecting to the test redis-server failed: {e}"))
+        .unwrap_or_else(|e| panic!("connecting to the test redis-server failed: {e}"));
+    // `REDQ_CHAOS_RECORD_FORMAT=compact`: the scenarios' producers store
+    // compact records (driver/src/record_format.rs), to run every fault
+    // against them.
+    if std::env::var("REDQ_CHAOS_RECORD_FORMAT").as_deref() == Ok("compact") {
+        queue
+            .set_record_format(redq::RecordFormat::Compact)
+            .await
+            .unwrap_or_else(|e| panic!("setting compact records failed: {e}"));
+    }
+    queue
 }
 
 /// A recorded producer (recorder 0) and `n` recorded workers (recorders
