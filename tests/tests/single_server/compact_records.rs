@@ -10,7 +10,7 @@ use std::time::Duration;
 use fred::interfaces::HashesInterface;
 use fred::types::Value;
 use redq::surgery::IfLeased;
-use redq::{JobState, NewJob, QueueError, RecordFormat, RedisQueue};
+use redq::{Backoff, JobState, NewJob, QueueError, RecordFormat, RedisQueue};
 use redq_tests::fixtures::*;
 use redq_tests::{lua, unique_namespace, RedisServer};
 use serde_json::json;
@@ -68,6 +68,20 @@ async fn a_compact_namespace_stores_the_fresh_jobs_that_fit_compact_and_the_rest
         (NewJob::new(json!(8)).limit_key("tenant"), STANDARD),
         (NewJob::new(json!(9)).trace_parent(trace), STANDARD),
         (NewJob::new(json!(10)).name("send").attempts(1), STANDARD),
+        // Options sent at their defaults change nothing (the chaos runs' jobs).
+        (
+            NewJob::new(json!(11))
+                .max_attempts(2)
+                .reclaim_backoff(Backoff::exponential(Duration::ZERO, Duration::ZERO)),
+            COMPACT_5,
+        ),
+        (
+            NewJob::new(json!(12)).reclaim_backoff(Backoff::exponential(
+                Duration::from_millis(200),
+                Duration::from_millis(800),
+            )),
+            STANDARD,
+        ),
     ];
     let expected: Vec<u8> = jobs.iter().map(|(_, first)| *first).collect();
     let ids = queue
@@ -107,12 +121,12 @@ async fn a_compact_namespace_stores_the_fresh_jobs_that_fit_compact_and_the_rest
     );
     let counts = queue.counts("q").await.unwrap();
     // The limit-keyed job is held by its key (lib/flow.lua), the delayed one scheduled.
-    assert_eq!((counts.waiting, counts.held, counts.scheduled), (10, 1, 1));
+    assert_eq!((counts.waiting, counts.held, counts.scheduled), (12, 1, 1));
     let page = queue
         .list_jobs("q", JobState::Waiting, 0, 100)
         .await
         .unwrap();
-    assert_eq!(page.items.len(), 10);
+    assert_eq!(page.items.len(), 12);
     let found = queue.search("q", "\"i\":1", "0").await.unwrap();
     assert!(found.jobs.iter().any(|j| j.id == lone.id()), "{found:?}");
 
