@@ -133,10 +133,10 @@ fn compact_fields(text: &str, names: &[String]) -> Result<String, String> {
         ));
     }
     Ok(format!(
-        "/// The compact record's fields, positions (from 0) in the whole record, in stored order.
-         pub const COMPACT: [usize; {len}] = [{}];
-         /// The fewest fields a compact record stores.
-pub const COMPACT_MIN: usize = {min};",
+        "/// The compact record's fields, positions (from 0) in the whole record, in stored order.\n\
+         pub const COMPACT: [usize; {len}] = [{}];\n\
+         /// The fewest fields a compact record stores.\n\
+         pub const COMPACT_MIN: usize = {min};",
         positions.join(", ")
     ))
 }

@@ -158,13 +158,14 @@ local function encode_record(m, payload)
   return packed .. payload
 end
 
--- Whether record `m` may be stored compact (above) when it is due when
--- enqueued: every field outside COMPACT_FIELDS (but not_before) at its
--- default.
 -- COMPACT_FIELDS and not_before (each job's due time decides that part), as
 -- a set of M positions.
 -- composed memo: compact_kept (the set, built at first use)
 local compact_kept
+
+-- Whether record `m` may be stored compact (above) when it is due when
+-- enqueued: every field outside COMPACT_FIELDS (but not_before) at its
+-- default.
 local function compact_fits(m)
   if not compact_kept then
     compact_kept = { [M.not_before] = true }
@@ -201,9 +202,9 @@ end
 -- its split_record, for a fraction of the instructions: the stored values'
 -- bytes are cut from raw and the defaults between them were packed once
 -- (compact_gaps). cmsgpack.pack costs about 1.5k instructions a value (it
--- makes a buffer and a Lua string of each), so packing the 15 fields cost
--- about 12k a job more than the standard record's lease splice, and
--- packing the stored values alone about 6k (callgrind).
+-- makes a buffer and a Lua string of each): packing the 15 fields made a
+-- compact record's lease about 11k a job dearer than a standard record's
+-- splice, this cut about 8k (callgrind, docs/performance.md round eleven).
 -- composed memo: compact_gaps (the packed defaults between the stored fields, built at first use)
 local compact_gaps
 local function compact_after_lease(raw)

@@ -35,13 +35,27 @@ pub async fn queue(server: &RedisServer, test: &str) -> RedisQueue {
 /// scripts that way, to run the tests built on them so
 /// (`REDQ_TEST_SCRIPT_CALLS=eval cargo test -p redq-tests --test
 /// single_server`).
+///
+/// `REDQ_TEST_RECORD_FORMAT=compact` makes each of them set its namespace's
+/// record format to compact first (`redq::RecordFormat`), to run the tests
+/// with producers storing compact records. The tests that look at stored
+/// bytes or count keys then see what that format stores.
 pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
+    let queue = RedisQueue::builder(&server.url())
         .namespace(namespace)
         .script_calls(script_calls())
         .connect()
         .await
-        .expect("connecting to the test redis")
+        .expect("connecting to the test redis");
+    match std::env::var("REDQ_TEST_RECORD_FORMAT").as_deref() {
+        Ok("compact") => queue
+            .set_record_format(redq::RecordFormat::Compact)
+            .await
+            .expect("setting compact records"),
+        Ok("standard") | Ok("") | Err(_) => {}
+        Ok(other) => panic!("REDQ_TEST_RECORD_FORMAT is standard or compact, not {other:?}"),
+    }
+    queue
 }
 
 /// The script calls `REDQ_TEST_SCRIPT_CALLS` asks for (see [`handle`]).
