@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_compact_record_reads_its_fields_the_rest_at_their_defaults_due_when_enqueued() {
-        let stored = vec![
+        let stored = [
             rmpv::Value::from("emails"),
             rmpv::Value::from(7u64),
             rmpv::Value::from(1_764_680_000_123u64),

@@ -257,7 +257,10 @@ async fn surgery_and_failures_on_compact_jobs_behave_as_on_whole_ones() {
     let dead = queue.dead_letters("q", 0, 10).await.unwrap();
     assert_eq!(dead.items.len(), 1);
     assert_eq!((dead.items[0].attempts, dead.items[0].max_attempts), (2, 2));
-    queue.requeue_dead("q", &[failed.clone()]).await.unwrap();
+    queue
+        .requeue_dead("q", std::slice::from_ref(&failed))
+        .await
+        .unwrap();
     let last = queue.claim("q", 1, LONG).await.unwrap().remove(0);
     assert_eq!((last.id.as_str(), last.attempts), (failed.as_str(), 0));
     assert_eq!(last.name.as_deref(), Some("kind"));
