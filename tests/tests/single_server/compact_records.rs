@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use fred::interfaces::HashesInterface;
 use fred::types::Value;
 use redq::surgery::IfLeased;
 use redq::{Backoff, JobState, NewJob, QueueError, RecordFormat, RedisQueue};
@@ -15,17 +14,14 @@ use redq_tests::fixtures::*;
 use redq_tests::{lua, unique_namespace, RedisServer};
 use serde_json::json;
 
+use super::lean_record::{stored, REENCODE};
+
 /// The standard header: msgpack array16 (0xdc), then the field count.
 const STANDARD: u8 = 0xdc;
 /// A compact record's first byte: fixarray of 3, 4 or 5 fields.
 const COMPACT_3: u8 = 0x93;
 const COMPACT_4: u8 = 0x94;
 const COMPACT_5: u8 = 0x95;
-
-async fn stored(server: &RedisServer, queue: &RedisQueue, id: &str) -> Vec<u8> {
-    let jobs = redq::keys::Keys::new(queue.namespace()).jobs();
-    server.client().await.hget(&jobs, id).await.unwrap()
-}
 
 async fn compact_queue(server: &RedisServer, test: &str) -> RedisQueue {
     let queue = queue(server, test).await;
@@ -35,14 +31,6 @@ async fn compact_queue(server: &RedisServer, test: &str) -> RedisQueue {
         .unwrap();
     queue
 }
-
-/// Re-encodes a stored record with `encode_record` after `split_record`
-/// (lua/lib/job_record.lua): the standard bytes of its fields.
-const REENCODE: &str = "-- include: keys job_record
-local raw = redis.call('HGET', K.jobs, ARGV[3])
-local m, payload = split_record(raw)
-return encode_record(m, payload)
-";
 
 #[tokio::test]
 async fn a_compact_namespace_stores_the_fresh_jobs_that_fit_compact_and_the_rest_whole() {

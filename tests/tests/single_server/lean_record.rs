@@ -24,7 +24,8 @@ const NOT_BEFORE: usize = 11;
 /// The text fields among the 27, from 0 (every other field is a number).
 const TEXT_FIELDS: [usize; 10] = [2, 4, 5, 7, 15, 16, 22, 23, 24, 26];
 
-async fn stored(server: &RedisServer, queue: &RedisQueue, id: &str) -> Vec<u8> {
+/// The stored record of job `id` (also read by `compact_records`).
+pub(crate) async fn stored(server: &RedisServer, queue: &RedisQueue, id: &str) -> Vec<u8> {
     let client = server.client().await;
     let jobs = redq::keys::Keys::new(queue.namespace()).jobs();
     client.hget(&jobs, id).await.unwrap()
@@ -195,7 +196,7 @@ async fn a_record_of_the_whole_layout_inspects_claims_and_acks_as_before() {
 
 /// Re-encodes a stored record with `encode_record` after `split_record`
 /// (lua/lib/job_record.lua): what any script rewriting it would store.
-const REENCODE: &str = "-- include: keys job_record
+pub(crate) const REENCODE: &str = "-- include: keys job_record
 local raw = redis.call('HGET', K.jobs, ARGV[3])
 local m, payload = split_record(raw)
 return encode_record(m, payload)
