@@ -1,25 +1,5 @@
-//! The record format a namespace's producers write: the one format step
-//! redq has taken, gated by a marker in the namespace.
-//!
-//! Every driver from this version on reads two job record layouts (both
-//! defined in `lua/lib/job_record.lua`): the standard one, a msgpack array
-//! of 19 to 27 fields, and the compact one, the fixarray a fresh job with no
-//! options but a name and `max_attempts`, due at once, fits in (queue,
-//! sequence, enqueue time, name, max_attempts: 17 bytes fewer, which puts
-//! the bench's waiting job in a smaller allocator class, 16 bytes a job).
-//! Drivers before this version read only the standard one, and would
-//! misread a compact record. So compact records are written only in a
-//! namespace whose marker (`{ns}:record_format` = `compact`) an operator set,
-//! once every driver on it is of this version or later:
-//! [`RedisQueue::set_record_format`], `redq record-format compact`.
-//!
-//! A handle reads the marker when it connects and writes its enqueues in
-//! that format (a handle that sets it switches at once; others at their next
-//! connect). A marker this version does not know refuses the connection:
-//! a later format step stays safe against this version the same way.
-//! Setting it back to standard is always safe: records already written
-//! stay readable, and every write of a job after its enqueue (its lease
-//! first) stores the standard layout anyway.
+//! The record format a namespace's producers write, and its marker
+//! (`{ns}:record_format`): see [`RecordFormat`].
 
 use std::sync::atomic::Ordering;
 use std::sync::LazyLock;
@@ -30,7 +10,33 @@ use fred::types::Value;
 use crate::error::QueueError;
 use crate::RedisQueue;
 
-/// The job record layout an enqueue writes (see the module docs).
+/// The job record layout an enqueue writes: the one format step redq has
+/// taken, gated by a marker in the namespace.
+///
+/// Every driver from this version on reads two job record layouts (both
+/// defined in `lua/lib/job_record.lua`): the standard one, a msgpack array
+/// of 19 to 27 fields, and the compact one, the array a fresh job with no
+/// options but a name and `max_attempts`, due at once, fits in (queue,
+/// sequence, enqueue time, name, max_attempts: 17 bytes fewer, which puts
+/// the bench's waiting job in a smaller allocator class, 16 bytes a job).
+/// A job's first lease stores it in the standard layout, at about 8k Redis
+/// instructions more than leasing a standard record (README, "Compact job
+/// records").
+///
+/// Drivers before this version read only the standard layout and would
+/// misread a compact record. So compact records are written only in a
+/// namespace whose marker (`{ns}:record_format` = `compact`) an operator
+/// set, once every driver on it is of this version or later:
+/// [`RedisQueue::set_record_format`], `redq record-format compact`.
+///
+/// A handle reads the marker when it connects and writes its enqueues in
+/// that format (a handle that sets it switches at once; others at their
+/// next connect). A marker this version does not know refuses the
+/// connection, so a later format step is safe against this version the
+/// same way. Setting it back to standard is safe for this version and
+/// later, which read both layouts; a driver older than this version may
+/// join again once the compact jobs already written have been leased (or
+/// deleted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecordFormat {
     /// The array of 19 to 27 fields every redq version reads.
@@ -135,7 +141,7 @@ impl RedisQueue {
         from_marker(marker, &self.inner.namespace)
     }
 
-    /// Set the namespace's record format (see the module docs): this handle
+    /// Set the namespace's record format ([`RecordFormat`]): this handle
     /// writes it from now on, others from their next connect. Set
     /// [`RecordFormat::Compact`] only once no driver older than this
     /// version uses the namespace.
