@@ -48,6 +48,10 @@
 //!
 //! The seed trait [`Queue`] offers the same core as seven methods.
 //!
+//! A namespace may store its waiting jobs in a smaller record, 16 bytes a
+//! job less, once every driver on it is this version or later:
+//! [`RecordFormat`] (`redq record-format compact`).
+//!
 //! # Operating queues
 //!
 //! Counts, listings, dead letters and pausing are one API, [`Operator`], over

@@ -92,15 +92,16 @@ pub(crate) fn from_marker(
     marker: Option<String>,
     namespace: &str,
 ) -> Result<RecordFormat, QueueError> {
-    match marker.as_deref() {
-        None | Some("standard") => Ok(RecordFormat::Standard),
-        Some("compact") => Ok(RecordFormat::Compact),
-        Some(other) => Err(QueueError::Config(format!(
-            "namespace {namespace:?} writes job records in format {other:?}, which this version \
+    let Some(name) = marker else {
+        return Ok(RecordFormat::Standard);
+    };
+    RecordFormat::parse(&name).map_err(|_| {
+        QueueError::Config(format!(
+            "namespace {namespace:?} writes job records in format {name:?}, which this version \
              of redq cannot read (it reads standard and compact); upgrade redq, or use another \
              namespace"
-        ))),
-    }
+        ))
+    })
 }
 
 /// The format of `keys`' namespace at connect. A user without access to

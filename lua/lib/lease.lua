@@ -76,7 +76,9 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored)
         -- Read as split_record reads it (lib/job_record.lua).
         if not_before == DUE_AT_ENQUEUE then not_before = enqueued_at end
         due, name = not_before, job_name
-      else
+      elseif not len then
+        -- Not a standard header: a compact record (lib/job_record.lua), or
+        -- one the general path below reads.
         local after, used
         after, used, due, name = compact_after_lease(raw)
         if after then

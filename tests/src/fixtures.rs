@@ -47,15 +47,24 @@ pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
         .connect()
         .await
         .expect("connecting to the test redis");
-    match std::env::var("REDQ_TEST_RECORD_FORMAT").as_deref() {
-        Ok("compact") => queue
-            .set_record_format(redq::RecordFormat::Compact)
-            .await
-            .expect("setting compact records"),
-        Ok("standard") | Ok("") | Err(_) => {}
-        Ok(other) => panic!("REDQ_TEST_RECORD_FORMAT is standard or compact, not {other:?}"),
-    }
+    record_format_from_env(&queue, "REDQ_TEST_RECORD_FORMAT").await;
     queue
+}
+
+/// Sets `queue`'s namespace to the record format environment variable
+/// `var` names (`standard` or `compact`; unset or empty: left as it is),
+/// so a test run or a chaos run can have its producers store compact
+/// records.
+pub async fn record_format_from_env(queue: &RedisQueue, var: &str) {
+    let name = std::env::var(var).unwrap_or_default();
+    if name.is_empty() {
+        return;
+    }
+    let format = redq::RecordFormat::parse(&name).unwrap_or_else(|e| panic!("{var}: {e}"));
+    queue
+        .set_record_format(format)
+        .await
+        .unwrap_or_else(|e| panic!("setting the record format from {var} failed: {e}"));
 }
 
 /// The script calls `REDQ_TEST_SCRIPT_CALLS` asks for (see [`handle`]).

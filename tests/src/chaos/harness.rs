@@ -43,12 +43,7 @@ pub(crate) async fn handle_calling(
     // `REDQ_CHAOS_RECORD_FORMAT=compact`: the scenarios' producers store
     // compact records (driver/src/record_format.rs), to run every fault
     // against them.
-    if std::env::var("REDQ_CHAOS_RECORD_FORMAT").as_deref() == Ok("compact") {
-        queue
-            .set_record_format(redq::RecordFormat::Compact)
-            .await
-            .unwrap_or_else(|e| panic!("setting compact records failed: {e}"));
-    }
+    crate::fixtures::record_format_from_env(&queue, "REDQ_CHAOS_RECORD_FORMAT").await;
     queue
 }
 
