@@ -140,12 +140,8 @@ local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
 local joined = {}
--- What every record of the call shares; each job's record is spliced from
--- the template of its option set (lib/job_new.lua), the same bytes as
--- packing it whole.
-local shared = new_record()
-shared[M.queue], shared[M.enqueued_at] = QUEUE, now
-if g then shared[M.gate] = gate end
+-- Each job's record is spliced from the template of its option set
+-- (lib/job_new.lua), the same bytes as packing it whole.
 local templates = {}
 for i = 1, n do
   local code, id = 1, ids[i]
@@ -160,7 +156,7 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, shared, seq, due, compact)
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact)
     pairs_len = pairs_len + 2
     if options then take_dedup(id, options, now) end
     if not options or not (options[M.ordering_key] or options[M.limit_key] or options[M.priority]) then

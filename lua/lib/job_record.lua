@@ -283,71 +283,43 @@ local function compact_parts(m)
 end
 
 -- Records built from a template: a call that creates many jobs packs the
--- fields they share once (record_template of a record holding them: the
--- queue, gate, awaits, enqueued_at, and the options of jobs that set the
--- same ones) and per job packs only its sequence number and due time
--- (spliced_record), instead of the whole array. cmsgpack packs an array as
--- its header followed by each element packed on its own, so the bytes are
--- the same as encode_record's of the same fields: a template changes no
--- stored byte. Its jobs differ only in seq and not_before, neither of which
--- is trailing, so they share the template's lean length.
+-- fields they share once (template_parts of a record holding them: the
+-- queue, gate and the options of jobs that set the same ones) and per job
+-- packs only its sequence number and due time (spliced_record), instead of
+-- the whole array. cmsgpack packs an array as its header followed by each
+-- element packed on its own, so the bytes are the same as encode_record's
+-- of the same fields: a template changes no stored byte. Its jobs differ
+-- only in seq, enqueued_at and not_before, none of which is trailing, so
+-- they share the template's lean length.
 
--- The template of record `m` with `changes` (M position -> value, or nil;
--- m itself is left as it is): the head (the header and the fields before
--- seq) and the tail (the fields after not_before, up to the lean length)
--- packed, and m's enqueued_at. seq, enqueued_at and not_before are
--- neighbours, so a job's own three numbers are one pack between them. Most
--- jobs are due when they are created (stored as DUE_AT_ENQUEUE): from a
--- template's second such job on, those two are packed with the tail once
--- (due_now), leaving each job only its seq to pack (a lone job would pay
--- that pack for nothing).
---
--- The head and the tail depend on no field between them (those are each
--- job's own), so the last template's are kept with the fields they came
--- from and taken again for a record that has the same ones. In a script
--- that is a call's jobs; a function library keeps them between calls, so
--- a lone job like the last call's (one producer, one kind of job) packs
--- only its own numbers. With `compact`, the template also carries its
--- record's compact parts (compact_parts), made once a template.
--- composed memo: template_memo (a cache of this function of the fields, the last one made)
-local template_memo
-local function record_template(m, changes, compact)
+-- The packed parts of record `m` that do not depend on a job's own three
+-- numbers (seq, enqueued_at, not_before: neighbours, so they are one pack
+-- between the two parts): the head (the header and the fields before seq)
+-- and the tail (the fields after not_before, up to the lean length). `m` is
+-- kept as the parts' `fields` (the caller gives it up). Its compact parts
+-- (compact_parts) are made when a call that writes compact records first
+-- asks (record_template): nil until then, false when the record does not
+-- fit.
+local function template_parts(m)
   local seq, not_before = M.seq, M.not_before
   if M.enqueued_at ~= seq + 1 or not_before ~= seq + 2 or OLDEST_JOB_LEN <= not_before then
-    error('redq: record_template needs seq, enqueued_at and not_before to be neighbours, before the oldest length')
-  end
-  if changes then
-    m = { unpack(m, 1, JOB_LEN) }
-    for at, value in pairs(changes) do m[at] = value end
-  end
-  local memo = template_memo
-  if memo then
-    local fields, same = memo.fields, true
-    for at = 1, seq - 1 do
-      if fields[at] ~= m[at] then same = false break end
-    end
-    if same then
-      for at = not_before + 1, JOB_LEN do
-        if fields[at] ~= m[at] then same = false break end
-      end
-    end
-    if same then
-      if compact and memo.compact == nil then memo.compact = compact_parts(memo.fields) end
-      return { enqueued_at = m[M.enqueued_at], due_now = false, head = memo.head, tail = memo.tail,
-        compact = compact and memo.compact, compact_after = false }
-    end
+    error('redq: template_parts needs seq, enqueued_at and not_before to be neighbours, before the oldest length')
   end
   local len = lean_length(m)
-  local t = { enqueued_at = m[M.enqueued_at], due_now = false,
-    head = record_header(len) .. cmsgpack.pack(unpack(m, 1, seq - 1)),
-    tail = cmsgpack.pack(unpack(m, not_before + 1, len)),
-    compact = compact and compact_parts(m), compact_after = false }
-  -- A copy: the caller may change its record after this. Its compact parts
-  -- are made when a call that writes compact records first asks (nil until
-  -- then, false when the record does not fit).
-  template_memo = { fields = changes and m or { unpack(m, 1, JOB_LEN) }, head = t.head, tail = t.tail }
-  if compact then template_memo.compact = t.compact end
-  return t
+  return { fields = m, head = record_header(len) .. cmsgpack.pack(unpack(m, 1, seq - 1)),
+    tail = cmsgpack.pack(unpack(m, not_before + 1, len)) }
+end
+
+-- A call's template of `parts` (template_parts) for jobs enqueued at
+-- `enqueued_at`, compact when `compact` and the record fits. Most jobs are
+-- due when they are created (stored as DUE_AT_ENQUEUE): from a template's
+-- second such job on, enqueued_at and that are packed with the tail once
+-- (due_now), leaving each job only its seq to pack (a lone job would pay
+-- that pack for nothing).
+local function record_template(parts, enqueued_at, compact)
+  if compact and parts.compact == nil then parts.compact = compact_parts(parts.fields) end
+  return { enqueued_at = enqueued_at, due_now = false, head = parts.head, tail = parts.tail,
+    compact = compact and parts.compact, compact_after = false }
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use fred::interfaces::FunctionInterface;
 use redq::flow::{Limit, LimitScope};
+use redq::workflow::Batch;
 use redq::{Acked, JobState, NewJob, Queue, QueueError, RedisQueue, ScriptCalls};
 use redq_tests::events::{events_after, newest_event_id};
 use redq_tests::fixtures::*;
@@ -189,6 +190,35 @@ async fn each_lone_enqueue_stores_its_own_options_whatever_the_call_before_sent(
     }
     assert_eq!(queue.counts("q").await.unwrap().waiting, 8);
     assert_eq!(queue.counts("other").await.unwrap().waiting, 1);
+}
+
+/// The template a library keeps is the queue's, the gate's and the option
+/// set's: a lone job with the same queue and options as a batch member
+/// before it is stored without that batch's gate, and the next member with
+/// it.
+#[tokio::test]
+async fn a_lone_enqueue_after_a_batch_member_is_stored_without_its_gate() {
+    let server = server();
+    let queue = functions_handle(&server, &unique_namespace("fn-memo-gate")).await;
+    let job = || NewJob::new(json!(1)).name("a").max_attempts(3);
+    let mut expected = Vec::new();
+    for _ in 0..2 {
+        let batch = queue
+            .enqueue_batch(Batch::new().job("q", job()))
+            .await
+            .unwrap();
+        expected.push((batch.jobs[0].id().to_owned(), Some(batch.id.to_string())));
+        let lone = queue.add("q", job()).await.unwrap();
+        expected.push((lone.id().to_owned(), None));
+    }
+    for (id, gate) in expected {
+        let stored = queue.inspect(&id).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.gate, stored.name.as_deref(), stored.max_attempts),
+            (gate, Some("a"), 3),
+            "{id}"
+        );
+    }
 }
 
 #[tokio::test]
