@@ -65,8 +65,14 @@ local function tally_new()
   return { rows = {}, order = {} }
 end
 
+-- The name a job is filed under.
+local function tally_name(name)
+  if name == '' then return '(none)' end
+  return name
+end
+
 local function tally_row(t, name)
-  if name == '' then name = '(none)' end
+  name = tally_name(name)
   local row = t.rows[name]
   if not row then
     row = {}
@@ -223,7 +229,16 @@ end
 -- equal waits: each run is tallied once (a bucket's frexp and three row
 -- updates a job cost about 1.5k instructions).
 local function record_waits(waits, now)
-  if #waits == 0 then return end
+  local count = #waits
+  if count == 0 then return end
+  if count == 2 then
+    -- One job (a lone claim or hand-off): its tally made at once.
+    local ms, name, row = now - waits[1], tally_name(waits[2]), {}
+    if ms < 0 then ms = 0 end
+    tally_time(row, MV.wait_count, ms)
+    tally_write({ rows = { [name] = row }, order = { name } }, now)
+    return
+  end
   local t = tally_new()
   local row, last, run, run_ms
   for i = 1, #waits, 2 do
