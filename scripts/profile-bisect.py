@@ -62,7 +62,7 @@ def main():
     composed = pathlib.Path(a.composed)
     markers = [m for m in pathlib.Path(a.markers).read_text().splitlines() if m.strip()]
     out = pathlib.Path(tempfile.mkdtemp(prefix="redq-bisect."))
-    ns, channel, job_fields, _, _ = calls.captured_calls(a.redq, str(out))
+    ns, channel, head, job_fields, _, _ = calls.captured_calls(a.redq, str(out))
     keys = calls.queue_keys(HERE.parent, ns, "bench", calls.composed_key_names(composed / f"{SCRIPT}.lua"))
     text = (composed / f"{SCRIPT}.function.lua").read_text()
     job = [job_fields[1], "0"] if a.no_options else job_fields[1:]
@@ -81,7 +81,9 @@ def main():
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def fcall(name):
-        return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", "1", "", "",
+        # The head as the binary sends it (queue, channel, payload limit, count, then the gate
+        # and the record format), for one job.
+        return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", "1", *head[4:],
                 calls.fresh_id(), *job]
 
     previous = None

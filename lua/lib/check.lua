@@ -52,7 +52,7 @@ end
 -- The last queue name that passed: a function library keeps it from one
 -- call to the next, and a worker or producer calls with one queue, whose
 -- name is then checked with a compare of interned strings instead of the
--- pattern search (about 4k instructions on every queue script's call).
+-- pattern search (about 3k instructions on every queue script's call).
 -- composed memo: queue_name_passed (a cache of the last name this check passed)
 local queue_name_passed
 

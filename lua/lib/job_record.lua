@@ -312,10 +312,10 @@ end
 
 -- A call's template of `parts` (template_parts) for jobs enqueued at
 -- `enqueued_at`, compact when `compact` and the record fits. Most jobs are
--- due when they are created (stored as DUE_AT_ENQUEUE): from a template's
--- second such job on, enqueued_at and that are packed with the tail once
--- (due_now), leaving each job only its seq to pack (a lone job would pay
--- that pack for nothing).
+-- due when they are created (their not_before stored as DUE_AT_ENQUEUE):
+-- from a template's second such job on, enqueued_at and DUE_AT_ENQUEUE are
+-- packed with the tail once (due_now), leaving each job only its seq to
+-- pack (a lone job would pay that pack for nothing).
 local function record_template(parts, enqueued_at, compact)
   if compact and parts.compact == nil then parts.compact = compact_parts(parts.fields) end
   return { enqueued_at = enqueued_at, due_now = false, head = parts.head, tail = parts.tail,
