@@ -236,12 +236,10 @@ local function parsed_bytes(p, i, templates, queue, gate, now, seq, due, compact
   if not t then
     local parts = fresh_parts
     if not (parts and parts.queue == queue and parts.gate == gate and parts.set == set) then
-      local m = new_record()
-      m[M.queue], m[M.gate] = queue, gate
-      local o = p.options[i]
-      if o then
-        for field, value in pairs(o) do m[field] = value end
-      end
+      -- Its own numbers (seq, enqueued_at, due time) are left out of the
+      -- parts, so any will do here.
+      local m = parsed_record(p, i, queue, 0, 0)
+      m[M.gate] = gate
       parts = template_parts(m)
       parts.queue, parts.gate, parts.set = queue, gate, set
       fresh_parts = parts

@@ -311,47 +311,37 @@ local function template_parts(m)
 end
 
 -- A call's template of `parts` (template_parts) for jobs enqueued at
--- `enqueued_at`, compact when `compact` and the record fits. Most jobs are
--- due when they are created (their not_before stored as DUE_AT_ENQUEUE):
--- from a template's second such job on, enqueued_at and DUE_AT_ENQUEUE are
--- packed with the tail once (due_now), leaving each job only its seq to
--- pack (a lone job would pay that pack for nothing).
+-- `enqueued_at`; a job due when enqueued is stored compact when `compact`
+-- and the record fits. `after` caches what follows seq for such jobs: false
+-- until the first has used the template, then true until the second packs
+-- it once (enqueued_at, then DUE_AT_ENQUEUE or nothing when compact, then
+-- the tail), leaving each later job only its seq to pack (a lone job would
+-- pay that pack for nothing).
 local function record_template(parts, enqueued_at, compact)
   if compact and parts.compact == nil then parts.compact = compact_parts(parts.fields) end
-  return { enqueued_at = enqueued_at, due_now = false, head = parts.head, tail = parts.tail,
-    compact = compact and parts.compact, compact_after = false }
+  return { enqueued_at = enqueued_at, head = parts.head, tail = parts.tail,
+    compact = compact and parts.compact, after = false }
 end
 
 -- The stored bytes of template `t`'s record with `seq` and `not_before`,
--- followed by `payload`: compact (above) when the template was made for a
--- call that writes compact records, its record fits, and the job is due
--- when enqueued. t.due_now is false until a job due at once has
--- used the template, then true until a second one packs it.
+-- followed by `payload`: compact (above) when the template's record fits it
+-- and the job is due when enqueued.
 local function spliced_record(t, seq, not_before, payload)
   local at = t.enqueued_at
+  if not_before ~= at then
+    return t.head .. cmsgpack.pack(seq, at, not_before) .. t.tail .. payload
+  end
+  -- Compact: queue, seq, enqueued_at, then the compact tail's fields.
+  -- Whole: not_before stored as DUE_AT_ENQUEUE.
   local compact = t.compact
-  if compact and not_before == at then
-    -- Compact (above): queue, seq, enqueued_at, then the tail's fields. As
-    -- with due_now below, from the template's second job on enqueued_at is
-    -- packed with the tail once (compact_after).
-    local after = t.compact_after
-    if after == true then
-      after = cmsgpack.pack(at) .. compact.tail
-      t.compact_after = after
-    end
-    if after then return compact.head .. cmsgpack.pack(seq) .. after .. payload end
-    t.compact_after = true
-    return compact.head .. cmsgpack.pack(seq, at) .. compact.tail .. payload
+  local head = compact and compact.head or t.head
+  local after = t.after
+  if after == true then
+    after = compact and cmsgpack.pack(at) .. compact.tail or cmsgpack.pack(at, DUE_AT_ENQUEUE) .. t.tail
+    t.after = after
   end
-  if not_before == at then
-    local due_now = t.due_now
-    if due_now == true then
-      due_now = cmsgpack.pack(at, DUE_AT_ENQUEUE) .. t.tail
-      t.due_now = due_now
-    end
-    if due_now then return t.head .. cmsgpack.pack(seq) .. due_now .. payload end
-    t.due_now = true
-    not_before = DUE_AT_ENQUEUE
-  end
-  return t.head .. cmsgpack.pack(seq, at, not_before) .. t.tail .. payload
+  if after then return head .. cmsgpack.pack(seq) .. after .. payload end
+  t.after = true
+  if compact then return head .. cmsgpack.pack(seq, at) .. compact.tail .. payload end
+  return head .. cmsgpack.pack(seq, at, DUE_AT_ENQUEUE) .. t.tail .. payload
 end

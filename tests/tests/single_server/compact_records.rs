@@ -134,6 +134,36 @@ async fn a_compact_namespace_stores_the_fresh_jobs_that_fit_compact_and_the_rest
     assert_eq!((named.attempts, named.payload.clone()), (0, json!(2)));
 }
 
+/// Jobs of one call that share their options share a template, and from
+/// its second job on what follows the sequence number is packed once: each
+/// job still reads back with its own payload and claims in its own order.
+#[tokio::test]
+async fn the_jobs_of_a_batch_that_share_their_options_are_each_stored_compact_and_read_back_as_sent(
+) {
+    let server = server();
+    let queue = compact_queue(&server, "compact-batch").await;
+    let jobs = (0..4)
+        .map(|i| NewJob::new(json!({ "i": i })).name("send"))
+        .collect();
+    let ids = queue.add_batch("q", jobs).await.unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(stored(&server, &queue, id.id()).await[0], COMPACT_4);
+        let record = queue.inspect(id.id()).await.unwrap().expect("the job");
+        assert_eq!(
+            (record.payload, record.name.as_deref(), record.due_at),
+            (json!({ "i": i }), Some("send"), None),
+            "{}",
+            id.id()
+        );
+    }
+    let claimed = queue.claim("q", 10, LONG).await.unwrap();
+    let payloads: Vec<_> = claimed.iter().map(|j| j.payload.clone()).collect();
+    assert_eq!(
+        payloads,
+        (0..4).map(|i| json!({ "i": i })).collect::<Vec<_>>()
+    );
+}
+
 #[tokio::test]
 async fn leasing_a_compact_record_stores_the_standard_bytes_of_its_fields() {
     let server = server();
