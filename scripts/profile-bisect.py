@@ -4,16 +4,22 @@ instructions per call of its library with the body cut short before each
 marker (a `do return {} end` inserted there), counted by callgrind on
 redis-server.
 
-    scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options]
+    scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options] [--handed]
 
 --composed: the scripts as the driver composes them (written by
 `REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts --
 --ignored`; DIR/enqueue.function.lua is cut); --markers: a file of lines,
 each the start of a line of the library's body, each occurring once after
-the body starts, in body order; --redq: the binary whose `bench` call is
+the body starts, in the order they run (with --handed: anywhere in the
+library, once, the cut an error raised there); --redq: the binary whose `bench` call is
 captured for the keys and arguments (target/release/redq); --calls: calls
 measured per variant (300); --no-options: send the job without its options
-(the bench's job sends its name).
+(the bench's job sends its name); --ablate: each line of FILE is
+`OLD ==> NEW`, a text of the library (once in it) and what replaces it, and
+each variant (one replacement) is measured against the whole library: what
+leaving that step out saves, with no cut's own cost in it; --handed: a worker is parked on the queue
+before each variant's calls, with room for all of them, so each enqueue hands
+its job off (lib/handoff.lua), as in the latency case.
 
 The server keeps its jobs hash a hashtable (`--hash-max-listpack-entries 0`,
 as in any namespace of more than 512 jobs). Each line prints a variant's
@@ -38,17 +44,44 @@ spec.loader.exec_module(calls)
 SCRIPT = "enqueue"
 
 
-def variants(text, markers):
-    """(marker, library text) for each marker, then the whole library."""
-    body = text.index("return function()\n")
+def variants(text, markers, anywhere=False):
+    """(marker, library text) for each marker, then the whole library.
+    With `anywhere` a marker may be in a module's function too (once in the
+    whole library) and the cut raises an error there instead of returning:
+    the same small cost at every marker, so the steps still add up."""
+    start = 0 if anywhere else text.index("return function()\n")
+    cut = "do error('cut') end\n" if anywhere else "do return {} end\n"
     out = []
     for marker in markers:
-        if text.count(marker, body) != 1:
-            sys.exit(f"marker {marker!r} occurs {text.count(marker, body)} times in the body, not once")
-        at = text.index(marker, body)
-        out.append((marker, text[:at] + "do return {} end\n" + text[at:]))
+        if text.count(marker, start) != 1:
+            sys.exit(f"marker {marker!r} occurs {text.count(marker, start)} times, not once")
+        at = text.index(marker, start)
+        out.append((marker, text[:at] + cut + text[at:]))
     out.append(("(whole)", text))
     return out
+
+
+def ablations(text, lines):
+    """(the change, library text) for the whole library, then for each line
+    `OLD ==> NEW` the library with OLD (once in it) replaced by NEW."""
+    out = [("(whole)", text)]
+    for line in lines:
+        old, new = line.split(" ==> ", 1)
+        if text.count(old) != 1:
+            sys.exit(f"{old!r} occurs {text.count(old)} times, not once")
+        out.append((line, text.replace(old, new, 1)))
+    return out
+
+
+class CutConn(calls.Conn):
+    """A connection that takes a cut variant's error reply as a reply."""
+
+    def reply(self):
+        line = self.line()
+        if line.startswith(b"-") and b"cut" in line:
+            return None
+        self.buf = line + b"\r\n" + self.buf
+        return super().reply()
 
 
 def main():
@@ -58,6 +91,8 @@ def main():
     p.add_argument("--redq", default=str(HERE.parent / "target/release/redq"))
     p.add_argument("--calls", type=int, default=300)
     p.add_argument("--no-options", action="store_true")
+    p.add_argument("--handed", action="store_true")
+    p.add_argument("--ablate", action="store_true")
     a = p.parse_args()
     composed = pathlib.Path(a.composed)
     markers = [m for m in pathlib.Path(a.markers).read_text().splitlines() if m.strip()]
@@ -73,7 +108,7 @@ def main():
                                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(out),
                                "--hash-max-listpack-entries", "0"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    conn = calls.Conn(port)
+    conn = CutConn(port)
     pid = int(re.search(r"process_id:(\d+)", conn.call("INFO", "server").decode()).group(1))
 
     def control(*args):
@@ -86,13 +121,28 @@ def main():
         return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", "1", *head[4:],
                 calls.fresh_id(), *job]
 
+    park_keys = calls.queue_keys(HERE.parent, ns, "bench", calls.composed_key_names(composed / "park.lua"))
+    parked_key = next(k for k in calls.queue_keys(HERE.parent, ns, "bench") if k.endswith(":parked"))
+
+    def park():
+        # As profile-calls.py parks for its enqueue_1_handed: room for the warm-up and every call.
+        conn.call("DEL", parked_key)
+        room = str(30 + a.calls)
+        conn.call("FCALL", "park", len(park_keys), *park_keys,
+                  "bench", channel, "7", "1", "1", "600000", room, "600000", "1")
+
     previous = None
     try:
-        for i, (marker, library) in enumerate(variants(text, markers)):
+        if a.handed:
+            conn.call("FUNCTION", "LOAD", "REPLACE", (composed / "park.function.lua").read_text())
+        cases = ablations(text, markers) if a.ablate else variants(text, markers, a.handed)
+        for i, (marker, library) in enumerate(cases):
             name = f"bisect_{i}"
             library = library.replace(f"#!lua name={SCRIPT}", f"#!lua name={name}", 1)
             library = library.replace(f"function_name = '{SCRIPT}'", f"function_name = '{name}'")
             conn.call("FUNCTION", "LOAD", "REPLACE", library)
+            if a.handed:
+                park()
             conn.send([fcall(name) for _ in range(30)])  # warm: the library builds its modules
             control("-i", "on")
             conn.send([fcall(name) for _ in range(a.calls)])
@@ -101,6 +151,12 @@ def main():
             dump = sorted(out.glob(f"callgrind.{pid}.*"), key=os.path.getmtime)[-1]
             per_call = int(re.search(r"^totals: (\d+)", dump.read_text(), re.M).group(1)) // a.calls
             dump.unlink()
+            if a.ablate:
+                # Each change against the whole library: what leaving that step out saves.
+                step = "" if previous is None else f"{per_call - previous:+d}"
+                print(f"{per_call:>9} {step:>8}  {marker}", flush=True)
+                previous = previous if previous is not None else per_call
+                continue
             step = "" if previous is None else f"{per_call - previous:+d}"
             print(f"{per_call:>9} {step:>8}  up to: {marker}", flush=True)
             previous = per_call
