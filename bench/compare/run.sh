@@ -6,10 +6,12 @@
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
 #                        [--no-build] [--no-pin] [--no-ceilings]
 #                        [--script-calls auto|eval|functions]
-#                        [--record-format standard|compact]
+#                        [--record-format standard|compact] [--redq-threads T]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
-# SCRIPT_CALLS, RECORD_FORMAT (flags win); --script-calls is how redq calls its
+# SCRIPT_CALLS, RECORD_FORMAT, REDQ_THREADS (flags win); --redq-threads gives
+# redq's runtime T worker threads (`redq bench --threads`; default: one a
+# core, as `#[tokio::main]` has); --script-calls is how redq calls its
 # scripts (auto, the driver's default: Redis Functions where the server allows
 # them; eval: EVALSHA only; functions); --record-format the job record format
 # of redq's bench namespace (standard, the default; compact: redq
@@ -46,6 +48,7 @@ PIN="${PIN:-1}"
 CEILINGS="${CEILINGS:-1}"
 SCRIPT_CALLS="${SCRIPT_CALLS:-auto}"
 RECORD_FORMAT="${RECORD_FORMAT:-standard}"
+REDQ_THREADS="${REDQ_THREADS:-}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
     --no-ceilings) CEILINGS=0; shift ;;
     --script-calls) SCRIPT_CALLS="$2"; shift 2 ;;
     --record-format) RECORD_FORMAT="$2"; shift 2 ;;
+    --redq-threads) REDQ_THREADS="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -80,6 +84,9 @@ esac
 for v in N C R K G W B; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
 done
+if [ -n "$REDQ_THREADS" ] && ! [[ "$REDQ_THREADS" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run.sh: --redq-threads must be a whole number of at least 1, got '$REDQ_THREADS'" >&2; exit 2
+fi
 server_pin=()
 client_pin=()
 pinning="none"
@@ -167,6 +174,7 @@ one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
   local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS" --record-format "$RECORD_FORMAT")
+  if [ -n "$REDQ_THREADS" ]; then cmd+=(--threads "$REDQ_THREADS"); fi
   [ "$system" = bullmq ] && cmd=(node "$here/bullmq-bench.mjs")
   [ "$system" = bee-queue ] && cmd=(node "$here/beequeue-bench.mjs")
   if ! out="$(timeout "$RUN_TIMEOUT" "${client_pin[@]}" "${cmd[@]}" --case "$case" "${common[@]}")"; then

@@ -33,9 +33,14 @@ pub struct BenchArgs {
     /// The record format the bench's namespace is set to before it runs
     /// (`--record-format standard|compact`, default standard).
     pub record_format: redq::RecordFormat,
+    /// The runtime's worker threads (`--threads N`; `None`, the default:
+    /// tokio's own default, one a core, as an application's
+    /// `#[tokio::main]` has).
+    pub threads: Option<usize>,
 }
 
-const VALUE_FLAGS: [&str; 12] = [
+const VALUE_FLAGS: [&str; 13] = [
+    "threads",
     "shards",
     "record-format",
     "script-calls",
@@ -115,6 +120,10 @@ impl BenchArgs {
                     ))
                 }
             },
+            threads: match seen.get("threads") {
+                None => None,
+                Some(_) => Some(number("threads", 0)?),
+            },
             record_format: match seen.get("record-format") {
                 None => redq::RecordFormat::Standard,
                 Some(name) => redq::RecordFormat::parse(name)
@@ -131,6 +140,9 @@ impl BenchArgs {
             return Err(
                 "--n, --c, --window, --batch, --lat-n and --shards must be at least 1".to_owned(),
             );
+        }
+        if args.threads == Some(0) {
+            return Err("--threads must be at least 1 (leave it out for one a core)".to_owned());
         }
         Ok(args)
     }
@@ -192,6 +204,17 @@ mod tests {
                 .unwrap()
                 .record_format,
             redq::RecordFormat::Compact
+        );
+        assert!(parse("--case x --redis r --threads 0")
+            .unwrap_err()
+            .contains("--threads must be at least 1"));
+        assert!(parse("--case x --redis r --threads two")
+            .unwrap_err()
+            .contains("--threads must be a whole number"));
+        assert_eq!(parse("--case x --redis r").unwrap().threads, None);
+        assert_eq!(
+            parse("--case x --redis r --threads 1").unwrap().threads,
+            Some(1)
         );
         assert_eq!(
             parse("--case x --redis r --script-calls functions")

@@ -4,6 +4,7 @@
 //! ```text
 //! redq bench --case CASE --n N --c C --redis URL --queue NAME
 //!            [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
+//!            [--threads T]
 //! ```
 //!
 //! Cases: `enqueue_bulk` (batches of B, one in flight), `enqueue_serial`
@@ -19,6 +20,10 @@
 //! `latency` (an idle Worker; K jobs enqueued one at a time, G ms apart;
 //! from the start of the enqueue call to the start of the handler).
 //! Each run uses a fresh namespace, so runs never see each other's jobs.
+//! `--threads T` gives the runtime T worker threads instead of one a core
+//! (the line's `threads` says how many ran): on a machine whose cores Redis shares,
+//! the default's second thread costs the latency case's round trips
+//! (docs/performance.md, round thirteen).
 
 mod args;
 mod batch;
@@ -41,10 +46,11 @@ pub fn main(raw: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = args.threads {
+        builder.worker_threads(threads);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("redq bench: cannot start the runtime: {e}");
@@ -113,6 +119,11 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
     };
     line.insert("script_calls".into(), json!(calls));
     line.insert("record_format".into(), json!(args.record_format.name()));
+    // The worker threads the runtime ran, as it counts them.
+    line.insert(
+        "threads".into(),
+        json!(tokio::runtime::Handle::current().metrics().num_workers()),
+    );
     let jobs = if args.case == "latency" {
         args.lat_n
     } else {

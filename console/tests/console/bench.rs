@@ -133,6 +133,34 @@ fn assert_figures_hold(case: &str, line: &serde_json::Value) {
     }
 }
 
+/// `--threads` sets the runtime's worker threads, and the line reports
+/// how many ran: one a core without it.
+#[test]
+fn threads_sets_the_runtime_and_the_line_says_how_many_ran() {
+    let server = RedisServer::start();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    for (flags, threads) in [
+        (&["--threads", "1"][..], 1),
+        (&["--threads", "3"][..], 3),
+        (&[][..], cores),
+    ] {
+        let out = bench(
+            &server,
+            &[&["--case", "latency", "--lat-n", "5"][..], flags].concat(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(line["threads"], threads, "{flags:?}: {line}");
+    }
+    let out = bench(&server, &["--case", "latency", "--threads", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be at least 1"));
+}
+
 #[test]
 fn bad_flags_exit_2_and_failures_exit_1() {
     let server = RedisServer::start();
