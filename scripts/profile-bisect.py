@@ -19,7 +19,9 @@ measured per variant (300); --no-options: send the job without its options
 each variant (one replacement) is measured against the whole library: what
 leaving that step out saves, with no cut's own cost in it; --handed: a worker is parked on the queue
 before each variant's calls, with room for all of them, so each enqueue hands
-its job off (lib/handoff.lua), as in the latency case.
+its job off (lib/handoff.lua), as in the latency case; --no-gc: every call
+stops Lua's collector first (profile-calls.py without_collector), so that
+steps of a thousand instructions show.
 
 The server keeps its jobs hash a hashtable (`--hash-max-listpack-entries 0`,
 as in any namespace of more than 512 jobs). Each line prints a variant's
@@ -93,6 +95,7 @@ def main():
     p.add_argument("--no-options", action="store_true")
     p.add_argument("--handed", action="store_true")
     p.add_argument("--ablate", action="store_true")
+    p.add_argument("--no-gc", action="store_true")
     a = p.parse_args()
     composed = pathlib.Path(a.composed)
     markers = [m for m in pathlib.Path(a.markers).read_text().splitlines() if m.strip()]
@@ -100,6 +103,8 @@ def main():
     ns, channel, head, job_fields, _, _ = calls.captured_calls(a.redq, str(out))
     keys = calls.queue_keys(HERE.parent, ns, "bench", calls.composed_key_names(composed / f"{SCRIPT}.lua"))
     text = (composed / f"{SCRIPT}.function.lua").read_text()
+    if a.no_gc:
+        text = calls.without_collector(text)
     job = [job_fields[1], "0"] if a.no_options else job_fields[1:]
 
     port = calls.free_port()
@@ -131,6 +136,18 @@ def main():
         conn.call("FCALL", "park", len(park_keys), *park_keys,
                   "bench", channel, "7", "1", "1", "600000", room, "600000", "1")
 
+    # Every variant starts from the same state: no keys (FLUSHALL keeps the
+    # functions), the last variant's library deleted and the functions' Lua
+    # heap collected (with --no-gc it only grows, and its string table's
+    # resizes would land on whichever variant crosses a size).
+    conn.call("FUNCTION", "LOAD", "REPLACE", calls.COLLECTOR_LIBRARY)
+
+    def fresh_state(previous_library):
+        if previous_library:
+            conn.call("FUNCTION", "DELETE", previous_library)
+        conn.call("FLUSHALL")
+        conn.call("FCALL", "profile_collect", "0")
+
     previous = None
     try:
         if a.handed:
@@ -140,6 +157,7 @@ def main():
             name = f"bisect_{i}"
             library = library.replace(f"#!lua name={SCRIPT}", f"#!lua name={name}", 1)
             library = library.replace(f"function_name = '{SCRIPT}'", f"function_name = '{name}'")
+            fresh_state(f"bisect_{i - 1}" if i else None)
             conn.call("FUNCTION", "LOAD", "REPLACE", library)
             if a.handed:
                 park()

@@ -17,6 +17,9 @@ least 20); --composed DIR: the four scripts as the driver composes them (see
 --help), else as scripts/profile-compose.py does (modules eagerly);
 --functions: with --composed, the scripts called as Redis Functions (FCALL of
 the libraries the same test writes beside them, DIR/<script>.function.lua);
+--no-gc: with --functions, each call stops Lua's garbage collector first
+(without_collector below: for comparing two builds to a thousand
+instructions);
 --modules: also the prelude, module by module, of enqueue, claim and
 ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`); --backlog N: first,
@@ -256,6 +259,25 @@ def fresh_id():
     return "01K" + "".join(random.choice(string.digits + "ABCDEFGHJKMNPQRSTVWXYZ") for _ in range(23))
 
 
+# A function that runs a full collection of the functions' Lua heap (--no-gc).
+COLLECTOR_LIBRARY = ("#!lua name=profile_collect\n"
+                     "redis.register_function('profile_collect', function() collectgarbage('collect') return 0 end)")
+
+
+def without_collector(library):
+    """A composed function library whose every call stops Lua's collector
+    first (--no-gc): its steps, which land on whichever call allocates past
+    the threshold, move a lone call's count by several thousand
+    instructions from run to run; without them two runs agree within a few
+    hundred, so a change of a thousand shows. What the collector costs is
+    real (about 4k a lone enqueue, 7k a handed one): read --no-gc figures
+    against each other, never against figures with the collector. The heap
+    then only grows, and its string table's resizes would land on whichever
+    case crosses a size: each case starts after a full collection
+    (COLLECTOR_LIBRARY)."""
+    return library.replace("return function()\n", "return function()\ncollectgarbage('stop')\n", 1)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--root", default=str(HERE.parent))
@@ -269,6 +291,8 @@ def main():
                    help="with --composed: call the scripts as Redis Functions (FCALL of DIR/<script>.function.lua)")
     p.add_argument("--backlog", type=int, default=0,
                    help="jobs left waiting in another queue first (600: the jobs hash as a hash table)")
+    p.add_argument("--no-gc", action="store_true",
+                   help="with --functions: each call stops Lua's collector first (see the docstring)")
     p.add_argument("--out")
     p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
                    help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
@@ -301,7 +325,13 @@ def main():
     def control(*args):
         subprocess.run(["callgrind_control", *args, str(pid)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    if a.no_gc:
+        conn.call("FUNCTION", "LOAD", "REPLACE", COLLECTOR_LIBRARY)
+
     def measured(name, commands, per_call=1):
+        if a.no_gc:
+            # A full collection first, so each case starts from the same heap (see without_collector).
+            conn.call("FCALL", "profile_collect", "0")
         control("-i", "on")
         replies = conn.send(commands)
         control("-i", "off")
@@ -321,7 +351,10 @@ def main():
 
     def load(script, **kw):
         if a.functions and not kw:
-            conn.call("FUNCTION", "LOAD", "REPLACE", (pathlib.Path(a.composed) / f"{script}.function.lua").read_text())
+            library = (pathlib.Path(a.composed) / f"{script}.function.lua").read_text()
+            if a.no_gc:
+                library = without_collector(library)
+            conn.call("FUNCTION", "LOAD", "REPLACE", library)
             functions.add(script)
             return script
         if a.composed and not kw:

@@ -33,7 +33,7 @@ local function due_in_ms()
   if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return -1 end
   local spec = flow_spec()
   if not spec then
-    if waiting_count() > 0 or successors_wait() then return 0 end
+    if any_waiting() or successors_wait() then return 0 end
     return soonest_of({ K.scheduled, K.leased }, now_ms(), -1)
   end
   local at = now_ms()

@@ -34,7 +34,7 @@ end
 
 -- True when jobs wait to be claimed: waiting ones or ready keys.
 local function flow_jobs_wait()
-  return waiting_count() > 0 or redis.call('ZCARD', K.lim_ready) > 0
+  return any_waiting() or redis.call('ZCARD', K.lim_ready) > 0
 end
 
 -- `freed` leases of a flow-aware queue ended (or none of the queue's):

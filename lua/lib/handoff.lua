@@ -46,7 +46,7 @@ local function hand_off_to(p, now)
   local ids = pop_waiting(p.capacity - p.handed)
   if #ids == 0 then return true end
   deliver(p, ids, now)
-  return waiting_count() > 0
+  return any_waiting()
 end
 
 -- hand_off_to the parked worker whose record `raw` the caller read.
@@ -69,7 +69,7 @@ end
 local function hand_off_fresh(raw, fresh, now)
   local p = taker(raw)
   if not p then return 0 end
-  if waiting_count() > 0 then return nil, p end
+  if any_waiting() then return nil, p end
   local take = math.min(p.capacity - p.handed, #fresh / 2)
   local ids, stored = {}, {}
   for i = 1, take do ids[i], stored[i] = fresh[2 * i - 1], fresh[2 * i] end

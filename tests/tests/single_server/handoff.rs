@@ -413,3 +413,70 @@ async fn a_park_with_jobs_waiting_hands_them_over_up_to_its_room() {
         assert_eq!(state(&queue, id).await, Some(JobState::Leased));
     }
 }
+
+/// The enqueue's function library keeps the parse of the last park it
+/// handed a job to (lua/lib/parked.lua): a later park by another worker,
+/// with its own token, identity and room, is handed jobs under its own
+/// terms, never the earlier park's.
+#[tokio::test]
+async fn a_park_after_another_workers_is_handed_jobs_as_its_own() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-next-park");
+    let producer = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+
+    let first_queue = fixtures::handle(&server, &ns).await;
+    let first = start(&first_queue, &client, WorkOptions::new().concurrency(2));
+    let first_park = wait_parked(&client, &ns).await;
+    let id = producer
+        .push(&job("before", 0))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    wait_until(DEADLINE, "the first park's job to run", async || {
+        state(&producer, &id).await.is_none()
+    })
+    .await;
+    first.shutdown().await;
+    wait_until(DEADLINE, "the first worker to leave its park", async || {
+        park_record(&client, &ns).await.is_none()
+    })
+    .await;
+
+    let second_queue = fixtures::handle(&server, &ns).await;
+    let second = start(&second_queue, &client, WorkOptions::new().concurrency(5));
+    let second_park = wait_parked(&client, &ns).await;
+    assert_ne!(second_park[0], first_park[0], "each park has its own token");
+    let id = producer
+        .push(&job("after", 0))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let leased = producer.inspect(&id).await.unwrap();
+    let identity = second_queue.identity();
+    // Handed already (still leased, or run and gone): to the second worker.
+    if let Some(record) = leased {
+        assert_eq!(
+            record.holder,
+            Some((identity.node, identity.instance)),
+            "{record:?}"
+        );
+    }
+    let park = park_record(&client, &ns)
+        .await
+        .expect("the second worker is parked");
+    assert_eq!(
+        park[..5],
+        second_park[..5],
+        "the park record keeps its own head"
+    );
+    assert_eq!((park[4], park[5]), (5, 1), "its room, one job handed");
+    wait_until(DEADLINE, "the second park's job to run", async || {
+        recorded_runs(&client, "after").await.len() == 1
+    })
+    .await;
+    let report = second.shutdown().await;
+    assert_eq!(report.processed, 1);
+}
