@@ -4,7 +4,7 @@
 
 -- The parse of the last parked record's head (every field but `handed`,
 -- which each hand-off changes): a park is handed job after job, and its
--- head parsed again each time cost about 13k instructions of a lone
+-- head parsed again each time cost about 9k instructions of a lone
 -- hand-off (callgrind).
 -- composed memo: parked_memo (a cache of the parse of the last head, by its text)
 local parked_memo
@@ -42,7 +42,7 @@ end
 
 -- The record of `p`. A parsed one keeps its head, every field but
 -- `handed`, which is all a hand-off changes: formatting the six fields again
--- cost about 14k instructions of a lone hand-off (callgrind).
+-- cost about 7k instructions of a lone hand-off (callgrind).
 local function parked_format(p)
   local head = p.head or table.concat({ p.token, p.node, string.format('%d', p.instance),
     string.format('%d', p.lease_ms), string.format('%d', p.capacity) }, ' ') .. ' '
