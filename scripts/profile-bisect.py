@@ -4,7 +4,8 @@ instructions per call of its library with the body cut short before each
 marker (a `do return {} end` inserted there), counted by callgrind on
 redis-server.
 
-    scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options] [--handed]
+    scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options]
+                              [--handed] [--ablate] [--no-gc]
 
 --composed: the scripts as the driver composes them (written by
 `REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts --
@@ -17,9 +18,10 @@ measured per variant (300); --no-options: send the job without its options
 (the bench's job sends its name); --ablate: each line of FILE is
 `OLD ==> NEW`, a text of the library (once in it) and what replaces it, and
 each variant (one replacement) is measured against the whole library: what
-leaving that step out saves, with no cut's own cost in it; --handed: a worker is parked on the queue
-before each variant's calls, with room for all of them, so each enqueue hands
-its job off (lib/handoff.lua), as in the latency case; --no-gc: every call
+leaving that step out saves, with no cut's own cost in it; --handed: a
+worker is parked on the queue before each variant's calls, with room for all
+of them, so each enqueue hands its job off (lib/handoff.lua), as in the
+latency case; --no-gc: every call
 stops Lua's collector first (profile-calls.py without_collector), so that
 steps of a thousand instructions show.
 
@@ -27,7 +29,8 @@ The server keeps its jobs hash a hashtable (`--hash-max-listpack-entries 0`,
 as in any namespace of more than 512 jobs). Each line prints a variant's
 instructions per call and the difference from the one before: Lua's
 incremental garbage collector moves a few thousand instructions between
-neighbouring variants, so read a stage's share over several.
+neighbouring variants, so read a stage's share over several (with --no-gc
+they agree within about 1k).
 """
 import argparse
 import importlib.util

@@ -14,11 +14,11 @@ local FLOW_ZEROS = '0 0 0 0 0 0'
 -- The read is kept with the call's own KEYS table, which is new at every
 -- call: a function library keeps this module built from one call to the
 -- next, and the next call reads the limits afresh. (Kept as per-call state
--- instead, the module was built again at every call that used it: about 10k
--- instructions of a lone claim or ack, much of it its garbage's collection,
--- callgrind.) The table is
--- held here, so no later call's can be made at its address; KEYS, not ARGV,
--- as what is held till the next call: a few key names, never payloads.
+-- instead, the module was built again at every call that used it: about
+-- 10k instructions of a lone claim or ack, much of it its garbage's
+-- collection, callgrind.) The table is held here, so no later call's can be
+-- made at its address; KEYS, not ARGV, because it is held till the next
+-- call: a few key names, never payloads.
 local flow_call, flow_cached = nil, nil
 
 local function flow_spec()
