@@ -293,6 +293,8 @@ def main():
                    help="jobs left waiting in another queue first (600: the jobs hash as a hash table)")
     p.add_argument("--no-gc", action="store_true",
                    help="with --functions: each call stops Lua's collector first (see the docstring)")
+    p.add_argument("--metrics-off", action="store_true",
+                   help="the bench queue's metrics are off (metrics_switch.lua's field) before any call is measured")
     p.add_argument("--out")
     p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
                    help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
@@ -379,6 +381,9 @@ def main():
     if a.composed:
         ekeys, ckeys, akeys = (queue_keys(a.root, ns, "bench", composed_key_names(pathlib.Path(a.composed) / f"{s}.lua"))
                                for s in ("enqueue", "claim", "ack"))
+    if a.metrics_off:
+        # The field lib/metrics.lua reads (METRIC_OFF), as `redq metrics off bench` writes it.
+        conn.call("HSET", next(k for k in keys if k.endswith(":metrics")), "off", "1")
     empty = conn.call("SCRIPT", "LOAD", "return {}").decode()
     conn.send([evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(50)])  # warm
     if a.backlog > 0:

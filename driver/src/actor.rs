@@ -85,6 +85,7 @@ fn attributed(op: Op) -> bool {
             | Op::EditJob
             | Op::Retention
             | Op::GateDecide
+            | Op::MetricsSwitch
     )
 }
 

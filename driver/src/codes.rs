@@ -206,6 +206,11 @@ codes! {
         Set = 1 "set",
         Unchanged = 0 "unchanged",
     }
+    /// `lua/metrics_switch.lua` (`crate::metrics`).
+    MetricsSwitchCode for "metrics_switch" {
+        Changed = 1 "changed",
+        Unchanged = 0 "unchanged",
+    }
 }
 
 /// What kept_get found of a job: `crate::kept` decodes the record or
@@ -516,6 +521,14 @@ pub(crate) fn limits_set(code: Option<&Value>) -> Result<bool, QueueError> {
     Ok(match LimitsSetCode::from_reply(code)? {
         LimitsSetCode::Set => true,
         LimitsSetCode::Unchanged => false,
+    })
+}
+
+/// A metrics_switch reply's code: whether the switch changed.
+pub(crate) fn metrics_switched(code: Option<&Value>) -> Result<bool, QueueError> {
+    Ok(match MetricsSwitchCode::from_reply(code)? {
+        MetricsSwitchCode::Changed => true,
+        MetricsSwitchCode::Unchanged => false,
     })
 }
 

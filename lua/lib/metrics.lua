@@ -59,6 +59,10 @@ local MV = {
   run_count = 33, run_sum = 34, run_bucket = 35,   -- buckets 35 .. 58
 }
 local METRIC_LEN = 58
+-- Present while the queue's metrics are off (metrics_switch.lua): the
+-- Redis time, unix ms, they were turned off. Read in the same HMGET as the
+-- name's window, so a queue whose metrics are on pays one field more.
+local METRIC_OFF = 'off'
 
 -- A tally collects one call's changes: name -> { [MV position] = delta }.
 local function tally_new()
@@ -158,7 +162,8 @@ local function tally_write(t, now)
     -- no list of fields or of writes (about 5k instructions).
     local name = names[1]
     local field = prefix .. name
-    stored = redis.call('HMGET', K.metrics, 'w|' .. name, field)
+    stored = redis.call('HMGET', K.metrics, 'w|' .. name, field, METRIC_OFF)
+    if stored[3] then return end
     local v = tonumber(stored[1]) == window and stored[2] and cmsgpack.unpack(stored[2])
     if v and v[MV.window] == window then
       for at, n in pairs(t.rows[name]) do v[at] = (v[at] or 0) + n end
@@ -171,7 +176,9 @@ local function tally_write(t, now)
       fields[2 * i - 1] = 'w|' .. name
       fields[2 * i] = prefix .. name
     end
+    fields[#fields + 1] = METRIC_OFF
     stored = redis.call('HMGET', K.metrics, unpack(fields))
+    if stored[#fields] then return end
   end
   local rows, olds, added, admitted = t.rows, nil, nil, nil
   for i = 1, #names do

@@ -37,10 +37,15 @@ pub struct BenchArgs {
     /// tokio's own default, one a core, as an application's
     /// `#[tokio::main]` has).
     pub threads: Option<usize>,
+    /// Whether the bench's queue records its metrics (`--metrics on|off`,
+    /// default on, as every queue starts): off turns them off before the
+    /// run, as `redq metrics off` does.
+    pub metrics: bool,
 }
 
-const VALUE_FLAGS: [&str; 13] = [
+const VALUE_FLAGS: [&str; 14] = [
     "threads",
+    "metrics",
     "shards",
     "record-format",
     "script-calls",
@@ -123,6 +128,11 @@ impl BenchArgs {
             threads: match seen.get("threads") {
                 None => None,
                 Some(_) => Some(number("threads", 0)?),
+            },
+            metrics: match seen.get("metrics").map(String::as_str) {
+                None | Some("on") => true,
+                Some("off") => false,
+                Some(other) => return Err(format!("--metrics is on or off, got {other:?}")),
             },
             record_format: match seen.get("record-format") {
                 None => redq::RecordFormat::Standard,
@@ -212,6 +222,14 @@ mod tests {
             .unwrap_err()
             .contains("--threads must be a whole number"));
         assert_eq!(parse("--case x --redis r").unwrap().threads, None);
+        assert!(
+            parse("--case x --redis r").unwrap().metrics,
+            "on unless turned off"
+        );
+        assert!(!parse("--case x --redis r --metrics off").unwrap().metrics);
+        assert!(parse("--case x --redis r --metrics no")
+            .unwrap_err()
+            .contains("--metrics is on or off, got \"no\""));
         assert_eq!(
             parse("--case x --redis r --threads 1").unwrap().threads,
             Some(1)

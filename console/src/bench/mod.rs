@@ -4,7 +4,7 @@
 //! ```text
 //! redq bench --case CASE --n N --c C --redis URL --queue NAME
 //!            [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
-//!            [--threads T]
+//!            [--threads T] [--metrics on|off]
 //! ```
 //!
 //! Cases: `enqueue_bulk` (batches of B, one in flight), `enqueue_serial`
@@ -23,7 +23,9 @@
 //! `--threads T` gives the runtime T worker threads instead of one a core
 //! (the line's `threads` says how many ran): on a machine whose cores Redis shares,
 //! the default's second thread costs the latency case's round trips
-//! (docs/performance.md, round thirteen).
+//! (docs/performance.md, round thirteen). `--metrics off` turns the
+//! queue's metrics off before the run (`redq metrics off`; the line's
+//! `metrics` says which): what recording them costs a job.
 
 mod args;
 mod batch;
@@ -92,8 +94,13 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
             .await
             .map_err(|e| e.to_string())?;
         let calls = queue.shards()[0].script_calls();
-        redq::Operator::from(queue.clone())
+        let operator = redq::Operator::from(queue.clone());
+        operator
             .set_record_format(args.record_format)
+            .await
+            .map_err(|e| e.to_string())?;
+        operator
+            .set_metrics_recording(&args.queue, args.metrics)
             .await
             .map_err(|e| e.to_string())?;
         (sharded::run(args, &queue).await?, calls)
@@ -105,6 +112,10 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
             .map_err(|e| e.to_string())?;
         queue
             .set_record_format(args.record_format)
+            .await
+            .map_err(|e| e.to_string())?;
+        queue
+            .set_metrics_recording(&args.queue, args.metrics)
             .await
             .map_err(|e| e.to_string())?;
         (cases::run(args, &queue).await?, queue.script_calls())
@@ -119,6 +130,10 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
     };
     line.insert("script_calls".into(), json!(calls));
     line.insert("record_format".into(), json!(args.record_format.name()));
+    line.insert(
+        "metrics".into(),
+        json!(if args.metrics { "on" } else { "off" }),
+    );
     // The worker threads the runtime ran, as it counts them.
     line.insert(
         "threads".into(),

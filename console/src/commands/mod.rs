@@ -142,6 +142,20 @@ pub async fn run(
             require_known(&queue, &name).await?;
             metrics::show::run(&queue, &name, window, json).await
         }
+        Command::Metrics {
+            command: Some(crate::cli::MetricsCommand::Off { queue: name }),
+            ..
+        } => {
+            require_known(&queue, &name).await?;
+            metrics::switch::run(&queue, &name, false, json).await
+        }
+        Command::Metrics {
+            command: Some(crate::cli::MetricsCommand::On { queue: name }),
+            ..
+        } => {
+            require_known(&queue, &name).await?;
+            metrics::switch::run(&queue, &name, true, json).await
+        }
         Command::Metrics { .. } => unreachable!("served before connecting"),
         Command::Schedules { command } => schedules::run(&queue, command, json).await,
         Command::Leases { command } => leases::run(&queue, command, json).await,

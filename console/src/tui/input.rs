@@ -295,6 +295,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Leases, &[k('c')], "c", "cancel the selected job (asks)", Some("c cancel"), Action::Job(Surgery::Cancel)),
     bind(Metrics, &[k('w'), k(']')], "w ] [ Esc", "in its metrics: next, previous window (5m-90d); back", Some("w window"), Action::MetricsWindow(1)),
     bind(Metrics, &[k('[')], "", "", None, Action::MetricsWindow(-1)),
+    bind(Metrics, &[k('o')], "o", "turn the queue's metrics off, or back on (asks)", Some("o off/on"), Action::Operate(OperateKey::ToggleMetrics)),
     bind(Metrics, &[code(Esc), k('h'), code(Left)], "", "", Some("Esc back"), Action::Back),
     bind(Queues, &[code(Enter)], "Enter", "list the queue's jobs by state", Some("Enter jobs"), Action::Open),
     bind(Queues, &[k('m')], "m", "the queue's metrics: counts, percentiles, throughput", Some("m metrics"), Action::OpenMetrics),

@@ -1,5 +1,5 @@
 //! Carrying out the operator keys' changes (`state::operate`), in the I/O
-//! task: each is one driver call (schedules, reclaim), or for a canary
+//! task: each is one driver call (schedules, reclaim, the metrics switch), or for a canary
 //! requeue the requeue and then a watch of the canaries with their fates
 //! on the status line as they settle.
 
@@ -54,6 +54,14 @@ pub async fn run(
                 done.requeued,
                 done.dead_lettered
             )
+        }
+        Operate::RecordMetrics(queue, on) => {
+            let changed = target.set_metrics_recording(queue, *on).await?;
+            let (already, switch) = (
+                if changed { "" } else { "already " },
+                if *on { "on" } else { "off" },
+            );
+            format!("the metrics of {} are {already}{switch}", inert(queue))
         }
         Operate::Canary { ids, rest, .. } => {
             let action = DeadAction::Requeue { attempts: 0 };

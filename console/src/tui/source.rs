@@ -174,7 +174,12 @@ pub async fn run(
                     });
                 }
             },
-            _ = refresh_now.notified() => next = Instant::now(),
+            // A change was made: everything is read again at once, a slow
+            // metrics window too (the change may be its switch).
+            _ = refresh_now.notified() => {
+                metrics_read = None;
+                next = Instant::now();
+            }
             _ = sleep_until(next) => {
                 if target.is_none() {
                     match open(connect.as_ref()).await {

@@ -197,3 +197,45 @@ fn shards_spread_one_queue_over_several_namespaces() {
     let out = bench(&server, &["--case", "latency", "--shards", "3"]);
     assert_eq!(out.status.code(), Some(1), "latency has no sharded form");
 }
+
+/// The fields of the metrics hash of queue `b` of the one namespace a bench
+/// run left (`{bench-…}:q:b:metrics`).
+async fn bench_metrics_fields(server: &RedisServer) -> Vec<String> {
+    let keys: Vec<String> = server
+        .cmd(&["KEYS", "*:q:b:metrics"])
+        .await
+        .convert()
+        .unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    server.cmd(&["HKEYS", &keys[0]]).await.convert().unwrap()
+}
+
+#[tokio::test]
+async fn metrics_off_runs_with_the_queues_metrics_off_and_the_line_says_so() {
+    for (flags, said, recorded) in [
+        (&["--metrics", "off"][..], "off", false),
+        (&[][..], "on", true),
+    ] {
+        let server = RedisServer::start();
+        let args = [&["--case", "process", "--n", "50", "--c", "5"][..], flags].concat();
+        let out = bench(&server, &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(line["metrics"], said, "{line}");
+        let fields = bench_metrics_fields(&server).await;
+        if recorded {
+            assert!(
+                fields
+                    .iter()
+                    .any(|f| f.starts_with("t|") || f.starts_with("w|")),
+                "{fields:?}"
+            );
+        } else {
+            assert_eq!(fields, ["off"], "only the switch: nothing recorded");
+        }
+    }
+}

@@ -203,7 +203,7 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 21] = [
+const FAMILIES: [(&str, &str); 22] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
@@ -212,6 +212,7 @@ const FAMILIES: [(&str, &str); 21] = [
     ("redq_jobs", "gauge"),
     ("redq_lapsed_leases", "gauge"),
     ("redq_queue_paused", "gauge"),
+    ("redq_queue_metrics_off", "gauge"),
     ("redq_oldest_job_age_seconds", "gauge"),
     ("redq_processed_last_minute", "gauge"),
     ("redq_failed_last_minute", "gauge"),
@@ -228,7 +229,7 @@ const FAMILIES: [(&str, &str); 21] = [
 ];
 
 /// A small namespace: waiting, scheduled, leased (one lapsed), dead, a
-/// completion, and a paused queue.
+/// completion, a paused queue, and a queue with its metrics off.
 async fn small_namespace(q: &RedisQueue) {
     for to in ["ada", "bob"] {
         q.add("emails", NewJob::new(serde_json::json!({ "to": to })))
@@ -265,6 +266,7 @@ async fn small_namespace(q: &RedisQueue) {
     .await;
     dead_letters(q, "webhooks", 2, "HTTP 503 from upstream").await;
     q.pause("webhooks").await.unwrap();
+    q.set_metrics_recording("reports", false).await.unwrap();
 }
 
 #[tokio::test]
@@ -324,6 +326,12 @@ async fn a_scrape_shows_what_the_operator_api_says() {
             page.value("redq_queue_paused", &one),
             f64::from(u8::from(c.paused))
         );
+        let recording = operator.metrics_recording(queue).await.unwrap();
+        assert_eq!(
+            page.value("redq_queue_metrics_off", &one),
+            f64::from(u8::from(!recording.is_on())),
+            "{queue}"
+        );
         // The head's age grows between the scrape and this read: the
         // scrape's lies between 0 and the age read now (Redis clock).
         let age = page.value("redq_oldest_job_age_seconds", &one);
@@ -373,6 +381,14 @@ async fn a_scrape_shows_what_the_operator_api_says() {
     assert_eq!(
         page.value("redq_queue_paused", &[("queue", "webhooks")]),
         1.0
+    );
+    assert_eq!(
+        page.value("redq_queue_metrics_off", &[("queue", "reports")]),
+        1.0
+    );
+    assert_eq!(
+        page.value("redq_queue_metrics_off", &[("queue", "emails")]),
+        0.0
     );
     assert_eq!(
         page.value("redq_processed_last_minute", &[("queue", "emails")]),
@@ -477,6 +493,8 @@ async fn queues_past_max_queues_are_summed_under_other() {
     // A worker on the paused q4 (so it claims nothing): counted once, and
     // under the label its queue was folded into.
     q.pause("q4").await.unwrap();
+    q.set_metrics_recording("q3", false).await.unwrap();
+    q.set_metrics_recording("q4", false).await.unwrap();
     let mut registry = redq::worker::Registry::new();
     registry.add_job::<Idle>();
     let options = redq::worker::WorkOptions::new()
@@ -504,6 +522,14 @@ async fn queues_past_max_queues_are_summed_under_other() {
     );
     assert_eq!(waiting("_other"), 4.0 + 5.0);
     assert_eq!(page.value("redq_queue_paused", &[("queue", "_other")]), 1.0);
+    assert_eq!(
+        page.value("redq_queue_metrics_off", &[("queue", "_other")]),
+        2.0
+    );
+    assert_eq!(
+        page.value("redq_queue_metrics_off", &[("queue", "q0")]),
+        0.0
+    );
     // Each family has one sample per label, no more.
     assert_eq!(page.family("redq_lapsed_leases").samples.len(), 4);
     assert_eq!(page.value("redq_workers", &[]), 1.0);

@@ -1,7 +1,8 @@
 //! The Metrics view against a real Redis, through the console's source and
 //! key table: `m` on the Queues screen shows the selected queue's figures
 //! for jobs that ran, `w`, `]` and `[` change its window (and its title),
-//! and Esc goes back to the Queues screen as it was.
+//! `o` turns the queue's metrics off or on (it asks), and Esc goes back to
+//! the Queues screen as it was.
 
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +18,7 @@ use redq_console::tui::view;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
-use crate::live::{console, press, refresh};
+use crate::live::{console, press, prompt, refresh, run};
 use crate::seed::connect;
 
 const LONG: Duration = Duration::from_secs(60);
@@ -127,4 +128,58 @@ async fn m_shows_the_selected_queues_figures_and_w_changes_the_window() {
     // Opened again, it keeps the window last chosen.
     press(&mut state, &[KeyCode::Char('m')]);
     assert_eq!(shown_window(&state), MetricsWindow::Last90Days);
+}
+
+#[tokio::test]
+async fn o_turns_the_queues_metrics_off_and_on_after_asking() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_metrics_switch"));
+    let queue = connect(&url, &ns).await;
+    queue.add("images", NewJob::new(json!(0))).await.unwrap();
+    let target = Target::single(connect(&url, &ns).await);
+    let mut state = console(&target, &ns);
+    refresh(&target, &mut state).await;
+    press(&mut state, &[KeyCode::Char('m')]);
+    refresh(&target, &mut state).await;
+    let footer = screen(&state).last().unwrap().clone();
+    assert!(footer.contains("o off/on"), "{footer}");
+
+    press(&mut state, &[KeyCode::Char('o')]);
+    assert!(
+        prompt(&state).starts_with("Turn the metrics of images off?"),
+        "{}",
+        prompt(&state)
+    );
+    assert!(
+        press(&mut state, &[KeyCode::Char('n')]).is_empty(),
+        "n sends nothing"
+    );
+    assert!(target.metrics_recording("images").await.unwrap().is_on());
+
+    press(&mut state, &[KeyCode::Char('o')]);
+    let sent = press(&mut state, &[KeyCode::Char('y')]);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok, "{message}");
+    assert_eq!(message, "the metrics of images are off");
+    assert!(!target.metrics_recording("images").await.unwrap().is_on());
+    refresh(&target, &mut state).await;
+    let title = line_with(&screen(&state), "Metrics: images").to_owned();
+    assert!(
+        title.contains("OFF since") && title.contains("o: turn on"),
+        "{title}"
+    );
+
+    press(&mut state, &[KeyCode::Char('o')]);
+    assert!(
+        prompt(&state).starts_with("Turn the metrics of images back on?"),
+        "{}",
+        prompt(&state)
+    );
+    let sent = press(&mut state, &[KeyCode::Char('y')]);
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok, "{message}");
+    assert_eq!(message, "the metrics of images are on");
+    refresh(&target, &mut state).await;
+    assert!(!line_with(&screen(&state), "Metrics: images").contains("OFF"));
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use redq::metrics::{
-    Figures, Histogram, MetricsHistory, MetricsPoint, MetricsWindow, QueueMetrics, BUCKETS,
+    Figures, Histogram, MetricsHistory, MetricsPoint, MetricsWindow, QueueMetrics, Recording,
+    BUCKETS,
 };
 use redq::{Completion, NewJob, Operator};
 use redq_console::tui::theme::Theme;
@@ -73,6 +74,7 @@ fn fixed_history() -> MetricsHistory {
                 ("thumbnail".to_owned(), thumbnail),
             ]),
             now,
+            recording: Recording::On,
         },
         width,
         points,
@@ -256,4 +258,96 @@ async fn metrics_show_and_the_view_report_what_ran() {
     let shown = line_with(&text, "resize");
     assert!(shown.contains(" 3 ") && shown.contains("0.0%"), "{shown}");
     assert!(line_with(&text, "(all)").contains("40.0%"), "{text}");
+}
+
+/// `redq metrics off|on`: what it prints, and what `metrics show`, the
+/// view and the figures say while the metrics are off.
+#[tokio::test]
+async fn metrics_off_stops_recording_and_show_and_the_view_say_since_when() {
+    let server = RedisServer::builder().start();
+    let (url, ns) = (server.url(), unique_namespace("metrics_switch_cli"));
+    known_workload(&url, &ns).await;
+    let completed = |reply: &serde_json::Value| {
+        let rows = reply["rows"].as_array().unwrap();
+        let all = rows.iter().find(|r| r["name"] == "(all)").unwrap();
+        all["completed"].as_u64().unwrap()
+    };
+    let show = || {
+        redq(
+            &url,
+            &ns,
+            &["metrics", "show", "images", "--window", "5m", "-o", "json"],
+        )
+    };
+
+    let off = redq(&url, &ns, &["metrics", "off", "images", "-o", "json"]);
+    assert_exit(&off, 0);
+    let reply = stdout_json(&off);
+    assert_eq!(
+        (reply["changed"].as_bool(), reply["recording"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let since = reply["off_since"].as_str().expect("off_since").to_owned();
+    let again = redq(&url, &ns, &["metrics", "off", "images"]);
+    assert_exit(&again, 0);
+    let text = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(
+        text.contains("images: metrics are off since ") && text.contains("redq metrics on images"),
+        "{text}"
+    );
+    assert!(
+        text.contains("nothing changed: it was already so"),
+        "{text}"
+    );
+
+    // The same workload again: nothing of it is recorded.
+    known_workload(&url, &ns).await;
+    let shown = show();
+    assert_exit(&shown, 0);
+    let reply = stdout_json(&shown);
+    assert_eq!(completed(&reply), 3, "{reply}");
+    assert_eq!(
+        (reply["recording"].as_bool(), reply["off_since"].as_str()),
+        (Some(false), Some(since.as_str()))
+    );
+    let table = redq(&url, &ns, &["metrics", "show", "images", "--window", "5m"]);
+    assert_exit(&table, 0);
+    let text = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(text.contains("metrics are off since"), "{text}");
+
+    let operator = Operator::from(connect(&url, &ns).await);
+    let history = operator
+        .metrics_history("images", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    let drawn_off = drawn(&history, MetricsWindow::Last5Minutes, 140, 42);
+    assert!(
+        line_with(&drawn_off, "Metrics: images").contains("OFF since"),
+        "{drawn_off}"
+    );
+
+    let on = redq(&url, &ns, &["metrics", "on", "images", "-o", "json"]);
+    assert_exit(&on, 0);
+    let reply = stdout_json(&on);
+    assert_eq!(
+        (reply["changed"].as_bool(), reply["recording"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert!(reply["off_since"].is_null(), "{reply}");
+    known_workload(&url, &ns).await;
+    let reply = stdout_json(&show());
+    assert_eq!(completed(&reply), 6, "recorded again: {reply}");
+    assert_eq!(reply["recording"].as_bool(), Some(true));
+    let history = operator
+        .metrics_history("images", MetricsWindow::Last5Minutes)
+        .await
+        .unwrap();
+    assert!(!drawn(&history, MetricsWindow::Last5Minutes, 140, 42).contains("OFF since"));
+
+    let unknown = redq(&url, &ns, &["metrics", "off", "nosuch"]);
+    assert_exit(&unknown, 1);
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("nosuch"),
+        "{unknown:?}"
+    );
 }

@@ -77,11 +77,16 @@ pub enum EventKind {
     /// A queue's retention policy cleared (`detail` the bounds it had)
     /// (`by`).
     RetentionCleared,
+    /// A queue's metrics turned off: nothing more is recorded in them
+    /// until they are turned on ([`crate::metrics`]) (`by`).
+    MetricsOff,
+    /// A queue's metrics turned back on (`by`).
+    MetricsOn,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 29] = [
+    pub const ALL: [EventKind; 31] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -111,6 +116,8 @@ impl EventKind {
         EventKind::Edited,
         EventKind::RetentionSet,
         EventKind::RetentionCleared,
+        EventKind::MetricsOff,
+        EventKind::MetricsOn,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -145,6 +152,8 @@ impl EventKind {
             EventKind::Edited => "edited",
             EventKind::RetentionSet => "retention_set",
             EventKind::RetentionCleared => "retention_cleared",
+            EventKind::MetricsOff => "metrics_off",
+            EventKind::MetricsOn => "metrics_on",
         }
     }
 
@@ -175,6 +184,8 @@ impl EventKind {
                 | EventKind::Edited
                 | EventKind::RetentionSet
                 | EventKind::RetentionCleared
+                | EventKind::MetricsOff
+                | EventKind::MetricsOn
         )
     }
 }

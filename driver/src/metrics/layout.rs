@@ -71,6 +71,10 @@ pub(crate) fn open_field(name: &str) -> String {
     format!("w|{name}")
 }
 
+/// The field present while the queue's metrics are off
+/// (`lua/metrics_switch.lua`): when they were turned off, unix ms.
+pub(crate) const OFF_FIELD: &str = "off";
+
 /// A stored open-window marker, or `None` when it is not a number.
 pub(crate) fn open_window(raw: &[u8]) -> Option<u64> {
     std::str::from_utf8(raw).ok()?.parse().ok()
@@ -126,6 +130,18 @@ mod tests {
             assert!(
                 LUA.contains(&format!("{prefix} .. name")),
                 "{prefix} in metrics.lua"
+            );
+        }
+        assert!(LUA.contains(&format!("local METRIC_OFF = '{OFF_FIELD}'")));
+        let switch = include_str!("../../lua/metrics_switch.lua");
+        for access in [
+            "HGET', K.metrics, '",
+            "HSET', K.metrics, '",
+            "HDEL', K.metrics, '",
+        ] {
+            assert!(
+                switch.contains(&format!("{access}{OFF_FIELD}'")),
+                "metrics_switch.lua: {access}{OFF_FIELD}'"
             );
         }
         for r in [SECONDS, MINUTES, HOURS] {

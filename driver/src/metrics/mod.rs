@@ -19,6 +19,12 @@
 //! 5 s window and folds the closed one into the totals and the 1 min and
 //! 1 h rollups. Readers add a name's still open window to those.
 //!
+//! # Turning them off
+//!
+//! [`RedisQueue::set_metrics_recording`](crate::RedisQueue::set_metrics_recording)
+//! turns a queue's metrics off (or back on), live; see [`Recording`] for
+//! what that keeps and what it saves a call.
+//!
 //! # Rollups and memory
 //!
 //! Times go into [`Histogram`]s of [`BUCKETS`] log-scale buckets (1 ms to
@@ -38,6 +44,7 @@ mod history;
 pub(crate) mod layout;
 mod pending;
 mod read;
+mod switch;
 mod totals;
 
 use std::collections::BTreeMap;
@@ -48,6 +55,7 @@ use serde::Serialize;
 pub use histogram::Histogram;
 pub use history::{MetricsHistory, MetricsPoint};
 pub use layout::{BUCKETS, NAMES_MAX, NONE, OTHER};
+pub use switch::Recording;
 
 /// A range of recent time to read metrics for, ending now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -124,6 +132,9 @@ pub struct QueueMetrics {
     pub names: BTreeMap<String, Figures>,
     /// Redis's clock when read (`UNIX_EPOCH` for the totals, read without it).
     pub now: SystemTime,
+    /// Whether the queue records them now: while off, nothing is added
+    /// (see [`RedisQueue::set_metrics_recording`](crate::RedisQueue::set_metrics_recording)).
+    pub recording: Recording,
 }
 
 impl QueueMetrics {
@@ -143,6 +154,7 @@ impl QueueMetrics {
             self.names.entry(name).or_default().add(&figures);
         }
         self.now = self.now.max(other.now);
+        self.recording = self.recording.plus(other.recording);
         self
     }
 }

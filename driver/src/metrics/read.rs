@@ -9,7 +9,7 @@ use fred::types::{ClusterHash, CustomCommand};
 use futures::future::try_join_all;
 
 use super::layout::{self, Rollup, BUCKETS, OTHER};
-use super::{Figures, Histogram, MetricsWindow, QueueMetrics};
+use super::{Figures, Histogram, MetricsWindow, QueueMetrics, Recording};
 use crate::limits::check_queue_name;
 use crate::{Operator, QueueError, RedisQueue};
 
@@ -27,6 +27,7 @@ pub(super) struct Cell {
 /// What [`RedisQueue::read_windows`] found, and the range it covered.
 pub(super) struct WindowedRead {
     pub now_ms: u64,
+    pub recording: Recording,
     pub rollup: Rollup,
     /// The first and last window numbers of the range.
     pub oldest: u64,
@@ -47,6 +48,7 @@ impl WindowedRead {
             window: Some(window),
             names,
             now: SystemTime::UNIX_EPOCH + Duration::from_millis(self.now_ms),
+            recording: self.recording,
         }
     }
 }
@@ -83,7 +85,7 @@ impl RedisQueue {
         check_queue_name(queue)?;
         let key = self.inner.keys.metrics(queue);
         let now_ms = self.redis_now_ms(&key).await?;
-        let names = self.metric_names(&key).await?;
+        let (names, recording) = self.metric_names(&key).await?;
         let (rollup, windows) = window.rollup();
         let newest = now_ms / rollup.width_ms;
         let oldest = newest.saturating_sub(windows - 1);
@@ -115,6 +117,7 @@ impl RedisQueue {
         );
         Ok(WindowedRead {
             now_ms,
+            recording,
             rollup,
             oldest,
             newest,
@@ -122,11 +125,15 @@ impl RedisQueue {
         })
     }
 
-    /// The names admitted, and `(other)`.
-    pub(super) async fn metric_names(&self, key: &str) -> Result<Vec<String>, QueueError> {
-        let raw: Option<Vec<u8>> = self
+    /// The names admitted, and `(other)`; and whether the queue records
+    /// now: one HMGET.
+    pub(super) async fn metric_names(
+        &self,
+        key: &str,
+    ) -> Result<(Vec<String>, Recording), QueueError> {
+        let (raw, off): (Option<Vec<u8>>, Option<Vec<u8>>) = self
             .client()
-            .hget(key, "names")
+            .hmget(key, vec!["names", layout::OFF_FIELD])
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         let mut names = Vec::new();
@@ -144,7 +151,7 @@ impl RedisQueue {
             }
         }
         names.push(OTHER.to_owned());
-        Ok(names)
+        Ok((names, Recording::from_field(off.as_deref())))
     }
 
     pub(super) async fn metric_values(

@@ -63,6 +63,7 @@ scripts! {
     GateList => "gate_list",
     GateCancel => "gate_cancel",
     GateDecide => "gate_decide",
+    MetricsSwitch => "metrics_switch",
 }
 
 /// Declares [`MODULES`] from the module names.

@@ -480,3 +480,34 @@ async fn a_park_after_another_workers_is_handed_jobs_as_its_own() {
     let report = second.shutdown().await;
     assert_eq!(report.processed, 1);
 }
+
+#[tokio::test]
+async fn a_job_handed_on_a_queue_with_metrics_off_records_nothing() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff_metrics_off");
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    assert!(queue.set_metrics_recording("work", false).await.unwrap());
+    let running = start(&queue, &client, WorkOptions::new().concurrency(2));
+    wait_parked(&client, &ns).await;
+
+    let id = queue.push(&job("m", 0)).await.unwrap().id().to_owned();
+    assert_eq!(
+        park_record(&client, &ns).await.expect("still parked")[5],
+        1,
+        "handed off, not claimed"
+    );
+    wait_until(DEADLINE, "the handed job to be acknowledged", async || {
+        state(&queue, &id).await.is_none()
+    })
+    .await;
+    let totals = queue.metric_totals("work").await.unwrap();
+    let figures = totals.total();
+    assert_eq!(
+        (figures.wait.count(), figures.completed),
+        (0, 0),
+        "{totals:?}"
+    );
+    assert!(!totals.recording.is_on());
+    assert_eq!(running.shutdown().await.processed, 1);
+}

@@ -34,6 +34,7 @@ mod harness;
 mod kept_results;
 mod lean_record;
 mod metrics_recording;
+mod metrics_switch;
 mod noscript;
 mod notes_api;
 mod notes_worker;

@@ -58,6 +58,9 @@ pub struct Row {
     pub lapsed: u64,
     /// Paused queues among those of the row (0 or 1 but for [`OTHER`]).
     pub paused: u64,
+    /// Queues of the row whose metrics are off (`redq metrics off`: their
+    /// histograms and outcome totals stand still), 0 or 1 but for [`OTHER`].
+    pub metrics_off: u64,
     /// Age of the head job (the oldest of the row's heads).
     pub oldest_age: Duration,
     pub processed_last_minute: u64,
@@ -95,6 +98,7 @@ impl Row {
             ],
             lapsed: c.lapsed,
             paused: u64::from(c.paused),
+            metrics_off: 0,
             oldest_age: head_age,
             processed_last_minute,
             failed_last_minute,
@@ -112,6 +116,7 @@ impl Row {
         }
         self.lapsed += other.lapsed;
         self.paused += other.paused;
+        self.metrics_off += other.metrics_off;
         self.oldest_age = self.oldest_age.max(other.oldest_age);
         self.processed_last_minute += other.processed_last_minute;
         self.failed_last_minute += other.failed_last_minute;
@@ -147,6 +152,7 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
             )?;
             let mut row = Row::of(&counts, &stats);
             row.totals = totals.total();
+            row.metrics_off = u64::from(!totals.recording.is_on());
             Ok::<Row, QueueError>(row)
         })
         .buffered(CONCURRENT_READS)

@@ -78,7 +78,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         }
     }
     out.push(jobs);
-    let per_queue: [PerQueue; 8] = [
+    let per_queue: [PerQueue; 9] = [
         (
             "redq_lapsed_leases",
             "Leases of the queue past their expiry that no worker reclaimed yet (counted in redq_jobs{state=\"leased\"} too).",
@@ -88,6 +88,11 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
             "redq_queue_paused",
             "1 when the queue is paused (claims hand out nothing), else 0; for queue=\"_other\" how many of its queues are paused.",
             |r| r.paused as f64,
+        ),
+        (
+            "redq_queue_metrics_off",
+            "1 when the queue's metrics are off (redq metrics off): its redq_job_wait_seconds and redq_job_run_seconds histograms and its redq_jobs_*_total counters stop moving until they are on again; else 0. For queue=\"_other\" how many of its queues have them off.",
+            |r| r.metrics_off as f64,
         ),
         (
             "redq_oldest_job_age_seconds",

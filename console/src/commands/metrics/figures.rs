@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redq::metrics::{Figures, MetricsWindow, QueueMetrics};
+use redq::metrics::{Figures, MetricsWindow, QueueMetrics, Recording};
 use serde_json::{json, Value};
 
 /// The label of the row summing every name.
@@ -104,6 +104,30 @@ pub fn short_duration(value: Option<Duration>) -> String {
     }
 }
 
+/// What a reader of a queue's figures must know when its metrics are off
+/// (`None` while they are on): since when nothing has been recorded, and
+/// how to record again. Times in UTC, as everywhere in the console.
+pub fn recording_note(queue: &str, recording: Recording) -> Option<String> {
+    match recording {
+        Recording::On => None,
+        Recording::Off { since } => Some(format!(
+            "metrics are off since {} UTC: nothing after that is recorded \
+             (redq metrics on {} records again)",
+            crate::clock::datetime(since),
+            crate::text::inert(queue)
+        )),
+    }
+}
+
+/// A switch as `-o json` gives it: `recording`, and `off_since` (RFC 3339,
+/// `null` while recording).
+pub fn recording_json(recording: Recording) -> (bool, Value) {
+    match recording {
+        Recording::On => (true, Value::Null),
+        Recording::Off { since } => (false, json!(crate::clock::rfc3339(since))),
+    }
+}
+
 /// An error rate as a percentage, `-` when nothing finished.
 pub fn rate_text(rate: Option<f64>) -> String {
     rate.map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0))
@@ -172,6 +196,22 @@ mod tests {
         assert_eq!(short_duration(ms(2_500)), "2.5s");
         assert_eq!(short_duration(ms(252_000)), "4.2m");
         assert_eq!(short_duration(ms(5_400_000)), "1.5h");
+    }
+
+    #[test]
+    fn a_switched_off_queue_says_since_when_and_how_to_record_again() {
+        assert_eq!(recording_note("mail", Recording::On), None);
+        let since = std::time::UNIX_EPOCH + Duration::from_secs(1_764_921_600);
+        let note = recording_note("mail", Recording::Off { since }).unwrap();
+        assert_eq!(
+            note,
+            "metrics are off since 2025-12-05 08:00:00 UTC: nothing after that is recorded \
+             (redq metrics on mail records again)"
+        );
+        assert_eq!(
+            recording_json(Recording::Off { since }),
+            (false, json!("2025-12-05T08:00:00.000Z"))
+        );
     }
 
     #[test]

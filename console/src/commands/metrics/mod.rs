@@ -14,6 +14,7 @@ mod families;
 pub mod figures;
 mod serve;
 pub mod show;
+pub mod switch;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,11 +1,14 @@
 //! `redq metrics show QUEUE [--window 1h]`: completed, failed, error rate
 //! and wait/run percentiles per job name over a recent window, read once
-//! through the driver's `Operator::metrics` (the shards summed).
+//! through the driver's `Operator::metrics` (the shards summed), and
+//! whether the queue records them now.
 
 use redq::metrics::MetricsWindow;
 use serde_json::json;
 
-use super::figures::{figure_rows, row_cells, row_json, window_label, COLUMNS};
+use super::figures::{
+    figure_rows, recording_json, recording_note, row_cells, row_json, window_label, COLUMNS,
+};
 use crate::aggregate::Target;
 use crate::failure::Failure;
 use crate::output::{print_json, time, Table};
@@ -20,10 +23,13 @@ pub async fn run(
     let metrics = target.metrics(queue, window).await?;
     let rows = figure_rows(&metrics);
     if json {
+        let (recording, off_since) = recording_json(metrics.recording);
         print_json(&json!({
             "queue": queue,
             "window": window_label(window),
             "now": time(metrics.now),
+            "recording": recording,
+            "off_since": off_since,
             "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
         }));
         return Ok(());
@@ -37,5 +43,8 @@ pub async fn run(
         window_label(window)
     );
     print!("{}", table.render());
+    if let Some(note) = recording_note(queue, metrics.recording) {
+        println!("{note}");
+    }
     Ok(())
 }

@@ -106,6 +106,7 @@ mod tests {
                 window: Some(MetricsWindow::Last5Minutes),
                 names: Default::default(),
                 now: UNIX_EPOCH,
+                recording: redq::metrics::Recording::On,
             },
             width: Duration::from_secs(5),
             points: Vec::new(),

@@ -2,8 +2,9 @@
 //! triggers the selected schedule now, `p` pauses or resumes it, `d`
 //! deletes it; on the Leases screen `x` reclaims the lapsed leases of the
 //! selected lease's queue; on the Dead letters screen, grouped, `K` sends a
-//! few canaries of the selected group (see `crate::canary`). Each names
-//! what it will touch and asks (default No); only `y` sends it.
+//! few canaries of the selected group (see `crate::canary`); in a queue's
+//! Metrics view `o` turns its metrics off or back on. Each names what it
+//! will touch and asks (default No); only `y` sends it.
 
 use redq::JobState;
 
@@ -24,6 +25,8 @@ pub enum OperateKey {
     Reclaim,
     /// Dead letters (grouped): requeue a few of the group, then watch them.
     Canary,
+    /// Metrics: turn the queue's metrics off, or back on.
+    ToggleMetrics,
 }
 
 /// A change an [`OperateKey`] asks for, carried out by `tui::operate`.
@@ -39,6 +42,8 @@ pub enum Operate {
     DeleteSchedule(String),
     /// Reclaim every lapsed lease of the queue.
     Reclaim(String),
+    /// Turn the queue's metrics off (`false`) or on (`true`).
+    RecordMetrics(String, bool),
     /// Requeue these dead letters of one group, then watch what becomes of
     /// them.
     Canary {
@@ -60,6 +65,10 @@ impl Operate {
             Operate::ResumeSchedule(name) => format!("resume schedule {}", inert(name)),
             Operate::DeleteSchedule(name) => format!("delete schedule {}", inert(name)),
             Operate::Reclaim(queue) => format!("reclaim the lapsed leases of {}", inert(queue)),
+            Operate::RecordMetrics(queue, on) => {
+                let switch = if *on { "on" } else { "off" };
+                format!("turn the metrics of {} {switch}", inert(queue))
+            }
             Operate::Canary { ids, .. } => {
                 format!("canary requeue of {}", plural(ids.len(), "dead letter"))
             }
@@ -76,6 +85,7 @@ impl State {
             | OperateKey::DeleteSchedule => self.schedule_question(key),
             OperateKey::Reclaim => self.reclaim_question(),
             OperateKey::Canary => self.canary_question(),
+            OperateKey::ToggleMetrics => self.metrics_question(),
         };
         let Some((prompt, operate)) = asked else {
             return Command::None;
@@ -153,6 +163,37 @@ impl State {
             ),
             Operate::Reclaim(queue),
         ))
+    }
+
+    fn metrics_question(&mut self) -> Option<(String, Operate)> {
+        let View::Metrics(view) = &self.view else {
+            return None;
+        };
+        let Some(history) = self.metrics_shown(view) else {
+            self.say(
+                Level::Info,
+                "the metrics are not read yet: try again when they show",
+            );
+            return None;
+        };
+        let queue = history.metrics.queue.clone();
+        let shown = inert(&queue);
+        Some(if history.metrics.recording.is_on() {
+            (
+                format!(
+                    "Turn the metrics of {shown} off? Its workers stop recording wait and run times \
+                     and outcome counts (what is recorded stays); sizes, throughput and events go on."
+                ),
+                Operate::RecordMetrics(queue, false),
+            )
+        } else {
+            (
+                format!(
+                    "Turn the metrics of {shown} back on? Its workers record them again from now."
+                ),
+                Operate::RecordMetrics(queue, true),
+            )
+        })
     }
 
     fn canary_question(&mut self) -> Option<(String, Operate)> {

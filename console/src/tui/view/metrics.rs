@@ -10,7 +10,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType};
 use ratatui::Frame;
-use redq::metrics::{MetricsHistory, MetricsWindow};
+use redq::metrics::{MetricsHistory, MetricsWindow, Recording};
 
 use super::table::{self, Column, Item, List};
 use crate::clock;
@@ -63,6 +63,22 @@ fn title(queue: &str, window: MetricsWindow) -> String {
     )
 }
 
+/// The title of figures read: while the queue's metrics are off, that
+/// first (a title is cut at the right), since when, and the key to turn
+/// them on.
+fn read_title(history: &MetricsHistory, window: MetricsWindow) -> String {
+    let metrics = &history.metrics;
+    match metrics.recording {
+        Recording::On => title(&metrics.queue, window),
+        Recording::Off { since } => format!(
+            " Metrics: {}, last {}: OFF since {} UTC, nothing newer recorded (o: turn on) ",
+            crate::text::inert(&metrics.queue),
+            window_label(window),
+            clock::short(since, metrics.now)
+        ),
+    }
+}
+
 fn draw_table(
     frame: &mut Frame,
     area: Rect,
@@ -72,7 +88,7 @@ fn draw_table(
     theme: &Theme,
 ) {
     let list = List {
-        title: title(&history.metrics.queue, window),
+        title: read_title(history, window),
         columns: vec![
             Column::name("NAME"),
             Column::number("COMPLETED"),
@@ -88,7 +104,12 @@ fn draw_table(
         ],
         rows: rows.iter().map(|row| cells(row, theme)).collect(),
         selected: 0,
-        empty: vec!["nothing recorded in this window".to_owned()],
+        empty: vec![match history.metrics.recording {
+            Recording::On => "nothing recorded in this window".to_owned(),
+            Recording::Off { .. } => {
+                "nothing recorded in this window: the metrics are off".to_owned()
+            }
+        }],
     };
     table::draw(frame, area, list, theme);
 }

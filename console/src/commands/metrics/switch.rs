@@ -1,0 +1,35 @@
+//! `redq metrics off|on QUEUE`: stop or resume recording a queue's metrics,
+//! live (the driver's `Operator::set_metrics_recording`, on every shard).
+
+use serde_json::json;
+
+use super::figures::{recording_json, recording_note};
+use crate::aggregate::Target;
+use crate::failure::Failure;
+use crate::output::print_json;
+use crate::text::inert;
+
+/// Turn `queue`'s metrics on or off, then say what holds now.
+pub async fn run(target: &Target, queue: &str, on: bool, json: bool) -> Result<(), Failure> {
+    let changed = target.set_metrics_recording(queue, on).await?;
+    tracing::info!(queue = %queue, on, changed, "metrics switched");
+    let recording = target.metrics_recording(queue).await?;
+    if json {
+        let (recording, off_since) = recording_json(recording);
+        print_json(&json!({
+            "queue": queue,
+            "changed": changed,
+            "recording": recording,
+            "off_since": off_since,
+        }));
+        return Ok(());
+    }
+    match recording_note(queue, recording) {
+        None => println!("{} records its metrics", inert(queue)),
+        Some(note) => println!("{}: {note}", inert(queue)),
+    }
+    if !changed {
+        println!("(nothing changed: it was already so)");
+    }
+    Ok(())
+}
