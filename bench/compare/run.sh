@@ -7,9 +7,12 @@
 #                        [--no-build] [--no-pin] [--no-ceilings]
 #                        [--script-calls auto|eval|functions]
 #                        [--record-format standard|compact] [--redq-threads T]
+#                        [--redq-metrics on|off]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
-# SCRIPT_CALLS, RECORD_FORMAT, REDQ_THREADS (flags win); --redq-threads gives
+# SCRIPT_CALLS, RECORD_FORMAT, REDQ_THREADS, REDQ_METRICS (flags win);
+# --redq-metrics off turns off the metrics of redq's bench queue (`redq bench
+# --metrics off`; BullMQ records none unless asked, bee-queue has none); --redq-threads gives
 # redq's runtime T worker threads (`redq bench --threads`; default: one a
 # core, as `#[tokio::main]` has); --script-calls is how redq calls its
 # scripts (auto, the driver's default: Redis Functions where the server allows
@@ -49,10 +52,11 @@ CEILINGS="${CEILINGS:-1}"
 SCRIPT_CALLS="${SCRIPT_CALLS:-auto}"
 RECORD_FORMAT="${RECORD_FORMAT:-standard}"
 REDQ_THREADS="${REDQ_THREADS:-}"
+REDQ_METRICS="${REDQ_METRICS:-on}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --n) N="$2"; shift 2 ;;
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
     --script-calls) SCRIPT_CALLS="$2"; shift 2 ;;
     --record-format) RECORD_FORMAT="$2"; shift 2 ;;
     --redq-threads) REDQ_THREADS="$2"; shift 2 ;;
+    --redq-metrics) REDQ_METRICS="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -76,6 +81,10 @@ done
 case "$SCRIPT_CALLS" in
   auto | eval | functions) ;;
   *) echo "run.sh: --script-calls is auto, eval or functions, got '$SCRIPT_CALLS'" >&2; exit 2 ;;
+esac
+case "$REDQ_METRICS" in
+  on | off) ;;
+  *) echo "run.sh: --redq-metrics is on or off, got '$REDQ_METRICS'" >&2; exit 2 ;;
 esac
 case "$RECORD_FORMAT" in
   standard | compact) ;;
@@ -173,7 +182,7 @@ common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms
 one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
-  local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS" --record-format "$RECORD_FORMAT")
+  local cmd=("$redq" bench --script-calls "$SCRIPT_CALLS" --record-format "$RECORD_FORMAT" --metrics "$REDQ_METRICS")
   if [ -n "$REDQ_THREADS" ]; then cmd+=(--threads "$REDQ_THREADS"); fi
   [ "$system" = bullmq ] && cmd=(node "$here/bullmq-bench.mjs")
   [ "$system" = bee-queue ] && cmd=(node "$here/beequeue-bench.mjs")
