@@ -27,15 +27,17 @@ local want = ARGV[3]
 if want ~= 'off' and want ~= 'on' then
   fail('metrics can be turned off or on, got ' .. string.format('%q', tostring(want)))
 end
-local since = tonumber(redis.call('HGET', K.metrics, 'off'))
+-- lib/metrics.lua stops at the field whatever it holds, so its presence
+-- is the switch (the time is for readers).
+local stored = redis.call('HGET', K.metrics, 'off')
 if want == 'off' then
-  if since then return { 0, since } end
+  if stored then return { 0, tonumber(stored) or 0 } end
   local now = now_ms()
   redis.call('HSET', K.metrics, 'off', now)
   emit(K.events, 'metrics_off', QUEUE, now)
   return { 1, now }
 end
-if not since then return { 0, 0 } end
+if not stored then return { 0, 0 } end
 redis.call('HDEL', K.metrics, 'off')
 emit(K.events, 'metrics_on', QUEUE, now_ms())
 return { 1, 0 }

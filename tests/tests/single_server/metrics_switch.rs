@@ -146,3 +146,25 @@ async fn the_switch_is_per_queue_and_refuses_a_bad_queue_name() {
     assert_invalid(queue.set_metrics_recording("", false).await, "queue name");
     assert_invalid(queue.metrics_recording("a\nb").await, "queue name");
 }
+
+/// The scripts stop at the `off` field whatever it holds; a value redq never
+/// writes (another tool's) reads as off, and turning the metrics on clears it.
+#[tokio::test]
+async fn any_value_of_the_switch_is_off_and_on_clears_it() {
+    let server = server();
+    let queue = queue(&server, "metrics_switch_foreign").await;
+    let key = format!("{{{}}}:q:q:metrics", queue.namespace());
+    server.cmd(&["HSET", &key, "off", "yes"]).await;
+    assert_eq!(
+        queue.metrics_recording("q").await.unwrap(),
+        Recording::Off {
+            since: SystemTime::UNIX_EPOCH
+        }
+    );
+    queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let job = claim_n(&queue, "q", 1).await.remove(0);
+    queue.ack(&job.lease()).await.unwrap();
+    assert_eq!(queue.metric_totals("q").await.unwrap().total().completed, 0);
+    assert!(queue.set_metrics_recording("q", true).await.unwrap());
+    assert_eq!(queue.metrics_recording("q").await.unwrap(), Recording::On);
+}
