@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--backlog N] [--record-format standard|compact] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -25,7 +25,8 @@ ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`); --backlog N: first,
 unmeasured, N jobs waiting in another queue of the namespace (0); --record-format
 compact: the enqueues write compact records (driver/src/record_format.rs), so
-the claims lease compact records.
+the claims lease compact records; --metrics-off: the bench queue's metrics
+are off (lua/metrics_switch.lua's field) before any call is measured.
 
 The backlog decides how the jobs hash is stored. Below
 hash-max-listpack-entries (512) records with values of at most

@@ -56,7 +56,7 @@ pub async fn run(
             )
         }
         Operate::RecordMetrics(queue, on) => {
-            let changed = target.set_metrics_recording(queue, *on).await?;
+            let changed = target.set_metrics_recording(queue, *on).await?.changed;
             let (already, switch) = (
                 if changed { "" } else { "already " },
                 if *on { "on" } else { "off" },

@@ -55,7 +55,7 @@ use serde::Serialize;
 pub use histogram::Histogram;
 pub use history::{MetricsHistory, MetricsPoint};
 pub use layout::{BUCKETS, NAMES_MAX, NONE, OTHER};
-pub use switch::Recording;
+pub use switch::{MetricsSwitched, Recording};
 
 /// A range of recent time to read metrics for, ending now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -62,6 +62,16 @@ impl Recording {
     }
 }
 
+/// What [`RedisQueue::set_metrics_recording`] did, from the switch's own
+/// reply: whether it changed, and the switch as it now stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MetricsSwitched {
+    /// Whether this call changed the switch (`false`: it was already so).
+    pub changed: bool,
+    /// The switch now: off since when, or on.
+    pub recording: Recording,
+}
+
 impl RedisQueue {
     /// Whether `queue` records its metrics now.
     pub async fn metrics_recording(&self, queue: &str) -> Result<Recording, QueueError> {
@@ -77,7 +87,8 @@ impl RedisQueue {
 
     /// Turn `queue`'s metrics off (`on` false) or back on: live, for every
     /// worker at its next call. Returns whether it changed anything (an
-    /// operator event, `metrics_off` or `metrics_on`, records each change).
+    /// operator event, `metrics_off` or `metrics_on`, records each change)
+    /// and the switch as it now stands.
     ///
     /// Metrics are on for every queue unless turned off. While they are
     /// off, the scripts that record them (claim, hand-off, ack, nack,
@@ -90,10 +101,24 @@ impl RedisQueue {
     /// [`QueueMetrics`](super::QueueMetrics) says so ([`Recording`]).
     /// The queue's sizes, throughput (`stats`) and events are not metrics
     /// in this sense: they are kept whatever the switch says.
-    pub async fn set_metrics_recording(&self, queue: &str, on: bool) -> Result<bool, QueueError> {
+    pub async fn set_metrics_recording(
+        &self,
+        queue: &str,
+        on: bool,
+    ) -> Result<MetricsSwitched, QueueError> {
         let want = if on { "on" } else { "off" };
         let items = reply::array(self.run(Op::MetricsSwitch, queue, vec![text(want)]).await?)?;
-        codes::metrics_switched(items.first())
+        let changed = codes::metrics_switched(items.first())?;
+        // The reply's second item is when they were turned off (unix ms;
+        // 0 for a stored value that is not a time, read as the epoch).
+        let recording = if on {
+            Recording::On
+        } else {
+            Recording::Off {
+                since: SystemTime::UNIX_EPOCH + Duration::from_millis(reply::count_at(&items, 1)?),
+            }
+        };
+        Ok(MetricsSwitched { changed, recording })
     }
 }
 
@@ -108,14 +133,23 @@ impl Operator {
         Ok(all)
     }
 
-    /// [`RedisQueue::set_metrics_recording`] on every shard; whether any
-    /// changed.
-    pub async fn set_metrics_recording(&self, queue: &str, on: bool) -> Result<bool, QueueError> {
-        let mut changed = false;
+    /// [`RedisQueue::set_metrics_recording`] on every shard: changed when
+    /// any shard's changed; off since the earliest shard's.
+    pub async fn set_metrics_recording(
+        &self,
+        queue: &str,
+        on: bool,
+    ) -> Result<MetricsSwitched, QueueError> {
+        let mut all = MetricsSwitched {
+            changed: false,
+            recording: Recording::On,
+        };
         for shard in self.shards() {
-            changed |= shard.set_metrics_recording(queue, on).await?;
+            let one = shard.set_metrics_recording(queue, on).await?;
+            all.changed |= one.changed;
+            all.recording = all.recording.plus(one.recording);
         }
-        Ok(changed)
+        Ok(all)
     }
 }
 

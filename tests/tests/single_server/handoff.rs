@@ -487,7 +487,13 @@ async fn a_job_handed_on_a_queue_with_metrics_off_records_nothing() {
     let ns = unique_namespace("handoff_metrics_off");
     let queue = fixtures::handle(&server, &ns).await;
     let client = server.client().await;
-    assert!(queue.set_metrics_recording("work", false).await.unwrap());
+    assert!(
+        queue
+            .set_metrics_recording("work", false)
+            .await
+            .unwrap()
+            .changed
+    );
     let running = start(&queue, &client, WorkOptions::new().concurrency(2));
     wait_parked(&client, &ns).await;
 

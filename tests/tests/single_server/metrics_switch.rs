@@ -67,14 +67,18 @@ async fn while_off_nothing_is_recorded_and_readers_say_since_when() {
     let events_from = newest_event_id(&queue).await;
 
     let asked = SystemTime::now();
-    assert!(queue.set_metrics_recording("q", false).await.unwrap());
-    assert!(
-        !queue.set_metrics_recording("q", false).await.unwrap(),
-        "already off"
-    );
+    let first = queue.set_metrics_recording("q", false).await.unwrap();
+    assert!(first.changed);
+    let again = queue.set_metrics_recording("q", false).await.unwrap();
+    assert!(!again.changed, "already off");
     let Recording::Off { since } = queue.metrics_recording("q").await.unwrap() else {
         panic!("the metrics are still on");
     };
+    // Both calls answer with the switch as stored: off since the first.
+    assert_eq!(
+        (first.recording, again.recording),
+        (Recording::Off { since }, Recording::Off { since })
+    );
     // Redis's clock and this one agree to within a second on one machine.
     let skew = since.duration_since(asked).unwrap_or_else(|e| e.duration());
     assert!(
@@ -93,9 +97,19 @@ async fn while_off_nothing_is_recorded_and_readers_say_since_when() {
     assert_eq!(window.total(), recorded);
     assert_eq!(window.recording, Recording::Off { since });
 
-    assert!(queue.set_metrics_recording("q", true).await.unwrap());
     assert!(
-        !queue.set_metrics_recording("q", true).await.unwrap(),
+        queue
+            .set_metrics_recording("q", true)
+            .await
+            .unwrap()
+            .changed
+    );
+    assert!(
+        !queue
+            .set_metrics_recording("q", true)
+            .await
+            .unwrap()
+            .changed,
         "already on"
     );
     assert_eq!(queue.metrics_recording("q").await.unwrap(), Recording::On);
@@ -129,7 +143,13 @@ async fn while_off_nothing_is_recorded_and_readers_say_since_when() {
 async fn the_switch_is_per_queue_and_refuses_a_bad_queue_name() {
     let server = server();
     let queue = queue(&server, "metrics_switch_per_queue").await;
-    assert!(queue.set_metrics_recording("quiet", false).await.unwrap());
+    assert!(
+        queue
+            .set_metrics_recording("quiet", false)
+            .await
+            .unwrap()
+            .changed
+    );
     for name in ["quiet", "busy"] {
         queue.add(name, NewJob::new(json!(1))).await.unwrap();
         let job = claim_n(&queue, name, 1).await.remove(0);
@@ -165,6 +185,12 @@ async fn any_value_of_the_switch_is_off_and_on_clears_it() {
     let job = claim_n(&queue, "q", 1).await.remove(0);
     queue.ack(&job.lease()).await.unwrap();
     assert_eq!(queue.metric_totals("q").await.unwrap().total().completed, 0);
-    assert!(queue.set_metrics_recording("q", true).await.unwrap());
+    assert!(
+        queue
+            .set_metrics_recording("q", true)
+            .await
+            .unwrap()
+            .changed
+    );
     assert_eq!(queue.metrics_recording("q").await.unwrap(), Recording::On);
 }

@@ -11,9 +11,9 @@ use crate::text::inert;
 
 /// Turn `queue`'s metrics on or off, then say what holds now.
 pub async fn run(target: &Target, queue: &str, on: bool, json: bool) -> Result<(), Failure> {
-    let changed = target.set_metrics_recording(queue, on).await?;
+    let switched = target.set_metrics_recording(queue, on).await?;
+    let (changed, recording) = (switched.changed, switched.recording);
     tracing::info!(queue = %queue, on, changed, "metrics switched");
-    let recording = target.metrics_recording(queue).await?;
     if json {
         let (recording, off_since) = recording_json(recording);
         print_json(&json!({
