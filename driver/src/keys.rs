@@ -62,6 +62,8 @@ use std::sync::LazyLock;
 #[derive(Debug, Clone)]
 pub struct Keys {
     tag: String,
+    /// `{ns}:wake`, sent with every enqueue: built once, not per call.
+    wake: String,
 }
 
 /// The keys a script call is given, in the order its header lists them; for
@@ -114,8 +116,10 @@ pub fn queue_key_total() -> usize {
 impl Keys {
     /// Keys of `namespace` (already validated).
     pub fn new(namespace: &str) -> Self {
+        let tag = format!("{{{namespace}}}");
         Keys {
-            tag: format!("{{{namespace}}}"),
+            wake: format!("{tag}:wake"),
+            tag,
         }
     }
 
@@ -177,7 +181,7 @@ impl Keys {
     }
     /// `{ns}:wake`, the pub/sub channel that wakes idle workers.
     pub fn wake_channel(&self) -> String {
-        self.key("wake")
+        self.wake.clone()
     }
     /// `{ns}:workers` and `{ns}:workers:info`, the worker registry.
     pub fn workers(&self) -> QueueKeys {

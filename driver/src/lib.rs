@@ -132,6 +132,7 @@ mod meta;
 pub mod metrics;
 #[cfg(test)]
 mod module_graph;
+mod msgpack_fields;
 pub mod notes;
 mod operator;
 mod options;

@@ -2,6 +2,7 @@
 //! The record is defined once, in `lua/lib/job_record.lua`; `driver/build.rs`
 //! generates the field positions used here from it.
 
+use crate::msgpack_fields::{read_array, Field};
 use crate::QueueError;
 
 /// Positions (from 0) of the job record's fields, generated from
@@ -93,15 +94,10 @@ impl Meta {
     /// meta, then the payload bytes, returned as they are.
     pub fn decode_record(raw: &[u8]) -> Result<(Meta, &[u8]), QueueError> {
         let bad = |why: &str| QueueError::Protocol(format!("job record: {why}"));
-        let mut rest = raw;
-        let value = rmpv::decode::read_value(&mut rest).map_err(|e| bad(&e.to_string()))?;
-        let fields = match value {
-            rmpv::Value::Array(fields) if fields.len() >= field::OLDEST_LEN => fields,
-            rmpv::Value::Array(stored)
-                if (field::COMPACT_MIN..=field::COMPACT.len()).contains(&stored.len()) =>
-            {
-                from_compact(stored)
-            }
+        let (stored, rest) = read_array(raw).map_err(|why| bad(&why))?;
+        let fields = match stored.len() {
+            n if n >= field::OLDEST_LEN => stored,
+            n if (field::COMPACT_MIN..=field::COMPACT.len()).contains(&n) => from_compact(&stored),
             _ => {
                 return Err(bad(&format!(
                     "not an array of {} to {} fields (or {} to {}, compact)",
@@ -113,32 +109,10 @@ impl Meta {
             }
         };
         // A field an older, shorter record lacks reads as its default.
-        let absent = rmpv::Value::Nil;
-        let at = |i: usize| fields.get(i).unwrap_or(&absent);
-        let int = |i: usize| -> i64 {
-            match at(i) {
-                rmpv::Value::Integer(n) => n.as_i64().unwrap_or(0),
-                rmpv::Value::F64(f) => *f as i64,
-                rmpv::Value::F32(f) => *f as i64,
-                _ => 0,
-            }
-        };
-        let num = |i: usize| -> u64 {
-            match at(i) {
-                rmpv::Value::Integer(n) => n.as_u64().unwrap_or(0),
-                rmpv::Value::F64(f) => *f as u64,
-                rmpv::Value::F32(f) => *f as u64,
-                _ => 0,
-            }
-        };
-        let text = |i: usize| -> String {
-            match at(i) {
-                rmpv::Value::String(s) => String::from_utf8_lossy(s.as_bytes()).into_owned(),
-                rmpv::Value::Binary(b) => String::from_utf8_lossy(b).into_owned(),
-                rmpv::Value::Integer(n) => n.to_string(),
-                _ => String::new(),
-            }
-        };
+        let at = |i: usize| fields.get(i).copied().unwrap_or(Field::Other);
+        let int = |i: usize| at(i).signed();
+        let num = |i: usize| at(i).number();
+        let text = |i: usize| at(i).text();
         let meta = Meta {
             lease_id: num(field::LEASE_ID),
             lease_expiry_ms: num(field::LEASE_EXPIRY),
@@ -179,12 +153,12 @@ impl Meta {
 /// The whole record's fields of a compact record's (`crate::record_format`):
 /// each stored one at its place, the rest absent (their defaults), and due
 /// when enqueued.
-fn from_compact(stored: Vec<rmpv::Value>) -> Vec<rmpv::Value> {
-    let mut fields = vec![rmpv::Value::Nil; field::LEN];
-    for (value, at) in stored.into_iter().zip(field::COMPACT) {
-        fields[at] = value;
+fn from_compact<'a>(stored: &[Field<'a>]) -> Vec<Field<'a>> {
+    let mut fields = vec![Field::Other; field::LEN];
+    for (value, at) in stored.iter().zip(field::COMPACT) {
+        fields[at] = *value;
     }
-    fields[field::NOT_BEFORE] = rmpv::Value::from(field::DUE_AT_ENQUEUE);
+    fields[field::NOT_BEFORE] = Field::Uint(field::DUE_AT_ENQUEUE);
     fields
 }
 

@@ -9,6 +9,7 @@ use fred::types::Value;
 
 use crate::job::parse_payload;
 use crate::meta::Meta;
+use crate::msgpack_fields::read_array;
 use crate::scripts::num;
 use crate::scripts::{reply, Op};
 use crate::{limits, Job, QueueError, RedisQueue};
@@ -89,22 +90,14 @@ impl RedisQueue {
 /// claim returns per job.
 pub(crate) fn decode_handoff(raw: &[u8]) -> Result<Job, QueueError> {
     let bad = |why: &str| QueueError::Protocol(format!("hand-off message: {why}"));
-    let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
-    let rmpv::Value::Array(parts) = value else {
-        return Err(bad("not an array"));
-    };
-    let bytes = |v: &rmpv::Value| -> Result<Vec<u8>, QueueError> {
-        match v {
-            rmpv::Value::String(s) => Ok(s.as_bytes().to_vec()),
-            rmpv::Value::Binary(b) => Ok(b.clone()),
-            _ => Err(bad("an element is not a string")),
-        }
-    };
+    let (parts, _) = read_array(raw).map_err(|why| bad(&why))?;
     let [id, record] = parts.as_slice() else {
         return Err(bad("not two elements"));
     };
-    let id = String::from_utf8(bytes(id)?).map_err(|_| bad("job id is not UTF-8"))?;
-    let record = bytes(record)?;
-    let (meta, payload) = Meta::decode_record(&record)?;
-    Ok(Job::from_meta(id, parse_payload(payload), meta))
+    let (Some(id), Some(record)) = (id.bytes(), record.bytes()) else {
+        return Err(bad("an element is not a string"));
+    };
+    let id = std::str::from_utf8(id).map_err(|_| bad("job id is not UTF-8"))?;
+    let (meta, payload) = Meta::decode_record(record)?;
+    Ok(Job::from_meta(id.to_owned(), parse_payload(payload), meta))
 }

@@ -296,29 +296,35 @@ impl Worker {
                 slot = slots.acquire() => slot,
             };
             let mut permits = vec![first];
-            while permits.len() < options.effective_claim_batch() {
-                match slots.try_acquire() {
-                    Some(slot) => permits.push(slot),
-                    None => break,
-                }
-            }
             // Jobs handed over while parked first: they are leased to us and
-            // start before the unpark's round trip.
-            let handed = parking.take_handed(permits.len());
+            // start before the unpark's round trip, each in a slot taken as
+            // it starts (only this loop takes slots, so as many as are free
+            // now are there to take). A whole claim's worth is gathered only
+            // for a claim: gathered and given back at every hand-off, it
+            // cost a handed job about 20k instructions on its way to its
+            // handler (docs/performance.md, round fifteen).
+            let handed = parking.take_handed(permits.len() + slots.free());
             if !handed.is_empty() {
                 for job in handed {
-                    let permit = permits.pop().expect("never more jobs than permits");
+                    let permit = permits
+                        .pop()
+                        .or_else(|| slots.try_acquire())
+                        .expect("never more jobs than free slots");
                     let job = Claimed { job, shard: 0 };
                     running.spawn(execute(shared.clone(), job, permit));
                 }
-                if permits.is_empty() {
-                    continue;
-                }
+                continue;
             }
             if parking.may_stay() {
                 drop(permits);
                 parking.wait(&claiming).await;
                 continue;
+            }
+            while permits.len() < options.effective_claim_batch() {
+                match slots.try_acquire() {
+                    Some(slot) => permits.push(slot),
+                    None => break,
+                }
             }
             parking.leave(&shared.queue).await;
             let jobs = match claim_some(&shared.queue, &options, permits.len()).await {
