@@ -84,7 +84,9 @@ pub enum ScriptCalls {
     /// save little there.
     #[default]
     Auto,
-    /// `EVALSHA` always: each script is loaded with `SCRIPT LOAD` at connect
+    /// `EVALSHA` always: each script the server lacks is loaded with
+    /// `SCRIPT LOAD` at connect (at its first call with
+    /// [`preload_scripts(false)`](crate::RedisQueueBuilder::preload_scripts))
     /// and reloaded after `NOSCRIPT`. Every call runs the script's whole
     /// text, building the helper modules it touches again. Nothing is left
     /// on the server but its script cache.
@@ -187,7 +189,7 @@ impl CallMode {
     /// function: never under `Eval`; under `Auto` if it writes and the
     /// server has not refused its library.
     fn by_function(&self, index: usize) -> bool {
-        let reads_only = !SCRIPTS[index].composed.writes();
+        let reads_only = !SCRIPTS[index].writes;
         self.settled == ScriptCalls::Functions
             && !(self.falls_back && reads_only)
             && !self.is_refused(index)
@@ -213,49 +215,72 @@ pub(crate) struct Caller<'a> {
     pub mode: &'a CallMode,
 }
 
-/// A script as loaded: its client-side object (body and SHA-1), its
-/// composition (to explain its errors), its function library and, for a
-/// queue script, where its keys are in a queue's key list.
+/// A script of the catalogue, composed at its first use: a process that
+/// connects without loading every script (`preload_scripts(false)`, the
+/// `redq` commands) composes only the few it runs. Composing all 45 took
+/// 25 to 30 ms of CPU, most of a local `redq` command (docs/performance.md,
+/// round fifteen).
 struct Loaded {
+    /// The script's name (`lua/<name>.lua`).
+    name: &'static str,
+    /// Its file's text.
+    source: &'static str,
+    /// Whether it may write ([`compose::shebang_writes`]), read from its
+    /// shebang once rather than at every call.
+    writes: bool,
+    /// Its composition and what follows from it, at its first use.
+    built: std::sync::OnceLock<Built>,
+    /// The library, composed at its first use.
+    library: std::sync::OnceLock<compose::Composed>,
+}
+
+/// A script as composed: its client-side object (body and SHA-1), its
+/// composition (to explain its errors), the one function of its library
+/// and, for a queue script, where its keys are in a queue's key list.
+struct Built {
     script: Script,
     composed: compose::Composed,
     /// The one function of its library (`redq_<name>_<hash>`).
     function_name: String,
-    /// The library, composed at its first use.
-    library: std::sync::OnceLock<compose::Composed>,
-    /// The script's name (`lua/<name>.lua`).
-    name: &'static str,
     /// Its KEYS, as positions in [`crate::keys::Keys::queue`]'s list (`None`:
     /// it takes the keys its caller passes, as they are).
     queue_key_positions: Option<Vec<usize>>,
 }
 
+impl Built {
+    fn compose(name: &str, source: &str) -> Built {
+        let composed = compose::compose(name, source);
+        let queue_key_positions = composed.queue_keys().map(|names| {
+            names
+                .iter()
+                .map(|name| {
+                    crate::keys::queue_key_position(name)
+                        .expect("the composer binds only listed keys")
+                })
+                .collect()
+        });
+        let script = Script::from_lua(composed.text.clone());
+        // The hash of the script's text: a change to any file it is
+        // composed from names a new library.
+        let function_name = format!("redq_{name}_{}", &script.sha1()[..16]);
+        Built {
+            script,
+            composed,
+            function_name,
+            queue_key_positions,
+        }
+    }
+}
+
 static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
     catalogue::SCRIPTS
         .iter()
-        .map(|(name, source)| {
-            let composed = compose::compose(name, source);
-            let queue_key_positions = composed.queue_keys().map(|names| {
-                names
-                    .iter()
-                    .map(|name| {
-                        crate::keys::queue_key_position(name)
-                            .expect("the composer binds only listed keys")
-                    })
-                    .collect()
-            });
-            let script = Script::from_lua(composed.text.clone());
-            // The hash of the script's text: a change to any file it is
-            // composed from names a new library.
-            let function_name = format!("redq_{name}_{}", &script.sha1()[..16]);
-            Loaded {
-                script,
-                composed,
-                function_name,
-                library: std::sync::OnceLock::new(),
-                name,
-                queue_key_positions,
-            }
+        .map(|(name, source)| Loaded {
+            name,
+            source,
+            writes: compose::shebang_writes(source),
+            built: std::sync::OnceLock::new(),
+            library: std::sync::OnceLock::new(),
         })
         .collect()
 });
@@ -266,19 +291,20 @@ pub fn function_name(script: &str) -> Option<&'static str> {
     SCRIPTS
         .iter()
         .find(|loaded| loaded.name == script)
-        .map(|loaded| loaded.function_name.as_str())
+        .map(|loaded| loaded.built().function_name.as_str())
 }
 
 impl Loaded {
+    /// Its composition, composed at the first call that needs it.
+    fn built(&self) -> &Built {
+        self.built
+            .get_or_init(|| Built::compose(self.name, self.source))
+    }
+
     /// The script's function library (composed once, at its first use).
     fn library(&self) -> &compose::Composed {
         self.library.get_or_init(|| {
-            let source = catalogue::SCRIPTS
-                .iter()
-                .find(|(name, _)| *name == self.name)
-                .map(|(_, source)| *source)
-                .expect("a loaded script is in the catalogue");
-            compose::compose_function(self.name, source, &self.function_name)
+            compose::compose_function(self.name, self.source, &self.built().function_name)
         })
     }
 
@@ -300,22 +326,25 @@ impl Loaded {
         &'a self,
         keys: &'a QueueKeys,
     ) -> impl Iterator<Item = &'a fred::types::Key> + Clone + 'a {
-        let (positions, own): (&[usize], &[fred::types::Key]) = match &self.queue_key_positions {
-            None => (&[], &keys.0),
-            Some(positions) => (
-                positions,
-                keys.0
-                    .get(crate::keys::queue_key_total()..)
-                    .unwrap_or_default(),
-            ),
-        };
+        let (positions, own): (&[usize], &[fred::types::Key]) =
+            match &self.built().queue_key_positions {
+                None => (&[], &keys.0),
+                Some(positions) => (
+                    positions,
+                    keys.0
+                        .get(crate::keys::queue_key_total()..)
+                        .unwrap_or_default(),
+                ),
+            };
         positions.iter().filter_map(|i| keys.0.get(*i)).chain(own)
     }
 
     /// Whether `keys` is what the script takes: a queue script needs a
     /// queue's whole key list (the driver's own slip if not, so said plainly).
     fn check_keys(&self, op: Op, keys: &QueueKeys) -> Result<(), fred::error::Error> {
-        if self.queue_key_positions.is_some() && keys.0.len() < crate::keys::queue_key_total() {
+        if self.built().queue_key_positions.is_some()
+            && keys.0.len() < crate::keys::queue_key_total()
+        {
             return Err(fred::error::Error::new(
                 fred::error::ErrorKind::InvalidArgument,
                 format!(
@@ -341,10 +370,13 @@ impl Loaded {
 /// call, spares the server a load per call in flight when a service starts
 /// (every concurrent first call would find no library), and spares those
 /// calls a round trip; "Function not found" and `NOSCRIPT` still reload
-/// later (a flush, a restart without persistence, a new shard).
+/// later (a flush, a restart without persistence, a new shard). Without
+/// `preload` (`RedisQueueBuilder::preload_scripts(false)`) only the probe
+/// is sent, and each script is composed and loaded at its first call.
 pub(crate) async fn load_all(
     client: &Client,
     calls: ScriptCalls,
+    preload: bool,
 ) -> Result<CallMode, fred::error::Error> {
     // Eval asks nothing: a user allowed only EVALSHA would find a refused
     // FUNCTION LIST in its server's ACL LOG at every connect.
@@ -371,19 +403,60 @@ pub(crate) async fn load_all(
     };
     let present = listed.unwrap_or_default();
     let mode = CallMode::new(settled, calls == ScriptCalls::Auto);
-    for (index, loaded) in SCRIPTS.iter().enumerate() {
-        if !mode.by_function(index) {
-            loaded.script.load(client).await?;
-        } else if !present.contains(&loaded.function_name) {
-            match loaded.load_function(client).await {
-                Ok(()) => {}
-                // Called by EVALSHA, loaded at its first call (NOSCRIPT).
-                Err(err) if mode.falls_back && refused_by_server(&err) => mode.refuse(index),
-                Err(err) => return Err(err),
-            }
+    if !preload {
+        return Ok(mode);
+    }
+    let (by_sha, by_function): (Vec<usize>, Vec<usize>) =
+        (0..SCRIPTS.len()).partition(|index| !mode.by_function(*index));
+    // Only what the server lacks is sent, all of it at once: the scripts
+    // are 2.5 MB in all, and loading each in turn made every connect (every
+    // `redq` command, every service start) 45 round trips and 2.5 MB long.
+    let cached = cached_scripts(client, &by_sha).await;
+    let loads = by_sha
+        .iter()
+        .zip(cached)
+        .filter(|(_, cached)| !cached)
+        .map(|(index, _)| SCRIPTS[*index].built().script.load(client));
+    futures::future::try_join_all(loads).await?;
+    let missing: Vec<usize> = by_function
+        .into_iter()
+        .filter(|index| !present.contains(&SCRIPTS[*index].built().function_name))
+        .collect();
+    let loaded = futures::future::join_all(
+        missing
+            .iter()
+            .map(|index| SCRIPTS[*index].load_function(client)),
+    )
+    .await;
+    for (index, result) in missing.into_iter().zip(loaded) {
+        match result {
+            Ok(()) => {}
+            // Called by EVALSHA, loaded at its first call (NOSCRIPT).
+            Err(err) if mode.falls_back && refused_by_server(&err) => mode.refuse(index),
+            Err(err) => return Err(err),
         }
     }
     Ok(mode)
+}
+
+/// For each script of `indices`, whether the server's script cache holds
+/// it: one `SCRIPT EXISTS` for them all. Where that cannot tell (a cluster,
+/// whose primaries each keep their own cache; a user refused the command;
+/// a failure), every answer is no, and each script is loaded as before.
+async fn cached_scripts(client: &Client, indices: &[usize]) -> Vec<bool> {
+    use fred::interfaces::ClientLike;
+    let unknown = vec![false; indices.len()];
+    if indices.is_empty() || client.is_clustered() {
+        return unknown;
+    }
+    let hashes: Vec<String> = indices
+        .iter()
+        .map(|index| SCRIPTS[*index].built().script.sha1().to_string())
+        .collect();
+    match client.script_exists::<Vec<bool>, _>(hashes).await {
+        Ok(cached) if cached.len() == indices.len() => cached,
+        _ => unknown,
+    }
 }
 
 /// Whether `err` is the server's answer (an error reply such as `NOPERM`,
@@ -485,7 +558,7 @@ async fn run_eval<A: Args + ?Sized>(
     args: &A,
 ) -> Result<Value, fred::error::Error> {
     let client = caller.client;
-    let script = &loaded.script;
+    let script = &loaded.built().script;
     let reload = &caller.mode.reloads[op.index()];
     let mut reloads = 0;
     loop {
@@ -615,7 +688,7 @@ async fn call<A: Args + ?Sized>(
     args: &A,
     by: By,
 ) -> Result<Value, fred::error::Error> {
-    let script = &loaded.script;
+    let script = &loaded.built().script;
     let keys = loaded.sent_keys(keys);
     let body = match (by, script.lua()) {
         (By::Body, Some(body)) => Some(body),
@@ -628,7 +701,7 @@ async fn call<A: Args + ?Sized>(
         return match (by, body) {
             (By::Function, _) => {
                 client
-                    .fcall(loaded.function_name.as_str(), keys, argv)
+                    .fcall(loaded.built().function_name.as_str(), keys, argv)
                     .await
             }
             (_, Some(body)) => client.eval(body.clone(), keys, argv).await,
@@ -646,7 +719,7 @@ async fn call<A: Args + ?Sized>(
     let function_name;
     command.push(Arg::Bytes(match (by, body) {
         (By::Function, _) => {
-            function_name = Bytes::from(loaded.function_name.clone());
+            function_name = Bytes::from(loaded.built().function_name.clone());
             &function_name
         }
         (_, Some(body)) => body.inner(),
@@ -770,14 +843,14 @@ fn explain(details: &str) -> Option<String> {
     let named = details[at..]
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .next()?;
-    if let Some(loaded) = SCRIPTS.iter().find(|l| l.function_name == named) {
+    // Only the scripts this process composed can have run here.
+    let built = || SCRIPTS.iter().filter_map(|l| Some((l, l.built.get()?)));
+    if let Some((loaded, _)) = built().find(|(_, b)| b.function_name == named) {
         return Some(loaded.library().explain(details));
     }
     let sha = details.get(at..at + 40)?;
-    let loaded = SCRIPTS
-        .iter()
-        .find(|loaded| loaded.script.sha1().eq_ignore_ascii_case(sha))?;
-    Some(loaded.composed.explain(details))
+    let (_, b) = built().find(|(_, b)| b.script.sha1().eq_ignore_ascii_case(sha))?;
+    Some(b.composed.explain(details))
 }
 
 #[cfg(test)]
@@ -804,7 +877,7 @@ mod tests {
     fn a_lua_error_line_names_the_file_and_line_it_came_from() {
         let op = Op::Claim;
         let loaded = &SCRIPTS[op.index()];
-        let composed = &loaded.composed;
+        let composed = &loaded.built().composed;
         let text = &composed.text;
         let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
         let check_file = include_str!("../lua/lib/check.lua");
@@ -822,7 +895,7 @@ mod tests {
             + 1;
         let details = format!(
             "ERR redq: claim limit must be a whole number script: {}, on @user_script:{composed_line}.",
-            loaded.script.sha1()
+            loaded.built().script.sha1()
         );
         match map_error(
             fred::error::Error::new(fred::error::ErrorKind::Unknown, details),
@@ -837,13 +910,13 @@ mod tests {
         let runtime = format!(
             "ERR user_script:{}: attempt to index a nil value script: {}, on @user_script:1.",
             line_of("reclaim_lapsed(now, RECLAIM"),
-            loaded.script.sha1()
+            loaded.built().script.sha1()
         );
         assert_eq!(
             explain(&runtime).unwrap(),
             format!(
                 "ERR lua/claim.lua:{body_line}: attempt to index a nil value script: {}, on @lua/claim.lua:1.",
-                loaded.script.sha1()
+                loaded.built().script.sha1()
             )
         );
         // Another script's error is left as Redis wrote it.

@@ -16,6 +16,7 @@ pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
     for c in [
         "+evalsha",
         "+script|load",
+        "+script|exists",
         "+ping",
         "+subscribe",
         "+unsubscribe",
@@ -43,6 +44,7 @@ pub fn functions_worker_acl(ns: &str, password: &str) -> Vec<String> {
         .flat_map(|rule| match rule.as_str() {
             "+evalsha" => vec!["+fcall".to_owned()],
             "+script|load" => vec!["+function|load".to_owned(), "+function|list".to_owned()],
+            "+script|exists" => vec![],
             _ => vec![rule],
         })
         .collect()
@@ -56,6 +58,7 @@ pub fn viewer_acl(ns: &str, password: &str) -> Vec<String> {
     for c in [
         "+evalsha",
         "+script|load",
+        "+script|exists",
         "+ping",
         "+client|setname",
         "+client|id",

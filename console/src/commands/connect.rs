@@ -21,11 +21,15 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// driver's default): an operator's look at a Redis leaves nothing there
 /// but its script cache, never a function library that is replicated and
 /// persisted. The console's calls are few, so functions would save little.
+/// Nor are they readied at connect: a command runs a few of the 45, each
+/// composed and, if the server lacks it, loaded at its first call, which
+/// spares every command composing them all (most of its CPU time).
 pub fn builder(connection: &Connection) -> RedisQueueBuilder {
     RedisQueue::builder(connection.url())
         .command_timeout(COMMAND_TIMEOUT)
         .actor(redq::events::local_actor("cli"))
         .script_calls(redq::ScriptCalls::Eval)
+        .preload_scripts(false)
 }
 
 /// A URL the driver would refuse is a usage error (exit 2), said before

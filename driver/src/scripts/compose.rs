@@ -284,6 +284,14 @@ enum Form<'a> {
     Function(&'a str),
 }
 
+/// Whether a script whose text (its source, or its composition: both start
+/// with its shebang line) is `text` may write: its shebang does not declare
+/// `no-writes`.
+pub fn shebang_writes(text: &str) -> bool {
+    let shebang = text.lines().next().unwrap_or_default();
+    !shebang_flags(shebang).contains(&"no-writes")
+}
+
 /// The flags of a script's shebang line (`#!lua flags=no-writes,allow-oom`).
 fn shebang_flags(shebang: &str) -> Vec<&str> {
     shebang
@@ -568,8 +576,7 @@ impl Composed {
     /// `no-writes` (Redis holds such a call during `CLIENT PAUSE WRITE` and
     /// refuses it on a read-only replica).
     pub fn writes(&self) -> bool {
-        let shebang = self.text.lines().next().unwrap_or_default();
-        !shebang_flags(shebang).contains(&"no-writes")
+        shebang_writes(&self.text)
     }
 
     /// `line` of this composed script as its file has it: without the lazy

@@ -26,7 +26,8 @@ fn assert_no_secret(err: &QueueError, secret: &str) {
     }
 }
 
-async fn roundtrip(queue: &RedisQueue) {
+/// Enqueue, claim and ack one job: the handle's scripts run.
+pub(crate) async fn roundtrip(queue: &RedisQueue) {
     queue.add("q", NewJob::new(json!("hi"))).await.unwrap();
     let jobs = claim_n(queue, "q", 1).await;
     queue.ack(&jobs[0].lease()).await.unwrap();

@@ -12,6 +12,7 @@ mod compact_records;
 mod concurrency;
 mod config;
 mod connect;
+mod connect_loads;
 mod counts_stats;
 mod dead_letters;
 mod dedup;

@@ -44,6 +44,15 @@ async fn one_of_everything(queue: &RedisQueue) {
     queue.cancel(ids[5].id(), "test").await.unwrap();
 }
 
+/// Turn `name`'s metrics on: whether that changed anything.
+async fn turned_on(queue: &RedisQueue, name: &str) -> bool {
+    queue
+        .set_metrics_recording(name, true)
+        .await
+        .unwrap()
+        .changed
+}
+
 #[tokio::test]
 async fn while_off_nothing_is_recorded_and_readers_say_since_when() {
     let server = server();
@@ -97,21 +106,8 @@ async fn while_off_nothing_is_recorded_and_readers_say_since_when() {
     assert_eq!(window.total(), recorded);
     assert_eq!(window.recording, Recording::Off { since });
 
-    assert!(
-        queue
-            .set_metrics_recording("q", true)
-            .await
-            .unwrap()
-            .changed
-    );
-    assert!(
-        !queue
-            .set_metrics_recording("q", true)
-            .await
-            .unwrap()
-            .changed,
-        "already on"
-    );
+    assert!(turned_on(&queue, "q").await);
+    assert!(!turned_on(&queue, "q").await, "already on");
     assert_eq!(queue.metrics_recording("q").await.unwrap(), Recording::On);
     one_of_everything(&queue).await;
     let again = queue.metric_totals("q").await.unwrap().total();
@@ -185,12 +181,6 @@ async fn any_value_of_the_switch_is_off_and_on_clears_it() {
     let job = claim_n(&queue, "q", 1).await.remove(0);
     queue.ack(&job.lease()).await.unwrap();
     assert_eq!(queue.metric_totals("q").await.unwrap().total().completed, 0);
-    assert!(
-        queue
-            .set_metrics_recording("q", true)
-            .await
-            .unwrap()
-            .changed
-    );
+    assert!(turned_on(&queue, "q").await);
     assert_eq!(queue.metrics_recording("q").await.unwrap(), Recording::On);
 }
