@@ -82,6 +82,11 @@ async fn a_worker_quieted_then_stopped_by_the_cli_claims_nothing_more_and_exits_
         q.counts("reports").await.unwrap().leased == 1
     })
     .await;
+    // Listed as soon as it hears its holder channel: told at once, it hears.
+    wait_until(DEADLINE, "the worker to be listed", async || {
+        !q.workers().await.unwrap().is_empty()
+    })
+    .await;
     let id = q.workers().await.unwrap()[0].id.clone();
 
     let out = redq(&url, &ns, &["workers", "quiet", &id]);

@@ -328,12 +328,17 @@ impl Backend {
             let handed = handed
                 .take()
                 .unwrap_or_else(|| tokio::sync::mpsc::unbounded_channel().0);
+            // The worker is listed only once it hears its holder channel:
+            // an operator who finds it in the registry can quiet or stop it,
+            // or cancel its jobs, at once.
+            let subscribed = CancellationToken::new();
             duties.spawn(super::wake::listen_owned(
                 shard.clone(),
                 duty.queues.clone(),
                 duty.inbox.clone(),
                 handed,
                 duty.stop.clone(),
+                subscribed.clone(),
             ));
             duties.spawn(super::presence::keep_alive(
                 shard.clone(),
@@ -341,6 +346,7 @@ impl Backend {
                 duty.concurrency,
                 duty.totals.clone(),
                 duty.stop.clone(),
+                subscribed,
             ));
             if duty.schedules {
                 let scheduler = crate::schedule::Scheduler::new(shard.clone());

@@ -116,7 +116,17 @@ pub(crate) async fn keep_alive(
     concurrency: usize,
     totals: Arc<Totals>,
     stop: CancellationToken,
+    listening: CancellationToken,
 ) {
+    // First listening (subscribed to the holder channel, or given up on
+    // it): a record written before would list a worker deaf to an
+    // operator's quiet, stop or cancel. A subscription slower than a
+    // heartbeat's interval does not keep the worker unlisted.
+    tokio::select! {
+        _ = stop.cancelled() => return,
+        _ = listening.cancelled() => {}
+        _ = tokio::time::sleep(HEARTBEAT_EVERY) => {}
+    }
     let id = worker_id(&queue);
     let identity = queue.identity();
     let started_at_ms = time_to_ms(SystemTime::now());

@@ -68,14 +68,19 @@ impl Inbox {
 ///
 /// If the subscription fails (e.g. an ACL forbids pub/sub) the worker still
 /// works, never parks, and sleeps at most its `max_idle` between checks.
+/// `settled` is cancelled once the first subscription is made or has
+/// failed: the worker's registry record waits for it (`super::presence`).
 pub(crate) async fn listen_owned(
     queue: RedisQueue,
     queues: Vec<String>,
     inbox: Arc<Inbox>,
     handed: mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
+    settled: CancellationToken,
 ) {
-    listen(&queue, &queues, &inbox, &handed, stop).await;
+    // Whatever way the listener ends, nothing waits for it any longer.
+    let _settled = settled.clone().drop_guard();
+    listen(&queue, &queues, &inbox, &handed, stop, settled).await;
     inbox.listening.store(false, Ordering::Release);
 }
 
@@ -85,6 +90,7 @@ async fn listen(
     inbox: &Inbox,
     handed: &mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
+    settled: CancellationToken,
 ) {
     // Room for bursts: a message dropped here (a lagging receiver) would be a
     // hand-off lost until its lease lapses.
@@ -124,6 +130,7 @@ async fn listen(
             tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling")
         }
     }
+    settled.cancel();
     let ours: HashSet<&str> = queues.iter().map(String::as_str).collect();
     loop {
         tokio::select! {

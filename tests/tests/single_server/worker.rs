@@ -639,6 +639,33 @@ async fn live_workers_are_listed_with_their_identity_and_removed_on_shutdown() {
     assert!(queue.workers().await.unwrap().is_empty());
 }
 
+/// A worker is listed only once it hears its holder channel, so an
+/// operator who tells a worker the moment it shows up is heard: listed
+/// first, it could not hear a quiet, a stop or a cancel sent then.
+#[tokio::test]
+async fn a_worker_hears_an_operator_from_the_moment_it_is_listed() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("listed-hears")).await;
+    let operator = redq::Operator::from(queue.clone());
+    // Fresh workers in turn: each one's listing races its subscription.
+    for round in 0..5 {
+        let running = start(&queue, WorkOptions::new().queues(["default"]));
+        // Looked for without a pause, and told the moment it is listed.
+        let give_up_at = std::time::Instant::now() + DEADLINE;
+        let id = loop {
+            if let Some(worker) = queue.workers().await.unwrap().pop() {
+                break worker.id;
+            }
+            assert!(std::time::Instant::now() < give_up_at, "no worker record");
+        };
+        assert!(
+            operator.quiet_worker(&id).await.unwrap(),
+            "round {round}: the listed worker {id} did not hear the quiet"
+        );
+        running.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn services_reach_the_job_and_inline_mode_runs_at_push() {
     let tracker = Arc::new(Tracker::default());
