@@ -11,6 +11,11 @@
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
 --          with a gate also wf_gates (read too), wf_members, wf_expire
+-- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics
+--   the keys of a call with no gate and no job with a dedup, ordering or
+--   limit key (13 of 31: the usual single enqueue). Each other key reads
+--   false in the variant, and a call that needs one is refused before
+--   anything is written (below); the driver sends such calls here.
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000)
@@ -88,6 +93,23 @@ local p, argc, at = new_parsed(), #ARGV, HEAD
 for i = 1, n do at = parse_job(p, i, at, limit, argc) end
 if at ~= argc then fail('expected ' .. at .. ' arguments for ' .. n .. ' jobs, got ' .. argc) end
 local ids = p.ids
+
+-- A variant that lacks a key reads it as false (the header's variant
+-- line): a call that would need it is refused here, before any read or
+-- write of it.
+if not (K.dedup and K.ord_active and K.lim and K.wf_gates) then
+  local ordered, limited = false, false
+  for i = 1, n do
+    local o = p.options[i]
+    if o then ordered, limited = ordered or o[M.ordering_key] ~= nil, limited or o[M.limit_key] ~= nil end
+  end
+  for _, need in ipairs({ { K.wf_gates, gate ~= '', 'a gate' }, { K.dedup, p.dedup_keyed > 0, 'a dedup key' },
+      { K.ord_active, ordered, 'an ordering key' }, { K.lim, limited, 'a limit key' } }) do
+    if not need[1] and need[2] then
+      fail('this variant of enqueue takes no call with ' .. need[3] .. ': send it to the whole script')
+    end
+  end
+end
 
 -- Validation is complete but for the gate's state, read first: a gate that
 -- takes no more members refuses every job, writing nothing.

@@ -151,6 +151,12 @@ impl Encoded {
             .count()
     }
 
+    /// Whether the job has no dedup, ordering or limit key: what enqueue's
+    /// variant `plain` takes (`lua/enqueue.lua` header).
+    fn is_plain(&self) -> bool {
+        self.dedup_key.is_empty() && self.ordering_key.is_empty() && self.limit_key.is_empty()
+    }
+
     /// How many ARGV entries the job takes: id, payload, option count, and
     /// two per option sent.
     pub(crate) fn arg_count(&self) -> usize {
@@ -196,6 +202,14 @@ impl Jobs<'_> {
         match self {
             Jobs::Encoded(jobs, _) => jobs.len(),
             Jobs::Single(jobs) => jobs.len(),
+        }
+    }
+
+    /// Whether every job is plain ([`Encoded::is_plain`]).
+    pub(crate) fn all_plain(&self) -> bool {
+        match self {
+            Jobs::Encoded(jobs, _) => jobs.iter().all(Encoded::is_plain),
+            Jobs::Single(jobs) => jobs.iter().all(|job| job.layout.is_plain()),
         }
     }
 

@@ -46,9 +46,10 @@ pub use libraries::FunctionLibrary;
 /// driver's own decoder of the job record, so tests neither re-list nor
 /// re-compose the scripts, and can pin their own decoder to the driver's.
 pub mod exposed {
-    pub use super::catalogue::{MODULES, SCRIPTS};
+    pub use super::catalogue::{Variant, MODULES, SCRIPTS, VARIANTS};
     pub use super::compose::{
-        compose, compose_function, compose_with, includes, needed_modules, Composed,
+        compose, compose_function, compose_variant, compose_variant_function, compose_with,
+        includes, needed_modules, Composed,
     };
     pub use super::function_name;
     pub use super::map_error;
@@ -221,8 +222,13 @@ pub(crate) struct Caller<'a> {
 /// 25 to 30 ms of CPU, most of a local `redq` command (docs/performance.md,
 /// round fifteen).
 struct Loaded {
-    /// The script's name (`lua/<name>.lua`).
+    /// The script's name: its file's (`lua/<name>.lua`), or a variant's
+    /// (`<file>_<variant>`, [`catalogue::Variant`]).
     name: &'static str,
+    /// Its file's name (`lua/<file>.lua`).
+    file: &'static str,
+    /// The variant of that file it is, if it is one.
+    variant: Option<&'static str>,
     /// Its file's text.
     source: &'static str,
     /// Whether it may write ([`compose::shebang_writes`]), read from its
@@ -248,8 +254,12 @@ struct Built {
 }
 
 impl Built {
-    fn compose(name: &str, source: &str) -> Built {
-        let composed = compose::compose(name, source);
+    fn compose(loaded: &Loaded) -> Built {
+        let (name, source) = (loaded.name, loaded.source);
+        let composed = match loaded.variant {
+            None => compose::compose(name, source),
+            Some(variant) => compose::compose_variant(loaded.file, variant, source),
+        };
         let queue_key_positions = composed.queue_keys().map(|names| {
             names
                 .iter()
@@ -272,17 +282,24 @@ impl Built {
     }
 }
 
+/// Every script and then every variant, in [`Op`] order.
 static SCRIPTS: LazyLock<Vec<Loaded>> = LazyLock::new(|| {
-    catalogue::SCRIPTS
+    let loaded = |name, file, variant, source| Loaded {
+        name,
+        file,
+        variant,
+        source,
+        writes: compose::shebang_writes(source),
+        built: std::sync::OnceLock::new(),
+        library: std::sync::OnceLock::new(),
+    };
+    let scripts = catalogue::SCRIPTS
         .iter()
-        .map(|(name, source)| Loaded {
-            name,
-            source,
-            writes: compose::shebang_writes(source),
-            built: std::sync::OnceLock::new(),
-            library: std::sync::OnceLock::new(),
-        })
-        .collect()
+        .map(|(name, source)| loaded(name, name, None, source));
+    let variants = catalogue::VARIANTS
+        .iter()
+        .map(|v| loaded(v.name, v.script, Some(v.variant), v.source));
+    scripts.chain(variants).collect()
 });
 
 /// The function a script is called as with [`ScriptCalls::Functions`]
@@ -297,14 +314,22 @@ pub fn function_name(script: &str) -> Option<&'static str> {
 impl Loaded {
     /// Its composition, composed at the first call that needs it.
     fn built(&self) -> &Built {
-        self.built
-            .get_or_init(|| Built::compose(self.name, self.source))
+        self.built.get_or_init(|| Built::compose(self))
     }
 
     /// The script's function library (composed once, at its first use).
     fn library(&self) -> &compose::Composed {
         self.library.get_or_init(|| {
-            compose::compose_function(self.name, self.source, &self.built().function_name)
+            let function_name = &self.built().function_name;
+            match self.variant {
+                None => compose::compose_function(self.name, self.source, function_name),
+                Some(variant) => compose::compose_variant_function(
+                    self.file,
+                    variant,
+                    self.source,
+                    function_name,
+                ),
+            }
         })
     }
 
@@ -349,7 +374,7 @@ impl Loaded {
                 fred::error::ErrorKind::InvalidArgument,
                 format!(
                     "the {} script takes a queue's keys, but was given {} keys",
-                    catalogue::SCRIPTS[op.index()].0,
+                    SCRIPTS[op.index()].name,
                     keys.0.len()
                 ),
             ));
@@ -677,7 +702,7 @@ enum By {
 /// the caller as "may or may not have been applied" instead; the caller
 /// decides, and a dedup key makes retrying it safe.
 fn resend_safe(op: Op) -> bool {
-    op != Op::Enqueue
+    !matches!(op, Op::Enqueue | Op::EnqueuePlain)
 }
 
 async fn call<A: Args + ?Sized>(

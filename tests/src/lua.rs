@@ -27,8 +27,12 @@ pub static QUEUE_SCRIPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock
 /// The function libraries of every script that writes (what a connect
 /// with the driver's default script calls loads), sorted.
 pub fn writing_libraries() -> Vec<String> {
+    // A variant writes as its script does (one shebang).
+    let variants = redq::lua::VARIANTS.iter().map(|v| (v.name, v.source));
     let mut names: Vec<String> = redq::lua::SCRIPTS
         .iter()
+        .copied()
+        .chain(variants)
         .filter(|(name, source)| redq::lua::compose(name, source).writes())
         .map(|(name, _)| redq::lua::function_name(name).unwrap().to_owned())
         .collect();
@@ -145,7 +149,22 @@ pub async fn load_all(client: &Client) -> HashMap<String, String> {
     for (name, source) in QUEUE_SCRIPTS.iter() {
         names.insert(load(client, &compose(source)).await, (*name).to_owned());
     }
+    // The driver's own variants (lua/README.md, "Variants") are runs of the
+    // script they are composed from.
+    for variant in redq::lua::VARIANTS {
+        let body = redq::lua::compose_variant(variant.script, variant.variant, variant.source).text;
+        names.insert(load(client, &body).await, variant.script.to_owned());
+    }
     names
+}
+
+/// The script a driver's script or variant named `name` runs (a variant's
+/// runs are its file's: `enqueue_plain` is `enqueue`).
+pub fn transition_of(name: &str) -> &str {
+    redq::lua::VARIANTS
+        .iter()
+        .find(|v| v.name == name)
+        .map_or(name, |v| v.script)
 }
 
 /// Runs a script loaded with [`load`] with its queue keys (those of

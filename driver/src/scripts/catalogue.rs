@@ -1,13 +1,18 @@
 //! The list of scripts and of the helper modules they include: the one place
 //! either is written down (the tests crate reads it through `redq::lua`).
 
-/// Declares [`Op`] and [`SCRIPTS`] from one list, so the two cannot drift.
+/// Declares [`Op`], [`SCRIPTS`] and [`VARIANTS`] from one list, so they
+/// cannot drift: the scripts, then the variants (a script composed again
+/// with fewer keys, `lua/README.md` "Variants"), whose ops follow the
+/// scripts' in the same numbering.
 macro_rules! scripts {
-    ($($op:ident => $name:literal,)*) => {
-        /// One transition script, named for its file in `lua/`.
+    ($($op:ident => $name:literal,)* ; $($variant_op:ident => $script:literal variant $variant:literal,)*) => {
+        /// One transition script, named for its file in `lua/`, or a
+        /// variant of one ([`VARIANTS`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Op {
             $(#[doc = concat!("`lua/", $name, ".lua`")] $op,)*
+            $(#[doc = concat!("`lua/", $script, ".lua`, its variant `", $variant, "`")] $variant_op,)*
         }
 
         /// Every script in `Op` order: its name (the file `lua/<name>.lua`)
@@ -15,7 +20,36 @@ macro_rules! scripts {
         pub const SCRIPTS: &[(&str, &str)] = &[
             $(($name, include_str!(concat!("../../lua/", $name, ".lua"))),)*
         ];
+
+        /// Every variant, in `Op` order after the scripts.
+        pub const VARIANTS: &[Variant] = &[
+            $(Variant {
+                name: concat!($script, "_", $variant),
+                script: $script,
+                variant: $variant,
+                source: include_str!(concat!("../../lua/", $script, ".lua")),
+            },)*
+        ];
     };
+}
+
+/// A script composed again from the same file with only some of its keys
+/// (the file's `-- variant <variant>: <keys>` header line): a call that
+/// needs none of the others sends fewer keys, and each declared key costs
+/// the server about 1 200 instructions a call (docs/performance.md, round
+/// fifteen). The file refuses, before writing, a call its variant's keys
+/// do not cover.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// Its name as a script (`<script>_<variant>`): its library's and its
+    /// function's names start `redq_<name>_`.
+    pub name: &'static str,
+    /// The script it is composed from (`lua/<script>.lua`).
+    pub script: &'static str,
+    /// The variant's name on the file's header line.
+    pub variant: &'static str,
+    /// The file's text.
+    pub source: &'static str,
 }
 
 scripts! {
@@ -64,6 +98,8 @@ scripts! {
     GateCancel => "gate_cancel",
     GateDecide => "gate_decide",
     MetricsSwitch => "metrics_switch",
+    ;
+    EnqueuePlain => "enqueue" variant "plain",
 }
 
 /// Declares [`MODULES`] from the module names.
@@ -111,7 +147,8 @@ modules![
 ];
 
 impl Op {
-    /// Its position in [`SCRIPTS`].
+    /// Its position in [`SCRIPTS`], or for a variant [`SCRIPTS`]'
+    /// length plus its position in [`VARIANTS`].
     pub fn index(self) -> usize {
         self as usize
     }

@@ -236,6 +236,49 @@ pub fn compose(name: &str, source: &str) -> Composed {
     compose_with(name, source, &mut |text| text.to_owned())
 }
 
+/// Compose `variant` of script `name` (its `source` declares it on a line
+/// `-- variant <variant>: <keys>`): the same text, taking only those queue
+/// keys, each other key it names read as `false` (`queue_keys::bind`).
+/// Panics when the source declares no such variant, or names a key its
+/// composition never uses.
+pub fn compose_variant(name: &str, variant: &str, source: &str) -> Composed {
+    compose_as(
+        name,
+        source,
+        &mut |text| text.to_owned(),
+        Form::Script,
+        Some(variant),
+    )
+}
+
+/// [`compose_variant`] as a function library ([`compose_function`]).
+pub fn compose_variant_function(
+    name: &str,
+    variant: &str,
+    source: &str,
+    function_name: &str,
+) -> Composed {
+    compose_as(
+        name,
+        source,
+        &mut |text| text.to_owned(),
+        Form::Function(function_name),
+        Some(variant),
+    )
+}
+
+/// The variants a script's `source` declares, each with its queue keys:
+/// one header line each, `-- variant <variant>: <key> <key> ...`.
+pub fn variants(source: &str) -> Vec<(&str, Vec<&str>)> {
+    source
+        .lines()
+        .take_while(|line| line.starts_with("--") || line.starts_with("#!"))
+        .filter_map(|line| line.strip_prefix("-- variant "))
+        .filter_map(|rest| rest.split_once(':'))
+        .map(|(variant, keys)| (variant.trim(), keys.split_whitespace().collect()))
+        .collect()
+}
+
 /// [`compose`] with each module's text passed through `module_text` first
 /// (before any name is rewritten): how the tests build deliberately broken
 /// variants of a module's code.
@@ -244,7 +287,7 @@ pub fn compose_with(
     source: &str,
     module_text: &mut dyn FnMut(&str) -> String,
 ) -> Composed {
-    compose_as(name, source, module_text, Form::Script)
+    compose_as(name, source, module_text, Form::Script, None)
 }
 
 /// Script `name` composed as a Redis Function library of one function,
@@ -272,6 +315,7 @@ pub fn compose_function(name: &str, source: &str, function_name: &str) -> Compos
         source,
         &mut |text| text.to_owned(),
         Form::Function(function_name),
+        None,
     )
 }
 
@@ -306,7 +350,15 @@ fn compose_as(
     source: &str,
     module_text: &mut dyn FnMut(&str) -> String,
     form: Form,
+    variant: Option<&str>,
 ) -> Composed {
+    let only = variant.map(|variant| {
+        variants(source)
+            .into_iter()
+            .find(|(declared, _)| *declared == variant)
+            .map(|(_, keys)| keys)
+            .unwrap_or_else(|| panic!("lua/{name}.lua declares no variant {variant}"))
+    });
     let (shebang, body) = source
         .split_once('\n')
         .expect("every script starts with a shebang line");
@@ -455,7 +507,16 @@ fn compose_as(
         }
     }
     if takes_queue_keys {
-        composed.bind_queue_keys(COUNT_PLACEHOLDER);
+        composed.bind_queue_keys(COUNT_PLACEHOLDER, only.as_deref());
+    }
+    if let Some(only) = &only {
+        let bound = composed.queue_keys().unwrap_or_default();
+        let unused: Vec<&&str> = only.iter().filter(|k| !bound.contains(k)).collect();
+        assert!(
+            unused.is_empty(),
+            "lua/{name}.lua: its variant {} names keys its composition never uses: {unused:?}",
+            variant.unwrap_or_default()
+        );
     }
     composed
 }
@@ -551,8 +612,8 @@ impl Composed {
     /// generated line `placeholder` replaced by the key count and names
     /// (panics on a use of K it cannot bind, naming the file and line: a unit
     /// test composes every script).
-    fn bind_queue_keys(&mut self, placeholder: &str) {
-        let bound = match queue_keys::bind(&self.text) {
+    fn bind_queue_keys(&mut self, placeholder: &str, only: Option<&[&str]>) {
+        let bound = match queue_keys::bind(&self.text, only) {
             Ok(bound) => bound,
             Err(misuse) => {
                 let line = self.text[..misuse.at].matches('\n').count() + 1;
@@ -1194,7 +1255,7 @@ mod tests {
         assert_eq!(composed.queue_keys(), Some(&expected[..]));
         // No K is left in its code (comments keep theirs).
         assert_eq!(
-            queue_keys::bind(&composed.text).unwrap().keys,
+            queue_keys::bind(&composed.text, None).unwrap().keys,
             Vec::<&str>::new()
         );
         assert!(composed.text.contains("return { KEYS[1], QUEUE,"));
@@ -1220,6 +1281,68 @@ mod tests {
         );
     }
 
+    /// A variant takes only the keys its header line names, reads the
+    /// script's others as false, and traces its lines like the script.
+    #[test]
+    fn a_variant_takes_the_keys_its_header_names_and_reads_the_others_as_false() {
+        let source = "#!lua\n-- include: keys parked\n-- variant lean: jobs\n\
+                      if not K.parked then return K.jobs end\nreturn parked_read()\n";
+        let composed = compose_variant("test_script", "lean", source);
+        assert_eq!(composed.queue_keys(), Some(&["jobs"][..]));
+        assert!(composed
+            .text
+            .contains("if not false then return KEYS[1] end"));
+        assert_eq!(
+            compose("test_script", source).queue_keys(),
+            Some(&["jobs", "parked"][..])
+        );
+        let line = composed
+            .text
+            .lines()
+            .position(|l| l.contains("if not false"))
+            .unwrap();
+        assert_eq!(composed.locate(line + 1), Some(("lua/test_script.lua", 4)));
+        let library = compose_variant_function("test_script", "lean", source, "f");
+        assert!(library
+            .text
+            .contains("if not false then return KEYS[1] end"));
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "lua/test_script.lua: its variant lean names keys its composition never uses: [\"dead\"]"
+    )]
+    fn a_variant_naming_a_key_its_script_never_uses_fails_its_composition() {
+        let source = "#!lua\n-- include: keys\n-- variant lean: jobs dead\nreturn K.jobs\n";
+        compose_variant("test_script", "lean", source);
+    }
+
+    /// Every variant of the catalogue is declared by its script's header,
+    /// and every header's variant is in the catalogue.
+    #[test]
+    fn the_catalogue_lists_every_variant_the_scripts_declare() {
+        use crate::scripts::catalogue::VARIANTS;
+        let mut declared: Vec<(&str, &str)> = SCRIPTS
+            .iter()
+            .flat_map(|(name, source)| variants(source).into_iter().map(|(v, _)| (*name, v)))
+            .collect();
+        let mut listed: Vec<(&str, &str)> =
+            VARIANTS.iter().map(|v| (v.script, v.variant)).collect();
+        declared.sort();
+        listed.sort();
+        assert_eq!(declared, listed);
+        for variant in VARIANTS {
+            let full = compose(variant.script, variant.source);
+            let lean = compose_variant(variant.script, variant.variant, variant.source);
+            let (full, lean) = (full.queue_keys().unwrap(), lean.queue_keys().unwrap());
+            assert!(
+                lean.len() < full.len(),
+                "{}: {lean:?} of {full:?}",
+                variant.name
+            );
+        }
+    }
+
     /// For scripts/profile-calls.py: every script as composed, written to
     /// the directory $REDQ_COMPOSED_OUT (`cargo test -p redq --lib
     /// write_composed_scripts -- --ignored`).
@@ -1233,6 +1356,19 @@ mod tests {
             std::fs::write(
                 format!("{dir}/{name}.function.lua"),
                 compose_function(name, text, name).text,
+            )
+            .unwrap();
+        }
+        for variant in crate::scripts::catalogue::VARIANTS {
+            let (name, script, source) = (variant.name, variant.script, variant.source);
+            std::fs::write(
+                format!("{dir}/{name}.lua"),
+                compose_variant(script, variant.variant, source).text,
+            )
+            .unwrap();
+            std::fs::write(
+                format!("{dir}/{name}.function.lua"),
+                compose_variant_function(script, variant.variant, source, name).text,
             )
             .unwrap();
         }

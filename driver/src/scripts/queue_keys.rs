@@ -54,8 +54,12 @@ pub fn declared(text: &str) -> Option<Vec<&str>> {
 }
 
 /// `text` with every `K.<name>` outside comments and strings rewritten to
-/// its `KEYS[i]`, and the key list that numbering follows.
-pub fn bind(text: &str) -> Result<Bound, Misuse> {
+/// its `KEYS[i]`, and the key list that numbering follows: every key the
+/// text names or, for a variant (`only`), the variant's keys, in the order
+/// of `lua/lib/keys.lua`, and each key the text names outside them written
+/// `false` (the script checks, before it writes, that a call needs none of
+/// those: `lua/README.md`, "Variants").
+pub fn bind(text: &str, only: Option<&[&str]>) -> Result<Bound, Misuse> {
     let bytes = text.as_bytes();
     // Each use: where `K` starts, where its name ends, and the name.
     let mut uses: Vec<(usize, usize, &'static str)> = Vec::new();
@@ -98,17 +102,16 @@ pub fn bind(text: &str) -> Result<Bound, Misuse> {
     }
     let keys: Vec<&'static str> = queue_key_names()
         .filter(|name| uses.iter().any(|(_, _, used)| used == name))
+        .filter(|name| only.is_none_or(|only| only.contains(name)))
         .collect();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     for (start, end, name) in uses {
-        let index = keys
-            .iter()
-            .position(|k| *k == name)
-            .expect("every used key is in the list")
-            + 1;
         out.push_str(&text[copied..start]);
-        out.push_str(&format!("KEYS[{index}]"));
+        match keys.iter().position(|k| *k == name) {
+            Some(index) => out.push_str(&format!("KEYS[{}]", index + 1)),
+            None => out.push_str("false"),
+        }
         copied = end;
     }
     out.push_str(&text[copied..]);
@@ -135,7 +138,7 @@ mod tests {
         let text = "local a = K.waiting -- K.dead\n\
                     redis.call('RPUSH', K.fifo, 'K.leased', K.waiting)\n\
                     t.K = 1; x = t.K.jobs";
-        let bound = bind(text).unwrap();
+        let bound = bind(text, None).unwrap();
         assert_eq!(bound.keys, vec!["fifo", "waiting"]);
         assert_eq!(
             bound.text,
@@ -153,7 +156,7 @@ mod tests {
     fn a_misspelt_key_fails_at_composition() {
         let text = "local a = K.jobs\nlocal b = K.wating\n";
         assert_eq!(
-            bind(text).unwrap_err(),
+            bind(text, None).unwrap_err(),
             Misuse {
                 at: text.find("K.wating").unwrap(),
                 what: "K.wating is not a queue key of lua/lib/keys.lua".to_owned(),
@@ -164,12 +167,30 @@ mod tests {
     #[test]
     fn a_key_chosen_at_run_time_or_assigned_fails_at_composition() {
         for text in ["local s = K[state]", "f(K)", "local K = {}", "x = K .. 'y'"] {
-            let misuse = bind(text).unwrap_err();
+            let misuse = bind(text, None).unwrap_err();
             assert_eq!(misuse.at, text.find('K').unwrap(), "{text}");
             assert!(misuse.what.starts_with("K is read other than"), "{text}");
         }
-        assert!(bind("K.jobs = 'x'").unwrap_err().what.contains("assigned"));
-        assert!(bind("if K.jobs == x then end").is_ok());
+        assert!(bind("K.jobs = 'x'", None)
+            .unwrap_err()
+            .what
+            .contains("assigned"));
+        assert!(bind("if K.jobs == x then end", None).is_ok());
+    }
+
+    #[test]
+    fn a_variant_takes_only_its_keys_and_reads_the_others_as_false() {
+        let text = "redis.call('RPUSH', K.fifo, 1)\nif not K.dedup then end\nx(K.waiting, K.jobs)";
+        let bound = bind(text, Some(&["waiting", "fifo"])).unwrap();
+        assert_eq!(
+            bound.keys,
+            vec!["fifo", "waiting"],
+            "in the catalogue's order"
+        );
+        assert_eq!(
+            bound.text,
+            "redis.call('RPUSH', KEYS[1], 1)\nif not false then end\nx(KEYS[2], false)"
+        );
     }
 
     #[test]

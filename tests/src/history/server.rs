@@ -198,10 +198,13 @@ impl ServerRecord {
 /// to names (see [`crate::lua::load_all`]).
 /// The script whose function (`ScriptCalls::Functions`) is `function`.
 fn function_script(function: &str) -> Option<&'static str> {
+    let variants = redq::lua::VARIANTS.iter().map(|v| v.name);
     redq::lua::SCRIPTS
         .iter()
         .map(|(name, _)| *name)
+        .chain(variants)
         .find(|name| redq::lua::function_name(name) == Some(function))
+        .map(crate::lua::transition_of)
 }
 
 pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {

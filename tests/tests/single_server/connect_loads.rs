@@ -32,7 +32,7 @@ async fn eval_handle(url: &str, namespace: &str) -> RedisQueue {
 async fn a_connect_loads_only_the_scripts_the_server_lacks() {
     let server = RedisServer::start();
     let ns = unique_namespace("connect-loads");
-    let every = redq::lua::SCRIPTS.len() as u64;
+    let every = (redq::lua::SCRIPTS.len() + redq::lua::VARIANTS.len()) as u64;
 
     server.reset_stats().await;
     eval_handle(&server.url(), &ns).await;
@@ -83,7 +83,7 @@ async fn a_user_refused_script_exists_still_connects_and_loads_every_script() {
     let queue = eval_handle(&user_url(&server, "worker", "no-exists-secret"), &ns).await;
     assert_eq!(
         server.command_calls("script|load").await,
-        redq::lua::SCRIPTS.len() as u64
+        (redq::lua::SCRIPTS.len() + redq::lua::VARIANTS.len()) as u64
     );
     roundtrip(&queue).await;
 }
@@ -101,7 +101,8 @@ async fn without_preloading_each_script_is_loaded_at_its_first_call() {
     let queue = lazy_handle(&server, &ns, ScriptCalls::Eval).await;
     assert_eq!(server.command_calls("script|exists").await, 0);
     assert_eq!(server.command_calls("script|load").await, 0);
-    // Enqueue, claim and ack: three scripts, each met NOSCRIPT once.
+    // Enqueue (a plain job: its variant), claim and ack: three scripts,
+    // each met NOSCRIPT once.
     roundtrip(&queue).await;
     assert_eq!(server.command_calls("script|load").await, 3);
     server.reset_stats().await;
@@ -120,7 +121,7 @@ async fn without_preloading_each_library_is_loaded_at_its_first_call() {
     assert_eq!(server.function_libraries().await, Vec::<String>::new());
     roundtrip(&queue).await;
     let loaded = server.function_libraries().await;
-    for script in ["enqueue", "claim", "ack"] {
+    for script in ["enqueue_plain", "claim", "ack"] {
         let name = redq::lua::function_name(script).unwrap();
         assert!(loaded.iter().any(|l| l == name), "{name} in {loaded:?}");
     }

@@ -17,6 +17,7 @@ mod counts_stats;
 mod dead_letters;
 mod dedup;
 mod enqueue;
+mod enqueue_variant;
 mod enqueue_wire;
 mod events_operator;
 mod fencing;
