@@ -15,7 +15,8 @@
 --   the keys of a call with no gate and no job with a dedup, ordering or
 --   limit key (13 of 31: the usual single enqueue). Each other key reads
 --   false in the variant, and a call that needs one is refused before
---   anything is written (below); the driver sends such calls here.
+--   anything is written (a gate below, a job's key in its parse,
+--   lib/job_new.lua); the driver sends such calls here.
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000)
@@ -94,21 +95,11 @@ for i = 1, n do at = parse_job(p, i, at, limit, argc) end
 if at ~= argc then fail('expected ' .. at .. ' arguments for ' .. n .. ' jobs, got ' .. argc) end
 local ids = p.ids
 
--- A variant that lacks a key reads it as false (the header's variant
--- line): a call that would need it is refused here, before any read or
--- write of it.
-if not (K.dedup and K.ord_active and K.lim and K.wf_gates) then
-  local ordered, limited = false, false
-  for i = 1, n do
-    local o = p.options[i]
-    if o then ordered, limited = ordered or o[M.ordering_key] ~= nil, limited or o[M.limit_key] ~= nil end
-  end
-  for _, need in ipairs({ { K.wf_gates, gate ~= '', 'a gate' }, { K.dedup, p.dedup_keyed > 0, 'a dedup key' },
-      { K.ord_active, ordered, 'an ordering key' }, { K.lim, limited, 'a limit key' } }) do
-    if not need[1] and need[2] then
-      fail('this variant of enqueue takes no call with ' .. need[3] .. ': send it to the whole script')
-    end
-  end
+-- A variant lacking a key reads it as false (the header's variant line): a
+-- call that needs one is refused before anything is written, a job with a
+-- key in its parse (lib/job_new.lua), a gate here, before its first read.
+if gate ~= '' and not K.wf_gates then
+  fail('this variant of enqueue takes no call with a gate: the driver sends such calls to the whole script')
 end
 
 -- Validation is complete but for the gate's state, read first: a gate that

@@ -179,6 +179,16 @@ local function parse_job(p, i, b, limit, argc)
     fail('backoff_cap_ms of job ' .. id .. ' is ' .. cap ..
       '; accepted: at least backoff_base_ms (' .. base .. ')')
   end
+  -- A variant of enqueue without the keys a job's option needs reads them
+  -- as false (lua/README.md, "Variants"): the job is refused here, before
+  -- the call writes. Only a fresh parse checks: the paths above take a
+  -- parse that passed, in this call or in this library's last.
+  local lacking = o[M.dedup_key] and not K.dedup and 'a dedup key'
+    or o[M.ordering_key] and not K.ord_active and 'an ordering key'
+    or o[M.limit_key] and not K.lim and 'a limit key'
+  if lacking then
+    fail('this variant of enqueue takes no call with ' .. lacking .. ' (job ' .. id .. '): the driver sends such calls to the whole script')
+  end
   if o[M.dedup_key] then
     p.dedup_keyed = p.dedup_keyed + 1
     if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
