@@ -584,15 +584,19 @@ mod tests {
     }
 
     /// A call by `FCALL` (`ScriptCalls::Functions`) is named for the script
-    /// its function is, without any SHA-1 known.
+    /// its function is, without any SHA-1 known; a variant's, for the
+    /// script it is composed from.
     #[test]
     fn a_function_call_is_named_for_its_script() {
         let enqueue = redq::lua::function_name("enqueue").unwrap();
+        let plain = redq::lua::function_name("enqueue_plain").unwrap();
         let lines = [
             format!(r#"1.000001 [0 127.0.0.1:5000] "fcall" "{enqueue}" "1" "{{n}}:jobs""#),
             hset_line("n", "A", &meta_with_seq(3)),
             r#"1.000003 [0 127.0.0.1:5000] "fcall" "redq_nothing_0" "1" "{n}:jobs""#.to_owned(),
             hset_line("n", "B", &meta_with_seq(4)),
+            format!(r#"1.000005 [0 127.0.0.1:5000] "fcall" "{plain}" "1" "{{n}}:jobs""#),
+            hset_line("n", "C", &meta_with_seq(5)),
         ];
         let parsed = parse(&lines, "n", &HashMap::new());
         assert_eq!(parsed.unparsed, 0);
@@ -601,8 +605,8 @@ mod tests {
             .iter()
             .map(|e| (e.job.as_str(), e.script.as_str()))
             .collect();
-        assert_eq!(scripts, [("A", "enqueue"), ("B", "?")]);
-        assert_eq!(parsed.scripts, 2);
+        assert_eq!(scripts, [("A", "enqueue"), ("B", "?"), ("C", "enqueue")]);
+        assert_eq!(parsed.scripts, 3);
     }
 
     #[test]
