@@ -236,6 +236,7 @@ impl RedisQueue {
 
     /// One enqueue script call for `jobs`, all of one queue, applied
     /// atomically; outcomes in input order.
+    ///
     /// A call whose jobs need no dedup, ordering or limit key goes to the
     /// enqueue variant that declares only the keys such jobs touch (13 of
     /// 31: each declared key costs the server about 1 200 instructions a

@@ -43,7 +43,9 @@
 //! Last, a script that includes `keys` has each `K.<name>` bound to its own
 //! `KEYS[i]` (`queue_keys.rs`), and its second line, generated, says how
 //! many queue keys it takes and which: `local QUEUE_KEY_COUNT = n -- KEYS:
-//! ...`.
+//! ...`. A variant ([`compose_variant`]) is the same text bound to the
+//! fewer keys its script's `-- variant` header line names, every other key
+//! written `false` (`lua/README.md`, "Variants").
 
 use super::catalogue::MODULES;
 use super::queue_keys;
