@@ -366,7 +366,7 @@ impl Loaded {
 
     /// Whether `keys` is what the script takes: a queue script needs a
     /// queue's whole key list (the driver's own slip if not, so said plainly).
-    fn check_keys(&self, op: Op, keys: &QueueKeys) -> Result<(), fred::error::Error> {
+    fn check_keys(&self, keys: &QueueKeys) -> Result<(), fred::error::Error> {
         if self.built().queue_key_positions.is_some()
             && keys.0.len() < crate::keys::queue_key_total()
         {
@@ -374,7 +374,7 @@ impl Loaded {
                 fred::error::ErrorKind::InvalidArgument,
                 format!(
                     "the {} script takes a queue's keys, but was given {} keys",
-                    SCRIPTS[op.index()].name,
+                    self.name,
                     keys.0.len()
                 ),
             ));
@@ -567,7 +567,7 @@ pub(crate) async fn run_with<A: Args + ?Sized>(
     args: &A,
 ) -> Result<Value, fred::error::Error> {
     let loaded = &SCRIPTS[op.index()];
-    loaded.check_keys(op, keys)?;
+    loaded.check_keys(keys)?;
     if caller.mode.by_function(op.index()) {
         return run_function(caller, op, loaded, keys, args).await;
     }
