@@ -29,7 +29,10 @@
 --         it, for a namespace whose marker says so (driver/src/record_format.rs)
 -- then per job: its id, its payload, k (0..14), then k (code, value) pairs:
 -- the options that differ from their defaults (an option not sent is at its
--- default; sending a default is allowed and sets nothing), codes ascending.
+-- default; sending a default is allowed and sets nothing), codes ascending;
+-- or its id, its payload and "=": the options of the job before it in this
+-- call (the first job cannot), the driver's way of sending a batch of jobs
+-- with the same options (two entries a job fewer, nothing to parse again).
 --   id                 client-generated ULID (a resent script finds it and creates nothing)
 --   payload            JSON text
 --   option 1 priority          0..255, higher is claimed first; default 0
@@ -49,7 +52,7 @@
 --   option 13 limit_key        the job's limit key within this queue (lib/flow.lua); default "", none
 --   option 14 trace            the producer's W3C traceparent (55 bytes in version 00), stored
 --                              for the worker's span (driver/src/trace); default "", none
--- A job takes 3 + 2k entries; the arguments must end with the last job's.
+-- A job takes 3 + 2k entries (3 with "="); the arguments must end with the last job's.
 -- Hand-off: when a worker is parked on the queue (park.lua), the head of the
 -- queue is leased to it here, as its claim would (lua/lib/handoff.lua); a
 -- call of plain jobs onto a queue where nothing else waits leases them
@@ -93,6 +96,7 @@ end
 local p, argc, at = new_parsed(), #ARGV, HEAD
 for i = 1, n do at = parse_job(p, i, at, limit, argc) end
 if at ~= argc then fail('expected ' .. at .. ' arguments for ' .. n .. ' jobs, got ' .. argc) end
+parsed_ids_checked(p)
 local ids = p.ids
 
 -- A variant lacking a key reads it as false (the header's variant line): a

@@ -83,6 +83,7 @@ for j = 1, w do
 end
 local expected = b + 2
 if ARGC ~= expected then fail('expected ' .. expected .. ' arguments, got ' .. ARGC) end
+parsed_ids_checked(p)
 local parent = text(ARGV[expected - 1], 'parent gate id', 64)
 local parent_kind = ARGV[expected]
 if (parent == '') ~= (parent_kind == '') or (parent ~= '' and parent_kind ~= 'tree') then

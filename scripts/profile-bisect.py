@@ -5,7 +5,7 @@ marker (a `do return {} end` inserted there), counted by callgrind on
 redis-server.
 
     scripts/profile-bisect.py --composed DIR --markers FILE [--redq BIN] [--calls N] [--no-options]
-                              [--handed] [--ablate] [--no-gc]
+                              [--handed] [--ablate] [--no-gc] [--jobs N]
 
 --composed: the scripts as the driver composes them (written by
 `REDQ_COMPOSED_OUT=DIR cargo test -p redq --lib write_composed_scripts --
@@ -21,7 +21,8 @@ each variant (one replacement) is measured against the whole library: what
 leaving that step out saves, with no cut's own cost in it; --handed: a
 worker is parked on the queue before each variant's calls, with room for all
 of them, so each enqueue hands its job off (lib/handoff.lua), as in the
-latency case; --no-gc: every call
+latency case; --jobs N: each call enqueues N jobs (1; the same job's fields each, fresh ids,
+sent as the driver sends them), as the bulk and window cases do; --no-gc: every call
 stops Lua's collector first (profile-calls.py without_collector), so that
 steps of a thousand instructions show.
 
@@ -99,7 +100,10 @@ def main():
     p.add_argument("--handed", action="store_true")
     p.add_argument("--ablate", action="store_true")
     p.add_argument("--no-gc", action="store_true")
+    p.add_argument("--jobs", type=int, default=1)
     a = p.parse_args()
+    if not 1 <= a.jobs <= 1000:
+        sys.exit(f"--jobs must be 1 to 1000 (an enqueue's limit), not {a.jobs}")
     composed = pathlib.Path(a.composed)
     markers = [m for m in pathlib.Path(a.markers).read_text().splitlines() if m.strip()]
     out = pathlib.Path(tempfile.mkdtemp(prefix="redq-bisect."))
@@ -125,9 +129,12 @@ def main():
 
     def fcall(name):
         # The head as the binary sends it (queue, channel, payload limit, count, then the gate
-        # and the record format), for one job.
-        return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", "1", *head[4:],
-                calls.fresh_id(), *job]
+        # and the record format), for --jobs jobs.
+        # A job after the first sends "=" for the same options, as the driver does, where the
+        # library takes it (lib/job_new.lua since round seventeen).
+        again = [job[0], "="] if "count == '='" in text and job[1] != "0" else job
+        jobs = [field for i in range(a.jobs) for field in (calls.fresh_id(), *(again if i else job))]
+        return ["FCALL", name, len(keys), *keys, "bench", channel, "1048576", str(a.jobs), *head[4:], *jobs]
 
     park_keys = calls.queue_keys(HERE.parent, ns, "bench", calls.composed_key_names(composed / "park.lua"))
     parked_key = next(k for k in calls.queue_keys(HERE.parent, ns, "bench") if k.endswith(":parked"))

@@ -163,6 +163,52 @@ impl Encoded {
         3 + 2 * self.sent_options()
     }
 
+    /// Whether the job sends options, each the same as those of `before`
+    /// (the job before it in the call; `buf` and `before_buf` hold their
+    /// text): it then sends [`SAME_OPTIONS`] in their place.
+    fn repeats(&self, buf: &[u8], before: &Encoded, before_buf: &[u8]) -> bool {
+        use OptionValue::{Text, Uint};
+        self.sent_options() > 0
+            && self
+                .options()
+                .iter()
+                .zip(before.options().iter())
+                .all(|((_, mine), (_, theirs))| match (mine, theirs) {
+                    (Uint(a), Uint(b)) => a == b,
+                    (Text(a), Text(b)) => buf[a.clone()] == before_buf[b.clone()],
+                    _ => false,
+                })
+    }
+
+    /// How many ARGV entries the job takes after `before` (the job before
+    /// it in the call, with the buffer of its text): 3 when it repeats its
+    /// options, else [`Encoded::arg_count`].
+    fn arg_count_after(&self, buf: &[u8], before: Option<(&Encoded, &[u8])>) -> usize {
+        match before {
+            Some((before, before_buf)) if self.repeats(buf, before, before_buf) => 3,
+            _ => self.arg_count(),
+        }
+    }
+
+    /// The job's ARGV entries after `before` (as in `arg_count_after`):
+    /// its id, its payload and [`SAME_OPTIONS`] when it repeats that job's
+    /// options, else [`Encoded::write`]'s.
+    fn write_after<'a>(
+        &self,
+        buf: &'a Bytes,
+        before: Option<(&Encoded, &[u8])>,
+        out: &mut Vec<Arg<'a>>,
+    ) {
+        match before {
+            Some((before, before_buf)) if self.repeats(buf, before, before_buf) => {
+                out.push(Arg::Slice(buf, self.id.clone()));
+                out.push(Arg::Slice(buf, self.payload.clone()));
+                out.push(Arg::Static(SAME_OPTIONS));
+            }
+            _ => self.write(buf, out),
+        }
+    }
+
     /// The job's ARGV entries of enqueue.lua, text sliced out of `buf`.
     pub(crate) fn write<'a>(&self, buf: &'a Bytes, out: &mut Vec<Arg<'a>>) {
         let slice = |range: Range<usize>| Arg::Slice(buf, range);
@@ -181,6 +227,12 @@ impl Encoded {
         }
     }
 }
+
+/// The option count that stands for "the options of the job before this
+/// one in the call" (enqueue.lua's header): a batch of jobs with the same
+/// options sends them once, two entries fewer a job after the first, and
+/// the script parses them once (`lib/job_new.lua` parse_job).
+pub(crate) const SAME_OPTIONS: &str = "=";
 
 /// One job validated on its own (a single `add`), with its own buffer.
 #[derive(Clone)]
@@ -213,11 +265,33 @@ impl Jobs<'_> {
         }
     }
 
-    /// How many ARGV entries the jobs take.
+    /// How many ARGV entries the jobs take (`write`'s).
     fn arg_count(&self) -> usize {
+        let mut count = 0;
+        self.each_after(|job, buf, before| count += job.arg_count_after(buf, before));
+        count
+    }
+
+    /// The jobs' ARGV entries: each job's after the one before it
+    /// ([`Encoded::write_after`]).
+    fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
+        self.each_after(|job, buf, before| job.write_after(buf, before, out));
+    }
+
+    /// `visit` each job with the buffer of its text and the job before it
+    /// (with that job's buffer), in order.
+    fn each_after<'b>(
+        &'b self,
+        mut visit: impl FnMut(&'b Encoded, &'b Bytes, Option<(&'b Encoded, &'b [u8])>),
+    ) {
+        let mut before: Option<(&Encoded, &[u8])> = None;
+        let mut each = |job: &'b Encoded, buf: &'b Bytes| {
+            visit(job, buf, before);
+            before = Some((job, &buf[..]));
+        };
         match self {
-            Jobs::Encoded(jobs, _) => jobs.iter().map(Encoded::arg_count).sum(),
-            Jobs::Single(jobs) => jobs.iter().map(|job| job.layout.arg_count()).sum(),
+            Jobs::Encoded(jobs, buf) => jobs.iter().for_each(|job| each(job, buf)),
+            Jobs::Single(jobs) => jobs.iter().for_each(|job| each(&job.layout, &job.buf)),
         }
     }
 }
@@ -261,18 +335,7 @@ impl scripts::Args for EnqueueArgs<'_> {
         out.push(Arg::Uint(self.jobs.len() as u64));
         out.extend(self.gate.iter().map(Arg::Value));
         out.push(Arg::Value(self.format.wire()));
-        match self.jobs {
-            Jobs::Encoded(jobs, buf) => {
-                for job in jobs {
-                    job.write(buf, out);
-                }
-            }
-            Jobs::Single(jobs) => {
-                for job in jobs {
-                    job.layout.write(&job.buf, out);
-                }
-            }
-        }
+        self.jobs.write(out);
     }
 }
 
@@ -502,6 +565,67 @@ mod tests {
         assert_eq!(a[1..], ["\"a\"", "1", "9", "x"]);
         assert_eq!(b[1..], ["\"bb\"", "0"]);
         assert_ne!(a[0], b[0]);
+    }
+
+    /// The entries of a call's jobs, each job's id left out (fresh).
+    fn call_entries(jobs: &Jobs<'_>) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        jobs.write(&mut out);
+        assert_eq!(out.len(), jobs.arg_count());
+        let mut entries: Vec<Vec<String>> = Vec::new();
+        let wire: Vec<String> = out.into_iter().map(wire).collect();
+        for entry in wire {
+            // An id starts each job's entries (26 characters, none of the others here).
+            if entry.len() == ulid::ULID_LEN {
+                entries.push(Vec::new());
+            } else {
+                entries.last_mut().expect("an id first").push(entry);
+            }
+        }
+        entries
+    }
+
+    #[test]
+    fn a_job_with_the_options_of_the_job_before_it_sends_equals_in_their_place() {
+        let job = |i: i32, name: Option<&str>| {
+            let job = NewJob::new(serde_json::json!(i));
+            match name {
+                Some(name) => job.name(name),
+                None => job,
+            }
+        };
+        let jobs = [
+            job(1, Some("x")),
+            job(2, Some("x")),
+            job(3, None),
+            job(4, None),
+            job(5, Some("x")),
+            job(6, Some("y")),
+            job(7, Some("y")),
+        ];
+        let expected: Vec<Vec<&str>> = vec![
+            vec!["1", "1", "9", "x"],
+            vec!["2", "="],
+            vec!["3", "0"],
+            // No options: "0", as short, and the script's first test.
+            vec!["4", "0"],
+            vec!["5", "1", "9", "x"],
+            vec!["6", "1", "9", "y"],
+            vec!["7", "="],
+        ];
+        // A batch in one buffer, and coalesced single jobs each in its own.
+        let mut buf = Vec::new();
+        let encoded: Vec<Encoded> = jobs
+            .iter()
+            .map(|job| encode_into(job, 64, &mut buf).unwrap())
+            .collect();
+        let buf = Bytes::from(buf);
+        assert_eq!(call_entries(&Jobs::Encoded(&encoded, &buf)), expected);
+        let singles: Vec<SingleJob> = jobs
+            .iter()
+            .map(|job| encode_single(job, 64).unwrap())
+            .collect();
+        assert_eq!(call_entries(&Jobs::Single(&singles)), expected);
     }
 
     /// The option lines of a script's header: `-- option N name`.

@@ -541,6 +541,8 @@ pub enum Arg<'a> {
     Bytes(&'a Bytes),
     /// The bytes at `range` of a shared buffer (a slice of it, not a copy).
     Slice(&'a Bytes, Range<usize>),
+    /// A fixed text (a marker such as enqueue's "=").
+    Static(&'static str),
 }
 
 impl From<Arg<'_>> for Value {
@@ -555,6 +557,7 @@ impl From<Arg<'_>> for Value {
             },
             Arg::Bytes(bytes) => Value::Bytes(bytes.clone()),
             Arg::Slice(buf, range) => Value::Bytes(buf.slice(range)),
+            Arg::Static(text) => Value::Bytes(Bytes::from_static(text.as_bytes())),
         }
     }
 }

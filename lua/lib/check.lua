@@ -49,6 +49,19 @@ local function text(v, what, max_len)
   return v
 end
 
+-- Every text of `list` as text() checks one, the control characters of them
+-- all in one check: cjson.encode of them joined costs a fraction of an
+-- encode each (about 2.3k instructions a 26-byte job id of a 100-job
+-- enqueue, callgrind), and the pattern search decides only when some text
+-- has a '"', '/' or '\\'. Their lengths are the caller's to check (only
+-- the length check is cheap one by one); a refusal names the first bad one.
+local function texts(list, what, max_len)
+  local all = #list == 1 and list[1] or table.concat(list)
+  if #cjson.encode(all) ~= #all + 2 and string.find(all, '%c') then
+    for i = 1, #list do text(list[i], what, max_len) end
+  end
+end
+
 -- The last queue name that passed: a function library keeps it from one
 -- call to the next, and a worker or producer calls with one queue, whose
 -- name is then checked with a compare of interned strings instead of the

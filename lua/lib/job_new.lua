@@ -51,14 +51,27 @@ end
 -- with the same set share a record template: enqueue.lua); delays and
 -- not_befores are set only when sent. dedup_keyed counts the jobs with a
 -- dedup key, ttl_keyed those whose key has a TTL. Jobs that send the same
--- options share one options table: read it, never write it. last_sent is
--- the ARGV position of the option count of the last job that sent options
--- (false before the first), last_job that job's place and last_count its
--- count. Every field is in the constructor: a field added later grows the
--- table's hash part, rehashing it.
+-- options share one options table: read it, never write it. Every field is
+-- in the constructor: a field added later grows the table's hash part,
+-- rehashing it.
 local function new_parsed()
   return { ids = {}, payloads = {}, options = {}, option_sets = {}, delays = {}, not_befores = {},
-    dedup_keyed = 0, ttl_keyed = 0, last_sent = false, last_job = 0, last_count = 0 }
+    dedup_keyed = 0, ttl_keyed = 0 }
+end
+
+-- Job `i` takes the parse of job `j` (its options, due time and dedup
+-- count), which passed every check.
+local function parsed_again(p, i, j)
+  local o = p.options[j]
+  if o then
+    p.options[i], p.option_sets[i] = o, p.option_sets[j]
+    if o[M.dedup_key] then
+      p.dedup_keyed = p.dedup_keyed + 1
+      if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
+    end
+  end
+  if p.delays[j] then p.delays[i] = p.delays[j] end
+  if p.not_befores[j] then p.not_befores[i] = p.not_befores[j] end
 end
 
 -- Validate the job whose entries start at ARGV[b + 1] (id, payload, option
@@ -66,47 +79,28 @@ end
 -- the payload limit in bytes, `argc` the arguments there are. Returns the
 -- position of the job's last entry. Refuses (lib/check.lua) a bad field by
 -- name, an unknown, repeated or misordered option code, and entries past
--- `argc`.
+-- `argc`. The id's length is checked here, its characters by the caller
+-- for every job at once (parsed_ids_checked), before anything is written.
 local function parse_job(p, i, b, limit, argc)
   if b + 3 > argc then fail('job ' .. i .. ' needs 3 entries at least (id, payload, option count); the arguments end') end
-  local id = text(ARGV[b + 1], 'job id', 64)
+  local id = ARGV[b + 1]
   local payload = ARGV[b + 2]
   if #id == 0 then fail('job id must not be empty') end
+  if #id > 64 then text(id, 'job id', 64) end
   if #payload == 0 or #payload > limit then
     fail('payload of job ' .. id .. ' is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
   end
   p.ids[i], p.payloads[i] = id, payload
   local count = ARGV[b + 3]
   -- Most jobs set no option; of those that do, nearly every one sends the
-  -- same options as the job before it (one producer, one kind of job).
+  -- same options as the job before it (one producer, one kind of job), and
+  -- the driver then sends "=" for them (driver/src/enqueue_args.rs): two
+  -- entries fewer a job, and nothing to compare.
   if count == '0' then return b + 3 end
-  -- The same strings as the last job's entries (count, then the pairs):
-  -- the same values, checked when that job was parsed, so it takes its
-  -- parsed options. Lua interns strings: each comparison is a pointer
-  -- compare. (Inline: a function more costs every call that builds this
-  -- module.)
-  local from, sent = p.last_sent, p.last_count
-  if from and ARGV[from] == count and b + 3 + 2 * sent <= argc then
-    local same = true
-    for k = 1, 2 * sent do
-      if ARGV[from + k] ~= ARGV[b + 3 + k] then
-        same = false
-        break
-      end
-    end
-    if same then
-      local j = p.last_job
-      local o = p.options[j]
-      if o then p.options[i], p.option_sets[i] = o, p.option_sets[j] end
-      if p.delays[j] then p.delays[i] = p.delays[j] end
-      if p.not_befores[j] then p.not_befores[i] = p.not_befores[j] end
-      if o and o[M.dedup_key] then
-        p.dedup_keyed = p.dedup_keyed + 1
-        if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
-      end
-      p.last_sent, p.last_job = b + 3, i
-      return b + 3 + 2 * sent
-    end
+  if count == '=' then
+    if i == 1 then fail('option count of job 1 is "=", the options of the job before it, but it has none before it') end
+    parsed_again(p, i, i - 1)
+    return b + 3
   end
   -- The same entries as the job an earlier call parsed last: its parse.
   -- A function library keeps that between calls (a script starts each
@@ -132,7 +126,6 @@ local function parse_job(p, i, b, limit, argc)
         p.dedup_keyed = p.dedup_keyed + 1
         if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
       end
-      p.last_sent, p.last_job, p.last_count = b + 3, i, memo.sent
       return b + 3 + 2 * memo.sent
     end
   end
@@ -194,11 +187,16 @@ local function parse_job(p, i, b, limit, argc)
     if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
   end
   if set ~= '' then p.options[i], p.option_sets[i] = o, set end
-  p.last_sent, p.last_job, p.last_count = b + 3, i, count
   -- Every check passed: the parse may be taken again (above).
   option_memo = { count = sent_count, sent = count, entries = { unpack(ARGV, b + 4, last) },
     o = p.options[i], set = p.option_sets[i], delay = p.delays[i], not_before = p.not_befores[i] }
   return last
+end
+
+-- The parsed jobs' ids are free of control characters (parse_job checked
+-- their lengths): all at once, before the caller writes anything.
+local function parsed_ids_checked(p)
+  texts(p.ids, 'job id', 64)
 end
 
 -- When parsed job `i` is due, created at `now`.

@@ -373,12 +373,23 @@ fn with(pairs: &[(usize, &str)]) -> [String; OPTIONS] {
     options
 }
 
-/// A job whose option entries are the same strings as the last job's that
-/// sent options takes that job's parsed options (lib/job_new.lua): each
-/// such job still stores its own seq, due time and payload, and the fields
-/// of its options, in the bytes packing them whole would give.
+/// A job sending the same options as the job before it, whole or as "="
+/// (what the driver sends then), takes that job's parse (lib/job_new.lua):
+/// each such job still stores its own seq, due time and payload, and the
+/// fields of its options, in the bytes packing them whole would give.
 #[tokio::test]
 async fn jobs_repeating_the_options_before_them_store_the_fields_they_sent() {
+    repeated_options_store_their_fields(false).await;
+}
+
+#[tokio::test]
+async fn jobs_sending_equals_store_the_fields_of_the_options_before_them() {
+    repeated_options_store_their_fields(true).await;
+}
+
+/// The calls of the two tests above: with `equals`, a job whose options are
+/// those of the job before it (and not none) sends "=" in their place.
+async fn repeated_options_store_their_fields(equals: bool) {
     let server = server();
     let client = server.client().await;
     let ns = "wire";
@@ -420,13 +431,17 @@ async fn jobs_repeating_the_options_before_them_store_the_fields_they_sent() {
         Value::from(""),
         Value::from(""), // standard records
     ];
+    let mut sent_equals = 0;
     for (i, options) in calls.iter().enumerate() {
-        args.extend(lua::enqueue_entries(
-            &format!("job-{i}"),
-            &format!("{{\"i\":{i}}}"),
-            options.clone(),
-        ));
+        let (id, payload) = (format!("job-{i}"), format!("{{\"i\":{i}}}"));
+        if equals && i > 0 && calls[i - 1] == *options && *options != plain {
+            args.extend([Value::from(id), Value::from(payload), Value::from("=")]);
+            sent_equals += 1;
+        } else {
+            args.extend(lua::enqueue_entries(&id, &payload, options.clone()));
+        }
     }
+    assert_eq!(sent_equals, if equals { 3 } else { 0 });
     let Value::Array(reply) = lua::evalsha(&client, &enqueue, ns, "q", &args)
         .await
         .expect("every job is accepted")
@@ -615,5 +630,86 @@ async fn a_job_id_is_refused_for_every_control_character_and_only_for_those() {
         };
         assert_eq!(reply[0].as_i64(), Some(1), "id {n} ({id:?}) is created");
     }
+    client.quit().await.ok();
+}
+
+/// "=" takes the options of the job before it, so it cannot open a call; a
+/// call whose ids are checked together (lib/check.lua texts) still refuses
+/// one bad id among good ones, naming it; neither writes anything.
+#[tokio::test]
+async fn an_equals_opening_a_call_and_a_bad_id_in_a_batch_are_refused_writing_nothing() {
+    let server = server();
+    let client = server.client().await;
+    let enqueue = lua::load(&client, &lua::compose(lua::source("enqueue"))).await;
+    let before = digest(&server).await;
+    let call = |jobs: &[&[&[u8]]]| {
+        let mut args = vec![
+            Value::from(1 << 20),
+            Value::from(jobs.len() as i64),
+            Value::from(""),
+            Value::from(""),
+            Value::from(""), // standard records
+        ];
+        for job in jobs {
+            args.extend(job.iter().map(|entry| Value::Bytes(entry.to_vec().into())));
+        }
+        args
+    };
+    let cases: Vec<(&str, Vec<Value>, &str)> = vec![
+        (
+            "= on the first job",
+            call(&[&[b"a", b"{}", b"="], &[b"b", b"{}", b"1", b"9", b"kind"]]),
+            "option count of job 1 is \"=\"",
+        ),
+        (
+            "a control character in the third id, after jobs sending =",
+            call(&[
+                &[b"a", b"{}", b"1", b"9", b"kind"],
+                &[b"b", b"{}", b"="],
+                &[b"c\x01", b"{}", b"="],
+                &[b"d", b"{}", b"="],
+            ]),
+            "job id must be at most 64 bytes without control characters",
+        ),
+        (
+            "an id too long among good ones",
+            call(&[&[b"a", b"{}", b"0"], &[&[b'x'; 65], b"{}", b"0"]]),
+            "job id must be at most 64 bytes without control characters",
+        ),
+    ];
+    for (case, args, message) in cases {
+        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
+            .await
+            .expect_err(case);
+        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+        assert!(text.contains(message), "{case}: {text}");
+        assert_eq!(
+            digest(&server).await,
+            before,
+            "{case}: something was written"
+        );
+    }
+    // "=" repeats a dedup key too: the second job is the first's duplicate.
+    let reply = lua::evalsha(
+        &client,
+        &enqueue,
+        "wire",
+        "q",
+        &call(&[&[b"a", b"{}", b"1", b"4", b"once"], &[b"b", b"{}", b"="]]),
+    )
+    .await
+    .expect("a repeated dedup key is accepted");
+    let Value::Array(reply) = reply else {
+        panic!("enqueue replied {reply:?}")
+    };
+    let codes: Vec<(Option<i64>, Option<String>)> = reply
+        .chunks(2)
+        .map(|pair| (pair[0].as_i64(), pair[1].as_string()))
+        .collect();
+    assert_eq!(
+        codes,
+        [(Some(1), Some("a".into())), (Some(0), Some("a".into()))],
+        "created, then its duplicate"
+    );
     client.quit().await.ok();
 }
