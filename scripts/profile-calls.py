@@ -139,15 +139,16 @@ def unquote(s):
 def enqueue_head(argv):
     """How many head arguments `argv` has when it is an enqueue's in the layout with options sent
     as (code, value) pairs: 7 (with the record format) or 6 (binaries before it), then per job id,
-    payload, option count k, 2k entries; else None."""
+    payload, option count k, 2k entries (or "=" for k, the options of the job before: no more
+    entries); else None."""
     if not (argv[3:4] and argv[3].isdigit() and int(argv[3]) > 0):
         return None
     for head in (7, 6):
         at = head
-        for _ in range(int(argv[3])):
-            if at + 3 > len(argv) or not argv[at + 2].isdigit():
+        for i in range(int(argv[3])):
+            if at + 3 > len(argv) or not (argv[at + 2].isdigit() or (i > 0 and argv[at + 2] == "=")):
                 break
-            at += 3 + 2 * int(argv[at + 2])
+            at += 3 + (2 * int(argv[at + 2]) if argv[at + 2].isdigit() else 0)
         else:
             if at == len(argv):
                 return head
