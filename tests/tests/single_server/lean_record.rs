@@ -258,3 +258,89 @@ async fn the_spliced_records_of_a_call_are_the_bytes_encode_record_gives_their_f
         ]
     );
 }
+
+/// Re-packs a stored record's fields with `cmsgpack.pack`: what the record
+/// must be, byte for byte, however its numbers were packed.
+const REPACK: &str = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
+    local used, m = cmsgpack.unpack_one(raw) \
+    return cmsgpack.pack(m) .. string.sub(raw, used + 1)";
+
+/// A job's sequence number and lease id are stored as cmsgpack.pack packs
+/// them at every width, through the enqueue's splice of a batch's records
+/// and the lease's splice of each (both pack those numbers on their own,
+/// lib/job_record.lua and lib/lease.lua): across 2^7, 2^8, 2^16, a block of
+/// 256, 2^24 and 2^32.
+#[tokio::test]
+async fn sequence_numbers_and_lease_ids_of_every_width_are_packed_as_cmsgpack_packs_them() {
+    use fred::interfaces::{KeysInterface, LuaInterface};
+    let server = server();
+    let queue = queue(&server, "lean-widths").await;
+    let client = server.client().await;
+    let jobs = redq::keys::Keys::new(queue.namespace()).jobs();
+    let tag = jobs.trim_end_matches(":jobs").to_owned();
+    let repack: String = client.script_load(REPACK).await.unwrap();
+    let starts: [u64; 10] = [
+        0,
+        100,
+        120,
+        250,
+        1_000,
+        65_500,
+        65_530,
+        65_790,
+        16_777_200,
+        4_294_967_280,
+    ];
+    for (round, start) in starts.into_iter().enumerate() {
+        let q = format!("q{round}");
+        let _: () = client
+            .set(format!("{tag}:seq"), start, None, None, false)
+            .await
+            .unwrap();
+        let _: () = client
+            .set(format!("{tag}:lease:seq"), start, None, None, false)
+            .await
+            .unwrap();
+        let added = queue
+            .add_batch(
+                &q,
+                (0..40)
+                    .map(|i| NewJob::new(json!({"i": i})).name("n"))
+                    .collect(),
+            )
+            .await
+            .unwrap();
+        let ids: Vec<String> = added.iter().map(|e| e.id().to_owned()).collect();
+        let check = |stage: &'static str, field: usize| {
+            let (client, repack, jobs, ids) = (&client, &repack, &jobs, &ids);
+            async move {
+                for (i, id) in ids.iter().enumerate() {
+                    let raw: Vec<u8> = client.hget(jobs, id).await.unwrap();
+                    let repacked: Vec<u8> = client
+                        .evalsha(repack, vec![jobs.clone()], vec![id.clone()])
+                        .await
+                        .unwrap();
+                    assert!(
+                        raw == repacked,
+                        "from {start}, {stage}, job {i}: stored {raw:?}, cmsgpack packs {repacked:?}"
+                    );
+                    let (fields, _) = fields_of(&raw);
+                    assert_eq!(
+                        fields[field].as_u64(),
+                        Some(start + 1 + i as u64),
+                        "from {start}, {stage}, job {i}"
+                    );
+                }
+            }
+        };
+        check("enqueued: seq", 9).await;
+        let claimed = queue.claim(&q, 40, LONG).await.unwrap();
+        let order: Vec<&str> = claimed.iter().map(|job| job.id.as_str()).collect();
+        assert_eq!(
+            order,
+            ids.iter().map(String::as_str).collect::<Vec<_>>(),
+            "from {start}"
+        );
+        check("leased: lease id", LEASE_ID).await;
+    }
+}
