@@ -88,7 +88,10 @@ local function parse_job(p, i, b, limit, argc)
   if #id == 0 then fail('job id must not be empty') end
   if #id > 64 then text(id, 'job id', 64) end
   if #payload == 0 or #payload > limit then
-    fail('payload of job ' .. id .. ' is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
+    -- A refusal names the job: its id is checked first (text), so that a
+    -- bad one is what the refusal names, as it was before the batch's ids
+    -- were checked together.
+    fail('payload of job ' .. text(id, 'job id', 64) .. ' is ' .. #payload .. ' bytes; accepted: 1 to ' .. limit)
   end
   p.ids[i], p.payloads[i] = id, payload
   local count = ARGV[b + 3]
@@ -129,6 +132,10 @@ local function parse_job(p, i, b, limit, argc)
       return b + 3 + 2 * memo.sent
     end
   end
+  -- A fresh parse's refusals name the job: its id is checked first (a
+  -- fresh parse is rare, the first of a call's or a producer's options;
+  -- the others are checked together by the caller).
+  text(id, 'job id', 64)
   local sent_count = count
   count = uint(count, 'option count of job ' .. id, JOB_OPTION_COUNT)
   local last = b + 3 + 2 * count

@@ -635,7 +635,8 @@ async fn a_job_id_is_refused_for_every_control_character_and_only_for_those() {
 
 /// "=" takes the options of the job before it, so it cannot open a call; a
 /// call whose ids are checked together (lib/check.lua texts) still refuses
-/// one bad id among good ones, naming it; neither writes anything.
+/// one bad id among good ones, naming it, and a refusal that names a job
+/// checks its id first; none writes anything.
 #[tokio::test]
 async fn an_equals_opening_a_call_and_a_bad_id_in_a_batch_are_refused_writing_nothing() {
     let server = server();
@@ -669,6 +670,16 @@ async fn an_equals_opening_a_call_and_a_bad_id_in_a_batch_are_refused_writing_no
                 &[b"c\x01", b"{}", b"="],
                 &[b"d", b"{}", b"="],
             ]),
+            "job id must be at most 64 bytes without control characters",
+        ),
+        (
+            "a bad id whose payload is refused too: the id is named",
+            call(&[&[b"a", b"{}", b"0"], &[b"b\n", b"", b"0"]]),
+            "job id must be at most 64 bytes without control characters",
+        ),
+        (
+            "a bad id whose options are parsed afresh and refused: the id is named",
+            call(&[&[b"a", b"{}", b"0"], &[b"b\n", b"{}", b"1", b"99", b"x"]]),
             "job id must be at most 64 bytes without control characters",
         ),
         (
