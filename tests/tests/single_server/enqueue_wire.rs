@@ -111,9 +111,32 @@ fn expected_fields(
 
 /// Re-packs a stored record's fields with `cmsgpack.pack`, as enqueue
 /// packed every record before it spliced them: what the record must be.
-const REPACK: &str = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
+pub(crate) const REPACK: &str = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
     local used, m = cmsgpack.unpack_one(raw) \
     return cmsgpack.pack(m) .. string.sub(raw, used + 1)";
+
+/// Enqueue `args` (the call `case`) is refused with a message containing
+/// `message`, and the server's digest is still `before`: nothing written.
+async fn refused_unchanged(
+    server: &redq_tests::RedisServer,
+    client: &fred::clients::Client,
+    enqueue: &str,
+    args: &[Value],
+    case: &str,
+    message: &str,
+    before: &str,
+) {
+    let err = lua::evalsha(client, enqueue, "wire", "q", args)
+        .await
+        .expect_err(case);
+    let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
+    assert!(text.contains(message), "{case}: {text}");
+    assert_eq!(
+        digest(server).await,
+        before,
+        "{case}: something was written"
+    );
+}
 
 #[tokio::test]
 async fn every_combination_of_options_stores_the_bytes_packing_its_fields_whole_would() {
@@ -305,16 +328,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
         ];
         args.extend(good.iter().cloned());
         args.extend(bad);
-        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
-            .await
-            .expect_err(case);
-        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
-        assert!(text.contains(message), "{case}: {text}");
-        assert_eq!(
-            digest(&server).await,
-            before,
-            "{case}: something was written"
-        );
+        refused_unchanged(&server, &client, &enqueue, &args, case, message, &before).await;
     }
     // A record format this script does not know (ARGV[7]).
     let mut args = vec![
@@ -553,16 +567,7 @@ async fn a_job_repeating_the_last_options_but_one_bad_value_is_refused_whole() {
             Value::from(""), // standard records
         ];
         args.extend(jobs);
-        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
-            .await
-            .expect_err(case);
-        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
-        assert!(text.contains(message), "{case}: {text}");
-        assert_eq!(
-            digest(&server).await,
-            before,
-            "{case}: something was written"
-        );
+        refused_unchanged(&server, &client, &enqueue, &args, case, message, &before).await;
     }
     client.quit().await.ok();
 }
@@ -689,16 +694,7 @@ async fn an_equals_opening_a_call_and_a_bad_id_in_a_batch_are_refused_writing_no
         ),
     ];
     for (case, args, message) in cases {
-        let err = lua::evalsha(&client, &enqueue, "wire", "q", &args)
-            .await
-            .expect_err(case);
-        let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
-        assert!(text.contains(message), "{case}: {text}");
-        assert_eq!(
-            digest(&server).await,
-            before,
-            "{case}: something was written"
-        );
+        refused_unchanged(&server, &client, &enqueue, &args, case, message, &before).await;
     }
     // "=" repeats a dedup key too: the second job is the first's duplicate.
     let reply = lua::evalsha(

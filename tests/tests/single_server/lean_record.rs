@@ -259,12 +259,6 @@ async fn the_spliced_records_of_a_call_are_the_bytes_encode_record_gives_their_f
     );
 }
 
-/// Re-packs a stored record's fields with `cmsgpack.pack`: what the record
-/// must be, byte for byte, however its numbers were packed.
-const REPACK: &str = "local raw = redis.call('HGET', KEYS[1], ARGV[1]) \
-    local used, m = cmsgpack.unpack_one(raw) \
-    return cmsgpack.pack(m) .. string.sub(raw, used + 1)";
-
 /// A job's sequence number and lease id are stored as cmsgpack.pack packs
 /// them at every width, through the enqueue's splice of a batch's records
 /// and the lease's splice of each (both pack those numbers on their own,
@@ -278,7 +272,10 @@ async fn sequence_numbers_and_lease_ids_of_every_width_are_packed_as_cmsgpack_pa
     let client = server.client().await;
     let jobs = redq::keys::Keys::new(queue.namespace()).jobs();
     let tag = jobs.trim_end_matches(":jobs").to_owned();
-    let repack: String = client.script_load(REPACK).await.unwrap();
+    let repack: String = client
+        .script_load(crate::enqueue_wire::REPACK)
+        .await
+        .unwrap();
     let starts: [u64; 10] = [
         0,
         100,
