@@ -160,10 +160,18 @@ local joined = {}
 -- Each job's record is spliced from the template of its option set
 -- (lib/job_new.lua), the same bytes as packing it whole.
 local templates = {}
+-- What a job's options say about its dedup key and its place, read once
+-- for each run of jobs sharing one options table (a batch of like jobs
+-- shares one: lib/job_new.lua).
+local last_options, dk, plain = nil, nil, true
 for i = 1, n do
   local code, id = 1, ids[i]
   local options = p.options[i]
-  local dk = options and options[M.dedup_key]
+  if options ~= last_options then
+    last_options = options
+    dk = options and options[M.dedup_key]
+    plain = not options or not (options[M.ordering_key] or options[M.limit_key] or options[M.priority])
+  end
   local existing = dk and live_duplicate(dk, now, created)
   if already[i] or created[id] then
     code = 2
@@ -178,7 +186,7 @@ for i = 1, n do
     -- Only a job with a dedup key takes one (a call per job cost a batch
     -- about 0.8k instructions a job, callgrind).
     if dk then take_dedup(id, options, now) end
-    if not options or not (options[M.ordering_key] or options[M.limit_key] or options[M.priority]) then
+    if plain then
       -- No key, priority 0.
       if due > now then
         scheduled[#scheduled + 1] = due
