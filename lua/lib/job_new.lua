@@ -59,19 +59,20 @@ local function new_parsed()
     dedup_keyed = 0, ttl_keyed = 0 }
 end
 
--- Job `i` takes the parse of job `j` (its options, due time and dedup
--- count), which passed every check.
-local function parsed_again(p, i, j)
-  local o = p.options[j]
+-- Job `i` takes a parse that passed every check: its options `o` (nil for
+-- none) named `set`, its due time's parts, and its count of dedup keys.
+-- Only what is set is stored: in Lua 5.1 storing nil under a new key
+-- inserts it, growing the table as a value would.
+local function take_parse(p, i, o, set, delay, not_before)
   if o then
-    p.options[i], p.option_sets[i] = o, p.option_sets[j]
+    p.options[i], p.option_sets[i] = o, set
     if o[M.dedup_key] then
       p.dedup_keyed = p.dedup_keyed + 1
       if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
     end
   end
-  if p.delays[j] then p.delays[i] = p.delays[j] end
-  if p.not_befores[j] then p.not_befores[i] = p.not_befores[j] end
+  if delay then p.delays[i] = delay end
+  if not_before then p.not_befores[i] = not_before end
 end
 
 -- Validate the job whose entries start at ARGV[b + 1] (id, payload, option
@@ -102,7 +103,8 @@ local function parse_job(p, i, b, limit, argc)
   if count == '0' then return b + 3 end
   if count == '=' then
     if i == 1 then fail('option count of job 1 is "=", the options of the job before it, but it has none before it') end
-    parsed_again(p, i, i - 1)
+    local j = i - 1
+    take_parse(p, i, p.options[j], p.option_sets[j], p.delays[j], p.not_befores[j])
     return b + 3
   end
   -- The same entries as the job an earlier call parsed last: its parse.
@@ -119,16 +121,7 @@ local function parse_job(p, i, b, limit, argc)
       end
     end
     if same then
-      -- Only what is set: in Lua 5.1 storing nil under a new key inserts
-      -- it, growing the table as a value would.
-      local o = memo.o
-      if o then p.options[i], p.option_sets[i] = o, memo.set end
-      if memo.delay then p.delays[i] = memo.delay end
-      if memo.not_before then p.not_befores[i] = memo.not_before end
-      if o and o[M.dedup_key] then
-        p.dedup_keyed = p.dedup_keyed + 1
-        if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
-      end
+      take_parse(p, i, memo.o, memo.set, memo.delay, memo.not_before)
       return b + 3 + 2 * memo.sent
     end
   end
@@ -189,11 +182,9 @@ local function parse_job(p, i, b, limit, argc)
   if lacking then
     fail('this variant of enqueue takes no call with ' .. lacking .. ' (job ' .. id .. '): the driver sends such calls to the whole script')
   end
-  if o[M.dedup_key] then
-    p.dedup_keyed = p.dedup_keyed + 1
-    if o[M.dedup_ttl] then p.ttl_keyed = p.ttl_keyed + 1 end
-  end
-  if set ~= '' then p.options[i], p.option_sets[i] = o, set end
+  -- Its due time's parts were stored as parsed; an option set of only
+  -- defaults is none (a dedup key makes the set non-empty).
+  if set ~= '' then take_parse(p, i, o, set) end
   -- Every check passed: the parse may be taken again (above).
   option_memo = { count = sent_count, sent = count, entries = { unpack(ARGV, b + 4, last) },
     o = p.options[i], set = p.option_sets[i], delay = p.delays[i], not_before = p.not_befores[i] }
