@@ -31,6 +31,15 @@
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
 --          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events;
 --          with gates: wf_gates (read too), wf_outcomes, wf_of, wf_members, wf_expire, ord_ready
+-- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones
+--   the keys of an ack on a queue that keeps no finished jobs, has no
+--   limits and no gates exist, of jobs without notes and without a dedup or
+--   ordering key (10 of 35: what a worker's acks usually are). Each other
+--   key reads false in the variant, and a call that needs one is refused
+--   before anything is written (lib/check.lua variant_refused: noted jobs
+--   in the parse, the queue's state below, a job's keys in release_keys,
+--   lib/ordering.lua); the driver sends the call to the whole script then,
+--   and that queue's later acks too (driver/src/queue.rs, ack_many).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -79,7 +88,10 @@ for i = 1, n do
   if #id > 64 then text(id, 'job id', 64) end
   ids[i] = id
   leases[i] = uint(ARGV[at + 1], 'lease id', 9007199254740991)
-  if stride == 5 then noted[i] = uint(ARGV[at + 4], 'noted flag', 1) == 1 end
+  if stride == 5 then
+    noted[i] = uint(ARGV[at + 4], 'noted flag', 1) == 1
+    if noted[i] and not K.progress then variant_refused('ack', 'a job with notes (job ' .. text(id, 'job id', 64) .. ')') end
+  end
   if stride >= 4 then
     runs[i] = uint(ARGV[at + 2], 'run_ms', MAX_MS)
     results[i] = ARGV[at + 3]
@@ -98,6 +110,10 @@ local codes, done, acked, forgotten, names = {}, {}, {}, {}, {}
 local policy = retention_policy()
 local flow = flow_spec()
 local gated = redis.call('EXISTS', K.wf_gates) == 1
+-- The variant's refusals of the queue's state (its first write is below).
+if policy and not K.completed then variant_refused('ack', 'a queue that keeps finished jobs') end
+if flow and not K.lim then variant_refused('ack', 'a queue with limits') end
+if gated and not K.wf_outcomes then variant_refused('ack', 'gates in the namespace') end
 if gated then wf.batch_begin() end
 local now = now_ms()
 local kept_raws = {}

@@ -103,7 +103,7 @@ local ids = p.ids
 -- call that needs one is refused before anything is written, a job with a
 -- key in its parse (lib/job_new.lua), a gate here, before its first read.
 if gate ~= '' and not K.wf_gates then
-  fail('this variant of enqueue takes no call with a gate: the driver sends such calls to the whole script')
+  variant_refused('enqueue', 'a gate')
 end
 
 -- Validation is complete but for the gate's state, read first: a gate that

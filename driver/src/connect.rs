@@ -266,6 +266,7 @@ impl RedisQueueBuilder {
                 compact_records: std::sync::atomic::AtomicBool::new(
                     record_format == crate::record_format::RecordFormat::Compact,
                 ),
+                whole_acks: Default::default(),
             }),
         })
     }

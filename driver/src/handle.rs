@@ -54,4 +54,6 @@ pub(crate) struct Inner {
     pub script_calls: crate::scripts::CallMode,
     /// Whether enqueues write compact records (`crate::record_format`).
     pub compact_records: std::sync::atomic::AtomicBool,
+    /// The queues whose acks go to the whole ack script, not its variant.
+    pub whole_acks: crate::scripts::variant_route::WholeAcks,
 }

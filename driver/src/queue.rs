@@ -416,20 +416,23 @@ impl RedisQueue {
                     (false, false) => 4,
                     (false, true) => 5,
                 };
-                let mut args = Vec::with_capacity(1 + per_job * chunk.len());
-                args.push(num(chunk.len() as u64));
-                for &i in chunk {
-                    args.push(text(leases[i].id.as_str()));
-                    args.push(num(leases[i].lease_id));
-                    if let Some(done) = completions.get(i) {
-                        args.push(num(done.run_ms()));
-                        args.push(text(done.result_json()));
-                        if noted {
-                            args.push(num(done.is_noted() as u64));
+                let args = move || {
+                    let mut args = Vec::with_capacity(1 + per_job * chunk.len());
+                    args.push(num(chunk.len() as u64));
+                    for &i in chunk {
+                        args.push(text(leases[i].id.as_str()));
+                        args.push(num(leases[i].lease_id));
+                        if let Some(done) = completions.get(i) {
+                            args.push(num(done.run_ms()));
+                            args.push(text(done.result_json()));
+                            if noted {
+                                args.push(num(done.is_noted() as u64));
+                            }
                         }
                     }
-                }
-                async move { (chunk, self.run(Op::Ack, queue, args).await) }
+                    args
+                };
+                async move { (chunk, self.run_ack(queue, noted, args).await) }
             })
         });
         for (chunk, reply) in futures::future::join_all(calls).await {
@@ -449,6 +452,32 @@ impl RedisQueue {
             .into_iter()
             .map(|o| o.expect("every lease got an outcome"))
             .collect())
+    }
+
+    /// One ack script call of `queue` with the arguments `args` makes: to
+    /// the variant declaring only the keys a usual ack touches (10 of 35;
+    /// each declared key costs the server about 1 200 instructions a call),
+    /// unless its jobs have notes to forget or the queue is known to need
+    /// the whole script; a call the variant refuses (it wrote nothing) goes
+    /// to the whole script, and so do the queue's later acks
+    /// (`scripts::variant_route`).
+    async fn run_ack(
+        &self,
+        queue: &str,
+        noted: bool,
+        args: impl Fn() -> Vec<Value>,
+    ) -> Result<Value, QueueError> {
+        let whole = &self.inner.whole_acks;
+        if noted || whole.contains(queue) {
+            return self.run(Op::Ack, queue, args()).await;
+        }
+        match self.run(Op::AckPlain, queue, args()).await {
+            Err(e) if scripts::variant_route::refused_by_variant(&e) => {
+                whole.insert(queue);
+                self.run(Op::Ack, queue, args()).await
+            }
+            reply => reply,
+        }
     }
 
     /// The attempt failed: retry after `delay`, unless attempts or the retry

@@ -27,6 +27,7 @@ pub mod compose;
 pub(crate) mod libraries;
 mod queue_keys;
 mod rename;
+pub(crate) mod variant_route;
 
 /// A text argument of a script call.
 pub(crate) fn text(s: impl Into<String>) -> Value {
@@ -845,6 +846,9 @@ pub mod reply {
     }
 }
 
+/// How [`map_error`] begins a script's refusal of its input.
+const REFUSED_INPUT: &str = "script refused input: ";
+
 /// Script error replies that carry a validation message ("ERR redq: …") are
 /// bugs in the driver's own checks; surface them as protocol errors. Either
 /// way a Lua line (`user_script:N`) is rewritten to the file and line it
@@ -855,10 +859,7 @@ pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> Queue
         None => err,
     };
     if let Some(pos) = err.details().find("redq: ") {
-        return QueueError::Protocol(format!(
-            "script refused input: {}",
-            &err.details()[pos + 6..]
-        ));
+        return QueueError::Protocol(format!("{REFUSED_INPUT}{}", &err.details()[pos + 6..]));
     }
     QueueError::from_redis(err, timeout)
 }

@@ -14,6 +14,15 @@ local function fail(msg)
   error({err = 'ERR redq: ' .. msg})
 end
 
+-- A variant of `script` (lua/README.md, "Variants") refuses a call that
+-- needs a key it lacks, before the call writes. The refusal's first words
+-- are what the driver looks for (driver/src/scripts.rs VARIANT_REFUSED)
+-- to send such a call to the whole script.
+local function variant_refused(script, what)
+  fail('variant refused: this variant of ' .. script .. ' takes no call with ' .. what
+    .. ': the driver sends such calls to the whole script')
+end
+
 -- Whole numbers only: tonumber would also accept "nan", "inf", "0x10",
 -- " 12" and "1e3". Sixteen digits keep every value exact in a Lua double.
 local function uint(v, what, max)

@@ -180,7 +180,7 @@ local function parse_job(p, i, b, limit, argc)
     or o[M.ordering_key] and not K.ord_active and 'an ordering key'
     or o[M.limit_key] and not K.lim and 'a limit key'
   if lacking then
-    fail('this variant of enqueue takes no call with ' .. lacking .. ' (job ' .. id .. '): the driver sends such calls to the whole script')
+    variant_refused('enqueue', lacking .. ' (job ' .. id .. ')')
   end
   -- Its due time's parts were stored as parsed; an option set of only
   -- defaults is none (a dedup key makes the set non-empty).

@@ -2,7 +2,7 @@
 -- and what a job holds while it lives: entering a queue behind the holder of
 -- its ordering key, and, once it leaves for good, handing that key on and
 -- freeing its dedup key.
--- include: keys job_record job_store waiting
+-- include: check keys job_record job_store waiting
 
 local function pad16(n)
   return string.format('%016d', n)
@@ -31,11 +31,16 @@ end
 -- its own queue's claim drains (lib/promote.lua), so this script only touches
 -- declared keys.
 local function release_keys(id, m)
-  local dk = m[M.dedup_key]
+  local dk, key = m[M.dedup_key], m[M.ordering_key]
+  -- ack.lua's variant plain lacks these keys and reads them as false: a job
+  -- holding one is refused there, before that call's first write (every
+  -- script that has them declared pays one compare).
+  if not K.dedup and (dk ~= '' or key ~= '') then
+    variant_refused('ack', 'a job holding a dedup or ordering key (job ' .. id .. ')')
+  end
   if dk ~= '' and m[M.dedup_ttl] == 0 and redis.call('HGET', K.dedup, dk) == id then
     redis.call('HDEL', K.dedup, dk)
   end
-  local key = m[M.ordering_key]
   if key == '' or redis.call('HGET', K.ord_active, key) ~= id then return end
   local next_members = redis.call('ZRANGEBYLEX', K.ord_blocked,
     '[' .. key .. '\n', '(' .. key .. '\11', 'LIMIT', 0, 1)

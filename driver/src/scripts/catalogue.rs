@@ -100,6 +100,7 @@ scripts! {
     MetricsSwitch => "metrics_switch",
     ;
     EnqueuePlain => "enqueue" variant "plain",
+    AckPlain => "ack" variant "plain",
 }
 
 /// Declares [`MODULES`] from the module names.

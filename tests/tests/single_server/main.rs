@@ -3,6 +3,7 @@
 //! the dependency tree is linked once rather than once per file.
 
 mod ack_ids;
+mod ack_variant;
 mod cancel_races;
 mod cancel_sharded;
 mod cancel_states;
