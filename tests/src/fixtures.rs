@@ -51,6 +51,19 @@ pub async fn handle(server: &RedisServer, namespace: &str) -> RedisQueue {
     queue
 }
 
+/// A handle on `namespace` that calls the scripts as Redis Functions and
+/// loads each library at its first call, so the server's libraries show
+/// which scripts (and which variants) its calls ran.
+pub async fn lazy_functions(server: &RedisServer, namespace: &str) -> RedisQueue {
+    RedisQueue::builder(&server.url())
+        .namespace(namespace)
+        .script_calls(redq::ScriptCalls::Functions)
+        .preload_scripts(false)
+        .connect()
+        .await
+        .expect("connecting to the test redis")
+}
+
 /// Sets `queue`'s namespace to the record format environment variable
 /// `var` names (`standard` or `compact`; unset or empty: left as it is),
 /// so a test run or a chaos run can have its producers store compact

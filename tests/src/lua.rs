@@ -24,6 +24,23 @@ pub static QUEUE_SCRIPTS: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock
         .collect()
 });
 
+/// Variant `name`'s text (`redq::lua::VARIANTS`, as the driver composes
+/// it), checked to declare `keys` queue keys.
+pub fn variant(name: &str, keys: usize) -> String {
+    let variant = redq::lua::VARIANTS
+        .iter()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no variant {name}"));
+    let body = redq::lua::compose_variant(variant.script, variant.variant, variant.source).text;
+    assert_eq!(
+        redq::lua::declared_queue_keys(&body).unwrap().len(),
+        keys,
+        "{}",
+        body.lines().nth(1).unwrap()
+    );
+    body
+}
+
 /// The function libraries of every script that writes (what a connect
 /// with the driver's default script calls loads), sorted.
 pub fn writing_libraries() -> Vec<String> {

@@ -11,7 +11,7 @@ use fred::types::Value;
 use redq::flow::{Limit, LimitScope};
 use redq::kept::Retention;
 use redq::workflow::Batch;
-use redq::{Acked, Completion, Enqueued, Job, JobResult, NewJob, RedisQueue, ScriptCalls};
+use redq::{Acked, Completion, Enqueued, Job, JobResult, NewJob, RedisQueue};
 use redq_tests::fixtures::*;
 use redq_tests::{lua, unique_namespace};
 use serde_json::json;
@@ -44,17 +44,7 @@ async fn the_plain_variant_refuses_an_ack_that_needs_a_key_it_lacks_before_writi
     let client = server.client().await;
     let ns = unique_namespace("ack-variant");
     let queue = handle(&server, &ns).await;
-    let variant = redq::lua::VARIANTS
-        .iter()
-        .find(|v| v.name == "ack_plain")
-        .unwrap();
-    let body = redq::lua::compose_variant(variant.script, variant.variant, variant.source).text;
-    assert_eq!(
-        redq::lua::declared_queue_keys(&body).unwrap().len(),
-        10,
-        "{}",
-        body.lines().nth(1).unwrap()
-    );
+    let body = lua::variant("ack_plain", 10);
     let sha = lua::load(&client, &body).await;
 
     queue
@@ -133,18 +123,6 @@ async fn the_plain_variant_refuses_an_ack_that_needs_a_key_it_lacks_before_writi
     );
     assert_eq!(digest(&server).await, before, "gates: nothing written");
     client.quit().await.ok();
-}
-
-/// A handle that loads each library at its first call, so the server's
-/// libraries show which scripts its calls ran.
-async fn lazy_functions(server: &redq_tests::RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .script_calls(ScriptCalls::Functions)
-        .preload_scripts(false)
-        .connect()
-        .await
-        .expect("connecting to the test redis")
 }
 
 /// Whether the server holds the library of script `name`.

@@ -7,7 +7,7 @@
 
 use fred::interfaces::ClientLike;
 use fred::types::Value;
-use redq::{NewJob, RedisQueue, ScriptCalls};
+use redq::NewJob;
 use redq_tests::fixtures::*;
 use redq_tests::{lua, unique_namespace};
 use serde_json::json;
@@ -39,17 +39,7 @@ fn call(gate: (&str, &str), jobs: &[Vec<Value>]) -> Vec<Value> {
 async fn the_plain_variant_refuses_a_call_that_needs_a_key_it_lacks_before_writing() {
     let server = server();
     let client = server.client().await;
-    let variant = redq::lua::VARIANTS
-        .iter()
-        .find(|v| v.name == "enqueue_plain")
-        .unwrap();
-    let body = redq::lua::compose_variant(variant.script, variant.variant, variant.source).text;
-    assert_eq!(
-        redq::lua::declared_queue_keys(&body).unwrap().len(),
-        13,
-        "{}",
-        body.lines().nth(1).unwrap()
-    );
+    let body = lua::variant("enqueue_plain", 13);
     let sha = lua::load(&client, &body).await;
     let plain = job("plain", &[(9, "kind")]);
     let cases = [
@@ -88,18 +78,6 @@ async fn the_plain_variant_refuses_a_call_that_needs_a_key_it_lacks_before_writi
     let created: Vec<String> = reply.convert().unwrap();
     assert_eq!(created, ["1", "plain", "1", "p", "1", "later"]);
     client.quit().await.ok();
-}
-
-/// A handle that loads each library at its first call, so the server's
-/// libraries show which scripts its calls ran.
-async fn lazy_functions(server: &redq_tests::RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .script_calls(ScriptCalls::Functions)
-        .preload_scripts(false)
-        .connect()
-        .await
-        .expect("connecting to the test redis")
 }
 
 #[tokio::test]
