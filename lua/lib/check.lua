@@ -16,7 +16,7 @@ end
 
 -- A variant of `script` (lua/README.md, "Variants") refuses a call that
 -- needs a key it lacks, before the call writes. The refusal's first words
--- are what the driver looks for (driver/src/scripts.rs VARIANT_REFUSED)
+-- are what the driver looks for (driver/src/scripts/variant_route.rs)
 -- to send such a call to the whole script.
 local function variant_refused(script, what)
   fail('variant refused: this variant of ' .. script .. ' takes no call with ' .. what
