@@ -2,9 +2,9 @@
 //! the 10 keys of an ack on a queue that keeps nothing and has no limits,
 //! with no gates in the namespace, of jobs without notes or a dedup or
 //! ordering key, where the whole script declares 35. The driver sends every
-//! ack there first; the variant refuses a call that needs more before
-//! writing anything, and the driver sends it, and that queue's later acks,
-//! to the whole script.
+//! ack without notes there first; the variant refuses a call that needs
+//! more before writing anything, and the driver sends it, and that queue's
+//! later acks, to the whole script.
 
 use fred::interfaces::ClientLike;
 use fred::types::Value;
