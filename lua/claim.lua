@@ -21,6 +21,16 @@
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
 --          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits)
+-- variant plain: jobs fifo waiting scheduled leased lease_seq paused limits metrics ord_ready
+--   the keys of a claim that only leases waiting jobs: of a queue without
+--   limits, with no lapsed lease to reclaim, no scheduled job due and no
+--   ordering successor released (10 of 36: what a worker's claims usually
+--   are). Each other key reads false in the variant, and a call that needs
+--   one is refused before anything is written (lib/check.lua
+--   variant_refused): each refusal follows the read that finds the work,
+--   the lapsed leases' count below, the due counts in lib/promote.lua and
+--   the limits below; the driver sends the call to the whole script then,
+--   and that queue's claims for a while after (driver/src/queue.rs, claim).
 -- ARGV[1] queue name      ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
@@ -42,6 +52,7 @@ local now = now_ms()
 -- Counted first: a count costs about half a scan that finds nothing, and a
 -- claim with nothing lapsed then never builds retry.lua's functions.
 if any_lapsed(now) then
+  if not K.dead then variant_refused('claim', 'lapsed leases to reclaim') end
   reclaim_lapsed(now, RECLAIM_PER_CALL)
 end
 
@@ -52,6 +63,7 @@ local reply = { now }
 if redis.call('SISMEMBER', K.paused, QUEUE) == 1 then return reply end
 
 local spec = flow_spec()
+if spec and not K.lim then variant_refused('claim', 'a queue with limits') end
 local ids, key_of, touched
 if not spec then
   ids = pop_waiting(limit)

@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -299,6 +299,8 @@ def main():
                    help="the bench queue's metrics are off (metrics_switch.lua's field) before any call is measured")
     p.add_argument("--ack", default="ack",
                    help="with --composed: the ack script called (ack_plain: its variant, lua/ack.lua's header)")
+    p.add_argument("--claim", default="claim",
+                   help="with --composed: the claim script called (claim_plain: its variant, lua/claim.lua's header)")
     p.add_argument("--out")
     p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
                    help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
@@ -373,7 +375,7 @@ def main():
         return ["EVALSHA", sha, len(keys), *keys, *argv]
 
     n = a.calls
-    enqueue, claim, ack = load("enqueue"), load("claim"), load(a.ack)
+    enqueue, claim, ack = load("enqueue"), load(a.claim), load(a.ack)
 
     # A job after the first sends "=" for options the same as the job
     # before's, as the driver does, where the scripts under test take it
@@ -391,7 +393,7 @@ def main():
     ekeys = ckeys = akeys = keys
     if a.composed:
         ekeys, ckeys, akeys = (queue_keys(a.root, ns, "bench", composed_key_names(pathlib.Path(a.composed) / f"{s}.lua"))
-                               for s in ("enqueue", "claim", a.ack))
+                               for s in ("enqueue", a.claim, a.ack))
     if a.metrics_off:
         # The field lib/metrics.lua reads (METRIC_OFF), as `redq metrics off bench` writes it.
         conn.call("HSET", next(k for k in keys if k.endswith(":metrics")), "off", "1")

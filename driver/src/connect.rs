@@ -15,6 +15,7 @@ use crate::identity::WorkerIdentity;
 use crate::keys::Keys;
 use crate::limits::{check_namespace, check_payload_limit, check_pool_size};
 use crate::redact::redact_url;
+use crate::scripts::variant_route::{WholeQueues, CLAIMS_GO_WHOLE_FOR};
 use crate::{scripts, QueueError};
 
 /// Default namespace: every key starts with `{redq}:`.
@@ -266,7 +267,8 @@ impl RedisQueueBuilder {
                 compact_records: std::sync::atomic::AtomicBool::new(
                     record_format == crate::record_format::RecordFormat::Compact,
                 ),
-                whole_acks: Default::default(),
+                whole_acks: WholeQueues::for_good(),
+                whole_claims: WholeQueues::for_a_while(CLAIMS_GO_WHOLE_FOR),
             }),
         })
     }

@@ -55,5 +55,7 @@ pub(crate) struct Inner {
     /// Whether enqueues write compact records (`crate::record_format`).
     pub compact_records: std::sync::atomic::AtomicBool,
     /// The queues whose acks go to the whole ack script, not its variant.
-    pub whole_acks: crate::scripts::variant_route::WholeAcks,
+    pub whole_acks: crate::scripts::variant_route::WholeQueues,
+    /// The queues whose claims go to the whole claim script for now.
+    pub whole_claims: crate::scripts::variant_route::WholeQueues,
 }

@@ -17,6 +17,7 @@ use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
 use crate::meta::Meta;
 use crate::notes::NoteBatch;
+use crate::scripts::variant_route::WholeQueues;
 use crate::scripts::{self, num, reply, text, Op};
 use crate::{Acked, Enqueued, Job, Lease, Nacked, NewJob, QueueError, Reclaimed, WorkerIdentity};
 
@@ -330,7 +331,16 @@ impl RedisQueue {
             num(identity.node),
             num(identity.instance as u64),
         ];
-        let items = reply::array(self.run(Op::Claim, queue, args).await?)?;
+        // To the variant declaring only the keys a claim that leases
+        // waiting jobs touches (10 of 36), unless the queue's claims were
+        // refused there lately (`scripts::variant_route`).
+        let whole = &self.inner.whole_claims;
+        let reply = self
+            .run_variant(whole, (Op::ClaimPlain, Op::Claim), queue, false, || {
+                args.clone()
+            })
+            .await?;
+        let items = reply::array(reply)?;
         let mut jobs = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
         while let (Some(id), Some(record)) = (rest.next(), rest.next()) {
@@ -432,7 +442,15 @@ impl RedisQueue {
                     }
                     args
                 };
-                async move { (chunk, self.run_ack(queue, noted, args).await) }
+                // Jobs with notes to forget need the whole script.
+                let whole = &self.inner.whole_acks;
+                let ops = (Op::AckPlain, Op::Ack);
+                async move {
+                    (
+                        chunk,
+                        self.run_variant(whole, ops, queue, noted, args).await,
+                    )
+                }
             })
         });
         for (chunk, reply) in futures::future::join_all(calls).await {
@@ -454,27 +472,27 @@ impl RedisQueue {
             .collect())
     }
 
-    /// One ack script call of `queue` with the arguments `args` makes: to
-    /// the variant declaring only the keys a usual ack touches (10 of 35;
-    /// each declared key costs the server about 1 200 instructions a call),
-    /// unless its jobs have notes to forget or the queue is known to need
-    /// the whole script; a call the variant refuses (it wrote nothing) goes
-    /// to the whole script, and so do the queue's later acks
-    /// (`scripts::variant_route`).
-    async fn run_ack(
+    /// One call of `queue` with the arguments `args` makes, to `ops`'
+    /// variant (declaring fewer keys: each declared key costs the server
+    /// about 1 200 instructions a call), unless `whole_only` or `whole`
+    /// remembers the queue; a call the variant refuses (it wrote nothing)
+    /// goes to the whole script, `ops`' second, and `whole` remembers the
+    /// queue (`scripts::variant_route`).
+    async fn run_variant(
         &self,
+        whole: &WholeQueues,
+        (variant, op): (Op, Op),
         queue: &str,
-        noted: bool,
+        whole_only: bool,
         args: impl Fn() -> Vec<Value>,
     ) -> Result<Value, QueueError> {
-        let whole = &self.inner.whole_acks;
-        if noted || whole.contains(queue) {
-            return self.run(Op::Ack, queue, args()).await;
+        if whole_only || whole.contains(queue) {
+            return self.run(op, queue, args()).await;
         }
-        match self.run(Op::AckPlain, queue, args()).await {
+        match self.run(variant, queue, args()).await {
             Err(e) if scripts::variant_route::refused_by_variant(&e) => {
                 whole.insert(queue);
-                self.run(Op::Ack, queue, args()).await
+                self.run(op, queue, args()).await
             }
             reply => reply,
         }

@@ -101,6 +101,7 @@ scripts! {
     ;
     EnqueuePlain => "enqueue" variant "plain",
     AckPlain => "ack" variant "plain",
+    ClaimPlain => "claim" variant "plain",
 }
 
 /// Declares [`MODULES`] from the module names.

@@ -101,8 +101,8 @@ async fn without_preloading_each_script_is_loaded_at_its_first_call() {
     let queue = lazy_handle(&server, &ns, ScriptCalls::Eval).await;
     assert_eq!(server.command_calls("script|exists").await, 0);
     assert_eq!(server.command_calls("script|load").await, 0);
-    // Enqueue and ack (a plain job: their variants), claim: three scripts,
-    // each met NOSCRIPT once.
+    // Enqueue, claim and ack (a plain job on a plain queue: their
+    // variants): three scripts, each met NOSCRIPT once.
     roundtrip(&queue).await;
     assert_eq!(server.command_calls("script|load").await, 3);
     server.reset_stats().await;
@@ -121,8 +121,8 @@ async fn without_preloading_each_library_is_loaded_at_its_first_call() {
     assert_eq!(server.function_libraries().await, Vec::<String>::new());
     roundtrip(&queue).await;
     let loaded = server.function_libraries().await;
-    // Plain jobs on a plain queue: the variants of enqueue and ack.
-    for script in ["enqueue_plain", "claim", "ack_plain"] {
+    // Plain jobs on a plain queue: the variants of enqueue, claim and ack.
+    for script in ["enqueue_plain", "claim_plain", "ack_plain"] {
         let name = redq::lua::function_name(script).unwrap();
         assert!(loaded.iter().any(|l| l == name), "{name} in {loaded:?}");
     }
