@@ -39,7 +39,7 @@
 --   before anything is written (lib/check.lua variant_refused: noted jobs
 --   in the parse, the queue's state below, a job's keys in release_keys,
 --   lib/ordering.lua); the driver sends the call to the whole script then,
---   and that queue's later acks too (driver/src/queue.rs, run_ack).
+--   and that queue's acks for a while after (driver/src/queue.rs, run_variant).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)

@@ -30,7 +30,7 @@
 --   variant_refused): each refusal follows the read that finds the work,
 --   the lapsed leases' count below, the due counts in lib/promote.lua and
 --   the limits below; the driver sends the call to the whole script then,
---   and that queue's claims for a while after (driver/src/queue.rs, claim).
+--   and that queue's claims for a while after (driver/src/queue.rs, run_variant).
 -- ARGV[1] queue name      ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)

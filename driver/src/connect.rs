@@ -15,7 +15,6 @@ use crate::identity::WorkerIdentity;
 use crate::keys::Keys;
 use crate::limits::{check_namespace, check_payload_limit, check_pool_size};
 use crate::redact::redact_url;
-use crate::scripts::variant_route::{WholeQueues, CLAIMS_GO_WHOLE_FOR};
 use crate::{scripts, QueueError};
 
 /// Default namespace: every key starts with `{redq}:`.
@@ -267,8 +266,8 @@ impl RedisQueueBuilder {
                 compact_records: std::sync::atomic::AtomicBool::new(
                     record_format == crate::record_format::RecordFormat::Compact,
                 ),
-                whole_acks: WholeQueues::for_good(),
-                whole_claims: WholeQueues::for_a_while(CLAIMS_GO_WHOLE_FOR),
+                whole_acks: Default::default(),
+                whole_claims: Default::default(),
             }),
         })
     }

@@ -54,8 +54,9 @@ pub(crate) struct Inner {
     pub script_calls: crate::scripts::CallMode,
     /// Whether enqueues write compact records (`crate::record_format`).
     pub compact_records: std::sync::atomic::AtomicBool,
-    /// The queues whose acks go to the whole ack script, not its variant.
+    /// The queues whose acks go to the whole ack script for now, not its
+    /// variant (`crate::scripts::variant_route`).
     pub whole_acks: crate::scripts::variant_route::WholeQueues,
-    /// The queues whose claims go to the whole claim script for now.
+    /// The same for claims.
     pub whole_claims: crate::scripts::variant_route::WholeQueues,
 }

@@ -3,21 +3,17 @@
 //!
 //! An enqueue's needs follow from its jobs' options, which the driver has
 //! in hand (`queue.rs`, `send_jobs`). An ack's and a claim's follow from
-//! the queue's state in Redis, which the driver does not know before the
-//! call: so such a call goes to the variant first, and a call the variant
-//! refuses (before writing anything) is sent again to the whole script.
-//! The queue is then remembered, so its next calls go whole at once:
-//!
-//! - an ack's, for as long as the handle lives: what makes a queue's acks
-//!   need the whole script (a retention policy, limits, keyed jobs, gates)
-//!   is seldom undone, and a remembered queue costs only the keys the
-//!   variant would have saved;
-//! - a claim's, for [`CLAIMS_GO_WHOLE_FOR`]: what makes a claim need the
-//!   whole script is mostly work that comes and goes (a retry or a delayed
-//!   job come due, a lapsed lease, a released ordering successor), and a
-//!   queue remembered for good after its first due retry would never claim
-//!   through the variant again. A queue that always needs the whole script
-//!   (one with limits) pays one refused call that long.
+//! the queue's state in Redis and from its jobs' records, which the driver
+//! does not know before the call: so such a call goes to the variant
+//! first, and a call the variant refuses (before writing anything) is sent
+//! again to the whole script. The queue's calls of that script then go
+//! whole at once for [`REMEMBERED_FOR`], not for good: much of what makes
+//! a call need the whole script comes and goes (a retry's backoff ending,
+//! a lease lapsing, a job with a dedup or ordering key among plain ones,
+//! gates while a workflow runs), and a queue remembered for good after its
+//! first such call would never use the variant again. A queue that always
+//! needs the whole script (one that keeps finished jobs, or has limits)
+//! pays one refused call that often, which wrote nothing.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -29,9 +25,10 @@ use crate::QueueError;
 /// `variant_refused`), after `redq: `.
 const VARIANT_REFUSED: &str = "variant refused: ";
 
-/// How long a queue whose claim the variant refused claims through the
-/// whole script: one refused call at most this often a queue and handle.
-pub(crate) const CLAIMS_GO_WHOLE_FOR: Duration = Duration::from_secs(30);
+/// How long a queue whose call a variant refused sends that script's
+/// calls to the whole script: at most one refused call this often a
+/// queue, script and handle.
+pub(crate) const REMEMBERED_FOR: Duration = Duration::from_secs(30);
 
 /// Whether `err` is a variant's refusal of a call that needs the whole
 /// script: nothing was written.
@@ -41,26 +38,23 @@ pub(crate) fn refused_by_variant(err: &QueueError) -> bool {
 }
 
 /// The queues whose calls of one script this handle sends to the whole
-/// script, each since when it was remembered.
+/// script, each with when it was last refused.
 pub(crate) struct WholeQueues {
-    /// How long a queue is remembered; `None`: for the handle's life.
-    remembered_for: Option<Duration>,
+    remembered_for: Duration,
     since: RwLock<HashMap<String, Instant>>,
 }
 
-impl WholeQueues {
-    /// Queues remembered for the handle's life (acks).
-    pub fn for_good() -> Self {
-        WholeQueues {
-            remembered_for: None,
-            since: RwLock::default(),
-        }
+impl Default for WholeQueues {
+    fn default() -> Self {
+        WholeQueues::remembering_for(REMEMBERED_FOR)
     }
+}
 
-    /// Queues remembered for `length` after each refusal (claims).
-    pub fn for_a_while(length: Duration) -> Self {
+impl WholeQueues {
+    /// Queues remembered for `length` after each refusal.
+    fn remembering_for(length: Duration) -> Self {
         WholeQueues {
-            remembered_for: Some(length),
+            remembered_for: length,
             since: RwLock::default(),
         }
     }
@@ -68,13 +62,12 @@ impl WholeQueues {
     /// Whether `queue`'s calls go to the whole script now.
     pub fn contains(&self, queue: &str) -> bool {
         let since = self.since.read().expect("whole queues");
-        since.get(queue).is_some_and(|at| {
-            self.remembered_for
-                .is_none_or(|length| at.elapsed() < length)
-        })
+        since
+            .get(queue)
+            .is_some_and(|at| at.elapsed() < self.remembered_for)
     }
 
-    /// Send `queue`'s calls to the whole script from now on.
+    /// Send `queue`'s calls to the whole script from now on, for a while.
     pub fn insert(&self, queue: &str) {
         let mut since = self.since.write().expect("whole queues");
         since.insert(queue.to_owned(), Instant::now());
@@ -106,16 +99,13 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_is_remembered() {
-        let whole = WholeQueues::for_good();
+    fn a_queue_is_remembered_for_a_while_and_forgotten_after_it() {
+        let whole = WholeQueues::default();
         assert!(!whole.contains("q"));
         whole.insert("q");
         assert!(whole.contains("q") && !whole.contains("r"));
-    }
 
-    #[test]
-    fn a_queue_remembered_for_a_while_is_forgotten_after_it() {
-        let whole = WholeQueues::for_a_while(Duration::from_millis(30));
+        let whole = WholeQueues::remembering_for(Duration::from_millis(30));
         whole.insert("q");
         assert!(whole.contains("q"));
         let deadline = Instant::now() + Duration::from_secs(5);

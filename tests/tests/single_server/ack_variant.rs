@@ -4,7 +4,7 @@
 //! ordering key, where the whole script declares 35. The driver sends every
 //! ack without notes there first; the variant refuses a call that needs
 //! more before writing anything, and the driver sends it, and that queue's
-//! later acks, to the whole script.
+//! acks for a while after (30 s), to the whole script.
 
 use fred::interfaces::ClientLike;
 use fred::types::Value;
@@ -136,7 +136,7 @@ async fn loaded(server: &redq_tests::RedisServer, name: &str) -> bool {
 }
 
 #[tokio::test]
-async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_from_then_on() {
+async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() {
     let server = server();
     let ns = unique_namespace("ack-routing");
     let queue = lazy_functions(&server, &ns).await;
