@@ -201,6 +201,19 @@ impl RedisServer {
         names
     }
 
+    /// Whether the server holds the function library of script `script`
+    /// (`redq::lua::function_name`: a variant's too).
+    pub async fn holds_library_of(&self, script: &str) -> bool {
+        let library = redq::lua::function_name(script).expect("a script of the catalogue");
+        self.function_libraries().await.iter().any(|l| l == library)
+    }
+
+    /// Delete the function library of script `script`.
+    pub async fn delete_library_of(&self, script: &str) {
+        let library = redq::lua::function_name(script).expect("a script of the catalogue");
+        self.cmd(&["FUNCTION", "DELETE", library]).await;
+    }
+
     /// Zeroes the server's statistics (`CONFIG RESETSTAT`).
     pub async fn reset_stats(&self) {
         self.cmd(&["CONFIG", "RESETSTAT"]).await;

@@ -125,16 +125,6 @@ async fn the_plain_variant_refuses_an_ack_that_needs_a_key_it_lacks_before_writi
     client.quit().await.ok();
 }
 
-/// Whether the server holds the library of script `name`.
-async fn loaded(server: &redq_tests::RedisServer, name: &str) -> bool {
-    let library = redq::lua::function_name(name).unwrap();
-    server
-        .function_libraries()
-        .await
-        .iter()
-        .any(|l| l == library)
-}
-
 #[tokio::test]
 async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() {
     let server = server();
@@ -143,9 +133,9 @@ async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() 
 
     let job = claimed(&queue, "plain", NewJob::new(json!(1))).await;
     assert_eq!(queue.ack(&job.lease()).await.unwrap(), Acked::Completed);
-    assert!(loaded(&server, "ack_plain").await);
+    assert!(server.holds_library_of("ack_plain").await);
     assert!(
-        !loaded(&server, "ack").await,
+        !server.holds_library_of("ack").await,
         "a plain ack runs the variant only"
     );
 
@@ -159,7 +149,7 @@ async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() 
     let done = Completion::new().result(&json!({"ok": true})).unwrap();
     let outcome = queue.ack_batch_with(&[job.lease()], &[done]).await.unwrap();
     assert_eq!(outcome[0].as_ref().unwrap(), &Acked::Completed);
-    assert!(loaded(&server, "ack").await);
+    assert!(server.holds_library_of("ack").await);
     let JobResult::Kept(kept) = queue.result(&job.id).await.unwrap() else {
         panic!("the whole script kept the job")
     };
@@ -167,18 +157,17 @@ async fn acks_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() 
 
     // Its next ack goes straight to the whole script: with the variant's
     // library gone, it is not loaded again.
-    let library = redq::lua::function_name("ack_plain").unwrap();
-    server.cmd(&["FUNCTION", "DELETE", library]).await;
+    server.delete_library_of("ack_plain").await;
     let job = claimed(&queue, "kept", NewJob::new(json!(3))).await;
     assert_eq!(queue.ack(&job.lease()).await.unwrap(), Acked::Completed);
     assert!(
-        !loaded(&server, "ack_plain").await,
+        !server.holds_library_of("ack_plain").await,
         "the kept queue's acks go whole"
     );
     // Another queue's still go to the variant.
     let job = claimed(&queue, "plain", NewJob::new(json!(4))).await;
     assert_eq!(queue.ack(&job.lease()).await.unwrap(), Acked::Completed);
-    assert!(loaded(&server, "ack_plain").await);
+    assert!(server.holds_library_of("ack_plain").await);
 
     // A job with a dedup key on a plain queue: the whole script frees the
     // key, so the next job with it is created, not a duplicate.

@@ -94,22 +94,6 @@ async fn the_plain_variant_refuses_a_claim_with_more_to_do_before_writing() {
     client.quit().await.ok();
 }
 
-/// Whether the server holds the library of script `name`.
-async fn loaded(server: &RedisServer, name: &str) -> bool {
-    let library = redq::lua::function_name(name).unwrap();
-    server
-        .function_libraries()
-        .await
-        .iter()
-        .any(|l| l == library)
-}
-
-/// Delete the library of script `name`.
-async fn unload(server: &RedisServer, name: &str) {
-    let library = redq::lua::function_name(name).unwrap();
-    server.cmd(&["FUNCTION", "DELETE", library]).await;
-}
-
 #[tokio::test]
 async fn claims_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while() {
     let server = server();
@@ -118,9 +102,9 @@ async fn claims_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while(
 
     queue.add("plain", NewJob::new(json!(1))).await.unwrap();
     assert_eq!(queue.claim("plain", 1, LONG).await.unwrap().len(), 1);
-    assert!(loaded(&server, "claim_plain").await);
+    assert!(server.holds_library_of("claim_plain").await);
     assert!(
-        !loaded(&server, "claim").await,
+        !server.holds_library_of("claim").await,
         "a plain claim runs the variant only"
     );
 
@@ -132,14 +116,14 @@ async fn claims_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while(
         .unwrap();
     queue.add("limited", NewJob::new(json!(2))).await.unwrap();
     assert_eq!(queue.claim("limited", 1, LONG).await.unwrap().len(), 1);
-    assert!(loaded(&server, "claim").await);
+    assert!(server.holds_library_of("claim").await);
     // Its next claim goes straight to the whole script: with the variant's
     // library gone, it is not loaded again.
-    unload(&server, "claim_plain").await;
+    server.delete_library_of("claim_plain").await;
     queue.add("limited", NewJob::new(json!(3))).await.unwrap();
     assert_eq!(queue.claim("limited", 1, LONG).await.unwrap().len(), 1);
     assert!(
-        !loaded(&server, "claim_plain").await,
+        !server.holds_library_of("claim_plain").await,
         "the limited queue's claims go whole"
     );
 
@@ -148,7 +132,7 @@ async fn claims_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while(
     let added = queue.add("retried", NewJob::new(json!(4))).await.unwrap();
     let held = queue.claim("retried", 1, LONG).await.unwrap();
     assert!(
-        loaded(&server, "claim_plain").await,
+        server.holds_library_of("claim_plain").await,
         "another queue's claims go to the variant"
     );
     queue
@@ -168,10 +152,10 @@ async fn claims_go_to_the_variant_and_a_queue_it_refuses_goes_whole_for_a_while(
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     assert_eq!(again.id, added.id());
-    unload(&server, "claim_plain").await;
+    server.delete_library_of("claim_plain").await;
     assert!(queue.claim("retried", 1, LONG).await.unwrap().is_empty());
     assert!(
-        !loaded(&server, "claim_plain").await,
+        !server.holds_library_of("claim_plain").await,
         "the queue's claims go whole after the refusal"
     );
 }
