@@ -325,21 +325,21 @@ impl RedisQueue {
             return Ok(Vec::new());
         }
         let identity = self.inner.identity;
-        let args = vec![
-            num(limit as u64),
-            num(lease_ms),
-            num(identity.node),
-            num(identity.instance as u64),
-        ];
+        // Built for each call made: once, or twice after a refusal.
+        let args = || {
+            vec![
+                num(limit as u64),
+                num(lease_ms),
+                num(identity.node),
+                num(identity.instance as u64),
+            ]
+        };
         // To the variant declaring only the keys a claim that leases
         // waiting jobs touches (10 of 36), unless the queue's claims were
         // refused there lately (`scripts::variant_route`).
         let whole = &self.inner.whole_claims;
-        let reply = self
-            .run_variant(whole, (Op::ClaimPlain, Op::Claim), queue, false, || {
-                args.clone()
-            })
-            .await?;
+        let ops = (Op::ClaimPlain, Op::Claim);
+        let reply = self.run_variant(whole, ops, queue, false, args).await?;
         let items = reply::array(reply)?;
         let mut jobs = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
