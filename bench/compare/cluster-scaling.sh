@@ -3,7 +3,8 @@
 # primaries, no replicas, loopback only), with `redq bench --shards S`.
 #
 #   bench/compare/cluster-scaling.sh [--n N] [--c C] [--rounds R] [--shards "1 2 3"]
-#                                    [--cases process,enqueue_bulk] [--pin] [--redq BIN]
+#                                    [--cases process,enqueue_bulk] [--workers per-shard|one]
+#                                    [--pin] [--redq BIN]
 #
 # For each round, case and shard count (in that order, so every shard count
 # sees the machine at about the same load): FLUSHALL on every primary, one
@@ -15,6 +16,11 @@
 # namespace on whichever primary owns its slot), so the busiest primaries
 # are listed by CPU, not by name.
 #
+# --workers: who processes in `process` (redq bench --workers): per-shard
+# (the default) runs one Worker per shard with C split evenly, as worker
+# processes on separate machines would; one runs a single Worker over the
+# whole ShardedQueue with all C slots, as one service process does.
+#
 # --pin: every primary on core 0 and the bench client on the other cores
 # (as run.sh pins a single server); without it the scheduler places
 # everything. --redq: the binary to run (default: build target/release/redq).
@@ -24,16 +30,21 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-n=30000 c=48 rounds=3 shard_counts="1 2 3" cases=process,enqueue_bulk pin=0 redq=""
+n=30000 c=48 rounds=3 shard_counts="1 2 3" cases=process,enqueue_bulk pin=0 redq="" workers=per-shard
 while (($#)); do
     case $1 in
         --n) n=$2; shift 2 ;; --c) c=$2; shift 2 ;; --rounds) rounds=$2; shift 2 ;;
         --shards) shard_counts=${2//,/ }; shift 2 ;; --cases) cases=$2; shift 2 ;;
         --case) cases=$2; shift 2 ;; --pin) pin=1; shift ;; --redq) redq=$2; shift 2 ;;
+        --workers) workers=$2; shift 2 ;;
         *) echo "cluster-scaling.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 primaries=3
+case $workers in
+    per-shard | one) ;;
+    *) echo "cluster-scaling.sh: --workers is per-shard or one, got '$workers'" >&2; exit 2 ;;
+esac
 for s in $shard_counts; do
     [[ $s =~ ^[1-9][0-9]*$ ]] || { echo "cluster-scaling.sh: a shard count must be a whole number, got '$s'" >&2; exit 2; }
 done
@@ -103,7 +114,7 @@ primary_cpu() {
     done
 }
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "cluster-scaling: N=$n C=$c, $rounds rounds, shards $shard_counts, cases $cases, $primaries primaries on $(nproc) cores; pinning: $pinning; load before: $load_before" >&2
+echo "cluster-scaling: N=$n C=$c, workers $workers, $rounds rounds, shards $shard_counts, cases $cases, $primaries primaries on $(nproc) cores; pinning: $pinning; load before: $load_before" >&2
 lines="$dir/lines.jsonl"
 : >"$lines"
 IFS=',' read -r -a case_list <<<"$cases"
@@ -112,7 +123,7 @@ for ((r = 1; r <= rounds; r++)); do
         for s in $shard_counts; do
             for port in "${ports[@]}"; do redis-cli -p "$port" flushall >/dev/null; done
             before=$(primary_cpu)
-            line=$("${client_pin[@]}" "$redq" bench --case "$case" --n "$n" --c "$c" --shards "$s" --redis "$url" --queue scaling)
+            line=$("${client_pin[@]}" "$redq" bench --case "$case" --n "$n" --c "$c" --shards "$s" --workers "$workers" --redis "$url" --queue scaling)
             after=$(primary_cpu)
             line=$(python3 -c '
 import json, sys
@@ -128,7 +139,7 @@ print(json.dumps(line))' "$line" "$before" "$after" "$r" "$(cut -d' ' -f1 /proc/
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
-echo "$(date -u +%FT%TZ): N=$n C=$c, medians of $rounds; pinning: $pinning; load (1/5/15 min) before: $load_before, after: $load_after"
+echo "$(date -u +%FT%TZ): N=$n C=$c, workers $workers, medians of $rounds; pinning: $pinning; load (1/5/15 min) before: $load_before, after: $load_after"
 python3 - "$lines" <<'EOF'
 import json, statistics, sys
 runs = {}

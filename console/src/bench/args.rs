@@ -27,6 +27,9 @@ pub struct BenchArgs {
     pub batch: usize,
     /// Shards the queue is spread over (S, default 1: a plain namespace).
     pub shards: usize,
+    /// With `--shards`, who processes in the `process` case
+    /// (`--workers per-shard|one`, default per-shard).
+    pub shard_workers: ShardWorkers,
     /// How the driver calls its scripts (`--script-calls auto|eval|functions`,
     /// default auto: the driver's default).
     pub script_calls: redq::ScriptCalls,
@@ -43,7 +46,30 @@ pub struct BenchArgs {
     pub metrics: bool,
 }
 
-const VALUE_FLAGS: [&str; 14] = [
+/// Who processes a sharded queue in the `process` case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardWorkers {
+    /// One `Worker` for each shard, C split evenly between them: a worker
+    /// process per primary, as on separate machines.
+    PerShard,
+    /// One `Worker` over the whole `ShardedQueue` with all C slots,
+    /// claiming from each shard in turn: one service process, as an
+    /// application that moved to shards runs it.
+    One,
+}
+
+impl ShardWorkers {
+    /// The flag's value, as the JSON line reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShardWorkers::PerShard => "per-shard",
+            ShardWorkers::One => "one",
+        }
+    }
+}
+
+const VALUE_FLAGS: [&str; 15] = [
+    "workers",
     "threads",
     "metrics",
     "shards",
@@ -115,6 +141,11 @@ impl BenchArgs {
             window: number("window", 100)?,
             batch: number("batch", 1000)?,
             shards: number("shards", 1)?,
+            shard_workers: match seen.get("workers").map(String::as_str) {
+                None | Some("per-shard") => ShardWorkers::PerShard,
+                Some("one") => ShardWorkers::One,
+                Some(other) => return Err(format!("--workers is per-shard or one, got {other:?}")),
+            },
             script_calls: match seen.get("script-calls").map(String::as_str) {
                 None | Some("auto") => redq::ScriptCalls::Auto,
                 Some("eval") => redq::ScriptCalls::Eval,
@@ -214,6 +245,19 @@ mod tests {
                 .unwrap()
                 .record_format,
             redq::RecordFormat::Compact
+        );
+        assert!(parse("--case x --redis r --workers all")
+            .unwrap_err()
+            .contains("--workers is per-shard or one, got \"all\""));
+        assert_eq!(
+            parse("--case x --redis r").unwrap().shard_workers,
+            ShardWorkers::PerShard
+        );
+        assert_eq!(
+            parse("--case x --redis r --workers one")
+                .unwrap()
+                .shard_workers,
+            ShardWorkers::One
         );
         assert!(parse("--case x --redis r --threads 0")
             .unwrap_err()

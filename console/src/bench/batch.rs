@@ -62,7 +62,7 @@ async fn timed(
 ) -> Result<Run, String> {
     let err = |e: redq::QueueError| e.to_string();
     let q = args.queue.as_str();
-    let (stop, progress, handle) = start_worker(queue, args, Services::new())?;
+    let (stop, progress, handle) = start_worker(queue.clone(), args, Services::new())?;
     let mut measured = Map::new();
     let meter = Meter::start(queue).await;
     let start = Instant::now();

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use redq::worker::{
     CancellationToken, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
+    WorkerBackend,
 };
 use redq::{NewJob, RedisQueue};
 use serde::{Deserialize, Serialize};
@@ -203,7 +204,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
                 queue.add_batch(q, chunk.iter().copied().map(job_of).collect()).await.map_err(err)?;
             }
-            let (stop, progress, handle) = start_worker(queue, args, Services::new())?;
+            let (stop, progress, handle) = start_worker(queue.clone(), args, Services::new())?;
             let meter = Meter::start(queue).await;
             let mut first = None;
             let deadline = Instant::now() + Duration::from_secs(600);
@@ -232,7 +233,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
         }
         "latency" => {
             let probe = Arc::new(Probe::new(args.lat_n));
-            let (stop, _progress, handle) = start_worker(queue, args, Services::new().with(probe.clone()))?;
+            let (stop, _progress, handle) = start_worker(queue.clone(), args, Services::new().with(probe.clone()))?;
             // Let the worker reach its idle sleep: the case measures wake-ups.
             let deadline = Instant::now() + Duration::from_secs(10);
             while queue.workers().await.map_err(err)?.is_empty() && Instant::now() < deadline {
@@ -277,7 +278,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
 type WorkerHandle = tokio::task::JoinHandle<Result<(), String>>;
 
 pub(super) fn start_worker(
-    queue: &RedisQueue,
+    queue: impl Into<WorkerBackend>,
     args: &BenchArgs,
     services: Services,
 ) -> Result<
@@ -294,7 +295,7 @@ pub(super) fn start_worker(
         .queues([args.queue.as_str()])
         .concurrency(args.c)
         .schedules(false);
-    let worker = Worker::new(queue.clone(), registry, options)
+    let worker = Worker::new(queue, registry, options)
         .map_err(|e| e.to_string())?
         .services(services);
     let progress = worker.progress();

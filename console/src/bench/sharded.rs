@@ -3,9 +3,11 @@
 //! measure how one queue scales across shards.
 //!
 //! Only the throughput cases apply: `enqueue_bulk` (batches go to the shards
-//! in turn) and `process` (one `Worker` per shard, the concurrency C split
-//! evenly between them). Redis CPU is not reported: it is spread over
-//! several servers.
+//! in turn) and `process`: by default one `Worker` per shard, the
+//! concurrency C split evenly between them (a worker process per primary);
+//! with `--workers one`, one `Worker` over the whole `ShardedQueue` with all
+//! C slots, claiming from each shard in turn (one service process). Redis
+//! CPU is not reported: it is spread over several servers.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,7 @@ use redq::worker::Services;
 use redq::ShardedQueue;
 use serde_json::{json, Map, Value};
 
-use super::args::BenchArgs;
+use super::args::{BenchArgs, ShardWorkers};
 use super::cases::{job, start_worker, throughput};
 use super::measure::client_cpu_s;
 
@@ -45,13 +47,20 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
                     .await
                     .map_err(err)?;
             }
-            let per_shard = BenchArgs {
-                c: args.c.div_ceil(args.shards),
-                ..args.clone()
-            };
             let mut workers = Vec::new();
-            for shard in queue.shards() {
-                workers.push(start_worker(shard, &per_shard, Services::new())?);
+            match args.shard_workers {
+                ShardWorkers::PerShard => {
+                    let per_shard = BenchArgs {
+                        c: args.c.div_ceil(args.shards),
+                        ..args.clone()
+                    };
+                    for shard in queue.shards() {
+                        workers.push(start_worker(shard.clone(), &per_shard, Services::new())?);
+                    }
+                }
+                ShardWorkers::One => {
+                    workers.push(start_worker(queue.clone(), args, Services::new())?);
+                }
             }
             let processed = || {
                 workers
@@ -84,6 +93,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
                 handle.await.map_err(|e| e.to_string())??;
             }
             out.insert("concurrency".into(), json!(args.c));
+            out.insert("workers".into(), json!(args.shard_workers.name()));
         }
         other => {
             return Err(format!(

@@ -198,6 +198,62 @@ fn shards_spread_one_queue_over_several_namespaces() {
     assert_eq!(out.status.code(), Some(1), "latency has no sharded form");
 }
 
+/// Jobs of queue `b` processed in each namespace a bench run left, by the
+/// processed counts of its stats hash (`{ns}:q:b:stats`, fields `p<bucket>`).
+async fn processed_by_namespace(server: &RedisServer) -> Vec<u64> {
+    let mut keys: Vec<String> = server
+        .cmd(&["KEYS", "*:q:b:stats"])
+        .await
+        .convert()
+        .unwrap();
+    keys.sort();
+    let mut counts = Vec::new();
+    for key in keys {
+        let fields: std::collections::HashMap<String, u64> =
+            server.cmd(&["HGETALL", &key]).await.convert().unwrap();
+        counts.push(
+            fields
+                .iter()
+                .filter(|(field, _)| field.starts_with('p'))
+                .map(|(_, n)| n)
+                .sum(),
+        );
+    }
+    counts
+}
+
+#[tokio::test]
+async fn workers_one_processes_every_shard_with_one_worker_and_the_line_says_so() {
+    for (flags, said) in [(&["--workers", "one"][..], "one"), (&[][..], "per-shard")] {
+        let server = RedisServer::start();
+        // Three batches of 1000 (the bench adds in 1000s): one on each shard.
+        let args = [
+            &[
+                "--case", "process", "--n", "3000", "--c", "6", "--shards", "3",
+            ][..],
+            flags,
+        ]
+        .concat();
+        let out = bench(&server, &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(line["workers"], said, "{line}");
+        assert_eq!(
+            processed_by_namespace(&server).await,
+            [1000, 1000, 1000],
+            "{said}: every shard's jobs processed"
+        );
+    }
+    let server = RedisServer::start();
+    let out = bench(&server, &["--case", "process", "--workers", "all"]);
+    assert_eq!(out.status.code(), Some(2), "a bad value is a usage error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--workers is per-shard or one"));
+}
+
 /// The fields of the metrics hash of queue `b` of the one namespace a bench
 /// run left (`{bench-…}:q:b:metrics`).
 async fn bench_metrics_fields(server: &RedisServer) -> Vec<String> {
