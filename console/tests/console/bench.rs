@@ -14,6 +14,17 @@ fn bench(server: &RedisServer, args: &[&str]) -> std::process::Output {
         .expect("run redq bench")
 }
 
+/// The JSON line of a bench run that must succeed.
+fn line_of(server: &RedisServer, args: &[&str]) -> serde_json::Value {
+    let out = bench(server, args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn every_case_prints_one_json_line_whose_figures_hold() {
     let server = RedisServer::start();
@@ -234,13 +245,7 @@ async fn workers_one_processes_every_shard_with_one_worker_and_the_line_says_so(
             flags,
         ]
         .concat();
-        let out = bench(&server, &args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let line = line_of(&server, &args);
         assert_eq!(line["workers"], said, "{line}");
         assert_eq!(
             processed_by_namespace(&server).await,
@@ -274,13 +279,7 @@ async fn metrics_off_runs_with_the_queues_metrics_off_and_the_line_says_so() {
     ] {
         let server = RedisServer::start();
         let args = [&["--case", "process", "--n", "50", "--c", "5"][..], flags].concat();
-        let out = bench(&server, &args);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let line = line_of(&server, &args);
         assert_eq!(line["metrics"], said, "{line}");
         let fields = bench_metrics_fields(&server).await;
         if recorded {
