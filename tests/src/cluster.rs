@@ -44,6 +44,27 @@ const REPLICAS: usize = 1;
 /// that a busy 2-core CI machine does not trigger spurious failovers.
 pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_millis(2000);
 
+/// A node stopped by [`RedisCluster::freeze`]; resumed on drop.
+#[derive(Debug)]
+pub struct Frozen {
+    pid: u32,
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        // Never a panic here: this may run while a failing test unwinds.
+        let _ = signal(self.pid, "-CONT");
+    }
+}
+
+/// `kill <sig> <pid>`; whether it succeeded.
+fn signal(pid: u32, sig: &str) -> bool {
+    Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 /// One `redis-server` of the cluster.
 #[derive(Debug)]
 pub struct ClusterNode {
@@ -151,6 +172,22 @@ impl RedisCluster {
     /// other primaries agree it failed (about `cluster-node-timeout` later).
     pub fn kill9(&self, index: usize) {
         self.nodes[index].kill9();
+    }
+
+    /// SIGSTOP node `index`: its connections stay open and nothing is
+    /// answered, as with a hung server (with a node timeout longer than the
+    /// test, it is not failed over). It runs again (SIGCONT) when the guard
+    /// is dropped, a failing test's included.
+    pub fn freeze(&self, index: usize) -> Frozen {
+        let pid = self.nodes[index]
+            .child
+            .lock()
+            .expect("node lock")
+            .as_ref()
+            .map(Child::id)
+            .unwrap_or_else(|| panic!("node {index} is not running"));
+        assert!(signal(pid, "-STOP"), "kill -STOP {pid} failed");
+        Frozen { pid }
     }
 
     /// Runs `redis-cli -p <port> args…` against node `index`; its stdout.

@@ -15,7 +15,7 @@
 //!
 //! | | [`RedisQueue`] | [`ShardedQueue`] | [`MemoryQueue`] |
 //! |---|---|---|---|
-//! | claims | one namespace | every shard in turn, starting one further along each round | in process |
+//! | claims | one namespace | every shard in turn, starting one further along each round; a shard that has not answered within 1 s is left to answer in the background (`super::shard_claims`) | in process |
 //! | fencing, leases, acks | per lease | per lease, each on the shard the job came from | per lease |
 //! | batched acks | one script call per batch | one per shard per batch, shards in parallel | in process |
 //! | waking an idle worker | pub/sub wake channel | the wake channel of **every** shard | every enqueue, retry and release, in process |
@@ -36,6 +36,7 @@ use std::time::{Duration, SystemTime};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::shard_claims::{ShardClaims, SHARD_PATIENCE};
 use crate::kept::Completion;
 use crate::notes::NoteBatch;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
@@ -109,53 +110,31 @@ impl Backend {
     }
 
     /// Claim up to `n` jobs of `queue`. Over shards: from every shard in
-    /// turn until `n` are found, starting one further along each call; a
-    /// shard that fails is skipped while another answers.
+    /// turn until `n` are found, starting one further along each call,
+    /// waiting on no one shard for long (`super::shard_claims`, the
+    /// worker's `claims`); a shard that fails is skipped while another
+    /// answers.
     pub async fn claim(
         &self,
         queue: &str,
         n: usize,
         lease: Duration,
+        claims: &mut ShardClaims,
     ) -> Result<Vec<Claimed>, QueueError> {
-        let on = |shard| move |job| Claimed { job, shard };
+        let on = |job| Claimed { job, shard: 0 };
         match self {
             Backend::Redis(redis) => Ok(redis
                 .claim(queue, n, lease)
                 .await?
                 .into_iter()
-                .map(on(0))
+                .map(on)
                 .collect()),
             Backend::Memory(memory) => Ok(crate::Queue::claim(memory, queue, n, lease)
                 .await?
                 .into_iter()
-                .map(on(0))
+                .map(on)
                 .collect()),
-            Backend::Sharded(sharded) => {
-                let mut jobs = Vec::new();
-                let mut first_error = None;
-                let mut answered = false;
-                for shard in sharded.claim_order() {
-                    let left = n.saturating_sub(jobs.len());
-                    if left == 0 {
-                        break;
-                    }
-                    match sharded.shards()[shard].claim(queue, left, lease).await {
-                        Ok(got) => {
-                            answered = true;
-                            jobs.extend(got.into_iter().map(on(shard)));
-                        }
-                        Err(e @ QueueError::Invalid { .. }) => return Err(e),
-                        Err(e) => {
-                            tracing::warn!(shard, error = %e, "claim from one shard failed; trying the others");
-                            first_error.get_or_insert(e);
-                        }
-                    }
-                }
-                match (answered, first_error) {
-                    (false, Some(e)) => Err(e),
-                    _ => Ok(jobs),
-                }
-            }
+            Backend::Sharded(sharded) => claims.claim(sharded, queue, n, lease).await,
         }
     }
 
@@ -289,14 +268,24 @@ impl Backend {
         match self {
             Backend::Redis(redis) => redis.next_due(queue).await,
             Backend::Memory(memory) => crate::Queue::next_due(memory, queue).await,
-            // The soonest over the shards that answer: one shard failing
-            // over must not keep the worker from sleeping on the others.
+            // The soonest over the shards that answer, asked all at once,
+            // each for at most the shard patience: one shard failing over
+            // or hung must not keep the worker from sleeping on the others.
             Backend::Sharded(sharded) => {
+                let asks = sharded.shards().iter().map(|shard| async move {
+                    match tokio::time::timeout(SHARD_PATIENCE, shard.next_due(queue)).await {
+                        Ok(due) => due,
+                        Err(_) => Err(QueueError::Protocol(format!(
+                            "the shard did not answer within {}",
+                            crate::human::duration_text(SHARD_PATIENCE)
+                        ))),
+                    }
+                });
                 let mut soonest: Option<Duration> = None;
                 let mut first_error = None;
                 let mut answered = false;
-                for shard in sharded.shards() {
-                    match shard.next_due(queue).await {
+                for due in futures::future::join_all(asks).await {
+                    match due {
                         Ok(due) => {
                             answered = true;
                             soonest = soonest.into_iter().chain(due).min();

@@ -44,8 +44,10 @@
 //!
 //! - **[`ShardedQueue`](crate::ShardedQueue)**: each claim visits every
 //!   shard in turn, starting one shard further along each time, so no shard
-//!   is starved; each job is acked, retried, extended and released on the
-//!   shard it came from. The worker subscribes to the wake channel of every
+//!   is starved; a shard that has not answered a claim within a second is
+//!   left to answer in the background while the worker claims from the
+//!   others, and its jobs run (or are given back) when it does. Each job is
+//!   acked, retried, extended and released on the shard it came from. The worker subscribes to the wake channel of every
 //!   shard and sleeps no longer than the soonest `next_due` of all of them,
 //!   so work on any shard wakes it. It does not park for hand-offs (that
 //!   would offer its free slots to every shard at once); `handoff` is
@@ -106,6 +108,7 @@ mod parking;
 mod presence;
 mod push;
 mod registry;
+mod shard_claims;
 mod slots;
 mod typed;
 mod wake;
@@ -133,7 +136,7 @@ pub use typed::{TypedJob, DEFAULT_QUEUE};
 
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
 use crate::QueueError;
-use backend::{Backend, Claimed};
+use backend::{Backend, Claimed, Held};
 use execute::{execute, Shared};
 use presence::Totals;
 
@@ -278,7 +281,7 @@ impl Worker {
             &mut duties,
             Duties {
                 queues: queues.clone(),
-                inbox,
+                inbox: inbox.clone(),
                 handed: handed_tx,
                 concurrency: options.concurrency,
                 totals: shared.totals.clone(),
@@ -289,6 +292,11 @@ impl Worker {
 
         let slots = slots::Slots::new(options.concurrency);
         let mut running = JoinSet::new();
+        let mut claims = shard_claims::ShardClaims::new(
+            shared.queue.namespaces().len(),
+            inbox.clone(),
+            shard_claims::SHARD_PATIENCE,
+        );
         loop {
             let first = tokio::select! {
                 biased;
@@ -315,6 +323,14 @@ impl Worker {
                 }
                 continue;
             }
+            // Jobs of a slow shard's claim, come after the worker went on
+            // without them: leased to it, so each runs if a slot is free
+            // and is given back otherwise.
+            let late = claims.late();
+            if !late.is_empty() {
+                start_or_give_back(&shared, &slots, &mut running, late, Some(permits));
+                continue;
+            }
             if parking.may_stay() {
                 drop(permits);
                 parking.wait(&claiming).await;
@@ -327,7 +343,7 @@ impl Worker {
                 }
             }
             parking.leave(&shared.queue).await;
-            let jobs = match claim_some(&shared.queue, &options, permits.len()).await {
+            let jobs = match claim_some(&shared.queue, &mut claims, &options, permits.len()).await {
                 Ok(jobs) => jobs,
                 Err(e) => {
                     tracing::warn!(error = %e, "claim failed; retrying shortly");
@@ -361,8 +377,11 @@ impl Worker {
         }
 
         // Shutdown: stop claiming (done), hand back jobs handed over but not
-        // started, tell jobs, give them the grace period.
+        // started and jobs of slow shards' claims, tell jobs, give them the
+        // grace period.
         parking.finish(&shared.queue).await;
+        let late = claims.finish(shard_claims::SHARD_PATIENCE).await;
+        start_or_give_back(&shared, &slots, &mut running, late, None);
         // Quieted: claim nothing more, let running jobs finish, and stay
         // (registered, heartbeating) until shutdown; a stop ends the wait
         // once nothing runs.
@@ -405,16 +424,52 @@ impl Worker {
 /// that has any.
 async fn claim_some(
     queue: &Backend,
+    claims: &mut shard_claims::ShardClaims,
     options: &WorkOptions,
     n: usize,
 ) -> Result<Vec<Claimed>, QueueError> {
     for name in claim_order(options) {
-        let jobs = queue.claim(name, n, options.lease).await?;
+        let jobs = queue.claim(name, n, options.lease, claims).await?;
         if !jobs.is_empty() {
             return Ok(jobs);
         }
     }
     Ok(Vec::new())
+}
+
+/// Start each of `jobs` (leased to this worker already) in one of
+/// `permits` or a free slot; give back the rest (released: due at once, no
+/// attempt counted). Unused permits are dropped. With no permits (`None`:
+/// the worker is shutting down) every job is given back.
+fn start_or_give_back(
+    shared: &Arc<Shared>,
+    slots: &slots::Slots,
+    running: &mut JoinSet<()>,
+    jobs: Vec<Claimed>,
+    mut permits: Option<Vec<slots::Slot>>,
+) {
+    for claimed in jobs {
+        let slot = permits
+            .as_mut()
+            .and_then(|permits| permits.pop().or_else(|| slots.try_acquire()));
+        match slot {
+            Some(slot) => {
+                running.spawn(execute(shared.clone(), claimed, slot));
+            }
+            None => {
+                let queue = shared.queue.clone();
+                running.spawn(async move {
+                    let held = Held {
+                        lease: claimed.job.lease(),
+                        shard: claimed.shard,
+                    };
+                    if let Err(e) = queue.release(&held).await {
+                        tracing::warn!(error = %e, id = %claimed.job.id, "giving back a late claim's job failed; it returns when its lease lapses");
+                    }
+                });
+            }
+        }
+    }
 }
 
 /// The queues in the order to try them this round.

@@ -377,3 +377,73 @@ async fn claims_rotate_so_no_shard_waits_for_another_to_drain() {
         assert_eq!(n, 4, "shard {shard} ran {n} of the first 12: {first:?}");
     }
 }
+
+/// A primary that hangs (SIGSTOP: its connections stay open, nothing is
+/// answered) holds up only its own shard's jobs. A worker over the shards
+/// waits at most a second for a shard's claim, runs every job of the shards
+/// that answer well within the handle's 10 s command timeout, and runs the
+/// hung shard's jobs, those its late claim leased included, once it answers
+/// again: sooner than their 30 s leases could lapse.
+#[tokio::test]
+async fn a_hung_shard_holds_up_only_its_own_jobs() {
+    // Its own cluster (a node is stopped), whose node timeout outlasts the
+    // test: the stopped primary is not failed over.
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let q = sharded(&cluster, "sw-hung").await;
+    let runs = Arc::new(Runs::default());
+    let keys = key_per_shard(&q);
+    let mut ids_by_shard = vec![Vec::new(); keys.len()];
+    for round in 0..40 {
+        for key in &keys {
+            let key = format!("{key}-{round}");
+            let shard = q.shard_of_key(&key);
+            let pushed = q.push(&Keyed { key: Some(key) }).await.unwrap();
+            ids_by_shard[shard].push(pushed.id().to_owned());
+        }
+    }
+    let hung = 0;
+    let slot = redq::shards::slot_of(q.shards()[hung].namespace());
+    let primary = cluster
+        .primary_of_slot(slot)
+        .expect("a primary serves the slot");
+    let frozen = cluster.freeze(primary);
+
+    let running = start(&q, &runs, WorkOptions::new().concurrency(8));
+    let answering: Vec<&String> = ids_by_shard
+        .iter()
+        .enumerate()
+        .filter(|(shard, _)| *shard != hung)
+        .flat_map(|(_, ids)| ids)
+        .collect();
+    wait_until(
+        Duration::from_secs(6),
+        "every job of the shards that answer to run",
+        async || answering.iter().all(|id| !runs.starts(id).is_empty()),
+    )
+    .await;
+    assert!(
+        ids_by_shard[hung]
+            .iter()
+            .all(|id| runs.starts(id).is_empty()),
+        "nothing of the hung shard ran"
+    );
+
+    drop(frozen);
+    wait_until(
+        Duration::from_secs(10),
+        "the hung shard's jobs to run once it answers",
+        async || {
+            ids_by_shard
+                .iter()
+                .flatten()
+                .all(|id| !runs.starts(id).is_empty())
+        },
+    )
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(
+        report.processed as usize,
+        ids_by_shard.iter().flatten().count()
+    );
+    assert_eq!(report.failed, 0);
+}
