@@ -447,3 +447,82 @@ async fn a_hung_shard_holds_up_only_its_own_jobs() {
     );
     assert_eq!(report.failed, 0);
 }
+
+/// `n` ordering keys that route to `shard`.
+fn keys_on(q: &ShardedQueue, shard: usize, n: usize) -> Vec<String> {
+    (0..)
+        .map(|i| format!("on-{shard}-{i}"))
+        .filter(|key| q.shard_of_key(key) == shard)
+        .take(n)
+        .collect()
+}
+
+/// The jobs a hung shard's claim leases to a worker that has no slot for
+/// them when it answers are given back (no attempt counted), not left to
+/// lapse: here every slot holds a job that runs until shutdown, so the
+/// worker gives them back as it stops.
+#[tokio::test]
+async fn a_late_claims_jobs_without_a_slot_are_given_back() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let q = sharded(&cluster, "sw-late").await;
+    let runs = Arc::new(Runs::default());
+    let mut late = Vec::new();
+    for key in keys_on(&q, 0, 10) {
+        let pushed = q.push(&Keyed { key: Some(key) }).await.unwrap();
+        late.push(pushed.id().to_owned());
+    }
+    let mut stubborn = keys_on(&q, 1, 2);
+    stubborn.extend(keys_on(&q, 2, 2));
+    let fourth = stubborn.pop().expect("four keys");
+    for key in stubborn {
+        q.push(&Stubborn { key }).await.unwrap();
+    }
+    let slot = redq::shards::slot_of(q.shards()[0].namespace());
+    let primary = cluster
+        .primary_of_slot(slot)
+        .expect("a primary serves the slot");
+    let frozen = cluster.freeze(primary);
+    // Three stubborn jobs cannot fill four slots, so wherever the rotation
+    // starts, the first claim asks the hung shard too and goes on without
+    // it after a second; the fourth, pushed then, fills the last slot. The
+    // worker polls: its wake-up subscriber connects to every primary, the
+    // stopped one too, and so hears nothing while it is stopped.
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .concurrency(4)
+        .max_idle(Duration::from_millis(200))
+        .grace(Duration::from_millis(100))
+        .schedules(false);
+    let worker = Worker::new(q.clone(), registry(), options)
+        .expect("options")
+        .services(Services::new().with(runs.clone()));
+    let running = RunningWorker::spawn(worker);
+    wait_until(DEADLINE, "three stubborn jobs to be running", async || {
+        runs.completed() == 3
+    })
+    .await;
+    q.push(&Stubborn { key: fourth }).await.unwrap();
+    wait_until(DEADLINE, "the fourth to be running", async || {
+        runs.completed() == 4
+    })
+    .await;
+    drop(frozen);
+    let hung = &q.shards()[0];
+    wait_until(
+        DEADLINE,
+        "the late claim to lease the hung shard's jobs",
+        async || hung.counts("default").await.unwrap().leased > 0,
+    )
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!((report.processed, report.failed), (0, 0));
+    assert!(
+        late.iter().all(|id| runs.starts(id).is_empty()),
+        "no slot: none ran"
+    );
+    for id in &late {
+        let job = hung.inspect(id).await.unwrap().unwrap();
+        assert_eq!(job.state, JobState::Waiting, "given back: {job:?}");
+        assert_eq!(job.attempts, 0, "a give-back counts no attempt");
+    }
+}
