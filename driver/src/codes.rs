@@ -4,7 +4,7 @@
 //! Each script that answers with a code declares its codes in its header,
 //! under its `-- Reply:` text, one line each:
 //! `-- code <integer> <snake_name>: <meaning>`. Each such script has one enum
-//! here, written with [`codes!`], whose variants carry the same numbers and
+//! here, written with `codes!`, whose variants carry the same numbers and
 //! names; a unit test reads every `lua/*.lua` header and fails when a script
 //! declares a code no enum handles, or an enum handles one no script
 //! declares. The functions below turn a reply into the public outcome types

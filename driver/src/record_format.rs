@@ -69,7 +69,7 @@ impl RecordFormat {
         }
     }
 
-    /// What enqueue.lua takes as its ARGV[7], made once a process.
+    /// What enqueue.lua takes as its `ARGV[7]`, made once a process.
     pub(crate) fn wire(self) -> &'static Value {
         static STANDARD: LazyLock<Value> = LazyLock::new(|| Value::from(""));
         static COMPACT: LazyLock<Value> = LazyLock::new(|| Value::from("compact"));

@@ -865,8 +865,8 @@ pub fn map_error(err: fred::error::Error, timeout: std::time::Duration) -> Queue
 }
 
 /// `details` with its Lua lines traced to their files, when it is an error
-/// of one of the scripts (Redis names a script by SHA-1, "script: <sha>",
-/// and a function by its name, "script: redq_claim_<hash>").
+/// of one of the scripts (Redis names a script by SHA-1, `script: <sha>`,
+/// and a function by its name, `script: redq_claim_<hash>`).
 fn explain(details: &str) -> Option<String> {
     let at = details.find("script: ")? + "script: ".len();
     let named = details[at..]
