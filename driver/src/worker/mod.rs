@@ -47,9 +47,10 @@
 //!   is starved; a shard that has not answered a claim within a second is
 //!   left to answer in the background while the worker claims from the
 //!   others, and its jobs run (or are given back) when it does. Each job is
-//!   acked, retried, extended and released on the shard it came from. The worker subscribes to the wake channel of every
-//!   shard and sleeps no longer than the soonest `next_due` of all of them,
-//!   so work on any shard wakes it. It does not park for hand-offs (that
+//!   acked, retried, extended and released on the shard it came from. The
+//!   worker subscribes to the wake channel of every shard and sleeps no
+//!   longer than the soonest `next_due` of all of them, so work on any shard
+//!   wakes it. It does not park for hand-offs (that
 //!   would offer its free slots to every shard at once); `handoff` is
 //!   ignored. Heartbeats and (with `schedules`) a scheduler run on every
 //!   shard, under the one worker identity of the `ShardedQueue`.
@@ -292,11 +293,8 @@ impl Worker {
 
         let slots = slots::Slots::new(options.concurrency);
         let mut running = JoinSet::new();
-        let mut claims = shard_claims::ShardClaims::new(
-            shared.queue.namespaces().len(),
-            inbox.clone(),
-            shard_claims::SHARD_PATIENCE,
-        );
+        let mut claims =
+            shard_claims::ShardClaims::new(shared.queue.namespaces().len(), inbox.clone());
         loop {
             let first = tokio::select! {
                 biased;

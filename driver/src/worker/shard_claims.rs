@@ -43,20 +43,18 @@ pub(crate) struct ShardClaims {
     answers: mpsc::UnboundedSender<Answer>,
     answered: mpsc::UnboundedReceiver<Answer>,
     inbox: std::sync::Arc<Inbox>,
-    patience: Duration,
 }
 
 impl ShardClaims {
     /// For a worker over `shards` shards (none for a one-namespace or
     /// memory backend), woken through `inbox` when a late claim answers.
-    pub fn new(shards: usize, inbox: std::sync::Arc<Inbox>, patience: Duration) -> ShardClaims {
+    pub fn new(shards: usize, inbox: std::sync::Arc<Inbox>) -> ShardClaims {
         let (answers, answered) = mpsc::unbounded_channel();
         ShardClaims {
             outstanding: vec![false; shards],
             answers,
             answered,
             inbox,
-            patience,
         }
     }
 
@@ -87,7 +85,7 @@ impl ShardClaims {
             let handle = sharded.shards()[shard].clone();
             let name = queue.to_owned();
             let mut claim = Box::pin(async move { handle.claim(&name, left, lease).await });
-            match tokio::time::timeout(self.patience, &mut claim).await {
+            match tokio::time::timeout(SHARD_PATIENCE, &mut claim).await {
                 Ok(Ok(got)) => {
                     answered_or_waiting = true;
                     jobs.extend(got.into_iter().map(|job| Claimed { job, shard }));
@@ -100,7 +98,7 @@ impl ShardClaims {
                 Err(_) => {
                     tracing::warn!(
                         shard,
-                        patience_ms = self.patience.as_millis() as u64,
+                        patience_ms = SHARD_PATIENCE.as_millis() as u64,
                         "a shard has not answered a claim; claiming from the others while it does"
                     );
                     answered_or_waiting = true;
