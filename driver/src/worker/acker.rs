@@ -2,10 +2,17 @@
 //! task, which acknowledges everything that has piled up in one script call.
 //! Under load that turns N round trips (and N script runs) into a few; when
 //! idle a lone ack goes out at once, so no latency is added. Every job stays
-//! fenced by its own lease and learns its own outcome. Over shards, a batch
-//! is one call per shard it touches, sent in parallel.
+//! fenced by its own lease and learns its own outcome.
+//!
+//! Over shards, each shard has an acker of its own: a primary that hangs
+//! (stopped, swapping) answers nothing until the command timeout, and one
+//! batch for every shard waited for it, holding up every other shard's
+//! acks behind it until the leases awaiting them filled the worker's room
+//! for leases and its claims stopped (docs/cluster.md, "A shard that does
+//! not answer").
 
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::backend::{Backend, Held};
 use crate::kept::Completion;
@@ -23,6 +30,29 @@ const BATCH: usize = 500;
 
 /// Acknowledge requests until every sender is gone.
 pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
+    let shards = backend.namespaces().len();
+    if shards <= 1 {
+        return acknowledge(backend, requests).await;
+    }
+    let mut ackers = JoinSet::new();
+    let mut to_shard = Vec::with_capacity(shards);
+    for _ in 0..shards {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        to_shard.push(sender);
+        ackers.spawn(acknowledge(backend.clone(), receiver));
+    }
+    while let Some(request) = requests.recv().await {
+        let shard = request.0.shard;
+        // Cannot fail: each acker runs until its sender, held here, is gone.
+        let _ = to_shard[shard].send(request);
+    }
+    drop(to_shard);
+    while ackers.join_next().await.is_some() {}
+}
+
+/// Send what has piled up of `requests` as one batch, again and again,
+/// until every sender is gone.
+async fn acknowledge(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
         let mut leases = Vec::with_capacity(batch.len());

@@ -17,7 +17,7 @@
 //! |---|---|---|---|
 //! | claims | one namespace | every shard in turn, starting one further along each round; a shard that has not answered within 1 s is left to answer in the background (`super::shard_claims`) | in process |
 //! | fencing, leases, acks | per lease | per lease, each on the shard the job came from | per lease |
-//! | batched acks | one script call per batch | one per shard per batch, shards in parallel | in process |
+//! | batched acks | one script call per batch | one acker a shard, each batching its own shard's acks (`super::acker`) | in process |
 //! | waking an idle worker | pub/sub wake channel | the wake channel of **every** shard | every enqueue, retry and release, in process |
 //! | idle sleep bound | `next_due`, `max_idle` | the soonest `next_due` of all shards, `max_idle` | `next_due`, `max_idle` |
 //! | hand-off parking | yes (one queue) | no (see below) | no (a claim costs no round trip) |

@@ -47,12 +47,12 @@
 //!   is starved; a shard that has not answered a claim within a second is
 //!   left to answer in the background while the worker claims from the
 //!   others, and its jobs run (or are given back) when it does. Each job is
-//!   acked, retried, extended and released on the shard it came from. The
-//!   worker subscribes to the wake channel of every shard and sleeps no
-//!   longer than the soonest `next_due` of all of them, so work on any shard
-//!   wakes it. It does not park for hand-offs (that
-//!   would offer its free slots to every shard at once); `handoff` is
-//!   ignored. Heartbeats and (with `schedules`) a scheduler run on every
+//!   acked (by an acker of each shard's own), retried, extended and
+//!   released on the shard it came from. The worker subscribes to the wake
+//!   channel of every shard and sleeps no longer than the soonest
+//!   `next_due` of all of them, so work on any shard wakes it. It does not
+//!   park for hand-offs (that would offer its free slots to every shard at
+//!   once); `handoff` is ignored. Heartbeats and (with `schedules`) a scheduler run on every
 //!   shard, under the one worker identity of the `ShardedQueue`.
 //! - **[`MemoryQueue`](crate::MemoryQueue)**: for tests and apps without
 //!   Redis. Jobs pushed with [`MemoryQueue::push`](crate::MemoryQueue::push)

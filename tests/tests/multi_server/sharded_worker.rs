@@ -526,3 +526,48 @@ async fn a_late_claims_jobs_without_a_slot_are_given_back() {
         assert_eq!(job.attempts, 0, "a give-back counts no attempt");
     }
 }
+
+/// A primary that hangs while its jobs run holds up only its own jobs'
+/// acknowledgements: acks go to each shard on their own, so those waiting
+/// on the stopped primary do not hold up the others' (whose leases would
+/// otherwise fill the worker's room for leases and stop its claims).
+#[tokio::test]
+async fn acks_for_a_hung_shard_hold_up_no_other_shards_acks() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let q = sharded(&cluster, "sw-acks").await;
+    let runs = Arc::new(Runs::default());
+    let mut hung_ids = Vec::new();
+    for key in keys_on(&q, 0, 8) {
+        hung_ids.push(q.push(&Long { key }).await.unwrap().id().to_owned());
+    }
+    let running = start(&q, &runs, WorkOptions::new().concurrency(8));
+    wait_until(
+        DEADLINE,
+        "the hung shard's eight jobs to be running",
+        async || runs.completed() == 8,
+    )
+    .await;
+    let slot = redq::shards::slot_of(q.shards()[0].namespace());
+    let primary = cluster
+        .primary_of_slot(slot)
+        .expect("a primary serves the slot");
+    // They finish within 400 ms, while it is stopped: their acks wait.
+    let frozen = cluster.freeze(primary);
+    let mut others = Vec::new();
+    for shard in [1, 2] {
+        for key in keys_on(&q, shard, 60) {
+            let pushed = q.push(&Keyed { key: Some(key) }).await.unwrap();
+            others.push(pushed.id().to_owned());
+        }
+    }
+    wait_until(
+        Duration::from_secs(6),
+        "every job of the shards that answer to run",
+        async || others.iter().all(|id| !runs.starts(id).is_empty()),
+    )
+    .await;
+    drop(frozen);
+    let report = running.shutdown().await;
+    assert_eq!(report.processed as usize, hung_ids.len() + others.len());
+    assert_eq!(report.failed, 0);
+}
