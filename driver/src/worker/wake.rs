@@ -7,7 +7,9 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
+use fred::clients::SubscriberClient;
 use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
@@ -66,8 +68,9 @@ impl Inbox {
 /// Subscribe and forward wake-ups for `queues`, and jobs handed to this
 /// worker, until `stop`.
 ///
-/// If the subscription fails (e.g. an ACL forbids pub/sub) the worker still
-/// works, never parks, and sleeps at most its `max_idle` between checks.
+/// A connection that fails is tried again (`connect_subscriber`). If the
+/// subscription fails (e.g. an ACL forbids pub/sub) the worker still works,
+/// never parks, and sleeps at most its `max_idle` between checks.
 /// `settled` is cancelled once the first subscription is made or has
 /// failed: the worker's registry record waits for it (`super::presence`).
 pub(crate) async fn listen_owned(
@@ -84,6 +87,56 @@ pub(crate) async fn listen_owned(
     inbox.listening.store(false, Ordering::Release);
 }
 
+/// First wait, then twice as long each time up to the last, between tries
+/// to connect the wake-up subscriber.
+const SUBSCRIBER_RETRY_FIRST: Duration = Duration::from_secs(1);
+const SUBSCRIBER_RETRY_LAST: Duration = Duration::from_secs(30);
+
+/// The wake-up subscriber, connected. A connection that fails is tried
+/// again until `stop`, the worker polling meanwhile (every `max_idle`): on
+/// a cluster the subscriber connects to every primary, so one that hangs
+/// when the worker starts failed it for good, and the worker never heard a
+/// wake-up again, even once every primary answered (docs/cluster.md, "A
+/// shard that does not answer"). `settled` is cancelled at the first
+/// failure, so the worker is listed meanwhile. None: stopped, or a client
+/// that cannot be built (its configuration, which no retry mends).
+async fn connect_subscriber(
+    queue: &RedisQueue,
+    stop: &CancellationToken,
+    settled: &CancellationToken,
+) -> Option<SubscriberClient> {
+    // Room for bursts: a message dropped here (a lagging receiver) would be a
+    // hand-off lost until its lease lapses.
+    let mut builder = queue.inner.client_builder.clone();
+    builder.with_performance_config(|perf| perf.broadcast_channel_capacity = 4096);
+    let mut wait = SUBSCRIBER_RETRY_FIRST;
+    loop {
+        let subscriber = match builder.build_subscriber_client() {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(error = %e.details(), "cannot create the wake-up subscriber; falling back to polling");
+                return None;
+            }
+        };
+        match subscriber.init().await {
+            Ok(_) => return Some(subscriber),
+            Err(e) => {
+                tracing::warn!(
+                    error = %e.details(),
+                    retry_in_ms = wait.as_millis() as u64,
+                    "cannot connect the wake-up subscriber; polling until it connects"
+                );
+                settled.cancel();
+            }
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return None,
+            _ = tokio::time::sleep(wait) => {}
+        }
+        wait = (wait * 2).min(SUBSCRIBER_RETRY_LAST);
+    }
+}
+
 async fn listen(
     queue: &RedisQueue,
     queues: &[String],
@@ -92,21 +145,9 @@ async fn listen(
     stop: CancellationToken,
     settled: CancellationToken,
 ) {
-    // Room for bursts: a message dropped here (a lagging receiver) would be a
-    // hand-off lost until its lease lapses.
-    let mut builder = queue.inner.client_builder.clone();
-    builder.with_performance_config(|perf| perf.broadcast_channel_capacity = 4096);
-    let subscriber = match builder.build_subscriber_client() {
-        Ok(client) => client,
-        Err(e) => {
-            tracing::warn!(error = %e.details(), "cannot create the wake-up subscriber; falling back to polling");
-            return;
-        }
-    };
-    if let Err(e) = subscriber.init().await {
-        tracing::warn!(error = %e.details(), "cannot connect the wake-up subscriber; falling back to polling");
+    let Some(subscriber) = connect_subscriber(queue, &stop, &settled).await else {
         return;
-    }
+    };
     let channel = queue.wake_channel();
     let own = queue.handoff_channel(inbox.token);
     // Cancels of jobs this worker holds: the channel follows from the lease

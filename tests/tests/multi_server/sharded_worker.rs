@@ -571,3 +571,47 @@ async fn acks_for_a_hung_shard_hold_up_no_other_shards_acks() {
     assert_eq!(report.processed as usize, hung_ids.len() + others.len());
     assert_eq!(report.failed, 0);
 }
+
+/// A worker started while a primary hangs cannot connect its wake-up
+/// subscriber (on a cluster it connects to every primary): it tries again
+/// until it can, so once the primary answers the worker listens on every
+/// shard and is woken by new work, where it used to poll for good.
+#[tokio::test]
+async fn a_worker_started_while_a_primary_hangs_listens_once_it_answers() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    // A short command timeout: the subscriber's connection gives up soon.
+    let builder = RedisQueue::builder(&cluster.url()).command_timeout(Duration::from_secs(2));
+    let q = ShardedQueue::connect(builder, &unique_namespace("sw-listen"), 3)
+        .await
+        .expect("connect");
+    let runs = Arc::new(Runs::default());
+    let slot = redq::shards::slot_of(q.shards()[0].namespace());
+    let primary = cluster
+        .primary_of_slot(slot)
+        .expect("a primary serves the slot");
+    let frozen = cluster.freeze(primary);
+    let running = start(&q, &runs, WorkOptions::new().concurrency(4));
+    // Listed once its first try to connect the subscriber has failed (a
+    // worker waits for its subscriber before it lists itself).
+    wait_until(
+        DEADLINE,
+        "the worker to be listed on an answering shard",
+        async || !q.shards()[1].workers().await.unwrap().is_empty(),
+    )
+    .await;
+    drop(frozen);
+    wait_subscribed(&cluster, &q).await;
+    // An hour of max idle (`start`): only a wake-up starts this job.
+    let key = keys_on(&q, 1, 1).pop().expect("a key");
+    let id = q
+        .push(&Keyed { key: Some(key) })
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    wait_until(DEADLINE, "the wake-up to start the new job", async || {
+        !runs.starts(&id).is_empty()
+    })
+    .await;
+    running.shutdown().await;
+}
