@@ -137,6 +137,7 @@ pub mod notes;
 mod operator;
 mod options;
 mod outcome;
+mod own_primary;
 mod page;
 mod park;
 mod queue;

@@ -203,15 +203,18 @@ impl RedisCluster {
     pub fn subscribers(&self, channel: &str) -> i64 {
         (0..self.nodes.len())
             .filter(|&i| self.nodes[i].is_running())
-            .map(|i| {
-                let reply = self.cli(i, &["PUBSUB", "NUMSUB", channel]);
-                reply
-                    .lines()
-                    .last()
-                    .and_then(|n| n.trim().parse::<i64>().ok())
-                    .unwrap_or_else(|| panic!("PUBSUB NUMSUB {channel} answered {reply:?}"))
-            })
+            .map(|i| self.subscribers_on(i, channel))
             .sum()
+    }
+
+    /// How many clients are subscribed to `channel` on node `index` alone.
+    pub fn subscribers_on(&self, index: usize, channel: &str) -> i64 {
+        let reply = self.cli(index, &["PUBSUB", "NUMSUB", channel]);
+        reply
+            .lines()
+            .last()
+            .and_then(|n| n.trim().parse::<i64>().ok())
+            .unwrap_or_else(|| panic!("PUBSUB NUMSUB {channel} answered {reply:?}"))
     }
 
     /// Index of the node currently serving `slot` as primary, as a running

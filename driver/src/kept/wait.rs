@@ -115,7 +115,9 @@ impl RedisQueue {
         deadline: tokio::time::Instant,
     ) -> Result<JobResult, QueueError> {
         let mut messages = subscriber.message_rx();
-        subscriber
+        // On a cluster, on this namespace's primary: no other primary that
+        // hangs deafens the wait (crate::own_primary).
+        crate::own_primary::on_own_primary(subscriber, self.namespace())
             .subscribe(self.finished_channel())
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;

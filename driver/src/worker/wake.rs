@@ -156,8 +156,10 @@ async fn listen(
     let mut messages = subscriber.message_rx();
     let mut errors = subscriber.error_rx();
     let mut reconnects = subscriber.reconnect_rx();
-    let resubscribe = subscriber.manage_subscriptions();
-    match subscriber
+    // On a cluster, subscribed on this namespace's primary, so that no other
+    // primary that hangs deafens the worker (crate::own_primary).
+    let on_own_primary = crate::own_primary::on_own_primary(&subscriber, queue.namespace());
+    match on_own_primary
         .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
         .await
     {
@@ -246,11 +248,13 @@ async fn listen(
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
             }
-            // Reconnected: subscribe again (fred also restores subscriptions;
-            // subscribing twice is harmless) before parking is allowed again,
-            // and have the worker look at what became due meanwhile.
+            // Reconnected: subscribe again (fred restores only subscriptions
+            // it tracks, and these go through options it does not track;
+            // subscribing twice on one connection is harmless) before parking
+            // is allowed again, and have the worker look at what became due
+            // meanwhile.
             Ok(_) = reconnects.recv() => {
-                if subscriber.subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()]).await.is_ok() {
+                if on_own_primary.subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()]).await.is_ok() {
                     inbox.listening.store(true, Ordering::Release);
                 }
                 inbox.park_seen.store(u64::MAX, Ordering::Release);
@@ -259,6 +263,5 @@ async fn listen(
             }
         }
     }
-    resubscribe.abort();
     let _ = subscriber.quit().await;
 }

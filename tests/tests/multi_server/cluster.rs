@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fred::util::redis_keyslot;
+use redq::kept::Retention;
 use redq::schedule::Schedule;
 use redq::worker::{
     CancellationToken, JobCx, JobError, JobQueue, Registry, Services, TypedJob, WorkOptions,
     Worker, WorkerReport,
 };
-use redq::{NewJob, QueueError, RedisQueue};
+use redq::{Completion, JobResult, NewJob, QueueError, RedisQueue};
 use redq_tests::cluster::RedisCluster;
 use redq_tests::{unique_namespace, wait_until};
 use serde::{Deserialize, Serialize};
@@ -279,4 +280,67 @@ async fn cluster_and_sentinel_schemes_are_accepted_and_others_refused() {
         }
         other => panic!("an unknown scheme: {other:?}"),
     }
+}
+
+/// Waiting for a kept result hears the job finish while every other
+/// primary hangs: the wait subscribes on its namespace's own primary, where
+/// fred would send it to the primary of its client id's slot, any of the
+/// three, and a hung one would leave the wait to its deadline.
+#[tokio::test]
+async fn wait_for_hears_a_finish_while_the_other_primaries_hang() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let ns = unique_namespace("wait-hung");
+    let queue = connect(&cluster, &ns).await;
+    queue
+        .set_retention("q", &Retention::new().max_count(10))
+        .await
+        .unwrap();
+    let job = queue
+        .add("q", NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    let own = cluster
+        .primary_of_slot(slot_of(&ns))
+        .expect("a primary serves the slot");
+    let waiter = {
+        let queue = queue.clone();
+        let id = job.id().to_owned();
+        tokio::spawn(async move { queue.wait_for(&id, Duration::from_secs(60)).await })
+    };
+    wait_until(
+        DEADLINE,
+        "the wait to subscribe on its namespace's primary",
+        async || cluster.subscribers_on(own, &queue.finished_channel()) == 1,
+    )
+    .await;
+    let mut others: Vec<usize> = [0, 5461, 10923]
+        .into_iter()
+        .map(|slot| {
+            cluster
+                .primary_of_slot(slot)
+                .expect("a primary serves the slot")
+        })
+        .filter(|&primary| primary != own)
+        .collect();
+    others.dedup();
+    assert_eq!(others.len(), 2, "three primaries");
+    let _frozen: Vec<_> = others.into_iter().map(|p| cluster.freeze(p)).collect();
+    let held = queue
+        .claim("q", 1, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .remove(0);
+    queue
+        .ack_with(&held.lease(), Completion::new().result(&"done").unwrap())
+        .await
+        .unwrap();
+    let outcome = tokio::time::timeout(DEADLINE, waiter)
+        .await
+        .expect("the finish heard, not the wait's deadline")
+        .unwrap()
+        .unwrap();
+    let JobResult::Kept(kept) = outcome else {
+        panic!("not kept: {outcome:?}");
+    };
+    assert_eq!(kept.result, Some(serde_json::json!("done")));
 }

@@ -615,3 +615,53 @@ async fn a_worker_started_while_a_primary_hangs_listens_once_it_answers() {
     .await;
     running.shutdown().await;
 }
+
+/// A worker's listener for each shard subscribes on that shard's own
+/// primary, so a primary that hangs deafens only its own shard, whichever
+/// it is: the jobs pushed to the other shards start at once, where an hour
+/// of max idle (`start`) would otherwise keep them waiting. (fred sends a
+/// `SUBSCRIBE` to the primary of its client id's slot, a random one: a
+/// hung primary deafened every listener that happened to sit on it.)
+#[tokio::test]
+async fn a_hung_primary_deafens_only_its_own_shards_listener() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let q = sharded(&cluster, "sw-hears").await;
+    let runs = Arc::new(Runs::default());
+    let running = start(&q, &runs, WorkOptions::new().concurrency(4));
+    wait_subscribed(&cluster, &q).await;
+    let primaries: Vec<usize> = q
+        .shards()
+        .iter()
+        .map(|shard| {
+            let slot = redq::shards::slot_of(shard.namespace());
+            cluster
+                .primary_of_slot(slot)
+                .expect("a primary serves the slot")
+        })
+        .collect();
+    for (shard, &primary) in q.shards().iter().zip(&primaries) {
+        assert_eq!(
+            cluster.subscribers_on(primary, &shard.wake_channel()),
+            1,
+            "{} is listened to on its own primary",
+            shard.namespace()
+        );
+    }
+    for (hung, &primary) in primaries.iter().enumerate() {
+        let frozen = cluster.freeze(primary);
+        let mut pushed = Vec::new();
+        for shard in (0..primaries.len()).filter(|&s| s != hung) {
+            let key = keys_on(&q, shard, 1 + hung).pop().expect("a key");
+            let job = q.push(&Keyed { key: Some(key) }).await.unwrap();
+            pushed.push(job.id().to_owned());
+        }
+        wait_until(
+            DEADLINE,
+            &format!("the jobs of the other shards to start while shard {hung}'s primary hangs"),
+            async || pushed.iter().all(|id| !runs.starts(id).is_empty()),
+        )
+        .await;
+        drop(frozen);
+    }
+    running.shutdown().await;
+}

@@ -1,0 +1,32 @@
+//! Subscriptions sent to the primary that serves their namespace.
+//!
+//! On Redis Cluster a `PUBLISH` reaches the subscribers of every node, so a
+//! subscription may sit on any node; fred sends a subscriber's `SUBSCRIBE`
+//! to the primary of the slot of the subscriber's own client id, which is
+//! random. A primary that hangs (stopped, swapping, cut off without a reset)
+//! answers nothing and forwards nothing, so it deafened every subscription
+//! that happened to sit on it, other namespaces' included: a worker over
+//! three shards, one primary stopped, heard no wake-up of a shard whose
+//! listener sat there and polled it only every `max_idle` (docs/cluster.md,
+//! "A shard that does not answer"). Sent to the namespace's own primary, a
+//! subscription is deafened only by the primary that holds that namespace's
+//! jobs, which it holds up anyway. Outside a cluster the slot is ignored.
+
+use fred::clients::{SubscriberClient, WithOptions};
+use fred::interfaces::ClientLike;
+use fred::types::config::Options;
+use fred::types::ClusterHash;
+
+/// `subscriber`, its commands sent to the primary serving `namespace`.
+/// Subscriptions made through it are not tracked by fred (its
+/// `manage_subscriptions` would send them to its own choice of node):
+/// whoever subscribes renews them on reconnect.
+pub(crate) fn on_own_primary(
+    subscriber: &SubscriberClient,
+    namespace: &str,
+) -> WithOptions<SubscriberClient> {
+    subscriber.with_options(&Options {
+        cluster_hash: Some(ClusterHash::Custom(crate::shards::slot_of(namespace))),
+        ..Options::default()
+    })
+}
