@@ -16,17 +16,20 @@ use fred::clients::{SubscriberClient, WithOptions};
 use fred::interfaces::ClientLike;
 use fred::types::config::Options;
 use fred::types::ClusterHash;
+use fred::util::redis_keyslot;
 
-/// `subscriber`, its commands sent to the primary serving `namespace`.
+/// `subscriber`, its commands sent to the primary serving `channel`'s slot:
+/// the namespace's own, since each of a namespace's channels carries its
+/// hash tag `{ns}` (`crate::keys`).
 /// Subscriptions made through it are not tracked by fred (its
 /// `manage_subscriptions` would send them to its own choice of node):
 /// whoever subscribes renews them on reconnect.
 pub(crate) fn on_own_primary(
     subscriber: &SubscriberClient,
-    namespace: &str,
+    channel: &str,
 ) -> WithOptions<SubscriberClient> {
     subscriber.with_options(&Options {
-        cluster_hash: Some(ClusterHash::Custom(crate::shards::slot_of(namespace))),
+        cluster_hash: Some(ClusterHash::Custom(redis_keyslot(channel.as_bytes()))),
         ..Options::default()
     })
 }

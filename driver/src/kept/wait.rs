@@ -117,8 +117,9 @@ impl RedisQueue {
         let mut messages = subscriber.message_rx();
         // On a cluster, on this namespace's primary: no other primary that
         // hangs deafens the wait (crate::own_primary).
-        crate::own_primary::on_own_primary(subscriber, self.namespace())
-            .subscribe(self.finished_channel())
+        let channel = self.finished_channel();
+        crate::own_primary::on_own_primary(subscriber, &channel)
+            .subscribe(channel.as_str())
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         // Subscribed before the first read: a finish after it is announced.

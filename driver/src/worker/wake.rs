@@ -158,7 +158,7 @@ async fn listen(
     let mut reconnects = subscriber.reconnect_rx();
     // On a cluster, subscribed on this namespace's primary, so that no other
     // primary that hangs deafens the worker (crate::own_primary).
-    let on_own_primary = crate::own_primary::on_own_primary(&subscriber, queue.namespace());
+    let on_own_primary = crate::own_primary::on_own_primary(&subscriber, &channel);
     match on_own_primary
         .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
         .await
