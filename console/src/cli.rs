@@ -26,7 +26,7 @@ pub const MIN_REFRESH: Duration = Duration::from_millis(250);
     about,
     long_about,
     after_help = "Benchmarks: redq bench --case enqueue_bulk|enqueue_serial|enqueue_window|process|process_keep|latency \
-                  --n N --c C --redis URL --queue NAME [--lat-n K --lat-gap-ms G --window W --batch B --shards S --script-calls eval|functions --threads T] \
+                  --n N --c C --redis URL --queue NAME [--lat-n K --lat-gap-ms G --window W --batch B --shards S --workers per-shard|one --script-calls eval|functions --threads T] \
                   (one JSON line; see bench/compare/README.md)"
 )]
 pub struct Cli {

@@ -52,8 +52,9 @@
 //!   channel of every shard and sleeps no longer than the soonest
 //!   `next_due` of all of them, so work on any shard wakes it. It does not
 //!   park for hand-offs (that would offer its free slots to every shard at
-//!   once); `handoff` is ignored. Heartbeats and (with `schedules`) a scheduler run on every
-//!   shard, under the one worker identity of the `ShardedQueue`.
+//!   once); `handoff` is ignored. Heartbeats and (with `schedules`) a
+//!   scheduler run on every shard, under the one worker identity of the
+//!   `ShardedQueue`.
 //! - **[`MemoryQueue`](crate::MemoryQueue)**: for tests and apps without
 //!   Redis. Jobs pushed with [`MemoryQueue::push`](crate::MemoryQueue::push)
 //!   keep their name and `MAX_ATTEMPTS`; priority, dedup keys and the retry
