@@ -22,7 +22,7 @@
 -- member of gates counts toward each (completed, with its result), which
 -- may fire them; each gate's record is read and written once a call, however
 -- many of its members the call acknowledges.
--- include: check clock keys job_record lease ordering stats retention_spec kept notes flow flow_claim events metrics gate
+-- include: check clock keys job_record lease ordering stats retention_spec kept notes flow flow_claim events metrics gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
@@ -178,7 +178,7 @@ if #done > 0 then
   if flow then
     local wake = false
     if #freed_keys > 0 then wake = free_key_slots(freed_keys, freed_of, now) end
-    if wake or queue_slots_freed(#done) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+    if wake or queue_slots_freed(#done) then wake_workers(QUEUE) end
   end
 end
 return codes

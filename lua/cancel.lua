@@ -24,7 +24,7 @@
 -- Gates (lib/gate.lua): a cancelled member counts failed toward its gates
 -- (which may fire them); a cancelled awaiting job leaves wf:awaiting and its
 -- gate records the decision cancelled.
--- include: check clock keys job_record job_store ordering job_state retention_spec kept flow flow_claim events metrics gate
+-- include: check clock keys job_record job_store ordering job_state retention_spec kept flow flow_claim events metrics gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts
@@ -161,7 +161,7 @@ local function settle(count, ids)
   elseif count > 0 then emit(K.events, 'cancelled', QUEUE, now, 'count', count, 'detail', mode) end
   if #ids > 0 then redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(ids, ' ')) end
   settle_keys(now)
-  if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if wake or (freed > 0 and queue_slots_freed(freed)) then wake_workers(QUEUE) end
   if policy then
     keep(kept_ids, kept_raws, K.cancelled, now)
     trim_kept(policy, now, count)

@@ -25,7 +25,7 @@
 -- gate keeps it as a waiter whose job is gone: firing skips it).
 --
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store ordering job_state notes flow flow_claim events gate
+-- include: check clock keys job_store ordering job_state notes flow flow_claim events gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
@@ -138,7 +138,7 @@ local function settle()
   settle_keys(now)
   if done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', '1', 'id', ids[1])
   elseif done > 0 then emit(K.events, 'deleted', QUEUE, now, 'count', done, 'detail', #ids > 0 and 'by id' or bulk_state) end
-  if wake or (freed > 0 and queue_slots_freed(freed)) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if wake or (freed > 0 and queue_slots_freed(freed)) then wake_workers(QUEUE) end
 end
 
 local reply = { 0, 0, '' }

@@ -4,7 +4,7 @@
 -- No allow-oom flag: under maxmemory with noeviction Redis refuses the whole
 -- script before it runs, so an out-of-memory enqueue writes nothing.
 --
--- include: check clock keys job_record job_new waiting ordering handoff flow events gate
+-- include: check clock keys job_record job_new waiting ordering handoff flow events gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
 --   writes jobs, fifo, waiting, scheduled, dedup and dedup_ttl (with dedup keys), ord_active, ord_blocked,
@@ -281,7 +281,7 @@ elseif wake then
   if parked == nil then parked = redis.call('GET', K.parked) end
   if parked then wake = hand_off(parked, now) end
 end
-if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+if wake then wake_workers(QUEUE) end
 -- One event per call, however many jobs it created (none for a resend).
 if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', '1', 'id', record_pairs[1])
 elseif pairs_len > 0 then emit(K.events, 'enqueued', QUEUE, now, 'count', pairs_len / 2) end

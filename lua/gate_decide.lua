@@ -5,7 +5,7 @@
 -- had all succeeded; dead: it is dead-lettered with the gate's first
 -- failure. The decision (operator_released | operator_failed) is written
 -- into its gate's record. Runs in the waiter's queue.
--- include: check clock keys job_record job_store gate_record gate gate_decide events
+-- include: check clock keys job_record job_store gate_record gate gate_decide events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, wf_gates, wf_awaiting, ord_active, limits
 --   writes jobs, fifo, waiting, scheduled, dead, ord_active, ord_blocked, ord_blocked_n,
@@ -42,7 +42,7 @@ if decision ~= 'held' or not wf.is_awaiting(id, m) then return { -1, decision } 
 local now = now_ms()
 if action == 'release' then
   wf.decided(gid, id, 'operator_released')
-  if wf_waiter.release(id, m, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if wf_waiter.release(id, m, now) then wake_workers(QUEUE) end
 else
   wf.decided(gid, id, 'operator_failed')
   wf_waiter.dead_letter(id, m, 'dependency ' .. g[G.first_failure], now)

@@ -11,7 +11,7 @@
 -- jobs are put due for a re-check now (K.lim_wake), from an HSCAN of K.lim;
 -- while the reply's cursor is not "0", limits_wake.lua puts the rest.
 -- Idle workers are woken when anything changed.
--- include: check clock keys flow_spec events
+-- include: check clock keys flow_spec events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim
 --   writes limits, lim_wake, events
@@ -85,5 +85,5 @@ local scan = redis.call('HSCAN', K.lim, '0', 'MATCH', 'h\n*', 'COUNT', WAKE_SCAN
 for i = 1, #scan[2], 2 do
   redis.call('ZADD', K.lim_wake, now, string.sub(scan[2][i], 3))
 end
-redis.call('PUBLISH', CHANNEL, QUEUE)
+wake_workers(QUEUE)
 return { 1, scan[1] }

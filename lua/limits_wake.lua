@@ -3,7 +3,7 @@
 -- Q's keys with held jobs (an HSCAN of K.lim from `cursor`) are put due for
 -- a re-check now (K.lim_wake), so a changed limit applies to every key at
 -- once; call again with the reply while it is not "0" (lib/flow.lua).
--- include: check clock keys
+-- include: check clock keys notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  lim
 --   writes lim_wake
@@ -18,5 +18,5 @@ local scan = redis.call('HSCAN', K.lim, cursor, 'MATCH', 'h\n*', 'COUNT', WAKE_S
 for i = 1, #scan[2], 2 do
   redis.call('ZADD', K.lim_wake, now, string.sub(scan[2][i], 3))
 end
-if #scan[2] > 0 then redis.call('PUBLISH', CHANNEL, QUEUE) end
+if #scan[2] > 0 then wake_workers(QUEUE) end
 return scan[1]

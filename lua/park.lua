@@ -27,6 +27,8 @@
 -- ARGV[6] lease_ms (1..MAX_MS)        ARGV[7] capacity (1..1000)
 -- ARGV[8] park_ms: how long the park lasts (1..MAX_MS)
 -- ARGV[9] park number (decimal u64, the worker's count of its parks)
+-- ARGV[10] '1' when the worker hears shard channels (SSUBSCRIBE), else '0' or none:
+--         what its hand-offs are published as (lib/parked.lua)
 -- Reply: { ms until due (0 = now, -1 = nothing pending), 1 parked / 0 not };
 -- parked with 0, the park's room did not take every waiting job.
 -- Parked, it publishes "parked <number>" on the worker's hand-off channel,
@@ -43,6 +45,7 @@ local lease_ms = uint(ARGV[6], 'lease_ms', MAX_MS)
 local capacity = uint(ARGV[7], 'park capacity', 1000)
 local park_ms = uint(ARGV[8], 'park_ms', MAX_MS)
 local number = decimal_u64(ARGV[9], 'park number')
+local shard = ARGV[10] ~= nil and uint(ARGV[10], 'shard channels flag', 1) == 1
 if lease_ms < 1 then fail('lease_ms must be at least 1') end
 if capacity < 1 then fail('park capacity must be at least 1') end
 if park_ms < 1 then fail('park_ms must be at least 1') end
@@ -56,10 +59,10 @@ local current = parked_read()
 if current and current.token ~= token then return { soonest, 0 } end
 local parked = parked_format({
   token = token, node = node, instance = instance, lease_ms = lease_ms,
-  capacity = capacity, handed = 0,
+  capacity = capacity, shard = shard, handed = 0,
 })
 redis.call('SET', K.parked, parked, 'PX', park_ms)
-redis.call('PUBLISH', handoff_channel(token), 'parked ' .. number)
+tell_parked(token, shard, 'parked ' .. number)
 if soonest == 0 then
   -- Handed what waits; what its room did not take (or a released ordering
   -- successor, which only a claim takes) is due still.

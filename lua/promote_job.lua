@@ -15,7 +15,7 @@
 -- this script refuses a dead job with code dead.
 --
 -- No allow-oom: rewriting a record can grow it; out of memory, nothing runs.
--- include: check clock keys job_store ordering job_state events
+-- include: check clock keys job_store ordering job_state events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  leased, dead, fifo, ord_ready, ord_active, limits, lim_starts
 --   writes jobs, scheduled, waiting, ord_active, ord_blocked, ord_blocked_n,
@@ -103,7 +103,7 @@ else
   end
   if #batch == limit then reply[3] = cursor end
 end
-if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+if wake then wake_workers(QUEUE) end
 local how = mode == 'retry' and 'retry now' or 'run now'
 if done == 1 and #ids == 1 then emit(K.events, 'promoted', QUEUE, now, 'count', '1', 'id', ids[1], 'detail', how)
 elseif done > 0 then emit(K.events, 'promoted', QUEUE, now, 'count', done, 'detail', how) end

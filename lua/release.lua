@@ -8,7 +8,7 @@
 -- limiter (its limit key, or the queue when it has none) starts nothing for
 -- pushback_ms (the later of an existing push-back and this one wins), and the
 -- queue becomes flow-aware. The job itself is released as without it.
--- include: check clock keys job_store lease waiting flow
+-- include: check clock keys job_store lease waiting flow notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake
@@ -43,5 +43,5 @@ redis.call('ZREM', K.leased, id)
 if pushback then push_back(m[M.limit_key], now + pushback) end
 free_slot(m, now)
 place(id, m, now, now)
-redis.call('PUBLISH', CHANNEL, QUEUE)
+wake_workers(QUEUE)
 return 1

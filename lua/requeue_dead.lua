@@ -6,7 +6,7 @@
 -- its ordering key if another job holds it, and does not reclaim its dedup
 -- key (a newer job may hold it now). A requeued job with a limit key is held
 -- by its key (lib/flow.lua) like any due keyed job.
--- include: check clock keys job_store ordering events
+-- include: check clock keys job_store ordering events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes dead, jobs, seq, waiting, ord_active, ord_blocked, ord_blocked_n,
@@ -43,7 +43,7 @@ for _, id in ipairs(ids) do
     missing = missing + 1
   end
 end
-if wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+if wake then wake_workers(QUEUE) end
 if requeued == 1 and #ids == 1 then emit(K.events, 'requeued', QUEUE, now, 'count', '1', 'id', ids[1])
 elseif requeued > 0 then emit(K.events, 'requeued', QUEUE, now, 'count', requeued) end
 return { requeued, missing, redis.call('ZCARD', K.dead) }

@@ -14,7 +14,7 @@
 -- check proves it is the one the caller computed the next tick from), laid out
 -- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
--- include: check clock keys job_record job_store ordering schedule_record events
+-- include: check clock keys job_record job_store ordering schedule_record events notify
 -- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
 --   of which this script reads jobs, and writes jobs, seq, queues,
 --   waiting, ord_active, ord_blocked, ord_blocked_n, events
@@ -97,7 +97,7 @@ if redis.call('HEXISTS', K.jobs, id) == 0 then
   m[M.name] = s[S.job_name]
   store_meta(id, m, s[S.payload])
   redis.call('SADD', K.queues, QUEUE)
-  if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if admit(id, m, now, now) then wake_workers(QUEUE) end
 end
 s[S.last_run] = now
 s[S.last_job_id] = id

@@ -3,7 +3,7 @@
 -- (an operator's "trigger now"). The next run is left as it is, and a paused
 -- schedule can be triggered too: pausing stops the ticks, not the operator.
 --
--- include: check clock keys job_record job_store ordering schedule_record events
+-- include: check clock keys job_record job_store ordering schedule_record events notify
 -- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
 --   of which this script reads jobs, and writes jobs, seq, queues,
 --   waiting, ord_active, ord_blocked, ord_blocked_n, events
@@ -46,7 +46,7 @@ m[M.max_attempts], m[M.retry_window] = s[S.max_attempts], s[S.retry_window]
 m[M.name] = s[S.job_name]
 store_meta(id, m, s[S.payload])
 redis.call('SADD', K.queues, QUEUE)
-if admit(id, m, now, now) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+if admit(id, m, now, now) then wake_workers(QUEUE) end
 s[S.last_run] = now
 s[S.last_job_id] = id
 redis.call('HSET', SCHEDULES, name, encode_schedule(s))

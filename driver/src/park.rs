@@ -47,7 +47,9 @@ impl RedisQueue {
     /// Park on `queue` for `park_for`, able to take `capacity` jobs under
     /// `lease`, unless something is due now or another worker is parked.
     /// Parked, the script publishes `PARKED` and `number` on the worker's
-    /// hand-off channel.
+    /// hand-off channel: a shard channel when the worker hears those
+    /// (`shard`, see [`Listening`]), as are the jobs handed to it.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn park(
         &self,
         queue: &str,
@@ -56,6 +58,7 @@ impl RedisQueue {
         capacity: usize,
         park_for: Duration,
         number: u64,
+        shard: bool,
     ) -> Result<Parked, QueueError> {
         let lease_ms = limits::check_lease(lease)?;
         let identity = self.identity();
@@ -67,6 +70,7 @@ impl RedisQueue {
             num(capacity.clamp(1, limits::MAX_CLAIM) as u64),
             num(park_for.as_millis().max(1) as u64),
             num(number),
+            num(shard as u64),
         ];
         let items = reply::array(self.run(Op::Park, queue, args).await?)?;
         let due = reply::int(items.first().unwrap_or(&Value::Null))?;
@@ -78,10 +82,17 @@ impl RedisQueue {
     }
 
     /// Leave the park on `queue` (if it is still this worker's) and publish
-    /// the fence. Returns how many jobs the park handed out, `None` when it
-    /// was no longer this worker's.
-    pub(crate) async fn unpark(&self, queue: &str, token: u64) -> Result<Option<u64>, QueueError> {
-        let handed = reply::int(&self.run(Op::Unpark, queue, vec![num(token)]).await?)?;
+    /// the fence, on the kind of channel it parked with (`shard`). Returns
+    /// how many jobs the park handed out, `None` when it was no longer this
+    /// worker's.
+    pub(crate) async fn unpark(
+        &self,
+        queue: &str,
+        token: u64,
+        shard: bool,
+    ) -> Result<Option<u64>, QueueError> {
+        let args = vec![num(token), num(shard as u64)];
+        let handed = reply::int(&self.run(Op::Unpark, queue, args).await?)?;
         Ok((handed >= 0).then_some(handed as u64))
     }
 }

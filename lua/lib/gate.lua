@@ -3,7 +3,7 @@
 -- is sealed and nothing is pending: its undecided waiters go to ord:ready,
 -- where their own queue's claim decides them (lib/gate_decide.lua). Also the
 -- paged deletion of finished gates' data. Layout: KEYS 35 to 41 (lib/keys.lua).
--- include: keys job_record ordering gate_record events
+-- include: keys job_record ordering gate_record events notify
 -- composed per call: wf.trimmed and the batch cache (wf.cache, wf.changed) are this call's
 --
 -- Its helpers are fields of one table, wf: a script may have at most 200
@@ -131,7 +131,7 @@ function wf.wake_waiters(gid, g)
       if m and m[M.awaits] == gid and wf.is_awaiting(w[GW.id], m) then
         redis.call('ZADD', K.ord_ready, 0, w[GW.queue] .. '\n' .. pad16(m[M.seq]) .. '\n' .. w[GW.id])
         wf.count_fired(w[GW.queue], 1)
-        redis.call('PUBLISH', CHANNEL, w[GW.queue])
+        wake_workers(w[GW.queue])
       end
     end
   end

@@ -2,7 +2,7 @@
 -- and what a job holds while it lives: entering a queue behind the holder of
 -- its ordering key, and, once it leaves for good, handing that key on and
 -- freeing its dedup key.
--- include: check keys job_record job_store waiting
+-- include: check keys job_record job_store waiting notify
 
 local function pad16(n)
   return string.format('%016d', n)
@@ -62,5 +62,5 @@ local function release_keys(id, m)
     redis.call('HDEL', K.ord_blocked_n, next_queue)
   end
   redis.call('ZADD', K.ord_ready, 0, next_queue .. '\n' .. pad16(nm[M.seq]) .. '\n' .. next_id)
-  redis.call('PUBLISH', CHANNEL, next_queue)
+  wake_workers(next_queue)
 end

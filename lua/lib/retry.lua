@@ -7,7 +7,7 @@
 -- now wakes them anyway; a delayed retry of a job without a limit key on a
 -- queue at its queue-wide concurrency does not (that would cost every nack
 -- an HGET): the failing worker's own next claim takes the slot.
--- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics gate
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics gate notify
 
 local MAX_ERROR_BYTES = 4096
 
@@ -36,14 +36,14 @@ local function fail_attempt(id, m, now, err, force_dead, delay, resolved)
     redis.call('ZADD', K.dead, now, id)
     release_keys(id, m)
     emit(K.events, 'dead', m[M.queue], now, 'id', id, 'name', m[M.name], 'error', m[M.error], 'attempts', m[M.attempts])
-    if wake or queue_slots_freed(1) then redis.call('PUBLISH', CHANNEL, QUEUE) end
+    if wake or queue_slots_freed(1) then wake_workers(QUEUE) end
     return true, 0
   end
   local due = now + delay
   m[M.not_before] = due -- due no earlier: the next claim's wait counts from here
   store_meta(id, m)
   count_outcome(m[M.name], MV.retried, now)
-  if place(id, m, due, now) or wake then redis.call('PUBLISH', CHANNEL, QUEUE) end
+  if place(id, m, due, now) or wake then wake_workers(QUEUE) end
   emit(K.events, 'retried', m[M.queue], now, 'id', id, 'name', m[M.name], 'error', m[M.error], 'attempts', m[M.attempts])
   return false, due
 end

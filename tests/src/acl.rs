@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::server::RedisServer;
 
 /// What a worker (and a producer) needs: the scripts, the namespace's keys
-/// and wake-up channel, and nothing else: no CONFIG, no KEYS, no FLUSH*,
+/// and channels (plain and shard), and nothing else: no CONFIG, no KEYS, no FLUSH*,
 /// no DEBUG, no other keys.
 pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
     let mut rules = user("worker", password);
@@ -20,6 +20,12 @@ pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
         "+ping",
         "+subscribe",
         "+unsubscribe",
+        // Shard channels, where the scripts publish wake-ups and hand-offs
+        // (lua/lib/notify.lua); without them both go plainly.
+        "+ssubscribe",
+        "+sunsubscribe",
+        // The listener's check that its shard subscription still holds.
+        "+pubsub|shardnumsub",
         "+client|setname",
         "+client|id",
         "+info",
@@ -28,6 +34,7 @@ pub fn worker_acl(ns: &str, password: &str) -> Vec<String> {
         "+@read",
         "+@write",
         "+publish",
+        "+spublish",
     ] {
         rules.push(c.into());
     }

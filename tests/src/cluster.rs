@@ -217,6 +217,55 @@ impl RedisCluster {
             .unwrap_or_else(|| panic!("PUBSUB NUMSUB {channel} answered {reply:?}"))
     }
 
+    /// How many clients are subscribed to shard channel `channel` on node
+    /// `index` (`PUBSUB SHARDNUMSUB`).
+    pub fn shard_subscribers_on(&self, index: usize, channel: &str) -> i64 {
+        let reply = self.cli(index, &["PUBSUB", "SHARDNUMSUB", channel]);
+        reply
+            .lines()
+            .last()
+            .and_then(|n| n.trim().parse::<i64>().ok())
+            .unwrap_or_else(|| panic!("PUBSUB SHARDNUMSUB {channel} answered {reply:?}"))
+    }
+
+    /// How many cluster bus messages of `kind` (`publish`: a PUBLISH sent
+    /// to every other node; `publishshard`: an SPUBLISH sent to the
+    /// shard's replicas) node `index` has sent (`CLUSTER INFO`, which leaves
+    /// out a kind never sent).
+    pub fn bus_messages_sent(&self, index: usize, kind: &str) -> u64 {
+        let info = self.cli(index, &["CLUSTER", "INFO"]);
+        info.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(&format!("cluster_stats_messages_{kind}_sent:"))
+            })
+            .map_or(0, |n| n.parse().expect("a message count"))
+    }
+
+    /// Index of a replica of node `primary`, as that node sees it
+    /// (`CLUSTER NODES`: a replica's line names its primary's id); `None`
+    /// until it has learnt of one (a fresh cluster's replicas take a moment
+    /// to show there).
+    pub fn replica_of(&self, primary: usize) -> Option<usize> {
+        let nodes = self.cli(primary, &["CLUSTER", "NODES"]);
+        let lines: Vec<Vec<&str>> = nodes
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let own_id = lines
+            .iter()
+            .find(|f| f.len() > 2 && f[2].contains("myself"))
+            .map(|f| f[0])
+            .unwrap_or_else(|| panic!("CLUSTER NODES without myself: {nodes}"));
+        lines
+            .iter()
+            .filter(|f| f.len() > 3 && f[2].contains("slave") && f[3] == own_id)
+            .find_map(|f| {
+                let addr = f[1].split('@').next().unwrap_or_default();
+                self.nodes.iter().position(|n| n.addr() == addr)
+            })
+    }
+
     /// Index of the node currently serving `slot` as primary, as a running
     /// node sees it (`CLUSTER NODES`).
     pub fn primary_of_slot(&self, slot: u16) -> Option<usize> {

@@ -146,6 +146,7 @@ modules![
     gate,
     gate_decide,
     job_new,
+    notify,
 ];
 
 impl Op {

@@ -28,6 +28,9 @@ pub(crate) struct Parking {
     handed: mpsc::UnboundedReceiver<Job>,
     /// The queue this worker is parked on, if any.
     parked_on: Option<String>,
+    /// Whether that park's messages go on a shard channel: its unpark's
+    /// fence goes the same way, after them (`crate::park`).
+    parked_shard: bool,
     /// While parked: when to check the queue again (the park's end, or the
     /// next scheduled job or lease expiry), the jobs the park may be handed,
     /// and how many it was handed so far.
@@ -55,6 +58,7 @@ impl Parking {
             inbox,
             handed,
             parked_on: None,
+            parked_shard: false,
             wake_at: Instant::now(),
             capacity: 0,
             handed_so_far: 0,
@@ -117,7 +121,10 @@ impl Parking {
             return;
         };
         if let Some(name) = self.parked_on.take() {
-            match queue.unpark(&name, self.inbox.token).await {
+            match queue
+                .unpark(&name, self.inbox.token, self.parked_shard)
+                .await
+            {
                 Ok(_) => self.unparks += 1,
                 // The park expires by itself within PARK_AT_MOST.
                 Err(e) => tracing::warn!(error = %e, queue = %name, "unpark failed"),
@@ -146,13 +153,23 @@ impl Parking {
                 let park_for = max_idle.min(PARK_AT_MOST);
                 self.parks += 1;
                 let number = self.parks;
+                let shard = self.inbox.shard_listening.load(Ordering::Acquire);
                 match queue
-                    .park(name, self.inbox.token, lease, capacity, park_for, number)
+                    .park(
+                        name,
+                        self.inbox.token,
+                        lease,
+                        capacity,
+                        park_for,
+                        number,
+                        shard,
+                    )
                     .await
                 {
                     Ok(parked) => {
                         if parked.parked {
                             self.parked_on = Some(name.clone());
+                            self.parked_shard = shard;
                             self.park_number = number;
                             self.capacity = capacity;
                             self.handed_so_far = 0;

@@ -3,14 +3,20 @@
 //! whenever it gets due work, and on this worker's own hand-off channel,
 //! where an enqueue publishes the jobs it leased to the worker while it was
 //! parked (see `crate::park`).
+//!
+//! Both are subscribed twice, as plain channels (an earlier driver's
+//! scripts `PUBLISH`) and as shard channels (this version's `SPUBLISH`,
+//! which on Redis Cluster stays on the namespace's shard:
+//! `lua/lib/notify.lua`); the holder channel, where operators' rare messages
+//! go, is plain only.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fred::clients::SubscriberClient;
-use fred::interfaces::{ClientLike, EventInterface, PubsubInterface};
+use fred::clients::{SubscriberClient, WithOptions};
+use fred::interfaces::{ClientLike, ClusterInterface, EventInterface, PubsubInterface};
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
@@ -26,6 +32,10 @@ pub(crate) struct Inbox {
     pub token: u64,
     /// Set once both channels are subscribed: only then may the worker park.
     pub listening: AtomicBool,
+    /// Set while the wake-up and hand-off channels are also subscribed as
+    /// shard channels, where this version's scripts publish
+    /// (`lua/lib/notify.lua`): a park says so, and its hand-offs go there.
+    pub shard_listening: AtomicBool,
     /// Fences seen so far (one per unpark).
     pub fences: AtomicU64,
     /// Set by a wake-up for one of the worker's queues: work became due
@@ -57,6 +67,7 @@ impl Inbox {
             control,
             token: rand::random::<u64>() >> 1,
             listening: AtomicBool::new(false),
+            shard_listening: AtomicBool::new(false),
             fences: AtomicU64::new(0),
             due: AtomicBool::new(false),
             park_seen: AtomicU64::new(0),
@@ -159,25 +170,41 @@ async fn listen(
     // On a cluster, subscribed on this namespace's primary, so that no other
     // primary that hangs deafens the worker (crate::own_primary).
     let on_own_primary = crate::own_primary::on_own_primary(&subscriber, &channel);
-    match on_own_primary
-        .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
-        .await
-    {
-        Ok(()) => {
-            inbox.listening.store(true, Ordering::Release);
-            // A worker that went idle before this moment slept without
-            // parking: let it look again, now that it may park.
-            inbox.wake.notify_one();
-        }
-        Err(e) => {
-            tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling")
-        }
+    let subscribe = || subscribe_all(&on_own_primary, inbox, [&channel, &own, &holder]);
+    if subscribe().await {
+        // A worker that went idle before this moment slept without
+        // parking: let it look again, now that it may park.
+        inbox.wake.notify_one();
     }
     settled.cancel();
     let ours: HashSet<&str> = queues.iter().map(String::as_str).collect();
+    let mut shard_check = tokio::time::interval_at(
+        tokio::time::Instant::now() + SHARD_CHECK_EVERY,
+        SHARD_CHECK_EVERY,
+    );
+    shard_check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
+            // The shard subscription ended with the connection still up (its
+            // slot moved): subscribe again, on the slot's primary now, and
+            // have the worker look at the queue and park afresh; hand-offs
+            // since the move come back when their leases lapse.
+            _ = shard_check.tick() => {
+                if inbox.shard_listening.load(Ordering::Acquire)
+                    && !still_shard_subscribed(queue, &own).await
+                {
+                    tracing::warn!("the shard channel subscription ended (its slot moved); subscribing again");
+                    // Where the slot is now: without it the subscription
+                    // goes back to the old node, which as the new primary's
+                    // replica takes it, while this check asks the primary.
+                    let _ = subscriber.sync_cluster().await;
+                    subscribe().await;
+                    inbox.park_seen.store(u64::MAX, Ordering::Release);
+                    inbox.due.store(true, Ordering::Release);
+                    inbox.wake.notify_one();
+                }
+            }
             message = messages.recv() => match message {
                 Ok(message) if message.channel.as_bytes() == own.as_bytes() => {
                     let body = message.value.as_bytes().unwrap_or_default();
@@ -254,9 +281,7 @@ async fn listen(
             // is allowed again, and have the worker look at what became due
             // meanwhile.
             Ok(_) = reconnects.recv() => {
-                if on_own_primary.subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()]).await.is_ok() {
-                    inbox.listening.store(true, Ordering::Release);
-                }
+                subscribe().await;
                 inbox.park_seen.store(u64::MAX, Ordering::Release);
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
@@ -264,4 +289,70 @@ async fn listen(
         }
     }
     let _ = subscriber.quit().await;
+}
+
+/// How often a listener checks that its shard channels are still
+/// subscribed. A shard channel's subscription ends when its slot leaves the
+/// node (a resharding, or a manual failover, which leaves the connection
+/// up), and the server says so with an `sunsubscribe` that fred does not
+/// pass on; a plain subscription is not affected (a plain `PUBLISH` reaches
+/// every node).
+const SHARD_CHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// How long the check waits for its answer: it must not hold up the
+/// listener behind a primary that hangs.
+const SHARD_CHECK_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Whether the primary that serves the namespace has this worker's
+/// hand-off channel (`own`, unique to it) subscribed as a shard channel.
+/// No answer in time, or a refusal (an ACL without `PUBSUB`), says yes:
+/// only a definite "none" subscribes again.
+async fn still_shard_subscribed(queue: &RedisQueue, own: &str) -> bool {
+    let on_own_primary = crate::own_primary::on_own_primary(queue.client(), own);
+    let ask = on_own_primary.pubsub_shardnumsub::<Vec<fred::types::Value>, _>(own);
+    match tokio::time::timeout(SHARD_CHECK_PATIENCE, ask).await {
+        Ok(Ok(reply)) => reply.get(1).and_then(|n| n.as_i64()) != Some(0),
+        _ => true,
+    }
+}
+
+/// Subscribe `channels` (the wake-up, hand-off and holder channels) as
+/// plain channels, where every driver version hears them, and the first two
+/// also as shard channels, where this version's scripts publish
+/// (`lua/lib/notify.lua`). Sets `listening` and `shard_listening` by what
+/// was subscribed; whether the plain subscription was made.
+async fn subscribe_all(
+    on_own_primary: &WithOptions<SubscriberClient>,
+    inbox: &Inbox,
+    [channel, own, holder]: [&String; 3],
+) -> bool {
+    let plain = on_own_primary
+        .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
+        .await;
+    if let Err(e) = &plain {
+        tracing::warn!(error = %e.details(), "cannot subscribe to wake-ups; falling back to polling");
+    }
+    // One channel a call: fred takes the first frame of an SSUBSCRIBE's
+    // reply as its answer, and a call naming two channels gets two.
+    let mut shard = Ok(());
+    for name in [channel, own] {
+        if shard.is_ok() {
+            shard = on_own_primary.ssubscribe(name.as_str()).await;
+        }
+    }
+    if let Err(e) = &shard {
+        // A server before Redis 7.0 (whose scripts publish plainly) or a
+        // user without +ssubscribe: the worker parks as one that hears only
+        // plain channels, so hand-offs still reach it.
+        tracing::warn!(
+            error = %e.details(),
+            "cannot subscribe to shard channels: where the scripts may SPUBLISH, \
+             wake-ups are missed and the worker polls every max_idle (allow +ssubscribe)"
+        );
+    }
+    inbox
+        .shard_listening
+        .store(shard.is_ok(), Ordering::Release);
+    inbox.listening.store(plain.is_ok(), Ordering::Release);
+    plain.is_ok()
 }

@@ -173,6 +173,102 @@ async fn an_idle_worker_on_a_cluster_wakes_on_enqueue_without_polling() {
     }
 }
 
+/// Wake-ups and hand-offs stay on the namespace's shard (lua/lib/notify.lua):
+/// an idle worker, parked or not, starts each new job, and its primary sends
+/// no PUBLISH over the cluster bus, which would cost every other node (5
+/// here) CPU for each job; its shard messages go to its replica alone. A
+/// cluster of its own: the bus counters are the whole node's.
+#[tokio::test]
+async fn wake_ups_and_hand_offs_stay_on_the_namespaces_shard() {
+    let cluster = RedisCluster::start();
+    for handoff in [false, true] {
+        let queue = connect(&cluster, &namespace_on(&cluster, "shard-wake", 0)).await;
+        let counter = Arc::new(Counter::default());
+        let options = WorkOptions::new()
+            .queues(["default"])
+            .max_idle(Duration::from_secs(3600))
+            .handoff(handoff);
+        let (stop, handle) = start_worker(&queue, options, counter.clone());
+        wait_until(
+            DEADLINE,
+            "the worker to listen on its primary, both kinds",
+            async || {
+                cluster.subscribers_on(0, &queue.wake_channel()) == 1
+                    && cluster.shard_subscribers_on(0, &queue.wake_channel()) == 1
+            },
+        )
+        .await;
+        let plain = cluster.bus_messages_sent(0, "publish");
+        let shard = cluster.bus_messages_sent(0, "publishshard");
+        for n in 1..=5 {
+            JobQueue::new(queue.clone()).push(&Count).await.unwrap();
+            wait_until(DEADLINE, "the idle worker to run the new job", async || {
+                counter.0.load(Ordering::SeqCst) == n
+            })
+            .await;
+        }
+        assert_eq!(
+            cluster.bus_messages_sent(0, "publish") - plain,
+            0,
+            "hand-off {handoff}: nothing published plainly"
+        );
+        assert!(
+            cluster.bus_messages_sent(0, "publishshard") - shard >= 5,
+            "hand-off {handoff}: each job's message went to the replica"
+        );
+        stop.cancel();
+        assert_eq!(handle.await.unwrap().unwrap().processed, 5);
+    }
+}
+
+/// A manual failover moves the namespace's slot to the replica and leaves
+/// the old primary's connections up; the server ends their shard
+/// subscriptions there with an `sunsubscribe` that fred does not pass on.
+/// The worker's listener finds its hand-off channel unsubscribed (it checks
+/// every 5 s, driver/src/worker/wake.rs), subscribes on the new primary, and
+/// parked or not it starts each new job again.
+#[tokio::test]
+async fn after_a_manual_failover_the_worker_listens_on_the_new_primary() {
+    let cluster = RedisCluster::start();
+    let ns = namespace_on(&cluster, "shard-failover", 0);
+    let queue = connect(&cluster, &ns).await;
+    let counter = Arc::new(Counter::default());
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .max_idle(Duration::from_secs(3600));
+    let (stop, handle) = start_worker(&queue, options, counter.clone());
+    let wake = queue.wake_channel();
+    wait_until(DEADLINE, "the worker to listen on its shard", async || {
+        cluster.shard_subscribers_on(0, &wake) == 1
+    })
+    .await;
+    wait_until(DEADLINE, "node 0 to know its replica", async || {
+        cluster.replica_of(0).is_some()
+    })
+    .await;
+    let replica = cluster.replica_of(0).unwrap();
+    assert_eq!(cluster.cli(replica, &["CLUSTER", "FAILOVER"]).trim(), "OK");
+    wait_until(DEADLINE, "the replica to serve the slot", async || {
+        cluster.primary_of_slot(slot_of(&ns)) == Some(replica)
+    })
+    .await;
+    wait_until(
+        DEADLINE,
+        "the worker to listen on the new primary",
+        async || cluster.shard_subscribers_on(replica, &wake) == 1,
+    )
+    .await;
+    for n in 1..=3 {
+        JobQueue::new(queue.clone()).push(&Count).await.unwrap();
+        wait_until(DEADLINE, "the idle worker to run the new job", async || {
+            counter.0.load(Ordering::SeqCst) == n
+        })
+        .await;
+    }
+    stop.cancel();
+    assert_eq!(handle.await.unwrap().unwrap().processed, 3);
+}
+
 #[tokio::test]
 async fn many_jobs_run_on_workers_over_a_cluster() {
     let cluster = RedisCluster::shared();

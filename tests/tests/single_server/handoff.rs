@@ -36,7 +36,9 @@ fn job(tag: &str, sleep_ms: u64) -> Recorded {
     }
 }
 
-/// The park record of queue `work`: "token node instance lease_ms capacity handed".
+/// The park record of queue `work`, its numbers: "token node instance
+/// lease_ms capacity handed" (the marker `s` of a worker that hears shard
+/// channels, before `handed`, left out: `SHARD_MARKER`).
 async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
     let raw: Option<String> = client
         .get(format!("{{{ns}}}:q:work:parked"))
@@ -44,10 +46,14 @@ async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
         .expect("GET");
     raw.map(|r| {
         r.split(' ')
+            .filter(|f| *f != SHARD_MARKER)
             .map(|f| f.parse().expect("numeric park field"))
             .collect()
     })
 }
+
+/// The field of a park record that says its worker hears shard channels.
+const SHARD_MARKER: &str = "s";
 
 async fn wait_parked(client: &Client, ns: &str) -> Vec<u64> {
     wait_until(DEADLINE, "a worker to park on the queue", async || {

@@ -66,13 +66,13 @@ fn start(queue: &RedisQueue, gauge: &Arc<Gauge>, concurrency: usize) -> RunningW
 }
 
 /// How many jobs the current park of queue `work` was handed, `None` when
-/// no worker is parked ("token node instance lease_ms capacity handed").
+/// no worker is parked: the record's last field (lua/lib/parked.lua).
 async fn handed_by_park(client: &Client, ns: &str) -> Option<u64> {
     let raw: Option<String> = client
         .get(format!("{{{ns}}}:q:work:parked"))
         .await
         .expect("GET");
-    raw.and_then(|r| r.split(' ').nth(5)?.parse().ok())
+    raw.and_then(|r| r.rsplit(' ').next()?.parse().ok())
 }
 
 async fn wait_parked(client: &Client, ns: &str) {

@@ -54,6 +54,7 @@ mod schedules;
 mod script_calls_auto;
 mod search_jobs;
 mod seed_trait;
+mod shard_channels;
 mod smoke;
 mod surgery_bulk;
 mod surgery_delete;
