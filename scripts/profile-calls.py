@@ -429,7 +429,9 @@ def main():
     leased_key = next(k for k in queue_keys(a.root, ns, "bench") if k.endswith(":leased"))
     parked_key = next(k for k in queue_keys(a.root, ns, "bench") if k.endswith(":parked"))
     before = int(conn.call("ZCARD", leased_key))
-    conn.send([evalsha(park, pkeys, ["bench", channel, "7", "1", "1", "600000", str(n), "600000", "1"])])
+    # The last argument: the worker hears shard channels, as a Worker of this version parks
+    # (lua/park.lua; a park.lua before it ignores it and hands off by PUBLISH).
+    conn.send([evalsha(park, pkeys, ["bench", channel, "7", "1", "1", "600000", str(n), "600000", "1", "1"])])
     measured("enqueue_1_handed", [evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(n)])
     if int(conn.call("ZCARD", leased_key)) - before != n:
         sys.exit("an enqueue to a parked worker did not hand its job off")

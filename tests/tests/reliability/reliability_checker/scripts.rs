@@ -210,7 +210,7 @@ pub async fn repeated_lease_ids(broken: bool) -> Report {
 pub async fn lost_on_nack(broken: bool) -> Report {
     let nack = patch(
         "nack",
-        "  if place(id, m, due, now) or wake then redis.call('PUBLISH', CHANNEL, QUEUE) end",
+        "  if place(id, m, due, now) or wake then wake_workers(QUEUE) end",
         // The payload lives in the record, so this drops the whole job.
         "  redis.call('HDEL', K.jobs, id)",
     );
