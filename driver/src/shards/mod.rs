@@ -63,8 +63,9 @@ mod admin;
 mod durable;
 mod seed;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::keys::Keys;
 use crate::limits::check_namespace;
@@ -74,6 +75,15 @@ use crate::{NewJob, QueueError, RedisQueue, RedisQueueBuilder};
 const SLOTS: usize = 16384;
 /// The most shards one queue may have.
 pub const MAX_SHARDS: usize = 64;
+
+/// How long a claim (or a look at what is due) waits for one shard before
+/// it goes on with the others: a shard whose primary hangs (stopped,
+/// swapping, cut off without a reset) answers nothing until the command
+/// timeout (10 s by default), and held every other shard's jobs up with it
+/// (docs/cluster.md, "A shard that does not answer"). Far above a claim's
+/// usual round trip (well under a millisecond on a local network, tens of
+/// milliseconds across regions), far below that timeout.
+pub(crate) const SHARD_PATIENCE: Duration = Duration::from_secs(1);
 
 /// One queue over several namespaces; see the [module docs](self). Cheap to
 /// clone: clones share the connections and the shard rotation.
@@ -89,6 +99,9 @@ struct Shards {
     next_claim: AtomicUsize,
     /// Job id → shard, for jobs claimed through the seed trait.
     held: crate::remembered::Remembered<usize>,
+    /// By shard: a seed-trait claim that outlasted the patience has not
+    /// answered yet, so that shard is not asked again meanwhile (`seed.rs`).
+    late_claims: Vec<AtomicBool>,
 }
 
 impl std::fmt::Debug for ShardedQueue {
@@ -148,6 +161,7 @@ impl ShardedQueue {
                 next_enqueue: AtomicUsize::new(rand::random::<u32>() as usize),
                 next_claim: AtomicUsize::new(rand::random::<u32>() as usize),
                 held: crate::remembered::Remembered::new(),
+                late_claims: (0..shards).map(|_| AtomicBool::new(false)).collect(),
             }),
         })
     }

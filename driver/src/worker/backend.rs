@@ -36,7 +36,7 @@ use std::time::{Duration, SystemTime};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::shard_claims::{ShardClaims, SHARD_PATIENCE};
+use super::shard_claims::ShardClaims;
 use crate::kept::Completion;
 use crate::notes::NoteBatch;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
@@ -268,38 +268,9 @@ impl Backend {
         match self {
             Backend::Redis(redis) => redis.next_due(queue).await,
             Backend::Memory(memory) => crate::Queue::next_due(memory, queue).await,
-            // The soonest over the shards that answer, asked all at once,
-            // each for at most the shard patience: one shard failing over
-            // or hung must not keep the worker from sleeping on the others.
-            Backend::Sharded(sharded) => {
-                let asks = sharded.shards().iter().map(|shard| async move {
-                    match tokio::time::timeout(SHARD_PATIENCE, shard.next_due(queue)).await {
-                        Ok(due) => due,
-                        Err(_) => Err(QueueError::Protocol(format!(
-                            "the shard did not answer within {}",
-                            crate::human::duration_text(SHARD_PATIENCE)
-                        ))),
-                    }
-                });
-                let mut soonest: Option<Duration> = None;
-                let mut first_error = None;
-                let mut answered = false;
-                for due in futures::future::join_all(asks).await {
-                    match due {
-                        Ok(due) => {
-                            answered = true;
-                            soonest = soonest.into_iter().chain(due).min();
-                        }
-                        Err(e) => {
-                            first_error.get_or_insert(e);
-                        }
-                    }
-                }
-                match (answered, first_error) {
-                    (false, Some(e)) => Err(e),
-                    _ => Ok(soonest),
-                }
-            }
+            // The soonest over the shards that answer, each asked for at
+            // most the shard patience (`crate::shards::seed`).
+            Backend::Sharded(sharded) => crate::Queue::next_due(sharded, queue).await,
         }
     }
 

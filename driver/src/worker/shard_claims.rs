@@ -26,11 +26,7 @@ use super::backend::Claimed;
 use super::wake::Inbox;
 use crate::{Job, QueueError, ShardedQueue};
 
-/// How long a claim waits for one shard before it goes on to the others.
-/// Far above a claim's usual round trip (well under a millisecond on a
-/// local network, tens of milliseconds across regions), far below the
-/// command timeout a hung primary runs into.
-pub(crate) const SHARD_PATIENCE: Duration = Duration::from_secs(1);
+pub(crate) use crate::shards::SHARD_PATIENCE;
 
 /// What a late claim brings: its shard and its answer.
 type Answer = (usize, Result<Vec<Job>, QueueError>);

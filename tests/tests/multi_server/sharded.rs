@@ -289,3 +289,75 @@ async fn add_durable_lands_on_the_jobs_shard_and_waits_for_its_replica() {
     assert!(!short.confirmed && short.replicas == 1, "{short:?}");
     assert_eq!(q.counts("bulk").await.unwrap().waiting, 4);
 }
+
+/// The seed trait over a shard whose primary hangs (stopped, not failed
+/// over): a claim waits at most a second for it and returns the other
+/// shards' jobs, where it used to wait the 10 s command timeout on every
+/// visit; `next_due` answers from the others; later claims do not ask the
+/// hung shard again while its late claim is outstanding. Once the primary
+/// answers, what that late claim leased is given back at once (no attempt
+/// counted), not left to its 30 s lease.
+#[tokio::test]
+async fn the_seed_trait_goes_on_with_the_other_shards_while_one_hangs() {
+    // Its own cluster (a node is stopped), whose node timeout outlasts the
+    // test: the stopped primary is not failed over.
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    let q = sharded(&cluster, "seed-hung").await;
+    let hung = 0;
+    let mut ids: Vec<Vec<String>> = vec![Vec::new(); q.shards().len()];
+    for (shard, handle) in q.shards().iter().enumerate() {
+        for n in 0..2 {
+            let job = NewJob::new(json!({ "shard": shard, "n": n }));
+            ids[shard].push(handle.add("work", job).await.unwrap().id().to_owned());
+        }
+    }
+    let slot = redq::shards::slot_of(q.shards()[hung].namespace());
+    let frozen = cluster.freeze(
+        cluster
+            .primary_of_slot(slot)
+            .expect("a primary serves the slot"),
+    );
+
+    let answering: HashSet<&String> = ids[1..].iter().flatten().collect();
+    let mut claimed = HashSet::new();
+    for _ in 0..3 {
+        let got = tokio::time::timeout(Duration::from_secs(5), Queue::claim(&q, "work", 10, LONG))
+            .await
+            .expect("a claim within 5 s, not the 10 s command timeout")
+            .expect("the other shards answer");
+        for job in got {
+            assert!(
+                answering.contains(&job.id),
+                "a job of the hung shard: {}",
+                job.id
+            );
+            Queue::complete(&q, &job.id).await.unwrap();
+            claimed.insert(job.id);
+        }
+    }
+    assert_eq!(
+        claimed.len(),
+        answering.len(),
+        "every job of the shards that answer"
+    );
+    let due = tokio::time::timeout(Duration::from_secs(5), Queue::next_due(&q, "work"))
+        .await
+        .expect("next_due within 5 s");
+    assert!(due.is_ok(), "the others answer: {due:?}");
+
+    drop(frozen);
+    let mut given_back = Vec::new();
+    wait_until(
+        DEADLINE,
+        "the hung shard's jobs to be claimable again",
+        async || {
+            given_back.extend(Queue::claim(&q, "work", 10, LONG).await.unwrap_or_default());
+            given_back.len() == ids[hung].len()
+        },
+    )
+    .await;
+    for job in &given_back {
+        assert!(ids[hung].contains(&job.id), "{}", job.id);
+        assert_eq!(job.attempts, 0, "the give-back counted no attempt: {job:?}");
+    }
+}
