@@ -461,8 +461,12 @@ impl ServerStats {
 }
 
 impl RedisQueue {
-    /// The server's CPU and memory use (`INFO cpu` and `INFO memory`).
+    /// The CPU and memory use (`INFO cpu` and `INFO memory`) of the server
+    /// that holds this namespace: on Redis Cluster, the primary serving its
+    /// slot (it used to be any node, so a bench on a cluster reported
+    /// another primary's figures).
     pub async fn server_stats(&self) -> Result<ServerStats, QueueError> {
+        let slot = fred::util::redis_keyslot(self.inner.keys.jobs().as_bytes());
         let mut text = String::new();
         for section in ["cpu", "memory"] {
             let part: String = self
@@ -470,7 +474,7 @@ impl RedisQueue {
                 .custom(
                     fred::types::CustomCommand::new_static(
                         "INFO",
-                        fred::types::ClusterHash::Random,
+                        fred::types::ClusterHash::Custom(slot),
                         false,
                     ),
                     vec![section],

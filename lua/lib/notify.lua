@@ -14,11 +14,13 @@
 -- Listeners of this driver version subscribe to both kinds of channel
 -- (driver/src/worker/wake.rs), so they also hear an earlier version's
 -- PUBLISH; an earlier version's idle worker hears this version's wake-ups
--- only at its next poll (its max_idle; README, "Upgrading"). Hand-offs go
--- by what the parked worker said it hears (lib/handoff.lua), so a job is
--- never handed to a worker that cannot hear it. What an operator sends now
--- and then (a cancel on a holder channel) and the finished channel, once an
--- ack call, stay on PUBLISH, which listeners of every version hear.
+-- only at its next poll (its max_idle; docs/cluster.md, "Wake-ups on shard
+-- channels", says to upgrade workers first). Hand-offs go by what the parked
+-- worker said it hears (lib/parked.lua), so a job is never handed to a
+-- worker that cannot hear it. What an operator sends now and then (a cancel
+-- on a holder channel; the wake-up of a resumed queue, sent by the driver
+-- itself) and the finished channel, once an ack call, stay on PUBLISH,
+-- which listeners of every version hear.
 --
 -- A server without sharded pub/sub (before Redis 7.0) or a user not
 -- allowed SPUBLISH answers with an error, and the message goes by PUBLISH:

@@ -350,6 +350,31 @@ async fn dead_letters_events_requeue_and_operator_calls_work_on_a_cluster() {
     assert_eq!(queue.counts("default").await.unwrap().waiting, 2);
 }
 
+/// `server_stats` reads the primary that holds the namespace (the bench's
+/// Redis CPU and memory a job come from it): 64 MB put on one primary show
+/// in the figures of a namespace there, and not in those of a namespace on
+/// another. It used to ask any node.
+#[tokio::test]
+async fn server_stats_read_the_namespaces_own_primary() {
+    const FILLER: u64 = 64 << 20;
+    let cluster = RedisCluster::shared();
+    let there = connect(&cluster, &namespace_on(&cluster, "stats-there", 0)).await;
+    let elsewhere = connect(&cluster, &namespace_on(&cluster, "stats-else", 1)).await;
+    let filler = format!("{{{}}}:filler", there.namespace());
+    let offset = (FILLER - 1).to_string();
+    assert_eq!(
+        cluster.cli(0, &["SETRANGE", &filler, &offset, "x"]).trim(),
+        FILLER.to_string()
+    );
+    for _ in 0..5 {
+        let used_there = there.server_stats().await.unwrap().used_memory_bytes;
+        let used_elsewhere = elsewhere.server_stats().await.unwrap().used_memory_bytes;
+        assert!(used_there > FILLER, "the filler's primary: {used_there}");
+        assert!(used_elsewhere < FILLER, "another primary: {used_elsewhere}");
+    }
+    cluster.cli(0, &["DEL", &filler]);
+}
+
 #[tokio::test]
 async fn cluster_and_sentinel_schemes_are_accepted_and_others_refused() {
     let cluster = RedisCluster::shared();
