@@ -48,7 +48,8 @@ impl RedisQueue {
     /// `lease`, unless something is due now or another worker is parked.
     /// Parked, the script publishes `PARKED` and `number` on the worker's
     /// hand-off channel: a shard channel when the worker hears those
-    /// (`shard`, see [`Listening`]), as are the jobs handed to it.
+    /// (`shard`: the worker's listener says, `worker::wake`), as are the
+    /// jobs handed to it.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn park(
         &self,

@@ -142,13 +142,7 @@ async fn a_worker_is_woken_and_handed_jobs_on_shard_channels() {
             .await;
         }
         server.reset_stats().await;
-        for i in 0..3 {
-            queue.push(&job(&ns)).await.unwrap();
-            wait_until(DEADLINE, "the job to run", async || {
-                recorded_runs(&client, &ns).await.len() == i + 1
-            })
-            .await;
-        }
+        push_three_and_see_each_run(&queue, &client, &ns).await;
         assert_eq!(
             server.command_calls("publish").await,
             0,
@@ -200,13 +194,7 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
             subscribers(&server, "NUMSUB", &queue.wake_channel()).await == 1
         })
         .await;
-        for i in 0..3 {
-            queue.push(&job(&ns)).await.unwrap();
-            wait_until(DEADLINE, "the job to run", async || {
-                recorded_runs(&client, &ns).await.len() == i + 1
-            })
-            .await;
-        }
+        push_three_and_see_each_run(&queue, &client, &ns).await;
         assert_eq!(
             subscribers(&server, "SHARDNUMSUB", &queue.wake_channel()).await,
             0,
@@ -216,11 +204,20 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
     }
 }
 
-/// A job recording its run under `tag`, the test's namespace.
-fn job(tag: &str) -> Recorded {
-    Recorded {
-        tag: tag.to_owned(),
-        sleep_ms: 0,
+/// Push three jobs one by one, each recording its run under `ns`, and wait
+/// for each to run before the next: with an hour of max idle, each starts
+/// only by a wake-up or a hand-off.
+async fn push_three_and_see_each_run(queue: &RedisQueue, client: &Client, ns: &str) {
+    for i in 0..3 {
+        let job = Recorded {
+            tag: ns.to_owned(),
+            sleep_ms: 0,
+        };
+        queue.push(&job).await.unwrap();
+        wait_until(DEADLINE, "the job to run", async || {
+            recorded_runs(client, ns).await.len() == i + 1
+        })
+        .await;
     }
 }
 
