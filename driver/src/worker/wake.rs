@@ -171,7 +171,11 @@ async fn listen(
     // primary that hangs deafens the worker (crate::own_primary).
     let on_own_primary = crate::own_primary::on_own_primary(&subscriber, &channel);
     let subscribe = || subscribe_all(&on_own_primary, inbox, [&channel, &own, &holder]);
-    if subscribe().await {
+    // Whether this listener's shard subscription was made: its own, where
+    // `inbox.shard_listening` is the last word of any listener of the
+    // worker (a sharded worker has one a shard, and does not park).
+    let (plain, mut shard) = subscribe().await;
+    if plain {
         // A worker that went idle before this moment slept without
         // parking: let it look again, now that it may park.
         inbox.wake.notify_one();
@@ -191,15 +195,13 @@ async fn listen(
             // have the worker look at the queue and park afresh; hand-offs
             // since the move come back when their leases lapse.
             _ = shard_check.tick() => {
-                if inbox.shard_listening.load(Ordering::Acquire)
-                    && !still_shard_subscribed(queue, &own).await
-                {
+                if shard && !still_shard_subscribed(queue, &own).await {
                     tracing::warn!("the shard channel subscription ended (its slot moved); subscribing again");
                     // Where the slot is now: without it the subscription
                     // goes back to the old node, which as the new primary's
                     // replica takes it, while this check asks the primary.
                     let _ = subscriber.sync_cluster().await;
-                    subscribe().await;
+                    shard = subscribe().await.1;
                     inbox.park_seen.store(u64::MAX, Ordering::Release);
                     inbox.due.store(true, Ordering::Release);
                     inbox.wake.notify_one();
@@ -281,7 +283,7 @@ async fn listen(
             // is allowed again, and have the worker look at what became due
             // meanwhile.
             Ok(_) = reconnects.recv() => {
-                subscribe().await;
+                shard = subscribe().await.1;
                 inbox.park_seen.store(u64::MAX, Ordering::Release);
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
@@ -320,12 +322,12 @@ async fn still_shard_subscribed(queue: &RedisQueue, own: &str) -> bool {
 /// plain channels, where every driver version hears them, and the first two
 /// also as shard channels, where this version's scripts publish
 /// (`lua/lib/notify.lua`). Sets `listening` and `shard_listening` by what
-/// was subscribed; whether the plain subscription was made.
+/// was subscribed; whether the plain and the shard subscriptions were made.
 async fn subscribe_all(
     on_own_primary: &WithOptions<SubscriberClient>,
     inbox: &Inbox,
     [channel, own, holder]: [&String; 3],
-) -> bool {
+) -> (bool, bool) {
     let plain = on_own_primary
         .subscribe(vec![channel.as_str(), own.as_str(), holder.as_str()])
         .await;
@@ -354,5 +356,5 @@ async fn subscribe_all(
         .shard_listening
         .store(shard.is_ok(), Ordering::Release);
     inbox.listening.store(plain.is_ok(), Ordering::Release);
-    plain.is_ok()
+    (plain.is_ok(), shard.is_ok())
 }
