@@ -181,6 +181,12 @@ async fn an_idle_worker_on_a_cluster_wakes_on_enqueue_without_polling() {
 #[tokio::test]
 async fn wake_ups_and_hand_offs_stay_on_the_namespaces_shard() {
     let cluster = RedisCluster::start();
+    // A shard message goes to the replicas node 0 knows of, and a fresh
+    // cluster's primaries learn of theirs a moment after it is up.
+    wait_until(DEADLINE, "node 0 to know its replica", async || {
+        cluster.replica_of(0).is_some()
+    })
+    .await;
     for handoff in [false, true] {
         let queue = connect(&cluster, &namespace_on(&cluster, "shard-wake", 0)).await;
         let counter = Arc::new(Counter::default());
