@@ -62,7 +62,7 @@ local parked = parked_format({
   capacity = capacity, shard = shard, handed = 0,
 })
 redis.call('SET', K.parked, parked, 'PX', park_ms)
-tell_parked(token, shard, 'parked ' .. number)
+tell_parked(handoff_channel(token), shard, 'parked ' .. number)
 if soonest == 0 then
   -- Handed what waits; what its room did not take (or a released ordering
   -- successor, which only a claim takes) is due still.

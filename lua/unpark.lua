@@ -24,5 +24,5 @@ if p and p.token == token then
   handed = p.handed
   redis.call('DEL', K.parked)
 end
-tell_parked(token, shard, 'fence')
+tell_parked(handoff_channel(token), shard, 'fence')
 return handed

@@ -27,8 +27,9 @@ end
 local function deliver(p, ids, now, stored)
   local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored)
   record_waits(waits, now)
+  local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
-    tell_parked(p.token, p.shard, cmsgpack.pack({ leased[i], leased[i + 1] }))
+    tell_parked(channel, p.shard, cmsgpack.pack({ leased[i], leased[i + 1] }))
   end
   p.handed = p.handed + #leased / 2
   redis.call('SET', K.parked, parked_format(p), 'KEEPTTL')

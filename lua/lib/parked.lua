@@ -58,9 +58,9 @@ local function handoff_channel(token)
   return CHANNEL .. ':' .. token
 end
 
--- Publish `message` on the hand-off channel of the worker with `token`,
--- as a shard channel when it hears those (`shard`), else a plain one.
-local function tell_parked(token, shard, message)
-  if shard then shard_publish(handoff_channel(token), message)
-  else redis.call('PUBLISH', handoff_channel(token), message) end
+-- Publish `message` on a parked worker's hand-off `channel`, as a shard
+-- channel when it hears those (`shard`), else a plain one.
+local function tell_parked(channel, shard, message)
+  if shard then shard_publish(channel, message)
+  else redis.call('PUBLISH', channel, message) end
 end

@@ -115,14 +115,25 @@ impl RedisServer {
 
     /// How many clients are subscribed to `channel` (`PUBSUB NUMSUB`).
     pub async fn subscribers(&self, channel: &str) -> i64 {
+        self.pubsub_count("NUMSUB", channel).await
+    }
+
+    /// How many clients are subscribed to shard channel `channel` (`PUBSUB
+    /// SHARDNUMSUB`).
+    pub async fn shard_subscribers(&self, channel: &str) -> i64 {
+        self.pubsub_count("SHARDNUMSUB", channel).await
+    }
+
+    /// `PUBSUB <which> channel`'s count.
+    async fn pubsub_count(&self, which: &str, channel: &str) -> i64 {
         let reply: Vec<Value> = self
-            .cmd(&["PUBSUB", "NUMSUB", channel])
+            .cmd(&["PUBSUB", which, channel])
             .await
             .convert()
-            .expect("PUBSUB NUMSUB answers an array");
+            .expect("PUBSUB answers an array");
         match reply.as_slice() {
             [_, Value::Integer(n)] => *n,
-            other => panic!("PUBSUB NUMSUB {channel} answered {other:?}"),
+            other => panic!("PUBSUB {which} {channel} answered {other:?}"),
         }
     }
 }

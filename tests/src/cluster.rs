@@ -209,23 +209,23 @@ impl RedisCluster {
 
     /// How many clients are subscribed to `channel` on node `index` alone.
     pub fn subscribers_on(&self, index: usize, channel: &str) -> i64 {
-        let reply = self.cli(index, &["PUBSUB", "NUMSUB", channel]);
-        reply
-            .lines()
-            .last()
-            .and_then(|n| n.trim().parse::<i64>().ok())
-            .unwrap_or_else(|| panic!("PUBSUB NUMSUB {channel} answered {reply:?}"))
+        self.pubsub_count(index, "NUMSUB", channel)
     }
 
     /// How many clients are subscribed to shard channel `channel` on node
     /// `index` (`PUBSUB SHARDNUMSUB`).
     pub fn shard_subscribers_on(&self, index: usize, channel: &str) -> i64 {
-        let reply = self.cli(index, &["PUBSUB", "SHARDNUMSUB", channel]);
+        self.pubsub_count(index, "SHARDNUMSUB", channel)
+    }
+
+    /// `PUBSUB <which> channel`'s count on node `index`.
+    fn pubsub_count(&self, index: usize, which: &str, channel: &str) -> i64 {
+        let reply = self.cli(index, &["PUBSUB", which, channel]);
         reply
             .lines()
             .last()
             .and_then(|n| n.trim().parse::<i64>().ok())
-            .unwrap_or_else(|| panic!("PUBSUB SHARDNUMSUB {channel} answered {reply:?}"))
+            .unwrap_or_else(|| panic!("PUBSUB {which} {channel} answered {reply:?}"))
     }
 
     /// How many cluster bus messages of `kind` (`publish`: a PUBLISH sent

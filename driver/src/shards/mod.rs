@@ -61,11 +61,13 @@
 
 mod admin;
 mod durable;
+mod patience;
 mod seed;
+
+pub(crate) use patience::{ShardClaim, SHARD_PATIENCE};
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::keys::Keys;
 use crate::limits::check_namespace;
@@ -75,15 +77,6 @@ use crate::{NewJob, QueueError, RedisQueue, RedisQueueBuilder};
 const SLOTS: usize = 16384;
 /// The most shards one queue may have.
 pub const MAX_SHARDS: usize = 64;
-
-/// How long a claim (or a look at what is due) waits for one shard before
-/// it goes on with the others: a shard whose primary hangs (stopped,
-/// swapping, cut off without a reset) answers nothing until the command
-/// timeout (10 s by default), and held every other shard's jobs up with it
-/// (docs/cluster.md, "A shard that does not answer"). Far above a claim's
-/// usual round trip (well under a millisecond on a local network, tens of
-/// milliseconds across regions), far below that timeout.
-pub(crate) const SHARD_PATIENCE: Duration = Duration::from_secs(1);
 
 /// One queue over several namespaces; see the [module docs](self). Cheap to
 /// clone: clones share the connections and the shard rotation.

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{ShardedQueue, Shards, SHARD_PATIENCE};
+use super::patience::LateClaim;
+use super::{ShardClaim, ShardedQueue, Shards, SHARD_PATIENCE};
 use crate::{Job, Queue, QueueError};
 
 impl Queue for ShardedQueue {
@@ -62,14 +63,13 @@ impl Queue for ShardedQueue {
             }
             // `left` is 0 here only for a limit of 0: the first shard checks
             // the queue name and lease and answers with no jobs, without a
-            // round trip, as a single namespace does. Owned, so that it can
-            // go on without this call.
-            let handle = self.inner.shards[shard].clone();
+            // round trip, as a single namespace does.
             let name = queue.to_owned();
-            let mut claim =
-                Box::pin(async move { Queue::claim(&handle, &name, left, lease).await });
-            match tokio::time::timeout(SHARD_PATIENCE, &mut claim).await {
-                Ok(Ok(got)) => {
+            let claim = move |handle: crate::RedisQueue| async move {
+                Queue::claim(&handle, &name, left, lease).await
+            };
+            match self.claim_patiently(shard, claim).await {
+                ShardClaim::Answered(Ok(got)) => {
                     answered = true;
                     self.inner
                         .held
@@ -77,17 +77,12 @@ impl Queue for ShardedQueue {
                     jobs.extend(got);
                 }
                 // The same input is refused by every shard.
-                Ok(Err(e @ QueueError::Invalid { .. })) => return Err(e),
-                Ok(Err(e)) => {
+                ShardClaim::Answered(Err(e @ QueueError::Invalid { .. })) => return Err(e),
+                ShardClaim::Answered(Err(e)) => {
                     tracing::warn!(shard, error = %e, "claim from one shard failed; trying the others");
                     first_error.get_or_insert(e);
                 }
-                Err(_) => {
-                    tracing::warn!(
-                        shard,
-                        patience_ms = SHARD_PATIENCE.as_millis() as u64,
-                        "a shard has not answered a claim; claiming from the others, and giving back what it leases when it answers"
-                    );
+                ShardClaim::Late(claim) => {
                     give_back_when_answered(self.inner.clone(), shard, claim);
                     first_error.get_or_insert(QueueError::Timeout(SHARD_PATIENCE));
                 }
@@ -197,11 +192,7 @@ fn holders_answer(id: &str, results: Vec<Result<(), QueueError>>) -> Result<(), 
 /// a claim that never does (its command timed out while the server still
 /// holds it) leases its jobs to no one, and they come back when their
 /// leases lapse, as a lost claim reply's always did.
-fn give_back_when_answered(
-    shards: Arc<Shards>,
-    shard: usize,
-    claim: std::pin::Pin<Box<impl Future<Output = Result<Vec<Job>, QueueError>> + Send + 'static>>,
-) {
+fn give_back_when_answered(shards: Arc<Shards>, shard: usize, claim: LateClaim) {
     shards.late_claims[shard].store(true, Ordering::Release);
     tokio::spawn(async move {
         match claim.await {

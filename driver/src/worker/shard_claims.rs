@@ -24,8 +24,9 @@ use tokio::sync::mpsc;
 
 use super::backend::Claimed;
 use super::wake::Inbox;
-use crate::{Job, QueueError, ShardedQueue};
+use crate::{Job, QueueError, RedisQueue, ShardedQueue};
 
+use crate::shards::ShardClaim;
 pub(crate) use crate::shards::SHARD_PATIENCE;
 
 /// What a late claim brings: its shard and its answer.
@@ -77,26 +78,20 @@ impl ShardClaims {
                 answered_or_waiting = true;
                 continue;
             }
-            // Owned, so that it can go on without this call.
-            let handle = sharded.shards()[shard].clone();
             let name = queue.to_owned();
-            let mut claim = Box::pin(async move { handle.claim(&name, left, lease).await });
-            match tokio::time::timeout(SHARD_PATIENCE, &mut claim).await {
-                Ok(Ok(got)) => {
+            let claim =
+                move |handle: RedisQueue| async move { handle.claim(&name, left, lease).await };
+            match sharded.claim_patiently(shard, claim).await {
+                ShardClaim::Answered(Ok(got)) => {
                     answered_or_waiting = true;
                     jobs.extend(got.into_iter().map(|job| Claimed { job, shard }));
                 }
-                Ok(Err(e @ QueueError::Invalid { .. })) => return Err(e),
-                Ok(Err(e)) => {
+                ShardClaim::Answered(Err(e @ QueueError::Invalid { .. })) => return Err(e),
+                ShardClaim::Answered(Err(e)) => {
                     tracing::warn!(shard, error = %e, "claim from one shard failed; trying the others");
                     first_error.get_or_insert(e);
                 }
-                Err(_) => {
-                    tracing::warn!(
-                        shard,
-                        patience_ms = SHARD_PATIENCE.as_millis() as u64,
-                        "a shard has not answered a claim; claiming from the others while it does"
-                    );
+                ShardClaim::Late(claim) => {
                     answered_or_waiting = true;
                     self.outstanding[shard] = true;
                     let answers = self.answers.clone();

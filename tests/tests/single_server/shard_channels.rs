@@ -126,8 +126,7 @@ async fn a_worker_is_woken_and_handed_jobs_on_shard_channels() {
         let worker = start(&queue, &client, handoff);
         let wake = queue.wake_channel();
         wait_until(DEADLINE, "the worker to listen on both kinds", async || {
-            subscribers(&server, "NUMSUB", &wake).await == 1
-                && subscribers(&server, "SHARDNUMSUB", &wake).await == 1
+            server.subscribers(&wake).await == 1 && server.shard_subscribers(&wake).await == 1
         })
         .await;
         if handoff {
@@ -191,12 +190,12 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
         let client = server.client().await;
         let worker = start(&queue, &client, handoff);
         wait_until(DEADLINE, "the worker to listen", async || {
-            subscribers(&server, "NUMSUB", &queue.wake_channel()).await == 1
+            server.subscribers(&queue.wake_channel()).await == 1
         })
         .await;
         push_three_and_see_each_run(&queue, &client, &ns).await;
         assert_eq!(
-            subscribers(&server, "SHARDNUMSUB", &queue.wake_channel()).await,
+            server.shard_subscribers(&queue.wake_channel()).await,
             0,
             "{refused:?} refused, hand-off {handoff}: the shard subscription was refused"
         );
@@ -235,14 +234,4 @@ fn start(queue: &RedisQueue, client: &Client, handoff: bool) -> RunningWorker {
         .expect("options")
         .services(Services::new().with(client.clone()));
     RunningWorker::spawn(worker)
-}
-
-/// `PUBSUB NUMSUB` or `PUBSUB SHARDNUMSUB` of `channel`.
-async fn subscribers(server: &RedisServer, which: &str, channel: &str) -> i64 {
-    let reply: Vec<Value> = server
-        .cmd(&["PUBSUB", which, channel])
-        .await
-        .convert()
-        .unwrap();
-    reply[1].as_i64().expect("a count")
 }
