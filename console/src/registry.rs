@@ -33,6 +33,8 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
                 shard: None,
                 state: w.state,
                 gone: w.gone,
+                wake_ups: w.wake_ups,
+                version: w.version,
             })
             .collect(),
     ))

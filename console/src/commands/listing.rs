@@ -253,6 +253,7 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
             "HEARTBEAT",
             ">DONE",
             ">FAILED",
+            "WAKE-UPS",
             "STATE",
         ],
     ));
@@ -268,6 +269,7 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
                 clock::rfc3339(w.last_heartbeat),
                 w.processed.to_string(),
                 w.failed.to_string(),
+                w.wake_ups_text().to_owned(),
                 w.state_text().to_owned(),
             ],
         ));

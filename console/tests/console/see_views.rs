@@ -124,6 +124,9 @@ fn with_quiet_and_gone(width: u16, height: u16) -> String {
         shard: None,
         state: WorkerState::Running,
         gone: true,
+        // A gone worker of an earlier version: no column for it alone.
+        wake_ups: None,
+        version: None,
     });
     snapshot.workers = Some(workers);
     state.apply(Action::Received(
@@ -150,4 +153,36 @@ fn workers_show_quiet_ones_and_gone_ones_with_when_they_were_last_seen() {
     }
     insta::assert_snapshot!("workers_quiet_gone_80x24", small);
     insta::assert_snapshot!("workers_quiet_gone_140x42", large);
+}
+
+fn with_late_hearers(width: u16, height: u16) -> String {
+    let mut state = loaded();
+    let mut snapshot = snapshot();
+    let mut workers = workers();
+    workers[1].wake_ups = Some(redq::worker::WakeUps::Plain);
+    snapshot.workers = Some(workers);
+    state.apply(Action::Received(
+        redq_console::tui::state::Update::Snapshot {
+            snapshot: Box::new(snapshot),
+            received_at: now(),
+        },
+    ));
+    press(&mut state, &[Action::Show(Screen::Workers)]);
+    at(&mut state, width, height)
+}
+
+#[test]
+fn workers_that_hear_no_shard_channel_are_shown_so() {
+    // All hearing shard channels (the fixture): no column.
+    let mut state = loaded();
+    press(&mut state, &[Action::Show(Screen::Workers)]);
+    let usual = at(&mut state, 140, 42);
+    assert!(!usual.contains("WAKE-UPS"), "{usual}");
+    for text in [with_late_hearers(80, 24), with_late_hearers(140, 42)] {
+        assert!(text.contains("WAKE-UPS"), "{text}");
+        let late = text.lines().find(|l| l.contains("web-2")).unwrap();
+        let usual = text.lines().find(|l| l.contains("web-1")).unwrap();
+        assert!(late.contains("plain") && usual.contains("shard"), "{text}");
+    }
+    insta::assert_snapshot!("workers_wake_ups_140x42", with_late_hearers(140, 42));
 }

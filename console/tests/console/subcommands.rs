@@ -447,8 +447,31 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
     assert_eq!(workers.as_array().map(Vec::len), Some(1), "{workers}");
     assert_eq!(workers[0]["queues"], serde_json::json!(["emails"]));
     assert_eq!(workers[0]["pid"], std::process::id());
+    // It hears shard channels, and says which driver version it runs (the
+    // workspace's, which this crate shares).
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the worker's record to say how it hears wake-ups",
+        async || q.workers().await.unwrap()[0].wake_ups.is_some(),
+    )
+    .await;
+    let out = redq(&url, &ns, &["workers", "-o", "json"]);
+    let workers = json(&out);
+    assert_eq!(workers[0]["wake_ups"], "shard", "{workers}");
+    assert_eq!(
+        workers[0]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{workers}"
+    );
     let out = redq(&url, &ns, &["workers"]);
-    assert!(stdout(&out).starts_with("WORKER"), "{}", stdout(&out));
+    let table = stdout(&out);
+    assert!(table.starts_with("WORKER"), "{table}");
+    let header = table.lines().next().unwrap_or("");
+    let row = table.lines().nth(1).unwrap_or("");
+    assert!(
+        header.contains("WAKE-UPS") && row.contains(" shard "),
+        "{table}"
+    );
 
     let out = redq(&url, &ns, &["schedules", "-o", "json"]);
     assert_exit(&out, 0);

@@ -292,6 +292,8 @@ impl Backend {
             // an operator who finds it in the registry can quiet or stop it,
             // or cancel its jobs, at once.
             let subscribed = CancellationToken::new();
+            // This namespace's listener says what it hears; its record shows it.
+            let wake_ups = std::sync::Arc::new(super::wake_ups::WakeUpsCell::default());
             duties.spawn(super::wake::listen_owned(
                 shard.clone(),
                 duty.queues.clone(),
@@ -299,6 +301,7 @@ impl Backend {
                 handed,
                 duty.stop.clone(),
                 subscribed.clone(),
+                wake_ups.clone(),
             ));
             duties.spawn(super::presence::keep_alive(
                 shard.clone(),
@@ -307,6 +310,7 @@ impl Backend {
                 duty.totals.clone(),
                 duty.stop.clone(),
                 subscribed,
+                wake_ups,
             ));
             if duty.schedules {
                 let scheduler = crate::schedule::Scheduler::new(shard.clone());

@@ -114,6 +114,7 @@ mod shard_claims;
 mod slots;
 mod typed;
 mod wake;
+mod wake_ups;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -135,6 +136,7 @@ pub(crate) use push::new_job;
 pub use push::{JobQueue, Mode, Pushed};
 pub use registry::Registry;
 pub use typed::{TypedJob, DEFAULT_QUEUE};
+pub use wake_ups::WakeUps;
 
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
 use crate::QueueError;

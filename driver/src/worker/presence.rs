@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::control::{Control, WorkerState};
+use super::wake_ups::{WakeUps, WakeUpsCell};
 use crate::job::{ms_to_time, time_to_ms};
 use crate::scripts::{self, reply, Op};
 use crate::scripts::{num, text};
@@ -56,6 +57,12 @@ pub struct WorkerInfo {
     /// Silent past [`WORKER_TTL`]: lost, listed until [`GONE_KEPT`] more
     /// passed; `last_heartbeat` says when it was last seen.
     pub gone: bool,
+    /// How it hears that work is due ([`WakeUps`]); `None` from a worker
+    /// of an earlier version, which does not say.
+    pub wake_ups: Option<WakeUps>,
+    /// The version of the `redq` crate it runs; `None` from a worker of an
+    /// earlier version, which does not say.
+    pub version: Option<String>,
 }
 
 /// The JSON stored in `{ns}:workers:info`.
@@ -74,6 +81,12 @@ struct Record {
     /// `running`, `quiet` or `stopping`; absent from earlier versions.
     #[serde(default)]
     state: String,
+    /// `shard`, `plain` or `polls`; absent from earlier versions.
+    #[serde(default)]
+    wake_ups: Option<WakeUps>,
+    /// The crate's version; absent from earlier versions.
+    #[serde(default)]
+    version: Option<String>,
 }
 
 /// Live counters a worker publishes in its heartbeat.
@@ -117,6 +130,7 @@ pub(crate) async fn keep_alive(
     totals: Arc<Totals>,
     stop: CancellationToken,
     listening: CancellationToken,
+    wake_ups: Arc<WakeUpsCell>,
 ) {
     // First listening (subscribed to the holder channel, or given up on
     // it): a record written before would list a worker deaf to an
@@ -147,6 +161,8 @@ pub(crate) async fn keep_alive(
             processed: totals.processed.load(Ordering::Relaxed),
             failed: totals.failed.load(Ordering::Relaxed),
             state: shown.as_str().to_owned(),
+            wake_ups: Some(wake_ups.get()),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         };
         let json = serde_json::to_string(&record).expect("worker record serializes");
         if let Err(e) = beat(&queue, &id, &json).await {
@@ -205,6 +221,8 @@ impl RedisQueue {
                 last_heartbeat: ms_to_time(reply::score(&beat)? as u64),
                 state: WorkerState::parse(&record.state),
                 gone: reply::int(&gone)? == 1,
+                wake_ups: record.wake_ups,
+                version: record.version,
             });
         }
         // Live ones first, each kind by id; a lost id listed twice (its

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cancels::RunningJobs;
 use super::control::{Control, HolderMessage};
+use super::wake_ups::{WakeUps, WakeUpsCell};
 use crate::park::{decode_handoff, parked_number, FENCE};
 use crate::{Job, RedisQueue};
 
@@ -91,11 +92,26 @@ pub(crate) async fn listen_owned(
     handed: mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
     settled: CancellationToken,
+    wake_ups: Arc<WakeUpsCell>,
 ) {
     // Whatever way the listener ends, nothing waits for it any longer.
     let _settled = settled.clone().drop_guard();
-    listen(&queue, &queues, &inbox, &handed, stop, settled).await;
+    let heard = Heard {
+        inbox: &inbox,
+        wake_ups: &wake_ups,
+    };
+    listen(&queue, &queues, heard, &handed, stop, settled).await;
     inbox.listening.store(false, Ordering::Release);
+    wake_ups.set(WakeUps::Polls);
+}
+
+/// Where a listener says what it hears: the worker loop's inbox (whether
+/// it may park, and how its park is handed jobs) and its namespace's
+/// registry record (`super::presence`).
+#[derive(Clone, Copy)]
+struct Heard<'a> {
+    inbox: &'a Inbox,
+    wake_ups: &'a WakeUpsCell,
 }
 
 /// First wait, then twice as long each time up to the last, between tries
@@ -151,7 +167,7 @@ async fn connect_subscriber(
 async fn listen(
     queue: &RedisQueue,
     queues: &[String],
-    inbox: &Inbox,
+    heard: Heard<'_>,
     handed: &mpsc::UnboundedSender<Job>,
     stop: CancellationToken,
     settled: CancellationToken,
@@ -159,6 +175,7 @@ async fn listen(
     let Some(subscriber) = connect_subscriber(queue, &stop, &settled).await else {
         return;
     };
+    let inbox = heard.inbox;
     let channel = queue.wake_channel();
     let own = queue.handoff_channel(inbox.token);
     // Cancels of jobs this worker holds: the channel follows from the lease
@@ -170,7 +187,7 @@ async fn listen(
     // On a cluster, subscribed on this namespace's primary, so that no other
     // primary that hangs deafens the worker (crate::own_primary).
     let on_own_primary = crate::own_primary::on_own_primary(&subscriber, &channel);
-    let subscribe = || subscribe_all(&on_own_primary, inbox, [&channel, &own, &holder]);
+    let subscribe = || subscribe_all(&on_own_primary, heard, [&channel, &own, &holder]);
     // Whether this listener's shard subscription was made: its own, where
     // `inbox.shard_listening` is the last word of any listener of the
     // worker (a sharded worker has one a shard, and does not park).
@@ -273,6 +290,7 @@ async fn listen(
             // it returns when its lease lapses.
             Ok(_) = errors.recv() => {
                 inbox.listening.store(false, Ordering::Release);
+                heard.wake_ups.set(WakeUps::Polls);
                 inbox.park_seen.store(u64::MAX, Ordering::Release);
                 inbox.due.store(true, Ordering::Release);
                 inbox.wake.notify_one();
@@ -321,11 +339,12 @@ async fn still_shard_subscribed(queue: &RedisQueue, own: &str) -> bool {
 /// Subscribe `channels` (the wake-up, hand-off and holder channels) as
 /// plain channels, where every driver version hears them, and the first two
 /// also as shard channels, where this version's scripts publish
-/// (`lua/lib/notify.lua`). Sets `listening` and `shard_listening` by what
-/// was subscribed; whether the plain and the shard subscriptions were made.
+/// (`lua/lib/notify.lua`). Sets `listening` and `shard_listening`, and the
+/// registry's [`WakeUps`], by what was subscribed; whether the plain and the
+/// shard subscriptions were made.
 async fn subscribe_all(
     on_own_primary: &WithOptions<SubscriberClient>,
-    inbox: &Inbox,
+    heard: Heard<'_>,
     [channel, own, holder]: [&String; 3],
 ) -> (bool, bool) {
     let plain = on_own_primary
@@ -352,9 +371,16 @@ async fn subscribe_all(
              wake-ups are missed and the worker polls every max_idle (allow +ssubscribe)"
         );
     }
-    inbox
+    heard
+        .inbox
         .shard_listening
         .store(shard.is_ok(), Ordering::Release);
-    inbox.listening.store(plain.is_ok(), Ordering::Release);
+    heard
+        .inbox
+        .listening
+        .store(plain.is_ok(), Ordering::Release);
+    heard
+        .wake_ups
+        .set(WakeUps::from_subscriptions(plain.is_ok(), shard.is_ok()));
     (plain.is_ok(), shard.is_ok())
 }

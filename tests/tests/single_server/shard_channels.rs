@@ -7,7 +7,7 @@ use std::time::Duration;
 use fred::clients::Client;
 use fred::interfaces::{EventInterface, PubsubInterface};
 use fred::types::{Message, MessageKind, Value};
-use redq::worker::{Registry, Services, WorkOptions, Worker};
+use redq::worker::{Registry, Services, WakeUps, WorkOptions, Worker};
 use redq::RedisQueue;
 use redq_tests::acl::{set_user, user_url, worker_acl};
 use redq_tests::fixtures::{self, DEADLINE};
@@ -129,6 +129,17 @@ async fn a_worker_is_woken_and_handed_jobs_on_shard_channels() {
             server.subscribers(&wake).await == 1 && server.shard_subscribers(&wake).await == 1
         })
         .await;
+        // The registry says so, with the driver's version (the workspace's,
+        // which this crate shares).
+        wait_until(DEADLINE, "the registry to say shard", async || {
+            listed_wake_ups(&queue).await == Some(WakeUps::Shard)
+        })
+        .await;
+        let listed = queue.workers().await.unwrap();
+        assert_eq!(
+            listed[0].version.as_deref(),
+            Some(env!("CARGO_PKG_VERSION"))
+        );
         if handoff {
             wait_until(DEADLINE, "the worker to park", async || {
                 let record: Option<String> = server
@@ -193,6 +204,12 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
             server.subscribers(&queue.wake_channel()).await == 1
         })
         .await;
+        // What an operator reads in `redq workers`: this worker may start
+        // work only at its next poll where the scripts may SPUBLISH.
+        wait_until(DEADLINE, "the registry to say plain", async || {
+            listed_wake_ups(&queue).await == Some(WakeUps::Plain)
+        })
+        .await;
         push_three_and_see_each_run(&queue, &client, &ns).await;
         assert_eq!(
             server.shard_subscribers(&queue.wake_channel()).await,
@@ -201,6 +218,13 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
         );
         worker.shutdown().await;
     }
+}
+
+/// How the namespace's one registered worker hears wake-ups, as its
+/// registry record says (`None`: none listed yet, or it does not say).
+async fn listed_wake_ups(queue: &RedisQueue) -> Option<WakeUps> {
+    let workers = queue.workers().await.unwrap();
+    workers.first().and_then(|w| w.wake_ups)
 }
 
 /// Push three jobs one by one, each recording its run under `ns`, and wait

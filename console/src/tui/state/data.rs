@@ -57,9 +57,26 @@ pub struct WorkerInfo {
     /// Silent past the driver's worker TTL: lost, still listed for
     /// `redq::worker::GONE_KEPT` (its heartbeat says when it was last seen).
     pub gone: bool,
+    /// How it hears that work is due; `None`: a worker of an earlier
+    /// version, which does not say.
+    pub wake_ups: Option<redq::worker::WakeUps>,
+    /// The `redq` crate version it runs; `None`: an earlier version.
+    pub version: Option<String>,
 }
 
 impl WorkerInfo {
+    /// `shard`, `plain` or `polls` (`redq::worker::WakeUps`); `?` from a
+    /// worker of an earlier version.
+    pub fn wake_ups_text(&self) -> &'static str {
+        self.wake_ups.map_or("?", redq::worker::WakeUps::as_str)
+    }
+
+    /// Whether it may start work late: it hears no shard channel, where the
+    /// scripts publish wake-ups (or does not say).
+    pub fn may_miss_wake_ups(&self) -> bool {
+        self.wake_ups != Some(redq::worker::WakeUps::Shard)
+    }
+
     /// `gone`, else what it does: `running`, `quiet` or `stopping`.
     pub fn state_text(&self) -> &'static str {
         if self.gone {

@@ -115,6 +115,7 @@ pub(super) fn worker_key(worker: &WorkerInfo, column: &str) -> SortKey {
         "WORKER" => text(&worker.id),
         "HOST" => text(&worker.host),
         "STATE" => text(worker.state_text()),
+        "WAKE-UPS" => text(worker.wake_ups_text()),
         "RUNNING" => num(worker.in_flight),
         // Ascending: the freshest heartbeat first.
         "HEARTBEAT" => num(-(epoch_ms(worker.last_heartbeat) as i128)),
@@ -168,6 +169,9 @@ impl State {
                 if self.workers_state_shown() {
                     columns.push("STATE");
                 }
+                if self.workers_wake_ups_shown() {
+                    columns.push("WAKE-UPS");
+                }
                 columns.extend(["RUNNING", "HEARTBEAT", "DONE", "FAILED"]);
                 columns
             }
@@ -183,6 +187,17 @@ impl State {
             .workers
             .iter()
             .any(|w| w.gone || w.state != redq::worker::WorkerState::Running)
+    }
+
+    /// Whether the Workers screen has a WAKE-UPS column: only while some
+    /// live worker hears no shard channel (an earlier version, an ACL
+    /// without `+ssubscribe`, no subscription at all), which may start
+    /// work only at its next poll.
+    pub fn workers_wake_ups_shown(&self) -> bool {
+        self.data
+            .workers
+            .iter()
+            .any(|w| !w.gone && w.may_miss_wake_ups())
     }
 
     /// The current list's sort, while its column is shown.

@@ -58,6 +58,7 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
 pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let workers = state.visible_workers();
     let state_shown = state.workers_state_shown();
+    let wake_ups_shown = state.workers_wake_ups_shown();
     let rows = workers
         .iter()
         .map(|w| {
@@ -81,6 +82,14 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
                     _ if w.gone => state_cell.style(theme.error()),
                     redq::worker::WorkerState::Running => state_cell,
                     _ => state_cell.style(theme.warn()),
+                });
+            }
+            if wake_ups_shown {
+                let cell = Item::new(w.wake_ups_text());
+                cells.push(if w.may_miss_wake_ups() && !w.gone {
+                    cell.style(theme.warn())
+                } else {
+                    cell
                 });
             }
             cells.extend([
@@ -120,6 +129,11 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     // screen's HELD: the PID, then the queues make way at 80 columns.
     if state_shown {
         columns.push(Column::whole("STATE"));
+    }
+    // Shown only while some live worker hears no shard channel: it may
+    // start work late (redq::worker::WakeUps).
+    if wake_ups_shown {
+        columns.push(Column::whole("WAKE-UPS"));
     }
     columns.extend([
         Column::number("RUNNING"),

@@ -195,6 +195,8 @@ pub fn workers() -> Vec<WorkerInfo> {
             shard: None,
             state: redq::worker::WorkerState::Running,
             gone: false,
+            wake_ups: Some(redq::worker::WakeUps::Shard),
+            version: Some("0.1.0".into()),
         },
         WorkerInfo {
             id: "2636283641-2".into(),
@@ -211,6 +213,8 @@ pub fn workers() -> Vec<WorkerInfo> {
             shard: None,
             state: redq::worker::WorkerState::Running,
             gone: false,
+            wake_ups: Some(redq::worker::WakeUps::Shard),
+            version: Some("0.1.0".into()),
         },
     ]
 }
