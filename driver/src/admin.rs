@@ -432,8 +432,13 @@ impl RedisQueue {
 }
 
 /// Resource figures of the Redis server, from `INFO`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ServerStats {
+    /// The server process's `run_id` (`INFO server`): tells apart the
+    /// servers of several namespaces (the shards of a
+    /// [`ShardedQueue`](crate::ShardedQueue) may share one); a restart
+    /// changes it.
+    pub run_id: String,
     /// CPU time Redis spent in user mode since it started, in seconds.
     pub used_cpu_user_s: f64,
     /// CPU time Redis spent in the kernel since it started, in seconds.
@@ -453,6 +458,7 @@ impl ServerStats {
                 "used_cpu_user" => stats.used_cpu_user_s = value.parse().unwrap_or(0.0),
                 "used_cpu_sys" => stats.used_cpu_sys_s = value.parse().unwrap_or(0.0),
                 "used_memory" => stats.used_memory_bytes = value.parse().unwrap_or(0),
+                "run_id" => stats.run_id = value.to_owned(),
                 _ => {}
             }
         }
@@ -461,14 +467,16 @@ impl ServerStats {
 }
 
 impl RedisQueue {
-    /// The CPU and memory use (`INFO cpu` and `INFO memory`) of the server
+    /// The CPU and memory use (`INFO cpu` and `INFO memory`), and the run id
+    /// (`INFO server`), of the server
     /// that holds this namespace: on Redis Cluster, the primary serving its
     /// slot (it used to be any node, so a bench on a cluster reported
     /// another primary's figures).
     pub async fn server_stats(&self) -> Result<ServerStats, QueueError> {
         let slot = fred::util::redis_keyslot(self.inner.keys.jobs().as_bytes());
         let mut text = String::new();
-        for section in ["cpu", "memory"] {
+        // One section a call: INFO takes several only since Redis 7.0.
+        for section in ["cpu", "memory", "server"] {
             let part: String = self
                 .client()
                 .custom(

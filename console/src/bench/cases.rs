@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::args::BenchArgs;
 use super::measure::{client_cpu_s, percentiles};
+use super::redis_cpu::RedisCpu;
 
 /// The no-op job every processing case runs; its payload is `{"i": index}`.
 #[derive(Serialize, Deserialize)]
@@ -75,14 +76,14 @@ pub(super) fn job(i: usize) -> NewJob {
 /// CPU used by this process and by Redis across a timed section.
 pub(super) struct Meter {
     client: Option<f64>,
-    redis: Option<redq::ServerStats>,
+    redis: RedisCpu,
 }
 
 impl Meter {
     pub(super) async fn start(queue: &RedisQueue) -> Meter {
         Meter {
             client: client_cpu_s(),
-            redis: queue.server_stats().await.ok(),
+            redis: RedisCpu::start(std::slice::from_ref(queue)).await,
         }
     }
 
@@ -95,15 +96,9 @@ impl Meter {
         if let (Some(before), Some(after)) = (self.client, client_cpu_s()) {
             out.insert("client_cpu_s".into(), json!(round(after - before)));
         }
-        if let (Some(before), Ok(after)) = (self.redis, queue.server_stats().await) {
-            let used = (after.used_cpu_user_s + after.used_cpu_sys_s)
-                - (before.used_cpu_user_s + before.used_cpu_sys_s);
-            out.insert("redis_cpu_s".into(), json!(round(used)));
-            out.insert(
-                "redis_cpu_us_per_job".into(),
-                json!(round(used * 1e6 / jobs as f64)),
-            );
-        }
+        self.redis
+            .finish(std::slice::from_ref(queue), jobs, out)
+            .await;
     }
 }
 

@@ -31,6 +31,7 @@ mod args;
 mod batch;
 mod cases;
 mod measure;
+mod redis_cpu;
 mod sharded;
 
 use std::process::ExitCode;

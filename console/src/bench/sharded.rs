@@ -7,7 +7,10 @@
 //! concurrency C split evenly between them (a worker process per primary);
 //! with `--workers one`, one `Worker` over the whole `ShardedQueue` with all
 //! C slots, claiming from each shard in turn (one service process). Redis
-//! CPU is not reported: it is spread over several servers.
+//! CPU is summed over the servers that hold the shards, each counted once
+//! (`redis_servers` says how many): on a cluster the primaries serving the
+//! shards' slots, not the other nodes (`bench/compare/cluster-scaling.sh`
+//! reads every primary).
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +21,7 @@ use serde_json::{json, Map, Value};
 use super::args::{BenchArgs, ShardWorkers};
 use super::cases::{job, start_worker, throughput};
 use super::measure::client_cpu_s;
+use super::redis_cpu::RedisCpu;
 
 /// Run `args.case` over `queue`'s shards.
 pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, Value>, String> {
@@ -27,6 +31,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
     let cpu_before = client_cpu_s();
     match args.case.as_str() {
         "enqueue_bulk" => {
+            let redis = RedisCpu::start(queue.shards()).await;
             let start = Instant::now();
             let mut next = 0;
             while next < args.n {
@@ -38,6 +43,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
                 next = end;
             }
             throughput(&mut out, args.n as f64, start.elapsed());
+            redis.finish(queue.shards(), args.n, &mut out).await;
             out.insert("batch".into(), json!(args.batch));
         }
         "process" => {
@@ -62,6 +68,8 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
                     workers.push(start_worker(queue.clone(), args, Services::new())?);
                 }
             }
+            // From the workers' start, as the one-namespace case measures.
+            let redis = RedisCpu::start(queue.shards()).await;
             let processed = || {
                 workers
                     .iter()
@@ -88,6 +96,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
                 .unwrap_or_default()
                 .max(Duration::from_micros(1));
             throughput(&mut out, (args.n - 1) as f64, elapsed);
+            redis.finish(queue.shards(), args.n, &mut out).await;
             for (stop, _, handle) in workers {
                 stop.cancel();
                 handle.await.map_err(|e| e.to_string())??;

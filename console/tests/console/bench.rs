@@ -204,9 +204,49 @@ fn shards_spread_one_queue_over_several_namespaces() {
             "{line}"
         );
         assert!(line["jobs_per_s"].is_number(), "{line}");
+        // Three namespaces on one server: its CPU, counted once.
+        assert_eq!(line["redis_servers"], 1, "{line}");
+        let cpu = line["redis_cpu_s"].as_f64().unwrap_or(0.0);
+        let per_job = line["redis_cpu_us_per_job"].as_f64().unwrap_or(0.0);
+        assert!(cpu > 0.0, "{line}");
+        assert!((per_job - cpu * 1e6 / 300.0).abs() <= 1.0, "{line}");
     }
     let out = bench(&server, &["--case", "latency", "--shards", "3"]);
     assert_eq!(out.status.code(), Some(1), "latency has no sharded form");
+}
+
+/// On a cluster a sharded run's Redis CPU is the primaries' that serve its
+/// shards, each counted once.
+#[test]
+fn on_a_cluster_shards_sum_the_primaries_that_serve_them() {
+    let cluster = redq_tests::cluster::RedisCluster::shared();
+    let out = Command::new(env!("CARGO_BIN_EXE_redq"))
+        .arg("bench")
+        .args(["--redis", &cluster.url(), "--queue", "b"])
+        .args(["--case", "enqueue_bulk", "--n", "3000", "--shards", "3"])
+        .output()
+        .expect("run redq bench");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut primaries: Vec<usize> = line["placement"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|shard| {
+            let slot = shard[1].as_u64().unwrap() as u16;
+            cluster
+                .primary_of_slot(slot)
+                .expect("a primary serves the slot")
+        })
+        .collect();
+    primaries.sort_unstable();
+    primaries.dedup();
+    assert_eq!(line["redis_servers"], primaries.len(), "{line}");
+    assert!(line["redis_cpu_s"].as_f64().unwrap_or(0.0) > 0.0, "{line}");
 }
 
 /// Jobs of queue `b` processed in each namespace a bench run left, by the
