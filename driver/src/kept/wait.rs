@@ -86,7 +86,7 @@ impl RedisQueue {
     /// ([`JobResult::Live`] when it had not finished in time).
     ///
     /// How it waits: it subscribes to [`RedisQueue::finished_channel`] on a
-    /// connection of its own, then reads the job, and reads again only when
+    /// connection of its own (plainly and as a shard channel), then reads the job, and reads again only when
     /// a message names it (or once more at the deadline): no polling. Only
     /// queues that keep finished jobs (a [`super::Retention`] policy)
     /// publish, so waiting for a live job of a queue without one is refused.
@@ -118,10 +118,20 @@ impl RedisQueue {
         // On a cluster, on this namespace's primary: no other primary that
         // hangs deafens the wait (crate::own_primary).
         let channel = self.finished_channel();
-        crate::own_primary::on_own_primary(subscriber, &channel)
+        let on_own_primary = crate::own_primary::on_own_primary(subscriber, &channel);
+        on_own_primary
             .subscribe(channel.as_str())
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        // Also as a shard channel, as a worker's wake-ups are: the acks
+        // publish the finished ids plainly, so that waiters of earlier
+        // versions hear them, and a later version may move them to the
+        // shard channel (off the cluster bus, docs/cluster.md) once no
+        // earlier waiter is left. Refused (Redis before 7.0, an ACL without
+        // `+ssubscribe`): the plain subscription hears today's acks.
+        if let Err(e) = on_own_primary.ssubscribe(channel.as_str()).await {
+            tracing::debug!(error = %e.details(), "waiting without the shard channel");
+        }
         // Subscribed before the first read: a finish after it is announced.
         let first = self.result(id).await?;
         if first != JobResult::Live {

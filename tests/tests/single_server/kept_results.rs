@@ -281,6 +281,38 @@ async fn wait_for_returns_when_the_job_completes_and_live_at_its_timeout() {
     assert_eq!(kept.result, Some(json!("done")));
 }
 
+/// A waiter listens on the finished channel both plainly and as a shard
+/// channel, so a finish published either way wakes it: the acks publish
+/// plainly, and a later version may move them to the shard channel.
+#[tokio::test]
+async fn wait_for_hears_a_finish_on_the_shard_channel_too() {
+    let server = server();
+    let queue = queue(&server, "kept-wait-shard").await;
+    queue
+        .set_retention("q", &Retention::new().max_count(10))
+        .await
+        .unwrap();
+    let job = queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let waiter = {
+        let queue = queue.clone();
+        let id = job.id().to_owned();
+        tokio::spawn(async move { queue.wait_for(&id, Duration::from_secs(30)).await })
+    };
+    let channel = queue.finished_channel();
+    wait_until(DEADLINE, "the waiter to listen both ways", async || {
+        server.subscribers(&channel).await == 1 && server.shard_subscribers(&channel).await == 1
+    })
+    .await;
+    // The job goes with no plain message: its record deleted (the waiter
+    // then reads no trace of it), its id told on the shard channel alone.
+    let jobs = format!("{{{}}}:jobs", queue.namespace());
+    server.cmd(&["HDEL", &jobs, job.id()]).await;
+    let started = std::time::Instant::now();
+    server.cmd(&["SPUBLISH", &channel, job.id()]).await;
+    assert_eq!(waiter.await.unwrap().unwrap(), JobResult::Unknown);
+    assert!(started.elapsed() < Duration::from_secs(5), "woken late");
+}
+
 async fn subscribers(server: &RedisServer, channel: &str) -> i64 {
     let reply: Vec<fred::types::Value> = server
         .cmd(&["PUBSUB", "NUMSUB", channel])
