@@ -32,14 +32,14 @@ const BATCH: usize = 500;
 pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
     let shards = backend.namespaces().len();
     if shards <= 1 {
-        return acknowledge(backend, requests).await;
+        return acknowledge(backend, 0, requests).await;
     }
     let mut ackers = JoinSet::new();
     let mut to_shard = Vec::with_capacity(shards);
-    for _ in 0..shards {
+    for shard in 0..shards {
         let (sender, receiver) = mpsc::unbounded_channel();
         to_shard.push(sender);
-        ackers.spawn(acknowledge(backend.clone(), receiver));
+        ackers.spawn(acknowledge(backend.clone(), shard, receiver));
     }
     while let Some(request) = requests.recv().await {
         let shard = request.0.shard;
@@ -50,20 +50,25 @@ pub(crate) async fn run(backend: Backend, mut requests: mpsc::UnboundedReceiver<
     while ackers.join_next().await.is_some() {}
 }
 
-/// Send what has piled up of `requests` as one batch, again and again,
-/// until every sender is gone.
-async fn acknowledge(backend: Backend, mut requests: mpsc::UnboundedReceiver<AckRequest>) {
+/// Send what has piled up of `requests` (leases of `shard`) as one batch,
+/// again and again, until every sender is gone.
+async fn acknowledge(
+    backend: Backend,
+    shard: usize,
+    mut requests: mpsc::UnboundedReceiver<AckRequest>,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     while requests.recv_many(&mut batch, BATCH).await > 0 {
         let mut leases = Vec::with_capacity(batch.len());
         let mut completions = Vec::with_capacity(batch.len());
         let mut replies = Vec::with_capacity(batch.len());
-        for (lease, completion, reply) in batch.drain(..) {
-            leases.push(lease);
+        for (held, completion, reply) in batch.drain(..) {
+            debug_assert_eq!(held.shard, shard, "a lease sent to another shard's acker");
+            leases.push(held.lease);
             completions.push(completion);
             replies.push(reply);
         }
-        let outcomes = backend.ack_batch(leases, completions).await;
+        let outcomes = backend.ack_batch(shard, leases, completions).await;
         for (reply, outcome) in replies.into_iter().zip(outcomes) {
             let _ = reply.send(outcome);
         }

@@ -138,60 +138,24 @@ impl Backend {
         }
     }
 
-    /// Acknowledge `leases`, each outcome in input order. A batch that could
-    /// not be sent gives each of its leases the reason. Takes the leases by
-    /// value so the one-namespace path moves them, copying nothing per job.
-    /// Each lease's [`Completion`] (result, run time) goes in the same call;
-    /// a memory queue keeps no results.
+    /// Acknowledge `leases`, all of `shard` (each shard's acker sends its
+    /// own: `super::acker`), each outcome in input order. A batch that could
+    /// not be sent gives each of its leases the reason. Each lease's
+    /// [`Completion`] (result, run time) goes in the same call; a memory
+    /// queue keeps no results.
     pub async fn ack_batch(
         &self,
-        leases: Vec<Held>,
+        shard: usize,
+        leases: Vec<Lease>,
         completions: Vec<Completion>,
     ) -> Vec<Result<Acked, QueueError>> {
         let n = leases.len();
-        match self {
-            Backend::Memory(memory) => leases.iter().map(|h| memory.ack_held(&h.lease)).collect(),
-            Backend::Redis(redis) => {
-                let leases: Vec<Lease> = leases.into_iter().map(|h| h.lease).collect();
-                batch_outcomes(redis.ack_batch_with(&leases, &completions).await, n)
-            }
-            Backend::Sharded(sharded) => {
-                type Group = (Vec<usize>, Vec<Lease>, Vec<Completion>);
-                let mut groups: Vec<Group> =
-                    vec![(Vec::new(), Vec::new(), Vec::new()); sharded.shards().len()];
-                let completions = completions
-                    .into_iter()
-                    .chain(std::iter::repeat_with(Completion::default));
-                for (position, (held, completion)) in
-                    leases.into_iter().zip(completions).enumerate()
-                {
-                    groups[held.shard].0.push(position);
-                    groups[held.shard].1.push(held.lease);
-                    groups[held.shard].2.push(completion);
-                }
-                let sends = groups
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, (positions, _, _))| !positions.is_empty())
-                    .map(|(shard, (positions, leases, completions))| async move {
-                        let done = sharded.shards()[shard]
-                            .ack_batch_with(leases, completions)
-                            .await;
-                        (positions, batch_outcomes(done, leases.len()))
-                    });
-                let mut outcomes: Vec<Option<Result<Acked, QueueError>>> =
-                    (0..n).map(|_| None).collect();
-                for (positions, done) in futures::future::join_all(sends).await {
-                    for (position, outcome) in positions.iter().zip(done) {
-                        outcomes[*position] = Some(outcome);
-                    }
-                }
-                outcomes
-                    .into_iter()
-                    .map(|o| o.expect("every lease is in one group"))
-                    .collect()
-            }
-        }
+        let queue = match self {
+            Backend::Memory(memory) => return leases.iter().map(|l| memory.ack_held(l)).collect(),
+            Backend::Redis(redis) => redis,
+            Backend::Sharded(sharded) => &sharded.shards()[shard],
+        };
+        batch_outcomes(queue.ack_batch_with(&leases, &completions).await, n)
     }
 
     /// Record a failed attempt: back after `delay`, or dead when `dead`

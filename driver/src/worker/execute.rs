@@ -241,8 +241,11 @@ async fn acknowledge(
     let (reply, outcome) = tokio::sync::oneshot::channel();
     if let Err(unsent) = shared.acks.send((lease, completion, reply)) {
         // The acker is gone (only while the worker winds down): ack directly.
-        let (lease, completion, _) = unsent.0;
-        let mut outcomes = Box::pin(shared.queue.ack_batch(vec![lease], vec![completion])).await;
+        let (held, completion, _) = unsent.0;
+        let acked = shared
+            .queue
+            .ack_batch(held.shard, vec![held.lease], vec![completion]);
+        let mut outcomes = Box::pin(acked).await;
         return outcomes
             .pop()
             .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())));
