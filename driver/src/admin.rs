@@ -468,10 +468,9 @@ impl ServerStats {
 
 impl RedisQueue {
     /// The CPU and memory use (`INFO cpu` and `INFO memory`), and the run id
-    /// (`INFO server`), of the server
-    /// that holds this namespace: on Redis Cluster, the primary serving its
-    /// slot (it used to be any node, so a bench on a cluster reported
-    /// another primary's figures).
+    /// (`INFO server`), of the server that holds this namespace: on Redis
+    /// Cluster, the primary serving its slot (it used to be any node, so a
+    /// bench on a cluster reported another primary's figures).
     pub async fn server_stats(&self) -> Result<ServerStats, QueueError> {
         let slot = fred::util::redis_keyslot(self.inner.keys.jobs().as_bytes());
         let mut text = String::new();

@@ -85,9 +85,10 @@ impl RedisQueue {
     /// Wait up to `timeout` for job `id` to finish; what became of it then
     /// ([`JobResult::Live`] when it had not finished in time).
     ///
-    /// How it waits: it subscribes to [`RedisQueue::finished_channel`] on a
-    /// connection of its own (plainly and as a shard channel), then reads the job, and reads again only when
-    /// a message names it (or once more at the deadline): no polling. Only
+    /// How it waits: it subscribes to [`RedisQueue::finished_channel`]
+    /// (plainly and as a shard channel) on a connection of its own, then
+    /// reads the job, and reads again only when a message names it (or once
+    /// more at the deadline): no polling. Only
     /// queues that keep finished jobs (a [`super::Retention`] policy)
     /// publish, so waiting for a live job of a queue without one is refused.
     pub async fn wait_for(&self, id: &str, timeout: Duration) -> Result<JobResult, QueueError> {
