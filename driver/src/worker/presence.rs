@@ -81,9 +81,11 @@ struct Record {
     /// `running`, `quiet` or `stopping`; absent from earlier versions.
     #[serde(default)]
     state: String,
-    /// `shard`, `plain` or `polls`; absent from earlier versions.
+    /// `shard`, `plain` or `polls`; absent from earlier versions. Kept as
+    /// text: a word of a later version reads as unknown here, rather than
+    /// making the whole record unreadable and its worker unlisted.
     #[serde(default)]
-    wake_ups: Option<WakeUps>,
+    wake_ups: Option<String>,
     /// The crate's version; absent from earlier versions.
     #[serde(default)]
     version: Option<String>,
@@ -161,7 +163,7 @@ pub(crate) async fn keep_alive(
             processed: totals.processed.load(Ordering::Relaxed),
             failed: totals.failed.load(Ordering::Relaxed),
             state: shown.as_str().to_owned(),
-            wake_ups: Some(wake_ups.get()),
+            wake_ups: Some(wake_ups.get().as_str().to_owned()),
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         };
         let json = serde_json::to_string(&record).expect("worker record serializes");
@@ -221,7 +223,7 @@ impl RedisQueue {
                 last_heartbeat: ms_to_time(reply::score(&beat)? as u64),
                 state: WorkerState::parse(&record.state),
                 gone: reply::int(&gone)? == 1,
-                wake_ups: record.wake_ups,
+                wake_ups: record.wake_ups.as_deref().and_then(WakeUps::parse),
                 version: record.version,
             });
         }

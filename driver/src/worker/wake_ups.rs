@@ -11,10 +11,10 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// What a worker's wake-up listener is subscribed to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum WakeUps {
     /// Shard channels as well as plain ones: it hears every wake-up.
@@ -37,13 +37,21 @@ impl WakeUps {
         }
     }
 
-    /// The word screens show.
+    /// The word the registry record stores and screens show.
     pub fn as_str(self) -> &'static str {
         match self {
             WakeUps::Shard => "shard",
             WakeUps::Plain => "plain",
             WakeUps::Polls => "polls",
         }
+    }
+
+    /// Read back from the registry record; `None` for a word this version
+    /// does not know.
+    pub fn parse(word: &str) -> Option<WakeUps> {
+        [WakeUps::Shard, WakeUps::Plain, WakeUps::Polls]
+            .into_iter()
+            .find(|w| w.as_str() == word)
     }
 }
 
@@ -85,6 +93,14 @@ mod tests {
             cell.set(wake_ups);
             assert_eq!(cell.get(), wake_ups);
         }
+    }
+
+    #[test]
+    fn the_record_word_reads_back_and_an_unknown_one_is_none() {
+        for wake_ups in [WakeUps::Shard, WakeUps::Plain, WakeUps::Polls] {
+            assert_eq!(WakeUps::parse(wake_ups.as_str()), Some(wake_ups));
+        }
+        assert_eq!(WakeUps::parse("carrier-pigeon"), None);
     }
 
     #[test]
