@@ -104,9 +104,22 @@ fn a_sorted_column_shows_its_arrow() {
     insta::assert_snapshot!("queues_sorted_by_waiting_140x42", text);
 }
 
-fn with_quiet_and_gone(width: u16, height: u16) -> String {
+/// The Workers screen at `width` × `height` listing `workers`.
+fn workers_screen(workers: Vec<WorkerInfo>, width: u16, height: u16) -> String {
     let mut state = loaded();
     let mut snapshot = snapshot();
+    snapshot.workers = Some(workers);
+    state.apply(Action::Received(
+        redq_console::tui::state::Update::Snapshot {
+            snapshot: Box::new(snapshot),
+            received_at: now(),
+        },
+    ));
+    press(&mut state, &[Action::Show(Screen::Workers)]);
+    at(&mut state, width, height)
+}
+
+fn with_quiet_and_gone(width: u16, height: u16) -> String {
     let mut workers = workers();
     workers[0].state = WorkerState::Quiet;
     workers.push(WorkerInfo {
@@ -128,15 +141,7 @@ fn with_quiet_and_gone(width: u16, height: u16) -> String {
         wake_ups: None,
         version: None,
     });
-    snapshot.workers = Some(workers);
-    state.apply(Action::Received(
-        redq_console::tui::state::Update::Snapshot {
-            snapshot: Box::new(snapshot),
-            received_at: now(),
-        },
-    ));
-    press(&mut state, &[Action::Show(Screen::Workers)]);
-    at(&mut state, width, height)
+    workers_screen(workers, width, height)
 }
 
 #[test]
@@ -156,19 +161,9 @@ fn workers_show_quiet_ones_and_gone_ones_with_when_they_were_last_seen() {
 }
 
 fn with_late_hearers(width: u16, height: u16) -> String {
-    let mut state = loaded();
-    let mut snapshot = snapshot();
     let mut workers = workers();
     workers[1].wake_ups = Some(redq::worker::WakeUps::Plain);
-    snapshot.workers = Some(workers);
-    state.apply(Action::Received(
-        redq_console::tui::state::Update::Snapshot {
-            snapshot: Box::new(snapshot),
-            received_at: now(),
-        },
-    ));
-    press(&mut state, &[Action::Show(Screen::Workers)]);
-    at(&mut state, width, height)
+    workers_screen(workers, width, height)
 }
 
 #[test]
