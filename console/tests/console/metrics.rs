@@ -203,12 +203,13 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 22] = [
+const FAMILIES: [(&str, &str); 23] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
     ("redq_queues", "gauge"),
     ("redq_workers", "gauge"),
+    ("redq_workers_by_wake_ups", "gauge"),
     ("redq_jobs", "gauge"),
     ("redq_lapsed_leases", "gauge"),
     ("redq_queue_paused", "gauge"),
@@ -478,6 +479,50 @@ impl redq::worker::TypedJob for Idle {
     }
 }
 
+/// A worker that vanished stays listed, as gone, for ten minutes (`redq
+/// workers` and the console show it so), but it is no live worker: an
+/// alert on `redq_workers` must not wait those ten minutes.
+#[tokio::test]
+async fn a_gone_worker_is_not_counted_as_live() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("metrics_gone");
+    let q = connect(&server.url(), &ns).await;
+    q.add("reports", NewJob::new(serde_json::json!({ "r": 1 })))
+        .await
+        .unwrap();
+    // Its registry entry as its heartbeats left it, 20 s ago: past the 15 s TTL.
+    let now_ms = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let record = serde_json::json!({
+        "node": "77", "instance": 1, "host": "web-9", "pid": 99,
+        "started_at_ms": now_ms - 600_000, "queues": ["reports"],
+        "concurrency": 4, "in_flight": 0, "processed": 3, "failed": 0,
+    })
+    .to_string();
+    let beat = (now_ms - 20_000).to_string();
+    server
+        .cmd(&["ZADD", &format!("{{{ns}}}:workers"), &beat, "77-1"])
+        .await;
+    server
+        .cmd(&["HSET", &format!("{{{ns}}}:workers:info"), "77-1", &record])
+        .await;
+    let listed = q.workers().await.unwrap();
+    assert!(listed.len() == 1 && listed[0].gone, "{listed:?}");
+    let exporter = Exporter::start(&server.url(), &ns, &[]).await;
+    let page = exporter.scrape().await;
+    assert_eq!(page.value("redq_workers", &[]), 0.0);
+    assert_eq!(
+        page.value("redq_queue_workers", &[("queue", "reports")]),
+        0.0
+    );
+    assert_eq!(
+        page.value("redq_workers_by_wake_ups", &[("wake_ups", "unknown")]),
+        0.0
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_past_max_queues_are_summed_under_other() {
     let server = RedisServer::start();
@@ -533,6 +578,19 @@ async fn queues_past_max_queues_are_summed_under_other() {
     // Each family has one sample per label, no more.
     assert_eq!(page.family("redq_lapsed_leases").samples.len(), 4);
     assert_eq!(page.value("redq_workers", &[]), 1.0);
+    // A worker of this version hears shard channels.
+    for (word, count) in [
+        ("shard", 1.0),
+        ("plain", 0.0),
+        ("polls", 0.0),
+        ("unknown", 0.0),
+    ] {
+        assert_eq!(
+            page.value("redq_workers_by_wake_ups", &[("wake_ups", word)]),
+            count,
+            "{word}"
+        );
+    }
     assert_eq!(
         page.value("redq_queue_workers", &[("queue", "_other")]),
         1.0

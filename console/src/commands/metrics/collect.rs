@@ -47,6 +47,21 @@ pub struct Reading {
     pub rows: Vec<Row>,
     /// Live workers, each counted once however many shards it serves.
     pub workers: u64,
+    /// Live workers by how they hear wake-ups, in the order of
+    /// [`WAKE_UPS`]; each once, under its least-hearing shard's word.
+    pub workers_by_wake_ups: [u64; WAKE_UPS.len()],
+}
+
+/// How a live worker hears that work is due, as the `wake_ups` label names
+/// it (`redq::worker::WakeUps`, and `unknown` for a worker of an earlier
+/// version, which hears plain channels only), from the least hearing to the
+/// most: a worker over several shards counts under its least-hearing one.
+pub const WAKE_UPS: [&str; 4] = ["polls", "unknown", "plain", "shard"];
+
+/// The index of `wake_ups` in [`WAKE_UPS`].
+fn wake_ups_rank(wake_ups: Option<redq::worker::WakeUps>) -> usize {
+    let word = wake_ups.map_or("unknown", redq::worker::WakeUps::as_str);
+    WAKE_UPS.iter().position(|w| *w == word).unwrap_or(1)
 }
 
 /// The figures of one `queue` label.
@@ -161,14 +176,28 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
     let shards = futures::future::try_join_all(operator.shards().iter().map(|s| s.workers()));
     let mut alive = BTreeSet::new();
     let mut serving: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for worker in shards.await?.into_iter().flatten() {
+    // The registry also lists gone workers (silent past its TTL, kept for
+    // ten minutes so screens can say when they were last seen): none of
+    // them is live, and an alert on these gauges must not wait that long.
+    let live = shards.await?.into_iter().flatten().filter(|w| !w.gone);
+    let mut hearing: BTreeMap<String, usize> = BTreeMap::new();
+    for worker in live {
         for queue in &worker.queues {
             serving
                 .entry(queue.clone())
                 .or_default()
                 .insert(worker.id.clone());
         }
+        let rank = wake_ups_rank(worker.wake_ups);
+        hearing
+            .entry(worker.id.clone())
+            .and_modify(|least| *least = (*least).min(rank))
+            .or_insert(rank);
         alive.insert(worker.id);
+    }
+    let mut workers_by_wake_ups = [0; WAKE_UPS.len()];
+    for rank in hearing.into_values() {
+        workers_by_wake_ups[rank] += 1;
     }
     for row in &mut rows {
         row.workers = serving.remove(&row.queue).unwrap_or_default();
@@ -177,6 +206,7 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
         known_queues: names.len(),
         rows: fold(rows, max_queues),
         workers: alive.len() as u64,
+        workers_by_wake_ups,
     })
 }
 
@@ -204,6 +234,24 @@ fn fold(rows: Vec<Row>, max_queues: usize) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A worker over several shards counts under its least-hearing one: the
+    /// ranks run from no subscription to shard channels.
+    #[test]
+    fn wake_ups_rank_from_least_hearing_to_most() {
+        use redq::worker::WakeUps;
+        let ranks = [
+            wake_ups_rank(Some(WakeUps::Polls)),
+            wake_ups_rank(None),
+            wake_ups_rank(Some(WakeUps::Plain)),
+            wake_ups_rank(Some(WakeUps::Shard)),
+        ];
+        assert_eq!(ranks, [0, 1, 2, 3]);
+        assert_eq!(
+            ranks.map(|r| WAKE_UPS[r]),
+            ["polls", "unknown", "plain", "shard"]
+        );
+    }
 
     fn row(queue: &str, waiting: u64, age_s: u64, paused: bool) -> Row {
         let mut sizes = [0; STATES.len()];

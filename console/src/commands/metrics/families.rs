@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redq::metrics::{Figures, Histogram};
 
-use super::collect::{Reading, Row, STATES};
+use super::collect::{Reading, Row, STATES, WAKE_UPS};
 use super::encode::{Family, Kind};
 
 /// The exporter's own figures, there even when Redis was not read.
@@ -64,6 +64,15 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         )
         .single(reading.workers as f64),
     );
+    let mut hearing = Family::new(
+        "redq_workers_by_wake_ups",
+        Kind::Gauge,
+        "Live workers by how they hear that work is due (redq workers' WAKE-UPS): shard (every wake-up), plain (no shard subscription: a server before 7.0 or an ACL without +ssubscribe; where the scripts can SPUBLISH it starts work it was not handed only at its next poll), polls (no subscription at all), unknown (an earlier driver, which hears plain channels only). Each worker once, under its least-hearing shard; the samples sum to redq_workers.",
+    );
+    for (word, count) in WAKE_UPS.iter().zip(reading.workers_by_wake_ups) {
+        hearing.sample(vec![("wake_ups", (*word).to_owned())], count as f64);
+    }
+    out.push(hearing);
     let mut jobs = Family::new(
         "redq_jobs",
         Kind::Gauge,
@@ -243,6 +252,7 @@ mod tests {
                 known_queues: 0,
                 rows: Vec::new(),
                 workers: 0,
+                workers_by_wake_ups: [0; WAKE_UPS.len()],
             }),
         );
         let workers = all.iter().find(|f| f.name == "redq_workers").unwrap();
