@@ -174,12 +174,12 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
         .try_collect()
         .await?;
     let shards = futures::future::try_join_all(operator.shards().iter().map(|s| s.workers()));
-    let mut alive = BTreeSet::new();
     let mut serving: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     // The registry also lists gone workers (silent past its TTL, kept for
     // ten minutes so screens can say when they were last seen): none of
     // them is live, and an alert on these gauges must not wait that long.
     let live = shards.await?.into_iter().flatten().filter(|w| !w.gone);
+    // Each live worker once, by id, with its least-hearing shard's rank.
     let mut hearing: BTreeMap<String, usize> = BTreeMap::new();
     for worker in live {
         for queue in &worker.queues {
@@ -190,11 +190,11 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
         }
         let rank = wake_ups_rank(worker.wake_ups);
         hearing
-            .entry(worker.id.clone())
+            .entry(worker.id)
             .and_modify(|least| *least = (*least).min(rank))
             .or_insert(rank);
-        alive.insert(worker.id);
     }
+    let workers = hearing.len() as u64;
     let mut workers_by_wake_ups = [0; WAKE_UPS.len()];
     for rank in hearing.into_values() {
         workers_by_wake_ups[rank] += 1;
@@ -205,7 +205,7 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
     Ok(Reading {
         known_queues: names.len(),
         rows: fold(rows, max_queues),
-        workers: alive.len() as u64,
+        workers,
         workers_by_wake_ups,
     })
 }
