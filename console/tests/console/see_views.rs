@@ -104,8 +104,8 @@ fn a_sorted_column_shows_its_arrow() {
     insta::assert_snapshot!("queues_sorted_by_waiting_140x42", text);
 }
 
-/// The Workers screen at `width` × `height` listing `workers`.
-fn workers_screen(workers: Vec<WorkerInfo>, width: u16, height: u16) -> String {
+/// The console on the Workers screen, listing `workers`.
+fn on_workers(workers: Vec<WorkerInfo>) -> State {
     let mut state = loaded();
     let mut snapshot = snapshot();
     snapshot.workers = Some(workers);
@@ -116,7 +116,12 @@ fn workers_screen(workers: Vec<WorkerInfo>, width: u16, height: u16) -> String {
         },
     ));
     press(&mut state, &[Action::Show(Screen::Workers)]);
-    at(&mut state, width, height)
+    state
+}
+
+/// The Workers screen at `width` × `height` listing `workers`.
+fn workers_screen(workers: Vec<WorkerInfo>, width: u16, height: u16) -> String {
+    at(&mut on_workers(workers), width, height)
 }
 
 fn with_quiet_and_gone(width: u16, height: u16) -> String {
@@ -180,4 +185,21 @@ fn workers_that_hear_no_shard_channel_are_shown_so() {
         assert!(late.contains("plain") && usual.contains("shard"), "{text}");
     }
     insta::assert_snapshot!("workers_wake_ups_140x42", with_late_hearers(140, 42));
+}
+
+#[test]
+fn the_workers_filter_finds_the_ones_that_hear_plainly() {
+    let mut workers = workers();
+    workers[1].wake_ups = Some(redq::worker::WakeUps::Plain);
+    let mut state = on_workers(workers);
+    state.apply(Action::StartFilter);
+    for c in "plain".chars() {
+        state.apply(Action::FilterInput(c));
+    }
+    let shown: Vec<&str> = state
+        .visible_workers()
+        .iter()
+        .map(|w| w.host.as_str())
+        .collect();
+    assert_eq!(shown, ["web-2"]);
 }

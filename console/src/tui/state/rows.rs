@@ -227,7 +227,10 @@ impl State {
             .iter()
             .filter(|w| {
                 let queues = w.queues.join(",");
-                matches(f, &[&w.id, &w.host, &queues, w.state_text()])
+                matches(
+                    f,
+                    &[&w.id, &w.host, &queues, w.state_text(), w.wake_ups_text()],
+                )
             })
             .collect();
         sort::sort_rows(&mut rows, self.sort_of(Screen::Workers), |w, c| {
