@@ -188,6 +188,22 @@ fn workers_that_hear_no_shard_channel_are_shown_so() {
 }
 
 #[test]
+fn a_version_column_appears_while_live_workers_run_more_than_one() {
+    let same = workers_screen(workers(), 140, 42);
+    assert!(!same.contains("VERSION"), "{same}");
+    let mut mixed = workers();
+    mixed[1].version = Some("0.2.0".into());
+    let text = workers_screen(mixed, 140, 42);
+    assert!(text.contains("VERSION"), "{text}");
+    let upgraded = text.lines().find(|l| l.contains("web-2")).unwrap();
+    let earlier = text.lines().find(|l| l.contains("web-1")).unwrap();
+    assert!(
+        upgraded.contains("0.2.0") && earlier.contains("0.1.0"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_workers_filter_finds_the_ones_that_hear_plainly() {
     let mut workers = workers();
     workers[1].wake_ups = Some(redq::worker::WakeUps::Plain);

@@ -472,6 +472,10 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
         header.contains("WAKE-UPS") && row.contains(" shard "),
         "{table}"
     );
+    assert!(
+        header.contains("VERSION") && row.contains(env!("CARGO_PKG_VERSION")),
+        "{table}"
+    );
 
     let out = redq(&url, &ns, &["schedules", "-o", "json"]);
     assert_exit(&out, 0);

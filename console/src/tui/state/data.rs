@@ -71,6 +71,11 @@ impl WorkerInfo {
         self.wake_ups.map_or("?", redq::worker::WakeUps::as_str)
     }
 
+    /// The `redq` version it runs, `?` from an earlier one that does not say.
+    pub fn version_text(&self) -> &str {
+        self.version.as_deref().unwrap_or("?")
+    }
+
     /// Whether it may start work late: it hears no shard channel, where the
     /// scripts publish wake-ups (or does not say).
     pub fn may_miss_wake_ups(&self) -> bool {

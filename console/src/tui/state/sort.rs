@@ -116,6 +116,7 @@ pub(super) fn worker_key(worker: &WorkerInfo, column: &str) -> SortKey {
         "HOST" => text(&worker.host),
         "STATE" => text(worker.state_text()),
         "WAKE-UPS" => text(worker.wake_ups_text()),
+        "VERSION" => text(worker.version_text()),
         "RUNNING" => num(worker.in_flight),
         // Ascending: the freshest heartbeat first.
         "HEARTBEAT" => num(-(epoch_ms(worker.last_heartbeat) as i128)),
@@ -172,6 +173,9 @@ impl State {
                 if self.workers_wake_ups_shown() {
                     columns.push("WAKE-UPS");
                 }
+                if self.workers_version_shown() {
+                    columns.push("VERSION");
+                }
                 columns.extend(["RUNNING", "HEARTBEAT", "DONE", "FAILED"]);
                 columns
             }
@@ -198,6 +202,16 @@ impl State {
             .workers
             .iter()
             .any(|w| !w.gone && w.may_miss_wake_ups())
+    }
+
+    /// Whether the Workers screen has a VERSION column: only while the live
+    /// workers run more than one version (a rolling upgrade under way).
+    pub fn workers_version_shown(&self) -> bool {
+        let mut live = self.data.workers.iter().filter(|w| !w.gone);
+        let Some(first) = live.next() else {
+            return false;
+        };
+        live.any(|w| w.version != first.version)
     }
 
     /// The current list's sort, while its column is shown.

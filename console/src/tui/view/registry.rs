@@ -59,6 +59,7 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     let workers = state.visible_workers();
     let state_shown = state.workers_state_shown();
     let wake_ups_shown = state.workers_wake_ups_shown();
+    let version_shown = state.workers_version_shown();
     let rows = workers
         .iter()
         .map(|w| {
@@ -91,6 +92,9 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
                 } else {
                     cell
                 });
+            }
+            if version_shown {
+                cells.push(Item::new(w.version_text()));
             }
             cells.extend([
                 Item::number(w.in_flight),
@@ -134,6 +138,10 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     // start work late (redq::worker::WakeUps).
     if wake_ups_shown {
         columns.push(Column::whole("WAKE-UPS"));
+    }
+    // Shown only while live workers run more than one version.
+    if version_shown {
+        columns.push(Column::whole("VERSION"));
     }
     columns.extend([
         Column::number("RUNNING"),
