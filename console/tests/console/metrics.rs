@@ -490,24 +490,7 @@ async fn a_gone_worker_is_not_counted_as_live() {
     q.add("reports", NewJob::new(serde_json::json!({ "r": 1 })))
         .await
         .unwrap();
-    // Its registry entry as its heartbeats left it, 20 s ago: past the 15 s TTL.
-    let now_ms = SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let record = serde_json::json!({
-        "node": "77", "instance": 1, "host": "web-9", "pid": 99,
-        "started_at_ms": now_ms - 600_000, "queues": ["reports"],
-        "concurrency": 4, "in_flight": 0, "processed": 3, "failed": 0,
-    })
-    .to_string();
-    let beat = (now_ms - 20_000).to_string();
-    server
-        .cmd(&["ZADD", &format!("{{{ns}}}:workers"), &beat, "77-1"])
-        .await;
-    server
-        .cmd(&["HSET", &format!("{{{ns}}}:workers:info"), "77-1", &record])
-        .await;
+    crate::seed::vanished_worker(&server, &ns, &["reports"], serde_json::json!({})).await;
     let listed = q.workers().await.unwrap();
     assert!(listed.len() == 1 && listed[0].gone, "{listed:?}");
     let exporter = Exporter::start(&server.url(), &ns, &[]).await;

@@ -254,28 +254,16 @@ async fn a_worker_that_vanished_is_listed_as_gone_with_when_it_was_last_seen() {
     let ns = unique_namespace("workers-gone");
     let url = server.url();
     let q = connect(&url, &ns).await;
-    // A worker that beat 20 s ago and then died (past the 15 s TTL): its
-    // registry entry as its heartbeats left it.
-    let redis_now: u64 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    let beat = (redis_now - 20_000).to_string();
-    // Its way of hearing wake-ups is a word of a later version: unknown
-    // here, and the worker still listed.
-    let record = serde_json::json!({
-        "node": "77", "instance": 1, "host": "web-9", "pid": 99,
-        "started_at_ms": redis_now - 600_000, "queues": ["reports"],
-        "concurrency": 4, "in_flight": 2, "processed": 31, "failed": 1,
-        "wake_ups": "a-later-word",
-    })
-    .to_string();
-    server
-        .cmd(&["ZADD", &format!("{{{ns}}}:workers"), &beat, "77-1"])
-        .await;
-    server
-        .cmd(&["HSET", &format!("{{{ns}}}:workers:info"), "77-1", &record])
-        .await;
+    // A worker that beat 20 s ago and then died. Its way of hearing
+    // wake-ups is a word of a later version: unknown here, and the worker
+    // still listed.
+    crate::seed::vanished_worker(
+        &server,
+        &ns,
+        &["reports"],
+        serde_json::json!({ "wake_ups": "a-later-word" }),
+    )
+    .await;
 
     // Nobody beats any more: still listed, as gone.
     let out = redq(&url, &ns, &["workers", "-o", "json"]);

@@ -73,3 +73,38 @@ pub fn assert_exit(output: &Output, want: i32) {
 }
 
 pub mod tmux;
+
+/// A worker "77-1" on host web-9 serving `queues` that beat 20 s ago and
+/// then died (past the driver's 15 s TTL): its registry entry as its
+/// heartbeats left it, with `extra` fields added to its record.
+pub async fn vanished_worker(
+    server: &redq_tests::RedisServer,
+    ns: &str,
+    queues: &[&str],
+    extra: serde_json::Value,
+) {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut record = serde_json::json!({
+        "node": "77", "instance": 1, "host": "web-9", "pid": 99,
+        "started_at_ms": now_ms - 600_000, "queues": queues,
+        "concurrency": 4, "in_flight": 2, "processed": 31, "failed": 1,
+    });
+    if let (Some(record), Some(extra)) = (record.as_object_mut(), extra.as_object()) {
+        record.extend(extra.clone());
+    }
+    let beat = (now_ms - 20_000).to_string();
+    server
+        .cmd(&["ZADD", &format!("{{{ns}}}:workers"), &beat, "77-1"])
+        .await;
+    server
+        .cmd(&[
+            "HSET",
+            &format!("{{{ns}}}:workers:info"),
+            "77-1",
+            &record.to_string(),
+        ])
+        .await;
+}
