@@ -204,6 +204,23 @@ fn a_version_column_appears_while_live_workers_run_more_than_one() {
 }
 
 #[test]
+fn a_lease_whose_holder_is_gone_says_so() {
+    let mut workers = workers();
+    workers[0].gone = true;
+    let mut state = on_workers(workers);
+    press(&mut state, &[Action::Show(Screen::Leases)]);
+    let text = at(&mut state, 140, 42);
+    // Instance 1 (web-1) holds the emails job; instance 2 (web-2) lives.
+    let held_by_gone = text.lines().find(|l| l.contains("emails")).unwrap();
+    let held_by_live = text.lines().find(|l| l.contains("thumbnails")).unwrap();
+    assert!(held_by_gone.contains("web-1 (gone)"), "{text}");
+    assert!(
+        held_by_live.contains("web-2") && !held_by_live.contains("gone"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_workers_filter_finds_the_ones_that_hear_plainly() {
     let mut workers = workers();
     workers[1].wake_ups = Some(redq::worker::WakeUps::Plain);

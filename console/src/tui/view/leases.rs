@@ -22,14 +22,19 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         .iter()
         .map(|job| {
             let (holder, host) = match job.holder {
+                // A holder the registry lists as gone will not finish the
+                // job: its lease lapses (or has), and is reclaimed.
                 Some((node, instance)) => (
                     facts::worker(node, instance),
-                    state
-                        .worker_for(node, instance)
-                        .map(|w| w.host.clone())
-                        .unwrap_or_else(|| "—".into()),
+                    match state.worker_for(node, instance) {
+                        Some(w) if w.gone => {
+                            Item::new(format!("{} (gone)", w.host)).style(theme.warn())
+                        }
+                        Some(w) => Item::new(&w.host),
+                        None => Item::new("—"),
+                    },
                 ),
-                None => ("—".to_owned(), "—".to_owned()),
+                None => ("—".to_owned(), Item::new("—")),
             };
             let left = match job.lease_expires_at {
                 Some(at) if at > now => {
@@ -48,7 +53,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     Item::new(&job.queue),
                     Item::new(job.name.as_deref().unwrap_or("—")),
                     Item::new(holder),
-                    Item::new(host),
+                    host,
                     left,
                     Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
                 ],
