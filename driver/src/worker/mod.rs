@@ -381,7 +381,7 @@ impl Worker {
         // started and jobs of slow shards' claims, tell jobs, give them the
         // grace period.
         parking.finish(&shared.queue).await;
-        let late = claims.finish(shard_claims::SHARD_PATIENCE).await;
+        let late = claims.finish(crate::shards::SHARD_PATIENCE).await;
         start_or_give_back(&shared, &slots, &mut running, late, None);
         // Quieted: claim nothing more, let running jobs finish, and stay
         // (registered, heartbeating) until shutdown; a stop ends the wait

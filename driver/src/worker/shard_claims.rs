@@ -8,8 +8,9 @@
 //! worker ran 50 jobs in 12 s out of the 2 000 waiting on the two that
 //! answered (docs/cluster.md, "A shard that does not answer").
 //!
-//! So a claim waits at most [`SHARD_PATIENCE`] for a shard. A claim that
-//! has not answered by then is left to answer in the background and the
+//! So a claim waits at most
+//! [`SHARD_PATIENCE`](crate::shards::SHARD_PATIENCE) for a shard. A claim
+//! that has not answered by then is left to answer in the background and the
 //! worker goes on to the next shard; the slow shard is not claimed from
 //! again until that claim has answered. Its jobs, leased to this worker
 //! when it does, are not lost: the worker starts each one that finds a
@@ -24,10 +25,8 @@ use tokio::sync::mpsc;
 
 use super::backend::Claimed;
 use super::wake::Inbox;
-use crate::{Job, QueueError, RedisQueue, ShardedQueue};
-
 use crate::shards::ShardClaim;
-pub(crate) use crate::shards::SHARD_PATIENCE;
+use crate::{Job, QueueError, RedisQueue, ShardedQueue};
 
 /// What a late claim brings: its shard and its answer.
 type Answer = (usize, Result<Vec<Job>, QueueError>);

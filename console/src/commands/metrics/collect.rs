@@ -61,7 +61,10 @@ pub const WAKE_UPS: [&str; 4] = ["polls", "unknown", "plain", "shard"];
 /// The index of `wake_ups` in [`WAKE_UPS`].
 fn wake_ups_rank(wake_ups: Option<redq::worker::WakeUps>) -> usize {
     let word = wake_ups.map_or("unknown", redq::worker::WakeUps::as_str);
-    WAKE_UPS.iter().position(|w| *w == word).unwrap_or(1)
+    WAKE_UPS
+        .iter()
+        .position(|w| *w == word)
+        .expect("every wake-ups word has its label")
 }
 
 /// The figures of one `queue` label.
