@@ -120,17 +120,19 @@ impl RedisQueue {
         // hangs deafens the wait (crate::own_primary).
         let channel = self.finished_channel();
         let on_own_primary = crate::own_primary::on_own_primary(subscriber, &channel);
-        on_own_primary
-            .subscribe(channel.as_str())
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         // Also as a shard channel, as a worker's wake-ups are: the acks
         // publish the finished ids plainly, so that waiters of earlier
         // versions hear them, and a later version may move them to the
         // shard channel (off the cluster bus, docs/cluster.md) once no
-        // earlier waiter is left. Refused (Redis before 7.0, an ACL without
-        // `+ssubscribe`): the plain subscription hears today's acks.
-        if let Err(e) = on_own_primary.ssubscribe(channel.as_str()).await {
+        // earlier waiter is left. Sent together, one round trip for both. A
+        // refused SSUBSCRIBE (Redis before 7.0, an ACL without
+        // `+ssubscribe`) leaves the plain one, which today's acks use.
+        let (plain, shard) = tokio::join!(
+            on_own_primary.subscribe(channel.as_str()),
+            on_own_primary.ssubscribe(channel.as_str())
+        );
+        plain.map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        if let Err(e) = shard {
             tracing::debug!(error = %e.details(), "waiting without the shard channel");
         }
         // Subscribed before the first read: a finish after it is announced.

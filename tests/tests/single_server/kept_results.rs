@@ -313,6 +313,55 @@ async fn wait_for_hears_a_finish_on_the_shard_channel_too() {
     assert!(started.elapsed() < Duration::from_secs(5), "woken late");
 }
 
+/// A waiter whose user may not `SSUBSCRIBE` (an ACL written for an earlier
+/// driver) still waits, plainly, and the ack wakes it.
+#[tokio::test]
+async fn wait_for_without_shard_subscriptions_still_hears_the_ack() {
+    let server = server();
+    let queue = queue(&server, "kept-wait-plain").await;
+    queue
+        .set_retention("q", &Retention::new().max_count(10))
+        .await
+        .unwrap();
+    let rules: Vec<String> = redq_tests::acl::worker_acl(queue.namespace(), "plain-secret")
+        .into_iter()
+        .filter(|rule| rule != "+ssubscribe")
+        .collect();
+    redq_tests::acl::set_user(&server, &rules).await;
+    let waiting = RedisQueue::builder(&redq_tests::acl::user_url(
+        &server,
+        "worker",
+        "plain-secret",
+    ))
+    .namespace(queue.namespace())
+    .script_calls(script_calls())
+    .connect()
+    .await
+    .unwrap();
+    let job = queue.add("q", NewJob::new(json!(1))).await.unwrap();
+    let waiter = {
+        let id = job.id().to_owned();
+        tokio::spawn(async move { waiting.wait_for(&id, Duration::from_secs(30)).await })
+    };
+    let channel = queue.finished_channel();
+    wait_until(DEADLINE, "the waiter to listen plainly", async || {
+        server.subscribers(&channel).await == 1
+    })
+    .await;
+    assert_eq!(server.shard_subscribers(&channel).await, 0, "refused");
+    let held = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    let started = std::time::Instant::now();
+    queue
+        .ack_with(&held.lease(), Completion::new().result(&"done").unwrap())
+        .await
+        .unwrap();
+    let JobResult::Kept(kept) = waiter.await.unwrap().unwrap() else {
+        panic!("not kept");
+    };
+    assert!(started.elapsed() < Duration::from_secs(5), "woken late");
+    assert_eq!(kept.result, Some(json!("done")));
+}
+
 async fn subscribers(server: &RedisServer, channel: &str) -> i64 {
     let reply: Vec<fred::types::Value> = server
         .cmd(&["PUBSUB", "NUMSUB", channel])
