@@ -275,7 +275,10 @@ pub enum Command {
         #[command(subcommand)]
         command: LeasesCommand,
     },
-    /// Live workers, then those gone lately; `quiet` or `stop` one.
+    /// Live workers, then those gone lately, with each one's redq VERSION
+    /// and WAKE-UPS (shard: hears every wake-up; plain: no shard
+    /// subscription, may start work late; polls: no subscription; ?: an
+    /// earlier version); `quiet` or `stop` one.
     Workers {
         #[command(subcommand)]
         command: Option<WorkersCommand>,
