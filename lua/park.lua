@@ -18,6 +18,7 @@
 -- include: check clock keys due parked handoff
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused, fifo, waiting, ord_ready, scheduled, leased, limits
+--          lease_seq
 --   writes parked; publishes on the worker's hand-off channel; with jobs
 --          waiting, what a hand-off writes (lib/handoff.lua)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
@@ -29,7 +30,10 @@
 -- ARGV[9] park number (decimal u64, the worker's count of its parks)
 -- ARGV[10] '1' when the worker hears shard channels (SSUBSCRIBE), else '0' or none:
 --         what its hand-offs are published as (lib/parked.lua)
--- Reply: { ms until due (0 = now, -1 = nothing pending), 1 parked / 0 not };
+-- Reply: { ms until due (0 = now, -1 = nothing pending), 1 parked / 0 not },
+-- and when parked, the lease sequence and the clock (ms) before any hand-off:
+-- every job handed to this park is leased above that sequence and expires
+-- lease_ms after that time or later (handed_unheard.lua).
 -- parked with 0, the park's room did not take every waiting job.
 -- Parked, it publishes "parked <number>" on the worker's hand-off channel,
 -- before any job it hands. Nothing waits unhanded when it parks, so every
@@ -63,10 +67,12 @@ local parked = parked_format({
 })
 redis.call('SET', K.parked, parked, 'PX', park_ms)
 tell_parked(handoff_channel(token), shard, 'parked ' .. number)
+local lease_seq = redis.call('GET', K.lease_seq) or '0'
+local now = now_ms()
 if soonest == 0 then
   -- Handed what waits; what its room did not take (or a released ordering
   -- successor, which only a claim takes) is due still.
-  if hand_off(parked, now_ms()) then return { 0, 1 } end
+  if hand_off(parked, now) then return { 0, 1, lease_seq, now } end
   soonest = due_in_ms()
 end
-return { soonest, 1 }
+return { soonest, 1, lease_seq, now }

@@ -52,7 +52,7 @@
 //! | `{ns}:wake` | pub/sub channel | a queue name, published when it gets due work |
 //! | `{ns}:wake:finished` | pub/sub channel | ids (space-separated) finished by one ack or cancel call of a queue that keeps jobs |
 //! | `{ns}:wake:holder:<node>:<instance>` | pub/sub channel | `"<job id> <lease id>"`: a job this holder leases was cancelled |
-//! | `{ns}:wake:<token>` | pub/sub channel | jobs handed to the worker parked with that token (msgpack `[id, payload, meta]`), then `fence` when it unparks |
+//! | `{ns}:wake:<token>` | pub/sub channel | jobs handed to the worker parked with that token (msgpack `[id, payload, meta]`), then `fence <park number>` when it unparks |
 //! | `{ns}:schedules` | hash | schedule name → msgpack schedule record (queue, cron, time zone, payload, options, paused, last run) |
 //! | `{ns}:schedules:next` | zset | schedule name → next run (ms); absent while paused or once ended |
 

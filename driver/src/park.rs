@@ -12,19 +12,49 @@ use crate::meta::Meta;
 use crate::msgpack_fields::read_array;
 use crate::scripts::num;
 use crate::scripts::{reply, Op};
-use crate::{limits, Job, QueueError, RedisQueue};
+use crate::{limits, Job, Lease, QueueError, RedisQueue};
 
 /// What `park` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Parked {
     /// How long until a job is due (zero: now), `None` when nothing is pending.
     pub due_in: Option<Duration>,
-    /// Whether this worker is now the queue's parked worker.
-    pub parked: bool,
+    /// Where the park began, when this worker is now the queue's parked
+    /// worker; `None` when it is not.
+    pub began: Option<ParkMark>,
 }
 
-/// The message `unpark` publishes after the last hand-off of a park.
-pub(crate) const FENCE: &[u8] = b"fence";
+/// The queue's lease sequence and Redis's clock at one end of a park: every
+/// job the park hands is leased above its start's sequence and at most its
+/// end's, and expires a lease after a time between the two clocks
+/// (`lua/handed_unheard.lua`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ParkMark {
+    pub lease_seq: u64,
+    pub now_ms: u64,
+}
+
+/// What `unpark` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unparked {
+    /// How many jobs the park handed out, `None` when it was no longer this
+    /// worker's (it lapsed).
+    pub handed: Option<u64>,
+    /// Where the park ended.
+    pub ended: ParkMark,
+}
+
+/// What `unpark` publishes after the last hand-off of a park, followed by
+/// the park's number.
+pub(crate) const FENCE: &[u8] = b"fence ";
+
+/// The park number of a `FENCE` message, `None` for any other message.
+pub(crate) fn fence_number(message: &[u8]) -> Option<u64> {
+    std::str::from_utf8(message.strip_prefix(FENCE)?)
+        .ok()?
+        .parse()
+        .ok()
+}
 
 /// What `park` publishes when it parks, followed by the park's number:
 /// every wake-up delivered before it predates the park.
@@ -78,24 +108,101 @@ impl RedisQueue {
         let parked = reply::int(items.get(1).unwrap_or(&Value::Null))? == 1;
         Ok(Parked {
             due_in: (due >= 0).then(|| Duration::from_millis(due as u64)),
-            parked,
+            began: if parked {
+                Some(park_mark(&items[2..])?)
+            } else {
+                None
+            },
         })
     }
 
-    /// Leave the park on `queue` (if it is still this worker's) and publish
-    /// the fence, on the kind of channel it parked with (`shard`). Returns
-    /// how many jobs the park handed out, `None` when it was no longer this
-    /// worker's.
+    /// Leave the park numbered `number` on `queue` (if it is still this
+    /// worker's) and publish the fence, on the kind of channel it parked
+    /// with (`shard`).
     pub(crate) async fn unpark(
         &self,
         queue: &str,
         token: u64,
         shard: bool,
-    ) -> Result<Option<u64>, QueueError> {
-        let args = vec![num(token), num(shard as u64)];
-        let handed = reply::int(&self.run(Op::Unpark, queue, args).await?)?;
-        Ok((handed >= 0).then_some(handed as u64))
+        number: u64,
+    ) -> Result<Unparked, QueueError> {
+        let args = vec![num(token), num(shard as u64), num(number)];
+        let items = reply::array(self.run(Op::Unpark, queue, args).await?)?;
+        let handed = reply::int(items.first().unwrap_or(&Value::Null))?;
+        Ok(Unparked {
+            handed: (handed >= 0).then_some(handed as u64),
+            ended: park_mark(items.get(1..).unwrap_or_default())?,
+        })
     }
+
+    /// The jobs of `queue` leased to this handle's identity in `window`:
+    /// what a park may have handed to it (`lua/handed_unheard.lua`), as
+    /// leases, oldest first.
+    pub(crate) async fn handed_in(
+        &self,
+        queue: &str,
+        window: &HandOffWindow,
+    ) -> Result<Vec<Lease>, QueueError> {
+        let identity = self.identity();
+        let mut leases = Vec::new();
+        let mut offset = 0;
+        loop {
+            let args = vec![
+                num(identity.node),
+                num(identity.instance as u64),
+                num(window.began.lease_seq),
+                num(window.ended.lease_seq),
+                num(window.began.now_ms + window.lease_ms),
+                num(window.ended.now_ms + window.lease_ms),
+                num(offset),
+                num(UNHEARD_PAGE),
+            ];
+            let items = reply::array(self.run(Op::HandedUnheard, queue, args).await?)?;
+            let next = reply::int(items.first().unwrap_or(&Value::Null))?;
+            for pair in items.get(1..).unwrap_or_default().chunks(2) {
+                let [id, lease_id] = pair else {
+                    return Err(QueueError::Protocol(
+                        "handed_unheard: an id without its lease".into(),
+                    ));
+                };
+                leases.push(Lease {
+                    queue: queue.to_owned(),
+                    id: reply::text(id.clone())?,
+                    lease_id: reply::int(lease_id)? as u64,
+                });
+            }
+            if next < 0 {
+                return Ok(leases);
+            }
+            offset = next as u64;
+        }
+    }
+}
+
+/// How many leased-set entries one `handed_unheard` call looks at: a few
+/// hundred microseconds of the server's time at most.
+const UNHEARD_PAGE: u64 = 500;
+
+/// Where to look for the jobs one park handed (`RedisQueue::handed_in`):
+/// its two ends, and the lease its jobs were handed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HandOffWindow {
+    pub began: ParkMark,
+    pub ended: ParkMark,
+    pub lease_ms: u64,
+}
+
+/// A park's end from a script's reply: the lease sequence (text, as `GET`
+/// read it) and the clock.
+fn park_mark(items: &[Value]) -> Result<ParkMark, QueueError> {
+    let bad = || QueueError::Protocol("park: no lease sequence and clock in the reply".into());
+    let [lease_seq, now_ms, ..] = items else {
+        return Err(bad());
+    };
+    Ok(ParkMark {
+        lease_seq: reply::int(lease_seq)? as u64,
+        now_ms: reply::int(now_ms)? as u64,
+    })
 }
 
 /// Decode a hand-off message: msgpack `[id, record]`, the same two values a

@@ -78,6 +78,7 @@ scripts! {
     ScheduleGet => "schedule_get",
     Park => "park",
     Unpark => "unpark",
+    HandedUnheard => "handed_unheard",
     PromoteJob => "promote_job",
     DeleteJob => "delete_job",
     EditJob => "edit_job",

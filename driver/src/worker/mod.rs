@@ -18,6 +18,11 @@
 //! straight to it and publishes it on the worker's own channel, saving the
 //! claim round trip ([`WorkOptions::handoff`]). A handed job is leased like a
 //! claimed one: if the worker dies first, it comes back when the lease lapses.
+//! If the worker lives but its message is lost (a broken subscriber
+//! connection, a moved slot), the worker finds the job when it leaves the
+//! park and gives it back at once, no attempt counted. That look is exact
+//! when each `Worker` has a handle of its own: clones of one handle share
+//! its identity, and so its leases (and its entry in the worker registry).
 //!
 //! # Backends
 //!
@@ -113,6 +118,7 @@ mod registry;
 mod shard_claims;
 mod slots;
 mod typed;
+mod unheard;
 mod wake;
 mod wake_ups;
 
@@ -343,7 +349,15 @@ impl Worker {
                     None => break,
                 }
             }
-            parking.leave(&shared.queue).await;
+            if !parking.leave(&shared.queue).await {
+                // Still parked (Redis out of reach): no claim until it has
+                // left (`Parking::leave`).
+                drop(permits);
+                tokio::select! {
+                    _ = claiming.cancelled() => break,
+                    _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
+                }
+            }
             let jobs = match claim_some(&shared.queue, &mut claims, &options, permits.len()).await {
                 Ok(jobs) => jobs,
                 Err(e) => {

@@ -2,6 +2,7 @@
 //! when it can be, so the next enqueue hands it a job directly (see
 //! `crate::park`).
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{Backend, Held};
+use super::unheard::{Unheard, FENCE_WAIT};
 use super::wake::Inbox;
 use crate::Job;
 
@@ -19,13 +21,21 @@ use crate::Job;
 /// jobs (at most its free slots' worth, which return when their leases lapse).
 const PARK_AT_MOST: Duration = Duration::from_secs(5);
 
-/// How long shutdown waits for the fence that follows the last hand-off.
-const FENCE_WAIT: Duration = Duration::from_secs(1);
+/// How long a park's record outlives the worker's wait on it, so that the
+/// worker's own unpark finds it and learns how many jobs it handed
+/// (`super::unheard`). A worker that died parked is handed no more for it:
+/// the park's capacity bounds that, not its length.
+const PARK_GRACE: Duration = Duration::from_secs(1);
 
 /// One worker's parking state.
 pub(crate) struct Parking {
     pub inbox: Arc<Inbox>,
     handed: mpsc::UnboundedReceiver<Job>,
+    /// Handed jobs taken from the listener and not started yet.
+    arrived: VecDeque<Job>,
+    /// The parks not yet settled: hand-offs whose messages were lost are
+    /// looked for and given back.
+    unheard: Unheard,
     /// The queue this worker is parked on, if any.
     parked_on: Option<String>,
     /// Whether that park's messages go on a shard channel: its unpark's
@@ -39,10 +49,9 @@ pub(crate) struct Parking {
     handed_so_far: usize,
     /// Whether this worker may park at all (one queue, option on).
     allowed: bool,
-    /// Unparks done; each publishes one fence on the hand-off channel.
-    unparks: u64,
     /// Parks asked for (each numbered by this count), and the number of
-    /// the park this worker holds now.
+    /// the park this worker holds now (or held last): its unpark's fence
+    /// carries it.
     parks: u64,
     park_number: u64,
 }
@@ -57,13 +66,14 @@ impl Parking {
         Parking {
             inbox,
             handed,
+            arrived: VecDeque::new(),
+            unheard: Unheard::default(),
             parked_on: None,
             parked_shard: false,
             wake_at: Instant::now(),
             capacity: 0,
             handed_so_far: 0,
             allowed: enabled && queues.len() == 1,
-            unparks: 0,
             parks: 0,
             park_number: 0,
         }
@@ -72,15 +82,31 @@ impl Parking {
     /// Jobs handed to this worker and not yet started, at most `max`: they
     /// are already leased to it, so they go before anything claimed.
     pub fn take_handed(&mut self, max: usize) -> Vec<Job> {
-        let mut jobs = Vec::new();
-        while jobs.len() < max {
-            match self.handed.try_recv() {
-                Ok(job) => jobs.push(job),
-                Err(_) => break,
-            }
-        }
+        self.take_arrivals();
+        let take = max.min(self.arrived.len());
+        let jobs: Vec<Job> = self.arrived.drain(..take).collect();
         self.handed_so_far += jobs.len();
         jobs
+    }
+
+    /// Take what the listener forwarded, noting each hand-off as heard, and
+    /// dropping any given back already as lost (`super::unheard`).
+    fn take_arrivals(&mut self) {
+        while let Ok(job) = self.handed.try_recv() {
+            if self.unheard.arrived(job.lease().lease_id) {
+                self.arrived.push_back(job);
+            }
+        }
+    }
+
+    /// Settle the parks that can be (`super::unheard`); `last` at shutdown.
+    async fn settle(&mut self, queue: &crate::RedisQueue, last: bool) {
+        // Read before taking the arrivals: every hand-off before a fence
+        // seen here is among them.
+        let fenced = self.inbox.fenced.load(Ordering::Acquire);
+        let gaps = self.inbox.gaps.load(Ordering::Acquire);
+        self.take_arrivals();
+        self.unheard.settle(queue, fenced, gaps, last).await;
     }
 
     /// Whether to go on waiting parked after starting handed jobs, with no
@@ -116,20 +142,31 @@ impl Parking {
 
     /// Stop being handed jobs (before claiming again). Jobs handed just
     /// before still arrive, and are taken by [`Parking::take_handed`].
-    pub async fn leave(&mut self, backend: &Backend) {
+    /// False when the unpark failed: the worker is still parked, and must
+    /// not claim (a claim's leases inside the park's window would be taken
+    /// for its hand-offs: `super::unheard`) until a later call succeeds
+    /// (the park lapses by itself meanwhile, within PARK_AT_MOST).
+    pub async fn leave(&mut self, backend: &Backend) -> bool {
         let Some(queue) = backend.handoff() else {
-            return;
+            return true;
         };
-        if let Some(name) = self.parked_on.take() {
+        if let Some(name) = &self.parked_on {
             match queue
-                .unpark(&name, self.inbox.token, self.parked_shard)
+                .unpark(name, self.inbox.token, self.parked_shard, self.park_number)
                 .await
             {
-                Ok(_) => self.unparks += 1,
-                // The park expires by itself within PARK_AT_MOST.
-                Err(e) => tracing::warn!(error = %e, queue = %name, "unpark failed"),
+                Ok(unparked) => {
+                    self.unheard.ended(self.park_number, unparked);
+                    self.parked_on = None;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, queue = %name, "unpark failed");
+                    return false;
+                }
             }
         }
+        self.settle(queue, false).await;
+        true
     }
 
     /// Sleep until a queue has due work, a wake-up or a hand-off arrives,
@@ -154,20 +191,23 @@ impl Parking {
                 self.parks += 1;
                 let number = self.parks;
                 let shard = self.inbox.shard_listening.load(Ordering::Acquire);
+                let gaps = self.inbox.gaps.load(Ordering::Acquire);
                 match queue
                     .park(
                         name,
                         self.inbox.token,
                         lease,
                         capacity,
-                        park_for,
+                        park_for + PARK_GRACE,
                         number,
                         shard,
                     )
                     .await
                 {
                     Ok(parked) => {
-                        if parked.parked {
+                        if let Some(began) = parked.began {
+                            let lease_ms = lease.as_millis() as u64;
+                            self.unheard.began(number, name, lease_ms, began, gaps);
                             self.parked_on = Some(name.clone());
                             self.parked_shard = shard;
                             self.park_number = number;
@@ -192,19 +232,27 @@ impl Parking {
         // very millisecond): wait a moment rather than spin.
         let sleep_for = sleep_for.max(Duration::from_millis(1));
         self.wake_at = Instant::now() + sleep_for;
+        // A park with hand-offs missing is looked at in time.
+        if let Some(look_by) = self
+            .unheard
+            .look_by(self.inbox.gaps.load(Ordering::Acquire))
+        {
+            self.wake_at = self.wake_at.min(look_by.max(Instant::now()));
+        }
         self.wait(shutdown).await;
     }
 
     /// At shutdown: leave the park, wait for the fence after the last
-    /// hand-off, and give back (release, no attempt counted) every handed
-    /// job that will not run here.
+    /// hand-off, give back what was handed and never arrived, and give back
+    /// (release, no attempt counted) every handed job that will not run
+    /// here.
     pub async fn finish(&mut self, backend: &Backend) {
         self.leave(backend).await;
-        // Messages on one channel arrive in publish order: once every
+        // Messages on one channel arrive in publish order: once the last
         // unpark's fence is in, so is every job handed before it.
         if self.inbox.listening.load(Ordering::Acquire) {
             let deadline = tokio::time::Instant::now() + FENCE_WAIT;
-            while self.inbox.fences.load(Ordering::Acquire) < self.unparks {
+            while self.inbox.fenced.load(Ordering::Acquire) < self.park_number {
                 if tokio::time::timeout_at(deadline, self.inbox.wake.notified())
                     .await
                     .is_err()
@@ -212,6 +260,9 @@ impl Parking {
                     break;
                 }
             }
+        }
+        if let Some(queue) = backend.handoff() {
+            self.settle(queue, true).await;
         }
         for job in self.take_handed(usize::MAX) {
             let held = Held {

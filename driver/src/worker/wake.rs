@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::cancels::RunningJobs;
 use super::control::{Control, HolderMessage};
 use super::wake_ups::{WakeUps, WakeUpsCell};
-use crate::park::{decode_handoff, parked_number, FENCE};
+use crate::park::{decode_handoff, fence_number, parked_number};
 use crate::{Job, RedisQueue};
 
 /// What the listener shares with its worker loop.
@@ -37,8 +37,13 @@ pub(crate) struct Inbox {
     /// shard channels, where this version's scripts publish
     /// (`lua/lib/notify.lua`): a park says so, and its hand-offs go there.
     pub shard_listening: AtomicBool,
-    /// Fences seen so far (one per unpark).
-    pub fences: AtomicU64,
+    /// The number of the last park whose fence arrived (`unpark` publishes
+    /// one after the park's last hand-off).
+    pub fenced: AtomicU64,
+    /// How many times messages may have been lost (`Inbox::messages_lost`):
+    /// a park that saw one looks for the hand-offs that never reached it
+    /// (`super::unheard`).
+    pub gaps: AtomicU64,
     /// Set by a wake-up for one of the worker's queues: work became due
     /// that was not handed over, so a parked worker must claim. Cleared by
     /// the message of a park (`park_seen`): what was due before it, the
@@ -69,11 +74,23 @@ impl Inbox {
             token: rand::random::<u64>() >> 1,
             listening: AtomicBool::new(false),
             shard_listening: AtomicBool::new(false),
-            fences: AtomicU64::new(0),
+            fenced: AtomicU64::new(0),
+            gaps: AtomicU64::new(0),
             due: AtomicBool::new(false),
             park_seen: AtomicU64::new(0),
             wake: Notify::new(),
         }
+    }
+
+    /// Messages may have been lost (a broken or lagging subscription, a
+    /// moved slot): count the gap, so that the parks it touched look for
+    /// hand-offs that never arrived, and wake the worker to look at its
+    /// queues, where any wake-up counts from now on.
+    fn messages_lost(&self) {
+        self.gaps.fetch_add(1, Ordering::AcqRel);
+        self.park_seen.store(u64::MAX, Ordering::Release);
+        self.due.store(true, Ordering::Release);
+        self.wake.notify_one();
     }
 }
 
@@ -132,8 +149,8 @@ async fn connect_subscriber(
     stop: &CancellationToken,
     settled: &CancellationToken,
 ) -> Option<SubscriberClient> {
-    // Room for bursts: a message dropped here (a lagging receiver) would be a
-    // hand-off lost until its lease lapses.
+    // Room for bursts: a message dropped here (a lagging receiver) is a
+    // hand-off the worker must look for and give back (`super::unheard`).
     let mut builder = queue.inner.client_builder.clone();
     builder.with_performance_config(|perf| perf.broadcast_channel_capacity = 4096);
     let mut wait = SUBSCRIBER_RETRY_FIRST;
@@ -210,7 +227,7 @@ async fn listen(
             // The shard subscription ended with the connection still up (its
             // slot moved): subscribe again, on the slot's primary now, and
             // have the worker look at the queue and park afresh; hand-offs
-            // since the move come back when their leases lapse.
+            // since the move are looked for and given back (`super::unheard`).
             _ = shard_check.tick() => {
                 if shard && !still_shard_subscribed(queue, &own).await {
                     tracing::warn!("the shard channel subscription ended (its slot moved); subscribing again");
@@ -219,16 +236,14 @@ async fn listen(
                     // replica takes it, while this check asks the primary.
                     let _ = subscriber.sync_cluster().await;
                     shard = subscribe().await.1;
-                    inbox.park_seen.store(u64::MAX, Ordering::Release);
-                    inbox.due.store(true, Ordering::Release);
-                    inbox.wake.notify_one();
+                    inbox.messages_lost();
                 }
             }
             message = messages.recv() => match message {
                 Ok(message) if message.channel.as_bytes() == own.as_bytes() => {
                     let body = message.value.as_bytes().unwrap_or_default();
-                    if body == FENCE {
-                        inbox.fences.fetch_add(1, Ordering::AcqRel);
+                    if let Some(number) = fence_number(body) {
+                        inbox.fenced.fetch_max(number, Ordering::AcqRel);
                     } else if let Some(number) = parked_number(body) {
                         // Cleared before the number is shown: a worker
                         // that sees its park's number sees no wake-up
@@ -275,25 +290,23 @@ async fn listen(
                     }
                 }
                 // Lagged behind a burst: some of those were surely ours. A
-                // hand-off among them comes back when its lease lapses.
+                // hand-off among them is looked for and given back
+                // (`super::unheard`).
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "wake-up listener lagged; hand-offs among them are retried after their lease");
-                    inbox.park_seen.store(u64::MAX, Ordering::Release);
-                    inbox.due.store(true, Ordering::Release);
-                    inbox.wake.notify_one();
+                    tracing::warn!(missed, "wake-up listener lagged; hand-offs among the missed messages are given back to the queue");
+                    inbox.messages_lost();
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
             // The connection broke: what is published now is lost. Stop
             // parking (the worker leaves its park and looks at the queue) until
-            // the subscription is back. A job handed in the gap is leased, so
-            // it returns when its lease lapses.
+            // the subscription is back. A job handed in the gap is leased to
+            // the worker, which looks for it once it has left its park and
+            // gives it back (`super::unheard`).
             Ok(_) = errors.recv() => {
                 inbox.listening.store(false, Ordering::Release);
                 heard.wake_ups.set(WakeUps::Polls);
-                inbox.park_seen.store(u64::MAX, Ordering::Release);
-                inbox.due.store(true, Ordering::Release);
-                inbox.wake.notify_one();
+                inbox.messages_lost();
             }
             // Reconnected: subscribe again (fred restores only subscriptions
             // it tracks, and these go through options it does not track;
@@ -302,9 +315,7 @@ async fn listen(
             // meanwhile.
             Ok(_) = reconnects.recv() => {
                 shard = subscribe().await.1;
-                inbox.park_seen.store(u64::MAX, Ordering::Release);
-                inbox.due.store(true, Ordering::Release);
-                inbox.wake.notify_one();
+                inbox.messages_lost();
             }
         }
     }

@@ -9,6 +9,7 @@ use fred::clients::Client;
 use fred::interfaces::KeysInterface;
 use redq::worker::{Registry, Services, TypedJob, WorkOptions, Worker};
 use redq::{JobState, RedisQueue};
+use redq_tests::acl::{set_user, user_url, worker_acl};
 use redq_tests::fixtures::{self, DEADLINE};
 use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::running::RunningWorker;
@@ -224,6 +225,63 @@ async fn a_worker_killed_while_parked_gets_its_handed_job_back_after_the_lease()
     running.shutdown().await;
 }
 
+/// Hand-offs published while the worker is cut off from Redis reach no
+/// one. Once back, the worker looks for the jobs leased to it that it never
+/// heard of and gives them back: the job runs at once, on its first
+/// attempt, not after its two-minute lease with an attempt counted.
+#[tokio::test]
+async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_without_waiting_for_the_lease(
+) {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-cut-off");
+    set_user(&server, &worker_acl(&ns, "cut-secret")).await;
+    let worker_queue = RedisQueue::builder(&user_url(&server, "worker", "cut-secret"))
+        .namespace(&ns)
+        .script_calls(fixtures::script_calls())
+        .connect()
+        .await
+        .unwrap();
+    let queue = fixtures::handle(&server, &ns).await;
+    let client = server.client().await;
+    let options = WorkOptions::new().lease(Duration::from_secs(120));
+    let running = start(&worker_queue, &client, options);
+    let park_key = format!("{{{ns}}}:q:work:parked");
+    let id = loop {
+        wait_parked(&client, &ns).await;
+        // Cut the worker off: its connections closed, no new one let in.
+        // Its park stays until its time is up, so the next enqueue hands
+        // the job to it, and the message goes nowhere.
+        server.cmd(&["ACL", "SETUSER", "worker", "off"]).await;
+        server.cmd(&["CLIENT", "KILL", "USER", "worker"]).await;
+        let left = server
+            .cmd(&["PTTL", &park_key])
+            .await
+            .as_i64()
+            .unwrap_or(-2);
+        if left >= 500 {
+            break queue.push(&job("cut", 0)).await.unwrap().id().to_owned();
+        }
+        // Cut off between two parks, or at the end of one: again.
+        server.cmd(&["ACL", "SETUSER", "worker", "on"]).await;
+    };
+    assert_eq!(
+        state(&queue, &id).await,
+        Some(JobState::Leased),
+        "handed to the cut-off worker"
+    );
+    server.cmd(&["ACL", "SETUSER", "worker", "on"]).await;
+    wait_until(DEADLINE, "the lost hand-off to run", async || {
+        recorded_runs(&client, "cut").await.len() == 1
+    })
+    .await;
+    assert_eq!(
+        recorded_runs(&client, "cut").await,
+        vec![(id, 1)],
+        "given back with no attempt counted, and run"
+    );
+    running.shutdown().await;
+}
+
 #[tokio::test]
 async fn without_hand_offs_an_idle_worker_still_wakes_on_enqueue() {
     let server = RedisServer::start();
@@ -395,8 +453,11 @@ async fn a_park_with_jobs_waiting_hands_them_over_up_to_its_room() {
     };
 
     // Room for two: parked, the first two handed in claim order, one left
-    // due (0 ms).
-    assert_eq!(park_with(2, 7).await, vec![0, 1]);
+    // due (0 ms). The reply also says where the park began: no lease granted
+    // yet, and Redis's clock.
+    let reply = park_with(2, 7).await;
+    assert_eq!(reply[..3], [0, 1, 0]);
+    assert!(reply[3] > 1_700_000_000_000, "a clock in ms: {reply:?}");
     assert_eq!(next_message().await, "parked 7");
     assert_eq!(next_message().await, ids[0]);
     assert_eq!(next_message().await, ids[1]);
@@ -411,6 +472,10 @@ async fn a_park_with_jobs_waiting_hands_them_over_up_to_its_room() {
     let reply = park_with(5, 8).await;
     assert_eq!(reply[1], 1);
     assert!(reply[0] > 0, "nothing due now: {reply:?}");
+    assert_eq!(
+        reply[2], 2,
+        "begun after the first park's two leases: {reply:?}"
+    );
     assert_eq!(next_message().await, "parked 8");
     assert_eq!(next_message().await, ids[2]);
     let counts = queue.counts("work").await.unwrap();

@@ -34,6 +34,7 @@ mod functions;
 mod gate_scripts;
 mod handoff;
 mod handoff_slots;
+mod handoff_unheard;
 mod harness;
 mod kept_results;
 mod lean_record;

@@ -1,0 +1,206 @@
+//! The scripts' side of finding hand-offs that never reached their worker
+//! (driver/src/worker/unheard.rs): a park and its unpark say where the park
+//! began and ended (its lease sequence and Redis's clock), and
+//! lua/handed_unheard.lua lists the jobs leased to one worker between
+//! them, and no one else's.
+
+use std::time::Duration;
+
+use fred::clients::Client;
+use fred::types::Value;
+use redq_tests::fixtures;
+use redq_tests::lua::{compose, evalsha, load, source};
+use redq_tests::{unique_namespace, RedisServer};
+
+/// The parked worker's token and identity, as a worker would send them.
+const TOKEN: u64 = 4242;
+const NODE: u64 = 9;
+const INSTANCE: u64 = 1;
+/// The park's lease.
+const LEASE_MS: i64 = 30_000;
+
+fn values(args: &[i64]) -> Vec<Value> {
+    args.iter().map(|n| n.to_string().into()).collect()
+}
+
+/// A script's reply as text: ids and numbers alike.
+fn texts(reply: Value) -> Vec<String> {
+    let Value::Array(items) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|v| v.as_string().expect("a string or a number"))
+        .collect()
+}
+
+struct Scripts {
+    admin: Client,
+    ns: String,
+    park: String,
+    unpark: String,
+    unheard: String,
+}
+
+impl Scripts {
+    async fn load(server: &RedisServer, ns: &str) -> Scripts {
+        let admin = server.client().await;
+        let load_one = async |name: &str| load(&admin, &compose(source(name))).await;
+        Scripts {
+            park: load_one("park").await,
+            unpark: load_one("unpark").await,
+            unheard: load_one("handed_unheard").await,
+            admin: admin.clone(),
+            ns: ns.to_owned(),
+        }
+    }
+
+    async fn run(&self, sha: &str, args: &[i64]) -> Value {
+        evalsha(&self.admin, sha, &self.ns, "work", &values(args))
+            .await
+            .expect("the script runs")
+    }
+
+    /// `handed_unheard` for `node`, lease ids in (`above`, `through`],
+    /// expiries in [`from`, `to`], one page of `count` at `offset`.
+    #[allow(clippy::too_many_arguments)]
+    async fn unheard(
+        &self,
+        node: u64,
+        instance: u64,
+        above: i64,
+        through: i64,
+        from: i64,
+        to: i64,
+        offset: i64,
+        count: i64,
+    ) -> Vec<String> {
+        let args = [
+            node as i64,
+            instance as i64,
+            above,
+            through,
+            from,
+            to,
+            offset,
+            count,
+        ];
+        texts(self.run(&self.unheard, &args).await)
+    }
+}
+
+#[tokio::test]
+async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handed-unheard");
+    let queue = fixtures::handle(&server, &ns).await;
+    let ids: Vec<String> = queue
+        .add_batch("work", fixtures::numbered(3))
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    // Another holder's claim first, under a longer lease: its job is in
+    // the leased set beside the park's, under lease 1.
+    let claimed = queue
+        .claim("work", 1, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(claimed[0].id, ids[0]);
+    let scripts = Scripts::load(&server, &ns).await;
+
+    // Parked with room for two: both other jobs handed at once, leased 2
+    // and 3; the park began after lease 1.
+    let park = [
+        TOKEN as i64,
+        NODE as i64,
+        INSTANCE as i64,
+        LEASE_MS,
+        2,
+        5_000,
+        7,
+    ];
+    let began = texts(scripts.run(&scripts.park, &park).await);
+    assert_eq!(began[1..3], ["1", "1"], "parked, after lease 1: {began:?}");
+    let began_ms: i64 = began[3].parse().unwrap();
+    let unpark = [TOKEN as i64, 0, 7];
+    let ended = texts(scripts.run(&scripts.unpark, &unpark).await);
+    assert_eq!(ended[..2], ["2", "3"], "handed two, ended at lease 3");
+    let ended_ms: i64 = ended[2].parse().unwrap();
+    assert!(ended_ms >= began_ms);
+
+    // The park's window: its two jobs with their leases.
+    let (from, to) = (began_ms + LEASE_MS, ended_ms + LEASE_MS);
+    let theirs = vec![
+        "-1".to_owned(),
+        ids[1].clone(),
+        "2".into(),
+        ids[2].clone(),
+        "3".into(),
+    ];
+    assert_eq!(
+        scripts
+            .unheard(NODE, INSTANCE, 1, 3, from, to, 0, 100)
+            .await,
+        theirs
+    );
+    // However wide the expiries, the other holder's job is not the park's:
+    // not its holder, and not its leases.
+    let ever = 1i64 << 52;
+    assert_eq!(
+        scripts.unheard(NODE, INSTANCE, 0, 3, 0, ever, 0, 100).await,
+        theirs
+    );
+    let identity = queue.identity();
+    let other = (identity.node, identity.instance as u64);
+    assert_eq!(
+        scripts
+            .unheard(other.0, other.1, 0, 3, 0, ever, 0, 100)
+            .await,
+        vec!["-1".to_owned(), ids[0].clone(), "1".into()]
+    );
+    assert_eq!(
+        scripts
+            .unheard(other.0, other.1, 1, 3, 0, ever, 0, 100)
+            .await,
+        vec!["-1"]
+    );
+    assert_eq!(
+        scripts
+            .unheard(NODE, INSTANCE + 1, 1, 3, 0, ever, 0, 100)
+            .await,
+        vec!["-1"],
+        "another instance of the node"
+    );
+
+    // A page at a time: each says where the next starts, the last -1.
+    let mut found = Vec::new();
+    let mut offset = 0;
+    let mut pages = 0;
+    while offset >= 0 {
+        let page = scripts
+            .unheard(NODE, INSTANCE, 1, 3, 0, ever, offset, 1)
+            .await;
+        offset = page[0].parse().unwrap();
+        found.extend_from_slice(&page[1..]);
+        pages += 1;
+    }
+    assert_eq!(found, theirs[1..]);
+    assert_eq!(pages, 4, "three entries, one a page, then the end");
+
+    // Bad input is refused by name.
+    let refused = evalsha(
+        &scripts.admin,
+        &scripts.unheard,
+        &ns,
+        "work",
+        &values(&[NODE as i64, INSTANCE as i64, 1, 3, from, to, 0, 0]),
+    )
+    .await
+    .expect_err("a page of nothing");
+    assert!(
+        refused.to_string().contains("count must be 1 to 1000"),
+        "{refused}"
+    );
+}
