@@ -23,6 +23,20 @@ fn values(args: &[i64]) -> Vec<Value> {
     args.iter().map(|n| n.to_string().into()).collect()
 }
 
+/// A `handed_unheard` reply: where the next page starts, then its (id,
+/// lease) pairs, sorted (jobs leased in one millisecond share a score, and
+/// the leased set orders those by id).
+type Page = (String, Vec<(String, String)>);
+
+fn page(reply: Vec<String>) -> Page {
+    let mut pairs: Vec<(String, String)> = reply[1..]
+        .chunks(2)
+        .map(|p| (p[0].clone(), p[1].clone()))
+        .collect();
+    pairs.sort();
+    (reply[0].clone(), pairs)
+}
+
 /// A script's reply as text: ids and numbers alike.
 fn texts(reply: Value) -> Vec<String> {
     let Value::Array(items) = reply else {
@@ -74,7 +88,7 @@ impl Scripts {
         to: i64,
         offset: i64,
         count: i64,
-    ) -> Vec<String> {
+    ) -> Page {
         let args = [
             node as i64,
             instance as i64,
@@ -85,7 +99,7 @@ impl Scripts {
             offset,
             count,
         ];
-        texts(self.run(&self.unheard, &args).await)
+        page(texts(self.run(&self.unheard, &args).await))
     }
 }
 
@@ -132,45 +146,29 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
 
     // The park's window: its two jobs with their leases.
     let (from, to) = (began_ms + LEASE_MS, ended_ms + LEASE_MS);
-    let theirs = vec![
-        "-1".to_owned(),
-        ids[1].clone(),
-        "2".into(),
-        ids[2].clone(),
-        "3".into(),
+    let mut handed = vec![
+        (ids[1].clone(), "2".to_owned()),
+        (ids[2].clone(), "3".into()),
     ];
-    assert_eq!(
-        scripts
-            .unheard(NODE, INSTANCE, 1, 3, from, to, 0, 100)
-            .await,
-        theirs
-    );
+    handed.sort();
+    let theirs: Page = ("-1".into(), handed.clone());
+    let none: Page = ("-1".into(), Vec::new());
+    let at = |node, instance, above, through, from, to| {
+        scripts.unheard(node, instance, above, through, from, to, 0, 100)
+    };
+    assert_eq!(at(NODE, INSTANCE, 1, 3, from, to).await, theirs);
     // However wide the expiries, the other holder's job is not the park's:
     // not its holder, and not its leases.
     let ever = 1i64 << 52;
-    assert_eq!(
-        scripts.unheard(NODE, INSTANCE, 0, 3, 0, ever, 0, 100).await,
-        theirs
-    );
+    assert_eq!(at(NODE, INSTANCE, 0, 3, 0, ever).await, theirs);
     let identity = queue.identity();
     let other = (identity.node, identity.instance as u64);
+    let its_own: Page = ("-1".into(), vec![(ids[0].clone(), "1".into())]);
+    assert_eq!(at(other.0, other.1, 0, 3, 0, ever).await, its_own);
+    assert_eq!(at(other.0, other.1, 1, 3, 0, ever).await, none);
     assert_eq!(
-        scripts
-            .unheard(other.0, other.1, 0, 3, 0, ever, 0, 100)
-            .await,
-        vec!["-1".to_owned(), ids[0].clone(), "1".into()]
-    );
-    assert_eq!(
-        scripts
-            .unheard(other.0, other.1, 1, 3, 0, ever, 0, 100)
-            .await,
-        vec!["-1"]
-    );
-    assert_eq!(
-        scripts
-            .unheard(NODE, INSTANCE + 1, 1, 3, 0, ever, 0, 100)
-            .await,
-        vec!["-1"],
+        at(NODE, INSTANCE + 1, 1, 3, 0, ever).await,
+        none,
         "another instance of the node"
     );
 
@@ -179,14 +177,15 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
     let mut offset = 0;
     let mut pages = 0;
     while offset >= 0 {
-        let page = scripts
+        let (next, pairs) = scripts
             .unheard(NODE, INSTANCE, 1, 3, 0, ever, offset, 1)
             .await;
-        offset = page[0].parse().unwrap();
-        found.extend_from_slice(&page[1..]);
+        offset = next.parse().unwrap();
+        found.extend(pairs);
         pages += 1;
     }
-    assert_eq!(found, theirs[1..]);
+    found.sort();
+    assert_eq!(found, handed);
     assert_eq!(pages, 4, "three entries, one a page, then the end");
 
     // Bad input is refused by name.
