@@ -38,6 +38,9 @@ pub(crate) struct Parking {
     unheard: Unheard,
     /// The queue this worker is parked on, if any.
     parked_on: Option<String>,
+    /// When that park's record has surely lapsed: counted from the park's
+    /// reply, after the server set it.
+    park_lapsed_by: Instant,
     /// Whether that park's messages go on a shard channel: its unpark's
     /// fence goes the same way, after them (`crate::park`).
     parked_shard: bool,
@@ -69,6 +72,7 @@ impl Parking {
             arrived: VecDeque::new(),
             unheard: Unheard::default(),
             parked_on: None,
+            park_lapsed_by: Instant::now(),
             parked_shard: false,
             wake_at: Instant::now(),
             capacity: 0,
@@ -144,8 +148,9 @@ impl Parking {
     /// before still arrive, and are taken by [`Parking::take_handed`].
     /// False when the unpark failed: the worker is still parked, and must
     /// not claim (a claim's leases inside the park's window would be taken
-    /// for its hand-offs: `super::unheard`) until a later call succeeds
-    /// (the park lapses by itself meanwhile, within PARK_AT_MOST).
+    /// for its hand-offs: `super::unheard`) until a later call succeeds, or
+    /// until the park has surely lapsed: then its window's end is unknown,
+    /// and its lost hand-offs, if any, return when their leases lapse.
     pub async fn leave(&mut self, backend: &Backend) -> bool {
         let Some(queue) = backend.handoff() else {
             return true;
@@ -159,9 +164,14 @@ impl Parking {
                     self.unheard.ended(self.park_number, unparked);
                     self.parked_on = None;
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, queue = %name, "unpark failed");
+                Err(e) if Instant::now() < self.park_lapsed_by => {
+                    tracing::warn!(error = %e, queue = %name, "unpark failed; trying again before claiming");
                     return false;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, queue = %name, "unpark failed; the park has lapsed by itself");
+                    self.unheard.abandoned(self.park_number);
+                    self.parked_on = None;
                 }
             }
         }
@@ -209,6 +219,7 @@ impl Parking {
                             let lease_ms = lease.as_millis() as u64;
                             self.unheard.began(number, name, lease_ms, began, gaps);
                             self.parked_on = Some(name.clone());
+                            self.park_lapsed_by = Instant::now() + park_for + PARK_GRACE;
                             self.parked_shard = shard;
                             self.park_number = number;
                             self.capacity = capacity;

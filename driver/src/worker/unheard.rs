@@ -155,6 +155,16 @@ impl Unheard {
         }
     }
 
+    /// Park `number` ended unseen: its unpark never answered before it
+    /// lapsed, so the end of its window is not known and it cannot be
+    /// looked at.
+    pub fn abandoned(&mut self, number: u64) {
+        self.spans.retain(|s| s.number != number);
+        if self.spans.is_empty() {
+            self.heard.clear();
+        }
+    }
+
     /// A handed job under `lease_id` arrived. False when it was given back
     /// already (its message came late): drop it.
     pub fn arrived(&mut self, lease_id: u64) -> bool {
