@@ -46,18 +46,21 @@ fn namespace_on(cluster: &RedisCluster, test: &str, primary: usize) -> String {
     }
 }
 
+/// Runs of [`Count`], and of those, how many were not the job's first
+/// attempt.
 #[derive(Default)]
-struct Counter(AtomicU32);
+struct Counter(AtomicU32, AtomicU32);
 
 #[derive(Serialize, Deserialize)]
 struct Count;
 impl TypedJob for Count {
     const NAME: &'static str = "c.count";
     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
-        cx.service::<Arc<Counter>>()
-            .expect("counter")
-            .0
-            .fetch_add(1, Ordering::SeqCst);
+        let counter = cx.service::<Arc<Counter>>().expect("counter");
+        counter.0.fetch_add(1, Ordering::SeqCst);
+        if cx.attempt() > 1 {
+            counter.1.fetch_add(1, Ordering::SeqCst);
+        }
         Ok(())
     }
 }
@@ -283,6 +286,101 @@ async fn after_a_manual_failover_the_worker_listens_on_the_new_primary() {
     }
     stop.cancel();
     assert_eq!(handle.await.unwrap().unwrap().processed, 3);
+}
+
+/// A hand-off made after a manual failover moved the namespace's slot, and
+/// before the worker's listener noticed (it checks every 5 s), is published
+/// on the new primary, where the worker has no shard subscription yet: it
+/// reaches no one. The worker finds the job when it leaves its park and
+/// gives it back, so the job runs on its first attempt within seconds, not
+/// after its two-minute lease with an attempt counted
+/// (driver/src/worker/unheard.rs).
+#[tokio::test]
+async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting_for_the_lease() {
+    let cluster = RedisCluster::start();
+    let ns = namespace_on(&cluster, "lost-in-failover", 0);
+    let queue = connect(&cluster, &ns).await;
+    let counter = Arc::new(Counter::default());
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .max_idle(Duration::from_secs(3600))
+        .lease(Duration::from_secs(120));
+    let (stop, handle) = start_worker(&queue, options, counter.clone());
+    let wake = queue.wake_channel();
+    let parked = format!("{{{ns}}}:q:default:parked");
+    let park_left = |node: usize| -> i64 {
+        let reply = cluster.cli(node, &["PTTL", &parked]);
+        reply.trim().parse().unwrap_or(-2)
+    };
+    let mut primary = 0;
+    wait_until(DEADLINE, "the worker to listen on its shard", async || {
+        cluster.shard_subscribers_on(primary, &wake) == 1
+    })
+    .await;
+    // Each try moves the slot to the replica and pushes a job at once. A
+    // try whose listener followed the slot before the push (its check fell
+    // in between) proves nothing: its job is heard and runs, and the next
+    // try moves the slot back.
+    let push = JobQueue::new(queue.clone());
+    let mut pushed = 0;
+    loop {
+        assert!(
+            pushed < 4,
+            "the listener followed the slot before every push"
+        );
+        wait_until(DEADLINE, "the worker to park", async || {
+            park_left(primary) >= 1000
+        })
+        .await;
+        wait_until(DEADLINE, "the primary to know its replica", async || {
+            cluster.replica_of(primary).is_some()
+        })
+        .await;
+        let replica = cluster.replica_of(primary).unwrap();
+        let takeover = cluster.cli(replica, &["CLUSTER", "FAILOVER", "TAKEOVER"]);
+        assert_eq!(takeover.trim(), "OK");
+        wait_until(DEADLINE, "the replica to serve the slot", async || {
+            cluster.primary_of_slot(slot_of(&ns)) == Some(replica)
+        })
+        .await;
+        primary = replica;
+        // While the nodes agree on the move, a push may be redirected until
+        // the client gives up: refused before it ran, so pushed again.
+        let mut id = None;
+        wait_until(DEADLINE, "a push to go through", async || {
+            id = push.push(&Count).await.ok().map(|p| p.id().to_owned());
+            id.is_some()
+        })
+        .await;
+        pushed += 1;
+        let id = id.unwrap();
+        let state = queue.inspect(&id).await.unwrap().map(|job| job.state);
+        // Subscriptions only come back: none now, none when the job was
+        // handed.
+        let unheard = cluster.shard_subscribers_on(primary, &wake) == 0;
+        if state == Some(redq::JobState::Leased) && unheard {
+            break;
+        }
+        wait_until(
+            Duration::from_secs(20),
+            "the worker to listen on the new primary",
+            async || cluster.shard_subscribers_on(primary, &wake) == 1,
+        )
+        .await;
+        wait_until(DEADLINE, "the try's job to run", async || {
+            counter.0.load(Ordering::SeqCst) == pushed
+        })
+        .await;
+    }
+    wait_until(
+        Duration::from_secs(30),
+        "the lost hand-off to run",
+        async || counter.0.load(Ordering::SeqCst) == pushed,
+    )
+    .await;
+    assert_eq!(counter.1.load(Ordering::SeqCst), 0, "on its first attempt");
+    stop.cancel();
+    assert_eq!(handle.await.unwrap().unwrap().processed, pushed as u64);
 }
 
 #[tokio::test]
