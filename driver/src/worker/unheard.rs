@@ -44,6 +44,13 @@ const FENCE_LOST: Duration = Duration::from_secs(30);
 /// How many given-back leases are remembered, to drop their late messages.
 const GIVEN_BACK_KEPT: usize = 1024;
 
+/// How many times a park's look may fail (Redis out of reach again, say)
+/// before it is given up, its lost hand-offs back after their leases; and
+/// how long after a failure the next try waits, so that a look that keeps
+/// failing does not keep the worker from its sleep.
+const LOOKS_AT_MOST: u32 = 5;
+const LOOK_AGAIN_AFTER: Duration = Duration::from_secs(1);
+
 /// One park, from its start until it is settled.
 struct Span {
     number: u64,
@@ -53,6 +60,9 @@ struct Span {
     /// `Inbox::gaps` when it began: a gap since may have lost its messages.
     gaps_before: u64,
     end: Option<End>,
+    /// Looks that failed, and when the next may be tried.
+    looks_failed: u32,
+    look_again_at: Option<Instant>,
 }
 
 struct End {
@@ -141,6 +151,8 @@ impl Unheard {
             began,
             gaps_before: gaps,
             end: None,
+            looks_failed: 0,
+            look_again_at: None,
         });
     }
 
@@ -188,14 +200,15 @@ impl Unheard {
         } else {
             FENCE_LOST
         };
-        Some(end.at + wait)
+        Some((end.at + wait).max(span.look_again_at.unwrap_or(end.at)))
     }
 
     /// Settle what parks can be: `fenced` and `gaps` as the listener had
     /// them before the worker took what had arrived. A park whose
     /// hand-offs are missing is looked at and its unheard jobs given back
     /// (`last`: the worker stops, nothing more arrives). A park whose look
-    /// failed is tried again at the next call, unless `last`.
+    /// failed waits `LOOK_AGAIN_AFTER` before the next try, and is given up
+    /// after `LOOKS_AT_MOST` (or at once when `last`).
     pub async fn settle(&mut self, queue: &RedisQueue, fenced: u64, gaps: u64, last: bool) {
         while let Some(span) = self.spans.front() {
             let Some(end) = &span.end else { return };
@@ -212,8 +225,10 @@ impl Unheard {
                 end.at.elapsed(),
                 last,
             );
+            let too_soon = span.look_again_at.is_some_and(|at| Instant::now() < at);
             match verdict {
                 Verdict::Wait => return,
+                Verdict::Look { .. } if too_soon && !last => return,
                 Verdict::Done => {}
                 Verdict::Look { missing } => {
                     let name = span.queue.clone();
@@ -223,8 +238,17 @@ impl Unheard {
                         lease_ms: span.lease_ms,
                     };
                     if let Err(e) = self.look(queue, &name, &window, missing).await {
-                        tracing::warn!(error = %e, queue = %name, "looking for lost hand-offs failed");
-                        if !last {
+                        let span = self.spans.front_mut().expect("the span looked at");
+                        span.looks_failed += 1;
+                        let give_up = last || span.looks_failed >= LOOKS_AT_MOST;
+                        tracing::warn!(
+                            error = %e,
+                            queue = %name,
+                            given_up = give_up,
+                            "looking for lost hand-offs failed; if given up, they return when their leases lapse"
+                        );
+                        if !give_up {
+                            span.look_again_at = Some(Instant::now() + LOOK_AGAIN_AFTER);
                             return;
                         }
                     }
