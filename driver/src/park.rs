@@ -109,7 +109,7 @@ impl RedisQueue {
         Ok(Parked {
             due_in: (due >= 0).then(|| Duration::from_millis(due as u64)),
             began: if parked {
-                Some(park_mark(&items[2..])?)
+                Some(park_mark(items.get(2..).unwrap_or_default())?)
             } else {
                 None
             },
@@ -137,7 +137,7 @@ impl RedisQueue {
 
     /// The jobs of `queue` leased to this handle's identity in `window`:
     /// what a park may have handed to it (`lua/handed_unheard.lua`), as
-    /// leases, oldest first.
+    /// leases, in the order their leases expire.
     pub(crate) async fn handed_in(
         &self,
         queue: &str,

@@ -163,6 +163,12 @@ pub fn numbered(n: usize) -> Vec<NewJob> {
     (0..n).map(|i| NewJob::new(json!({ "n": i }))).collect()
 }
 
+/// Add [`numbered`]`(n)` jobs to `name` in one batch; their ids, in order.
+pub async fn add_numbered(queue: &RedisQueue, name: &str, n: usize) -> Vec<String> {
+    let enqueued = queue.add_batch(name, numbered(n)).await.expect("add_batch");
+    enqueued.iter().map(|e| e.id().to_owned()).collect()
+}
+
 /// The `n` field of each job's payload, in claim order.
 pub fn numbers(jobs: &[Job]) -> Vec<i64> {
     jobs.iter()

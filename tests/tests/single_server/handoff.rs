@@ -410,13 +410,7 @@ async fn a_park_with_jobs_waiting_hands_them_over_up_to_its_room() {
     let server = RedisServer::start();
     let ns = unique_namespace("park-handoff");
     let queue = fixtures::handle(&server, &ns).await;
-    let ids: Vec<String> = queue
-        .add_batch("work", fixtures::numbered(3))
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
+    let ids = fixtures::add_numbered(&queue, "work", 3).await;
     let token = 4242u64;
     let listener = server.client().await;
     let mut messages = listener.message_rx();

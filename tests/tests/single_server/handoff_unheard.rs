@@ -108,13 +108,7 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
     let server = RedisServer::start();
     let ns = unique_namespace("handed-unheard");
     let queue = fixtures::handle(&server, &ns).await;
-    let ids: Vec<String> = queue
-        .add_batch("work", fixtures::numbered(3))
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.id().to_owned())
-        .collect();
+    let ids = fixtures::add_numbered(&queue, "work", 3).await;
     // Another holder's claim first, under a longer lease: its job is in
     // the leased set beside the park's, under lease 1.
     let claimed = queue
