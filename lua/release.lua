@@ -8,13 +8,19 @@
 -- limiter (its limit key, or the queue when it has none) starts nothing for
 -- pushback_ms (the later of an existing push-back and this one wins), and the
 -- queue becomes flow-aware. The job itself is released as without it.
--- include: check clock keys job_store lease waiting flow notify
+-- A lost hand-off: with ARGV[5] = handoff_lost, a worker gives back a job
+-- handed to it whose message it never heard (driver/src/worker/unheard.rs).
+-- The release is the same; a handoff_lost event tells an operator, since a
+-- lost hand-off means the worker's subscription broke or lagged.
+-- include: check clock keys job_store lease waiting flow notify events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
---   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake
+--   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake, events (a lost hand-off)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
--- ARGV[5] (optional) pushback_ms (1..86400000)
+-- ARGV[5] (optional) pushback_ms (1..86400000), or handoff_lost
+-- Events: handoff_lost (id, name, detail: the worker it was handed to, as
+--   the registry names it) when ARGV[5] says so and the job was released.
 -- Reply: code
 -- code 1 released: the job is due again at once, no attempt counted
 -- code 2 already_released: an earlier send released it under this lease; nothing changed
@@ -25,8 +31,14 @@
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
-local pushback
-if ARGV[5] then
+local pushback, lost
+if ARGV[5] == 'handoff_lost' then
+  lost = true
+elseif ARGV[5] then
+  if not string.match(ARGV[5], '^%d+$') then
+    fail('the fifth argument must be pushback_ms (1 to 86400000) or handoff_lost, got '
+      .. string.format('%q', ARGV[5]))
+  end
   pushback = uint(ARGV[5], 'pushback_ms', 86400000)
   if pushback < 1 then fail('pushback_ms must be 1 to 86400000, got 0') end
 end
@@ -35,6 +47,10 @@ if not m or m[M.queue] ~= QUEUE then return -1 end
 if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
+if lost then
+  emit(K.events, 'handoff_lost', QUEUE, now, 'id', id, 'name', m[M.name],
+    'detail', m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance]))
+end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)
 m[M.not_before] = now -- due again now: the next claim's wait counts from here

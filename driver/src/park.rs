@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use fred::types::Value;
 
+use crate::events::EventKind;
 use crate::job::parse_payload;
 use crate::meta::Meta;
 use crate::msgpack_fields::read_array;
-use crate::scripts::num;
+use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
-use crate::{limits, Job, Lease, QueueError, RedisQueue};
+use crate::{codes, limits, Job, Lease, QueueError, RedisQueue};
 
 /// What `park` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +177,21 @@ impl RedisQueue {
             }
             offset = next as u64;
         }
+    }
+
+    /// Give back a job handed to this worker whose message never reached
+    /// it (`super::worker::unheard`): released as [`RedisQueue::release`]
+    /// does, due again at once with no attempt counted, and recorded as a
+    /// [`EventKind::HandoffLost`] event naming the worker, so that an
+    /// operator sees the subscription trouble behind it.
+    pub(crate) async fn give_back_unheard(&self, lease: &Lease) -> Result<(), QueueError> {
+        crate::queue::check_lease(lease)?;
+        let args = vec![
+            text(lease.id.as_str()),
+            num(lease.lease_id),
+            text(EventKind::HandoffLost.as_str()),
+        ];
+        codes::released(&self.run(Op::Release, &lease.queue, args).await?, lease)
     }
 }
 

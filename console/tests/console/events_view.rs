@@ -4,9 +4,10 @@
 
 use redq::QueueEvent;
 use redq_console::tui::state::{Action, Screen, State, Update};
+use redq_console::tui::theme::Theme;
 
 use crate::common::*;
-use crate::views::screen_text;
+use crate::views::{screen_text, terminal};
 
 fn event(i: usize, kind: &str, queue: &str) -> QueueEvent {
     QueueEvent {
@@ -127,4 +128,52 @@ fn a_schedule_change_shows_the_schedule_it_names_and_who_did_it() {
     ] {
         assert!(text.contains(wanted), "{wanted} missing:\n{text}");
     }
+}
+
+/// The kinds an operator should not miss stand out: a dead letter and a
+/// lost worker in the error colour, a lost hand-off (the job is safe, the
+/// worker's subscription is not) in the warning colour.
+#[test]
+fn trouble_stands_out_by_colour() {
+    let mut snapshot = snapshot();
+    // The selected first row has the selection's colours: the others do not.
+    snapshot.events = vec![
+        event(0, "paused", "emails"),
+        QueueEvent {
+            job_id: "01KHANDOFF".into(),
+            detail: Some("2636283641-7".into()),
+            ..event(1, "handoff_lost", "emails")
+        },
+        event(2, "completed", "emails"),
+        event(3, "dead", "emails"),
+    ];
+    let mut state = loaded();
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    let terminal = terminal(&state, 140, 30, true);
+    let buffer = terminal.backend().buffer();
+    // The colour of the first cell of `word` in the first event row that
+    // has it (rows of the queue `emails`: not the tabs or the title).
+    let colour_of = |word: &str| {
+        (0..30u16)
+            .find_map(|y| {
+                let row: String = (0..140u16).map(|x| buffer[(x, y)].symbol()).collect();
+                let at = row
+                    .find(&format!(" {word} "))
+                    .filter(|_| row.contains("emails"))?
+                    + 1;
+                // Each cell holds one character here (ASCII before it).
+                let x = row[..at].chars().count() as u16;
+                Some(buffer[(x, y)].fg)
+            })
+            .unwrap_or_else(|| panic!("{word} not on the screen"))
+    };
+    let theme = Theme::new(true);
+    assert_eq!(Some(colour_of("handoff_lost")), theme.warn().fg);
+    assert_eq!(Some(colour_of("dead")), theme.error().fg);
+    assert_ne!(Some(colour_of("completed")), theme.warn().fg);
+    assert_ne!(Some(colour_of("completed")), theme.error().fg);
 }

@@ -12,7 +12,12 @@ use redq_console::tui::state::{Action, JobsPage, JobsQuery, Screen, State, Updat
 use redq_console::tui::theme::Theme;
 use redq_console::tui::view;
 
-fn terminal(state: &State, width: u16, height: u16, color: bool) -> Terminal<TestBackend> {
+pub(crate) fn terminal(
+    state: &State,
+    width: u16,
+    height: u16,
+    color: bool,
+) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|frame| view::render(frame, state, &Theme::new(color), now()))

@@ -82,11 +82,16 @@ pub enum EventKind {
     MetricsOff,
     /// A queue's metrics turned back on (`by`).
     MetricsOn,
+    /// A job handed to a parked worker whose message never reached it
+    /// (its subscription broke or lagged), given back by that worker unrun:
+    /// due again at once, no attempt counted (`job_id`, `name`, `detail`
+    /// the worker as `redq workers` lists it).
+    HandoffLost,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 31] = [
+    pub const ALL: [EventKind; 32] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -118,6 +123,7 @@ impl EventKind {
         EventKind::RetentionCleared,
         EventKind::MetricsOff,
         EventKind::MetricsOn,
+        EventKind::HandoffLost,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -154,6 +160,7 @@ impl EventKind {
             EventKind::RetentionCleared => "retention_cleared",
             EventKind::MetricsOff => "metrics_off",
             EventKind::MetricsOn => "metrics_on",
+            EventKind::HandoffLost => "handoff_lost",
         }
     }
 

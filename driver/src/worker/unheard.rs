@@ -293,7 +293,7 @@ impl Unheard {
                 self.given_back.pop_front();
             }
             self.given_back.push_back(lease.lease_id);
-            if let Err(e) = queue.release(&lease).await {
+            if let Err(e) = queue.give_back_unheard(&lease).await {
                 tracing::warn!(error = %e, id = %lease.id, "giving back a lost hand-off failed; it returns when its lease lapses");
             }
         }

@@ -323,7 +323,7 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
     // try moves the slot back.
     let push = JobQueue::new(queue.clone());
     let mut pushed = 0;
-    loop {
+    let lost = loop {
         assert!(
             pushed < 4,
             "the listener followed the slot before every push"
@@ -359,7 +359,7 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
         // handed.
         let unheard = cluster.shard_subscribers_on(primary, &wake) == 0;
         if state == Some(redq::JobState::Leased) && unheard {
-            break;
+            break id;
         }
         wait_until(
             Duration::from_secs(20),
@@ -371,7 +371,7 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
             counter.0.load(Ordering::SeqCst) == pushed
         })
         .await;
-    }
+    };
     wait_until(
         Duration::from_secs(30),
         "the lost hand-off to run",
@@ -379,6 +379,21 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
     )
     .await;
     assert_eq!(counter.1.load(Ordering::SeqCst), 0, "on its first attempt");
+    let given_back: Vec<String> = queue
+        .events(100)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "handoff_lost")
+        .map(|e| e.job_id)
+        .collect();
+    // An earlier try's job may have been lost too (its listener back
+    // between the hand-off and the check): this one is there, once.
+    assert_eq!(
+        given_back.iter().filter(|id| **id == lost).count(),
+        1,
+        "recorded as a lost hand-off: {given_back:?}"
+    );
     stop.cancel();
     assert_eq!(handle.await.unwrap().unwrap().processed, pushed as u64);
 }

@@ -276,8 +276,32 @@ async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_wit
     .await;
     assert_eq!(
         recorded_runs(&client, "cut").await,
-        vec![(id, 1)],
+        vec![(id.clone(), 1)],
         "given back with no attempt counted, and run"
+    );
+    // What an operator sees: one event, naming the job and the worker as
+    // the registry lists it.
+    let workers = queue.workers().await.unwrap();
+    let [worker] = workers.as_slice() else {
+        panic!("one worker registered, got {workers:?}");
+    };
+    let lost: Vec<_> = queue
+        .events(100)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "handoff_lost")
+        .map(|e| (e.queue, e.job_id, e.name, e.detail))
+        .collect();
+    assert_eq!(
+        lost,
+        [(
+            "work".to_owned(),
+            id,
+            Some(Recorded::NAME.to_owned()),
+            Some(worker.id.clone())
+        )],
+        "the give-back recorded as a handoff_lost event"
     );
     running.shutdown().await;
 }

@@ -197,3 +197,76 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
         "{refused}"
     );
 }
+
+/// What `release.lua` does with a lost hand-off (`handoff_lost`, as the
+/// worker's give-back sends it): the job is due again with no attempt
+/// counted, and one event names it and the worker it was handed to.
+#[tokio::test]
+async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("handoff-lost");
+    let queue = fixtures::handle(&server, &ns).await;
+    let ids = fixtures::add_numbered(&queue, "work", 2).await;
+    let scripts = Scripts::load(&server, &ns).await;
+    let release = load(&scripts.admin, &compose(source("release"))).await;
+    // Both jobs handed to the parked worker at its park, leases 1 and 2;
+    // then it leaves, as a worker does before it gives anything back.
+    let park = [
+        TOKEN as i64,
+        NODE as i64,
+        INSTANCE as i64,
+        LEASE_MS,
+        2,
+        5_000,
+        7,
+    ];
+    scripts.run(&scripts.park, &park).await;
+    let ended = texts(scripts.run(&scripts.unpark, &[TOKEN as i64, 0, 7]).await);
+    assert_eq!(ended[..2], ["2", "2"], "handed two, ended at lease 2");
+    let release_as = async |id: &str, lease: &str, why: &str| {
+        let args: Vec<Value> = vec![id.into(), lease.into(), why.into()];
+        evalsha(&scripts.admin, &release, &ns, "work", &args).await
+    };
+    let lost_events = async || -> Vec<_> {
+        queue
+            .events(100)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "handoff_lost")
+            .map(|e| (e.queue, e.job_id, e.detail))
+            .collect()
+    };
+    let job_of = async |id: &str| queue.inspect(id).await.unwrap().expect("the job");
+
+    // A fifth argument that is neither is refused, naming both, and
+    // nothing is written.
+    let refused = release_as(&ids[1], "2", "lost")
+        .await
+        .expect_err("neither a push-back nor handoff_lost");
+    assert!(
+        refused
+            .to_string()
+            .contains("pushback_ms (1 to 86400000) or handoff_lost"),
+        "{refused}"
+    );
+    assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);
+
+    // Given back: due again at once, its attempts untouched, and recorded.
+    let given = release_as(&ids[0], "1", "handoff_lost").await.unwrap();
+    assert_eq!(given.as_i64(), Some(1), "released");
+    let job = job_of(&ids[0]).await;
+    assert_eq!((job.state, job.attempts), (redq::JobState::Waiting, 0));
+    let worker = format!("{NODE}-{INSTANCE}");
+    let once = vec![("work".to_owned(), ids[0].clone(), Some(worker.clone()))];
+    assert_eq!(lost_events().await, once);
+
+    // A resend changes nothing and records nothing more; nor does a give-
+    // back whose lease is not the job's.
+    let resent = release_as(&ids[0], "1", "handoff_lost").await.unwrap();
+    assert_eq!(resent.as_i64(), Some(2), "already released");
+    let stale = release_as(&ids[1], "1", "handoff_lost").await.unwrap();
+    assert_eq!(stale.as_i64(), Some(-1), "not held under lease 1");
+    assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);
+    assert_eq!(lost_events().await, once);
+}

@@ -25,10 +25,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             shard.cells(
                 vec![
                     Item::new(clock::short(e.at, now)),
-                    if e.kind == "dead" || e.kind == "worker_lost" {
-                        kind.style(theme.error())
-                    } else {
-                        kind
+                    match EventKind::of(&e.kind) {
+                        Some(EventKind::Dead | EventKind::WorkerLost) => kind.style(theme.error()),
+                        // The job is safe, but the worker's subscription
+                        // broke or lagged: worth a look.
+                        Some(EventKind::HandoffLost) => kind.style(theme.warn()),
+                        _ => kind,
                     },
                     Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
                     Item::new(subject(e)),
