@@ -116,6 +116,7 @@ mod dead_forms;
 mod durable;
 mod enqueue_args;
 mod error;
+mod event_kind;
 pub mod events;
 pub mod flow;
 mod gate;

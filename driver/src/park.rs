@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fred::types::Value;
 
-use crate::events::EventKind;
+use crate::event_kind::EventKind;
 use crate::job::parse_payload;
 use crate::meta::Meta;
 use crate::msgpack_fields::read_array;

@@ -22,7 +22,6 @@
 
 mod cursor;
 mod entry;
-mod kind;
 mod latest;
 mod merged;
 mod resumed;
@@ -35,8 +34,8 @@ use fred::types::{ClusterHash, CustomCommand, Value};
 use futures::Stream;
 
 pub use crate::actor::{local_actor, MAX_ACTOR_BYTES};
+pub use crate::event_kind::EventKind;
 pub use cursor::EventCursor;
-pub use kind::EventKind;
 
 use crate::{QueueError, QueueEvent, RedisQueue};
 

@@ -1,4 +1,7 @@
-//! The kinds of event the scripts write to `{ns}:events`, named once.
+//! The kinds of event the scripts write to `{ns}:events`, named once: a
+//! module of its own, which depends on nothing, so that a module `events`
+//! itself depends on may name a kind too (`park` sends one to `release.lua`).
+//! Public as [`crate::events::EventKind`].
 
 /// What an event on `{ns}:events` records. [`QueueEvent::kind`] keeps the
 /// stream's text, so an event of a kind this driver does not know (written
