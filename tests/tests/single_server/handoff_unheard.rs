@@ -16,8 +16,9 @@ use redq_tests::{unique_namespace, RedisServer};
 const TOKEN: u64 = 4242;
 const NODE: u64 = 9;
 const INSTANCE: u64 = 1;
-/// The park's lease.
+/// The park's lease, and its number.
 const LEASE_MS: i64 = 30_000;
+const PARK: i64 = 7;
 
 fn values(args: &[i64]) -> Vec<Value> {
     args.iter().map(|n| n.to_string().into()).collect()
@@ -75,6 +76,26 @@ impl Scripts {
             .expect("the script runs")
     }
 
+    /// Park the worker (park number `PARK`, for 5 s) with room for `room`
+    /// jobs, leased for `LEASE_MS`: the park's reply.
+    async fn park_worker(&self, room: i64) -> Vec<String> {
+        let args = [
+            TOKEN as i64,
+            NODE as i64,
+            INSTANCE as i64,
+            LEASE_MS,
+            room,
+            5_000,
+            PARK,
+        ];
+        texts(self.run(&self.park, &args).await)
+    }
+
+    /// Its unpark, on a plain channel: the reply.
+    async fn unpark_worker(&self) -> Vec<String> {
+        texts(self.run(&self.unpark, &[TOKEN as i64, 0, PARK]).await)
+    }
+
     /// `handed_unheard` for `node`, lease ids in (`above`, `through`],
     /// expiries in [`from`, `to`], one page of `count` at `offset`.
     #[allow(clippy::too_many_arguments)]
@@ -120,20 +141,10 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
 
     // Parked with room for two: both other jobs handed at once, leased 2
     // and 3; the park began after lease 1.
-    let park = [
-        TOKEN as i64,
-        NODE as i64,
-        INSTANCE as i64,
-        LEASE_MS,
-        2,
-        5_000,
-        7,
-    ];
-    let began = texts(scripts.run(&scripts.park, &park).await);
+    let began = scripts.park_worker(2).await;
     assert_eq!(began[1..3], ["1", "1"], "parked, after lease 1: {began:?}");
     let began_ms: i64 = began[3].parse().unwrap();
-    let unpark = [TOKEN as i64, 0, 7];
-    let ended = texts(scripts.run(&scripts.unpark, &unpark).await);
+    let ended = scripts.unpark_worker().await;
     assert_eq!(ended[..2], ["2", "3"], "handed two, ended at lease 3");
     let ended_ms: i64 = ended[2].parse().unwrap();
     assert!(ended_ms >= began_ms);
@@ -211,17 +222,8 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     let release = load(&scripts.admin, &compose(source("release"))).await;
     // Both jobs handed to the parked worker at its park, leases 1 and 2;
     // then it leaves, as a worker does before it gives anything back.
-    let park = [
-        TOKEN as i64,
-        NODE as i64,
-        INSTANCE as i64,
-        LEASE_MS,
-        2,
-        5_000,
-        7,
-    ];
-    scripts.run(&scripts.park, &park).await;
-    let ended = texts(scripts.run(&scripts.unpark, &[TOKEN as i64, 0, 7]).await);
+    scripts.park_worker(2).await;
+    let ended = scripts.unpark_worker().await;
     assert_eq!(ended[..2], ["2", "2"], "handed two, ended at lease 2");
     let release_as = async |id: &str, lease: &str, why: &str| {
         let args: Vec<Value> = vec![id.into(), lease.into(), why.into()];
