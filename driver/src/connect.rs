@@ -154,7 +154,10 @@ impl RedisQueueBuilder {
     }
 
     /// The worker identity recorded on leases (default: a random node id per
-    /// process and a new instance number per connection).
+    /// process and a new instance number per connection). The first
+    /// [`Worker`](crate::worker::Worker) made on the handle leases under it;
+    /// a later one takes this node with an instance of its own
+    /// ([`RedisQueue::identity`]).
     #[must_use]
     pub fn identity(mut self, node: u64, instance: u32) -> Self {
         self.identity = Some(WorkerIdentity { node, instance });
@@ -248,14 +251,17 @@ impl RedisQueueBuilder {
             crate::record_format::at_connect(&pool, &keys, &self.namespace, self.command_timeout)
                 .await?;
         warn_unless_noeviction(&pool, &redacted).await;
+        let identity = self.identity.unwrap_or_else(WorkerIdentity::unique);
         Ok(RedisQueue {
+            identity,
             inner: Arc::new(Inner {
                 pool,
                 client_builder,
                 keys,
                 namespace: self.namespace,
                 url: redacted,
-                identity: self.identity.unwrap_or_else(WorkerIdentity::unique),
+                identity,
+                workers_made: Default::default(),
                 payload_limit: self.payload_limit,
                 timeout: self.command_timeout,
                 queue_keys: RwLock::new(HashMap::new()),

@@ -16,10 +16,13 @@ use crate::identity::WorkerIdentity;
 use crate::keys::{Keys, QueueKeys};
 
 /// A handle on the queues of one namespace in one Redis. Cheap to clone:
-/// clones share the connection pool.
+/// clones share the connection pool, and the worker identity recorded on
+/// the leases they take (a `Worker` takes one of its own but for the first
+/// on a handle: [`RedisQueue::identity`]).
 #[derive(Clone)]
 pub struct RedisQueue {
     pub(crate) inner: Arc<Inner>,
+    pub(crate) identity: WorkerIdentity,
 }
 
 impl std::fmt::Debug for RedisQueue {
@@ -27,7 +30,7 @@ impl std::fmt::Debug for RedisQueue {
         f.debug_struct("RedisQueue")
             .field("url", &self.inner.url)
             .field("namespace", &self.inner.namespace)
-            .field("identity", &self.inner.identity)
+            .field("identity", &self.identity)
             .finish_non_exhaustive()
     }
 }
@@ -40,7 +43,11 @@ pub(crate) struct Inner {
     pub keys: Keys,
     pub namespace: String,
     pub url: String,
+    /// The identity the handle was built with (`RedisQueueBuilder::identity`).
     pub identity: WorkerIdentity,
+    /// How many `Worker`s were made on this handle and its clones: the
+    /// first keeps the handle's identity, each later one takes its own.
+    pub workers_made: std::sync::atomic::AtomicU32,
     pub payload_limit: usize,
     pub timeout: Duration,
     pub queue_keys: RwLock<HashMap<String, Arc<QueueKeys>>>,

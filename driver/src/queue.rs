@@ -37,9 +37,36 @@ impl RedisQueue {
         &self.inner.namespace
     }
 
-    /// The identity recorded on the leases this handle takes.
+    /// The identity recorded on the leases this handle takes: the
+    /// builder's ([`RedisQueueBuilder::identity`](crate::RedisQueueBuilder::identity)),
+    /// shared by every clone. A [`Worker`](crate::worker::Worker) made on
+    /// the handle leases under it too, but a second `Worker` on the same
+    /// handle (or a clone) takes the same node with an instance of its own,
+    /// so that each `Worker` holds only its own leases, is listed once in
+    /// `workers`, and gives back only the hand-offs it lost.
     pub fn identity(&self) -> WorkerIdentity {
-        self.inner.identity
+        self.identity
+    }
+
+    /// This handle for one more `Worker`: itself for the first, else with
+    /// the same node and a fresh instance (see [`RedisQueue::identity`]).
+    pub(crate) fn for_a_worker(&self) -> RedisQueue {
+        use std::sync::atomic::Ordering;
+        if self.inner.workers_made.fetch_add(1, Ordering::Relaxed) == 0 {
+            return self.clone();
+        }
+        self.with_identity(WorkerIdentity {
+            node: self.identity.node,
+            instance: WorkerIdentity::unique().instance,
+        })
+    }
+
+    /// This handle, its leases taken under `identity`.
+    pub(crate) fn with_identity(&self, identity: WorkerIdentity) -> RedisQueue {
+        RedisQueue {
+            inner: self.inner.clone(),
+            identity,
+        }
     }
 
     /// The URL connected to, with any password removed.
@@ -324,7 +351,7 @@ impl RedisQueue {
             limits::check_queue_name(queue)?;
             return Ok(Vec::new());
         }
-        let identity = self.inner.identity;
+        let identity = self.identity;
         // Built for each call made: once, or twice after a refusal.
         let args = || {
             vec![
@@ -610,7 +637,13 @@ impl SendBatch for Inner {
         queue: String,
         jobs: Vec<SingleJob>,
     ) -> Result<Vec<Enqueued>, QueueError> {
-        RedisQueue { inner: self }.send_encoded(&queue, &jobs).await
+        let identity = self.identity;
+        RedisQueue {
+            inner: self,
+            identity,
+        }
+        .send_encoded(&queue, &jobs)
+        .await
     }
 }
 

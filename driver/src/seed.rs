@@ -154,7 +154,7 @@ impl RedisQueue {
         let Some(meta) = self.stored_meta(id).await? else {
             return Ok(None);
         };
-        let me = self.inner.identity;
+        let me = self.identity;
         let mine = meta.lease_id != 0
             && meta.worker_node == me.node
             && meta.worker_instance == me.instance;

@@ -66,7 +66,7 @@ mod seed;
 
 pub(crate) use patience::{ShardClaim, SHARD_PATIENCE};
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::keys::Keys;
@@ -95,6 +95,9 @@ struct Shards {
     /// By shard: a seed-trait claim that outlasted the patience has not
     /// answered yet, so that shard is not asked again meanwhile (`seed.rs`).
     late_claims: Vec<AtomicBool>,
+    /// How many `Worker`s were made on this queue: the first keeps its
+    /// identity, each later one takes its own (`RedisQueue::identity`).
+    workers_made: AtomicU32,
 }
 
 impl std::fmt::Debug for ShardedQueue {
@@ -147,16 +150,42 @@ impl ShardedQueue {
                 .await?;
             handles.push(shard);
         }
-        Ok(ShardedQueue {
+        Ok(ShardedQueue::over(base, handles))
+    }
+
+    /// A queue over `handles`, the shards of `base`, with nothing held yet.
+    fn over(base: &str, handles: Vec<RedisQueue>) -> ShardedQueue {
+        ShardedQueue {
             inner: Arc::new(Shards {
                 base: base.to_owned(),
+                late_claims: handles.iter().map(|_| AtomicBool::new(false)).collect(),
                 shards: handles,
                 next_enqueue: AtomicUsize::new(rand::random::<u32>() as usize),
                 next_claim: AtomicUsize::new(rand::random::<u32>() as usize),
                 held: crate::remembered::Remembered::new(),
-                late_claims: (0..shards).map(|_| AtomicBool::new(false)).collect(),
+                workers_made: AtomicU32::new(0),
             }),
-        })
+        }
+    }
+
+    /// This queue for one more `Worker`: itself for the first, else every
+    /// shard under one fresh identity (as [`RedisQueue::identity`] says).
+    pub(crate) fn for_a_worker(&self) -> ShardedQueue {
+        if self.inner.workers_made.fetch_add(1, Ordering::Relaxed) == 0 {
+            return self.clone();
+        }
+        let node = self.inner.shards[0].identity().node;
+        let identity = crate::WorkerIdentity {
+            node,
+            instance: crate::WorkerIdentity::unique().instance,
+        };
+        let handles = self
+            .inner
+            .shards
+            .iter()
+            .map(|shard| shard.with_identity(identity))
+            .collect();
+        ShardedQueue::over(&self.inner.base, handles)
     }
 
     /// The base name the shard namespaces derive from.

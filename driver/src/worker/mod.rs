@@ -20,9 +20,12 @@
 //! claimed one: if the worker dies first, it comes back when the lease lapses.
 //! If the worker lives but its message is lost (a broken subscriber
 //! connection, a moved slot), the worker finds the job when it leaves the
-//! park and gives it back at once, no attempt counted. That look is exact
-//! when each `Worker` has a handle of its own: clones of one handle share
-//! its identity, and so its leases (and its entry in the worker registry).
+//! park and gives it back at once, no attempt counted. Each `Worker` leases
+//! under an identity of its own, so that look finds only its own jobs, and
+//! the worker registry lists each once: the first `Worker` made on a handle
+//! takes the handle's identity, each later one on that handle or its clones
+//! the same node with an instance of its own
+//! ([`RedisQueue::identity`](crate::RedisQueue::identity)).
 //!
 //! # Backends
 //!
@@ -233,7 +236,12 @@ impl Worker {
         Ok(Worker {
             ack_requests: Some(ack_requests),
             shared: Arc::new(Shared {
-                queue: queue.into().0,
+                // Each Worker holds its own leases (`RedisQueue::identity`).
+                queue: match queue.into().0 {
+                    Backend::Redis(queue) => Backend::Redis(queue.for_a_worker()),
+                    Backend::Sharded(queue) => Backend::Sharded(queue.for_a_worker()),
+                    memory @ Backend::Memory(_) => memory,
+                },
                 registry: Arc::new(registry),
                 services: Services::new(),
                 lease: options.lease,

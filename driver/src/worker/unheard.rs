@@ -14,10 +14,11 @@
 //! attempt counted. A message that still arrives for one of them is dropped.
 //!
 //! The count keeps this exact: the jobs found are given back only when they
-//! are exactly as many as are missing. Another handle of the same identity
-//! that claimed inside the park's window would add jobs of its own, and
-//! then nothing is given back (the missing jobs return when their leases
-//! lapse, as before). A park with no count, one that lapsed before its
+//! are exactly as many as are missing. A handle of the same identity that
+//! claimed inside the park's window (the one the first `Worker` was made on,
+//! or one built with the same identity) would add jobs of its own, and then
+//! nothing is given back (the missing jobs return when their leases lapse,
+//! as before). A park with no count, one that lapsed before its
 //! unpark (the worker stalled past the park's grace, or Redis was out of
 //! reach), is looked at only after a gap, and whatever its window holds
 //! that the worker never heard is given back: a worker's identity is its

@@ -639,6 +639,81 @@ async fn live_workers_are_listed_with_their_identity_and_removed_on_shutdown() {
     assert!(queue.workers().await.unwrap().is_empty());
 }
 
+/// Two `Worker`s on clones of one handle are two workers: each listed on
+/// its own (before, they shared one entry, which showed whichever beat
+/// last) and each leasing under its own identity, the handle's node with
+/// an instance of its own for the second.
+#[tokio::test]
+async fn workers_on_clones_of_one_handle_are_listed_apart_each_under_its_own_identity() {
+    let server = RedisServer::start();
+    let queue = connect(&server, &unique_namespace("registry-clones")).await;
+    let options = WorkOptions::new().queues(["default"]).concurrency(2);
+    let first = start(&queue, options.clone());
+    let second = start(&queue.clone(), options);
+    wait_until(DEADLINE, "both worker records", async || {
+        queue.workers().await.unwrap().len() == 2
+    })
+    .await;
+    let mut listed: Vec<_> = queue
+        .workers()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.node, w.instance))
+        .collect();
+    listed.sort();
+    let own = queue.identity();
+    assert!(listed[0] != listed[1], "{listed:?}");
+    assert!(
+        listed.iter().all(|(node, _)| *node == own.node),
+        "{listed:?}"
+    );
+    assert!(listed.contains(&(own.node, own.instance)), "{listed:?}");
+    first.shutdown().await;
+    second.shutdown().await;
+    assert!(queue.workers().await.unwrap().is_empty());
+}
+
+/// The same over shards: a second `Worker` on one `ShardedQueue` takes an
+/// identity of its own on every shard.
+#[tokio::test]
+async fn workers_on_one_sharded_queue_are_listed_apart_on_each_shard() {
+    let server = RedisServer::start();
+    let builder = RedisQueue::builder(&server.url());
+    let sharded = redq::ShardedQueue::connect(builder, &unique_namespace("registry-shards"), 2)
+        .await
+        .unwrap();
+    let options = WorkOptions::new().queues(["default"]).schedules(false);
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let worker = Worker::new(sharded.clone(), registry(), options.clone()).unwrap();
+            RunningWorker::spawn(
+                worker.services(Services::new().with(Arc::new(Tracker::default()))),
+            )
+        })
+        .collect();
+    let own = sharded.shards()[0].identity();
+    for shard in sharded.shards() {
+        wait_until(DEADLINE, "both workers listed on the shard", async || {
+            shard.workers().await.unwrap().len() == 2
+        })
+        .await;
+        let mut listed: Vec<_> = shard
+            .workers()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|w| (w.node, w.instance))
+            .collect();
+        listed.sort();
+        assert!(listed[0] != listed[1], "{listed:?}");
+        assert!(listed.contains(&(own.node, own.instance)), "{listed:?}");
+    }
+    for worker in workers {
+        worker.shutdown().await;
+    }
+}
+
 /// A worker is listed only once it hears its holder channel, so an
 /// operator who tells a worker the moment it shows up is heard: listed
 /// first, it could not hear a quiet, a stop or a cancel sent then.
