@@ -639,6 +639,25 @@ async fn live_workers_are_listed_with_their_identity_and_removed_on_shutdown() {
     assert!(queue.workers().await.unwrap().is_empty());
 }
 
+/// Once two workers are listed in `queue`'s namespace: their identities
+/// (node, instance), which differ, one of them `own`.
+async fn two_listed_apart(queue: &RedisQueue, own: redq::WorkerIdentity) -> Vec<(u64, u32)> {
+    wait_until(DEADLINE, "both worker records", async || {
+        queue.workers().await.unwrap().len() == 2
+    })
+    .await;
+    let listed: Vec<_> = queue
+        .workers()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| (w.node, w.instance))
+        .collect();
+    assert!(listed[0] != listed[1], "{listed:?}");
+    assert!(listed.contains(&(own.node, own.instance)), "{listed:?}");
+    listed
+}
+
 /// Two `Worker`s on clones of one handle are two workers: each listed on
 /// its own (before, they shared one entry, which showed whichever beat
 /// last) and each leasing under its own identity, the handle's node with
@@ -650,25 +669,13 @@ async fn workers_on_clones_of_one_handle_are_listed_apart_each_under_its_own_ide
     let options = WorkOptions::new().queues(["default"]).concurrency(2);
     let first = start(&queue, options.clone());
     let second = start(&queue.clone(), options);
-    wait_until(DEADLINE, "both worker records", async || {
-        queue.workers().await.unwrap().len() == 2
-    })
-    .await;
-    let mut listed: Vec<_> = queue
-        .workers()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|w| (w.node, w.instance))
-        .collect();
-    listed.sort();
-    let own = queue.identity();
-    assert!(listed[0] != listed[1], "{listed:?}");
+    let listed = two_listed_apart(&queue, queue.identity()).await;
     assert!(
-        listed.iter().all(|(node, _)| *node == own.node),
+        listed
+            .iter()
+            .all(|(node, _)| *node == queue.identity().node),
         "{listed:?}"
     );
-    assert!(listed.contains(&(own.node, own.instance)), "{listed:?}");
     first.shutdown().await;
     second.shutdown().await;
     assert!(queue.workers().await.unwrap().is_empty());
@@ -694,20 +701,7 @@ async fn workers_on_one_sharded_queue_are_listed_apart_on_each_shard() {
         .collect();
     let own = sharded.shards()[0].identity();
     for shard in sharded.shards() {
-        wait_until(DEADLINE, "both workers listed on the shard", async || {
-            shard.workers().await.unwrap().len() == 2
-        })
-        .await;
-        let mut listed: Vec<_> = shard
-            .workers()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|w| (w.node, w.instance))
-            .collect();
-        listed.sort();
-        assert!(listed[0] != listed[1], "{listed:?}");
-        assert!(listed.contains(&(own.node, own.instance)), "{listed:?}");
+        two_listed_apart(shard, own).await;
     }
     for worker in workers {
         worker.shutdown().await;
