@@ -51,10 +51,7 @@ pub(crate) const FENCE: &[u8] = b"fence ";
 
 /// The park number of a `FENCE` message, `None` for any other message.
 pub(crate) fn fence_number(message: &[u8]) -> Option<u64> {
-    std::str::from_utf8(message.strip_prefix(FENCE)?)
-        .ok()?
-        .parse()
-        .ok()
+    number_after(FENCE, message)
 }
 
 /// What `park` publishes when it parks, followed by the park's number:
@@ -63,7 +60,12 @@ pub(crate) const PARKED: &[u8] = b"parked ";
 
 /// The park number of a `PARKED` message, `None` for any other message.
 pub(crate) fn parked_number(message: &[u8]) -> Option<u64> {
-    std::str::from_utf8(message.strip_prefix(PARKED)?)
+    number_after(PARKED, message)
+}
+
+/// The number that follows `prefix` in `message`, if it starts so.
+fn number_after(prefix: &[u8], message: &[u8]) -> Option<u64> {
+    std::str::from_utf8(message.strip_prefix(prefix)?)
         .ok()?
         .parse()
         .ok()

@@ -130,3 +130,15 @@ pub async fn acl_refused(server: &RedisServer) -> BTreeMap<String, i64> {
 pub fn user_url(server: &RedisServer, user: &str, password: &str) -> String {
     format!("redis://{user}:{password}@127.0.0.1:{}", server.port())
 }
+
+/// A handle on namespace `ns` of `server`, logged in as the user `worker`
+/// (set up by [`set_user`]) with `password`, calling the scripts as the
+/// test run does.
+pub async fn worker_handle(server: &RedisServer, ns: &str, password: &str) -> redq::RedisQueue {
+    redq::RedisQueue::builder(&user_url(server, "worker", password))
+        .namespace(ns)
+        .script_calls(crate::fixtures::script_calls())
+        .connect()
+        .await
+        .expect("connect as the worker user")
+}

@@ -1,7 +1,7 @@
 //! Reading the event stream as a test checks what one action wrote: the
 //! newest event's id before it, the events after that id once it is done.
 
-use redq::events::EventCursor;
+use redq::events::{EventCursor, EventKind};
 use redq::{QueueEvent, RedisQueue};
 
 use crate::RedisServer;
@@ -32,4 +32,15 @@ pub async fn events_after(queue: &RedisQueue, id: &str) -> Vec<QueueEvent> {
         .events_since(EventCursor::After(id.to_owned()))
         .await
         .expect("events since")
+}
+
+/// The latest 100 events of `kind`, newest first.
+pub async fn latest_of_kind(queue: &RedisQueue, kind: EventKind) -> Vec<QueueEvent> {
+    queue
+        .events(100)
+        .await
+        .expect("events")
+        .into_iter()
+        .filter(|e| e.kind == kind.as_str())
+        .collect()
 }

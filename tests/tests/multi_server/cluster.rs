@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fred::util::redis_keyslot;
+use redq::events::EventKind;
 use redq::kept::Retention;
 use redq::schedule::Schedule;
 use redq::worker::{
@@ -18,6 +19,7 @@ use redq::worker::{
 };
 use redq::{Completion, JobResult, NewJob, QueueError, RedisQueue};
 use redq_tests::cluster::RedisCluster;
+use redq_tests::events::latest_of_kind;
 use redq_tests::{unique_namespace, wait_until};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
@@ -379,12 +381,9 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
     )
     .await;
     assert_eq!(counter.1.load(Ordering::SeqCst), 0, "on its first attempt");
-    let given_back: Vec<String> = queue
-        .events(100)
+    let given_back: Vec<String> = latest_of_kind(&queue, EventKind::HandoffLost)
         .await
-        .unwrap()
         .into_iter()
-        .filter(|e| e.kind == "handoff_lost")
         .map(|e| e.job_id)
         .collect();
     // An earlier try's job may have been lost too (its listener back

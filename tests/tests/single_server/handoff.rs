@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use fred::clients::Client;
 use fred::interfaces::KeysInterface;
+use redq::events::EventKind;
 use redq::worker::{Registry, Services, TypedJob, WorkOptions, Worker};
 use redq::{JobState, RedisQueue};
-use redq_tests::acl::{set_user, user_url, worker_acl};
+use redq_tests::acl::{set_user, worker_acl, worker_handle};
+use redq_tests::events::latest_of_kind;
 use redq_tests::fixtures::{self, DEADLINE};
 use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::running::RunningWorker;
@@ -235,12 +237,7 @@ async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_wit
     let server = RedisServer::start();
     let ns = unique_namespace("handoff-cut-off");
     set_user(&server, &worker_acl(&ns, "cut-secret")).await;
-    let worker_queue = RedisQueue::builder(&user_url(&server, "worker", "cut-secret"))
-        .namespace(&ns)
-        .script_calls(fixtures::script_calls())
-        .connect()
-        .await
-        .unwrap();
+    let worker_queue = worker_handle(&server, &ns, "cut-secret").await;
     let queue = fixtures::handle(&server, &ns).await;
     let client = server.client().await;
     let options = WorkOptions::new().lease(Duration::from_secs(120));
@@ -285,12 +282,9 @@ async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_wit
     let [worker] = workers.as_slice() else {
         panic!("one worker registered, got {workers:?}");
     };
-    let lost: Vec<_> = queue
-        .events(100)
+    let lost: Vec<_> = latest_of_kind(&queue, EventKind::HandoffLost)
         .await
-        .unwrap()
         .into_iter()
-        .filter(|e| e.kind == "handoff_lost")
         .map(|e| (e.queue, e.job_id, e.name, e.detail))
         .collect();
     assert_eq!(

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use fred::clients::Client;
 use fred::types::Value;
+use redq::events::EventKind;
+use redq_tests::events::latest_of_kind;
 use redq_tests::fixtures;
 use redq_tests::lua::{compose, evalsha, load, source};
 use redq_tests::{unique_namespace, RedisServer};
@@ -230,12 +232,9 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
         evalsha(&scripts.admin, &release, &ns, "work", &args).await
     };
     let lost_events = async || -> Vec<_> {
-        queue
-            .events(100)
+        latest_of_kind(&queue, EventKind::HandoffLost)
             .await
-            .unwrap()
             .into_iter()
-            .filter(|e| e.kind == "handoff_lost")
             .map(|e| (e.queue, e.job_id, e.detail))
             .collect()
     };

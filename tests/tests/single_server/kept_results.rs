@@ -260,25 +260,12 @@ async fn wait_for_returns_when_the_job_completes_and_live_at_its_timeout() {
             .unwrap(),
         JobResult::Live
     );
-    let waiter = {
-        let queue = queue.clone();
-        let id = job.id().to_owned();
-        tokio::spawn(async move { queue.wait_for(&id, Duration::from_secs(30)).await })
-    };
+    let waiter = spawn_wait(&queue, job.id());
     let held = worker.claim("q", 1, LONG).await.unwrap().remove(0);
     // Let the waiter subscribe; whether it does before or after the ack, it
     // must see the result (it subscribes before it first reads).
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = std::time::Instant::now();
-    worker
-        .ack_with(&held.lease(), Completion::new().result(&"done").unwrap())
-        .await
-        .unwrap();
-    let JobResult::Kept(kept) = waiter.await.unwrap().unwrap() else {
-        panic!("not kept");
-    };
-    assert!(started.elapsed() < Duration::from_secs(5), "woken late");
-    assert_eq!(kept.result, Some(json!("done")));
+    ack_done_and_see_it_kept(&worker, &held, waiter).await;
 }
 
 /// A waiter listens on the finished channel both plainly and as a shard
@@ -293,11 +280,7 @@ async fn wait_for_hears_a_finish_on_the_shard_channel_too() {
         .await
         .unwrap();
     let job = queue.add("q", NewJob::new(json!(1))).await.unwrap();
-    let waiter = {
-        let queue = queue.clone();
-        let id = job.id().to_owned();
-        tokio::spawn(async move { queue.wait_for(&id, Duration::from_secs(30)).await })
-    };
+    let waiter = spawn_wait(&queue, job.id());
     let channel = queue.finished_channel();
     wait_until(DEADLINE, "the waiter to listen both ways", async || {
         server.subscribers(&channel).await == 1 && server.shard_subscribers(&channel).await == 1
@@ -328,21 +311,9 @@ async fn wait_for_without_shard_subscriptions_still_hears_the_ack() {
         .filter(|rule| rule != "+ssubscribe")
         .collect();
     redq_tests::acl::set_user(&server, &rules).await;
-    let waiting = RedisQueue::builder(&redq_tests::acl::user_url(
-        &server,
-        "worker",
-        "plain-secret",
-    ))
-    .namespace(queue.namespace())
-    .script_calls(script_calls())
-    .connect()
-    .await
-    .unwrap();
+    let waiting = redq_tests::acl::worker_handle(&server, queue.namespace(), "plain-secret").await;
     let job = queue.add("q", NewJob::new(json!(1))).await.unwrap();
-    let waiter = {
-        let id = job.id().to_owned();
-        tokio::spawn(async move { waiting.wait_for(&id, Duration::from_secs(30)).await })
-    };
+    let waiter = spawn_wait(&waiting, job.id());
     let channel = queue.finished_channel();
     wait_until(DEADLINE, "the waiter to listen plainly", async || {
         server.subscribers(&channel).await == 1
@@ -350,8 +321,23 @@ async fn wait_for_without_shard_subscriptions_still_hears_the_ack() {
     .await;
     assert_eq!(server.shard_subscribers(&channel).await, 0, "refused");
     let held = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    ack_done_and_see_it_kept(&queue, &held, waiter).await;
+}
+
+type Waiter = tokio::task::JoinHandle<Result<JobResult, redq::QueueError>>;
+
+/// `queue.wait_for(id)` (up to 30 s) running in the background.
+fn spawn_wait(queue: &RedisQueue, id: &str) -> Waiter {
+    let queue = queue.clone();
+    let id = id.to_owned();
+    tokio::spawn(async move { queue.wait_for(&id, Duration::from_secs(30)).await })
+}
+
+/// Acknowledge `held` with the result `"done"`, and see `waiter` woken by
+/// it within seconds (not at its timeout) with that result kept.
+async fn ack_done_and_see_it_kept(acker: &RedisQueue, held: &redq::Job, waiter: Waiter) {
     let started = std::time::Instant::now();
-    queue
+    acker
         .ack_with(&held.lease(), Completion::new().result(&"done").unwrap())
         .await
         .unwrap();

@@ -9,7 +9,7 @@ use fred::interfaces::{EventInterface, PubsubInterface};
 use fred::types::{Message, MessageKind, Value};
 use redq::worker::{Registry, Services, WakeUps, WorkOptions, Worker};
 use redq::RedisQueue;
-use redq_tests::acl::{set_user, user_url, worker_acl};
+use redq_tests::acl::{set_user, worker_acl, worker_handle};
 use redq_tests::fixtures::{self, DEADLINE};
 use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::running::RunningWorker;
@@ -192,12 +192,7 @@ async fn a_user_without_sharded_pub_sub_still_wakes_and_hands_off() {
             .filter(|rule| !refused.contains(&rule.as_str()))
             .collect();
         set_user(&server, &rules).await;
-        let queue = RedisQueue::builder(&user_url(&server, "worker", "plain-secret"))
-            .namespace(&ns)
-            .script_calls(fixtures::script_calls())
-            .connect()
-            .await
-            .unwrap();
+        let queue = worker_handle(&server, &ns, "plain-secret").await;
         let client = server.client().await;
         let worker = start(&queue, &client, handoff);
         wait_until(DEADLINE, "the worker to listen", async || {
