@@ -3,7 +3,8 @@
 -- on, live. While they are off, the queue's claims, hand-offs, acks, nacks,
 -- reclaims and cancels write nothing to its metrics hash (they still read
 -- the switch, in the HMGET they read the name's window with): what is
--- recorded stays readable, and nothing new is added to it.
+-- recorded stays readable, and nothing new is added to it but the count of
+-- lost hand-offs given back (release.lua), an alarm rather than a figure.
 --
 -- allow-oom: turning metrics off is one way out of a full Redis (the hash
 -- grows with every new window); either way the write is one small field

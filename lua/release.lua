@@ -11,11 +11,14 @@
 -- A lost hand-off: with ARGV[5] = handoff_lost, a worker gives back a job
 -- handed to it whose message it never heard (driver/src/worker/unheard.rs).
 -- The release is the same; a handoff_lost event tells an operator, since a
--- lost hand-off means the worker's subscription broke or lagged.
+-- lost hand-off means the worker's subscription broke or lagged, and the
+-- queue's count of them (K.metrics' handoffs_lost field, lib/metrics.lua)
+-- goes up by one, for an alert (redq metrics' redq_handoffs_lost_total).
 -- include: check clock keys job_store lease waiting flow notify events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
---   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake, events (a lost hand-off)
+--   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake,
+--          events and metrics (a lost hand-off)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] (optional) pushback_ms (1..86400000), or handoff_lost
@@ -50,6 +53,9 @@ local now = now_ms()
 if lost then
   emit(K.events, 'handoff_lost', QUEUE, now, 'id', id, 'name', m[M.name],
     'detail', m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance]))
+  -- Counted whether the queue's metrics are on or off: it costs nothing a
+  -- job, and it is an alarm, not a figure of the work.
+  redis.call('HINCRBY', K.metrics, 'handoffs_lost', 1)
 end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)

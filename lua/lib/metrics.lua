@@ -15,6 +15,11 @@
 --                    same HMGET as the totals and the marker: exact at any
 --                    moment (Prometheus counters)
 --   "<r><slot>|<name>"  rollup r ('s' 5 s, 'm' 1 min, 'h' 1 h), slot = window % slots
+--   "handoffs_lost"  how many jobs handed to a parked worker it gave back
+--                    because their messages never reached it (release.lua's
+--                    handoff_lost form): the queue's, since it began, never
+--                    reset, counted while the metrics are off too. Not per
+--                    name, so readers of the layout before it never meet it
 -- Each value is a msgpack map from MV positions to numbers, zeros left out
 -- (an array when the positions happen to run 1, 2, ...): a value holds a few
 -- buckets, and packing 58 numbers where 5 are set cost about 2 us more a

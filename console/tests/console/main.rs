@@ -17,6 +17,7 @@ mod events;
 mod events_kinds_cli;
 mod events_view;
 mod functions_cli;
+mod handoffs_lost;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;

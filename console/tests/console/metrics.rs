@@ -203,7 +203,7 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 23] = [
+const FAMILIES: [(&str, &str); 24] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
@@ -225,6 +225,7 @@ const FAMILIES: [(&str, &str); 23] = [
     ("redq_jobs_dead_lettered_total", "counter"),
     ("redq_jobs_cancelled_total", "counter"),
     ("redq_jobs_reclaimed_total", "counter"),
+    ("redq_handoffs_lost_total", "counter"),
     ("redq_job_wait_seconds", "histogram"),
     ("redq_job_run_seconds", "histogram"),
 ];

@@ -75,6 +75,7 @@ fn fixed_history() -> MetricsHistory {
             ]),
             now,
             recording: Recording::On,
+            handoffs_lost: 0,
         },
         width,
         points,

@@ -75,6 +75,10 @@ pub(crate) fn open_field(name: &str) -> String {
 /// (`lua/metrics_switch.lua`): when they were turned off, unix ms.
 pub(crate) const OFF_FIELD: &str = "off";
 
+/// The field counting the queue's lost hand-offs given back
+/// (`lua/release.lua`'s `handoff_lost` form): a decimal integer.
+pub(crate) const HANDOFFS_LOST_FIELD: &str = "handoffs_lost";
+
 /// A stored open-window marker, or `None` when it is not a number.
 pub(crate) fn open_window(raw: &[u8]) -> Option<u64> {
     std::str::from_utf8(raw).ok()?.parse().ok()
@@ -144,6 +148,10 @@ mod tests {
                 "metrics_switch.lua: {access}{OFF_FIELD}'"
             );
         }
+        let release = include_str!("../../lua/release.lua");
+        let count = format!("HINCRBY', K.metrics, '{HANDOFFS_LOST_FIELD}', 1)");
+        assert!(release.contains(&count), "release.lua: {count}");
+        assert!(LUA.contains(&format!("\"{HANDOFFS_LOST_FIELD}\"")));
         for r in [SECONDS, MINUTES, HOURS] {
             let line = format!("{{ '{}', {}, {} }}", r.prefix, r.width_ms, r.slots);
             assert!(LUA.contains(&line), "metrics.lua has the rollup {line}");

@@ -11,6 +11,10 @@
 //! - **Counts**: completed (acked), retried (a failed attempt put back, by a
 //!   nack or a lapsed lease), dead-lettered, cancelled, reclaimed (lapsed
 //!   leases; each is also counted as retried or dead-lettered).
+//! - **Lost hand-offs**: per queue, not per name, the jobs a parked worker
+//!   gave back because their messages never reached it
+//!   ([`QueueMetrics::handoffs_lost`]), counted by the give-back itself
+//!   and while the metrics are off too.
 //!
 //! Recording rides the scripts that already run (claim, ack, nack, reclaim,
 //! cancel): no round trip is added; each call adds one HMGET and one HSET
@@ -135,6 +139,13 @@ pub struct QueueMetrics {
     /// Whether the queue records them now: while off, nothing is added
     /// (see [`RedisQueue::set_metrics_recording`](crate::RedisQueue::set_metrics_recording)).
     pub recording: Recording,
+    /// Jobs handed to a parked worker that it gave back because their
+    /// messages never reached it (each also a `handoff_lost` event), since
+    /// the queue began, whatever the window read: a queue-wide alarm, not a
+    /// figure of one name's work, counted while recording is off too.
+    /// Above 0, a worker's subscription broke or lagged (README,
+    /// "Hand-offs").
+    pub handoffs_lost: u64,
 }
 
 impl QueueMetrics {
@@ -155,6 +166,7 @@ impl QueueMetrics {
         }
         self.now = self.now.max(other.now);
         self.recording = self.recording.plus(other.recording);
+        self.handoffs_lost += other.handoffs_lost;
         self
     }
 }

@@ -24,10 +24,19 @@ pub(super) struct Cell {
     pub figures: Figures,
 }
 
+/// What a metrics hash says of itself, read before its figures.
+pub(super) struct Head {
+    /// The names admitted, and `(other)`.
+    pub names: Vec<String>,
+    pub recording: Recording,
+    /// [`QueueMetrics::handoffs_lost`].
+    pub handoffs_lost: u64,
+}
+
 /// What [`RedisQueue::read_windows`] found, and the range it covered.
 pub(super) struct WindowedRead {
     pub now_ms: u64,
-    pub recording: Recording,
+    pub head: Head,
     pub rollup: Rollup,
     /// The first and last window numbers of the range.
     pub oldest: u64,
@@ -48,7 +57,8 @@ impl WindowedRead {
             window: Some(window),
             names,
             now: SystemTime::UNIX_EPOCH + Duration::from_millis(self.now_ms),
-            recording: self.recording,
+            recording: self.head.recording,
+            handoffs_lost: self.head.handoffs_lost,
         }
     }
 }
@@ -85,13 +95,14 @@ impl RedisQueue {
         check_queue_name(queue)?;
         let key = self.inner.keys.metrics(queue);
         let now_ms = self.redis_now_ms(&key).await?;
-        let (names, recording) = self.metric_names(&key).await?;
+        let head = self.metric_head(&key).await?;
+        let names = &head.names;
         let (rollup, windows) = window.rollup();
         let newest = now_ms / rollup.width_ms;
         let oldest = newest.saturating_sub(windows - 1);
         let mut fields = Vec::new();
         let mut wanted = Vec::new();
-        for name in &names {
+        for name in names {
             for w in oldest..=newest {
                 fields.push(rollup.field(w, name));
                 wanted.push((name.as_str(), w));
@@ -112,12 +123,12 @@ impl RedisQueue {
             }
         }
         cells.extend(
-            self.pending_windows(&key, &names, rollup, oldest, newest)
+            self.pending_windows(&key, names, rollup, oldest, newest)
                 .await?,
         );
         Ok(WindowedRead {
             now_ms,
-            recording,
+            head,
             rollup,
             oldest,
             newest,
@@ -125,15 +136,15 @@ impl RedisQueue {
         })
     }
 
-    /// The names admitted, and `(other)`; and whether the queue records
-    /// now: one HMGET.
-    pub(super) async fn metric_names(
-        &self,
-        key: &str,
-    ) -> Result<(Vec<String>, Recording), QueueError> {
-        let (raw, off): (Option<Vec<u8>>, Option<Vec<u8>>) = self
+    /// The names admitted, whether the queue records now, and its lost
+    /// hand-offs: one HMGET.
+    pub(super) async fn metric_head(&self, key: &str) -> Result<Head, QueueError> {
+        let (raw, off, lost): (Option<Vec<u8>>, Option<Vec<u8>>, Option<u64>) = self
             .client()
-            .hmget(key, vec!["names", layout::OFF_FIELD])
+            .hmget(
+                key,
+                vec!["names", layout::OFF_FIELD, layout::HANDOFFS_LOST_FIELD],
+            )
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         let mut names = Vec::new();
@@ -151,7 +162,11 @@ impl RedisQueue {
             }
         }
         names.push(OTHER.to_owned());
-        Ok((names, Recording::from_field(off.as_deref())))
+        Ok(Head {
+            names,
+            recording: Recording::from_field(off.as_deref()),
+            handoffs_lost: lost.unwrap_or(0),
+        })
     }
 
     pub(super) async fn metric_values(

@@ -30,7 +30,8 @@ impl RedisQueue {
     pub async fn metric_totals(&self, queue: &str) -> Result<QueueMetrics, QueueError> {
         check_queue_name(queue)?;
         let key = self.inner.keys.metrics(queue);
-        let (names, recording) = self.metric_names(&key).await?;
+        let head = self.metric_head(&key).await?;
+        let names = &head.names;
         // The open window each name had at the read before (None: no marker).
         let mut hint: Vec<Option<u64>> = vec![None; names.len()];
         for _ in 0..TOTALS_READS {
@@ -78,7 +79,8 @@ impl RedisQueue {
                     window: None,
                     names: by_name,
                     now: SystemTime::UNIX_EPOCH,
-                    recording,
+                    recording: head.recording,
+                    handoffs_lost: head.handoffs_lost,
                 });
             }
         }

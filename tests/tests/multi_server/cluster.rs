@@ -393,6 +393,12 @@ async fn a_hand_off_lost_in_a_failover_runs_on_its_first_attempt_without_waiting
         1,
         "recorded as a lost hand-off: {given_back:?}"
     );
+    let counted = queue.metric_totals("default").await.unwrap().handoffs_lost;
+    assert_eq!(
+        counted,
+        given_back.len() as u64,
+        "each give-back counted once for the queue's alarm"
+    );
     stop.cancel();
     assert_eq!(handle.await.unwrap().unwrap().processed, pushed as u64);
 }

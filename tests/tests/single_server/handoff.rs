@@ -297,6 +297,8 @@ async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_wit
         )],
         "the give-back recorded as a handoff_lost event"
     );
+    let counted = queue.metric_totals("work").await.unwrap().handoffs_lost;
+    assert_eq!(counted, 1, "and counted once for the queue's alarm");
     running.shutdown().await;
 }
 

@@ -239,6 +239,7 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
             .collect()
     };
     let job_of = async |id: &str| queue.inspect(id).await.unwrap().expect("the job");
+    let counted = async || queue.metric_totals("work").await.unwrap().handoffs_lost;
 
     // A fifth argument that is neither is refused, naming both, and
     // nothing is written.
@@ -261,6 +262,7 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     let worker = format!("{NODE}-{INSTANCE}");
     let once = vec![("work".to_owned(), ids[0].clone(), Some(worker.clone()))];
     assert_eq!(lost_events().await, once);
+    assert_eq!(counted().await, 1, "counted for the queue's alarm");
 
     // A resend changes nothing and records nothing more; nor does a give-
     // back whose lease is not the job's.
@@ -270,4 +272,5 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     assert_eq!(stale.as_i64(), Some(-1), "not held under lease 1");
     assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);
     assert_eq!(lost_events().await, once);
+    assert_eq!(counted().await, 1, "neither counted again");
 }

@@ -90,6 +90,9 @@ pub struct Row {
     /// Since the queue began, every job name summed: monotonic, never
     /// reset by the rollups (what counters and histograms want).
     pub totals: Figures,
+    /// Hand-offs given back as lost since the queue began
+    /// (`redq::metrics::QueueMetrics::handoffs_lost`).
+    pub handoffs_lost: u64,
 }
 
 impl Row {
@@ -124,6 +127,7 @@ impl Row {
             failed_last_15_minutes,
             workers: BTreeSet::new(),
             totals: Figures::default(),
+            handoffs_lost: 0,
         }
     }
 
@@ -142,6 +146,7 @@ impl Row {
         self.failed_last_15_minutes += other.failed_last_15_minutes;
         self.workers.extend(other.workers);
         self.totals.add(&other.totals);
+        self.handoffs_lost += other.handoffs_lost;
     }
 }
 
@@ -171,6 +176,7 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
             let mut row = Row::of(&counts, &stats);
             row.totals = totals.total();
             row.metrics_off = u64::from(!totals.recording.is_on());
+            row.handoffs_lost = totals.handoffs_lost;
             Ok::<Row, QueueError>(row)
         })
         .buffered(CONCURRENT_READS)

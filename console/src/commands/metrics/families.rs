@@ -142,6 +142,15 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         out.push(family);
     }
     out.extend(outcome_counters(&reading.rows));
+    let mut lost = Family::new(
+        "redq_handoffs_lost_total",
+        Kind::Counter,
+        "Jobs handed to a parked worker of the queue that it gave back because their messages never reached it (its subscription broke or lagged, or a failover moved its channel): each ran at once, no attempt counted, and is a handoff_lost event (redq events --kind handoff_lost). Counted while the queue's metrics are off too; never reset.",
+    );
+    for row in &reading.rows {
+        lost.sample(vec![("queue", row.queue.clone())], row.handoffs_lost as f64);
+    }
+    out.push(lost);
     out.push(histogram(
         "redq_job_wait_seconds",
         "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",

@@ -119,6 +119,24 @@ pub fn recording_note(queue: &str, recording: Recording) -> Option<String> {
     }
 }
 
+/// What a reader of a queue's figures must know when hand-offs to its
+/// workers were lost (`None` when none were): how many since the queue
+/// began, what it means, and where the jobs are named.
+pub fn handoffs_lost_note(lost: u64) -> Option<String> {
+    (lost > 0).then(|| {
+        let (jobs, were) = if lost == 1 {
+            ("job", "was")
+        } else {
+            ("jobs", "were")
+        };
+        format!(
+            "{lost} {jobs} handed to parked workers since the queue began {were} given back \
+             because their messages never arrived (a worker's subscription broke or lagged; \
+             redq events --kind handoff_lost names them)"
+        )
+    })
+}
+
 /// A switch as `-o json` gives it: `recording`, and `off_since` (RFC 3339,
 /// `null` while recording).
 pub fn recording_json(recording: Recording) -> (bool, Value) {
@@ -212,6 +230,15 @@ mod tests {
             recording_json(Recording::Off { since }),
             (false, json!("2025-12-05T08:00:00.000Z"))
         );
+    }
+
+    #[test]
+    fn lost_hand_offs_are_told_only_when_there_were_some() {
+        assert_eq!(handoffs_lost_note(0), None);
+        assert!(handoffs_lost_note(1).unwrap().starts_with("1 job handed"));
+        let note = handoffs_lost_note(3).unwrap();
+        assert!(note.starts_with("3 jobs handed"), "{note}");
+        assert!(note.contains("redq events --kind handoff_lost"), "{note}");
     }
 
     #[test]

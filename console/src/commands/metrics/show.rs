@@ -1,13 +1,14 @@
 //! `redq metrics show QUEUE [--window 1h]`: completed, failed, error rate
 //! and wait/run percentiles per job name over a recent window, read once
-//! through the driver's `Operator::metrics` (the shards summed), and
-//! whether the queue records them now.
+//! through the driver's `Operator::metrics` (the shards summed), whether
+//! the queue records them now, and its lost hand-offs, if any.
 
 use redq::metrics::MetricsWindow;
 use serde_json::json;
 
 use super::figures::{
-    figure_rows, recording_json, recording_note, row_cells, row_json, window_label, COLUMNS,
+    figure_rows, handoffs_lost_note, recording_json, recording_note, row_cells, row_json,
+    window_label, COLUMNS,
 };
 use crate::aggregate::Target;
 use crate::failure::Failure;
@@ -30,6 +31,7 @@ pub async fn run(
             "now": time(metrics.now),
             "recording": recording,
             "off_since": off_since,
+            "handoffs_lost": metrics.handoffs_lost,
             "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
         }));
         return Ok(());
@@ -44,6 +46,9 @@ pub async fn run(
     );
     print!("{}", table.render());
     if let Some(note) = recording_note(queue, metrics.recording) {
+        println!("{note}");
+    }
+    if let Some(note) = handoffs_lost_note(metrics.handoffs_lost) {
         println!("{note}");
     }
     Ok(())

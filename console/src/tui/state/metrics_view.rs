@@ -107,6 +107,7 @@ mod tests {
                 names: Default::default(),
                 now: UNIX_EPOCH,
                 recording: redq::metrics::Recording::On,
+                handoffs_lost: 0,
             },
             width: Duration::from_secs(5),
             points: Vec::new(),

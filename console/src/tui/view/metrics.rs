@@ -177,11 +177,25 @@ fn draw_chart(frame: &mut Frame, area: Rect, history: &MetricsHistory, theme: &T
             .style(theme.spark_fail())
             .data(&failed),
     ];
+    let mut block = Block::bordered().title(Line::styled(
+        format!(" Throughput, jobs per {per} window (UTC) "),
+        theme.header(),
+    ));
+    // Rare, and a sign of subscription trouble: shown where the eye lands
+    // after the table, the jobs themselves on the Events screen.
+    let lost = history.metrics.handoffs_lost;
+    if lost > 0 {
+        let what = if lost == 1 { "hand-off" } else { "hand-offs" };
+        block = block.title(
+            Line::styled(
+                format!(" {lost} {what} lost since the queue began (see Events) "),
+                theme.warn(),
+            )
+            .right_aligned(),
+        );
+    }
     let chart = Chart::new(datasets)
-        .block(Block::bordered().title(Line::styled(
-            format!(" Throughput, jobs per {per} window (UTC) "),
-            theme.header(),
-        )))
+        .block(block)
         .x_axis(
             Axis::default()
                 .style(Style::default())
