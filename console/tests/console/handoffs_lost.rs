@@ -7,48 +7,23 @@
 use std::time::Duration;
 
 use fred::types::Value;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 use redq::metrics::MetricsWindow;
 use redq::{NewJob, Operator};
-use redq_console::tui::theme::Theme;
-use redq_console::tui::view::metrics::draw;
 use redq_tests::lua::{compose, evalsha, load, source};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
 
 use crate::metrics::Exporter;
+use crate::metrics_show::drawn;
 use crate::seed::{assert_exit, connect, json as stdout_json, redq};
 
 const LONG: Duration = Duration::from_secs(60);
 
 /// The Metrics view of `queue` over the last 5 minutes, as drawn at 140×42.
 async fn view(operator: &Operator, queue: &str) -> String {
-    let history = operator
-        .metrics_history(queue, MetricsWindow::Last5Minutes)
-        .await
-        .unwrap();
-    let mut terminal = Terminal::new(TestBackend::new(140, 42)).unwrap();
-    terminal
-        .draw(|frame| {
-            draw(
-                frame,
-                frame.area(),
-                &history,
-                MetricsWindow::Last5Minutes,
-                &Theme::new(false),
-            )
-        })
-        .unwrap();
-    let buffer = terminal.backend().buffer();
-    (0..42)
-        .map(|y| {
-            (0..140)
-                .map(|x| buffer[(x, y)].symbol())
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let window = MetricsWindow::Last5Minutes;
+    let history = operator.metrics_history(queue, window).await.unwrap();
+    drawn(&history, window, 140, 42)
 }
 
 #[tokio::test]

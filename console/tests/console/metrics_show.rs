@@ -82,7 +82,8 @@ fn fixed_history() -> MetricsHistory {
     }
 }
 
-fn drawn(history: &MetricsHistory, window: MetricsWindow, w: u16, h: u16) -> String {
+/// The Metrics view of `history` as drawn at `w`×`h`, its lines' ends trimmed.
+pub(crate) fn drawn(history: &MetricsHistory, window: MetricsWindow, w: u16, h: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal
         .draw(|frame| draw(frame, frame.area(), history, window, &Theme::new(false)))
