@@ -236,7 +236,11 @@ impl Parking {
             match due {
                 Ok(Some(due)) => sleep_for = sleep_for.min(due),
                 Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, queue = %name, "next_due failed"),
+                // The park or the look at what is due next: either way the
+                // worker sleeps at most max_idle and looks again.
+                Err(e) => {
+                    tracing::warn!(error = %e, queue = %name, "could not park or see when work is next due; looking again within max_idle")
+                }
             }
         }
         // Something is due now yet nothing was claimed (a lease lapsing this
