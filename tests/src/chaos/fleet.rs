@@ -7,17 +7,58 @@
 //! cannot be read is a problem of the run: the history would be partial and
 //! the checker's verdict vacuous.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rand::Rng;
 
 use super::harness::QUEUE;
 use super::workload::Behaviour;
-use crate::history::{read_history, Entry, Reply};
+use crate::history::{read_history, Call, Entry, Reply};
+
+/// How long a kill waits for a worker holding a live lease before it
+/// takes any worker that has come up.
+const HOLDER_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Whether a history shows a lease still live: a job a claim handed out
+/// (or an extension kept) whose expiry, on the Redis clock, is still ahead
+/// of this machine's (the scenarios' servers run here: a skewed worker's
+/// clock does not enter), and that no ack, nack or release of that lease
+/// has been sent for.
+fn holds_a_live_lease(history: &[Entry]) -> bool {
+    let mut held: HashMap<(&str, u64), u64> = HashMap::new();
+    for entry in history {
+        match (&entry.call, &entry.reply) {
+            (_, Some(Reply::Claimed { jobs })) => {
+                for job in jobs {
+                    held.insert((job.id.as_str(), job.lease), job.expiry_ms);
+                }
+            }
+            (Call::Extend { id, lease, .. }, Some(Reply::Extended { expiry_ms })) => {
+                if let Some(expiry) = held.get_mut(&(id.as_str(), *lease)) {
+                    *expiry = *expiry_ms;
+                }
+            }
+            (
+                Call::Ack { id, lease }
+                | Call::Nack { id, lease, .. }
+                | Call::Release { id, lease },
+                _,
+            ) => {
+                held.remove(&(id.as_str(), *lease));
+            }
+            _ => {}
+        }
+    }
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    held.values().any(|expiry| *expiry > now_ms)
+}
 
 /// Debian's libfaketime (package `faketime`).
 pub const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
@@ -144,7 +185,11 @@ impl Fleet {
     /// nothing, and on a loaded machine leaves no history at all), waiting
     /// up to 10 s for one to, and a new one in its place (the next recorder
     /// id, seeded `seed` + that id), so the fleet keeps its size through a
-    /// run of kills.
+    /// run of kills. Among those, one holding a live lease is picked when
+    /// one does within `HOLDER_PATIENCE`: a kill is there to leave leases
+    /// to lapse, and on a queue whose limits leave workers idle most of
+    /// the time, three kills of idle workers once left a run without a
+    /// single reclaim to show.
     pub(crate) async fn kill_and_replace(
         &mut self,
         rng: &mut impl Rng,
@@ -163,10 +208,34 @@ impl Fleet {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        let candidates = if up.is_empty() { self.running() } else { up };
+        let candidates = if up.is_empty() {
+            self.running()
+        } else {
+            self.holding_within(&up, HOLDER_PATIENCE).await
+        };
         self.kill(candidates[rng.random_range(0..candidates.len())]);
         let next = self.started.iter().map(|(p, _)| *p).max().unwrap_or(0) + 1;
         self.spawn(behaviour, next, seed + next as u64, None);
+    }
+
+    /// Those of `processes` that hold a live lease, as soon as one does,
+    /// or all of them once `patience` has passed without one.
+    async fn holding_within(&self, processes: &[u32], patience: Duration) -> Vec<u32> {
+        let until = Instant::now() + patience;
+        loop {
+            let holding: Vec<u32> = processes
+                .iter()
+                .copied()
+                .filter(|p| holds_a_live_lease(&self.history_so_far(*p)))
+                .collect();
+            if !holding.is_empty() {
+                return holding;
+            }
+            if Instant::now() >= until {
+                return processes.to_vec();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Whether worker `process` has had a claim answered.
@@ -341,6 +410,85 @@ mod tests {
         let path = dir.path().join("h.jsonl");
         std::fs::write(&path, text).unwrap();
         load(&path)
+    }
+
+    fn entry(seq: u64, call: Call, reply: Reply) -> Entry {
+        Entry {
+            process: 1,
+            seq,
+            invoked_us: seq,
+            completed_us: Some(seq),
+            call,
+            reply: Some(reply),
+        }
+    }
+
+    fn claimed(id: &str, lease: u64, expiry_ms: u64) -> Entry {
+        let job = crate::history::record::Claimed {
+            id: id.into(),
+            tag: id.into(),
+            lease,
+            attempts: 0,
+            expiry_ms,
+            ordering_key: String::new(),
+        };
+        let call = Call::Claim {
+            queue: "q".into(),
+            limit: 1,
+            lease_ms: 1,
+        };
+        entry(0, call, Reply::Claimed { jobs: vec![job] })
+    }
+
+    #[test]
+    fn a_worker_holds_a_lease_until_it_settles_it_or_the_lease_expires() {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let (later, earlier) = (now_ms + 60_000, now_ms - 1);
+        assert!(holds_a_live_lease(&[claimed("a", 7, later)]));
+        assert!(!holds_a_live_lease(&[claimed("a", 7, earlier)]));
+        assert!(!holds_a_live_lease(&[]));
+        let (id, lease) = ("a".to_owned(), 7);
+        for settle in [
+            Call::Ack {
+                id: id.clone(),
+                lease,
+            },
+            Call::Nack {
+                id: id.clone(),
+                lease,
+                delay_ms: 0,
+                dead: false,
+            },
+            Call::Release {
+                id: id.clone(),
+                lease,
+            },
+        ] {
+            let settled = [claimed("a", 7, later), entry(1, settle, Reply::Released)];
+            assert!(!holds_a_live_lease(&settled));
+        }
+        // A settle of another lease of the job leaves this one held.
+        let other = Call::Ack {
+            id: id.clone(),
+            lease: 6,
+        };
+        assert!(holds_a_live_lease(&[
+            claimed("a", 7, later),
+            entry(1, other, Reply::Acked { completed: false }),
+        ]));
+        // An extension keeps an expired-looking lease live.
+        let extend = Call::Extend {
+            id,
+            lease,
+            lease_ms: 1,
+        };
+        assert!(holds_a_live_lease(&[
+            claimed("a", 7, earlier),
+            entry(1, extend, Reply::Extended { expiry_ms: later }),
+        ]));
     }
 
     #[test]
