@@ -35,6 +35,12 @@
 -- ARGV[3] limit (1..1000) ARGV[4] lease_ms (1..MAX_MS)
 -- ARGV[5] worker node id (decimal u64, kept as text)
 -- ARGV[6] worker instance (u32)
+-- ARGV[7] (optional) start_by_ms: Redis time (unix ms) after which this
+--   claim leases nothing and writes nothing, answering { now_ms } as if
+--   nothing were due: its caller has given up on the reply by then (Redis
+--   stalled by CLIENT PAUSE, DEBUG SLEEP or a slow script held the call),
+--   and jobs leased now would wait out their leases, an attempt counted
+--   (driver/src/redis_clock.rs).
 -- Reply: { now_ms, id1, record1, id2, record2, ... } where a record is the
 -- job record after leasing (lease id, expiry, holder set): its packed meta,
 -- then its payload.
@@ -47,8 +53,10 @@ if limit < 1 then fail('claim limit must be at least 1') end
 if lease_ms < 1 then fail('lease_ms must be at least 1') end
 local node = decimal_u64(ARGV[5], 'worker node')
 local instance = uint(ARGV[6], 'worker instance', MAX_U32)
+local start_by = ARGV[7] and uint(ARGV[7], 'claim start_by_ms', MAX_TIME_MS)
 
 local now = now_ms()
+if start_by and now > start_by then return { now } end
 -- Counted first: a count costs about half a scan that finds nothing, and a
 -- claim with nothing lapsed then never builds retry.lua's functions.
 if any_lapsed(now) then

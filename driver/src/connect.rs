@@ -180,7 +180,10 @@ impl RedisQueueBuilder {
     }
 
     /// How long a command may take before it fails with
-    /// [`QueueError::Timeout`] (default 10 s).
+    /// [`QueueError::Timeout`] (default 10 s). A claim that Redis holds
+    /// past half of it (a `CLIENT PAUSE`, a `DEBUG SLEEP`, a slow script)
+    /// leases nothing once it runs: its caller may have given up on it, and
+    /// jobs leased then would wait out their leases, an attempt counted.
     #[must_use]
     pub fn command_timeout(mut self, timeout: Duration) -> Self {
         self.command_timeout = timeout;
@@ -274,6 +277,7 @@ impl RedisQueueBuilder {
                 ),
                 whole_acks: Default::default(),
                 whole_claims: Default::default(),
+                redis_clock: Default::default(),
             }),
         })
     }

@@ -66,4 +66,6 @@ pub(crate) struct Inner {
     pub whole_acks: crate::scripts::variant_route::WholeQueues,
     /// The same for claims.
     pub whole_claims: crate::scripts::variant_route::WholeQueues,
+    /// Where Redis's clock stands, for the deadline each claim carries.
+    pub redis_clock: crate::redis_clock::RedisClock,
 }

@@ -144,6 +144,7 @@ mod park;
 mod queue;
 mod record_format;
 mod redact;
+mod redis_clock;
 mod remembered;
 pub mod schedule;
 mod scripts;

@@ -339,6 +339,13 @@ impl RedisQueue {
     /// nothing. A `limit` of 0 returns no jobs without a round trip (the
     /// queue name and lease are still checked); one above
     /// [`limits::MAX_CLAIM`] (1000) claims at most that many.
+    ///
+    /// A claim that Redis starts more than half the handle's command
+    /// timeout after it was sent (Redis stalled: its caller may have given
+    /// up) leases nothing and returns no jobs, so no job is leased to a
+    /// caller that never saw it; the moment is sent on Redis's own clock,
+    /// as this handle's earlier claims measured it (the first claim of a
+    /// handle carries none).
     pub async fn claim(
         &self,
         queue: &str,
@@ -352,22 +359,32 @@ impl RedisQueue {
             return Ok(Vec::new());
         }
         let identity = self.identity;
-        // Built for each call made: once, or twice after a refusal.
+        let clock = &self.inner.redis_clock;
+        let window = crate::redis_clock::claim_start_window(self.inner.timeout);
+        // Built for each call made: once, or twice after a refusal. Each
+        // carries the moment, on Redis's clock, after which it must lease
+        // nothing (none before a reply has shown that clock).
         let args = || {
-            vec![
+            let mut args = vec![
                 num(limit as u64),
                 num(lease_ms),
                 num(identity.node),
                 num(identity.instance as u64),
-            ]
+            ];
+            args.extend(clock.in_redis_time(window).map(num));
+            args
         };
         // To the variant declaring only the keys a claim that leases
         // waiting jobs touches (10 of 36), unless the queue's claims were
         // refused there lately (`scripts::variant_route`).
         let whole = &self.inner.whole_claims;
         let ops = (Op::ClaimPlain, Op::Claim);
+        let sent = std::time::Instant::now();
         let reply = self.run_variant(whole, ops, queue, false, args).await?;
         let items = reply::array(reply)?;
+        if let Some(now) = items.first().and_then(|now| now.as_u64()) {
+            clock.heard(now, sent);
+        }
         let mut jobs = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
         while let (Some(id), Some(record)) = (rest.next(), rest.next()) {

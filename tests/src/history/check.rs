@@ -653,6 +653,18 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                         ),
                     );
                 }
+                if let Some(by) = ev.start_by_ms.filter(|by| ev.started_ms() > *by) {
+                    r.violation(
+                        ViolationKind::ServerGrantedPastStartBy,
+                        format!(
+                            "job {id}: lease {} granted at {} ms by {}, told to start by {by} ms \
+                             (its caller had given up on the reply)",
+                            after.lease_id,
+                            ev.started_ms(),
+                            ev.script
+                        ),
+                    );
+                }
                 if before.died_at > 0 {
                     r.violation(
                         ViolationKind::ServerGrantedWhileDead,

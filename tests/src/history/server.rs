@@ -104,6 +104,9 @@ pub struct Event {
     /// The push-back a release asked for (its ARGV[5], ms): the job's
     /// limiter starts nothing for that long.
     pub pushback_ms: Option<u64>,
+    /// The moment a claim was told to start by, or lease nothing (its
+    /// ARGV[7], Redis time in ms).
+    pub start_by_ms: Option<u64>,
     /// How many gaps in the record (server restarts) came before this
     /// change: two changes with the same epoch have nothing unseen between.
     pub epoch: usize,
@@ -290,6 +293,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             || (script == "delete_job" && arg(4) == Some(1));
         let lease_ms = (script == "claim").then(|| arg(4)).flatten();
         let pushback_ms = (script == "release").then(|| arg(5)).flatten();
+        let start_by_ms = (script == "claim").then(|| arg(7)).flatten();
         let epoch = record.gaps;
         let event = |at_us: u64, job: String, kind: Kind, before: Option<Meta>| Event {
             at_us,
@@ -301,6 +305,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
             run,
             lease_ms,
             pushback_ms,
+            start_by_ms,
             epoch,
             after: before.clone(),
             before,
@@ -355,6 +360,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         run,
                         lease_ms,
                         pushback_ms,
+                        start_by_ms,
                         epoch,
                         before,
                         after: Some(after),

@@ -69,6 +69,10 @@ kinds! {
     ServerLeaseIdsNotGrowing,
     /// A lease was granted on a job that is in the dead-letter set.
     ServerGrantedWhileDead,
+    /// A claim leased a job after the moment it was told to start by (its
+    /// ARGV[7], `lua/claim.lua`): its caller had given up on its reply, so
+    /// the job would wait out its lease with no one to run it.
+    ServerGrantedPastStartBy,
     /// A grant changed the job's record beyond its lease (queue, keys,
     /// attempts, max attempts, due time, ...): leasing, a compact record's
     /// first lease included, must keep every other field as it was.

@@ -431,6 +431,7 @@ mod tests {
                     run: self.run,
                     lease_ms: None,
                     pushback_ms: None,
+                    start_by_ms: None,
                     epoch: self.epoch,
                     before,
                     after,

@@ -113,6 +113,7 @@ variants! {
     an_edit_that_changes_more_than_the_payload_is_caught: edit_beyond_the_payload => [ServerEditBeyondPayload];
     a_promote_of_a_running_job_is_caught: promote_while_leased => [ServerPromotedOutOfState, IndexWithoutRecord];
     a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure, ServerGrantChangedJob];
+    a_claim_past_its_start_by_that_leases_is_caught: start_by_ignored => [ServerGrantedPastStartBy];
     an_extend_that_counts_an_attempt_is_caught: counted_extend => [ServerAttemptsChangedWithoutFailure];
     a_release_that_counts_an_attempt_is_caught: counted_release => [ServerAttemptsChangedWithoutFailure, AttemptsMiscounted];
     a_dead_letter_one_attempt_early_is_caught: dead_too_early => [ServerDeadTooEarly];

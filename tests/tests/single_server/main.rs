@@ -8,6 +8,7 @@ mod cancel_races;
 mod cancel_sharded;
 mod cancel_states;
 mod claim_order;
+mod claim_start_by;
 mod claim_variant;
 mod coalescing;
 mod compact_records;

@@ -130,6 +130,7 @@ pub async fn server_acked_twice(broken: bool) -> Report {
             run: at_ms,
             lease_ms: None,
             pushback_ms: None,
+            start_by_ms: None,
             epoch: 0,
             before: before.cloned(),
             after: after.cloned(),

@@ -46,6 +46,7 @@ impl Record {
             run: self.run,
             lease_ms: Some(LEASE_MS),
             pushback_ms: None,
+            start_by_ms: None,
             epoch: 0,
             before,
             after,

@@ -489,6 +489,28 @@ pub async fn no_reclaim(broken: bool) -> Report {
     lapse_once(claim, broken).await
 }
 
+/// A claim told to start by a moment long past (its caller gave up on
+/// it) must lease nothing; the job is then claimed in time and acked.
+/// Broken, the claim ignores the moment and leases the job anyway.
+pub async fn start_by_ignored(broken: bool) -> Report {
+    let claim = patch(
+        "claim",
+        "if start_by and now > start_by then return { now } end",
+        "",
+    );
+    let bench = Bench::new(&claim).await;
+    let worker = if broken { &bench.b } else { &bench.a };
+    bench.a.enqueue(&[job("t1")]).await;
+    let mut jobs = worker.claim(1, 5_000, &[Value::from("1")]).await;
+    if jobs.is_empty() {
+        jobs = worker.claim(1, 5_000, &[]).await;
+    }
+    for j in jobs {
+        worker.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
 /// A claim that counts an attempt when it grants a lease (not only when
 /// the attempt fails). The fast path splices the lease into the bytes, so
 /// it is turned off to reach the field-by-field one.
