@@ -412,17 +412,6 @@ mod tests {
         load(&path)
     }
 
-    fn entry(seq: u64, call: Call, reply: Reply) -> Entry {
-        Entry {
-            process: 1,
-            seq,
-            invoked_us: seq,
-            completed_us: Some(seq),
-            call,
-            reply: Some(reply),
-        }
-    }
-
     fn claimed(id: &str, lease: u64, expiry_ms: u64) -> Entry {
         let job = crate::history::record::Claimed {
             id: id.into(),
@@ -437,7 +426,7 @@ mod tests {
             limit: 1,
             lease_ms: 1,
         };
-        entry(0, call, Reply::Claimed { jobs: vec![job] })
+        Entry::made(0, call, Reply::Claimed { jobs: vec![job] })
     }
 
     #[test]
@@ -467,7 +456,10 @@ mod tests {
                 lease,
             },
         ] {
-            let settled = [claimed("a", 7, later), entry(1, settle, Reply::Released)];
+            let settled = [
+                claimed("a", 7, later),
+                Entry::made(1, settle, Reply::Released),
+            ];
             assert!(!holds_a_live_lease(&settled));
         }
         // A settle of another lease of the job leaves this one held.
@@ -477,7 +469,7 @@ mod tests {
         };
         assert!(holds_a_live_lease(&[
             claimed("a", 7, later),
-            entry(1, other, Reply::Acked { completed: false }),
+            Entry::made(1, other, Reply::Acked { completed: false }),
         ]));
         // An extension keeps an expired-looking lease live.
         let extend = Call::Extend {
@@ -487,7 +479,7 @@ mod tests {
         };
         assert!(holds_a_live_lease(&[
             claimed("a", 7, earlier),
-            entry(1, extend, Reply::Extended { expiry_ms: later }),
+            Entry::made(1, extend, Reply::Extended { expiry_ms: later }),
         ]));
     }
 

@@ -144,6 +144,19 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Call `seq` of process 1, answered with `reply`: a line of a
+    /// hand-made history (the checker's broken variants, unit tests).
+    pub fn made(seq: u64, call: Call, reply: Reply) -> Entry {
+        Entry {
+            process: 1,
+            seq,
+            invoked_us: seq,
+            completed_us: Some(seq),
+            call,
+            reply: Some(reply),
+        }
+    }
+
     /// The reply, with "never completed" read as [`Reply::Unknown`].
     pub fn outcome(&self) -> Reply {
         self.reply.clone().unwrap_or(Reply::Unknown {

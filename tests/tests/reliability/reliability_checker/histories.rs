@@ -10,14 +10,7 @@ use super::bench::*;
 
 /// Call `seq` of process 1 with its reply.
 pub fn entry(seq: u64, call: Call, reply: Reply) -> Entry {
-    Entry {
-        process: 1,
-        seq,
-        invoked_us: seq,
-        completed_us: Some(seq),
-        call,
-        reply: Some(reply),
-    }
+    Entry::made(seq, call, reply)
 }
 
 /// An enqueue of `jobs` (id, tag), all created.
