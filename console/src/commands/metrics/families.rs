@@ -145,7 +145,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
     let mut lost = Family::new(
         "redq_handoffs_lost_total",
         Kind::Counter,
-        "Jobs handed to a parked worker of the queue that it gave back because their messages never reached it (its subscription broke or lagged, or a failover moved its channel): each ran at once, no attempt counted, and is a handoff_lost event (redq events --kind handoff_lost). Counted while the queue's metrics are off too; never reset.",
+        "Jobs handed to a parked worker of the queue that it gave back because their messages never reached it (its subscription broke or lagged, or a failover moved its channel): each due again at once with no attempt counted, and each a handoff_lost event (redq events --kind handoff_lost). Counted while the queue's metrics are off too; never reset.",
     );
     for row in &reading.rows {
         lost.sample(vec![("queue", row.queue.clone())], row.handoffs_lost as f64);
