@@ -82,9 +82,10 @@ mod tests {
         assert_eq!(clock.in_redis_time(Duration::from_secs(5)), None);
         clock.heard(1_000_000, Instant::now());
         let at = clock.in_redis_time(Duration::from_secs(5)).unwrap();
-        // Measured a moment ago: 5 s ahead of that reading, give or take
-        // the test's own few milliseconds.
-        assert!((1_005_000..1_005_100).contains(&at), "{at}");
+        // Measured a moment ago: 5 s ahead of that reading, and later only
+        // by the time the test itself took (a second allowed, on a busy
+        // machine).
+        assert!((1_005_000..1_006_000).contains(&at), "{at}");
     }
 
     #[test]
@@ -92,7 +93,7 @@ mod tests {
         let clock = RedisClock::default();
         clock.heard(42, Instant::now());
         let at = clock.in_redis_time(Duration::from_millis(10)).unwrap();
-        assert!((52..152).contains(&at), "{at}");
+        assert!((52..1_052).contains(&at), "{at}");
     }
 
     #[test]
