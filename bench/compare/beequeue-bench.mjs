@@ -18,12 +18,10 @@
 
 import { createRequire } from 'node:module';
 import BeeQueue from 'bee-queue';
-import { main, Meter, latencyFields, memoryPerJob, performance, sleep, throughput } from './harness.mjs';
+import { data, main, Meter, latencyFields, memoryPerJob, performance, sleep, throughput } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const BEE_QUEUE_VERSION = require('bee-queue/package.json').version;
-
-const data = (i) => ({ i });
 
 /** A bee-queue Queue on the run's queue name, closed when the run ends. */
 async function queueFor(ctx, settings) {

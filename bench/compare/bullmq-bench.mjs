@@ -14,14 +14,12 @@
 
 import { createRequire } from 'node:module';
 import { Queue, Worker } from 'bullmq';
-import { main, Meter, latencyFields, memoryPerJob, performance, sleep, throughput } from './harness.mjs';
+import { data, main, Meter, latencyFields, memoryPerJob, performance, sleep, throughput } from './harness.mjs';
 
 const require = createRequire(import.meta.url);
 const BULLMQ_VERSION = require('bullmq/package.json').version;
 const NOOP = 'bench.noop';
 // ---- the cases ----------------------------------------------------------------
-
-const data = (i) => ({ i });
 
 function queueFor(ctx, defaultJobOptions) {
   const opts = { connection: { url: ctx.args.redis } };

@@ -4,7 +4,7 @@
 # Prints one JSON line per figure (system "ceiling"), in the same shape as the
 # bench lines, for summarize.mjs.
 #
-#   bench/compare/ceilings.sh --redis redis://127.0.0.1:PORT [--n N]
+#   bench/compare/ceilings.sh --redis redis://127.0.0.1:PORT [--n N] [--pad-bytes P]
 #
 # The server is FLUSHALLed before each step: use a private one. N (50000) is
 # the jobs of the memory figure; the throughput steps use 10 N requests or jobs.
@@ -18,20 +18,25 @@
 #   ack                   the same depth: ZPOPMIN a leased id, HDEL its record (a real ack names the id: ZREM; the same cost)
 #   claim_ack             1 / (1/claim + 1/ack): a job claimed and acked, from the two figures
 #   memory                used_memory growth per waiting job, N jobs, payload {"i":25000}, integer ids
+#
+# --pad-bytes P gives every job's payload a "pad" of P x's, as the bench
+# cases' --pad-bytes does ({"i":25000,"pad":"x…x"}).
 #   memory_26_byte_ids    the same with ids as long as redq's ULIDs (26 bytes)
 set -euo pipefail
 
-url="" n=50000
+url="" n=50000 pad_bytes=0
 while (($#)); do
   case "$1" in
     --redis) url="$2"; shift 2 ;;
     --n) n="$2"; shift 2 ;;
+    --pad-bytes) pad_bytes="$2"; shift 2 ;;
     *) echo "ceilings.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [[ "$url" =~ ^redis://([^:/]+):([0-9]+)/?$ ]] || { echo "ceilings.sh: --redis redis://HOST:PORT is required" >&2; exit 2; }
 host="${BASH_REMATCH[1]}" port="${BASH_REMATCH[2]}"
 [[ "$n" =~ ^[0-9]+$ ]] && ((n >= 100)) || { echo "ceilings.sh: --n must be a whole number of at least 100" >&2; exit 2; }
+[[ "$pad_bytes" =~ ^[0-9]+$ ]] || { echo "ceilings.sh: --pad-bytes must be a whole number, got '$pad_bytes'" >&2; exit 2; }
 rcli() { redis-cli -h "$host" -p "$port" "$@"; }
 # CLIENT_PIN (run.sh sets it) runs redis-benchmark where the bench clients run.
 read -r -a pin <<<"${CLIENT_PIN:-}"
@@ -63,6 +68,7 @@ if not id then return 0 end
 return redis.call('HDEL', KEYS[1], id)")"
 keys=('{c}:seq' '{c}:jobs' '{c}:waiting' '{c}:leased')
 payload='{"i":25000}'
+if ((pad_bytes > 0)); then payload="{\"i\":25000,\"pad\":\"$(printf '%*s' "$pad_bytes" '' | tr ' ' x)\"}"; fi
 hundred=()
 for _ in $(seq 1 100); do hundred+=("$payload"); done
 

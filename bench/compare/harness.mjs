@@ -15,7 +15,7 @@ export class UsageError extends Error {}
 // ---- flags: the same rules as console/src/bench/args.rs ----------------------
 
 export function parseArgs(argv, cases) {
-  const known = ['case', 'n', 'c', 'redis', 'queue', 'lat-n', 'lat-gap-ms', 'window', 'batch'];
+  const known = ['case', 'n', 'c', 'redis', 'queue', 'lat-n', 'lat-gap-ms', 'window', 'batch', 'pad-bytes'];
   const seen = new Map();
   for (let i = 0; i < argv.length; ) {
     const arg = argv[i++];
@@ -51,12 +51,22 @@ export function parseArgs(argv, cases) {
     latGapMs: number('lat-gap-ms', 1),
     window: number('window', 100),
     batch: number('batch', 1000),
+    padBytes: number('pad-bytes', 0),
   };
+  pad = args.padBytes > 0 ? 'x'.repeat(args.padBytes) : undefined;
   if (args.n === 0 || args.c === 0 || args.window === 0 || args.batch === 0 || args.latN === 0) {
     throw new UsageError('--n, --c, --window, --batch and --lat-n must be at least 1');
   }
   return args;
 }
+
+// ---- the payload: the same as console/src/bench/cases.rs `job` ---------------
+
+// Set once by parseArgs from --pad-bytes (one case runs a process).
+let pad;
+
+/** Job i's data: `{ i }`, with --pad-bytes P also a `pad` of P x's. */
+export const data = (i) => (pad === undefined ? { i } : { i, pad });
 
 // ---- measuring: the same rules as console/src/bench/measure.rs ----------------
 
@@ -191,5 +201,6 @@ async function run(args, system, version, cases) {
     }
     info.disconnect();
   }
-  return JSON.stringify({ system, version, case: args.case, jobs: args.case === 'latency' ? args.latN : args.n, ...out });
+  const jobs = args.case === 'latency' ? args.latN : args.n;
+  return JSON.stringify({ system, version, case: args.case, jobs, pad_bytes: args.padBytes, ...out });
 }

@@ -7,10 +7,12 @@
 #                        [--no-build] [--no-pin] [--no-ceilings]
 #                        [--script-calls auto|eval|functions]
 #                        [--record-format standard|compact] [--redq-threads T]
-#                        [--redq-metrics on|off]
+#                        [--redq-metrics on|off] [--pad-bytes P]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
-# SCRIPT_CALLS, RECORD_FORMAT, REDQ_THREADS, REDQ_METRICS (flags win);
+# SCRIPT_CALLS, RECORD_FORMAT, REDQ_THREADS, REDQ_METRICS, PAD_BYTES (flags win);
+# --pad-bytes P gives every job of every system (and of the ceilings) a
+# payload of {"i": index, "pad": "x…x"} with P x's instead of {"i": index};
 # --redq-metrics off turns off the metrics of redq's bench queue (`redq bench
 # --metrics off`; BullMQ records none unless asked, bee-queue has none); --redq-threads gives
 # redq's runtime T worker threads (`redq bench --threads`; default: one a
@@ -53,6 +55,7 @@ SCRIPT_CALLS="${SCRIPT_CALLS:-auto}"
 RECORD_FORMAT="${RECORD_FORMAT:-standard}"
 REDQ_THREADS="${REDQ_THREADS:-}"
 REDQ_METRICS="${REDQ_METRICS:-on}"
+PAD_BYTES="${PAD_BYTES:-0}"
 # Every single bench run is cut off after this many seconds.
 RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
 
@@ -74,6 +77,7 @@ while [ $# -gt 0 ]; do
     --record-format) RECORD_FORMAT="$2"; shift 2 ;;
     --redq-threads) REDQ_THREADS="$2"; shift 2 ;;
     --redq-metrics) REDQ_METRICS="$2"; shift 2 ;;
+    --pad-bytes) PAD_BYTES="$2"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -90,7 +94,7 @@ case "$RECORD_FORMAT" in
   standard | compact) ;;
   *) echo "run.sh: --record-format is standard or compact, got '$RECORD_FORMAT'" >&2; exit 2 ;;
 esac
-for v in N C R K G W B; do
+for v in N C R K G W B PAD_BYTES; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi
 done
 if [ -n "$REDQ_THREADS" ] && ! [[ "$REDQ_THREADS" =~ ^[1-9][0-9]*$ ]]; then
@@ -176,9 +180,9 @@ results="$here/results/$(date -u +%F).jsonl"
 lines="$tmp/lines.jsonl"
 : >"$lines"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "run $started: N=$N C=$C R=$R K=$K G=$G W=$W B=$B redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') at $url; redq $redq_commit; load before: $load_before" >&2
+echo "run $started: N=$N C=$C R=$R K=$K G=$G W=$W B=$B pad=$PAD_BYTES redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') at $url; redq $redq_commit; load before: $load_before" >&2
 
-common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms "$G" --window "$W" --batch "$B")
+common=(--n "$N" --c "$C" --redis "$url" --queue bench --lat-n "$K" --lat-gap-ms "$G" --window "$W" --batch "$B" --pad-bytes "$PAD_BYTES")
 one_run() { # system case round
   local system="$1" case="$2" round="$3" out
   rcli flushall >/dev/null
@@ -216,7 +220,7 @@ done
 if [ "$CEILINGS" = 1 ]; then
   load_ceilings="$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "ceilings (redis-benchmark), load average $load_ceilings" >&2
-  CLIENT_PIN="${client_pin[*]}" "$here/ceilings.sh" --redis "$url" --n "$N" |
+  CLIENT_PIN="${client_pin[*]}" "$here/ceilings.sh" --redis "$url" --n "$N" --pad-bytes "$PAD_BYTES" |
     while IFS= read -r out; do
       printf '%s\n' "$out" >&2
       node -e 'const [l,run,commit,load]=process.argv.slice(1);console.log(JSON.stringify({run,round:1,redq_commit:commit,load,...JSON.parse(l)}))' \
@@ -227,7 +231,7 @@ rcli flushall >/dev/null
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
-echo "redq vs BullMQ vs bee-queue — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, medians of $R run(s) each"
+echo "redq vs BullMQ vs bee-queue — $started, N=$N C=$C K=$K G=${G}ms W=$W B=$B, payload pad ${PAD_BYTES} B, medians of $R run(s) each"
 echo "machine: $(nproc) cores, load average (1/5/15 min) before: $load_before, after: $load_after; pinning: $pinning"
 echo "redq $redq_commit, BullMQ $(node -p 'require(process.argv[1]+"/node_modules/bullmq/package.json").version' "$here"), bee-queue $(node -p 'require(process.argv[1]+"/node_modules/bee-queue/package.json").version' "$here"), redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'), node $(node --version)"
 echo "all lines: ${results#"$repo"/}"

@@ -25,6 +25,14 @@ const lines = readFileSync(file, 'utf8')
   .map((l) => JSON.parse(l))
   .filter((l) => only === undefined || l.run === only);
 
+// Lines of different payload sizes (--pad-bytes) are never medians of one
+// another; lines from before the flag had none.
+const pads = new Set(lines.map((l) => l.pad_bytes ?? 0));
+if (pads.size > 1) {
+  console.error(`summarize.mjs: these lines mix payload pads (${[...pads].join(', ')} bytes): summarise one run at a time with --run`);
+  process.exit(2);
+}
+
 const PEERS = ['bullmq', 'bee-queue'];
 // Per case, the metrics worth comparing and which way is better.
 const HIGHER = 'higher';

@@ -44,6 +44,10 @@ pub struct BenchArgs {
     /// default on, as every queue starts): off turns them off before the
     /// run, as `redq metrics off` does.
     pub metrics: bool,
+    /// Bytes of padding in every job's payload (`--pad-bytes P`, default 0):
+    /// the payload becomes `{"i": index, "pad": "x…x"}` with P x's, so the
+    /// cases can be run with payloads of a size an application sends.
+    pub pad_bytes: usize,
 }
 
 /// Who processes a sharded queue in the `process` case.
@@ -68,7 +72,8 @@ impl ShardWorkers {
     }
 }
 
-const VALUE_FLAGS: [&str; 15] = [
+const VALUE_FLAGS: [&str; 16] = [
+    "pad-bytes",
     "workers",
     "threads",
     "metrics",
@@ -165,6 +170,7 @@ impl BenchArgs {
                 Some("off") => false,
                 Some(other) => return Err(format!("--metrics is on or off, got {other:?}")),
             },
+            pad_bytes: number("pad-bytes", 0)?,
             record_format: match seen.get("record-format") {
                 None => redq::RecordFormat::Standard,
                 Some(name) => redq::RecordFormat::parse(name)
@@ -259,6 +265,16 @@ mod tests {
                 .shard_workers,
             ShardWorkers::One
         );
+        assert_eq!(parse("--case x --redis r").unwrap().pad_bytes, 0);
+        assert_eq!(
+            parse("--case x --redis r --pad-bytes 1024")
+                .unwrap()
+                .pad_bytes,
+            1024
+        );
+        assert!(parse("--case x --redis r --pad-bytes 1k")
+            .unwrap_err()
+            .contains("--pad-bytes must be a whole number, got \"1k\""));
         assert!(parse("--case x --redis r --threads 0")
             .unwrap_err()
             .contains("--threads must be at least 1"));

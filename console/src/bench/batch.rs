@@ -67,15 +67,15 @@ async fn timed(
     let meter = Meter::start(queue).await;
     let start = Instant::now();
     if as_batch {
-        let members = (0..args.n).map(job).collect();
+        let members = (0..args.n).map(|i| job(args, i)).collect();
         let batch = Batch::new()
             .label("bench")
             .jobs(q, members)
-            .on_complete(q, job(args.n));
+            .on_complete(q, job(args, args.n));
         queue.enqueue_batch(batch).await.map_err(err)?;
     } else {
         for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
-            let jobs = chunk.iter().copied().map(job).collect();
+            let jobs = chunk.iter().map(|&i| job(args, i)).collect();
             queue.add_batch(q, jobs).await.map_err(err)?;
         }
     }

@@ -16,7 +16,8 @@ use super::args::BenchArgs;
 use super::measure::{client_cpu_s, percentiles};
 use super::redis_cpu::RedisCpu;
 
-/// The no-op job every processing case runs; its payload is `{"i": index}`.
+/// The no-op job every processing case runs; its payload is `{"i": index}`
+/// (and a `pad` its handler skips, with `--pad-bytes`).
 #[derive(Serialize, Deserialize)]
 struct Noop {
     i: usize,
@@ -69,8 +70,14 @@ impl Probe {
     }
 }
 
-pub(super) fn job(i: usize) -> NewJob {
-    NewJob::new(json!({ "i": i })).name(NOOP)
+/// Job `i` of a case: `{"i": i}`, with `--pad-bytes P` also a `pad` of P
+/// x's, the same payload the Node sides send (bench/compare/harness.mjs).
+pub(super) fn job(args: &BenchArgs, i: usize) -> NewJob {
+    let payload = match args.pad_bytes {
+        0 => json!({ "i": i }),
+        pad => json!({ "i": i, "pad": "x".repeat(pad) }),
+    };
+    NewJob::new(payload).name(NOOP)
 }
 
 /// CPU used by this process and by Redis across a timed section.
@@ -139,7 +146,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             let mut next = 0;
             while next < args.n {
                 let end = (next + args.batch).min(args.n);
-                queue.add_batch(q, (next..end).map(job).collect()).await.map_err(err)?;
+                queue.add_batch(q, (next..end).map(|i| job(args, i)).collect()).await.map_err(err)?;
                 next = end;
             }
             throughput(&mut out, args.n as f64, start.elapsed());
@@ -155,7 +162,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             let start = Instant::now();
             for i in 0..args.n {
                 let t = Instant::now();
-                queue.add(q, job(i)).await.map_err(err)?;
+                queue.add(q, job(args, i)).await.map_err(err)?;
                 samples.push(t.elapsed());
             }
             throughput(&mut out, args.n as f64, start.elapsed());
@@ -165,7 +172,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
         "enqueue_window" => {
             let meter = Meter::start(queue).await;
             let start = Instant::now();
-            let mut results = futures::stream::iter(0..args.n).map(|i| queue.add(q, job(i))).buffer_unordered(args.window);
+            let mut results = futures::stream::iter(0..args.n).map(|i| queue.add(q, job(args, i))).buffer_unordered(args.window);
             while let Some(result) = results.next().await {
                 result.map_err(err)?;
             }
@@ -195,7 +202,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
                 let each = redq::flow::Limit::concurrency(1000);
                 queue.set_limit(q, redq::flow::LimitScope::EachKey, each).await.map_err(err)?;
             }
-            let job_of = |i: usize| if keyed { job(i).limit_key(format!("k{}", i % 100)) } else { job(i) };
+            let job_of = |i: usize| if keyed { job(args, i).limit_key(format!("k{}", i % 100)) } else { job(args, i) };
             for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
                 queue.add_batch(q, chunk.iter().copied().map(job_of).collect()).await.map_err(err)?;
             }
@@ -243,7 +250,7 @@ pub async fn run(args: &BenchArgs, queue: &RedisQueue) -> Result<Map<String, Val
             for i in 0..args.lat_n {
                 tokio::time::sleep_until((start + gap * i as u32).into()).await;
                 probe.sent.lock().expect("probe")[i] = Some(Instant::now());
-                queue.add(q, job(i)).await.map_err(err)?;
+                queue.add(q, job(args, i)).await.map_err(err)?;
             }
             let deadline = Instant::now() + Duration::from_secs(60);
             while !probe.all_started() && Instant::now() < deadline {

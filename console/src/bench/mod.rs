@@ -4,7 +4,7 @@
 //! ```text
 //! redq bench --case CASE --n N --c C --redis URL --queue NAME
 //!            [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
-//!            [--threads T] [--metrics on|off]
+//!            [--threads T] [--metrics on|off] [--pad-bytes P]
 //! ```
 //!
 //! Cases: `enqueue_bulk` (batches of B, one in flight), `enqueue_serial`
@@ -25,7 +25,10 @@
 //! the default's second thread costs the latency case's round trips
 //! (docs/performance.md, round thirteen). `--metrics off` turns the
 //! queue's metrics off before the run (`redq metrics off`; the line's
-//! `metrics` says which): what recording them costs a job.
+//! `metrics` says which): what recording them costs a job. `--pad-bytes P`
+//! adds a `pad` of P bytes to every job's `{"i": index}` payload (the line's
+//! `pad_bytes` says how many; the Node sides take the same flag): how the
+//! cases go with payloads of the size an application sends.
 
 mod args;
 mod batch;
@@ -146,6 +149,7 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
         args.n
     };
     line.insert("jobs".into(), json!(jobs));
+    line.insert("pad_bytes".into(), json!(args.pad_bytes));
     line.extend(fields);
     Ok(serde_json::Value::Object(line).to_string())
 }

@@ -37,7 +37,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
             while next < args.n {
                 let end = (next + args.batch).min(args.n);
                 queue
-                    .add_batch(q, (next..end).map(job).collect())
+                    .add_batch(q, (next..end).map(|i| job(args, i)).collect())
                     .await
                     .map_err(err)?;
                 next = end;
@@ -49,7 +49,7 @@ pub async fn run(args: &BenchArgs, queue: &ShardedQueue) -> Result<Map<String, V
         "process" => {
             for chunk in (0..args.n).collect::<Vec<_>>().chunks(1000) {
                 queue
-                    .add_batch(q, chunk.iter().copied().map(job).collect())
+                    .add_batch(q, chunk.iter().map(|&i| job(args, i)).collect())
                     .await
                     .map_err(err)?;
             }

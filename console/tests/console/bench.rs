@@ -172,6 +172,50 @@ fn threads_sets_the_runtime_and_the_line_says_how_many_ran() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be at least 1"));
 }
 
+/// `--pad-bytes P` gives every job a payload P bytes longer, which Redis
+/// holds (a waiting job costs at least P bytes more) and the worker runs;
+/// the line says which payload it measured.
+#[test]
+fn pad_bytes_makes_every_payload_that_much_longer_and_the_line_says_so() {
+    let server = RedisServer::start();
+    let bulk = |flags: &[&str]| {
+        line_of(
+            &server,
+            &[&["--case", "enqueue_bulk", "--n", "500"][..], flags].concat(),
+        )
+    };
+    // The first run on a server also loads the scripts, whose memory it
+    // counts: measured here, it is not measured against.
+    bulk(&[]);
+    let plain = bulk(&[]);
+    let padded = bulk(&["--pad-bytes", "1000"]);
+    assert_eq!(plain["pad_bytes"], 0, "{plain}");
+    assert_eq!(padded["pad_bytes"], 1000, "{padded}");
+    let per_job = |line: &serde_json::Value| line["redis_mem_bytes_per_job"].as_u64().unwrap();
+    assert!(
+        per_job(&padded) >= per_job(&plain) + 1000,
+        "a 1000-byte pad must cost a waiting job at least 1000 bytes: {plain} against {padded}"
+    );
+    let processed = line_of(
+        &server,
+        &[
+            "--case",
+            "process",
+            "--n",
+            "200",
+            "--c",
+            "4",
+            "--pad-bytes",
+            "4096",
+        ],
+    );
+    assert_eq!(processed["pad_bytes"], 4096, "{processed}");
+    assert_figures_hold("process", &processed);
+    let out = bench(&server, &["--case", "process", "--pad-bytes", "1k"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pad-bytes must be a whole number"));
+}
+
 #[test]
 fn bad_flags_exit_2_and_failures_exit_1() {
     let server = RedisServer::start();
