@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--pad-bytes P] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -26,7 +26,9 @@ it, with the script's body replaced by `return {}`); --backlog N: first,
 unmeasured, N jobs waiting in another queue of the namespace (0); --record-format
 compact: the enqueues write compact records (driver/src/record_format.rs), so
 the claims lease compact records; --metrics-off: the bench queue's metrics
-are off (lua/metrics_switch.lua's field) before any call is measured.
+are off (lua/metrics_switch.lua's field) before any call is measured;
+--pad-bytes P: every job's payload carries a pad of P bytes, as `redq bench
+--pad-bytes` sends it (the binary must take the flag).
 
 The backlog decides how the jobs hash is stored. Below
 hash-max-listpack-entries (512) records with values of at most
@@ -163,9 +165,11 @@ def first_enqueued(argv):
     return argv[head:head + 3 + 2 * int(argv[head + 2])]
 
 
-def monitor_bench(redq, port):
+def monitor_bench(redq, port, pad_bytes=0):
     """The MONITOR lines of `redq bench --case process --n 4` against the
-    redis-server on `port`: every script redq loads and every call it makes."""
+    redis-server on `port`: every script redq loads and every call it makes
+    (with `pad_bytes`, its jobs' payloads padded as `redq bench --pad-bytes`
+    pads them)."""
     conn = Conn(port)
     conn.sock.sendall(b"MONITOR\r\n")
     conn.line()
@@ -173,8 +177,9 @@ def monitor_bench(redq, port):
     # reads each script's text from its SCRIPT LOAD): the driver's default
     # calls the writing scripts as functions. A binary older than the flag
     # ignores it.
+    pad = ["--pad-bytes", str(pad_bytes)] if pad_bytes else []
     subprocess.run([redq, "bench", "--case", "process", "--n", "4", "--script-calls", "eval",
-                    "--redis", f"redis://127.0.0.1:{port}"],
+                    "--redis", f"redis://127.0.0.1:{port}"] + pad,
                    check=True, stdout=subprocess.DEVNULL)
     time.sleep(0.3)
     conn.sock.settimeout(0.5)
@@ -187,13 +192,14 @@ def monitor_bench(redq, port):
     return lines
 
 
-def captured_calls(redq, tmp):
-    """The keys and ARGV redq sends for one enqueue, one claim and one ack."""
+def captured_calls(redq, tmp, pad_bytes=0):
+    """The keys and ARGV redq sends for one enqueue, one claim and one ack
+    (its payload padded by `pad_bytes`, see monitor_bench)."""
     port = free_port()
     server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL)
     try:
-        lines = monitor_bench(redq, port)
+        lines = monitor_bench(redq, port, pad_bytes)
     finally:
         server.terminate()
         server.wait()
@@ -302,6 +308,8 @@ def main():
     p.add_argument("--claim", default="claim",
                    help="with --composed: the claim script called (claim_plain: its variant, lua/claim.lua's header)")
     p.add_argument("--out")
+    p.add_argument("--pad-bytes", type=int, default=0,
+                   help="every job's payload carries a pad of this many bytes (redq bench --pad-bytes)")
     p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
                    help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
     a = p.parse_args()
@@ -314,7 +322,7 @@ def main():
     pc.LUA = pathlib.Path(a.root) / "lua"
     out = pathlib.Path(a.out or tempfile.mkdtemp(prefix="redq-calls."))
     out.mkdir(parents=True, exist_ok=True)
-    ns, channel, enqueue_head_args, job_fields, claim_fields, ack_fields = captured_calls(a.redq, str(out))
+    ns, channel, enqueue_head_args, job_fields, claim_fields, ack_fields = captured_calls(a.redq, str(out), a.pad_bytes)
     if a.record_format == "compact":
         if len(enqueue_head_args) != 7:
             sys.exit("--record-format compact needs a binary whose enqueue sends the record format (7 head arguments)")

@@ -72,16 +72,18 @@ if ((pad_bytes > 0)); then payload="{\"i\":25000,\"pad\":\"$(printf '%*s' "$pad_
 hundred=()
 for _ in $(seq 1 100); do hundred+=("$payload"); done
 
-# requests per second of one redis-benchmark command (its --csv line).
+# requests per second of one redis-benchmark command (its --csv line). The
+# second of its eight fields, counted from the end: the first, the command,
+# has the payload's commas in it.
 rps() { # requests clients pipeline command...
   local requests="$1" clients="$2" pipeline="$3"
   shift 3
   "${pin[@]}" redis-benchmark -h "$host" -p "$port" -n "$requests" -c "$clients" -P "$pipeline" --csv "$@" |
-    tail -n 1 | cut -d, -f2 | tr -d '"'
+    tail -n 1 | awk -F, '{ print $(NF - 6) }' | tr -d '"'
 }
 version="$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 line() { # case json-fields
-  printf '{"system":"ceiling","version":"%s","case":"%s",%s}\n' "$version" "$1" "$2"
+  printf '{"system":"ceiling","version":"%s","case":"%s","pad_bytes":%s,%s}\n' "$version" "$1" "$pad_bytes" "$2"
 }
 
 rcli flushall >/dev/null
