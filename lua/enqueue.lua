@@ -153,6 +153,15 @@ local already = unchecked and {} or redis.call('HMGET', K.jobs, unpack(ids))
 local reply = {}
 -- Counted, not measured with #, in the loop over up to 1000 jobs.
 local record_pairs, pairs_len = {}, 0
+-- A lone job's record is kept as its meta, its payload apart, until it is
+-- handed or written: handed to a parked worker, its leased record is
+-- spliced from the meta and joined to the payload once (lib/lease.lua),
+-- where the whole record would be made, cut and joined again. Redis's Lua
+-- hashes every byte of every string it makes, so each string of the
+-- payload's length costs about 10k instructions a KB (docs/performance.md,
+-- round twenty-five). A batch's records are made whole at once: keeping
+-- them apart would cost each job a string more.
+local apart = n == 1
 local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
@@ -181,7 +190,7 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact)
+    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
     pairs_len = pairs_len + 2
     -- Only a job with a dedup key takes one (a call per job cost a batch
     -- about 0.8k instructions a job, callgrind).
@@ -240,10 +249,12 @@ if #fifo > 0 and pairs_len == 2 * #fifo then
       if redis.call('HEXISTS', K.jobs, ids[1]) == 1 then return { 2, ids[1] } end
       unchecked = false
     end
-    handed, taking = hand_off_fresh(parked, record_pairs, now)
+    handed, taking = hand_off_fresh(parked, record_pairs, now, apart and p.payloads or nil)
   end
 end
 local written = handed or 0
+-- The lone job's record whole, unless it was handed (and written there).
+if apart and pairs_len == 2 and written == 0 then record_pairs[2] = record_pairs[2] .. p.payloads[1] end
 local CHUNK = 500
 if unchecked and written == 0 then
   if redis.call('HSETNX', K.jobs, ids[1], record_pairs[2]) == 0 then return { 2, ids[1] } end

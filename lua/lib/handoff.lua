@@ -22,10 +22,11 @@ local function taker(raw)
 end
 
 -- Lease jobs `ids` to parked worker `p` (`stored`: their stored records, or
--- nil to read them: lib/lease.lua), send each on its hand-off channel, and
--- count them against its room.
-local function deliver(p, ids, now, stored)
-  local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored)
+-- nil to read them; `payloads`: their payloads when `stored` holds their
+-- meta alone: lib/lease.lua), send each on its hand-off channel, and count
+-- them against its room.
+local function deliver(p, ids, now, stored, payloads)
+  local leased, waits = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored, payloads)
   record_waits(waits, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
@@ -55,7 +56,8 @@ local function hand_off(raw, now)
 end
 
 -- An enqueue's fresh jobs, handed before they are written: `fresh` is the
--- call's created jobs as a flat list (id, stored record, in seq order), all
+-- call's created jobs as a flat list (id, stored record, in seq order; with
+-- `payloads`, their payloads in the same order, each record its meta alone), all
 -- of them plain (priority 0, due, no ordering or limit key: bound for the
 -- fifo list), none written yet. When nothing else waits they are the head
 -- of the queue, so the first the worker has room for are leased to it as
@@ -66,13 +68,13 @@ end
 -- writes and pushes the rest), 0 when the worker may take none; or nil and
 -- the worker when other jobs wait: the caller writes every job and calls
 -- hand_off_to with that worker (checked already), which takes the head.
-local function hand_off_fresh(raw, fresh, now)
+local function hand_off_fresh(raw, fresh, now, payloads)
   local p = taker(raw)
   if not p then return 0 end
   if any_waiting() then return nil, p end
   local take = math.min(p.capacity - p.handed, #fresh / 2)
   local ids, stored = {}, {}
   for i = 1, take do ids[i], stored[i] = fresh[2 * i - 1], fresh[2 * i] end
-  deliver(p, ids, now, stored)
+  deliver(p, ids, now, stored, payloads)
   return take
 end

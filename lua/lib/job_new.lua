@@ -235,8 +235,8 @@ local fresh_parts
 -- there once a set): byte for byte the encode_record of its parsed_record
 -- (with the gate), or its compact form (lib/job_record.lua) when `compact`
 -- and the job fits it. A call whose jobs share their options packs those
--- once.
-local function parsed_bytes(p, i, templates, queue, gate, now, seq, due, compact)
+-- once. With `meta_only` the payload is left off (the caller joins it).
+local function parsed_bytes(p, i, templates, queue, gate, now, seq, due, compact, meta_only)
   local set = p.option_sets[i] or ''
   local t = templates[set]
   if not t then
@@ -253,7 +253,7 @@ local function parsed_bytes(p, i, templates, queue, gate, now, seq, due, compact
     t = record_template(parts, now, compact)
     templates[set] = t
   end
-  return spliced_record(t, seq, due, p.payloads[i])
+  return spliced_record(t, seq, due, meta_only and '' or p.payloads[i])
 end
 
 -- The live job holding dedup key `dk`, if any; a stale entry (its job gone,

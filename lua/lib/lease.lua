@@ -27,13 +27,19 @@ end
 -- before the command does anything. `stored`, when given, is their stored
 -- records in the same order, already in hand (an enqueue handing its fresh
 -- jobs straight to a parked worker: lib/handoff.lua), and the HMGET is not
--- made. Returns a flat list: id, record (packed
+-- made; `payloads`, when given, is their payloads, `stored` then holding
+-- their records' meta alone (an enqueue's lone fresh job): a standard
+-- record's splice joins the two once, where cutting the whole record and
+-- joining it again would make two strings of the payload's length, each
+-- hashed byte by byte (Redis's Lua hashes every byte of every string it
+-- makes: about 10k instructions a KB, docs/performance.md round
+-- twenty-five). Returns a flat list: id, record (packed
 -- meta, then the payload) per job; and, for the wait metrics
 -- (lib/metrics.lua record_waits), a flat list: due time (not_before), name
 -- per job, in the same order. The record is in hand here: decoding those two
 -- fields again from the spliced record in the metrics cost about 2k
 -- instructions a job more.
-local function lease_jobs(ids, lease_ms, node, instance, now, stored)
+local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
   local count = #ids
   local records = stored or redis.call('HMGET', K.jobs, unpack(ids))
   -- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
@@ -63,6 +69,7 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored)
     if raw then
       local id = ids[i]
       local record, due, name
+      local payload = payloads and payloads[i]
       local len, unleased = stored_length(raw)
       if unleased then
         -- The usual case: splice the lease into the bytes (the four fields
@@ -70,22 +77,26 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored)
         -- fields after the lease are decoded only through the name. The
         -- record keeps its length (a lean record stays lean).
         if len ~= header_len then header, header_len = record_header(len), len end
-        record = header .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8)
+        record = header .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 8) .. (payload or '')
         local _, _queue, _dedup_key, _dedup_ttl, _ordering_key, _priority, _seq, enqueued_at,
           not_before, _attempts, _max_attempts, _retry_window, job_name = cmsgpack.unpack_limit(raw, 12, 7)
         -- Read as split_record reads it (lib/job_record.lua).
         if not_before == DUE_AT_ENQUEUE then not_before = enqueued_at end
         due, name = not_before, job_name
-      elseif not len then
-        -- Not a standard header: a compact record (lib/job_record.lua), or
-        -- one the general path below reads.
-        local after, used
-        after, used, due, name = compact_after_lease(raw)
-        if after then
-          -- A compact record (lib/job_record.lua) leaves compact: stored
-          -- whole, of the oldest length.
-          record = record_header(OLDEST_JOB_LEN) .. cmsgpack.pack(next_lease) .. holder .. after ..
-            (used < 0 and '' or string.sub(raw, used + 1))
+      else
+        -- The other layouts read the record whole.
+        if payload then raw = raw .. payload end
+        if not len then
+          -- Not a standard header: a compact record (lib/job_record.lua), or
+          -- one the general path below reads.
+          local after, used
+          after, used, due, name = compact_after_lease(raw)
+          if after then
+            -- A compact record (lib/job_record.lua) leaves compact: stored
+            -- whole, of the oldest length.
+            record = record_header(OLDEST_JOB_LEN) .. cmsgpack.pack(next_lease) .. holder .. after ..
+              (used < 0 and '' or string.sub(raw, used + 1))
+          end
         end
       end
       if not record then

@@ -9,13 +9,15 @@ use fred::clients::Client;
 use fred::interfaces::KeysInterface;
 use redq::events::EventKind;
 use redq::worker::{Registry, Services, TypedJob, WorkOptions, Worker};
-use redq::{JobState, RedisQueue};
+use redq::{JobState, NewJob, RecordFormat, RedisQueue};
 use redq_tests::acl::{set_user, worker_acl, worker_handle};
 use redq_tests::events::latest_of_kind;
 use redq_tests::fixtures::{self, DEADLINE};
 use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::running::RunningWorker;
-use redq_tests::{unique_namespace, wait_until, RedisServer};
+use redq_tests::{lua, unique_namespace, wait_until, RedisServer};
+
+use super::lean_record::{stored, REENCODE};
 
 /// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
 /// only a hand-off or a wake-up can start a job in time.
@@ -156,6 +158,72 @@ async fn a_park_takes_only_what_the_worker_has_room_for_and_the_rest_wakes_other
     assert_eq!(runs, expected, "each job once, first attempt");
     first.shutdown().await;
     second.shutdown().await;
+}
+
+/// A lone job handed to a parked worker is leased inside its enqueue,
+/// where its leased record is spliced from its meta and its payload, kept
+/// apart until then (lua/enqueue.lua, lib/lease.lua). Stored, it is exactly
+/// what its fields encode to (what any script rewriting it, a claim's
+/// lease included, stores), leased to the worker, with its payload whole,
+/// in either record format and with a short or a 4 KB payload; the worker
+/// runs it with that payload.
+#[tokio::test]
+async fn a_handed_lone_job_is_stored_as_its_fields_encode_with_its_payload_whole() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let reencode = lua::load(&client, &lua::compose(REENCODE)).await;
+    for format in [RecordFormat::Standard, RecordFormat::Compact] {
+        let ns = unique_namespace("handoff-record");
+        let queue = fixtures::handle(&server, &ns).await;
+        queue.set_record_format(format).await.unwrap();
+        let running = start(&queue, &client, WorkOptions::new().concurrency(4));
+        wait_parked(&client, &ns).await;
+        for (size, handed) in [(1, 1), (4096, 2)] {
+            let sent = job(&format!("{}-{}", format.name(), "x".repeat(size)), 300);
+            // A plain job, which a compact namespace stores compact (a typed
+            // push sends options that only the whole record holds).
+            let plain = NewJob::new(serde_json::to_value(&sent).unwrap())
+                .name(<Recorded as TypedJob>::NAME)
+                .max_attempts(3);
+            let id = queue.add("work", plain).await.unwrap().id().to_owned();
+            let raw = stored(&server, &queue, &id).await;
+            assert_eq!(
+                park_record(&client, &ns).await.expect("still parked")[5],
+                handed,
+                "{format:?}, {size} B: handed, not claimed"
+            );
+            let (meta, payload) = redq::lua::JobMeta::decode_record(&raw).unwrap();
+            let identity = queue.identity();
+            assert!(meta.lease_id > 0, "{format:?}, {size} B: leased");
+            assert_eq!(
+                (meta.worker_node, meta.worker_instance),
+                (identity.node, identity.instance)
+            );
+            assert_eq!(
+                serde_json::from_slice::<serde_json::Value>(payload).unwrap(),
+                serde_json::to_value(&sent).unwrap(),
+                "{format:?}, {size} B: the payload whole"
+            );
+            let again = lua::evalsha(&client, &reencode, &ns, "work", &[id.as_str().into()])
+                .await
+                .unwrap();
+            let fred::types::Value::Bytes(again) = again else {
+                panic!("{again:?}")
+            };
+            assert!(
+                again == raw.as_slice(),
+                "{format:?}, {size} B: as its fields encode"
+            );
+            wait_until(
+                DEADLINE,
+                "the handed job to run and be acknowledged",
+                async || state(&queue, &id).await.is_none(),
+            )
+            .await;
+            assert_eq!(recorded_runs(&client, &sent.tag).await, vec![(id, 1)]);
+        }
+        running.shutdown().await;
+    }
 }
 
 #[tokio::test]
