@@ -153,15 +153,19 @@ local already = unchecked and {} or redis.call('HMGET', K.jobs, unpack(ids))
 local reply = {}
 -- Counted, not measured with #, in the loop over up to 1000 jobs.
 local record_pairs, pairs_len = {}, 0
--- A lone job's record is kept as its meta, its payload apart, until it is
--- handed or written: handed to a parked worker, its leased record is
--- spliced from the meta and joined to the payload once (lib/lease.lua),
--- where the whole record would be made, cut and joined again. Redis's Lua
--- hashes every byte of every string it makes, so each string of the
--- payload's length costs about 10k instructions a KB (docs/performance.md,
--- round twenty-five). A batch's records are made whole at once: keeping
--- them apart would cost each job a string more.
-local apart = n == 1
+-- The parked worker's record (GET K.parked, false when none is parked),
+-- read once a call needs it.
+local parked
+-- A lone job bound for the fifo list while a worker is parked is kept as
+-- its record's meta, its payload apart, until it is handed or written:
+-- handed, its leased record is spliced from the meta and joined to the
+-- payload once (lib/lease.lua), where the whole record would be made, cut
+-- and joined again. Redis's Lua hashes every byte of every string it makes,
+-- so each string of the payload's length costs about 10k instructions a KB
+-- (docs/performance.md, round twenty-five). The parked record is read for
+-- such a job anyway (below); any other job's record is made whole at once,
+-- as keeping it apart would cost a string more.
+local apart = false
 local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
@@ -190,6 +194,10 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
+    if n == 1 and plain and due <= now then
+      parked = redis.call('GET', K.parked)
+      apart = parked and true or false
+    end
     record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
     pairs_len = pairs_len + 2
     -- Only a job with a dedup key takes one (a call per job cost a batch
@@ -239,9 +247,9 @@ end
 -- A resent lone job (unchecked above) creates nothing: { 2, id } is the
 -- reply the HMGET would have led to, and nothing but the sequence and the
 -- queue's name (both written by any resend) was written before it.
-local parked, handed, taking
+local handed, taking
 if #fifo > 0 and pairs_len == 2 * #fifo then
-  parked = redis.call('GET', K.parked)
+  if parked == nil then parked = redis.call('GET', K.parked) end
   if parked then
     -- hand_off_fresh writes records without looking: an unchecked job is
     -- looked up first (only when a worker is parked), and is checked then.
@@ -254,7 +262,7 @@ if #fifo > 0 and pairs_len == 2 * #fifo then
 end
 local written = handed or 0
 -- The lone job's record whole, unless it was handed (and written there).
-if apart and pairs_len == 2 and written == 0 then record_pairs[2] = record_pairs[2] .. p.payloads[1] end
+if apart and written == 0 then record_pairs[2] = record_pairs[2] .. p.payloads[1] end
 local CHUNK = 500
 if unchecked and written == 0 then
   if redis.call('HSETNX', K.jobs, ids[1], record_pairs[2]) == 0 then return { 2, ids[1] } end
