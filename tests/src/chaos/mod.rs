@@ -10,7 +10,7 @@
 //! worker had a claim answered and none panicked or crashed, and every
 //! history file and `MONITOR` line was read.
 //!
-//! One file per scenario; [`harness`] and [`fleet`] (worker processes) are
+//! One file per scenario; `harness` and `fleet` (worker processes) are
 //! what they share. The quick CI subset (`tests/tests/reliability/reliability_faults.rs`)
 //! runs them at [`Scale::quick`]; the full run (`scripts/reliability`,
 //! binary `redq-chaos`) at [`Scale::full`].

@@ -8,7 +8,7 @@
 //! - [`structure`]: an atomic snapshot of a namespace's keys and the
 //!   invariants between them (every job in exactly one state, indexes
 //!   consistent), run after every fault.
-//! - [`check`]: reads all three and lists every broken guarantee, with the
+//! - [`check`](mod@check): reads all three and lists every broken guarantee, with the
 //!   run's figures; each names the rule it broke, a [`ViolationKind`];
 //!   [`limits`] holds its flow-control rules (concurrency, rate, held jobs).
 //!

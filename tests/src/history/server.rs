@@ -93,19 +93,19 @@ pub struct Event {
     pub script: String,
     /// The lease presented to a fenced script (ack, nack, extend, release).
     pub presented: Option<u64>,
-    /// A nack that asked for the dead-letter set (ARGV[7] = 1).
+    /// A nack that asked for the dead-letter set (`ARGV[7]` = 1).
     pub forced: bool,
     /// Which script run made the change: runs are numbered in execution
     /// order, so changes with the same number were made atomically.
     pub run: u64,
-    /// The lease length a claim asked for (its ARGV[4]); with the granted
+    /// The lease length a claim asked for (its `ARGV[4]`); with the granted
     /// expiry it gives the claim's own `now`, exactly (expiry − length).
     pub lease_ms: Option<u64>,
-    /// The push-back a release asked for (its ARGV[5], ms): the job's
+    /// The push-back a release asked for (its `ARGV[5]`, ms): the job's
     /// limiter starts nothing for that long.
     pub pushback_ms: Option<u64>,
     /// The moment a claim was told to start by, or lease nothing (its
-    /// ARGV[7], Redis time in ms).
+    /// `ARGV[7]`, Redis time in ms).
     pub start_by_ms: Option<u64>,
     /// How many gaps in the record (server restarts) came before this
     /// change: two changes with the same epoch have nothing unseen between.

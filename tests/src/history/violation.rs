@@ -70,7 +70,7 @@ kinds! {
     /// A lease was granted on a job that is in the dead-letter set.
     ServerGrantedWhileDead,
     /// A claim leased a job after the moment it was told to start by (its
-    /// ARGV[7], `lua/claim.lua`): its caller had given up on its reply, so
+    /// `ARGV[7]`, `lua/claim.lua`): its caller had given up on its reply, so
     /// the job would wait out its lease with no one to run it.
     ServerGrantedPastStartBy,
     /// A grant changed the job's record beyond its lease (queue, keys,
