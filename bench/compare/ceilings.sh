@@ -18,10 +18,10 @@
 #   ack                   the same depth: ZPOPMIN a leased id, HDEL its record (a real ack names the id: ZREM; the same cost)
 #   claim_ack             1 / (1/claim + 1/ack): a job claimed and acked, from the two figures
 #   memory                used_memory growth per waiting job, N jobs, payload {"i":25000}, integer ids
+#   memory_26_byte_ids    the same with ids as long as redq's ULIDs (26 bytes)
 #
 # --pad-bytes P gives every job's payload a "pad" of P x's, as the bench
 # cases' --pad-bytes does ({"i":25000,"pad":"x…x"}).
-#   memory_26_byte_ids    the same with ids as long as redq's ULIDs (26 bytes)
 set -euo pipefail
 
 url="" n=50000 pad_bytes=0
