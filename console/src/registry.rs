@@ -35,6 +35,7 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
                 gone: w.gone,
                 wake_ups: w.wake_ups,
                 version: w.version,
+                handoffs_lost: w.handoffs_lost,
             })
             .collect(),
     ))

@@ -145,6 +145,7 @@ fn with_quiet_and_gone(width: u16, height: u16) -> String {
         // A gone worker of an earlier version: no column for it alone.
         wake_ups: None,
         version: None,
+        handoffs_lost: None,
     });
     workers_screen(workers, width, height)
 }
@@ -200,6 +201,32 @@ fn a_version_column_appears_while_live_workers_run_more_than_one() {
     assert!(
         upgraded.contains("0.2.0") && earlier.contains("0.1.0"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_worker_that_lost_hand_offs_is_shown_with_how_many() {
+    // None lost (the fixture): no column, at any width.
+    for (width, height) in [(80, 24), (140, 42)] {
+        let usual = workers_screen(workers(), width, height);
+        assert!(!usual.contains("LOST-HANDOFFS"), "{usual}");
+    }
+    let mut workers = workers();
+    workers[1].handoffs_lost = Some(3);
+    for (width, height) in [(80, 24), (140, 42)] {
+        let text = workers_screen(workers.clone(), width, height);
+        let header = text.lines().find(|l| l.contains("WORKER")).unwrap();
+        // The last column, inside the frame's right edge.
+        let last = |line: &str| line.split_whitespace().rev().nth(1).map(str::to_owned);
+        assert_eq!(last(header).as_deref(), Some("LOST-HANDOFFS"), "{text}");
+        let lost = text.lines().find(|l| l.contains("web-2")).unwrap();
+        let none = text.lines().find(|l| l.contains("web-1")).unwrap();
+        assert_eq!(last(lost).as_deref(), Some("3"), "{text}");
+        assert_eq!(last(none).as_deref(), Some("0"), "{text}");
+    }
+    insta::assert_snapshot!(
+        "workers_lost_handoffs_80x24",
+        workers_screen(workers, 80, 24)
     );
 }
 

@@ -463,6 +463,8 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
         env!("CARGO_PKG_VERSION"),
         "{workers}"
     );
+    // It has lost no hand-off, and says so (an earlier version says null).
+    assert_eq!(workers[0]["handoffs_lost"], 0, "{workers}");
     let out = redq(&url, &ns, &["workers"]);
     let table = stdout(&out);
     assert!(table.starts_with("WORKER"), "{table}");
@@ -474,6 +476,12 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
     );
     assert!(
         header.contains("VERSION") && row.contains(env!("CARGO_PKG_VERSION")),
+        "{table}"
+    );
+    let lost = header.split_whitespace().position(|h| h == "LOST-HANDOFFS");
+    assert_eq!(
+        lost.and_then(|at| row.split_whitespace().nth(at)),
+        Some("0"),
         "{table}"
     );
 

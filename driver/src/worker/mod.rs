@@ -169,6 +169,9 @@ pub struct WorkerReport {
     pub processed: u64,
     /// Failed attempts (retried or dead-lettered).
     pub failed: u64,
+    /// Jobs handed to it whose messages never reached it, which it gave
+    /// back ([`WorkerInfo::handoffs_lost`]).
+    pub handoffs_lost: u64,
 }
 
 /// Live counters of a running [`Worker`]; cheap to clone and to read.
@@ -187,6 +190,11 @@ impl WorkerProgress {
     /// Jobs running now.
     pub fn in_flight(&self) -> u64 {
         self.0.in_flight.load(Ordering::Relaxed)
+    }
+    /// Jobs handed to it whose messages never reached it, which it gave
+    /// back so far ([`WorkerInfo::handoffs_lost`]).
+    pub fn handoffs_lost(&self) -> u64 {
+        self.0.handoffs_lost.load(Ordering::Relaxed)
     }
 }
 
@@ -293,7 +301,13 @@ impl Worker {
         let claiming = control.claiming(&shutdown);
         let (handed_tx, handed_rx) = tokio::sync::mpsc::unbounded_channel();
         let may_park = options.handoff && shared.queue.handoff().is_some();
-        let mut parking = parking::Parking::new(inbox.clone(), handed_rx, &queues, may_park);
+        let mut parking = parking::Parking::new(
+            inbox.clone(),
+            handed_rx,
+            &queues,
+            may_park,
+            shared.totals.clone(),
+        );
         let mut duties = JoinSet::new();
         shared.queue.spawn_duties(
             &mut duties,
@@ -436,6 +450,7 @@ impl Worker {
         let report = WorkerReport {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
+            handoffs_lost: shared.totals.handoffs_lost.load(Ordering::Relaxed),
         };
         drop(shared);
         let _ = acker.await;

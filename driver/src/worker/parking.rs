@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{Backend, Held};
+use super::presence::Totals;
 use super::unheard::{Unheard, FENCE_WAIT};
 use super::wake::Inbox;
 use crate::Job;
@@ -57,6 +58,9 @@ pub(crate) struct Parking {
     /// carries it.
     parks: u64,
     park_number: u64,
+    /// Where the worker counts the hand-offs it gave back as lost, for its
+    /// registry record.
+    totals: Arc<Totals>,
 }
 
 impl Parking {
@@ -65,6 +69,7 @@ impl Parking {
         handed: mpsc::UnboundedReceiver<Job>,
         queues: &[String],
         enabled: bool,
+        totals: Arc<Totals>,
     ) -> Self {
         Parking {
             inbox,
@@ -80,6 +85,7 @@ impl Parking {
             allowed: enabled && queues.len() == 1,
             parks: 0,
             park_number: 0,
+            totals,
         }
     }
 
@@ -110,7 +116,13 @@ impl Parking {
         let fenced = self.inbox.fenced.load(Ordering::Acquire);
         let gaps = self.inbox.gaps.load(Ordering::Acquire);
         self.take_arrivals();
-        self.unheard.settle(queue, fenced, gaps, last).await;
+        let given_back = self.unheard.settle(queue, fenced, gaps, last).await;
+        if given_back > 0 {
+            self.totals
+                .handoffs_lost
+                .fetch_add(given_back, Ordering::Relaxed);
+            self.totals.beat_now.notify_one();
+        }
     }
 
     /// Whether to go on waiting parked after starting handed jobs, with no
@@ -298,7 +310,13 @@ mod tests {
     fn parked_worker() -> (Arc<Inbox>, Parking) {
         let inbox = Arc::new(Inbox::new(Arc::default(), Arc::default()));
         let (_handed, received) = mpsc::unbounded_channel();
-        let mut parking = Parking::new(inbox.clone(), received, &["q".to_owned()], true);
+        let mut parking = Parking::new(
+            inbox.clone(),
+            received,
+            &["q".to_owned()],
+            true,
+            Arc::default(),
+        );
         parking.parks = 3;
         parking.park_number = 3;
         parking.parked_on = Some("q".to_owned());

@@ -63,6 +63,13 @@ pub struct WorkerInfo {
     /// The version of the `redq` crate it runs; `None` from a worker of an
     /// earlier version, which does not say.
     pub version: Option<String>,
+    /// Jobs handed to it whose messages never reached it, which it found
+    /// and gave back since it started (each also a `handoff_lost` event
+    /// naming it, and one of its queue's
+    /// [`handoffs_lost`](crate::metrics::QueueMetrics::handoffs_lost)):
+    /// above 0, its subscription broke or lagged. `None` from a worker of
+    /// an earlier version, which does not say.
+    pub handoffs_lost: Option<u64>,
 }
 
 /// The JSON stored in `{ns}:workers:info`.
@@ -89,6 +96,9 @@ struct Record {
     /// The crate's version; absent from earlier versions.
     #[serde(default)]
     version: Option<String>,
+    /// Lost hand-offs given back; absent from earlier versions.
+    #[serde(default)]
+    handoffs_lost: Option<u64>,
 }
 
 /// Live counters a worker publishes in its heartbeat.
@@ -97,6 +107,12 @@ pub(crate) struct Totals {
     pub in_flight: AtomicU64,
     pub processed: AtomicU64,
     pub failed: AtomicU64,
+    /// Hand-offs whose messages never arrived, given back
+    /// (`super::unheard`).
+    pub handoffs_lost: AtomicU64,
+    /// Rewrite the record now rather than at the next heartbeat: a lost
+    /// hand-off is rare and is what an operator looks for in an incident.
+    pub beat_now: tokio::sync::Notify,
     /// An operator's quiet or stop, which the record reports.
     pub control: Arc<Control>,
 }
@@ -165,6 +181,7 @@ pub(crate) async fn keep_alive(
             state: shown.as_str().to_owned(),
             wake_ups: Some(wake_ups.get().as_str().to_owned()),
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            handoffs_lost: Some(totals.handoffs_lost.load(Ordering::Relaxed)),
         };
         let json = serde_json::to_string(&record).expect("worker record serializes");
         if let Err(e) = beat(&queue, &id, &json).await {
@@ -174,6 +191,7 @@ pub(crate) async fn keep_alive(
             _ = stop.cancelled() => break,
             _ = tokio::time::sleep(HEARTBEAT_EVERY) => {}
             _ = totals.control.changed_from(shown) => {}
+            _ = totals.beat_now.notified() => {}
         }
     }
     if let Err(e) = beat(&queue, &id, "").await {
@@ -225,6 +243,7 @@ impl RedisQueue {
                 gone: reply::int(&gone)? == 1,
                 wake_ups: record.wake_ups.as_deref().and_then(WakeUps::parse),
                 version: record.version,
+                handoffs_lost: record.handoffs_lost,
             });
         }
         // Live ones first, each kind by id; a lost id listed twice (its

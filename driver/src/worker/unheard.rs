@@ -209,10 +209,14 @@ impl Unheard {
     /// hand-offs are missing is looked at and its unheard jobs given back
     /// (`last`: the worker stops, nothing more arrives). A park whose look
     /// failed waits `LOOK_AGAIN_AFTER` before the next try, and is given up
-    /// after `LOOKS_AT_MOST` (or at once when `last`).
-    pub async fn settle(&mut self, queue: &RedisQueue, fenced: u64, gaps: u64, last: bool) {
+    /// after `LOOKS_AT_MOST` (or at once when `last`). Answers how many
+    /// jobs it gave back.
+    pub async fn settle(&mut self, queue: &RedisQueue, fenced: u64, gaps: u64, last: bool) -> u64 {
+        let mut given_back = 0;
         while let Some(span) = self.spans.front() {
-            let Some(end) = &span.end else { return };
+            let Some(end) = &span.end else {
+                return given_back;
+            };
             let heard = self
                 .heard
                 .iter()
@@ -228,8 +232,8 @@ impl Unheard {
             );
             let too_soon = span.look_again_at.is_some_and(|at| Instant::now() < at);
             match verdict {
-                Verdict::Wait => return,
-                Verdict::Look { .. } if too_soon && !last => return,
+                Verdict::Wait => return given_back,
+                Verdict::Look { .. } if too_soon && !last => return given_back,
                 Verdict::Done => {}
                 Verdict::Look { missing } => {
                     let name = span.queue.clone();
@@ -238,19 +242,12 @@ impl Unheard {
                         ended: end.ended,
                         lease_ms: span.lease_ms,
                     };
-                    if let Err(e) = self.look(queue, &name, &window, missing).await {
-                        let span = self.spans.front_mut().expect("the span looked at");
-                        span.looks_failed += 1;
-                        let give_up = last || span.looks_failed >= LOOKS_AT_MOST;
-                        tracing::warn!(
-                            error = %e,
-                            queue = %name,
-                            given_up = give_up,
-                            "looking for lost hand-offs failed; if given up, they return when their leases lapse"
-                        );
-                        if !give_up {
-                            span.look_again_at = Some(Instant::now() + LOOK_AGAIN_AFTER);
-                            return;
+                    match self.look(queue, &name, &window, missing).await {
+                        Ok(released) => given_back += released,
+                        Err(e) => {
+                            if self.look_again_later(&name, &e, last) {
+                                return given_back;
+                            }
                         }
                     }
                 }
@@ -264,17 +261,36 @@ impl Unheard {
                 None => self.heard.clear(),
             }
         }
+        given_back
+    }
+
+    /// The oldest park's look failed with `e`: whether to try it again
+    /// after `LOOK_AGAIN_AFTER` (else it is given up).
+    fn look_again_later(&mut self, name: &str, e: &crate::QueueError, last: bool) -> bool {
+        let span = self.spans.front_mut().expect("the span looked at");
+        span.looks_failed += 1;
+        let give_up = last || span.looks_failed >= LOOKS_AT_MOST;
+        tracing::warn!(
+            error = %e,
+            queue = %name,
+            given_up = give_up,
+            "looking for lost hand-offs failed; if given up, they return when their leases lapse"
+        );
+        if !give_up {
+            span.look_again_at = Some(Instant::now() + LOOK_AGAIN_AFTER);
+        }
+        !give_up
     }
 
     /// Find the jobs leased to this worker in `window` on `queue` that it
-    /// never heard of, and give them back.
+    /// never heard of, and give them back; answers how many it did.
     async fn look(
         &mut self,
         queue: &RedisQueue,
         name: &str,
         window: &HandOffWindow,
         missing: Option<u64>,
-    ) -> Result<(), crate::QueueError> {
+    ) -> Result<u64, crate::QueueError> {
         let found = queue.handed_in(name, window).await?;
         let unheard = found
             .into_iter()
@@ -282,13 +298,14 @@ impl Unheard {
             .collect();
         let give_back = to_give_back(unheard, missing);
         if give_back.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         tracing::warn!(
             queue = name,
             jobs = give_back.len(),
             "jobs handed to this worker never reached it (hand-off messages lost); giving them back, no attempt counted"
         );
+        let mut released = 0;
         for lease in give_back {
             if self.given_back.len() == GIVEN_BACK_KEPT {
                 self.given_back.pop_front();
@@ -296,9 +313,11 @@ impl Unheard {
             self.given_back.push_back(lease.lease_id);
             if let Err(e) = queue.give_back_unheard(&lease).await {
                 tracing::warn!(error = %e, id = %lease.id, "giving back a lost hand-off failed; it returns when its lease lapses");
+                continue;
             }
+            released += 1;
         }
-        Ok(())
+        Ok(released)
     }
 }
 

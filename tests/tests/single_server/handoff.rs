@@ -367,7 +367,16 @@ async fn a_job_handed_while_its_worker_was_cut_off_runs_on_its_first_attempt_wit
     );
     let counted = queue.metric_totals("work").await.unwrap().handoffs_lost;
     assert_eq!(counted, 1, "and counted once for the queue's alarm");
-    running.shutdown().await;
+    // And on the worker's own record, which it rewrites at once rather than
+    // at its next heartbeat (5 s on).
+    wait_until(
+        Duration::from_secs(3),
+        "the worker's record to count its lost hand-off",
+        async || queue.workers().await.unwrap()[0].handoffs_lost == Some(1),
+    )
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(report.handoffs_lost, 1, "{report:?}");
 }
 
 #[tokio::test]

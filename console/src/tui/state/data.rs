@@ -62,6 +62,10 @@ pub struct WorkerInfo {
     pub wake_ups: Option<redq::worker::WakeUps>,
     /// The `redq` crate version it runs; `None`: an earlier version.
     pub version: Option<String>,
+    /// Jobs handed to it whose messages never reached it, which it gave
+    /// back (`redq::worker::WorkerInfo::handoffs_lost`): above 0, its
+    /// subscription broke or lagged. `None`: an earlier version.
+    pub handoffs_lost: Option<u64>,
 }
 
 impl WorkerInfo {
@@ -80,6 +84,17 @@ impl WorkerInfo {
     /// scripts publish wake-ups (or does not say).
     pub fn may_miss_wake_ups(&self) -> bool {
         self.wake_ups != Some(redq::worker::WakeUps::Shard)
+    }
+
+    /// Its lost hand-offs, `?` from an earlier version that does not say.
+    pub fn handoffs_lost_text(&self) -> String {
+        self.handoffs_lost
+            .map_or_else(|| "?".to_owned(), |n| n.to_string())
+    }
+
+    /// Whether it lost a hand-off since it started.
+    pub fn lost_handoffs(&self) -> bool {
+        self.handoffs_lost.is_some_and(|n| n > 0)
     }
 
     /// `gone`, else what it does: `running`, `quiet` or `stopping`.

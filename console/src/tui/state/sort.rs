@@ -117,6 +117,7 @@ pub(super) fn worker_key(worker: &WorkerInfo, column: &str) -> SortKey {
         "STATE" => text(worker.state_text()),
         "WAKE-UPS" => text(worker.wake_ups_text()),
         "VERSION" => text(worker.version_text()),
+        "LOST-HANDOFFS" => num(worker.handoffs_lost.map_or(-1, i128::from)),
         "RUNNING" => num(worker.in_flight),
         // Ascending: the freshest heartbeat first.
         "HEARTBEAT" => num(-(epoch_ms(worker.last_heartbeat) as i128)),
@@ -177,6 +178,9 @@ impl State {
                     columns.push("VERSION");
                 }
                 columns.extend(["RUNNING", "HEARTBEAT", "DONE", "FAILED"]);
+                if self.workers_lost_handoffs_shown() {
+                    columns.push("LOST-HANDOFFS");
+                }
                 columns
             }
             _ => Vec::new(),
@@ -202,6 +206,13 @@ impl State {
             .workers
             .iter()
             .any(|w| !w.gone && w.may_miss_wake_ups())
+    }
+
+    /// Whether the Workers screen has a LOST-HANDOFFS column: only while
+    /// some worker it lists gave back a hand-off whose message never
+    /// reached it (its subscription broke or lagged).
+    pub fn workers_lost_handoffs_shown(&self) -> bool {
+        self.data.workers.iter().any(WorkerInfo::lost_handoffs)
     }
 
     /// Whether the Workers screen has a VERSION column: only while the live

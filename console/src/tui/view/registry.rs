@@ -60,6 +60,7 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     let state_shown = state.workers_state_shown();
     let wake_ups_shown = state.workers_wake_ups_shown();
     let version_shown = state.workers_version_shown();
+    let lost_shown = state.workers_lost_handoffs_shown();
     let rows = workers
         .iter()
         .map(|w| {
@@ -106,6 +107,17 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
                 Item::number(w.processed),
                 Item::number(w.failed),
             ]);
+            if lost_shown {
+                let cell = match w.handoffs_lost {
+                    Some(n) => Item::number(n),
+                    None => Item::new("?"),
+                };
+                cells.push(if w.lost_handoffs() {
+                    cell.style(theme.warn())
+                } else {
+                    cell
+                });
+            }
             cells
         })
         .collect::<Vec<_>>();
@@ -149,6 +161,11 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
         Column::number("DONE"),
         Column::number("FAILED"),
     ]);
+    // Shown only while some worker lost a hand-off: its subscription broke
+    // or lagged (the handoff_lost events name the jobs).
+    if lost_shown {
+        columns.push(Column::number("LOST-HANDOFFS"));
+    }
     let list = List {
         title,
         columns,

@@ -197,6 +197,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             gone: false,
             wake_ups: Some(redq::worker::WakeUps::Shard),
             version: Some("0.1.0".into()),
+            handoffs_lost: Some(0),
         },
         WorkerInfo {
             id: "2636283641-2".into(),
@@ -215,6 +216,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             gone: false,
             wake_ups: Some(redq::worker::WakeUps::Shard),
             version: Some("0.1.0".into()),
+            handoffs_lost: Some(0),
         },
     ]
 }
