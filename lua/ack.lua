@@ -26,12 +26,12 @@
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, dedup, ord_active, ord_blocked, retention, kept, tombstones, limits,
 --          fifo, waiting, lim_starts, lim_held (the last four only when flow-aware)
---   writes jobs, leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
+--   writes jobs, detached (detached records' payloads), leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
 --          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events;
 --          with gates: wf_gates (read too), wf_outcomes, wf_of, wf_members, wf_expire, ord_ready
--- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones
+-- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones detached
 --   the keys of an ack on a queue that keeps no finished jobs, has no
 --   limits and no gates exist, of jobs without notes and without a dedup or
 --   ordering key (10 of 35: what a worker's acks usually are). Each other
@@ -64,11 +64,13 @@ local MAX_RESULT_BYTES = 65536
 local function head_then_name(_, a, b, c, d, e, f, g, h, ...)
   return { a, b, c, d, e, f, g, h }, (select(M.name - 8, ...))
 end
+-- The third value is whether the record is detached (lib/job_record.lua:
+-- only the general decode meets one).
 local function head_and_name(raw)
   -- Every length stored_length takes has the name (M.name <= OLDEST_JOB_LEN).
   if not stored_length(raw) then
-    local m = split_record(raw)
-    return m, m[M.name]
+    local m, payload = split_record(raw)
+    return m, m[M.name], payload == ''
   end
   return head_then_name(cmsgpack.unpack_limit(raw, M.name, 3))
 end
@@ -106,7 +108,7 @@ texts(ids, 'job id', 64)
 -- One HMGET for the batch: each redis.call costs about a microsecond before
 -- the command does anything.
 local metas = redis.call('HMGET', K.jobs, unpack(ids))
-local codes, done, acked, forgotten, names = {}, {}, {}, {}, {}
+local codes, done, acked, forgotten, names, detached_done = {}, {}, {}, {}, {}, {}
 local policy = retention_policy()
 local flow = flow_spec()
 local gated = redis.call('EXISTS', K.wf_gates) == 1
@@ -126,7 +128,7 @@ for i = 1, n do
     codes[i] = 0
     if not raw and finished_as(id) == 'cancelled' then codes[i] = -2 end
   else
-    local m, name = head_and_name(raw)
+    local m, name, detached = head_and_name(raw)
     if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
       codes[i] = -1
     else
@@ -135,6 +137,7 @@ for i = 1, n do
       names[i] = name
       release_keys(id, m)
       done[#done + 1] = id
+      if detached then detached_done[#detached_done + 1] = id end
       if noted[i] then forgotten[#forgotten + 1] = id end
       local full = (policy or gated) and split_record(raw)
       if gated then wf.count(id, full, 'completed', results[i] or '', now) end
@@ -164,6 +167,7 @@ if gated then wf.batch_store() end
 record_acks(names, runs, n, now)
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
+  if #detached_done > 0 then redis.call('HDEL', K.detached, unpack(detached_done)) end
   redis.call('ZREM', K.leased, unpack(done))
   if #forgotten > 0 then forget_notes(forgotten) end
   bump_stats('p', now, #done)

@@ -24,11 +24,11 @@
 -- Gates (lib/gate.lua): a cancelled member counts failed toward its gates
 -- (which may fire them); a cancelled awaiting job leaves wf:awaiting and its
 -- gate records the decision cancelled.
--- include: check clock keys job_record job_store ordering job_state retention_spec kept flow flow_claim events metrics gate notify
+-- include: check clock keys job_record job_store detached ordering job_state retention_spec kept flow flow_claim events metrics gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked,
 --          retention, kept, tombstones, limits, lim_starts
---   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
+--   writes jobs, detached, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, kept, cancelled, completed,
 --          tombstones, tombstones_at, retention, progress, logs,
 --          lim, lim_held, lim_ready, lim_wake, events,
@@ -131,7 +131,7 @@ local function cancel_job(id, m, state, where, member)
   tally_count(cancel_tally, m[M.name], MV.cancelled)
   wf.count(id, m, 'cancelled', '', now)
   release_keys(id, m)
-  redis.call('HDEL', K.jobs, id)
+  delete_job_record(id)
   if m[M.noted] == 1 then
     redis.call('HDEL', K.progress, id)
     redis.call('HDEL', K.logs, id)

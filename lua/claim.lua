@@ -17,11 +17,11 @@
 -- Cost bound: O(taken + keys woken + ready keys found without room) calls.
 -- include: check clock keys retry promote waiting lease flow_spec flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  paused, limits
+--   reads  paused, limits, detached (the payloads of detached records)
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
 --          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits)
--- variant plain: jobs fifo waiting scheduled leased lease_seq paused limits metrics ord_ready
+-- variant plain: jobs fifo waiting scheduled leased lease_seq paused limits metrics ord_ready detached
 --   the keys of a claim that only leases waiting jobs: of a queue without
 --   limits, with no lapsed lease to reclaim, no scheduled job due and no
 --   ordering successor released (10 of 36: what a worker's claims usually

@@ -3,11 +3,12 @@
 -- ids, up to `limit` of the queue's oldest (callers loop to purge).
 -- allow-oom: deleting frees memory.
 -- Their notes (lib/notes.lua) go too: two HDELs a call for all its ids,
--- cheaper than reading each record's noted flag.
+-- cheaper than reading each record's noted flag; so do detached payloads
+-- (lib/job_record.lua), one HDEL a call.
 -- include: check clock keys notes events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  nothing else
---   writes dead, jobs, progress, logs, events
+--   writes dead, jobs, detached, progress, logs, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..1000)
 -- ARGV[4..] job ids (at most `limit`)
 -- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
@@ -30,6 +31,7 @@ for _, id in ipairs(ids) do
   end
 end
 forget_notes(gone)
+if deleted > 0 then redis.call('HDEL', K.detached, unpack(gone)) end
 -- Named for what the operator did: listed ids deleted, or the oldest purged.
 if deleted > 0 and ARGC < 4 then
   emit(K.events, 'purged', QUEUE, now_ms(), 'count', deleted, 'detail', 'dead')

@@ -25,10 +25,10 @@
 -- gate keeps it as a waiter whose job is gone: firing skips it).
 --
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store ordering job_state notes flow flow_claim events gate notify
+-- include: check clock keys job_store detached ordering job_state notes flow flow_claim events gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
---   writes jobs, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
+--   writes jobs, detached, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
 --          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs,
 --          lim, lim_held, lim_ready, lim_wake, events,
 --          wf_gates (read too), wf_members, wf_outcomes, wf_of, wf_awaiting (read too),
@@ -126,7 +126,7 @@ local function remove(id, m, state, structure)
   -- in ord:ready by a delete of waiting jobs.
   if m[M.awaits] ~= '' then wf.leave_awaiting(id, m) end
   wf.count(id, m, 'deleted', '', now)
-  redis.call('HDEL', K.jobs, id)
+  delete_job_record(id)
   -- Only a job with notes has any to delete (lib/notes.lua).
   if m[M.noted] == 1 then forget_notes({ id }) end
   done = done + 1

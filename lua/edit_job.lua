@@ -11,10 +11,10 @@
 -- function); the size bound is checked here again, as enqueue.lua does.
 --
 -- No allow-oom: a larger payload grows memory; out of memory, nothing runs.
--- include: check clock keys job_record job_state events
+-- include: check clock keys job_record detached job_state events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  leased, dead, waiting, scheduled, ord_ready, lim_held
---   writes jobs, events
+--   writes jobs, detached, events
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)   ARGV[4] job id   ARGV[5] the new payload (JSON text)
 -- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
@@ -40,8 +40,14 @@ local m, before = split_record(raw)
 if m[M.queue] ~= QUEUE then return { 0, '' } end
 local state = state_of(id, m)
 if state == 'leased' then return { -1, state } end
+-- A detached record (lib/job_record.lua) keeps its meta and takes the new
+-- payload apart, whatever its size: the namespace's format decides at
+-- enqueue, and no other record changes layout after it.
+local detached = before == ''
+if detached then before = whole_payload(id, before) end
 if payload ~= before then
-  redis.call('HSET', K.jobs, id, encode_record(m, payload))
+  if detached then redis.call('HSET', K.detached, id, payload)
+  else redis.call('HSET', K.jobs, id, encode_record(m, payload)) end
   emit(K.events, 'edited', QUEUE, now_ms(), 'id', id, 'detail',
     'payload ' .. #before .. ' -> ' .. #payload .. ' bytes')
 end

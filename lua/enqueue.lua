@@ -7,11 +7,11 @@
 -- include: check clock keys job_record job_new waiting ordering handoff flow events gate notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
---   writes jobs, fifo, waiting, scheduled, dedup and dedup_ttl (with dedup keys), ord_active, ord_blocked,
+--   writes jobs, detached, fifo, waiting, scheduled, dedup and dedup_ttl (with dedup keys), ord_active, ord_blocked,
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
 --          with a gate also wf_gates (read too), wf_members, wf_expire
--- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics
+-- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics detached
 --   the keys of a call with no gate and no job with a dedup, ordering or
 --   limit key (13 of 31: the usual single enqueue). Each other key reads
 --   false in the variant, and a call that needs one is refused before
@@ -23,10 +23,13 @@
 -- ARGV[5] gate id, "" for none: every job this call creates joins that gate
 --         as a member (lib/gate.lua), the gate created open if missing
 -- ARGV[6] gate kind, "batch" or "tree" ("" when there is no gate)
--- ARGV[7] record format, "" or "compact": with "compact" a job that fits the
---         compact record (lib/job_record.lua: a name and max_attempts at
---         most, due at once) is stored in it; only drivers that read it send
---         it, for a namespace whose marker says so (driver/src/record_format.rs)
+-- ARGV[7] record format, "", "compact" or "detached:<bytes>": with
+--         "compact" a job that fits the compact record (lib/job_record.lua: a
+--         name and max_attempts at most, due at once) is stored in it; with
+--         "detached:N" a job whose payload is N bytes or more (N 1..2^30) is
+--         stored detached (lib/job_record.lua: its meta alone, its payload in
+--         K.detached); only drivers that read them send them, for a
+--         namespace whose marker says so (driver/src/record_format.rs)
 -- then per job: its id, its payload, k (0..14), then k (code, value) pairs:
 -- the options that differ from their defaults (an option not sent is at its
 -- default; sending a default is allowed and sets nothing), codes ascending;
@@ -79,8 +82,14 @@ local HEAD = 7
 queue_name(QUEUE)
 local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
 local format = ARGV[7]
+-- The payload size from which a job is stored detached; nil: none is.
+local detach_from
 if format ~= '' and format ~= 'compact' then
-  fail('record format must be "" or compact, got ' .. string.format('%q', tostring(format)))
+  local size = string.match(format, '^detached:(%d+)$')
+  detach_from = size and #size <= 10 and tonumber(size)
+  if not detach_from or detach_from < 1 or detach_from > 1073741824 then
+    fail('record format must be "", compact or detached:<bytes> (1 to 1073741824), got ' .. string.format('%q', tostring(format)))
+  end
 end
 local compact = format == 'compact'
 if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
@@ -166,6 +175,9 @@ local parked
 -- such a job anyway (below); any other job's record is made whole at once,
 -- as keeping it apart would cost a string more.
 local apart = false
+-- The detached jobs' payloads (lib/job_record.lua) as the HSET of
+-- K.detached takes them, and by id for a hand-off (lib/lease.lua).
+local detached_pairs, detached_of = {}, nil
 local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
@@ -194,11 +206,23 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    if n == 1 and plain and due <= now then
+    local payload = p.payloads[i]
+    local detached = detach_from and #payload >= detach_from
+    if n == 1 and plain and due <= now and not detached then
       parked = redis.call('GET', K.parked)
       apart = parked and true or false
     end
-    record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
+    if detached then
+      -- The meta alone, packed as the record would be with its payload.
+      record_pairs[pairs_len + 2] = detached_meta(parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, false, true))
+      detached_pairs[#detached_pairs + 1] = id
+      detached_pairs[#detached_pairs + 1] = payload
+      detached_of = detached_of or {}
+      detached_of[id] = payload
+    else
+      record_pairs[pairs_len + 2] = parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
+    end
+    record_pairs[pairs_len + 1] = id
     pairs_len = pairs_len + 2
     -- Only a job with a dedup key takes one (a call per job cost a batch
     -- about 0.8k instructions a job, callgrind).
@@ -257,7 +281,7 @@ if #fifo > 0 and pairs_len == 2 * #fifo then
       if redis.call('HEXISTS', K.jobs, ids[1]) == 1 then return { 2, ids[1] } end
       unchecked = false
     end
-    handed, taking = hand_off_fresh(parked, record_pairs, now, apart and p.payloads or nil)
+    handed, taking = hand_off_fresh(parked, record_pairs, now, apart and p.payloads or nil, detached_of)
   end
 end
 local written = handed or 0
@@ -270,6 +294,11 @@ else
   for from = 2 * written + 1, #record_pairs, 2 * CHUNK do
     redis.call('HSET', K.jobs, unpack(record_pairs, from, math.min(from + 2 * CHUNK - 1, #record_pairs)))
   end
+end
+-- Every detached job's payload, handed or not (a resent lone job returned
+-- above, before this).
+for from = 1, #detached_pairs, 2 * CHUNK do
+  redis.call('HSET', K.detached, unpack(detached_pairs, from, math.min(from + 2 * CHUNK - 1, #detached_pairs)))
 end
 for from = written + 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))

@@ -8,7 +8,7 @@
 -- include: check clock keys job_record job_store gate_record gate gate_decide events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, wf_gates, wf_awaiting, ord_active, limits
---   writes jobs, fifo, waiting, scheduled, dead, ord_active, ord_blocked, ord_blocked_n,
+--   writes jobs, detached, fifo, waiting, scheduled, dead, ord_active, ord_blocked, ord_blocked_n,
 --          lim, lim_held, lim_ready, lim_wake, dedup, events, wf_gates, wf_awaiting,
 --          wf_awaiting_n, wf_members, wf_outcomes, wf_of, wf_expire, ord_ready
 -- ARGV[1] queue name (the waiter's)   ARGV[2] wake-up channel

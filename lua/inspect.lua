@@ -1,8 +1,8 @@
 #!lua flags=no-writes,allow-oom
 -- inspect.lua: one job's record, payload and current state, read atomically.
--- include: check clock keys job_record waiting ordering flow
+-- include: check clock keys job_record detached waiting ordering flow
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
+--   reads  jobs, detached, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] job id
 -- Reply: {} when no such job in this queue, else
@@ -45,4 +45,4 @@ elseif state == 'blocked' then
     state = 'waiting'
   end
 end
-return { state, string.sub(raw, 1, #raw - #payload), payload, now_ms(), score }
+return { state, string.sub(raw, 1, #raw - #payload), whole_payload(id, payload), now_ms(), score }

@@ -4,9 +4,9 @@
 -- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order;
 -- awaiting (waiting on a gate, lib/gate.lua): by id, which is creation order
 -- for the driver's ids.
--- include: check clock keys job_record waiting
+-- include: check clock keys job_record detached waiting
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n
+--   reads  jobs, detached, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] state (waiting | scheduled | leased | dead | held | awaiting)
@@ -120,6 +120,7 @@ for i = 1, #page, 2 do
     -- Sent apart, as the reply has always been: the packed meta, then the payload.
     local used = cmsgpack.unpack_one(raw)
     if used < 0 then meta = raw else meta, payload = string.sub(raw, 1, used), string.sub(raw, used + 1) end
+    payload = whole_payload(id, payload)
   end
   reply[#reply + 1] = id
   reply[#reply + 1] = page[i + 1]

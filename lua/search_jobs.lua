@@ -11,9 +11,9 @@
 -- return one twice; callers drop repeats); one added or gone meanwhile may or
 -- may not be. Finished jobs a queue keeps are not in the jobs hash and are
 -- not searched.
--- include: check clock keys job_record waiting job_state
+-- include: check clock keys job_record detached waiting job_state
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
+--   reads  jobs, detached, waiting, scheduled, leased, dead, ord_ready, lim_held, wf_awaiting
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] cursor ("0" to start)
 -- ARGV[4] text (1..1024 bytes)   ARGV[5] count (1..1000)
@@ -36,6 +36,9 @@ local found = step[2]
 local reply = { step[1], #found / 2, now_ms() }
 for i = 1, #found, 2 do
   local raw = found[i + 1]
+  -- A detached record's payload is matched from K.detached (one HGET a
+  -- detached record the step meets); the meta is matched with it.
+  if is_detached(raw) then raw = raw .. whole_payload(found[i], '') end
   -- The cheap test first: most records do not contain the text at all.
   if string.find(raw, needle, 1, true) then
     local used = cmsgpack.unpack_one(raw)

@@ -272,9 +272,7 @@ impl RedisQueueBuilder {
                 coalescer: Default::default(),
                 actor: self.actor,
                 script_calls,
-                compact_records: std::sync::atomic::AtomicBool::new(
-                    record_format == crate::record_format::RecordFormat::Compact,
-                ),
+                record_format: std::sync::atomic::AtomicU64::new(record_format.to_bits()),
                 whole_acks: Default::default(),
                 whole_claims: Default::default(),
                 redis_clock: Default::default(),

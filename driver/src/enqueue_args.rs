@@ -320,7 +320,8 @@ pub(crate) struct EnqueueArgs<'a> {
     pub(crate) head: [Value; 2],
     pub(crate) payload_limit: u64,
     pub(crate) gate: [Value; 2],
-    pub(crate) format: crate::RecordFormat,
+    /// The record format's `ARGV[7]` (`RecordFormat::wire`).
+    pub(crate) format: Value,
     pub(crate) jobs: Jobs<'a>,
 }
 
@@ -334,7 +335,7 @@ impl scripts::Args for EnqueueArgs<'_> {
         out.push(Arg::Uint(self.payload_limit));
         out.push(Arg::Uint(self.jobs.len() as u64));
         out.extend(self.gate.iter().map(Arg::Value));
-        out.push(Arg::Value(self.format.wire()));
+        out.push(Arg::Value(&self.format));
         self.jobs.write(out);
     }
 }

@@ -59,8 +59,9 @@ pub(crate) struct Inner {
     pub actor: Option<String>,
     /// How this handle calls the scripts (settled at connect).
     pub script_calls: crate::scripts::CallMode,
-    /// Whether enqueues write compact records (`crate::record_format`).
-    pub compact_records: std::sync::atomic::AtomicBool,
+    /// The record format enqueues write (`crate::record_format`), as
+    /// `RecordFormat::to_bits` makes it.
+    pub record_format: std::sync::atomic::AtomicU64,
     /// The queues whose acks go to the whole ack script for now, not its
     /// variant (`crate::scripts::variant_route`).
     pub whole_acks: crate::scripts::variant_route::WholeQueues,

@@ -136,6 +136,11 @@ impl Keys {
     pub fn earlier_payloads(&self) -> String {
         self.key("payloads")
     }
+    /// `{ns}:detached`: the payloads of detached job records
+    /// (`crate::record_format`), by job id.
+    pub fn detached(&self) -> String {
+        self.key("detached")
+    }
     /// `{ns}:record_format`: the record format the namespace's producers
     /// write (`crate::record_format`); absent = the standard one.
     pub fn record_format(&self) -> String {
@@ -302,6 +307,7 @@ mod tests {
             ("wf_awaiting", ns("wf:awaiting")),
             ("wf_awaiting_n", ns("wf:awaiting:n")),
             ("wf_expire", ns("wf:expire")),
+            ("detached", ns("detached")),
         ];
         let expected: Vec<(&str, String)> = expected;
         assert_eq!(listed, expected);
@@ -317,6 +323,7 @@ mod tests {
         assert_eq!(named("stats"), keys.stats("emails"));
         assert_eq!(named("metrics"), keys.metrics("emails"));
         assert_eq!(named("wf_of"), keys.workflow_joined());
+        assert_eq!(named("detached"), keys.detached());
     }
 
     #[test]

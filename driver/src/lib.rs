@@ -127,6 +127,7 @@ mod job;
 pub mod kept;
 pub mod keys;
 mod layout;
+mod leased;
 pub mod limits;
 mod memory;
 mod meta;

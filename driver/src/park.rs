@@ -224,17 +224,26 @@ fn park_mark(items: &[Value]) -> Result<ParkMark, QueueError> {
 }
 
 /// Decode a hand-off message: msgpack `[id, record]`, the same two values a
-/// claim returns per job.
+/// claim returns per job, or `[id, meta, payload]` for a detached record
+/// (`lua/lib/handoff.lua`).
 pub(crate) fn decode_handoff(raw: &[u8]) -> Result<Job, QueueError> {
     let bad = |why: &str| QueueError::Protocol(format!("hand-off message: {why}"));
     let (parts, _) = read_array(raw).map_err(|why| bad(&why))?;
-    let [id, record] = parts.as_slice() else {
-        return Err(bad("not two elements"));
+    let (id, record, detached) = match parts.as_slice() {
+        [id, record] => (id, record, None),
+        [id, meta, payload] => (id, meta, Some(payload)),
+        _ => return Err(bad("not two or three elements")),
     };
     let (Some(id), Some(record)) = (id.bytes(), record.bytes()) else {
         return Err(bad("an element is not a string"));
     };
     let id = std::str::from_utf8(id).map_err(|_| bad("job id is not UTF-8"))?;
     let (meta, payload) = Meta::decode_record(record)?;
+    let payload = match detached {
+        None => payload,
+        Some(payload) => payload
+            .bytes()
+            .ok_or_else(|| bad("a detached payload is not a string"))?,
+    };
     Ok(Job::from_meta(id.to_owned(), parse_payload(payload), meta))
 }

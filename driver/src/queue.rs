@@ -11,11 +11,9 @@ use crate::codes::{self, lease_lost};
 use crate::connect::RedisQueueBuilder;
 use crate::enqueue_args::{encode_into, encode_single, EnqueueArgs, Jobs, SingleJob};
 use crate::handle::{Inner, RedisQueue};
-use crate::job::parse_payload;
 use crate::kept::Completion;
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
-use crate::meta::Meta;
 use crate::notes::NoteBatch;
 use crate::scripts::variant_route::WholeQueues;
 use crate::scripts::{self, num, reply, text, Op};
@@ -305,7 +303,7 @@ impl RedisQueue {
             head: [text(queue), text(self.inner.keys.wake_channel())],
             payload_limit: self.inner.payload_limit as u64,
             gate,
-            format: self.record_format(),
+            format: self.record_format().wire(),
             jobs,
         };
         let reply = scripts::run_with(self.caller(), op, &keys, &args)
@@ -388,13 +386,7 @@ impl RedisQueue {
         let mut jobs = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
         while let (Some(id), Some(record)) = (rest.next(), rest.next()) {
-            let record = reply::bytes(record)?;
-            let (meta, payload) = Meta::decode_record(&record)?;
-            jobs.push(Job::from_meta(
-                reply::text(id)?,
-                parse_payload(payload),
-                meta,
-            ));
+            jobs.push(crate::leased::leased_job(id, record)?);
         }
         Ok(jobs)
     }

@@ -10,33 +10,46 @@ use fred::types::Value;
 use crate::error::QueueError;
 use crate::RedisQueue;
 
-/// The job record layout an enqueue writes: the one format step redq has
-/// taken, gated by a marker in the namespace.
+/// The job record layout an enqueue writes: a format step beyond the
+/// standard layout, gated by a marker in the namespace.
 ///
-/// Every driver from this version on reads two job record layouts (both
-/// defined in `lua/lib/job_record.lua`): the standard one, a msgpack array
-/// of 19 to 27 fields, and the compact one, the array a fresh job with no
-/// options but a name and `max_attempts`, due at once, fits in (queue,
-/// sequence, enqueue time, name, max_attempts: 17 bytes fewer, which puts
-/// the bench's waiting job in a smaller allocator class, 16 bytes a job).
-/// A job's first lease stores it in the standard layout, at about 8k Redis
-/// instructions more than leasing a standard record (README, "Compact job
-/// records").
+/// Every driver from this version on reads three job record layouts (all
+/// defined in `lua/lib/job_record.lua`):
+/// - the standard one, a msgpack array of 19 to 27 fields followed by the
+///   payload;
+/// - the compact one, the array a fresh job with no options but a name and
+///   `max_attempts`, due at once, fits in (queue, sequence, enqueue time,
+///   name, max_attempts: 17 bytes fewer, which puts the bench's waiting job
+///   in a smaller allocator class, 16 bytes a job). A job's first lease
+///   stores it in the standard layout, at about 8k Redis instructions more
+///   than leasing a standard record (README, "Compact job records");
+/// - the detached one, for a payload of at least the format's size: the
+///   record holds the meta alone and the payload is kept in `{ns}:detached`
+///   under the job's id. Redis's Lua hashes every byte of every string a
+///   script makes; a standard record's payload becomes such a string about
+///   six times between enqueue and ack, a detached one's twice, which takes
+///   most of what a large payload costs Redis (README, "Large payloads").
+///   It costs a hash entry more a job (about 64 bytes), so small payloads
+///   stay in the standard layout.
 ///
-/// Drivers before this version read only the standard layout and would
-/// misread a compact record. So compact records are written only in a
-/// namespace whose marker (`{ns}:record_format` = `compact`) an operator
-/// set, once every driver on it is of this version or later:
-/// [`RedisQueue::set_record_format`], `redq record-format compact`.
+/// Drivers before this version read neither compact nor detached records
+/// and would misread them. So they are written only in a namespace whose
+/// marker (`{ns}:record_format`) an operator set, once every driver on it is
+/// of this version or later: [`RedisQueue::set_record_format`],
+/// `redq record-format compact` or `redq record-format detached[:BYTES]`.
 ///
 /// A handle reads the marker when it connects and writes its enqueues in
 /// that format (a handle that sets it switches at once; others at their
 /// next connect). A marker this version does not know refuses the
 /// connection, so a later format step is safe against this version the
 /// same way. Setting it back to standard is safe for this version and
-/// later, which read both layouts; a driver older than this version may
+/// later, which read every layout; a driver older than this version may
 /// join again once the compact jobs already written have been leased (or
-/// deleted).
+/// deleted) and the detached ones finished.
+///
+/// Only [`RedisQueue::enqueue`] and its batch and gated forms detach
+/// payloads; jobs made by schedules and sealed workflow members keep the
+/// standard layout whatever their size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecordFormat {
     /// The array of 19 to 27 fields every redq version reads.
@@ -45,44 +58,89 @@ pub enum RecordFormat {
     /// The compact record for fresh jobs that fit it; drivers before this
     /// version cannot read it.
     Compact,
+    /// Payloads of `min_bytes` or more kept apart from their records
+    /// (1 to [`RecordFormat::MAX_DETACH_FROM`] bytes); drivers before this
+    /// version cannot read them.
+    Detached {
+        /// The smallest payload stored apart, in bytes.
+        min_bytes: u32,
+    },
 }
 
 impl RecordFormat {
-    /// Its name, as the marker, `redq record-format` and `-o json` spell it.
-    pub fn name(self) -> &'static str {
+    /// The size `detached` alone stands for: a KB, where keeping the
+    /// payload apart saves Redis several times what its hash entry costs
+    /// (docs/performance.md, round twenty-seven).
+    pub const DEFAULT_DETACH_FROM: u32 = 1024;
+    /// The largest size a detached format takes (the largest payload
+    /// Redis's protocol carries in one argument by default).
+    pub const MAX_DETACH_FROM: u32 = 1 << 30;
+
+    /// Its name, as the marker, `redq record-format` and `-o json` spell
+    /// it: `standard`, `compact` or `detached:<bytes>`.
+    pub fn name(self) -> String {
         match self {
-            RecordFormat::Standard => "standard",
-            RecordFormat::Compact => "compact",
+            RecordFormat::Standard => "standard".into(),
+            RecordFormat::Compact => "compact".into(),
+            RecordFormat::Detached { min_bytes } => format!("detached:{min_bytes}"),
         }
     }
 
-    /// The format named `name` (`standard` or `compact`).
+    /// The format named `name`: `standard`, `compact`, `detached` (from
+    /// [`RecordFormat::DEFAULT_DETACH_FROM`] bytes) or `detached:<bytes>`.
     pub fn parse(name: &str) -> Result<RecordFormat, QueueError> {
+        let accepted = "standard, compact, detached or detached:<bytes> (1 to 1073741824)";
         match name {
             "standard" => Ok(RecordFormat::Standard),
             "compact" => Ok(RecordFormat::Compact),
-            other => Err(QueueError::invalid(
-                "record format",
-                other,
-                "standard or compact",
-            )),
+            "detached" => Ok(RecordFormat::Detached {
+                min_bytes: Self::DEFAULT_DETACH_FROM,
+            }),
+            other => match other.strip_prefix("detached:").map(str::parse::<u32>) {
+                Some(Ok(min_bytes)) if (1..=Self::MAX_DETACH_FROM).contains(&min_bytes) => {
+                    Ok(RecordFormat::Detached { min_bytes })
+                }
+                _ => Err(QueueError::invalid("record format", other, accepted)),
+            },
         }
     }
 
-    /// What enqueue.lua takes as its `ARGV[7]`, made once a process.
-    pub(crate) fn wire(self) -> &'static Value {
+    /// What enqueue.lua takes as its `ARGV[7]`.
+    pub(crate) fn wire(self) -> Value {
         static STANDARD: LazyLock<Value> = LazyLock::new(|| Value::from(""));
         static COMPACT: LazyLock<Value> = LazyLock::new(|| Value::from("compact"));
         match self {
-            RecordFormat::Standard => &STANDARD,
-            RecordFormat::Compact => &COMPACT,
+            RecordFormat::Standard => STANDARD.clone(),
+            RecordFormat::Compact => COMPACT.clone(),
+            RecordFormat::Detached { .. } => Value::from(self.name()),
+        }
+    }
+
+    /// The format as one number, for the handle's atomic (0 standard,
+    /// 1 compact, 1 + min_bytes detached).
+    pub(crate) fn to_bits(self) -> u64 {
+        match self {
+            RecordFormat::Standard => 0,
+            RecordFormat::Compact => 1,
+            RecordFormat::Detached { min_bytes } => 1 + u64::from(min_bytes),
+        }
+    }
+
+    /// The format [`RecordFormat::to_bits`] made `bits`.
+    pub(crate) fn from_bits(bits: u64) -> RecordFormat {
+        match bits {
+            0 => RecordFormat::Standard,
+            1 => RecordFormat::Compact,
+            n => RecordFormat::Detached {
+                min_bytes: u32::try_from(n - 1).unwrap_or(u32::MAX),
+            },
         }
     }
 }
 
 impl std::fmt::Display for RecordFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.write_str(&self.name())
     }
 }
 
@@ -98,8 +156,8 @@ pub(crate) fn from_marker(
     RecordFormat::parse(&name).map_err(|_| {
         QueueError::Config(format!(
             "namespace {namespace:?} writes job records in format {name:?}, which this version \
-             of redq cannot read (it reads standard and compact); upgrade redq, or use another \
-             namespace"
+             of redq cannot read (it reads standard, compact and detached:<bytes>); upgrade \
+             redq, or use another namespace"
         ))
     })
 }
@@ -124,11 +182,7 @@ impl RedisQueue {
     /// The record format this handle's enqueues write: the namespace's
     /// marker when it connected, or what it last set.
     pub fn record_format(&self) -> RecordFormat {
-        if self.inner.compact_records.load(Ordering::Relaxed) {
-            RecordFormat::Compact
-        } else {
-            RecordFormat::Standard
-        }
+        RecordFormat::from_bits(self.inner.record_format.load(Ordering::Relaxed))
     }
 
     /// The namespace's marker as it is now (another handle may have set it
@@ -144,13 +198,13 @@ impl RedisQueue {
 
     /// Set the namespace's record format ([`RecordFormat`]): this handle
     /// writes it from now on, others from their next connect. Set
-    /// [`RecordFormat::Compact`] only once no driver older than this
-    /// version uses the namespace.
+    /// [`RecordFormat::Compact`] or [`RecordFormat::Detached`] only once no
+    /// driver older than this version uses the namespace.
     pub async fn set_record_format(&self, format: RecordFormat) -> Result<(), QueueError> {
         let key = self.inner.keys.record_format();
         let result: Result<(), _> = match format {
             RecordFormat::Standard => self.client().del(key).await,
-            RecordFormat::Compact => {
+            RecordFormat::Compact | RecordFormat::Detached { .. } => {
                 self.client()
                     .set(key, format.name(), None, None, false)
                     .await
@@ -158,8 +212,8 @@ impl RedisQueue {
         };
         result.map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         self.inner
-            .compact_records
-            .store(format == RecordFormat::Compact, Ordering::Relaxed);
+            .record_format
+            .store(format.to_bits(), Ordering::Relaxed);
         Ok(())
     }
 }
@@ -179,14 +233,51 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("\"v9\"") && err.contains("standard and compact"),
+            err.contains("\"v9\"") && err.contains("standard, compact and detached"),
             "{err}"
+        );
+        assert_eq!(
+            from_marker(Some("detached:4096".into()), "ns").unwrap(),
+            RecordFormat::Detached { min_bytes: 4096 }
         );
         assert_eq!(
             RecordFormat::parse("compact").unwrap(),
             RecordFormat::Compact
         );
         let err = RecordFormat::parse("tiny").unwrap_err().to_string();
-        assert!(err.contains("standard or compact"), "{err}");
+        assert!(err.contains("standard, compact, detached"), "{err}");
+    }
+
+    #[test]
+    fn a_detached_format_reads_with_its_size_and_refuses_sizes_outside_its_range() {
+        let detached = |min_bytes| RecordFormat::Detached { min_bytes };
+        assert_eq!(
+            RecordFormat::parse("detached").unwrap(),
+            detached(RecordFormat::DEFAULT_DETACH_FROM)
+        );
+        assert_eq!(RecordFormat::parse("detached:1").unwrap(), detached(1));
+        assert_eq!(detached(300).name(), "detached:300");
+        for bad in [
+            "detached:0",
+            "detached:",
+            "detached:-5",
+            "detached:1073741825",
+            "detached:1k",
+        ] {
+            let err = RecordFormat::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains(bad) && err.contains("1 to 1073741824"),
+                "{bad}: {err}"
+            );
+        }
+        for format in [
+            RecordFormat::Standard,
+            RecordFormat::Compact,
+            detached(1),
+            detached(RecordFormat::MAX_DETACH_FROM),
+        ] {
+            assert_eq!(RecordFormat::from_bits(format.to_bits()), format);
+            assert_eq!(RecordFormat::parse(&format.name()).unwrap(), format);
+        }
     }
 }

@@ -5,7 +5,7 @@
 -- Cost per claim call: O(taken jobs + keys woken (at most WAKE_PER_CALL) +
 -- ready keys found without room (at most 2 * limit + 16)) redis calls; held
 -- jobs of keys without room are never read.
--- include: keys job_record waiting flow
+-- include: keys job_record waiting flow lease
 
 local WAKE_PER_CALL = 100
 
@@ -265,8 +265,7 @@ local function flow_leased(leased, key_of, touched, spec, now)
     local id = leased[i]
     local key = key_of[id]
     if key or spec.qr > 0 then
-      local _, lease_id = cmsgpack.unpack_limit(leased[i + 1], 1, 3)
-      local lease = string.format('%d', lease_id)
+      local lease = string.format('%d', leased_lease_id(leased[i + 1]))
       if key then
         local list = leases_of[key]
         if not list then

@@ -4,7 +4,7 @@
 -- cancelled (kept or tombstoned as any cancel), or held for an operator.
 -- Used by the claim (lib/promote.lua `promote_ready`, for waiters its gate
 -- fired) and by gate_decide.lua (an operator's decision on a held waiter).
--- include: keys job_record job_store ordering gate_record gate retention_spec kept kept_record events
+-- include: keys job_record job_store detached ordering gate_record gate retention_spec kept kept_record events
 --
 -- Its helpers are fields of one table (see lib/gate.lua for why).
 local wf_waiter = {}
@@ -44,7 +44,7 @@ function wf_waiter.cancel(id, m, why, now)
   end
   release_keys(id, m)
   wf.count(id, m, 'cancelled', why, now)
-  redis.call('HDEL', K.jobs, id)
+  delete_job_record(id)
   local policy = retention_policy()
   if policy then
     local k = new_kept('cancelled', QUEUE, now)

@@ -116,6 +116,24 @@ local function new_record()
   return { unpack(blank_record(), 1, JOB_LEN) }
 end
 
+-- Detached records: a format step a namespace opts into (its record format
+-- marker, driver/src/record_format.rs; enqueue.lua's ARGV[7]). A job whose
+-- payload is at least the marker's size is stored as its meta alone, under
+-- a msgpack array32 header (DETACHED_HEAD, then the length's four bytes)
+-- where every other record has an array16 one, with its payload in
+-- {ns}:detached (K.detached) under its id. Redis's Lua hashes every byte of
+-- every string it makes (about 12.5k instructions a KB): a whole record's
+-- payload becomes such a string about six times between its enqueue and
+-- its ack (docs/performance.md, round twenty-six), a detached one's twice,
+-- the enqueue's argument and the claim's read for the reply. The header
+-- keeps it off every fast path (stored_length takes only array16: a
+-- detached record takes the general decode), so a record that is not
+-- detached costs nothing more; split_record reads one as the meta with the
+-- payload '' (no payload is empty), and encode_record of a payload ''
+-- writes the header again, so the paths that change the meta alone
+-- (lib/job_store.lua) keep a record detached and never touch its payload.
+local DETACHED_HEAD = 221
+
 -- The msgpack array16 header of a record of `len` fields (every length
 -- stored is above 15), built once a length and call.
 -- composed memo: record_headers (a header a length, built at first use)
@@ -141,6 +159,17 @@ local function stored_length(raw)
   return nil, false
 end
 
+-- Whether stored record `raw` is detached (its payload in K.detached).
+local function is_detached(raw)
+  return string.byte(raw) == DETACHED_HEAD
+end
+
+-- The stored bytes of `meta`, a record's meta as encode_record packs it
+-- (array16), made detached: the array32 header of the same length.
+local function detached_meta(meta)
+  return '\221\0\0' .. string.sub(meta, 2)
+end
+
 -- How many fields of record `m` are stored: up to its last field that is
 -- not at its default, and at least OLDEST_JOB_LEN.
 local function lean_length(m)
@@ -155,6 +184,8 @@ local function encode_record(m, payload)
   if due == m[M.enqueued_at] then m[M.not_before] = DUE_AT_ENQUEUE end
   local packed = record_header(len) .. cmsgpack.pack(unpack(m, 1, len))
   m[M.not_before] = due
+  -- A payload '' is a detached record's (above: no payload is empty).
+  if payload == '' then return detached_meta(packed) end
   return packed .. payload
 end
 
@@ -242,7 +273,8 @@ local function compact_after_lease(raw)
 end
 
 -- Split a stored record into the meta (a whole record, as a table) and the
--- payload (a string).
+-- payload (a string): '' for a detached record (above), whose payload is in
+-- K.detached.
 local function split_record(raw)
   local used, m = cmsgpack.unpack_one(raw)
   if #m < OLDEST_JOB_LEN then

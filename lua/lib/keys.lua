@@ -61,6 +61,8 @@
 --   K.wf_awaiting    {ns}:wf:awaiting     zset   (lex) "queue\nid": jobs waiting on a gate, undecided or held
 --   K.wf_awaiting_n  {ns}:wf:awaiting:n   hash   queue -> how many of its jobs are in wf:awaiting
 --   K.wf_expire      {ns}:wf:expire       zset   G -> when its data is deleted (ms); also the gates' list order
+-- Detached records (lib/job_record.lua, lib/detached.lua), a record format a namespace opts into:
+--   K.detached       {ns}:detached        hash   id -> payload of a job whose record is detached
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- its queue keys, from KEYS[QUEUE_KEY_COUNT + 1]: the composer defines

@@ -22,6 +22,27 @@ local function clear_lease(m)
   m[M.worker_instance] = 0
 end
 
+-- Pair each detached record lease_jobs wrote (at `at` in `out`, of the ids
+-- `ids`) with its payload, from `given` (id -> payload) or one HMGET of
+-- K.detached: the only string of its length the claim makes.
+local function attach_payloads(out, at, ids, given)
+  local read, read_ids = {}, {}
+  for k = 1, #ids do
+    if not (given and given[ids[k]]) then
+      read[#read + 1] = k
+      read_ids[#read_ids + 1] = ids[k]
+    end
+  end
+  local got = #read_ids > 0 and redis.call('HMGET', K.detached, unpack(read_ids)) or {}
+  local from_read = {}
+  for r = 1, #read do from_read[read[r]] = got[r] end
+  for k = 1, #ids do
+    -- A detached record without its payload (never written so) leases
+    -- with the payload '', which the driver refuses as not JSON.
+    out[at[k]] = { out[at[k]], (given and given[ids[k]]) or from_read[k] or '' }
+  end
+end
+
 -- Lease the popped waiting jobs `ids` (in order) to one holder. One HMGET,
 -- HSET and ZADD for the batch: each redis.call costs about a microsecond
 -- before the command does anything. `stored`, when given, is their stored
@@ -33,13 +54,17 @@ end
 -- joining it again would make two strings of the payload's length, each
 -- hashed byte by byte (Redis's Lua hashes every byte of every string it
 -- makes: about 10k instructions a KB, docs/performance.md round
--- twenty-five). Returns a flat list: id, record (packed
--- meta, then the payload) per job; and, for the wait metrics
+-- twenty-five). `given`, when given, maps the ids of detached records
+-- (lib/job_record.lua) to their payloads, when the caller has them (an
+-- enqueue's fresh jobs), else they are read from K.detached. Returns a flat
+-- list: id, record (packed meta, then the payload; for a detached record
+-- the pair { packed meta, payload }, which the claim's reply carries as a
+-- nested array and lib/handoff.lua sends as two values) per job; and, for the wait metrics
 -- (lib/metrics.lua record_waits), a flat list: due time (not_before), name
 -- per job, in the same order. The record is in hand here: decoding those two
 -- fields again from the spliced record in the metrics cost about 2k
 -- instructions a job more.
-local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
+local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads, given)
   local count = #ids
   local records = stored or redis.call('HMGET', K.jobs, unpack(ids))
   -- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
@@ -64,6 +89,8 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
   -- mostly share one): looked up again only when the length changes.
   local header, header_len
   local n = 0
+  -- The detached records' places in out, and their ids.
+  local detached_at, detached_ids = {}, {}
   for i = 1, count do
     local raw = records[i]
     if raw then
@@ -107,6 +134,10 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
         m[M.worker_instance] = instance
         record = encode_record(m, payload)
         due, name = m[M.not_before], m[M.name]
+        if payload == '' then
+          detached_at[#detached_at + 1] = n + 2
+          detached_ids[#detached_ids + 1] = id
+        end
       end
       next_lease = next_lease + 1
       n = n + 2
@@ -122,5 +153,12 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
     redis.call('HSET', K.jobs, unpack(out))
     redis.call('ZADD', K.leased, unpack(lease_pairs))
   end
+  if #detached_at > 0 then attach_payloads(out, detached_at, detached_ids, given) end
   return out, waits
+end
+
+-- The lease id of record `record` as lease_jobs returns it.
+local function leased_lease_id(record)
+  if type(record) == 'table' then return (select(2, cmsgpack.unpack_limit(record[1], 1, 5))) end
+  return (select(2, cmsgpack.unpack_limit(record, 1, 3)))
 end

@@ -173,8 +173,12 @@ impl BenchArgs {
             pad_bytes: number("pad-bytes", 0)?,
             record_format: match seen.get("record-format") {
                 None => redq::RecordFormat::Standard,
-                Some(name) => redq::RecordFormat::parse(name)
-                    .map_err(|_| format!("--record-format is standard or compact, got {name:?}"))?,
+                Some(name) => redq::RecordFormat::parse(name).map_err(|_| {
+                    format!(
+                        "--record-format is standard, compact, detached or \
+                             detached:<bytes>, got {name:?}"
+                    )
+                })?,
             },
         };
         if args.n == 0
@@ -245,12 +249,18 @@ mod tests {
             .contains("--script-calls is auto, eval or functions"));
         assert!(parse("--case x --redis r --record-format tiny")
             .unwrap_err()
-            .contains("--record-format is standard or compact"));
+            .contains("--record-format is standard, compact, detached or detached:<bytes>"));
         assert_eq!(
             parse("--case x --redis r --record-format compact")
                 .unwrap()
                 .record_format,
             redq::RecordFormat::Compact
+        );
+        assert_eq!(
+            parse("--case x --redis r --record-format detached:512")
+                .unwrap()
+                .record_format,
+            redq::RecordFormat::Detached { min_bytes: 512 }
         );
         assert!(parse("--case x --redis r --workers all")
             .unwrap_err()

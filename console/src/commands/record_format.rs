@@ -1,4 +1,4 @@
-//! `redq record-format [standard|compact]`: the job record format the
+//! `redq record-format [standard|compact|detached[:BYTES]]`: the job record format the
 //! namespace's producers write (the driver's `RecordFormat` says why it is
 //! a marker an operator sets, not a default).
 
@@ -25,9 +25,14 @@ pub async fn run(target: &Target, set: Option<RecordFormat>, json: bool) -> Resu
             "record format: compact (producers write it from their next connect; \
              every driver on this namespace must be this version or later)"
         ),
+        (true, RecordFormat::Detached { min_bytes }) => println!(
+            "record format: {format} (producers keep payloads of {min_bytes} bytes or more \
+             apart from their records from their next connect; every driver on this \
+             namespace must be this version or later)"
+        ),
         (true, RecordFormat::Standard) => println!(
             "record format: standard (producers write it from their next connect; \
-             compact records already written stay readable)"
+             compact and detached records already written stay readable)"
         ),
     }
     Ok(())

@@ -122,6 +122,7 @@ modules![
     keys,
     job_record,
     job_store,
+    detached,
     schedule_record,
     waiting,
     ordering,

@@ -121,6 +121,13 @@ impl RawQueue {
         self.record_format = "compact";
     }
 
+    /// From now on this queue's enqueues store every payload detached
+    /// (`lua/lib/job_record.lua`), as a driver in a namespace of format
+    /// `detached:1` does.
+    pub fn write_detached(&mut self) {
+        self.record_format = "detached:1";
+    }
+
     async fn run(&self, script: &str, args: Vec<Value>) -> Result<Value, fred::error::Error> {
         lua::evalsha(
             &self.client,
@@ -210,12 +217,16 @@ impl RawQueue {
             panic!("claim reply {reply:?}")
         };
         let mut jobs = Vec::new();
-        // Per job: id, record (packed meta, then payload).
+        // Per job: id, record (packed meta, then payload), or for a
+        // detached record (lua/lib/lease.lua) the pair [meta, payload].
         for t in items[1..].chunks(2) {
             let id = String::from_utf8_lossy(&bytes(&t[0])).into_owned();
-            let record = bytes(&t[1]);
+            let (record, detached) = match &t[1] {
+                Value::Array(pair) => (bytes(&pair[0]), Some(bytes(&pair[1]))),
+                record => (bytes(record), None),
+            };
             let (meta, payload) = Meta::split(&record).expect("claimed record");
-            jobs.push(claimed(id, meta, payload));
+            jobs.push(claimed(id, meta, detached.as_deref().unwrap_or(payload)));
         }
         self.recorder
             .complete(seq, Reply::Claimed { jobs: jobs.clone() });
@@ -280,7 +291,20 @@ impl RawQueue {
             if meta.lease_id == 0 || meta.worker_node != self.node.to_string() {
                 continue;
             }
-            jobs.push(claimed(id.clone(), meta, payload));
+            // A detached record's payload is kept apart (lua/lib/job_record.lua).
+            let detached: Option<Vec<u8>> = if payload.is_empty() {
+                self.client
+                    .hget(format!("{{{}}}:detached", self.ns), id.as_str())
+                    .await
+                    .expect("HGET")
+            } else {
+                None
+            };
+            jobs.push(claimed(
+                id.clone(),
+                meta,
+                detached.as_deref().unwrap_or(payload),
+            ));
         }
         self.recorder
             .complete(seq, Reply::Claimed { jobs: jobs.clone() });

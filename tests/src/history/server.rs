@@ -212,6 +212,7 @@ fn function_script(function: &str) -> Option<&'static str> {
 
 pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> ServerRecord {
     let jobs_key = format!("{{{ns}}}:jobs").into_bytes();
+    let detached_key = format!("{{{ns}}}:detached").into_bytes();
     let notes_keys = [
         format!("{{{ns}}}:progress").into_bytes(),
         format!("{{{ns}}}:logs").into_bytes(),
@@ -392,6 +393,17 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                 if let Some(created) = unconfirmed.take_if(|e| names_job(&e.job)) {
                     known.insert(created.job.clone(), created.after.clone().expect("written"));
                     record.events.push(created);
+                }
+            }
+            // A detached record's payload (lua/lib/job_record.lua) is
+            // written apart from it: its tag comes from here.
+            "hset" if command.args.get(1) == Some(&detached_key) => {
+                for pair in command.args[2..].chunks(2) {
+                    let [raw_id, payload] = pair else { continue };
+                    if let Ok(payload) = serde_json::from_slice::<serde_json::Value>(payload) {
+                        let id = String::from_utf8_lossy(raw_id).into_owned();
+                        record.tags.insert(id, super::record::tag_of(&payload));
+                    }
                 }
             }
             "hdel" if command.args.get(1) == Some(&jobs_key) => {

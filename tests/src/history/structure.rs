@@ -2,7 +2,9 @@
 //! (a read-only script), then the invariants that must hold between them at
 //! every instant, whatever faults happened:
 //!
-//! - every job record has a non-empty payload after its msgpack meta;
+//! - every job record has a non-empty payload after its msgpack meta, or
+//!   is detached (`lua/lib/job_record.lua`) with a non-empty payload in
+//!   `{ns}:detached`, which holds no payload of any other job;
 //! - every job is in exactly one state: waiting (in the waiting zset or in
 //!   the fifo list), scheduled, leased or dead in its own queue, blocked
 //!   behind its ordering key, or released to its queue as an ordering
@@ -39,7 +41,7 @@ use super::violation::{Violation, ViolationKind};
 
 const DUMP: &str = r#"#!lua flags=no-writes,allow-oom
 -- KEYS: jobs dedup dedup:ttl ord:active ord:blocked ord:ready ord:blocked:n kept,
---       wf:gates wf:awaiting, then per queue: waiting scheduled leased dead (zsets), fifo (list),
+--       wf:gates wf:awaiting detached, then per queue: waiting scheduled leased dead (zsets), fifo (list),
 --       completed cancelled lim_held (zsets), lim (hash), lim_ready (zset)
 local out = {
   redis.call('HGETALL', KEYS[1]),
@@ -48,8 +50,9 @@ local out = {
   redis.call('ZRANGE', KEYS[6], 0, -1), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]),
   redis.call('HGETALL', KEYS[9]), redis.call('ZRANGE', KEYS[10], 0, -1),
+  redis.call('HGETALL', KEYS[11]),
 }
-for i = 11, #KEYS, 10 do
+for i = 12, #KEYS, 10 do
   for j = i, i + 3 do
     out[#out + 1] = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   end
@@ -73,8 +76,11 @@ pub struct Dump {
     pub jobs: BTreeMap<String, Meta>,
     /// Records that did not decode.
     pub undecodable: Vec<String>,
-    /// Records with nothing after their meta: the payload is missing.
+    /// Records with nothing after their meta and no detached payload: the
+    /// payload is missing.
     pub without_payload: Vec<String>,
+    /// Payloads in `{ns}:detached` of no live job's detached record.
+    pub orphaned_payloads: Vec<String>,
     pub dedup: HashMap<String, String>,
     pub dedup_ttl: HashMap<String, f64>,
     pub ord_active: HashMap<String, String>,
@@ -166,6 +172,7 @@ impl Dump {
             "kept",
             "wf:gates",
             "wf:awaiting",
+            "detached",
         ]
         .iter()
         .map(|s| key(s))
@@ -185,10 +192,26 @@ impl Dump {
         let reply: Value = client.eval(DUMP, keys, Vec::<Value>::new()).await?;
         let parts = items(&reply);
         let mut dump = Dump::default();
+        let detached: HashMap<String, Vec<u8>> = pairs(&parts[10])
+            .map(|(id, payload)| (text(id), bytes(payload)))
+            .collect();
+        let mut detached_records = BTreeSet::new();
         for (id, raw) in pairs(&parts[0]) {
-            match Meta::split(&bytes(raw)) {
+            let raw = bytes(raw);
+            match Meta::split(&raw) {
                 Some((meta, payload)) => {
-                    if payload.is_empty() {
+                    // A detached record's header is msgpack's array32
+                    // (DETACHED_HEAD in lua/lib/job_record.lua).
+                    let is_detached = raw.first() == Some(&0xdd) && payload.is_empty();
+                    if is_detached {
+                        detached_records.insert(text(id));
+                    }
+                    let has_payload = if is_detached {
+                        detached.get(&text(id)).is_some_and(|p| !p.is_empty())
+                    } else {
+                        !payload.is_empty()
+                    };
+                    if !has_payload {
                         dump.without_payload.push(text(id));
                     }
                     dump.jobs.insert(text(id), meta);
@@ -196,6 +219,11 @@ impl Dump {
                 None => dump.undecodable.push(text(id)),
             }
         }
+        dump.orphaned_payloads = detached
+            .into_keys()
+            .filter(|id| !detached_records.contains(id))
+            .collect();
+        dump.orphaned_payloads.sort();
         dump.dedup = pairs(&parts[1]).map(|(k, v)| (text(k), text(v))).collect();
         dump.dedup_ttl = pairs(&parts[2])
             .map(|(k, v)| (text(k), text(v).parse().unwrap_or(f64::NAN)))
@@ -210,7 +238,7 @@ impl Dump {
             .map(|(id, raw)| (text(id), kept_outcome_and_queue(&bytes(raw))))
             .collect();
         dump.read_workflows(&parts[8], &parts[9]);
-        let mut i = 10;
+        let mut i = 11;
         for queue in &queues {
             for state in STATES {
                 let members = pairs(&parts[i])
@@ -335,6 +363,12 @@ impl Dump {
             out.push(Violation::new(
                 ViolationKind::RecordWithoutPayload,
                 format!("job {id}: record without payload"),
+            ));
+        }
+        for id in &self.orphaned_payloads {
+            out.push(Violation::new(
+                ViolationKind::DetachedPayloadOrphaned,
+                format!("job {id}: a detached payload without its job's detached record"),
             ));
         }
         let placements = self.placements();

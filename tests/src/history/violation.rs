@@ -167,8 +167,11 @@ kinds! {
     // --- From the final snapshot of the keys (the structural check).
     /// A job record whose meta does not decode.
     UndecodableRecord,
-    /// A job record with nothing after its meta.
+    /// A job record with nothing after its meta, and no detached payload.
     RecordWithoutPayload,
+    /// A payload in `{ns}:detached` whose job is gone or whose record is
+    /// not detached: left behind by whatever removed or rewrote the record.
+    DetachedPayloadOrphaned,
     /// A job in no state, or in more than one.
     NotInOneState,
     /// A job indexed under a queue other than its own.

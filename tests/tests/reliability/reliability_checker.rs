@@ -131,6 +131,7 @@ variants! {
     a_claim_that_leaves_leased_jobs_held_is_caught: held_left_behind => [ServerLeasedWhileHeld, IndexWithoutRecord, LimitCountWrong];
     a_repeated_ack_that_completes_again_is_caught: completed_again => [CompletedTwice];
     an_ack_that_keeps_the_job_is_caught: ack_keeps_the_job => [CompletedButLive, NeverFinished];
+    an_ack_that_leaves_a_detached_payload_is_caught: ack_leaves_a_detached_payload => [DetachedPayloadOrphaned];
     an_enqueue_that_ignores_ordering_keys_is_caught: ordering_ignored => [KeyLeasedOutOfOrder, ServerKeyHeldTwice, ServerKeyFinishedOutOfOrder];
     // Patched workflow scripts (gates).
     a_gate_that_fires_with_a_member_pending_is_caught: fired_with_a_member_pending => [ServerWaiterReleasedEarly];
@@ -160,6 +161,12 @@ variants! {
         local r, p = redis.call('HGET', k('jobs'), plain), '{\"tag\":\"plain\"}'
         assert(string.sub(r, -#p) == p, 'the record ends with its payload')
         redis.call('HSET', k('jobs'), plain, string.sub(r, 1, #r - #p))") => [RecordWithoutPayload];
+    a_detached_record_without_its_payload_is_caught: |b| corrupted(b, "
+        local r, p = redis.call('HGET', k('jobs'), plain), '{\"tag\":\"plain\"}'
+        assert(string.sub(r, 1, 2) == '\\220\\0', 'a standard record')
+        redis.call('HSET', k('jobs'), plain, '\\221\\0\\0' .. string.sub(r, 2, #r - #p))") => [RecordWithoutPayload];
+    a_detached_payload_left_behind_is_caught: |b| corrupted(b, "
+        redis.call('HSET', k('detached'), 'gone', '{\"tag\":\"gone\"}')") => [DetachedPayloadOrphaned];
     a_job_in_two_states_is_caught: |b| corrupted(b, "
         redis.call('ZADD', k(Q .. 'scheduled'), 1, plain)") => [NotInOneState];
     a_job_in_another_queue_is_caught: |b| corrupted(b, "

@@ -21,7 +21,7 @@ use super::lean_record::{stored, REENCODE};
 
 /// A worker of queue `work` running [`Recorded`] jobs. An hour of max idle:
 /// only a hand-off or a wake-up can start a job in time.
-fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> RunningWorker {
+pub(super) fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> RunningWorker {
     let mut registry = Registry::new();
     registry.add_job::<Recorded>();
     let options = options
@@ -34,7 +34,7 @@ fn start(queue: &RedisQueue, client: &Client, options: WorkOptions) -> RunningWo
     RunningWorker::spawn(worker)
 }
 
-fn job(tag: &str, sleep_ms: u64) -> Recorded {
+pub(super) fn job(tag: &str, sleep_ms: u64) -> Recorded {
     Recorded {
         tag: tag.into(),
         sleep_ms,
@@ -44,7 +44,7 @@ fn job(tag: &str, sleep_ms: u64) -> Recorded {
 /// The park record of queue `work`, its numbers: "token node instance
 /// lease_ms capacity handed" (the marker `s` of a worker that hears shard
 /// channels, before `handed`, left out: `SHARD_MARKER`).
-async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
+pub(super) async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
     let raw: Option<String> = client
         .get(format!("{{{ns}}}:q:work:parked"))
         .await
@@ -60,7 +60,7 @@ async fn park_record(client: &Client, ns: &str) -> Option<Vec<u64>> {
 /// The field of a park record that says its worker hears shard channels.
 const SHARD_MARKER: &str = "s";
 
-async fn wait_parked(client: &Client, ns: &str) -> Vec<u64> {
+pub(super) async fn wait_parked(client: &Client, ns: &str) -> Vec<u64> {
     wait_until(DEADLINE, "a worker to park on the queue", async || {
         park_record(client, ns).await.is_some()
     })

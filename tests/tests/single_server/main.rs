@@ -19,6 +19,7 @@ mod connect_loads;
 mod counts_stats;
 mod dead_letters;
 mod dedup;
+mod detached_records;
 mod enqueue;
 mod enqueue_variant;
 mod enqueue_wire;

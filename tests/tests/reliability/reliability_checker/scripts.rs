@@ -681,6 +681,29 @@ pub async fn ack_keeps_the_job(broken: bool) -> Report {
     bench.finish(drained()).await
 }
 
+/// An ack that, broken, deletes a detached record (`lib/job_record.lua`)
+/// but leaves its payload in `{ns}:detached`. b (whose scripts the variant
+/// patches) writes every payload detached, claims both jobs, whose payloads
+/// come back apart from their records, and acks them.
+pub async fn ack_leaves_a_detached_payload(broken: bool) -> Report {
+    let ack = patch_if(
+        broken,
+        "ack",
+        "if #detached_done > 0 then redis.call('HDEL', K.detached, unpack(detached_done)) end",
+        "",
+    );
+    let mut bench = Bench::new(&ack).await;
+    bench.b.write_detached();
+    bench.b.enqueue(&[job("t1"), job("t2")]).await;
+    let claimed = bench.b.claim(2, 5_000, &[]).await;
+    let tags: Vec<&str> = claimed.iter().map(|j| j.tag.as_str()).collect();
+    assert_eq!(tags, ["t1", "t2"], "the payloads come back with the claim");
+    for j in &claimed {
+        bench.b.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
 /// An enqueue that lets every job of an ordering key through at once. Both
 /// are claimed; the first fails once and is leased again after the second
 /// was; the second is acked before the first.

@@ -1,0 +1,274 @@
+//! Detached job records (`driver/src/record_format.rs`,
+//! `lua/lib/job_record.lua`): in a namespace whose marker says
+//! `detached:N`, an enqueued job whose payload is N bytes or more is stored
+//! as its meta alone (msgpack array32) with its payload in `{ns}:detached`;
+//! smaller ones stay whole. Every reader sees the same job either way, the
+//! paths that change the meta leave the payload where it is, and every
+//! path that removes the job removes its payload.
+
+use std::time::Duration;
+
+use redq::surgery::IfLeased;
+use redq::worker::{TypedJob, WorkOptions};
+use redq::{JobState, NewJob, RecordFormat, RedisQueue};
+use redq_tests::fixtures::*;
+use redq_tests::jobs::{recorded_runs, Recorded};
+use redq_tests::{wait_until, RedisServer};
+use serde_json::{json, Value};
+
+use super::handoff::{job, park_record, start, wait_parked};
+use super::lean_record::stored;
+
+/// A detached record's first byte: msgpack array32.
+const DETACHED: u8 = 0xdd;
+/// A standard record's: msgpack array16.
+const STANDARD: u8 = 0xdc;
+
+/// The smallest payload the tests' namespaces detach.
+const FROM: u32 = 64;
+
+async fn detached_queue(server: &RedisServer, test: &str) -> RedisQueue {
+    let queue = queue(server, test).await;
+    queue
+        .set_record_format(RecordFormat::Detached { min_bytes: FROM })
+        .await
+        .unwrap();
+    queue
+}
+
+/// A payload whose JSON text is `size` bytes or a few more.
+fn payload(tag: &str, size: usize) -> Value {
+    json!({ "tag": tag, "pad": "x".repeat(size) })
+}
+
+/// The payload `{ns}:detached` holds for job `id`, if any.
+async fn detached_payload(server: &RedisServer, queue: &RedisQueue, id: &str) -> Option<Value> {
+    let key = redq::keys::Keys::new(queue.namespace()).detached();
+    let raw: Option<String> = server.cmd(&["HGET", &key, id]).await.convert().unwrap();
+    raw.map(|text| serde_json::from_str(&text).expect("a detached payload is JSON"))
+}
+
+async fn detached_count(server: &RedisServer, queue: &RedisQueue) -> i64 {
+    hlen(server, queue, "detached").await
+}
+
+#[tokio::test]
+async fn large_payloads_are_kept_apart_small_ones_whole_and_both_claim_and_ack_alike() {
+    let server = server();
+    let queue = detached_queue(&server, "detached-store").await;
+    let small = payload("small", 1);
+    let large = payload("large", FROM as usize);
+    let ids = queue
+        .add_batch(
+            "q",
+            vec![NewJob::new(small.clone()), NewJob::new(large.clone())],
+        )
+        .await
+        .unwrap();
+    let (small_id, large_id) = (ids[0].id(), ids[1].id());
+    // The lone enqueue is a path of its own in enqueue.lua.
+    let lone = payload("lone", 4096);
+    let lone_id = queue
+        .add("q", NewJob::new(lone.clone()).name("send"))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+
+    assert_eq!(stored(&server, &queue, small_id).await[0], STANDARD);
+    for (id, sent) in [(large_id, &large), (lone_id.as_str(), &lone)] {
+        let raw = stored(&server, &queue, id).await;
+        assert_eq!(raw[0], DETACHED, "{id}: stored detached");
+        let (_, rest) = redq::lua::JobMeta::decode_record(&raw).unwrap();
+        assert!(rest.is_empty(), "{id}: the record holds the meta alone");
+        assert_eq!(
+            detached_payload(&server, &queue, id).await.as_ref(),
+            Some(sent)
+        );
+    }
+    assert_eq!(detached_payload(&server, &queue, small_id).await, None);
+    assert_eq!(detached_count(&server, &queue).await, 2);
+
+    let claimed = queue.claim("q", 10, LONG).await.unwrap();
+    let got: Vec<(&str, &Value)> = claimed
+        .iter()
+        .map(|j| (j.id.as_str(), &j.payload))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (small_id, &small),
+            (large_id, &large),
+            (lone_id.as_str(), &lone)
+        ]
+    );
+    assert_eq!(claimed[2].name.as_deref(), Some("send"));
+    // Leased, the record stays detached and the payload where it was.
+    assert_eq!(stored(&server, &queue, large_id).await[0], DETACHED);
+    assert_eq!(detached_count(&server, &queue).await, 2);
+
+    for job in &claimed {
+        queue.ack(&job.lease()).await.unwrap();
+    }
+    assert_eq!(hlen(&server, &queue, "jobs").await, 0);
+    assert_eq!(
+        detached_count(&server, &queue).await,
+        0,
+        "acked, no payload left"
+    );
+}
+
+/// The paths that change a job's meta alone (a nack, an extend, a dead
+/// letter and its requeue) keep its record detached and its payload
+/// untouched; the reads show the payload; the surgery replaces it apart.
+#[tokio::test]
+async fn a_detached_job_fails_dies_is_requeued_read_edited_and_searched_like_a_whole_one() {
+    let server = server();
+    let queue = detached_queue(&server, "detached-life").await;
+    let sent = payload("life", 200);
+    let id = queue
+        .add("q", NewJob::new(sent.clone()).max_attempts(2))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+
+    let job = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    queue.extend(&job.lease(), LONG).await.unwrap();
+    queue
+        .nack(&job.lease(), Duration::ZERO, "once")
+        .await
+        .unwrap();
+    let again = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!((again.attempts, &again.payload), (1, &sent));
+    queue
+        .nack(&again.lease(), Duration::ZERO, "twice")
+        .await
+        .unwrap();
+    let dead = queue.dead_letters("q", 0, 10).await.unwrap();
+    assert_eq!(dead.items.len(), 1);
+    assert_eq!(dead.items[0].payload, sent);
+    assert_eq!(stored(&server, &queue, &id).await[0], DETACHED);
+    queue
+        .requeue_dead("q", std::slice::from_ref(&id))
+        .await
+        .unwrap();
+
+    let record = queue.inspect(&id).await.unwrap().expect("the job");
+    assert_eq!((record.state, &record.payload), (JobState::Waiting, &sent));
+    let page = queue
+        .list_jobs("q", JobState::Waiting, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.items[0].payload, sent);
+    let found = queue.search("q", "\"tag\":\"life\"", "0").await.unwrap();
+    let ids: Vec<&str> = found.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, [id.as_str()], "search matches a detached payload");
+    assert_eq!(found.jobs[0].payload, sent);
+
+    // An edit replaces the payload apart, whatever the new one's size.
+    let edited = json!({ "tag": "edited" });
+    assert_eq!(
+        queue.edit_payload(&id, &edited).await.unwrap(),
+        JobState::Waiting
+    );
+    assert_eq!(stored(&server, &queue, &id).await[0], DETACHED);
+    assert_eq!(
+        detached_payload(&server, &queue, &id).await,
+        Some(edited.clone())
+    );
+    let job = queue.claim("q", 1, LONG).await.unwrap().remove(0);
+    assert_eq!((job.attempts, job.payload), (0, edited));
+}
+
+/// Every way a job leaves for good takes its detached payload with it.
+#[tokio::test]
+async fn a_detached_job_deleted_cancelled_or_purged_leaves_no_payload_behind() {
+    let server = server();
+    let queue = detached_queue(&server, "detached-gone").await;
+    let add = |tag: &'static str| {
+        let queue = queue.clone();
+        async move {
+            let job = NewJob::new(payload(tag, 100)).max_attempts(1);
+            queue.add("q", job).await.unwrap().id().to_owned()
+        }
+    };
+    let (deleted, cancelled, dead, purged) = (
+        add("d").await,
+        add("c").await,
+        add("x").await,
+        add("p").await,
+    );
+    assert_eq!(detached_count(&server, &queue).await, 4);
+
+    queue.delete_job(&deleted, IfLeased::Refuse).await.unwrap();
+    assert_eq!(detached_payload(&server, &queue, &deleted).await, None);
+    queue.cancel(&cancelled, "test").await.unwrap();
+    assert_eq!(detached_payload(&server, &queue, &cancelled).await, None);
+    assert_eq!(detached_count(&server, &queue).await, 2);
+
+    // Both die at their first failure; one is deleted, the other purged.
+    for job in queue.claim("q", 2, LONG).await.unwrap() {
+        queue
+            .nack(&job.lease(), Duration::ZERO, "fatal")
+            .await
+            .unwrap();
+    }
+    queue
+        .delete_dead("q", std::slice::from_ref(&dead))
+        .await
+        .unwrap();
+    assert_eq!(detached_payload(&server, &queue, &dead).await, None);
+    assert_eq!(
+        detached_payload(&server, &queue, &purged).await.is_some(),
+        true
+    );
+    queue.purge_dead("q", |_, _| {}).await.unwrap();
+    assert_eq!(hlen(&server, &queue, "jobs").await, 0);
+    assert_eq!(detached_count(&server, &queue).await, 0);
+}
+
+/// A parked worker is handed a fresh detached job (lib/handoff.lua sends
+/// its meta and payload as two values) and runs it with its payload.
+#[tokio::test]
+async fn a_parked_worker_is_handed_a_detached_job_and_runs_it_with_its_payload() {
+    let server = RedisServer::start();
+    let client = server.client().await;
+    let queue = detached_queue(&server, "detached-handoff").await;
+    let ns = queue.namespace().to_owned();
+    let running = start(&queue, &client, WorkOptions::new().concurrency(2));
+    wait_parked(&client, &ns).await;
+    let sent = job(&format!("handed-{}", "y".repeat(2 * FROM as usize)), 0);
+    let job = NewJob::new(serde_json::to_value(&sent).unwrap()).name(<Recorded as TypedJob>::NAME);
+    let id = queue.add("work", job).await.unwrap().id().to_owned();
+    wait_until(
+        DEADLINE,
+        "the handed job to run and be acknowledged",
+        async || queue.inspect(&id).await.unwrap().is_none(),
+    )
+    .await;
+    assert_eq!(
+        park_record(&client, &ns).await.expect("still parked")[5],
+        1,
+        "handed, not claimed"
+    );
+    assert_eq!(recorded_runs(&client, &sent.tag).await, vec![(id, 1)]);
+    assert_eq!(detached_count(&server, &queue).await, 0);
+    running.shutdown().await;
+}
+
+/// The marker's detached form is read at connect, with its size.
+#[tokio::test]
+async fn the_detached_marker_is_read_at_connect_with_its_size() {
+    let server = server();
+    let first = detached_queue(&server, "detached-marker").await;
+    let second = handle(&server, first.namespace()).await;
+    assert_eq!(
+        second.record_format(),
+        RecordFormat::Detached { min_bytes: FROM }
+    );
+    let marker = redq::keys::Keys::new(first.namespace()).record_format();
+    let stored_marker: String = server.cmd(&["GET", &marker]).await.convert().unwrap();
+    assert_eq!(stored_marker, format!("detached:{FROM}"));
+}
