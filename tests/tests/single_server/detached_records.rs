@@ -220,10 +220,7 @@ async fn a_detached_job_deleted_cancelled_or_purged_leaves_no_payload_behind() {
         .await
         .unwrap();
     assert_eq!(detached_payload(&server, &queue, &dead).await, None);
-    assert_eq!(
-        detached_payload(&server, &queue, &purged).await.is_some(),
-        true
-    );
+    assert!(detached_payload(&server, &queue, &purged).await.is_some());
     queue.purge_dead("q", |_, _| {}).await.unwrap();
     assert_eq!(hlen(&server, &queue, "jobs").await, 0);
     assert_eq!(detached_count(&server, &queue).await, 0);
