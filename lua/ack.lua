@@ -31,14 +31,15 @@
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
 --          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events;
 --          with gates: wf_gates (read too), wf_outcomes, wf_of, wf_members, wf_expire, ord_ready
--- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones detached
+-- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones
 --   the keys of an ack on a queue that keeps no finished jobs, has no
---   limits and no gates exist, of jobs without notes and without a dedup or
---   ordering key (10 of 35: what a worker's acks usually are). Each other
---   key reads false in the variant, and a call that needs one is refused
---   before anything is written (lib/check.lua variant_refused: noted jobs
---   in the parse, the queue's state below, a job's keys in release_keys,
---   lib/ordering.lua); the driver sends the call to the whole script then,
+--   limits and no gates exist, of jobs without notes, without a dedup or
+--   ordering key and not detached (10 of 36: what a worker's acks usually
+--   are). Each other key reads false in the variant, and a call that needs
+--   one is refused before anything is written (lib/check.lua
+--   variant_refused: noted jobs in the parse, the queue's state below, a
+--   detached record or a job's keys in the loop below, lib/ordering.lua);
+--   the driver sends the call to the whole script then,
 --   and that queue's acks for a while after (driver/src/queue.rs, run_variant).
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
@@ -132,12 +133,15 @@ for i = 1, n do
     if m[M.queue] ~= QUEUE or not lease_matches(m, leases[i]) then
       codes[i] = -1
     else
+      if detached then
+        if not K.detached then variant_refused('ack', 'a detached record (job ' .. id .. ')') end
+        detached_done[#detached_done + 1] = id
+      end
       codes[i] = 1
       acked[id] = true
       names[i] = name
       release_keys(id, m)
       done[#done + 1] = id
-      if detached then detached_done[#detached_done + 1] = id end
       if noted[i] then forgotten[#forgotten + 1] = id end
       local full = (policy or gated) and split_record(raw)
       if gated then wf.count(id, full, 'completed', results[i] or '', now) end

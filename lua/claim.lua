@@ -24,9 +24,11 @@
 -- variant plain: jobs fifo waiting scheduled leased lease_seq paused limits metrics ord_ready detached
 --   the keys of a claim that only leases waiting jobs: of a queue without
 --   limits, with no lapsed lease to reclaim, no scheduled job due and no
---   ordering successor released (10 of 36: what a worker's claims usually
---   are). Each other key reads false in the variant, and a call that needs
---   one is refused before anything is written (lib/check.lua
+--   ordering successor released (11 of 37: what a worker's claims usually
+--   are; detached among them, since only the records it pops say whether
+--   any is detached, after the pop has written). Each other key reads
+--   false in the variant, and a call that needs one is refused before
+--   anything is written (lib/check.lua
 --   variant_refused): each refusal follows the read that finds the work,
 --   the lapsed leases' count below, the due counts in lib/promote.lua and
 --   the limits below; the driver sends the call to the whole script then,

@@ -11,12 +11,13 @@
 --          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
 --          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
 --          with a gate also wf_gates (read too), wf_members, wf_expire
--- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics detached
+-- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics
 --   the keys of a call with no gate and no job with a dedup, ordering or
---   limit key (13 of 31: the usual single enqueue). Each other key reads
---   false in the variant, and a call that needs one is refused before
---   anything is written (a gate below, a job's key in its parse,
---   lib/job_new.lua); the driver sends such calls here.
+--   limit key or stored detached (13 of 32: the usual single enqueue).
+--   Each other key reads false in the variant, and a call that needs one
+--   is refused before anything is written (a gate or a detached payload
+--   below, a job's key in its parse, lib/job_new.lua); the driver sends
+--   such calls here.
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000)
@@ -114,6 +115,13 @@ local ids = p.ids
 if gate ~= '' and not K.wf_gates then
   variant_refused('enqueue', 'a gate')
 end
+-- A job stored detached (lib/job_record.lua) needs K.detached: the driver
+-- sends a call with one to the whole script.
+if detach_from and not K.detached then
+  for i = 1, n do
+    if #p.payloads[i] >= detach_from then variant_refused('enqueue', 'a detached payload (job ' .. ids[i] .. ')') end
+  end
+end
 
 -- Validation is complete but for the gate's state, read first: a gate that
 -- takes no more members refuses every job, writing nothing.
@@ -206,23 +214,23 @@ for i = 1, n do
     local seq, due = first_seq + i - 1, parsed_due(p, i, now)
     if g then joined[#joined + 1] = id end
     created[id] = true
-    local payload = p.payloads[i]
-    local detached = detach_from and #payload >= detach_from
+    local detached = detach_from and #p.payloads[i] >= detach_from
     if n == 1 and plain and due <= now and not detached then
       parked = redis.call('GET', K.parked)
       apart = parked and true or false
     end
     if detached then
       -- The meta alone, packed as the record would be with its payload.
-      record_pairs[pairs_len + 2] = detached_meta(parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, false, true))
+      local payload = p.payloads[i]
+      record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] =
+        id, detached_meta(parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, false, true))
       detached_pairs[#detached_pairs + 1] = id
       detached_pairs[#detached_pairs + 1] = payload
       detached_of = detached_of or {}
       detached_of[id] = payload
     else
-      record_pairs[pairs_len + 2] = parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
+      record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
     end
-    record_pairs[pairs_len + 1] = id
     pairs_len = pairs_len + 2
     -- Only a job with a dedup key takes one (a call per job cost a batch
     -- about 0.8k instructions a job, callgrind).

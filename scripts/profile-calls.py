@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact] [--metrics-off] [--pad-bytes P] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact|detached:N] [--metrics-off] [--pad-bytes P] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -25,7 +25,8 @@ ack (each module's figure is the cost of composing it on top of those before
 it, with the script's body replaced by `return {}`); --backlog N: first,
 unmeasured, N jobs waiting in another queue of the namespace (0); --record-format
 compact: the enqueues write compact records (driver/src/record_format.rs), so
-the claims lease compact records; --metrics-off: the bench queue's metrics
+the claims lease compact records; detached:N: the enqueues keep payloads of N
+bytes or more apart from their records; --metrics-off: the bench queue's metrics
 are off (lua/metrics_switch.lua's field) before any call is measured;
 --pad-bytes P: every job's payload carries a pad of P bytes, as `redq bench
 --pad-bytes` sends it (the binary must take the flag).
@@ -310,8 +311,9 @@ def main():
     p.add_argument("--out")
     p.add_argument("--pad-bytes", type=int, default=0,
                    help="every job's payload carries a pad of this many bytes (redq bench --pad-bytes)")
-    p.add_argument("--record-format", choices=["standard", "compact"], default="standard",
-                   help="the record format the enqueues ask for (compact: enqueue.lua's ARGV[7])")
+    p.add_argument("--record-format", default="standard",
+                   help="the record format the enqueues ask for: standard, compact or detached:N "
+                        "(enqueue.lua's ARGV[7])")
     a = p.parse_args()
     try:
         batches = [int(b) for b in a.batch.split(",") if b.strip()]
@@ -323,10 +325,13 @@ def main():
     out = pathlib.Path(a.out or tempfile.mkdtemp(prefix="redq-calls."))
     out.mkdir(parents=True, exist_ok=True)
     ns, channel, enqueue_head_args, job_fields, claim_fields, ack_fields = captured_calls(a.redq, str(out), a.pad_bytes)
-    if a.record_format == "compact":
+    if a.record_format != "standard" and not (a.record_format == "compact"
+                                               or re.fullmatch(r"detached:[1-9][0-9]*", a.record_format)):
+        sys.exit(f"--record-format is standard, compact or detached:N, not {a.record_format!r}")
+    if a.record_format != "standard":
         if len(enqueue_head_args) != 7:
-            sys.exit("--record-format compact needs a binary whose enqueue sends the record format (7 head arguments)")
-        enqueue_head_args[6] = "compact"
+            sys.exit("--record-format needs a binary whose enqueue sends the record format (7 head arguments)")
+        enqueue_head_args[6] = a.record_format
     keys = queue_keys(a.root, ns, "bench")
 
     port = free_port()

@@ -265,6 +265,17 @@ impl Jobs<'_> {
         }
     }
 
+    /// Whether some job's payload is `min_bytes` long or longer: stored
+    /// detached (`crate::record_format`), it needs the key the enqueue's
+    /// plain variant lacks.
+    pub(crate) fn any_payload_from(&self, min_bytes: u32) -> bool {
+        let min = min_bytes as usize;
+        match self {
+            Jobs::Encoded(jobs, _) => jobs.iter().any(|job| job.payload.len() >= min),
+            Jobs::Single(jobs) => jobs.iter().any(|job| job.layout.payload.len() >= min),
+        }
+    }
+
     /// How many ARGV entries the jobs take (`write`'s).
     fn arg_count(&self) -> usize {
         let mut count = 0;

@@ -263,12 +263,16 @@ impl RedisQueue {
     /// One enqueue script call for `jobs`, all of one queue, applied
     /// atomically; outcomes in input order.
     ///
-    /// A call whose jobs need no dedup, ordering or limit key goes to the
-    /// enqueue variant that declares only the keys such jobs touch (13 of
-    /// 31: each declared key costs the server about 1 200 instructions a
-    /// call, `lua/enqueue.lua` header).
+    /// A call whose jobs need no dedup, ordering or limit key, and none of
+    /// which is stored detached, goes to the enqueue variant that declares
+    /// only the keys such jobs touch (13 of 32: each declared key costs the
+    /// server about 1 200 instructions a call, `lua/enqueue.lua` header).
     async fn send_jobs(&self, queue: &str, jobs: Jobs<'_>) -> Result<Vec<Enqueued>, QueueError> {
-        let op = if jobs.all_plain() {
+        let detached = match self.record_format() {
+            crate::RecordFormat::Detached { min_bytes } => jobs.any_payload_from(min_bytes),
+            _ => false,
+        };
+        let op = if jobs.all_plain() && !detached {
             Op::EnqueuePlain
         } else {
             Op::Enqueue

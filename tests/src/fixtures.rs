@@ -121,7 +121,9 @@ pub async fn hlen(server: &RedisServer, queue: &RedisQueue, suffix: &str) -> i64
 
 /// How many payloads the namespace stores: the job records that carry one
 /// after their msgpack meta (a job's payload lives in its `jobs` record),
-/// so that next to `hlen(.., "jobs")` it says every record has its payload.
+/// and the payloads of detached records (`{ns}:detached`, a record format a
+/// namespace opts into), so that next to `hlen(.., "jobs")` it says every
+/// record has its payload.
 pub async fn stored_payloads(server: &RedisServer, queue: &RedisQueue) -> i64 {
     let key = format!("{{{}}}:jobs", queue.namespace());
     let Value::Array(records) = server.cmd(&["HVALS", &key]).await else {
@@ -132,6 +134,7 @@ pub async fn stored_payloads(server: &RedisServer, queue: &RedisQueue) -> i64 {
         Meta::split(raw).is_some_and(|(_, payload)| !payload.is_empty())
     };
     records.iter().filter(|r| carries_payload(r)).count() as i64
+        + hlen(server, queue, "detached").await
 }
 
 /// Assert `result` is `QueueError::Invalid` about `what`, and that its

@@ -1,7 +1,7 @@
 //! ack.lua's variant `plain` (its header): the same script declaring only
 //! the 10 keys of an ack on a queue that keeps nothing and has no limits,
 //! with no gates in the namespace, of jobs without notes or a dedup or
-//! ordering key, where the whole script declares 35. The driver sends every
+//! ordering key and not detached, where the whole script declares 36. The driver sends every
 //! ack without notes there first; the variant refuses a call that needs
 //! more before writing anything, and the driver sends it, and that queue's
 //! acks for a while after (30 s), to the whole script.
@@ -61,6 +61,14 @@ async fn the_plain_variant_refuses_an_ack_that_needs_a_key_it_lacks_before_writi
     let deduped = claimed(&queue, "keyed", NewJob::new(json!(4)).dedup_key("once")).await;
     let ordered = claimed(&queue, "keyed", NewJob::new(json!(5)).ordering_key("k")).await;
     let noted = claimed(&queue, "noted", NewJob::new(json!(6))).await;
+    // A detached record (`RecordFormat::Detached`): its payload is deleted
+    // with it, from the key the variant lacks.
+    queue
+        .set_record_format(redq::RecordFormat::Detached { min_bytes: 64 })
+        .await
+        .unwrap();
+    let large = NewJob::new(json!({ "pad": "x".repeat(64) }));
+    let detached = claimed(&queue, "keyed", large).await;
 
     let cases = [
         (
@@ -84,6 +92,7 @@ async fn the_plain_variant_refuses_an_ack_that_needs_a_key_it_lacks_before_writi
             false,
         ),
         ("a job with notes", "noted", vec![&noted], true),
+        ("a detached record", "keyed", vec![&plain, &detached], false),
     ];
     let mut before = digest(&server).await;
     for (needs, name, jobs, with_notes) in &cases {

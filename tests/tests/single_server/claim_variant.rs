@@ -1,6 +1,6 @@
 //! claim.lua's variant `plain` (its header): the same script declaring only
-//! the 10 keys of a claim that leases waiting jobs, where the whole script
-//! declares 36. The driver sends every claim there first; the variant
+//! the 11 keys of a claim that leases waiting jobs (detached payloads'
+//! among them), where the whole script declares 37. The driver sends every claim there first; the variant
 //! refuses a call with more to do (leases to reclaim, scheduled jobs or
 //! ordering successors to promote, limits to keep) before writing
 //! anything, and the driver sends it, and that queue's claims for a while
@@ -35,7 +35,7 @@ async fn the_plain_variant_refuses_a_claim_with_more_to_do_before_writing() {
     let client = server.client().await;
     let ns = unique_namespace("claim-variant");
     let queue = handle(&server, &ns).await;
-    let sha = lua::load(&client, &lua::variant("claim_plain", 10)).await;
+    let sha = lua::load(&client, &lua::variant("claim_plain", 11)).await;
 
     // A lease that lapsed: its job is reclaimed first.
     queue.add("lapsed", NewJob::new(json!(1))).await.unwrap();

@@ -269,3 +269,44 @@ async fn the_detached_marker_is_read_at_connect_with_its_size() {
     let stored_marker: String = server.cmd(&["GET", &marker]).await.convert().unwrap();
     assert_eq!(stored_marker, format!("detached:{FROM}"));
 }
+
+/// In a detached namespace an enqueue with no payload to detach still runs
+/// the plain variant (each declared key costs about 1 200 instructions a
+/// call); one with a payload to detach runs the whole script, which
+/// declares the payloads' key; an ack of a detached job is refused by the
+/// ack's variant and done by the whole script.
+#[tokio::test]
+async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
+    let server = server();
+    let ns = redq_tests::unique_namespace("detached-variants");
+    let queue = lazy_functions(&server, &ns).await;
+    queue
+        .set_record_format(RecordFormat::Detached { min_bytes: FROM })
+        .await
+        .unwrap();
+    let name = |script: &str| redq::lua::function_name(script).unwrap().to_owned();
+    queue
+        .add("q", NewJob::new(payload("small", 1)))
+        .await
+        .unwrap();
+    assert_eq!(server.function_libraries().await, [name("enqueue_plain")]);
+    let large = payload("large", FROM as usize);
+    queue.add("q", NewJob::new(large.clone())).await.unwrap();
+    let mut loaded = server.function_libraries().await;
+    loaded.sort();
+    let mut expected = vec![name("enqueue_plain"), name("enqueue")];
+    expected.sort();
+    assert_eq!(loaded, expected);
+
+    let claimed = queue.claim("q", 2, LONG).await.unwrap();
+    assert_eq!(claimed[1].payload, large);
+    for job in &claimed {
+        assert_eq!(
+            queue.ack(&job.lease()).await.unwrap(),
+            redq::Acked::Completed
+        );
+    }
+    let loaded = server.function_libraries().await;
+    assert!(loaded.contains(&name("ack")), "{loaded:?}");
+    assert_eq!(detached_count(&server, &queue).await, 0);
+}

@@ -1,6 +1,7 @@
 //! enqueue.lua's variant `plain` (its header): the same script declaring
-//! only the 13 keys of a call with no gate and no dedup, ordering or limit
-//! key, where the whole script declares 31 (each declared key costs the
+//! only the 13 keys of a call with no gate, no dedup, ordering or limit
+//! key and no payload stored detached, where the whole script declares 32
+//! (each declared key costs the
 //! server about 1 200 instructions a call). The driver sends plain calls to
 //! it and every other call to the whole script; the variant refuses a call
 //! that needs a key it lacks before writing anything.
@@ -56,6 +57,12 @@ async fn the_plain_variant_refuses_a_call_that_needs_a_key_it_lacks_before_writi
             "a limit key",
             call(("", ""), &[plain.clone(), job("l", &[(13, "tenant")])]),
         ),
+        ("a detached payload", {
+            // Every payload of one byte or more stored detached.
+            let mut args = call(("", ""), &[plain.clone(), job("big", &[])]);
+            args[4] = Value::from("detached:1");
+            args
+        }),
     ];
     let before = digest(&server).await;
     for (needs, args) in cases {
