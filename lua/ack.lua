@@ -109,7 +109,9 @@ texts(ids, 'job id', 64)
 -- One HMGET for the batch: each redis.call costs about a microsecond before
 -- the command does anything.
 local metas = redis.call('HMGET', K.jobs, unpack(ids))
-local codes, done, acked, forgotten, names, detached_done = {}, {}, {}, {}, {}, {}
+local codes, done, acked, forgotten, names = {}, {}, {}, {}, {}
+-- The detached records acknowledged, made at the first.
+local detached_done
 local policy = retention_policy()
 local flow = flow_spec()
 local gated = redis.call('EXISTS', K.wf_gates) == 1
@@ -135,6 +137,7 @@ for i = 1, n do
     else
       if detached then
         if not K.detached then variant_refused('ack', 'a detached record (job ' .. id .. ')') end
+        detached_done = detached_done or {}
         detached_done[#detached_done + 1] = id
       end
       codes[i] = 1
@@ -171,7 +174,7 @@ if gated then wf.batch_store() end
 record_acks(names, runs, n, now)
 if #done > 0 then
   redis.call('HDEL', K.jobs, unpack(done))
-  if #detached_done > 0 then redis.call('HDEL', K.detached, unpack(detached_done)) end
+  if detached_done then redis.call('HDEL', K.detached, unpack(detached_done)) end
   redis.call('ZREM', K.leased, unpack(done))
   if #forgotten > 0 then forget_notes(forgotten) end
   bump_stats('p', now, #done)

@@ -185,7 +185,7 @@ local parked
 local apart = false
 -- The detached jobs' payloads (lib/job_record.lua) as the HSET of
 -- K.detached takes them, and by id for a hand-off (lib/lease.lua).
-local detached_pairs, detached_of = {}, nil
+local detached_pairs, detached_of
 local fifo, waiting, scheduled, ordered, keyed = {}, {}, {}, {}, {}
 local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
@@ -224,9 +224,9 @@ for i = 1, n do
       local payload = p.payloads[i]
       record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] =
         id, detached_meta(parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, false, true))
+      if not detached_pairs then detached_pairs, detached_of = {}, {} end
       detached_pairs[#detached_pairs + 1] = id
       detached_pairs[#detached_pairs + 1] = payload
-      detached_of = detached_of or {}
       detached_of[id] = payload
     else
       record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] = id, parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, compact, apart)
@@ -305,8 +305,10 @@ else
 end
 -- Every detached job's payload, handed or not (a resent lone job returned
 -- above, before this).
-for from = 1, #detached_pairs, 2 * CHUNK do
-  redis.call('HSET', K.detached, unpack(detached_pairs, from, math.min(from + 2 * CHUNK - 1, #detached_pairs)))
+if detached_pairs then
+  for from = 1, #detached_pairs, 2 * CHUNK do
+    redis.call('HSET', K.detached, unpack(detached_pairs, from, math.min(from + 2 * CHUNK - 1, #detached_pairs)))
+  end
 end
 for from = written + 1, #fifo, 2 * CHUNK do
   redis.call('RPUSH', K.fifo, unpack(fifo, from, math.min(from + 2 * CHUNK - 1, #fifo)))

@@ -689,7 +689,7 @@ pub async fn ack_leaves_a_detached_payload(broken: bool) -> Report {
     let ack = patch_if(
         broken,
         "ack",
-        "if #detached_done > 0 then redis.call('HDEL', K.detached, unpack(detached_done)) end",
+        "if detached_done then redis.call('HDEL', K.detached, unpack(detached_done)) end",
         "",
     );
     let mut bench = Bench::new(&ack).await;
