@@ -256,12 +256,17 @@ def composed_key_names(path):
 
 
 def lease_id(record):
-    """The first field of a packed record: its lease id (a msgpack uint)."""
-    b = record[3]
+    """The first field of a packed record: its lease id (a msgpack uint). A claim returns a
+    detached record (lua/lib/job_record.lua) as [meta, payload], the meta under an array32
+    header."""
+    if isinstance(record, list):
+        record = record[0]
+    at = 5 if record[0] == 0xdd else 3
+    b = record[at]
     if b < 0x80:
         return b
     width = {0xcc: 1, 0xcd: 2, 0xce: 4, 0xcf: 8}[b]
-    return int.from_bytes(record[4:4 + width], "big")
+    return int.from_bytes(record[at + 1:at + 1 + width], "big")
 
 
 def fresh_id():

@@ -297,7 +297,7 @@ pub enum Command {
     /// and max_attempts in 17 bytes less (16 B a waiting job in Redis
     /// memory); redq versions before it cannot read such records, so set it
     /// only once every driver on the namespace is this version or later.
-    /// `detached` keeps payloads of a KB or more (`detached:BYTES`: of
+    /// `detached` keeps payloads of 4 KB or more (`detached:BYTES`: of
     /// BYTES or more) apart from their records, which saves Redis most of
     /// what a large payload costs it a job, for about 64 B of memory more a
     /// job; the same caution applies. Producers pick it up at their next

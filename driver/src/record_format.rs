@@ -68,10 +68,13 @@ pub enum RecordFormat {
 }
 
 impl RecordFormat {
-    /// The size `detached` alone stands for: a KB, where keeping the
-    /// payload apart saves Redis several times what its hash entry costs
-    /// (docs/performance.md, round twenty-seven).
-    pub const DEFAULT_DETACH_FROM: u32 = 1024;
+    /// The size `detached` alone stands for: 4 KB. From about 1 KB a
+    /// detached payload saves a batched job's Redis time, but a lone
+    /// enqueue, claim or ack breaks even only at 2 to 4 KB (an ack of a
+    /// detached job runs the whole ack script, whose 25 more keys cost
+    /// about 30k instructions a call: docs/performance.md, round
+    /// twenty-seven).
+    pub const DEFAULT_DETACH_FROM: u32 = 4096;
     /// The largest size a detached format takes (the largest payload
     /// Redis's protocol carries in one argument by default).
     pub const MAX_DETACH_FROM: u32 = 1 << 30;

@@ -170,6 +170,22 @@ local function detached_meta(meta)
   return '\221\0\0' .. string.sub(meta, 2)
 end
 
+-- The array32 header of a detached record of `len` fields.
+local function detached_header(len)
+  return '\221\0\0\0' .. string.char(len)
+end
+
+-- stored_length for a detached record (its five-byte header, then the
+-- lease): its field count and whether its lease is the cleared one; nil
+-- and false for any other record.
+local function detached_length(raw)
+  local a, b, c, d, len, l1, l2, l3, l4 = string.byte(raw, 1, 9)
+  if a == DETACHED_HEAD and b == 0 and c == 0 and d == 0 and len >= OLDEST_JOB_LEN and len <= JOB_LEN then
+    return len, l1 == 0 and l2 == 0 and l3 == 160 and l4 == 0
+  end
+  return nil, false
+end
+
 -- How many fields of record `m` are stored: up to its last field that is
 -- not at its default, and at least OLDEST_JOB_LEN.
 local function lean_length(m)

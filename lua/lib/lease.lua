@@ -125,6 +125,21 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads, 
             -- whole, of the oldest length.
             record = record_header(OLDEST_JOB_LEN) .. cmsgpack.pack(next_lease) .. holder .. after ..
               (used < 0 and '' or string.sub(raw, used + 1))
+          else
+            -- A detached record not leased: spliced as the usual case is,
+            -- after its 5-byte header (unpacking and repacking its fields
+            -- cost a claim about 30k instructions a job more, callgrind).
+            local dlen, dunleased = detached_length(raw)
+            if dunleased then
+              record = detached_header(dlen) .. cmsgpack.pack(next_lease) .. holder .. string.sub(raw, 10)
+              local _, _queue, _dedup_key, _dedup_ttl, _ordering_key, _priority, _seq, enqueued_at,
+                not_before, _attempts, _max_attempts, _retry_window, job_name = cmsgpack.unpack_limit(raw, 12, 9)
+              if not_before == DUE_AT_ENQUEUE then not_before = enqueued_at end
+              due, name = not_before, job_name
+              if not detached_at then detached_at, detached_ids = {}, {} end
+              detached_at[#detached_at + 1] = n + 2
+              detached_ids[#detached_ids + 1] = id
+            end
           end
         end
       end

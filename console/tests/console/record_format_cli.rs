@@ -1,6 +1,6 @@
 //! `redq record-format` shows the namespace's job record format and sets it
-//! (`compact` or `standard`), against a real redis-server: a producer that
-//! connects afterwards writes what it set.
+//! (`standard`, `compact`, `detached` or `detached:BYTES`), against a real
+//! redis-server: a producer that connects afterwards writes what it set.
 
 use redq::{NewJob, RecordFormat};
 use redq_tests::{unique_namespace, RedisServer};
@@ -23,7 +23,14 @@ async fn record_format_shows_sets_and_refuses_what_it_does_not_know() {
     let unknown = redq(&url, &ns, &["record-format", "tiny"]);
     assert_exit(&unknown, 2);
     let said = String::from_utf8_lossy(&unknown.stderr).into_owned();
-    assert!(said.contains("standard or compact"), "{said}");
+    assert!(
+        said.contains("standard, compact, detached or detached:<bytes> (1 to 1073741824)"),
+        "{said}"
+    );
+    let too_small = redq(&url, &ns, &["record-format", "detached:0"]);
+    assert_exit(&too_small, 2);
+    let said = String::from_utf8_lossy(&too_small.stderr).into_owned();
+    assert!(said.contains("\"detached:0\""), "{said}");
     assert_eq!(
         connect(&url, &ns).await.record_format(),
         RecordFormat::Standard
@@ -50,6 +57,47 @@ async fn record_format_shows_sets_and_refuses_what_it_does_not_know() {
         String::from_utf8_lossy(&shown.stdout).trim(),
         "record format: compact"
     );
+    // Detached: 4 KB unless a size is given; a payload of that size or
+    // more is kept apart from its record, a smaller one stays in it.
+    let set = redq(&url, &ns, &["record-format", "detached", "-o", "json"]);
+    assert_exit(&set, 0);
+    assert_eq!(json(&set)["record_format"], "detached:4096");
+    let set = redq(&url, &ns, &["record-format", "detached:100"]);
+    assert_exit(&set, 0);
+    let said = String::from_utf8_lossy(&set.stdout).into_owned();
+    assert!(
+        said.contains(
+            "record format: detached:100 (producers keep payloads of 100 bytes or more apart"
+        ),
+        "{said}"
+    );
+    let producer = connect(&url, &ns).await;
+    assert_eq!(
+        producer.record_format(),
+        RecordFormat::Detached { min_bytes: 100 }
+    );
+    let large = serde_json::json!({ "body": "b".repeat(100) });
+    let id = producer
+        .add("mail", NewJob::new(large.clone()))
+        .await
+        .unwrap();
+    let stored: Vec<u8> = server
+        .cmd(&["HGET", &jobs, id.id()])
+        .await
+        .convert()
+        .unwrap();
+    assert_eq!(stored[0], 0xdd, "the producer wrote a detached record");
+    let detached = redq::keys::Keys::new(&ns).detached();
+    let apart: String = server
+        .cmd(&["HGET", &detached, id.id()])
+        .await
+        .convert()
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&apart).unwrap(),
+        large
+    );
+
     let back = redq(&url, &ns, &["record-format", "standard", "-o", "json"]);
     assert_exit(&back, 0);
     assert_eq!(json(&back)["record_format"], "standard");
