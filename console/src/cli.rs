@@ -299,7 +299,7 @@ pub enum Command {
     /// only once every driver on the namespace is this version or later.
     /// `detached` keeps payloads of 4 KB or more (`detached:BYTES`: of
     /// BYTES or more) apart from their records, which saves Redis most of
-    /// what a large payload costs it a job, for about 64 B of memory more a
+    /// what a large payload costs it a job, for about 140 B of memory more a
     /// job; the same caution applies. Producers pick it up at their next
     /// connect.
     RecordFormat {
