@@ -77,7 +77,7 @@ impl RecordFormat {
     /// twenty-seven).
     pub const DEFAULT_DETACH_FROM: u32 = 4096;
     /// The largest size a detached format takes: the largest payload
-    /// limit an enqueue takes (`lua/enqueue.lua`, ARGV[3]).
+    /// limit an enqueue takes (`lua/enqueue.lua`, `ARGV[3]`).
     pub const MAX_DETACH_FROM: u32 = 1 << 30;
 
     /// Its name, as the marker, `redq record-format` and `-o json` spell

@@ -27,6 +27,21 @@ pub async fn queue(server: &RedisServer, test: &str) -> RedisQueue {
     handle(server, &unique_namespace(test)).await
 }
 
+/// [`queue`] in a namespace whose record format is `format`
+/// (`redq::RecordFormat`), whatever `REDQ_TEST_RECORD_FORMAT` says.
+pub async fn queue_in_format(
+    server: &RedisServer,
+    test: &str,
+    format: redq::RecordFormat,
+) -> RedisQueue {
+    let queue = queue(server, test).await;
+    queue
+        .set_record_format(format)
+        .await
+        .expect("setting the record format");
+    queue
+}
+
 /// Another handle on the same namespace, with its own worker identity.
 ///
 /// Unset (or `auto`), `REDQ_TEST_SCRIPT_CALLS` leaves these handles at the

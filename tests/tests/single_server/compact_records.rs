@@ -17,19 +17,14 @@ use serde_json::json;
 use super::lean_record::{stored, REENCODE};
 
 /// The standard header: msgpack array16 (0xdc), then the field count.
-const STANDARD: u8 = 0xdc;
+pub(crate) const STANDARD: u8 = 0xdc;
 /// A compact record's first byte: fixarray of 3, 4 or 5 fields.
 const COMPACT_3: u8 = 0x93;
 const COMPACT_4: u8 = 0x94;
 const COMPACT_5: u8 = 0x95;
 
 async fn compact_queue(server: &RedisServer, test: &str) -> RedisQueue {
-    let queue = queue(server, test).await;
-    queue
-        .set_record_format(RecordFormat::Compact)
-        .await
-        .unwrap();
-    queue
+    queue_in_format(server, test, RecordFormat::Compact).await
 }
 
 #[tokio::test]

@@ -16,24 +16,18 @@ use redq_tests::jobs::{recorded_runs, Recorded};
 use redq_tests::{wait_until, RedisServer};
 use serde_json::{json, Value};
 
+use super::compact_records::STANDARD;
 use super::handoff::{job, park_record, start, wait_parked};
 use super::lean_record::stored;
 
 /// A detached record's first byte: msgpack array32.
 const DETACHED: u8 = 0xdd;
-/// A standard record's: msgpack array16.
-const STANDARD: u8 = 0xdc;
 
 /// The smallest payload the tests' namespaces detach.
 const FROM: u32 = 64;
 
 async fn detached_queue(server: &RedisServer, test: &str) -> RedisQueue {
-    let queue = queue(server, test).await;
-    queue
-        .set_record_format(RecordFormat::Detached { min_bytes: FROM })
-        .await
-        .unwrap();
-    queue
+    queue_in_format(server, test, RecordFormat::Detached { min_bytes: FROM }).await
 }
 
 /// A payload whose JSON text is `size` bytes or a few more.
