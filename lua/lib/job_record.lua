@@ -126,9 +126,10 @@ end
 -- payload becomes such a string about six times between its enqueue and
 -- its ack (docs/performance.md, round twenty-six), a detached one's twice,
 -- the enqueue's argument and the claim's read for the reply. The header
--- keeps it off every fast path (stored_length takes only array16: a
--- detached record takes the general decode), so a record that is not
--- detached costs nothing more; split_record reads one as the meta with the
+-- keeps it off the standard records' fast paths (stored_length takes only
+-- array16; the claim splices a detached record's lease after
+-- detached_length, every other script decodes one whole), so a record that
+-- is not detached costs nothing more; split_record reads one as the meta with the
 -- payload '' (no payload is empty), and encode_record of a payload ''
 -- writes the header again, so the paths that change the meta alone
 -- (lib/job_store.lua) keep a record detached and never touch its payload.

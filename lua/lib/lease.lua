@@ -37,8 +37,8 @@ local function attach_payloads(out, at, ids, given)
   local from_read = {}
   for r = 1, #read do from_read[read[r]] = got[r] end
   for k = 1, #ids do
-    -- A detached record without its payload (never written so) leases
-    -- with the payload '', which the driver refuses as not JSON.
+    -- A detached record without its payload (no script leaves one so; the
+    -- history checker's structural check reports one) leases with ''.
     out[at[k]] = { out[at[k]], (given and given[ids[k]]) or from_read[k] or '' }
   end
 end
