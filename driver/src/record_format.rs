@@ -72,7 +72,7 @@ impl RecordFormat {
     /// The size `detached` alone stands for: 4 KB. From about 1 KB a
     /// detached payload saves a batched job's Redis time, but a lone
     /// enqueue, claim or ack breaks even only at 2 to 4 KB (an ack of a
-    /// detached job runs the whole ack script, whose 25 more keys cost
+    /// detached job runs the whole ack script, whose 26 more keys cost
     /// about 30k instructions a call: docs/performance.md, round
     /// twenty-seven).
     pub const DEFAULT_DETACH_FROM: u32 = 4096;
