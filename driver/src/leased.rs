@@ -11,9 +11,11 @@ use crate::scripts::reply;
 use crate::{Job, QueueError};
 
 /// The job `id` whose leased record is `record`, as a claim returned them.
+/// The payload is parsed where it lies, never copied first: this is every
+/// claimed job's path.
 pub(crate) fn leased_job(id: Value, record: Value) -> Result<Job, QueueError> {
     let id = reply::text(id)?;
-    let (meta, payload) = match record {
+    match record {
         Value::Array(pair) => {
             let [meta, payload]: [Value; 2] = pair.try_into().map_err(|items: Vec<Value>| {
                 QueueError::Protocol(format!(
@@ -23,13 +25,13 @@ pub(crate) fn leased_job(id: Value, record: Value) -> Result<Job, QueueError> {
                 ))
             })?;
             let meta = Meta::decode(&reply::bytes(meta)?)?;
-            (meta, reply::bytes(payload)?)
+            let payload = parse_payload(&reply::bytes(payload)?);
+            Ok(Job::from_meta(id, payload, meta))
         }
         record => {
             let record = reply::bytes(record)?;
             let (meta, payload) = Meta::decode_record(&record)?;
-            (meta, payload.to_vec())
+            Ok(Job::from_meta(id, parse_payload(payload), meta))
         }
-    };
-    Ok(Job::from_meta(id, parse_payload(&payload), meta))
+    }
 }
