@@ -83,15 +83,9 @@ local HEAD = 7
 queue_name(QUEUE)
 local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
 local format = ARGV[7]
--- The payload size from which a job is stored detached; nil: none is.
-local detach_from
-if format ~= '' and format ~= 'compact' then
-  local size = string.match(format, '^detached:(%d+)$')
-  detach_from = size and #size <= 10 and tonumber(size)
-  if not detach_from or detach_from < 1 or detach_from > 1073741824 then
-    fail('record format must be "", compact or detached:<bytes> (1 to 1073741824), got ' .. string.format('%q', tostring(format)))
-  end
-end
+-- The payload size from which a job is stored detached; nil: none is. The
+-- formats that detach nothing skip the call (every producer's enqueue).
+local detach_from = format ~= '' and format ~= 'compact' and detach_from_format(format) or nil
 local compact = format == 'compact'
 if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
 if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then

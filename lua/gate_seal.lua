@@ -18,10 +18,10 @@
 -- Everything is validated (the arguments, G's state, each dependency, the
 -- parent's state) before the first write: a refused call writes nothing.
 -- Cost: O(d + w) calls, d <= 1000, w <= 8.
--- include: check clock keys job_record job_store job_new kept kept_record gate_record gate events
+-- include: check clock keys job_record job_store detached job_new kept kept_record gate_record gate events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, kept, tombstones, dedup, dedup_ttl, wf_gates, wf_members, wf_awaiting, wf_expire
---   writes jobs, dedup, dedup_ttl, seq, queues, ord_ready, events, wf_gates, wf_members,
+--   writes jobs, detached (a waiter's payload to detach), dedup, dedup_ttl, seq, queues, ord_ready, events, wf_gates, wf_members,
 --          wf_outcomes, wf_of, wf_awaiting, wf_awaiting_n, wf_expire
 -- ARGV[1] queue name (the call's routing queue; each waiter names its own)
 -- ARGV[2] wake-up channel
@@ -37,6 +37,8 @@
 -- then the parent gate id ('' = none) and the parent's kind (tree, or '' with
 --   no parent): each waiter created also joins the parent as a member (a
 --   subtree's root is a member of its parent's gate from its creation)
+-- then the record format, as enqueue.lua's ARGV[7]: a waiter whose payload
+--   is detached:N's N bytes or more is stored detached (lib/detached.lua)
 -- Reply: flat, two entries per waiter in order: code, id (none for w = 0: a
 -- seal of a sealed or done gate without waiters answers that too); or, refused, one
 -- pair { code, detail } (nothing written):
@@ -70,8 +72,9 @@ local p = new_parsed()
 local queues, conditions, on_failures = {}, {}, {}
 local b = head
 for j = 1, w do
-  -- The waiter's policy, its job's 3 entries at least, then the parent's 2.
-  if b + 3 + 3 + 2 > ARGC then fail('waiter ' .. j .. ' of ' .. w .. ': the arguments end') end
+  -- The waiter's policy, its job's 3 entries at least, then the parent's 2
+  -- and the record format.
+  if b + 3 + 3 + 3 > ARGC then fail('waiter ' .. j .. ' of ' .. w .. ': the arguments end') end
   queues[j] = queue_name(ARGV[b + 1])
   conditions[j] = ARGV[b + 2]
   if not CONDITIONS[conditions[j]] then fail('waiter condition must be all or success, got ' .. string.format('%q', conditions[j])) end
@@ -79,13 +82,14 @@ for j = 1, w do
   if not ON_FAILURE[on_failures[j]] then
     fail('waiter on_failure must be dead, cancel or hold, got ' .. string.format('%q', on_failures[j]))
   end
-  b = parse_job(p, j, b + 3, limit, ARGC - 2)
+  b = parse_job(p, j, b + 3, limit, ARGC - 3)
 end
-local expected = b + 2
+local expected = b + 3
 if ARGC ~= expected then fail('expected ' .. expected .. ' arguments, got ' .. ARGC) end
 parsed_ids_checked(p)
-local parent = text(ARGV[expected - 1], 'parent gate id', 64)
-local parent_kind = ARGV[expected]
+local parent = text(ARGV[expected - 2], 'parent gate id', 64)
+local parent_kind = ARGV[expected - 1]
+local detach_from = detach_from_format(ARGV[expected])
 if (parent == '') ~= (parent_kind == '') or (parent ~= '' and parent_kind ~= 'tree') then
   fail('parent gate kind must be tree with a parent gate id, "" without one, got ' .. string.format('%q', parent_kind))
 end
@@ -182,7 +186,7 @@ for j = 1, w do
       joining[#joining + 1] = id
     end
     created[id] = true
-    store_meta(id, m, p.payloads[j])
+    store_new_job(id, m, p.payloads[j], detach_from)
     take_dedup(id, m, now)
     redis.call('ZADD', K.wf_awaiting, 0, queue .. '\n' .. id)
     redis.call('HINCRBY', K.wf_awaiting_n, queue, 1)

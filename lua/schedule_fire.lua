@@ -14,10 +14,11 @@
 -- check proves it is the one the caller computed the next tick from), laid out
 -- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
--- include: check clock keys job_record job_store ordering schedule_record events notify
+-- include: check clock keys job_record detached ordering schedule_record events notify
 -- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
---   of which this script reads jobs, and writes jobs, seq, queues,
---   waiting, ord_active, ord_blocked, ord_blocked_n, events
+--   of which this script reads jobs, and writes jobs, detached (a payload
+--   to detach), seq, queues, waiting, ord_active, ord_blocked, ord_blocked_n,
+--   events
 -- then, after its QUEUE_KEY_COUNT keys:
 --   KEYS[QUEUE_KEY_COUNT + 1] {ns}:schedules        hash  name -> schedule record (lib/schedule_record.lua); writes
 --   KEYS[QUEUE_KEY_COUNT + 2] {ns}:schedules:next   zset  name -> next run (unix ms); writes
@@ -28,6 +29,9 @@
 -- ARGV[6] job id for this tick (derived from name and tick; 1..64 bytes)
 -- ARGV[7] following next run (unix ms), > tick; 0 = none, the schedule ended
 -- ARGV[8] 1 = enqueue the tick's job, 0 = skip the tick (misfire policy skip)
+-- ARGV[9] record format, as enqueue.lua's ARGV[7]: the job is stored
+--         detached when its payload is detached:N's N bytes or more
+--         (lib/detached.lua); under any other format it is stored whole
 --
 -- Reply: { code, job id or "", created (1/0), stored next run (0 = none) }
 -- code 1 fired: the job was enqueued (created 0: a job with that id already lived)
@@ -41,7 +45,7 @@
 
 local SCHEDULES, NEXT = KEYS[QUEUE_KEY_COUNT + 1], KEYS[QUEUE_KEY_COUNT + 2]
 
-if #ARGV ~= 8 then fail('expected 8 arguments, got ' .. #ARGV) end
+if #ARGV ~= 9 then fail('expected 9 arguments, got ' .. #ARGV) end
 queue_name(QUEUE)
 local name = text(ARGV[3], 'schedule name', 128)
 local rev = uint(ARGV[4], 'revision', MAX_TIME_MS)
@@ -49,6 +53,7 @@ local tick = uint(ARGV[5], 'tick', MAX_TIME_MS)
 local id = text(ARGV[6], 'job id', 64)
 local following = uint(ARGV[7], 'following next run', MAX_TIME_MS)
 local enqueue = uint(ARGV[8], 'enqueue flag', 1)
+local detach_from = detach_from_format(ARGV[9])
 if #id == 0 then fail('job id must not be empty') end
 if following ~= 0 and following <= tick then
   fail('following next run ' .. ARGV[7] .. ' must be after the tick ' .. ARGV[5])
@@ -95,7 +100,7 @@ if redis.call('HEXISTS', K.jobs, id) == 0 then
   m[M.enqueued_at], m[M.not_before] = now, now
   m[M.max_attempts], m[M.retry_window] = s[S.max_attempts], s[S.retry_window]
   m[M.name] = s[S.job_name]
-  store_meta(id, m, s[S.payload])
+  store_new_job(id, m, s[S.payload], detach_from)
   redis.call('SADD', K.queues, QUEUE)
   if admit(id, m, now, now) then wake_workers(QUEUE) end
 end

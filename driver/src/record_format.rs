@@ -48,9 +48,11 @@ use crate::RedisQueue;
 /// join again once the compact jobs already written have been leased (or
 /// deleted) and the detached ones finished.
 ///
-/// Only [`RedisQueue::add`] and its batch, typed and gated forms detach
-/// payloads; jobs made by schedules and sealed workflow members keep the
-/// standard layout whatever their size.
+/// The format applies to every job a handle creates after it connects:
+/// [`RedisQueue::add`] and its batch, typed and gated forms, a schedule's
+/// ticks and triggers, and the waiters a workflow's seal creates. Compact
+/// records are an enqueue's alone: the other jobs are stored in the
+/// standard layout (or detached).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecordFormat {
     /// The array of 19 to 27 fields every redq version reads.
@@ -109,7 +111,8 @@ impl RecordFormat {
         }
     }
 
-    /// What enqueue.lua takes as its `ARGV[7]`.
+    /// What enqueue.lua takes as its `ARGV[7]`, and the scripts that create
+    /// jobs one at a time (schedule_fire, schedule_trigger, gate_seal) last.
     pub(crate) fn wire(self) -> Value {
         static STANDARD: LazyLock<Value> = LazyLock::new(|| Value::from(""));
         static COMPACT: LazyLock<Value> = LazyLock::new(|| Value::from("compact"));

@@ -1,7 +1,8 @@
 -- lib/detached.lua: the payloads of detached records (lib/job_record.lua),
 -- kept in {ns}:detached (K.detached) under their jobs' ids, for the scripts
--- that show, match, replace or delete a job's payload. The claim reads them
--- itself (lib/lease.lua), as the ack deletes them itself.
+-- that create a job one at a time, or show, match, replace or delete a job's
+-- payload. The enqueue stores its batch's itself (enqueue.lua), the claim
+-- reads them itself (lib/lease.lua), as the ack deletes them itself.
 -- include: keys job_store
 
 -- The payload of job `id`, whose record split_record split into `payload`:
@@ -19,4 +20,17 @@ local function delete_job_record(id)
   redis.call('HDEL', K.jobs, id)
   local payload = payload_of[id]
   if not payload or payload == '' then redis.call('HDEL', K.detached, id) end
+end
+
+-- Store new job `id`'s record: meta `m` and `payload`, detached when the
+-- payload is `detach_from` bytes or more (detach_from_format; nil: never),
+-- as enqueue.lua stores the jobs it creates. For the scripts that create a
+-- job one at a time: a schedule's tick or trigger, a gate's waiter.
+local function store_new_job(id, m, payload, detach_from)
+  if detach_from and #payload >= detach_from then
+    store_meta(id, m, '')
+    redis.call('HSET', K.detached, id, payload)
+  else
+    store_meta(id, m, payload)
+  end
 end

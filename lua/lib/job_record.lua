@@ -26,6 +26,7 @@
 -- eight (record_head), instead of the whole record each time. Those fast
 -- paths take any header stored_length accepts. Appending a field changes the
 -- longest header; moving one breaks stored records.
+-- include: check
 
 local M = {
   lease_id = 1,         -- the current lease (the fencing token), 0 = not leased
@@ -134,6 +135,20 @@ end
 -- writes the header again, so the paths that change the meta alone
 -- (lib/job_store.lua) keep a record detached and never touch its payload.
 local DETACHED_HEAD = 221
+
+-- The payload size from which a job is stored detached under record format
+-- `format`, as the scripts that create jobs take it ("", "compact" or
+-- "detached:<bytes>", bytes 1 to 2^30: driver/src/record_format.rs
+-- `wire`); nil for the formats that detach nothing.
+local function detach_from_format(format)
+  if format == '' or format == 'compact' then return nil end
+  local size = string.match(format, '^detached:(%d+)$')
+  local bytes = size and #size <= 10 and tonumber(size)
+  if not bytes or bytes < 1 or bytes > 1073741824 then
+    fail('record format must be "", compact or detached:<bytes> (1 to 1073741824), got ' .. string.format('%q', tostring(format)))
+  end
+  return bytes
+end
 
 -- The msgpack array16 header of a record of `len` fields (every length
 -- stored is above 15), built once a length and call.

@@ -317,7 +317,7 @@ impl RedisQueue {
                 self.run_schedules_on(
                     Op::ScheduleTrigger,
                     &record.info.queue,
-                    vec![text(name), text(id.as_str())],
+                    vec![text(name), text(id.as_str()), self.record_format().wire()],
                 )
                 .await?,
             )?;
@@ -374,6 +374,7 @@ impl RedisQueue {
             text(job_id),
             num(following_ms),
             num(u64::from(enqueue)),
+            self.record_format().wire(),
         ];
         let items = reply::array(self.run_schedules_on(Op::ScheduleFire, queue, args).await?)?;
         codes::fired(&items)

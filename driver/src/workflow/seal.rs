@@ -9,7 +9,7 @@ use super::plan::WaiterPlan;
 use super::GateKind;
 use crate::enqueue_args::{encode_into, Encoded};
 use crate::scripts::{self, Arg};
-use crate::QueueError;
+use crate::{QueueError, RecordFormat};
 
 /// ARGV entries of a waiter before its job's: queue, condition, on_failure.
 const WAITER_POLICY: usize = 3;
@@ -55,7 +55,8 @@ struct EncodedWaiter {
 /// The ARGV of gate_seal.lua after the queue and the wake channel: the
 /// gate, its kind, the payload limit, its label, the existing jobs it
 /// counts, its waiters, then the gate its waiters join as members (a
-/// subtree's parent joins its own parent's gate) and that gate's kind.
+/// subtree's parent joins its own parent's gate), that gate's kind, and
+/// the record format the waiters are stored in (`crate::record_format`).
 pub(crate) struct SealArgs {
     head: [Value; 2],
     gate: Value,
@@ -66,6 +67,7 @@ pub(crate) struct SealArgs {
     waiters: Vec<EncodedWaiter>,
     buf: Bytes,
     parent: [Value; 2],
+    format: Value,
 }
 
 impl SealArgs {
@@ -74,6 +76,7 @@ impl SealArgs {
         head: [Value; 2],
         plan: &SealPlan<'_>,
         payload_limit: usize,
+        format: RecordFormat,
     ) -> Result<SealArgs, QueueError> {
         let SealPlan {
             gate,
@@ -119,6 +122,7 @@ impl SealArgs {
                 Some(gate) => [scripts::text(gate), scripts::text(GateKind::Tree.wire())],
                 None => [scripts::text(""), scripts::text("")],
             },
+            format: format.wire(),
         })
     }
 
@@ -147,7 +151,7 @@ impl scripts::Args for SealArgs {
             .iter()
             .map(|waiter| WAITER_POLICY + waiter.fields.arg_count())
             .sum();
-        2 + 5 + self.dependencies.len() + 1 + waiters + 2
+        2 + 5 + self.dependencies.len() + 1 + waiters + 3
     }
 
     fn write<'a>(&'a self, out: &mut Vec<Arg<'a>>) {
@@ -166,6 +170,7 @@ impl scripts::Args for SealArgs {
             waiter.fields.write(&self.buf, out);
         }
         out.extend(self.parent.iter().map(Arg::Value));
+        out.push(Arg::Value(&self.format));
     }
 }
 
@@ -202,7 +207,7 @@ mod tests {
             ..SealPlan::new(GateKind::Dependencies, &waiters)
         };
         let head = [scripts::text("mail"), scripts::text("chan")];
-        let args = SealArgs::new(head, &plan, 4096).unwrap();
+        let args = SealArgs::new(head, &plan, 4096, RecordFormat::Standard).unwrap();
         let mut out = Vec::new();
         args.write(&mut out);
         assert_eq!(out.len(), args.count());
@@ -221,12 +226,12 @@ mod tests {
         );
         assert_eq!(
             argv[14..],
-            [r#"{"to":"ada"}"#, "1", "9", "receipt", "P", "tree"]
+            [r#"{"to":"ada"}"#, "1", "9", "receipt", "P", "tree", ""]
         );
         assert_eq!(
-            argv[argv.len() - 2..],
-            ["P", "tree"],
-            "the parent gate last"
+            argv[argv.len() - 3..],
+            ["P", "tree", ""],
+            "the parent gate, then the record format, last"
         );
     }
 
@@ -240,7 +245,13 @@ mod tests {
         };
         let head = [scripts::text("q"), scripts::text("c")];
         let waiters = [waiter];
-        let args = SealArgs::new(head, &SealPlan::new(GateKind::Tree, &waiters), 64).unwrap();
+        let args = SealArgs::new(
+            head,
+            &SealPlan::new(GateKind::Tree, &waiters),
+            64,
+            RecordFormat::Standard,
+        )
+        .unwrap();
         assert_eq!(args.gate(), args.waiter_ids()[0]);
         assert_eq!(args.gate().len(), ulid::ULID_LEN);
     }
@@ -259,7 +270,7 @@ mod tests {
             gate: Some("G"),
             ..SealPlan::new(GateKind::Batch, &waiters)
         };
-        let result = SealArgs::new(head, &plan, 4);
+        let result = SealArgs::new(head, &plan, 4, RecordFormat::Standard);
         assert!(matches!(result, Err(QueueError::PayloadTooLarge { .. })));
     }
 }

@@ -254,7 +254,7 @@ impl RedisQueue {
 
     fn seal_args(&self, queue: &str, plan: &SealPlan<'_>) -> Result<SealArgs, QueueError> {
         let head = [text(queue), text(self.inner.keys.wake_channel())];
-        SealArgs::new(head, plan, self.inner.payload_limit)
+        SealArgs::new(head, plan, self.inner.payload_limit, self.record_format())
     }
 
     /// Send each group's chunks into gate `gate`, recording each outcome at

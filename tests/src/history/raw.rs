@@ -21,7 +21,8 @@ pub struct RawQueue {
     pub recorder: Recorder,
     node: u64,
     instance: u32,
-    /// enqueue.lua's record format argument: "" or "compact".
+    /// enqueue.lua's record format argument ("", "compact" or
+    /// "detached:1"), which gate_seal.lua takes too.
     record_format: &'static str,
 }
 

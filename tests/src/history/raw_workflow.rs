@@ -39,7 +39,7 @@ impl RawQueue {
             args.extend([s(&self.queue), s(w.condition), s(w.on_failure)]);
             args.extend(job_fields(&ulid::Ulid::new().to_string(), &w.job));
         }
-        args.extend([s(""), s("")]);
+        args.extend([s(""), s(""), s(self.record_format)]);
         let reply = self.run("gate_seal", args).await.expect("gate_seal");
         let Value::Array(items) = reply else {
             panic!("gate_seal reply {reply:?}")

@@ -21,28 +21,32 @@ use super::handoff::{job, park_record, start, wait_parked};
 use super::lean_record::stored;
 
 /// A detached record's first byte: msgpack array32.
-const DETACHED: u8 = 0xdd;
+pub(crate) const DETACHED: u8 = 0xdd;
 
 /// The smallest payload the tests' namespaces detach.
-const FROM: u32 = 64;
+pub(crate) const FROM: u32 = 64;
 
-async fn detached_queue(server: &RedisServer, test: &str) -> RedisQueue {
+pub(crate) async fn detached_queue(server: &RedisServer, test: &str) -> RedisQueue {
     queue_in_format(server, test, RecordFormat::Detached { min_bytes: FROM }).await
 }
 
 /// A payload whose JSON text is `size` bytes or a few more.
-fn payload(tag: &str, size: usize) -> Value {
+pub(crate) fn payload(tag: &str, size: usize) -> Value {
     json!({ "tag": tag, "pad": "x".repeat(size) })
 }
 
 /// The payload `{ns}:detached` holds for job `id`, if any.
-async fn detached_payload(server: &RedisServer, queue: &RedisQueue, id: &str) -> Option<Value> {
+pub(crate) async fn detached_payload(
+    server: &RedisServer,
+    queue: &RedisQueue,
+    id: &str,
+) -> Option<Value> {
     let key = redq::keys::Keys::new(queue.namespace()).detached();
     let raw: Option<String> = server.cmd(&["HGET", &key, id]).await.convert().unwrap();
     raw.map(|text| serde_json::from_str(&text).expect("a detached payload is JSON"))
 }
 
-async fn detached_count(server: &RedisServer, queue: &RedisQueue) -> i64 {
+pub(crate) async fn detached_count(server: &RedisServer, queue: &RedisQueue) -> i64 {
     hlen(server, queue, "detached").await
 }
 

@@ -147,7 +147,8 @@ impl Raw {
             args.extend([w.queue.into(), w.condition.into(), w.on_failure.into()]);
             args.extend(job(w.id, 0));
         }
-        args.extend(["".into(), "".into()]);
+        // No parent gate; the standard record format.
+        args.extend(["".into(), "".into(), "".into()]);
         args
     }
 
@@ -578,7 +579,7 @@ async fn a_subtree_root_joins_its_parent_when_sealed_and_the_parent_waits_for_it
     let raw = Raw::new(&server, "gate-tree").await;
     raw.enqueue("q", "S", &[("leaf", 0)]).await;
     let mut args = raw.seal_args("S", "tree", &[], &[waiter("q", "success", "dead", "S")]);
-    let parent = args.len() - 2;
+    let parent = args.len() - 3;
     args[parent] = "T".into();
     args[parent + 1] = "tree".into();
     assert_eq!(texts(raw.run("gate_seal", "q", args).await), ["1", "S"]);

@@ -20,6 +20,7 @@ mod counts_stats;
 mod dead_letters;
 mod dedup;
 mod detached_records;
+mod detached_schedules_waiters;
 mod enqueue;
 mod enqueue_variant;
 mod enqueue_wire;
