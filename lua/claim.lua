@@ -17,7 +17,7 @@
 -- Cost bound: O(taken + keys woken + ready keys found without room) calls.
 -- include: check clock keys retry promote waiting lease flow_spec flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  paused, limits, detached (the payloads of detached records)
+--   reads  paused, limits, detached (the payload of a lone detached record)
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
 --          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits)
@@ -45,7 +45,10 @@
 --   (driver/src/redis_clock.rs).
 -- Reply: { now_ms, id1, record1, id2, record2, ... } where a record is the
 -- job record after leasing (lease id, expiry, holder set): its packed meta,
--- then its payload.
+-- then its payload; a detached record's (lib/job_record.lua) is the array
+-- { meta, payload }, or, in a claim of several detached records, { meta }
+-- with its payload left in K.detached for the caller to read
+-- (lib/lease.lua claim_payloads).
 local RECLAIM_PER_CALL = 100
 local PROMOTE_PER_CALL = 1000
 queue_name(QUEUE)
@@ -83,8 +86,9 @@ else
   if budget <= 0 then return reply end
   ids, key_of, touched = pop_flow(budget, limit, now)
 end
-local leased, waits = {}, {}
-if #ids > 0 then leased, waits = lease_jobs(ids, lease_ms, node, instance, now) end
+local leased, waits, detached = {}, {}, nil
+if #ids > 0 then leased, waits, detached = lease_jobs(ids, lease_ms, node, instance, now) end
+if detached then claim_payloads(leased, detached) end
 if spec then flow_leased(leased, key_of, touched, spec, now) end
 record_waits(waits, now)
 -- One table constructor: appending the pairs one by one cost about 1k

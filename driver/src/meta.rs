@@ -7,7 +7,7 @@ use crate::QueueError;
 
 /// Positions (from 0) of the job record's fields, generated from
 /// the table `M` in `lua/lib/job_record.lua`.
-mod field {
+pub(crate) mod field {
     include!(concat!(env!("OUT_DIR"), "/job_fields.rs"));
 }
 

@@ -387,12 +387,12 @@ impl RedisQueue {
         if let Some(now) = items.first().and_then(|now| now.as_u64()) {
             clock.heard(now, sent);
         }
-        let mut jobs = Vec::with_capacity(items.len() / 2);
+        let mut leased = Vec::with_capacity(items.len() / 2);
         let mut rest = items.into_iter().skip(1);
         while let (Some(id), Some(record)) = (rest.next(), rest.next()) {
-            jobs.push(crate::leased::leased_job(id, record)?);
+            leased.push(crate::leased::leased_job(id, record)?);
         }
-        Ok(jobs)
+        self.with_payloads(leased).await
     }
 
     /// The job is done: remove it for good. Fenced by the lease: after the

@@ -27,12 +27,13 @@ end
 -- meta alone; `given`: detached records' payloads by id: lib/lease.lua),
 -- send each on its hand-off channel, and count them against its room.
 local function deliver(p, ids, now, stored, payloads, given)
-  local leased, waits, any_detached = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored, payloads, given)
+  local leased, waits, detached = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored, payloads, given)
+  if detached then attach_payloads(leased, detached, given) end
   record_waits(waits, now)
   local channel = handoff_channel(p.token)
   for i = 1, #leased, 2 do
     local record = leased[i + 1]
-    if any_detached and type(record) == 'table' then
+    if detached and type(record) == 'table' then
       tell_parked(channel, p.shard, cmsgpack.pack({ leased[i], record[1], record[2] }))
     else
       tell_parked(channel, p.shard, cmsgpack.pack({ leased[i], record }))

@@ -22,10 +22,12 @@ local function clear_lease(m)
   m[M.worker_instance] = 0
 end
 
--- Pair each detached record lease_jobs wrote (at `at` in `out`, of the ids
--- `ids`) with its payload, from `given` (id -> payload) or one HMGET of
--- K.detached: the only string of its length the claim makes.
-local function attach_payloads(out, at, ids, given)
+-- Pair each detached record lease_jobs leased (`detached`, its third value:
+-- their places `at` in `out` and their `ids`) with its payload, from `given`
+-- (id -> payload) or one HMGET of K.detached: the only string of its length
+-- the call makes.
+local function attach_payloads(out, detached, given)
+  local at, ids = detached.at, detached.ids
   local read, read_ids = {}, {}
   for k = 1, #ids do
     if not (given and given[ids[k]]) then
@@ -58,13 +60,13 @@ end
 -- (lib/job_record.lua) to their payloads, when the caller has them (an
 -- enqueue's fresh jobs), else they are read from K.detached. Returns a flat
 -- list: id, record (packed meta, then the payload; for a detached record
--- the pair { packed meta, payload }, which the claim's reply carries as a
--- nested array and lib/handoff.lua sends as two values) per job; and, for the wait metrics
+-- its packed meta alone, which the caller makes a table: attach_payloads or
+-- claim_payloads) per job; and, for the wait metrics
 -- (lib/metrics.lua record_waits), a flat list: due time (not_before), name
 -- per job, in the same order. The record is in hand here: decoding those two
 -- fields again from the spliced record in the metrics cost about 2k
--- instructions a job more. The third value is whether any record is
--- detached, so that a caller asks a record's type only then.
+-- instructions a job more. The third value is nil, or the detached records'
+-- places in the first list and their ids ({ at = ..., ids = ... }).
 local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads, given)
   local count = #ids
   local records = stored or redis.call('HMGET', K.jobs, unpack(ids))
@@ -171,8 +173,25 @@ local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads, 
     redis.call('HSET', K.jobs, unpack(out))
     redis.call('ZADD', K.leased, unpack(lease_pairs))
   end
-  if detached_at then attach_payloads(out, detached_at, detached_ids, given) end
-  return out, waits, detached_at ~= nil
+  return out, waits, detached_at and { at = detached_at, ids = detached_ids }
+end
+
+-- A claim of this many detached records or more leaves their payloads to
+-- its caller: each record goes as { meta } (driver/src/leased.rs), and the
+-- caller reads the payloads with one HMGET of K.detached after the claim.
+-- A payload read here becomes a Lua string, hashed byte by byte: a claim of
+-- 16 jobs of 10 KB cost 218k instructions a job with their payloads, 50k
+-- without (callgrind, docs/performance.md round twenty-eight), where the
+-- caller's read is one round trip more, about 30 us of the server's time a
+-- call, a 10 KB payload's worth. A lone record's is read here: below about
+-- 10 KB its round trip would cost more than its string.
+local PAYLOADS_APART_FROM = 2
+
+-- The detached records of a claim's `out` (lease_jobs's third value), each
+-- made { meta, payload } or, from PAYLOADS_APART_FROM on, { meta }.
+local function claim_payloads(out, detached)
+  if #detached.ids < PAYLOADS_APART_FROM then return attach_payloads(out, detached) end
+  for _, at in ipairs(detached.at) do out[at] = { out[at] } end
 end
 
 -- The lease id of record `record` as lease_jobs returns it.

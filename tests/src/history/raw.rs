@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use fred::clients::Client;
+use fred::interfaces::HashesInterface;
 use fred::types::Value;
 
 use super::meta::Meta;
@@ -219,10 +220,20 @@ impl RawQueue {
         };
         let mut jobs = Vec::new();
         // Per job: id, record (packed meta, then payload), or for a
-        // detached record (lua/lib/lease.lua) the pair [meta, payload].
+        // detached record (lua/lib/lease.lua) the pair [meta, payload], or
+        // [meta] alone with the payload left in {ns}:detached, read here as
+        // the driver reads it (driver/src/leased.rs).
         for t in items[1..].chunks(2) {
             let id = String::from_utf8_lossy(&bytes(&t[0])).into_owned();
             let (record, detached) = match &t[1] {
+                Value::Array(pair) if pair.len() == 1 => {
+                    let apart: Option<Vec<u8>> = self
+                        .client
+                        .hget(format!("{{{}}}:detached", self.ns), id.as_str())
+                        .await
+                        .expect("HGET");
+                    (bytes(&pair[0]), Some(apart.unwrap_or_default()))
+                }
                 Value::Array(pair) => (bytes(&pair[0]), Some(bytes(&pair[1]))),
                 record => (bytes(record), None),
             };
@@ -271,7 +282,6 @@ impl RawQueue {
         ids: &[String],
         park_args: Option<Vec<Value>>,
     ) -> Vec<Claimed> {
-        use fred::interfaces::HashesInterface;
         let seq = self.recorder.invoke(Call::Claim {
             queue: self.queue.clone(),
             limit: room,

@@ -8,12 +8,13 @@
 
 use std::time::Duration;
 
+use fred::types::Value as Wire;
 use redq::surgery::IfLeased;
 use redq::worker::{TypedJob, WorkOptions};
 use redq::{JobState, NewJob, RecordFormat, RedisQueue};
 use redq_tests::fixtures::*;
 use redq_tests::jobs::{recorded_runs, Recorded};
-use redq_tests::{wait_until, RedisServer};
+use redq_tests::{lua, wait_until, RedisServer};
 use serde_json::{json, Value};
 
 use super::compact_records::STANDARD;
@@ -307,4 +308,55 @@ async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
     let loaded = server.function_libraries().await;
     assert!(loaded.contains(&name("ack")), "{loaded:?}");
     assert_eq!(detached_count(&server, &queue).await, 0);
+}
+
+/// A claim of several detached records leaves their payloads out of its
+/// reply, each record as `[meta]`, for the claimer to read after it
+/// (`lua/lib/lease.lua` `claim_payloads`); a lone one comes with its
+/// payload, `[meta, payload]`. The driver's claims read either
+/// (`large_payloads_are_kept_apart_...` above claims two detached jobs).
+#[tokio::test]
+async fn a_claim_of_several_detached_jobs_leaves_their_payloads_out_of_its_reply() {
+    let server = server();
+    let client = server.client().await;
+    let queue = detached_queue(&server, "detached-apart").await;
+    let sha = lua::load(&client, &lua::variant("claim_plain", 11)).await;
+    let sent: Vec<Value> = (0..3)
+        .map(|i| payload(&format!("p{i}"), FROM as usize))
+        .collect();
+    queue
+        .add_batch("q", sent.iter().cloned().map(NewJob::new).collect())
+        .await
+        .unwrap();
+    let claim = async |count: &str| -> Vec<Wire> {
+        let args = [count, "60000", "7", "1"].map(Wire::from);
+        let reply = lua::evalsha(&client, &sha, queue.namespace(), "q", &args).await;
+        reply.expect("claim").convert().unwrap()
+    };
+
+    let lone = claim("1").await;
+    let Wire::Array(pair) = &lone[2] else {
+        panic!("a detached record as an array: {lone:?}")
+    };
+    assert_eq!(
+        pair.len(),
+        2,
+        "a lone detached record comes with its payload"
+    );
+    let text = pair[1].as_bytes().expect("the payload");
+    assert_eq!(serde_json::from_slice::<Value>(text).unwrap(), sent[0]);
+
+    let several = claim("2").await;
+    assert_eq!(several.len(), 5, "now, then two ids and records");
+    for record in [&several[2], &several[4]] {
+        let Wire::Array(meta) = record else {
+            panic!("a detached record as an array: {record:?}")
+        };
+        assert_eq!(meta.len(), 1, "its meta alone, the payload left apart");
+    }
+    assert_eq!(
+        detached_count(&server, &queue).await,
+        3,
+        "every payload still there"
+    );
 }
