@@ -27,7 +27,7 @@ end
 -- meta alone; `given`: detached records' payloads by id: lib/lease.lua),
 -- send each on its hand-off channel, and count them against its room.
 local function deliver(p, ids, now, stored, payloads, given)
-  local leased, waits, detached = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored, payloads, given)
+  local leased, waits, detached = lease_jobs(ids, p.lease_ms, p.node, p.instance, now, stored, payloads)
   if detached then attach_payloads(leased, detached, given) end
   record_waits(waits, now)
   local channel = handoff_channel(p.token)

@@ -22,10 +22,11 @@ local function clear_lease(m)
   m[M.worker_instance] = 0
 end
 
--- Pair each detached record lease_jobs leased (`detached`, its third value:
--- their places `at` in `out` and their `ids`) with its payload, from `given`
--- (id -> payload) or one HMGET of K.detached: the only string of its length
--- the call makes.
+-- Pair each detached record (lib/job_record.lua) lease_jobs leased
+-- (`detached`, its third value: their places `at` in `out` and their `ids`)
+-- with its payload, from `given` (id -> payload: an enqueue's fresh jobs,
+-- whose payloads it has in hand) or one HMGET of K.detached: the only string
+-- of its length the call makes.
 local function attach_payloads(out, detached, given)
   local at, ids = detached.at, detached.ids
   local read, read_ids = {}, {}
@@ -56,10 +57,7 @@ end
 -- joining it again would make two strings of the payload's length, each
 -- hashed byte by byte (Redis's Lua hashes every byte of every string it
 -- makes: about 10k instructions a KB, docs/performance.md round
--- twenty-five). `given`, when given, maps the ids of detached records
--- (lib/job_record.lua) to their payloads, when the caller has them (an
--- enqueue's fresh jobs), else they are read from K.detached. Returns a flat
--- list: id, record (packed meta, then the payload; for a detached record
+-- twenty-five). Returns a flat list: id, record (packed meta, then the payload; for a detached record
 -- its packed meta alone, which the caller makes a table: attach_payloads or
 -- claim_payloads) per job; and, for the wait metrics
 -- (lib/metrics.lua record_waits), a flat list: due time (not_before), name
@@ -67,7 +65,7 @@ end
 -- fields again from the spliced record in the metrics cost about 2k
 -- instructions a job more. The third value is nil, or the detached records'
 -- places in the first list and their ids ({ at = ..., ids = ... }).
-local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads, given)
+local function lease_jobs(ids, lease_ms, node, instance, now, stored, payloads)
   local count = #ids
   local records = stored or redis.call('HMGET', K.jobs, unpack(ids))
   -- A lone job's count goes as the text '1' (why: EVENTS_MAXLEN in lib/events.lua).
@@ -181,11 +179,12 @@ end
 -- caller reads the payloads with one HMGET of K.detached after the claim.
 -- A payload read here becomes a Lua string, hashed byte by byte: a claim of
 -- 16 jobs of 10 KB cost 218k instructions a job with their payloads, 50k
--- without (callgrind, docs/performance.md round twenty-eight), where the
--- caller's read is one round trip more, about 30 us of the server's time a
--- call, a 10 KB payload's worth. A lone record's is read here: below about
--- 10 KB its round trip would cost more than its string.
-local PAYLOADS_APART_FROM = 2
+-- without (callgrind, docs/performance.md round twenty-eight), about 16k a
+-- KB, where the caller's read is one round trip more, about 30 us of the
+-- server's time a call: 10 KB of payloads' worth. With the default size of
+-- 4 KB (driver/src/record_format.rs) three detached records are 12 KB at
+-- least; one or two are read here.
+local PAYLOADS_APART_FROM = 3
 
 -- The detached records of a claim's `out` (lease_jobs's third value), each
 -- made { meta, payload } or, from PAYLOADS_APART_FROM on, { meta }.

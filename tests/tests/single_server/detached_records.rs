@@ -312,16 +312,16 @@ async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
 
 /// A claim of several detached records leaves their payloads out of its
 /// reply, each record as `[meta]`, for the claimer to read after it
-/// (`lua/lib/lease.lua` `claim_payloads`); a lone one comes with its
-/// payload, `[meta, payload]`. The driver's claims read either
-/// (`large_payloads_are_kept_apart_...` above claims two detached jobs).
+/// (`lua/lib/lease.lua` `claim_payloads`: from three records on); one or
+/// two come with their payloads, `[meta, payload]`. The driver's claim reads
+/// the payloads left apart, in the claim's order.
 #[tokio::test]
 async fn a_claim_of_several_detached_jobs_leaves_their_payloads_out_of_its_reply() {
     let server = server();
     let client = server.client().await;
     let queue = detached_queue(&server, "detached-apart").await;
     let sha = lua::load(&client, &lua::variant("claim_plain", 11)).await;
-    let sent: Vec<Value> = (0..3)
+    let sent: Vec<Value> = (0..9)
         .map(|i| payload(&format!("p{i}"), FROM as usize))
         .collect();
     queue
@@ -334,21 +334,24 @@ async fn a_claim_of_several_detached_jobs_leaves_their_payloads_out_of_its_reply
         reply.expect("claim").convert().unwrap()
     };
 
-    let lone = claim("1").await;
-    let Wire::Array(pair) = &lone[2] else {
-        panic!("a detached record as an array: {lone:?}")
-    };
-    assert_eq!(
-        pair.len(),
-        2,
-        "a lone detached record comes with its payload"
-    );
-    let text = pair[1].as_bytes().expect("the payload");
-    assert_eq!(serde_json::from_slice::<Value>(text).unwrap(), sent[0]);
+    // One or two detached records come with their payloads.
+    let (lone, two) = (claim("1").await, claim("2").await);
+    for (record, sent) in [
+        (&lone[2], &sent[0]),
+        (&two[2], &sent[1]),
+        (&two[4], &sent[2]),
+    ] {
+        let Wire::Array(pair) = record else {
+            panic!("a detached record as an array: {record:?}")
+        };
+        assert_eq!(pair.len(), 2, "a detached record with its payload");
+        let text = pair[1].as_bytes().expect("the payload");
+        assert_eq!(&serde_json::from_slice::<Value>(text).unwrap(), sent);
+    }
 
-    let several = claim("2").await;
-    assert_eq!(several.len(), 5, "now, then two ids and records");
-    for record in [&several[2], &several[4]] {
+    let several = claim("3").await;
+    assert_eq!(several.len(), 7, "now, then three ids and records");
+    for record in [&several[2], &several[4], &several[6]] {
         let Wire::Array(meta) = record else {
             panic!("a detached record as an array: {record:?}")
         };
@@ -356,7 +359,15 @@ async fn a_claim_of_several_detached_jobs_leaves_their_payloads_out_of_its_reply
     }
     assert_eq!(
         detached_count(&server, &queue).await,
-        3,
+        9,
         "every payload still there"
+    );
+
+    let claimed = queue.claim("q", 10, LONG).await.unwrap();
+    let payloads: Vec<&Value> = claimed.iter().map(|job| &job.payload).collect();
+    assert_eq!(
+        payloads,
+        sent[6..].iter().collect::<Vec<_>>(),
+        "read apart, in order"
     );
 }
