@@ -71,12 +71,12 @@ pub enum RecordFormat {
 }
 
 impl RecordFormat {
-    /// The size `detached` alone stands for: 4 KB. From about 1 KB a
-    /// detached payload saves a batched job's Redis time, but a lone
+    /// The size `detached` alone stands for: 4 KB. A worker's processing
+    /// gains from about 2 KB end to end and nothing at 1 KB, and a lone
     /// enqueue, claim or ack breaks even only at 2 to 4 KB (an ack of a
     /// detached job runs the whole ack script, whose 26 more keys cost
-    /// about 30k instructions a call: docs/performance.md, round
-    /// twenty-seven).
+    /// about 30k instructions a call: docs/performance.md, rounds
+    /// twenty-seven and twenty-eight).
     pub const DEFAULT_DETACH_FROM: u32 = 4096;
     /// The largest size a detached format takes: the largest payload
     /// limit an enqueue takes (`lua/enqueue.lua`, `ARGV[3]`).
