@@ -231,7 +231,8 @@ mod tests {
         let mut seal = vec![s("W"), s("deps"), s(1 << 20), s(""), s(1), s("job-4"), s(1)];
         seal.extend([s(queue), s("success"), s("dead")]);
         seal.extend(job("W", 6));
-        seal.extend([s(""), s("")]);
+        // No parent gate; the standard record format.
+        seal.extend([s(""), s(""), s("")]);
         lua::evalsha(&client, &sha("gate_seal").await, ns, queue, &seal)
             .await
             .expect("gate_seal");
