@@ -300,8 +300,9 @@ pub enum Command {
     /// `detached` keeps payloads of 4 KB or more (`detached:BYTES`: of
     /// BYTES or more) apart from their records, which saves Redis most of
     /// what a large payload costs it a job, for about 140 B of memory more a
-    /// job; the same caution applies. Producers pick it up at their next
-    /// connect.
+    /// job (worth it from about 2 KB: below that a worker gets through no
+    /// more jobs); the same caution applies. Producers pick it up at their
+    /// next connect.
     RecordFormat {
         /// standard, compact, detached or detached:BYTES; none shows the
         /// current one.
