@@ -41,6 +41,11 @@
 --   detached record or a job's keys in the loop below, lib/ordering.lua);
 --   the driver sends the call to the whole script then,
 --   and that queue's acks for a while after (driver/src/queue.rs, run_variant).
+-- variant detached: jobs leased stats metrics events retention limits wf_gates kept tombstones detached
+--   the plain variant's keys and the detached payloads: the acks of a
+--   handle whose namespace detaches large payloads (RecordFormat::Detached),
+--   whose jobs are a mix of detached and whole records. Refuses what the
+--   plain variant refuses but a detached record.
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] n (1..1000), then n groups, each either (3 + 2n arguments)
 --   job id, lease id (0 = whatever lease is current)
@@ -65,15 +70,22 @@ local MAX_RESULT_BYTES = 65536
 local function head_then_name(_, a, b, c, d, e, f, g, h, ...)
   return { a, b, c, d, e, f, g, h }, (select(M.name - 8, ...))
 end
--- The third value is whether the record is detached (lib/job_record.lua:
--- only the general decode meets one).
+-- The third value is whether the record is detached (lib/job_record.lua).
+-- Every length stored_length or detached_length takes has the name
+-- (M.name <= OLDEST_JOB_LEN); a detached record's fields start after its
+-- five-byte array32 header, a standard one's after three bytes. Only a
+-- compact record (never leased, so never acknowledged) or a damaged one
+-- takes the general decode.
 local function head_and_name(raw)
-  -- Every length stored_length takes has the name (M.name <= OLDEST_JOB_LEN).
-  if not stored_length(raw) then
-    local m, payload = split_record(raw)
-    return m, m[M.name], payload == ''
+  if stored_length(raw) then
+    return head_then_name(cmsgpack.unpack_limit(raw, M.name, 3))
   end
-  return head_then_name(cmsgpack.unpack_limit(raw, M.name, 3))
+  if detached_length(raw) then
+    local head, name = head_then_name(cmsgpack.unpack_limit(raw, M.name, 5))
+    return head, name, true
+  end
+  local m, payload = split_record(raw)
+  return m, m[M.name], payload == ''
 end
 queue_name(QUEUE)
 local n = uint(ARGV[3], 'ack count', 1000)

@@ -454,6 +454,14 @@ impl RedisQueue {
                 None => by_queue.push((&lease.queue, vec![index])),
             }
         }
+        // A namespace that detaches large payloads acks a mix of detached
+        // and whole records: its acks go to the variant that also declares
+        // the payloads' key, so a detached job does not send its queue's
+        // acks to the whole script (26 keys more).
+        let ack_variant = match self.record_format() {
+            crate::RecordFormat::Detached { .. } => Op::AckDetached,
+            _ => Op::AckPlain,
+        };
         let calls = by_queue.iter().flat_map(|(queue, indexes)| {
             indexes.chunks(limits::MAX_CLAIM).map(move |chunk| {
                 // A fifth argument per job, its noted flag, only when one
@@ -484,7 +492,7 @@ impl RedisQueue {
                 };
                 // Jobs with notes to forget need the whole script.
                 let whole = &self.inner.whole_acks;
-                let ops = (Op::AckPlain, Op::Ack);
+                let ops = (ack_variant, Op::Ack);
                 async move {
                     (
                         chunk,

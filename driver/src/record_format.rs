@@ -73,10 +73,10 @@ pub enum RecordFormat {
 impl RecordFormat {
     /// The size `detached` alone stands for: 4 KB. A worker's processing
     /// gains from about 2 KB end to end and nothing at 1 KB, and a lone
-    /// enqueue, claim or ack breaks even only at 2 to 4 KB (an ack of a
-    /// detached job runs the whole ack script, whose 26 more keys cost
-    /// about 30k instructions a call: docs/performance.md, rounds
-    /// twenty-seven and twenty-eight).
+    /// enqueue or claim breaks even only at 2 to 4 KB (docs/performance.md,
+    /// rounds twenty-seven to twenty-nine). A detaching handle's acks go to
+    /// the ack script's variant `detached`, which costs about what an ack
+    /// of whole records does from 1 KB on.
     pub const DEFAULT_DETACH_FROM: u32 = 4096;
     /// The largest size a detached format takes: the largest payload
     /// limit an enqueue takes (`lua/enqueue.lua`, `ARGV[3]`).

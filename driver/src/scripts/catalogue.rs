@@ -102,6 +102,7 @@ scripts! {
     ;
     EnqueuePlain => "enqueue" variant "plain",
     AckPlain => "ack" variant "plain",
+    AckDetached => "ack" variant "detached",
     ClaimPlain => "claim" variant "plain",
 }
 

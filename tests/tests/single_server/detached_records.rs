@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use fred::interfaces::ClientLike;
 use fred::types::Value as Wire;
 use redq::surgery::IfLeased;
 use redq::worker::{TypedJob, WorkOptions};
@@ -272,8 +273,9 @@ async fn the_detached_marker_is_read_at_connect_with_its_size() {
 /// In a detached namespace an enqueue with no payload to detach still runs
 /// the plain variant (each declared key costs about 1 200 instructions a
 /// call); one with a payload to detach runs the whole script, which
-/// declares the payloads' key; an ack of a detached job is refused by the
-/// ack's variant and done by the whole script.
+/// declares the payloads' key; the handle's acks, of detached and whole
+/// jobs alike, go to the ack's variant `detached` (the plain variant's keys
+/// and the payloads'), not to the whole script.
 #[tokio::test]
 async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
     let server = server();
@@ -306,8 +308,77 @@ async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
         );
     }
     let loaded = server.function_libraries().await;
-    assert!(loaded.contains(&name("ack")), "{loaded:?}");
+    assert!(loaded.contains(&name("ack_detached")), "{loaded:?}");
+    assert!(
+        !loaded.contains(&name("ack")) && !loaded.contains(&name("ack_plain")),
+        "neither the whole ack nor the plain variant ran: {loaded:?}"
+    );
     assert_eq!(detached_count(&server, &queue).await, 0);
+    for job in &claimed {
+        assert!(queue.inspect(&job.id).await.unwrap().is_none(), "acked");
+    }
+}
+
+/// ack.lua's variant `detached` takes a call mixing detached and whole
+/// records and deletes the detached payloads with their jobs; it refuses
+/// what the plain variant refuses (here a job holding a dedup key) before
+/// writing anything.
+#[tokio::test]
+async fn the_detached_ack_variant_acks_detached_and_whole_jobs_and_refuses_keyed_ones() {
+    let server = server();
+    let client = server.client().await;
+    let queue = detached_queue(&server, "detached-ack-variant").await;
+    let sha = lua::load(&client, &lua::variant("ack_detached", 11)).await;
+    let large = payload("large", FROM as usize);
+    let small = payload("small", 1);
+    queue.add("q", NewJob::new(large)).await.unwrap();
+    queue.add("q", NewJob::new(small)).await.unwrap();
+    queue
+        .add("q", NewJob::new(payload("keyed", 1)).dedup_key("once"))
+        .await
+        .unwrap();
+    let held = queue.claim("q", 3, LONG).await.unwrap();
+    assert_eq!(held.len(), 3);
+    assert_eq!(stored(&server, &queue, &held[0].id).await[0], DETACHED);
+    let args = |jobs: &[&redq::Job]| {
+        let mut args = vec![Wire::from(jobs.len() as i64)];
+        for job in jobs {
+            args.push(Wire::from(job.id.as_str()));
+            args.push(Wire::from(job.lease_id as i64));
+        }
+        args
+    };
+
+    let before = digest(&server).await;
+    let err = lua::evalsha(&client, &sha, queue.namespace(), "q", &args(&[&held[2]]))
+        .await
+        .expect_err("a job holding a dedup key");
+    assert!(
+        err.details()
+            .contains("variant refused: this variant of ack takes no call with a job holding a dedup or ordering key"),
+        "{err}"
+    );
+    assert_eq!(digest(&server).await, before, "refused: nothing written");
+
+    let reply = lua::evalsha(
+        &client,
+        &sha,
+        queue.namespace(),
+        "q",
+        &args(&[&held[0], &held[1]]),
+    )
+    .await
+    .expect("a detached and a whole job");
+    assert_eq!(reply.convert::<Vec<i64>>().unwrap(), [1, 1]);
+    assert_eq!(
+        detached_count(&server, &queue).await,
+        0,
+        "the payload went with its job"
+    );
+    for job in &held[..2] {
+        assert!(queue.inspect(&job.id).await.unwrap().is_none(), "acked");
+    }
+    client.quit().await.ok();
 }
 
 /// A claim of several detached records leaves their payloads out of its
