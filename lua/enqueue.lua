@@ -18,6 +18,10 @@
 --   is refused before anything is written (a gate or a detached payload
 --   below, a job's key in its parse, lib/job_new.lua); the driver sends
 --   such calls here.
+-- variant detached: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics detached
+--   the plain variant's keys and the detached payloads (14 of 32): a call
+--   of a handle whose namespace detaches (RecordFormat::Detached) with a
+--   payload to detach and otherwise what the plain variant takes.
 -- ARGV[1] queue name       ARGV[2] wake-up channel
 -- ARGV[3] payload limit (bytes)
 -- ARGV[4] n, the number of jobs (1..1000)
@@ -110,7 +114,7 @@ if gate ~= '' and not K.wf_gates then
   variant_refused('enqueue', 'a gate')
 end
 -- A job stored detached (lib/job_record.lua) needs K.detached: the driver
--- sends a call with one to the whole script.
+-- sends a call with one to the variant detached or the whole script.
 if detach_from and not K.detached then
   for i = 1, n do
     if #p.payloads[i] >= detach_from then variant_refused('enqueue', 'a detached payload (job ' .. ids[i] .. ')') end

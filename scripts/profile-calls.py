@@ -4,7 +4,7 @@ jobs, claim of 1 job from a plain queue, ack of 1 job, enqueue of 1 job
 handed to a parked worker), and of each included
 module's load (the prelude), counted by callgrind on redis-server.
 
-    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact|detached:N] [--metrics-off] [--pad-bytes P] [--out DIR]
+    scripts/profile-calls.py [--root DIR] [--redq BIN] [--calls N] [--batch N,...] [--composed DIR [--functions] [--enqueue enqueue_plain] [--ack ack_plain] [--claim claim_plain]] [--modules] [--backlog N] [--record-format standard|compact|detached:N] [--metrics-off] [--pad-bytes P] [--out DIR]
 
 --root: the checkout whose lua/ is composed (a `git archive` of the commit
 under test); --redq: the binary whose `bench --case process --n 4` is watched
@@ -309,6 +309,9 @@ def main():
                    help="with --functions: each call stops Lua's collector first (see the docstring)")
     p.add_argument("--metrics-off", action="store_true",
                    help="the bench queue's metrics are off (metrics_switch.lua's field) before any call is measured")
+    p.add_argument("--enqueue", default="enqueue",
+                   help="with --composed: the enqueue script called (enqueue_plain, enqueue_detached: its variants, "
+                        "lua/enqueue.lua's header)")
     p.add_argument("--ack", default="ack",
                    help="with --composed: the ack script called (ack_plain: its variant, lua/ack.lua's header)")
     p.add_argument("--claim", default="claim",
@@ -393,7 +396,7 @@ def main():
         return ["EVALSHA", sha, len(keys), *keys, *argv]
 
     n = a.calls
-    enqueue, claim, ack = load("enqueue"), load(a.claim), load(a.ack)
+    enqueue, claim, ack = load(a.enqueue), load(a.claim), load(a.ack)
 
     # A job after the first sends "=" for options the same as the job
     # before's, as the driver does, where the scripts under test take it
@@ -411,14 +414,14 @@ def main():
     ekeys = ckeys = akeys = keys
     if a.composed:
         ekeys, ckeys, akeys = (queue_keys(a.root, ns, "bench", composed_key_names(pathlib.Path(a.composed) / f"{s}.lua"))
-                               for s in ("enqueue", a.claim, a.ack))
+                               for s in (a.enqueue, a.claim, a.ack))
     if a.metrics_off:
         # The field lib/metrics.lua reads (METRIC_OFF), as `redq metrics off bench` writes it.
         conn.call("HSET", next(k for k in keys if k.endswith(":metrics")), "off", "1")
     empty = conn.call("SCRIPT", "LOAD", "return {}").decode()
     conn.send([evalsha(enqueue, ekeys, enqueue_argv(1)) for _ in range(50)])  # warm
     if a.backlog > 0:
-        bkeys = queue_keys(a.root, ns, "backlog", composed_key_names(pathlib.Path(a.composed) / "enqueue.lua")
+        bkeys = queue_keys(a.root, ns, "backlog", composed_key_names(pathlib.Path(a.composed) / f"{a.enqueue}.lua")
                            if a.composed else None)
         for start in range(0, a.backlog, 100):
             argv = enqueue_argv(min(100, a.backlog - start))

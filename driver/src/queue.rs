@@ -263,19 +263,20 @@ impl RedisQueue {
     /// One enqueue script call for `jobs`, all of one queue, applied
     /// atomically; outcomes in input order.
     ///
-    /// A call whose jobs need no dedup, ordering or limit key, and none of
-    /// which is stored detached, goes to the enqueue variant that declares
-    /// only the keys such jobs touch (13 of 32: each declared key costs the
-    /// server about 1 200 instructions a call, `lua/enqueue.lua` header).
+    /// A call whose jobs need no dedup, ordering or limit key goes to the
+    /// enqueue variant that declares only the keys such jobs touch (13 of
+    /// 32: each declared key costs the server about 1 200 instructions a
+    /// call, `lua/enqueue.lua` header), or, when one of them is stored
+    /// detached, to the variant with the detached payloads' key as well.
     async fn send_jobs(&self, queue: &str, jobs: Jobs<'_>) -> Result<Vec<Enqueued>, QueueError> {
         let detached = match self.record_format() {
             crate::RecordFormat::Detached { min_bytes } => jobs.any_payload_from(min_bytes),
             _ => false,
         };
-        let op = if jobs.all_plain() && !detached {
-            Op::EnqueuePlain
-        } else {
-            Op::Enqueue
+        let op = match (jobs.all_plain(), detached) {
+            (true, false) => Op::EnqueuePlain,
+            (true, true) => Op::EnqueueDetached,
+            (false, _) => Op::Enqueue,
         };
         self.send_enqueue(op, queue, jobs, crate::enqueue_args::no_gate())
             .await

@@ -704,9 +704,9 @@ enum By {
 /// again (the reliability checker caught exactly that after a redis-server
 /// kill -9). So an enqueue in flight when the connection drops fails back to
 /// the caller as "may or may not have been applied" instead; the caller
-/// decides, and a dedup key makes retrying it safe.
+/// decides, and a dedup key makes retrying it safe. Its variants likewise.
 fn resend_safe(op: Op) -> bool {
-    !matches!(op, Op::Enqueue | Op::EnqueuePlain)
+    op.script() != "enqueue"
 }
 
 async fn call<A: Args + ?Sized>(
@@ -1001,5 +1001,19 @@ mod tests {
         assert_eq!(catalogue::SCRIPTS[Op::Enqueue.index()].0, "enqueue");
         assert_eq!(catalogue::SCRIPTS[Op::Pause.index()].0, "pause");
         assert_eq!(catalogue::SCRIPTS[Op::Cancel.index()].0, "cancel");
+        assert_eq!(Op::Cancel.script(), "cancel");
+        assert_eq!(Op::AckDetached.script(), "ack");
+    }
+
+    /// An enqueue, whichever variant runs it, is never resent by fred
+    /// after a dropped connection; the other scripts are.
+    #[test]
+    fn no_enqueue_variant_is_resent_by_the_client() {
+        for op in [Op::Enqueue, Op::EnqueuePlain, Op::EnqueueDetached] {
+            assert!(!resend_safe(op), "{}", op.script());
+        }
+        for op in [Op::Claim, Op::ClaimPlain, Op::Ack, Op::AckDetached] {
+            assert!(resend_safe(op), "{}", op.script());
+        }
     }
 }

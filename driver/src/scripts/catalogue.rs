@@ -101,6 +101,7 @@ scripts! {
     MetricsSwitch => "metrics_switch",
     ;
     EnqueuePlain => "enqueue" variant "plain",
+    EnqueueDetached => "enqueue" variant "detached",
     AckPlain => "ack" variant "plain",
     AckDetached => "ack" variant "detached",
     ClaimPlain => "claim" variant "plain",
@@ -157,5 +158,14 @@ impl Op {
     /// length plus its position in [`VARIANTS`].
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// The script it runs: its own, or for a variant the script it is
+    /// composed from (`lua/<script>.lua`).
+    pub fn script(self) -> &'static str {
+        match SCRIPTS.get(self.index()) {
+            Some((name, _)) => name,
+            None => VARIANTS[self.index() - SCRIPTS.len()].script,
+        }
     }
 }

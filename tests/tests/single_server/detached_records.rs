@@ -270,14 +270,14 @@ async fn the_detached_marker_is_read_at_connect_with_its_size() {
     assert_eq!(stored_marker, format!("detached:{FROM}"));
 }
 
-/// In a detached namespace an enqueue with no payload to detach still runs
-/// the plain variant (each declared key costs about 1 200 instructions a
-/// call); one with a payload to detach runs the whole script, which
-/// declares the payloads' key; the handle's acks, of detached and whole
-/// jobs alike, go to the ack's variant `detached` (the plain variant's keys
-/// and the payloads'), not to the whole script.
+/// In a detached namespace an enqueue with no payload to detach runs the
+/// plain variant (each declared key costs about 1 200 instructions a call);
+/// one with a payload to detach runs the variant `detached` (the plain
+/// variant's keys and the payloads'), and only a job that needs more (here
+/// a dedup key) the whole script; the handle's acks, of detached and whole
+/// jobs alike, go to the ack's variant `detached`, not to the whole script.
 #[tokio::test]
-async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
+async fn a_detaching_handle_keeps_to_the_variants_with_the_payloads_key() {
     let server = server();
     let ns = redq_tests::unique_namespace("detached-variants");
     let queue = lazy_functions(&server, &ns).await;
@@ -292,12 +292,27 @@ async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
         .unwrap();
     assert_eq!(server.function_libraries().await, [name("enqueue_plain")]);
     let large = payload("large", FROM as usize);
-    queue.add("q", NewJob::new(large.clone())).await.unwrap();
-    let mut loaded = server.function_libraries().await;
-    loaded.sort();
-    let mut expected = vec![name("enqueue_plain"), name("enqueue")];
-    expected.sort();
-    assert_eq!(loaded, expected);
+    let added = queue.add("q", NewJob::new(large.clone())).await.unwrap();
+    let sorted = |mut names: Vec<String>| {
+        names.sort();
+        names
+    };
+    assert_eq!(
+        sorted(server.function_libraries().await),
+        sorted(vec![name("enqueue_plain"), name("enqueue_detached")])
+    );
+    assert_eq!(stored(&server, &queue, added.id()).await[0], DETACHED);
+    let keyed = NewJob::new(payload("keyed", FROM as usize)).dedup_key("once");
+    queue.add("keyed", keyed).await.unwrap();
+    assert_eq!(
+        sorted(server.function_libraries().await),
+        sorted(vec![
+            name("enqueue_plain"),
+            name("enqueue_detached"),
+            name("enqueue")
+        ]),
+        "a job with a dedup key goes to the whole script"
+    );
 
     let claimed = queue.claim("q", 2, LONG).await.unwrap();
     assert_eq!(claimed[1].payload, large);
@@ -313,7 +328,12 @@ async fn only_calls_with_a_detached_payload_leave_the_plain_variants() {
         !loaded.contains(&name("ack")) && !loaded.contains(&name("ack_plain")),
         "neither the whole ack nor the plain variant ran: {loaded:?}"
     );
-    assert_eq!(detached_count(&server, &queue).await, 0);
+    assert_eq!(
+        detached_count(&server, &queue).await,
+        1,
+        "only the keyed job's payload is left"
+    );
+    assert_eq!(detached_payload(&server, &queue, &claimed[1].id).await, None);
     for job in &claimed {
         assert!(queue.inspect(&job.id).await.unwrap().is_none(), "acked");
     }
