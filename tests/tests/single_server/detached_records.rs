@@ -333,7 +333,10 @@ async fn a_detaching_handle_keeps_to_the_variants_with_the_payloads_key() {
         1,
         "only the keyed job's payload is left"
     );
-    assert_eq!(detached_payload(&server, &queue, &claimed[1].id).await, None);
+    assert_eq!(
+        detached_payload(&server, &queue, &claimed[1].id).await,
+        None
+    );
     for job in &claimed {
         assert!(queue.inspect(&job.id).await.unwrap().is_none(), "acked");
     }
