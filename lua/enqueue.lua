@@ -28,13 +28,15 @@
 -- ARGV[5] gate id, "" for none: every job this call creates joins that gate
 --         as a member (lib/gate.lua), the gate created open if missing
 -- ARGV[6] gate kind, "batch" or "tree" ("" when there is no gate)
--- ARGV[7] record format, "", "compact" or "detached:<bytes>": with
---         "compact" a job that fits the compact record (lib/job_record.lua: a
---         name and max_attempts at most, due at once) is stored in it; with
---         "detached:N" a job whose payload is N bytes or more (N 1..2^30) is
---         stored detached (lib/job_record.lua: its meta alone, its payload in
---         K.detached); only drivers that read them send them, for a
---         namespace whose marker says so (driver/src/record_format.rs)
+-- ARGV[7] record format, "", "compact", "detached:<bytes>" or
+--         "compact+detached:<bytes>": with "compact" a job that fits the
+--         compact record (lib/job_record.lua: a name and max_attempts at
+--         most, due at once) is stored in it; with "detached:N" a job whose
+--         payload is N bytes or more (N 1..2^30) is stored detached
+--         (lib/job_record.lua: its meta alone, its payload in K.detached);
+--         "compact+detached:N" does both, a detached job never compact; only
+--         drivers that read them send them, for a namespace whose marker
+--         says so (driver/src/record_format.rs)
 -- then per job: its id, its payload, k (0..14), then k (code, value) pairs:
 -- the options that differ from their defaults (an option not sent is at its
 -- default; sending a default is allowed and sets nothing), codes ascending;
@@ -87,10 +89,11 @@ local HEAD = 7
 queue_name(QUEUE)
 local gate, gate_kind = text(ARGV[5], 'gate id', 64), ARGV[6]
 local format = ARGV[7]
--- The payload size from which a job is stored detached; nil: none is. The
--- formats that detach nothing skip the call (every producer's enqueue).
-local detach_from = format ~= '' and format ~= 'compact' and detach_from_format(format) or nil
-local compact = format == 'compact'
+-- The payload size from which a job is stored detached (nil: none is), and
+-- whether a job that fits the compact record is stored in it. The standard
+-- format skips the call (every producer's enqueue).
+local detach_from, compact = nil, false
+if format ~= '' then detach_from, compact = detach_from_format(format) end
 if gate == '' and gate_kind ~= '' then fail('gate kind must be "" without a gate id, got ' .. string.format('%q', gate_kind)) end
 if gate ~= '' and gate_kind ~= 'batch' and gate_kind ~= 'tree' then
   fail('gate kind must be batch or tree, got ' .. string.format('%q', gate_kind))

@@ -6,7 +6,7 @@
 #                        [--lat-n K] [--lat-gap-ms G] [--window W] [--batch B]
 #                        [--no-build] [--no-pin] [--no-ceilings]
 #                        [--script-calls auto|eval|functions]
-#                        [--record-format standard|compact|detached[:N]] [--redq-threads T]
+#                        [--record-format standard|compact|[compact+]detached[:N]] [--redq-threads T]
 #                        [--redq-metrics on|off] [--pad-bytes P]
 #
 # The same settings can come from the environment: N, C, R, CASES, K, G, W, B,
@@ -19,8 +19,9 @@
 # core, as `#[tokio::main]` has); --script-calls is how redq calls its
 # scripts (auto, the driver's default: Redis Functions where the server allows
 # them; eval: EVALSHA only; functions); --record-format the job record format
-# of redq's bench namespace (standard, the default; compact, detached or
-# detached:N: redq record-format, README). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
+# of redq's bench namespace (standard, the default; compact, detached,
+# detached:N, compact+detached or compact+detached:N: redq record-format,
+# README). Defaults are the benchmark issue's: N=50000 C=50 R=3 K=1000 G=1
 # W=100 B=1000, the six cases of the benchmark issue (process_rate and
 # process_keyed, what limits cost when they do not bind, run with --cases).
 #
@@ -91,8 +92,8 @@ case "$REDQ_METRICS" in
   *) echo "run.sh: --redq-metrics is on or off, got '$REDQ_METRICS'" >&2; exit 2 ;;
 esac
 case "$RECORD_FORMAT" in
-  standard | compact | detached | detached:[1-9]*) ;;
-  *) echo "run.sh: --record-format is standard, compact, detached or detached:N, got '$RECORD_FORMAT'" >&2; exit 2 ;;
+  standard | compact | detached | detached:[1-9]* | compact+detached | compact+detached:[1-9]*) ;;
+  *) echo "run.sh: --record-format is standard, compact, detached, detached:N, compact+detached or compact+detached:N, got '$RECORD_FORMAT'" >&2; exit 2 ;;
 esac
 for v in N C R K G W B PAD_BYTES; do
   if ! [[ "${!v}" =~ ^[0-9]+$ ]]; then echo "run.sh: $v must be a whole number, got '${!v}'" >&2; exit 2; fi

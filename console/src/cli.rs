@@ -301,12 +301,13 @@ pub enum Command {
     /// BYTES or more) apart from their records, which saves Redis most of
     /// what a large payload costs it a job, for about 140 B of memory more a
     /// job (worth it from about 2 KB: below that a worker gets through no
-    /// more jobs); the same caution applies. Producers pick it up at their
-    /// next connect.
+    /// more jobs); the same caution applies. `compact+detached[:BYTES]`
+    /// does both: large payloads apart, the smaller fresh jobs compact.
+    /// Producers pick it up at their next connect.
     RecordFormat {
-        /// standard, compact, detached or detached:BYTES; none shows the
-        /// current one.
-        #[arg(value_name = "standard|compact|detached[:BYTES]", value_parser = parse_record_format)]
+        /// standard, compact, detached, detached:BYTES, compact+detached or
+        /// compact+detached:BYTES; none shows the current one.
+        #[arg(value_name = "standard|compact|[compact+]detached[:BYTES]", value_parser = parse_record_format)]
         set: Option<redq::RecordFormat>,
     },
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at

@@ -269,10 +269,10 @@ impl RedisQueue {
     /// call, `lua/enqueue.lua` header), or, when one of them is stored
     /// detached, to the variant with the detached payloads' key as well.
     async fn send_jobs(&self, queue: &str, jobs: Jobs<'_>) -> Result<Vec<Enqueued>, QueueError> {
-        let detached = match self.record_format() {
-            crate::RecordFormat::Detached { min_bytes } => jobs.any_payload_from(min_bytes),
-            _ => false,
-        };
+        let detached = self
+            .record_format()
+            .detach_from()
+            .is_some_and(|min_bytes| jobs.any_payload_from(min_bytes));
         let op = match (jobs.all_plain(), detached) {
             (true, false) => Op::EnqueuePlain,
             (true, true) => Op::EnqueueDetached,
@@ -459,9 +459,9 @@ impl RedisQueue {
         // and whole records: its acks go to the variant that also declares
         // the payloads' key, so a detached job does not send its queue's
         // acks to the whole script (26 keys more).
-        let ack_variant = match self.record_format() {
-            crate::RecordFormat::Detached { .. } => Op::AckDetached,
-            _ => Op::AckPlain,
+        let ack_variant = match self.record_format().detach_from() {
+            Some(_) => Op::AckDetached,
+            None => Op::AckPlain,
         };
         let calls = by_queue.iter().flat_map(|(queue, indexes)| {
             indexes.chunks(limits::MAX_CLAIM).map(move |chunk| {

@@ -53,6 +53,12 @@ use crate::RedisQueue;
 /// ticks and triggers, and the waiters a workflow's seal creates. Compact
 /// records are an enqueue's alone: the other jobs are stored in the
 /// standard layout (or detached).
+///
+/// [`RecordFormat::CompactDetached`] writes both: an enqueued job whose
+/// payload is the format's size or more is stored detached, a smaller one
+/// compact when it fits the compact record, whole otherwise. A namespace
+/// with many small waiting jobs and some large ones keeps the memory of
+/// the first and the server's CPU on the second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RecordFormat {
     /// The array of 19 to 27 fields every redq version reads.
@@ -65,6 +71,13 @@ pub enum RecordFormat {
     /// (1 to [`RecordFormat::MAX_DETACH_FROM`] bytes); drivers before this
     /// version cannot read them.
     Detached {
+        /// The smallest payload stored apart, in bytes.
+        min_bytes: u32,
+    },
+    /// Both: payloads of `min_bytes` or more kept apart, and the enqueued
+    /// jobs below that size that fit the compact record stored compact;
+    /// drivers before this version cannot read either.
+    CompactDetached {
         /// The smallest payload stored apart, in bytes.
         min_bytes: u32,
     },
@@ -82,32 +95,60 @@ impl RecordFormat {
     /// limit an enqueue takes (`lua/enqueue.lua`, `ARGV[3]`).
     pub const MAX_DETACH_FROM: u32 = 1 << 30;
 
+    /// What [`RecordFormat::parse`] accepts, in words.
+    pub const ACCEPTED: &'static str = "standard, compact, detached, detached:<bytes>, \
+         compact+detached or compact+detached:<bytes> (<bytes> 1 to 1073741824)";
+
     /// Its name, as the marker, `redq record-format` and `-o json` spell
-    /// it: `standard`, `compact` or `detached:<bytes>`.
+    /// it: `standard`, `compact`, `detached:<bytes>` or
+    /// `compact+detached:<bytes>`.
     pub fn name(self) -> String {
         match self {
             RecordFormat::Standard => "standard".into(),
             RecordFormat::Compact => "compact".into(),
             RecordFormat::Detached { min_bytes } => format!("detached:{min_bytes}"),
+            RecordFormat::CompactDetached { min_bytes } => {
+                format!("compact+detached:{min_bytes}")
+            }
         }
     }
 
     /// The format named `name`: `standard`, `compact`, `detached` (from
-    /// [`RecordFormat::DEFAULT_DETACH_FROM`] bytes) or `detached:<bytes>`.
+    /// [`RecordFormat::DEFAULT_DETACH_FROM`] bytes), `detached:<bytes>`,
+    /// and the last two after `compact+`.
     pub fn parse(name: &str) -> Result<RecordFormat, QueueError> {
-        let accepted = "standard, compact, detached or detached:<bytes> (1 to 1073741824)";
-        match name {
-            "standard" => Ok(RecordFormat::Standard),
-            "compact" => Ok(RecordFormat::Compact),
-            "detached" => Ok(RecordFormat::Detached {
-                min_bytes: Self::DEFAULT_DETACH_FROM,
-            }),
+        let refused = || QueueError::invalid("record format", name, Self::ACCEPTED);
+        let (compact, detached) = match name {
+            "standard" => return Ok(RecordFormat::Standard),
+            "compact" => return Ok(RecordFormat::Compact),
+            other => match other.strip_prefix("compact+") {
+                Some(rest) => (true, rest),
+                None => (false, other),
+            },
+        };
+        let min_bytes = match detached {
+            "detached" => Self::DEFAULT_DETACH_FROM,
             other => match other.strip_prefix("detached:").map(str::parse::<u32>) {
                 Some(Ok(min_bytes)) if (1..=Self::MAX_DETACH_FROM).contains(&min_bytes) => {
-                    Ok(RecordFormat::Detached { min_bytes })
+                    min_bytes
                 }
-                _ => Err(QueueError::invalid("record format", other, accepted)),
+                _ => return Err(refused()),
             },
+        };
+        Ok(if compact {
+            RecordFormat::CompactDetached { min_bytes }
+        } else {
+            RecordFormat::Detached { min_bytes }
+        })
+    }
+
+    /// The smallest payload this format stores detached, if it detaches.
+    pub fn detach_from(self) -> Option<u32> {
+        match self {
+            RecordFormat::Detached { min_bytes } | RecordFormat::CompactDetached { min_bytes } => {
+                Some(min_bytes)
+            }
+            RecordFormat::Standard | RecordFormat::Compact => None,
         }
     }
 
@@ -119,31 +160,43 @@ impl RecordFormat {
         match self {
             RecordFormat::Standard => STANDARD.clone(),
             RecordFormat::Compact => COMPACT.clone(),
-            RecordFormat::Detached { .. } => Value::from(self.name()),
+            RecordFormat::Detached { .. } | RecordFormat::CompactDetached { .. } => {
+                Value::from(self.name())
+            }
         }
     }
 
     /// The format as one number, for the handle's atomic (0 standard,
-    /// 1 compact, 1 + min_bytes detached).
+    /// 1 compact, 1 + min_bytes detached, and that with
+    /// [`COMPACT_DETACHED_BIT`] for compact and detached).
     pub(crate) fn to_bits(self) -> u64 {
         match self {
             RecordFormat::Standard => 0,
             RecordFormat::Compact => 1,
             RecordFormat::Detached { min_bytes } => 1 + u64::from(min_bytes),
+            RecordFormat::CompactDetached { min_bytes } => {
+                COMPACT_DETACHED_BIT | (1 + u64::from(min_bytes))
+            }
         }
     }
 
     /// The format [`RecordFormat::to_bits`] made `bits`.
     pub(crate) fn from_bits(bits: u64) -> RecordFormat {
+        let size = |n: u64| u32::try_from(n - 1).unwrap_or(u32::MAX);
         match bits {
             0 => RecordFormat::Standard,
             1 => RecordFormat::Compact,
-            n => RecordFormat::Detached {
-                min_bytes: u32::try_from(n - 1).unwrap_or(u32::MAX),
+            n if n & COMPACT_DETACHED_BIT != 0 => RecordFormat::CompactDetached {
+                min_bytes: size(n & !COMPACT_DETACHED_BIT),
             },
+            n => RecordFormat::Detached { min_bytes: size(n) },
         }
     }
 }
+
+/// The bit of [`RecordFormat::to_bits`] that marks compact and detached:
+/// above every size a detached format takes.
+const COMPACT_DETACHED_BIT: u64 = 1 << 40;
 
 impl std::fmt::Display for RecordFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,8 +216,8 @@ pub(crate) fn from_marker(
     RecordFormat::parse(&name).map_err(|_| {
         QueueError::Config(format!(
             "namespace {namespace:?} writes job records in format {name:?}, which this version \
-             of redq cannot read (it reads standard, compact and detached:<bytes>); upgrade \
-             redq, or use another namespace"
+             of redq cannot read (it reads standard, compact, detached:<bytes> and \
+             compact+detached:<bytes>); upgrade redq, or use another namespace"
         ))
     })
 }
@@ -211,7 +264,9 @@ impl RedisQueue {
         let key = self.inner.keys.record_format();
         let result: Result<(), _> = match format {
             RecordFormat::Standard => self.client().del(key).await,
-            RecordFormat::Compact | RecordFormat::Detached { .. } => {
+            RecordFormat::Compact
+            | RecordFormat::Detached { .. }
+            | RecordFormat::CompactDetached { .. } => {
                 self.client()
                     .set(key, format.name(), None, None, false)
                     .await
@@ -240,7 +295,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("\"v9\"") && err.contains("standard, compact and detached"),
+            err.contains("\"v9\"")
+                && err.contains("standard, compact, detached:<bytes> and compact+detached"),
             "{err}"
         );
         assert_eq!(
@@ -253,6 +309,47 @@ mod tests {
         );
         let err = RecordFormat::parse("tiny").unwrap_err().to_string();
         assert!(err.contains("standard, compact, detached"), "{err}");
+    }
+
+    #[test]
+    fn compact_and_detached_reads_with_its_size_and_keeps_both_apart_from_either() {
+        let both = |min_bytes| RecordFormat::CompactDetached { min_bytes };
+        assert_eq!(
+            RecordFormat::parse("compact+detached").unwrap(),
+            both(RecordFormat::DEFAULT_DETACH_FROM)
+        );
+        assert_eq!(
+            RecordFormat::parse("compact+detached:2048").unwrap(),
+            both(2048)
+        );
+        assert_eq!(both(300).name(), "compact+detached:300");
+        assert_eq!(both(300).detach_from(), Some(300));
+        assert_eq!(RecordFormat::Compact.detach_from(), None);
+        assert_eq!(
+            from_marker(Some("compact+detached:64".into()), "ns").unwrap(),
+            both(64)
+        );
+        for bad in [
+            "compact+detached:0",
+            "compact+",
+            "compact+compact",
+            "detached+compact",
+            "compact+detached:1073741825",
+        ] {
+            let err = RecordFormat::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains(bad) && err.contains("compact+detached:<bytes>"),
+                "{bad}: {err}"
+            );
+        }
+        for format in [both(1), both(RecordFormat::MAX_DETACH_FROM), both(4096)] {
+            assert_eq!(RecordFormat::from_bits(format.to_bits()), format);
+            assert_eq!(RecordFormat::parse(&format.name()).unwrap(), format);
+        }
+        assert_ne!(
+            RecordFormat::from_bits(both(5).to_bits()),
+            RecordFormat::Detached { min_bytes: 5 }
+        );
     }
 
     #[test]

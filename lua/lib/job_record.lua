@@ -137,17 +137,22 @@ end
 local DETACHED_HEAD = 221
 
 -- The payload size from which a job is stored detached under record format
--- `format`, as the scripts that create jobs take it ("", "compact" or
--- "detached:<bytes>", bytes 1 to 2^30: driver/src/record_format.rs
--- `wire`); nil for the formats that detach nothing.
+-- `format`, as the scripts that create jobs take it ("", "compact",
+-- "detached:<bytes>" or "compact+detached:<bytes>", bytes 1 to 2^30:
+-- driver/src/record_format.rs `wire`); nil for the formats that detach
+-- nothing. The second value: whether the format stores compact records
+-- (an enqueue's alone use it).
 local function detach_from_format(format)
-  if format == '' or format == 'compact' then return nil end
-  local size = string.match(format, '^detached:(%d+)$')
+  if format == '' then return nil, false end
+  if format == 'compact' then return nil, true end
+  local compact = string.sub(format, 1, 8) == 'compact+'
+  local size = string.match(compact and string.sub(format, 9) or format, '^detached:(%d+)$')
   local bytes = size and #size <= 10 and tonumber(size)
   if not bytes or bytes < 1 or bytes > 1073741824 then
-    fail('record format must be "", compact or detached:<bytes> (1 to 1073741824), got ' .. string.format('%q', tostring(format)))
+    fail('record format must be "", compact, detached:<bytes> or compact+detached:<bytes> (<bytes> 1 to 1073741824), got '
+      .. string.format('%q', tostring(format)))
   end
-  return bytes
+  return bytes, compact
 end
 
 -- The msgpack array16 header of a record of `len` fields (every length

@@ -1,4 +1,4 @@
-//! `redq record-format [standard|compact|detached[:BYTES]]`: the job record format the
+//! `redq record-format [standard|compact|[compact+]detached[:BYTES]]`: the job record format the
 //! namespace's producers write (the driver's `RecordFormat` says why it is
 //! a marker an operator sets, not a default).
 
@@ -29,6 +29,12 @@ pub async fn run(target: &Target, set: Option<RecordFormat>, json: bool) -> Resu
             "record format: {format} (producers keep payloads of {min_bytes} bytes or more \
              apart from their records from their next connect; every driver on this \
              namespace must be this version or later)"
+        ),
+        (true, RecordFormat::CompactDetached { min_bytes }) => println!(
+            "record format: {format} (producers keep payloads of {min_bytes} bytes or more \
+             apart from their records and store the smaller fresh jobs that fit it compact, \
+             from their next connect; every driver on this namespace must be this version \
+             or later)"
         ),
         (true, RecordFormat::Standard) => println!(
             "record format: standard (producers write it from their next connect; \

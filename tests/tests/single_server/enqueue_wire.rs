@@ -344,7 +344,7 @@ async fn a_malformed_job_entry_is_refused_before_anything_is_written() {
         .expect_err("an unknown record format");
     let text = redq::lua::map_error(err, std::time::Duration::from_secs(1)).to_string();
     assert!(
-        text.contains("record format must be \"\", compact or detached:<bytes> (1 to 1073741824), got \"tiny\""),
+        text.contains("record format must be \"\", compact, detached:<bytes> or compact+detached:<bytes> (<bytes> 1 to 1073741824), got \"tiny\""),
         "{text}"
     );
     assert_eq!(digest(&server).await, before);

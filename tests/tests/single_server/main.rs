@@ -11,6 +11,7 @@ mod claim_order;
 mod claim_start_by;
 mod claim_variant;
 mod coalescing;
+mod compact_detached;
 mod compact_records;
 mod concurrency;
 mod config;
