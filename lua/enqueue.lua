@@ -192,8 +192,12 @@ local wake, any_keyed = false, false
 -- The jobs created into the gate, when there is one.
 local joined = {}
 -- Each job's record is spliced from the template of its option set
--- (lib/job_new.lua), the same bytes as packing it whole.
+-- (lib/job_new.lua), the same bytes as packing it whole. A template is
+-- made compact or whole by the first job that uses it, and a detached
+-- job's meta is never compact: under compact+detached a call may hold both
+-- kinds with one option set, so the detached jobs' templates are apart.
 local templates = {}
+local whole_templates = compact and {} or templates
 -- What a job's options say about its dedup key and its place, read once
 -- for each run of jobs sharing one options table (a batch of like jobs
 -- shares one: lib/job_new.lua).
@@ -224,7 +228,7 @@ for i = 1, n do
       -- The meta alone, packed as the record would be with its payload.
       local payload = p.payloads[i]
       record_pairs[pairs_len + 1], record_pairs[pairs_len + 2] =
-        id, detached_meta(parsed_bytes(p, i, templates, QUEUE, gate, now, seq, due, false, true))
+        id, detached_meta(parsed_bytes(p, i, whole_templates, QUEUE, gate, now, seq, due, false, true))
       if not detached_pairs then detached_pairs, detached_of = {}, {} end
       detached_pairs[#detached_pairs + 1] = id
       detached_pairs[#detached_pairs + 1] = payload

@@ -91,3 +91,54 @@ async fn a_schedules_jobs_detach_under_compact_and_detached_but_are_never_compac
         queue.delete_schedule(name).await.unwrap();
     }
 }
+
+/// One call whose jobs share their options, small and large mixed: the
+/// small ones stored compact, the large ones detached with a whole meta,
+/// each read back as sent. (A call's record template was made compact or
+/// whole by its first job; the detached jobs once took a compact one and
+/// were stored unreadable, which the reliability run found.)
+#[tokio::test]
+async fn a_batch_of_like_jobs_small_and_large_stores_each_in_its_own_kind() {
+    let server = server();
+    let format = RecordFormat::CompactDetached { min_bytes: FROM };
+    let queue = queue_in_format(&server, "compact-detached-batch", format).await;
+    let large = payload("large", FROM as usize);
+    let small = payload("small", 1);
+    let sent = [&small, &large, &small, &large];
+    let jobs = sent
+        .iter()
+        .map(|payload| {
+            NewJob::new((*payload).clone())
+                .name("mixed")
+                .max_attempts(3)
+        })
+        .collect();
+    let ids: Vec<String> = queue
+        .add_batch("q", jobs)
+        .await
+        .unwrap()
+        .iter()
+        .map(|added| added.id().to_owned())
+        .collect();
+    for (id, payload) in ids.iter().zip(sent) {
+        let raw = stored(&server, &queue, id).await;
+        if payload == &large {
+            assert_eq!(raw[0], DETACHED, "{id}: detached");
+        } else {
+            assert!(is_compact(&raw), "{id}: compact, got {:#x}", raw[0]);
+        }
+        let job = queue.inspect(id).await.unwrap().expect("readable");
+        assert_eq!(&job.payload, payload, "{id}");
+    }
+    let claimed = queue.claim("q", 10, LONG).await.unwrap();
+    let got: Vec<(&str, &Value)> = claimed
+        .iter()
+        .map(|j| (j.id.as_str(), &j.payload))
+        .collect();
+    let expected: Vec<(&str, &Value)> = ids.iter().map(String::as_str).zip(sent).collect();
+    assert_eq!(got, expected);
+    for job in &claimed {
+        assert_eq!(job.name.as_deref(), Some("mixed"));
+        assert_eq!(job.max_attempts, 3);
+    }
+}
