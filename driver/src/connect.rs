@@ -238,10 +238,20 @@ impl RedisQueueBuilder {
         pool.init()
             .await
             .map_err(|e| connect_error(e, &redacted, self.command_timeout))?;
-        let script_calls = scripts::load_all(pool.next(), self.script_calls, self.preload_scripts)
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
         let keys = Keys::new(&self.namespace);
+        // Read before the scripts are readied: which variants a handle
+        // calls follows from it (`scripts::load_all`).
+        let record_format =
+            crate::record_format::at_connect(&pool, &keys, &self.namespace, self.command_timeout)
+                .await?;
+        let script_calls = scripts::load_all(
+            pool.next(),
+            self.script_calls,
+            self.preload_scripts,
+            record_format.detach_from().is_some(),
+        )
+        .await
+        .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
         crate::layout::refuse_earlier_layout(
             &pool,
             &keys,
@@ -250,9 +260,6 @@ impl RedisQueueBuilder {
             self.command_timeout,
         )
         .await?;
-        let record_format =
-            crate::record_format::at_connect(&pool, &keys, &self.namespace, self.command_timeout)
-                .await?;
         warn_unless_noeviction(&pool, &redacted).await;
         let identity = self.identity.unwrap_or_else(WorkerIdentity::unique);
         Ok(RedisQueue {

@@ -399,10 +399,15 @@ impl Loaded {
 /// later (a flush, a restart without persistence, a new shard). Without
 /// `preload` (`RedisQueueBuilder::preload_scripts(false)`) only the probe
 /// is sent, and each script is composed and loaded at its first call.
+/// The variants only a namespace that detaches payloads calls
+/// ([`only_when_detaching`]) are readied only when `detaching`: a server
+/// whose namespaces do not detach holds no library it never runs (each is
+/// about 160 KB of Redis memory).
 pub(crate) async fn load_all(
     client: &Client,
     calls: ScriptCalls,
     preload: bool,
+    detaching: bool,
 ) -> Result<CallMode, fred::error::Error> {
     // Eval asks nothing: a user allowed only EVALSHA would find a refused
     // FUNCTION LIST in its server's ACL LOG at every connect.
@@ -432,8 +437,9 @@ pub(crate) async fn load_all(
     if !preload {
         return Ok(mode);
     }
-    let (by_sha, by_function): (Vec<usize>, Vec<usize>) =
-        (0..SCRIPTS.len()).partition(|index| !mode.by_function(*index));
+    let (by_sha, by_function): (Vec<usize>, Vec<usize>) = (0..SCRIPTS.len())
+        .filter(|index| detaching || !only_when_detaching(&SCRIPTS[*index]))
+        .partition(|index| !mode.by_function(*index));
     // Only what the server lacks is sent, all of it at once: the scripts
     // are 2.5 MB in all, and loading each in turn made every connect (every
     // `redq` command, every service start) 45 round trips and 2.5 MB long.
@@ -463,6 +469,14 @@ pub(crate) async fn load_all(
         }
     }
     Ok(mode)
+}
+
+/// Whether `script` is a variant only the calls of a namespace that
+/// detaches payloads go to (`RecordFormat::detach_from`: the ack's and the
+/// enqueue's variants `detached`). A handle that starts detaching after its
+/// connect (it set the format itself) loads them at their first call.
+fn only_when_detaching(script: &Loaded) -> bool {
+    script.variant == Some("detached")
 }
 
 /// For each script of `indices`, whether the server's script cache holds

@@ -42,10 +42,15 @@ pub fn variant(name: &str, keys: usize) -> String {
 }
 
 /// The function libraries of every script that writes (what a connect
-/// with the driver's default script calls loads), sorted.
+/// with the driver's default script calls loads in a namespace that does
+/// not detach payloads: the variants only a detaching one calls are left
+/// to it), sorted.
 pub fn writing_libraries() -> Vec<String> {
     // A variant writes as its script does (one shebang).
-    let variants = redq::lua::VARIANTS.iter().map(|v| (v.name, v.source));
+    let variants = redq::lua::VARIANTS
+        .iter()
+        .filter(|v| v.variant != "detached")
+        .map(|v| (v.name, v.source));
     let mut names: Vec<String> = redq::lua::SCRIPTS
         .iter()
         .copied()

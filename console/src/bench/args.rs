@@ -175,9 +175,8 @@ impl BenchArgs {
                 None => redq::RecordFormat::Standard,
                 Some(name) => redq::RecordFormat::parse(name).map_err(|_| {
                     format!(
-                        "--record-format is standard, compact, detached, \
-                             detached:<bytes>, compact+detached or \
-                             compact+detached:<bytes>, got {name:?}"
+                        "--record-format is {}, got {name:?}",
+                        redq::RecordFormat::ACCEPTED
                     )
                 })?,
             },
@@ -250,7 +249,7 @@ mod tests {
             .contains("--script-calls is auto, eval or functions"));
         assert!(parse("--case x --redis r --record-format tiny")
             .unwrap_err()
-            .contains("--record-format is standard, compact, detached, detached:<bytes>, compact+detached or compact+detached:<bytes>"));
+            .contains("--record-format is standard, compact, detached, detached:<bytes>, compact+detached or compact+detached:<bytes> (<bytes> 1 to 1073741824), got \"tiny\""));
         assert_eq!(
             parse("--case x --redis r --record-format compact")
                 .unwrap()

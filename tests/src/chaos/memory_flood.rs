@@ -17,18 +17,6 @@ pub async fn memory_flood(scale: Scale) -> Outcome {
     let ns = unique_namespace("chaos-oom");
     let url = server.url();
     let log = ServerLog::start(server.port(), None).await;
-    let info: String = server.cmd(&["INFO", "memory"]).await.convert().unwrap();
-    let used: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("used_memory");
-    // A few MB of headroom; MONITOR's own buffers count against it too, so
-    // leave room for them.
-    let limit = used + (6 << 20);
-    server
-        .cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()])
-        .await;
     let timeout = Duration::from_secs(10);
     let mut producers = Vec::new();
     for p in 0..2 {
@@ -41,6 +29,21 @@ pub async fn memory_flood(scale: Scale) -> Outcome {
         harness::handle(&url, &ns, timeout).await,
         Recorder::new(WORKER),
     );
+    // The limit is set once the handles have connected: a connect loads
+    // every script's function library (a few MB of Redis memory), and
+    // headroom measured before it shrank with each script added.
+    let info: String = server.cmd(&["INFO", "memory"]).await.convert().unwrap();
+    let used: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("used_memory");
+    // A few MB of headroom; MONITOR's own buffers count against it too, so
+    // leave room for them.
+    let limit = used + (6 << 20);
+    server
+        .cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()])
+        .await;
     let recorders: Vec<Recorder> = producers
         .iter()
         .chain([&worker])

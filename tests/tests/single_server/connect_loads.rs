@@ -28,11 +28,25 @@ async fn eval_handle(url: &str, namespace: &str) -> RedisQueue {
     handle(url, namespace, ScriptCalls::Eval, true).await
 }
 
+/// The variants only a namespace that detaches payloads calls.
+fn detached_variants() -> u64 {
+    redq::lua::VARIANTS
+        .iter()
+        .filter(|v| v.variant == "detached")
+        .count() as u64
+}
+
+/// How many scripts a connect readies in a namespace that does not detach
+/// payloads: all but the variants only a detaching one calls.
+fn readied() -> u64 {
+    (redq::lua::SCRIPTS.len() + redq::lua::VARIANTS.len()) as u64 - detached_variants()
+}
+
 #[tokio::test]
 async fn a_connect_loads_only_the_scripts_the_server_lacks() {
     let server = RedisServer::start();
     let ns = unique_namespace("connect-loads");
-    let every = (redq::lua::SCRIPTS.len() + redq::lua::VARIANTS.len()) as u64;
+    let every = readied();
 
     server.reset_stats().await;
     eval_handle(&server.url(), &ns).await;
@@ -81,11 +95,40 @@ async fn a_user_refused_script_exists_still_connects_and_loads_every_script() {
     eval_handle(&server.url(), &ns).await;
     server.reset_stats().await;
     let queue = eval_handle(&user_url(&server, "worker", "no-exists-secret"), &ns).await;
-    assert_eq!(
-        server.command_calls("script|load").await,
-        (redq::lua::SCRIPTS.len() + redq::lua::VARIANTS.len()) as u64
-    );
+    assert_eq!(server.command_calls("script|load").await, readied());
     roundtrip(&queue).await;
+}
+
+/// A namespace that detaches payloads readies the variants its acks and
+/// enqueues go to as well; one that does not leaves them off the server
+/// (each library is Redis memory).
+#[tokio::test]
+async fn only_a_detaching_namespace_readies_the_detached_variants() {
+    let server = RedisServer::start();
+    let plain = unique_namespace("connect-plain");
+    let url = server.url();
+    handle(&url, &plain, ScriptCalls::Functions, true).await;
+    let name = |script: &str| redq::lua::function_name(script).unwrap().to_owned();
+    let loaded = server.function_libraries().await;
+    assert_eq!(loaded.len() as u64, readied(), "{loaded:?}");
+    assert!(!loaded.contains(&name("ack_detached")), "{loaded:?}");
+
+    let detaching = unique_namespace("connect-detaching");
+    handle(&url, &detaching, ScriptCalls::Functions, true)
+        .await
+        .set_record_format(redq::RecordFormat::CompactDetached { min_bytes: 64 })
+        .await
+        .unwrap();
+    handle(&url, &detaching, ScriptCalls::Functions, true).await;
+    let loaded = server.function_libraries().await;
+    assert_eq!(
+        loaded.len() as u64,
+        readied() + detached_variants(),
+        "{loaded:?}"
+    );
+    for script in ["ack_detached", "enqueue_detached"] {
+        assert!(loaded.contains(&name(script)), "{script} in {loaded:?}");
+    }
 }
 
 /// A handle that readies no script at connect, calling them as `how`.
