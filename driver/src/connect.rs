@@ -96,7 +96,9 @@ impl RedisQueueBuilder {
     /// Whether [`connect`](Self::connect) readies every script (default
     /// true): it composes all of them (25 to 30 ms of CPU) and loads those
     /// the server lacks, so that the calls in flight when a service starts
-    /// find them. With false, a script is composed at its first call and
+    /// find them (all but the two variants only a namespace that detaches
+    /// payloads calls, in a namespace that does not: `RecordFormat`). With
+    /// false, a script is composed at its first call and
     /// loaded then if the server lacks it (one `NOSCRIPT`, or "Function not
     /// found", and one load, once per handle): for a short-lived process
     /// that runs a few scripts, as each `redq` command does.
