@@ -472,11 +472,11 @@ pub(crate) async fn load_all(
 }
 
 /// Whether `script` is a variant only the calls of a namespace that
-/// detaches payloads go to (`RecordFormat::detach_from`: the ack's and the
-/// enqueue's variants `detached`). A handle that starts detaching after its
-/// connect (it set the format itself) loads them at their first call.
+/// detaches payloads go to ([`catalogue::Variant::only_when_detaching`]).
+/// A handle that starts detaching after its connect (it set the format
+/// itself) loads them at their first call.
 fn only_when_detaching(script: &Loaded) -> bool {
-    script.variant == Some("detached")
+    script.variant.is_some_and(catalogue::only_when_detaching)
 }
 
 /// For each script of `indices`, whether the server's script cache holds

@@ -49,7 +49,7 @@ pub fn writing_libraries() -> Vec<String> {
     // A variant writes as its script does (one shebang).
     let variants = redq::lua::VARIANTS
         .iter()
-        .filter(|v| v.variant != "detached")
+        .filter(|v| !v.only_when_detaching())
         .map(|v| (v.name, v.source));
     let mut names: Vec<String> = redq::lua::SCRIPTS
         .iter()

@@ -19,27 +19,34 @@ pub async fn run(target: &Target, set: Option<RecordFormat>, json: bool) -> Resu
         print_json(&json!({ "record_format": format.name() }));
         return Ok(());
     }
-    match (set.is_some(), format) {
-        (false, _) => println!("record format: {format}"),
-        (true, RecordFormat::Compact) => println!(
-            "record format: compact (producers write it from their next connect; \
-             every driver on this namespace must be this version or later)"
-        ),
-        (true, RecordFormat::Detached { min_bytes }) => println!(
-            "record format: {format} (producers keep payloads of {min_bytes} bytes or more \
-             apart from their records from their next connect; every driver on this \
-             namespace must be this version or later)"
-        ),
-        (true, RecordFormat::CompactDetached { min_bytes }) => println!(
-            "record format: {format} (producers keep payloads of {min_bytes} bytes or more \
-             apart from their records and store the smaller fresh jobs that fit it compact, \
-             from their next connect; every driver on this namespace must be this version \
-             or later)"
-        ),
-        (true, RecordFormat::Standard) => println!(
-            "record format: standard (producers write it from their next connect; \
-             compact and detached records already written stay readable)"
-        ),
+    if set.is_some() {
+        println!("record format: {format} ({})", what_it_means(format));
+    } else {
+        println!("record format: {format}");
     }
     Ok(())
+}
+
+/// What setting `format` changes, for the line that confirms it: from when
+/// producers write it and, for any format but standard, that older drivers
+/// cannot read it.
+fn what_it_means(format: RecordFormat) -> String {
+    const FROM_NEXT_CONNECT: &str = "from their next connect";
+    const NEWER_ONLY: &str = "every driver on this namespace must be this version or later";
+    match format {
+        RecordFormat::Standard => format!(
+            "producers write it {FROM_NEXT_CONNECT}; compact and detached records already \
+             written stay readable"
+        ),
+        RecordFormat::Compact => format!("producers write it {FROM_NEXT_CONNECT}; {NEWER_ONLY}"),
+        RecordFormat::Detached { min_bytes } => format!(
+            "producers keep payloads of {min_bytes} bytes or more apart from their records \
+             {FROM_NEXT_CONNECT}; {NEWER_ONLY}"
+        ),
+        RecordFormat::CompactDetached { min_bytes } => format!(
+            "producers keep payloads of {min_bytes} bytes or more apart from their records \
+             and store the smaller fresh jobs that fit it compact, {FROM_NEXT_CONNECT}; \
+             {NEWER_ONLY}"
+        ),
+    }
 }

@@ -36,7 +36,11 @@ async fn record_format_shows_sets_and_refuses_what_it_does_not_know() {
     let set = redq(&url, &ns, &["record-format", "compact"]);
     assert_exit(&set, 0);
     let said = String::from_utf8_lossy(&set.stdout).into_owned();
-    assert!(said.contains("record format: compact"), "{said}");
+    assert_eq!(
+        said.trim(),
+        "record format: compact (producers write it from their next connect; \
+         every driver on this namespace must be this version or later)"
+    );
     let producer = connect(&url, &ns).await;
     assert_eq!(producer.record_format(), RecordFormat::Compact);
     let id = producer

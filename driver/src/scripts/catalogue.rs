@@ -52,6 +52,21 @@ pub struct Variant {
     pub source: &'static str,
 }
 
+impl Variant {
+    /// Whether only the calls of a namespace that detaches payloads
+    /// (`RecordFormat::detach_from`) go to it: the ack's and the enqueue's
+    /// variants `detached`. A connect readies these only in such a
+    /// namespace (each library is about 160 KB of Redis memory).
+    pub fn only_when_detaching(&self) -> bool {
+        only_when_detaching(self.variant)
+    }
+}
+
+/// [`Variant::only_when_detaching`] by the variant's name alone.
+pub(crate) fn only_when_detaching(variant: &str) -> bool {
+    variant == "detached"
+}
+
 scripts! {
     Enqueue => "enqueue",
     Claim => "claim",

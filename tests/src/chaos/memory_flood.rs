@@ -30,8 +30,10 @@ pub async fn memory_flood(scale: Scale) -> Outcome {
         Recorder::new(WORKER),
     );
     // The limit is set once the handles have connected: a connect loads
-    // every script's function library (a few MB of Redis memory), and
-    // headroom measured before it shrank with each script added.
+    // the scripts' function libraries (a few MB of Redis memory; all but
+    // the variants only a detaching namespace calls, which load at their
+    // first call), and headroom measured before it shrank with each
+    // script added.
     let info: String = server.cmd(&["INFO", "memory"]).await.convert().unwrap();
     let used: u64 = info
         .lines()

@@ -32,7 +32,7 @@ async fn eval_handle(url: &str, namespace: &str) -> RedisQueue {
 fn detached_variants() -> u64 {
     redq::lua::VARIANTS
         .iter()
-        .filter(|v| v.variant == "detached")
+        .filter(|v| v.only_when_detaching())
         .count() as u64
 }
 
