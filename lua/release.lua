@@ -14,6 +14,10 @@
 -- lost hand-off means the worker's subscription broke or lagged, and the
 -- queue's count of them (K.metrics' handoffs_lost field, lib/metrics.lua)
 -- goes up by one, for an alert (redq metrics' redq_handoffs_lost_total).
+-- A lost claim: with ARGV[5] = claim_lost, a worker gives back a job a claim
+-- of its own leased whose reply never reached it (driver/src/lost_claim.rs).
+-- The release is the same; a claim_lost event tells an operator of the
+-- connection trouble behind it. Not counted in K.metrics.
 -- include: check clock keys job_store lease waiting flow notify events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
@@ -21,9 +25,10 @@
 --          events and metrics (a lost hand-off)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
--- ARGV[5] (optional) pushback_ms (1..86400000), or handoff_lost
--- Events: handoff_lost (id, name, detail: the worker it was handed to, as
---   the registry names it) when ARGV[5] says so and the job was released.
+-- ARGV[5] (optional) pushback_ms (1..86400000), handoff_lost or claim_lost
+-- Events: handoff_lost or claim_lost (id, name, detail: the worker it was
+--   leased to, as the registry names it) when ARGV[5] says so and the job
+--   was released.
 -- Reply: code
 -- code 1 released: the job is due again at once, no attempt counted
 -- code 2 already_released: an earlier send released it under this lease; nothing changed
@@ -35,11 +40,11 @@ queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
 local pushback, lost
-if ARGV[5] == 'handoff_lost' then
-  lost = true
+if ARGV[5] == 'handoff_lost' or ARGV[5] == 'claim_lost' then
+  lost = ARGV[5]
 elseif ARGV[5] then
   if not string.match(ARGV[5], '^%d+$') then
-    fail('the fifth argument must be pushback_ms (1 to 86400000) or handoff_lost, got '
+    fail('the fifth argument must be pushback_ms (1 to 86400000), handoff_lost or claim_lost, got '
       .. string.format('%q', ARGV[5]))
   end
   pushback = uint(ARGV[5], 'pushback_ms', 86400000)
@@ -51,11 +56,11 @@ if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
 if lost then
-  emit(K.events, 'handoff_lost', QUEUE, now, 'id', id, 'name', m[M.name],
+  emit(K.events, lost, QUEUE, now, 'id', id, 'name', m[M.name],
     'detail', m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance]))
   -- Counted whether the queue's metrics are on or off: it costs nothing a
   -- job, and it is an alarm, not a figure of the work.
-  redis.call('HINCRBY', K.metrics, 'handoffs_lost', 1)
+  if lost == 'handoff_lost' then redis.call('HINCRBY', K.metrics, 'handoffs_lost', 1) end
 end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)

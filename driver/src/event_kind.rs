@@ -90,11 +90,16 @@ pub enum EventKind {
     /// due again at once, no attempt counted (`job_id`, `name`, `detail`
     /// the worker as `redq workers` lists it).
     HandoffLost,
+    /// A job a worker's claim leased whose reply never reached it (the
+    /// connection broke or the call timed out), given back by that worker
+    /// unrun: due again at once, no attempt counted (`job_id`, `name`,
+    /// `detail` the worker as `redq workers` lists it).
+    ClaimLost,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 32] = [
+    pub const ALL: [EventKind; 33] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -127,6 +132,7 @@ impl EventKind {
         EventKind::MetricsOff,
         EventKind::MetricsOn,
         EventKind::HandoffLost,
+        EventKind::ClaimLost,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -164,6 +170,7 @@ impl EventKind {
             EventKind::MetricsOff => "metrics_off",
             EventKind::MetricsOn => "metrics_on",
             EventKind::HandoffLost => "handoff_lost",
+            EventKind::ClaimLost => "claim_lost",
         }
     }
 

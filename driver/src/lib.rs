@@ -129,6 +129,7 @@ pub mod keys;
 mod layout;
 mod leased;
 pub mod limits;
+mod lost_claim;
 mod memory;
 mod meta;
 pub mod metrics;

@@ -181,17 +181,25 @@ impl RedisQueue {
         }
     }
 
-    /// Give back a job handed to this worker whose message never reached
-    /// it (`super::worker::unheard`): released as [`RedisQueue::release`]
-    /// does, due again at once with no attempt counted, and recorded as a
-    /// [`EventKind::HandoffLost`] event naming the worker, so that an
-    /// operator sees the subscription trouble behind it.
-    pub(crate) async fn give_back_unheard(&self, lease: &Lease) -> Result<(), QueueError> {
+    /// Give back a job leased to this worker that it never heard of:
+    /// released as [`RedisQueue::release`] does, due again at once with no
+    /// attempt counted, and recorded as a `why` event naming the worker, so
+    /// that an operator sees the trouble behind it:
+    /// [`EventKind::HandoffLost`], a hand-off whose message never reached
+    /// it (`super::worker::unheard`, also counted in the queue's metrics),
+    /// or [`EventKind::ClaimLost`], a claim whose reply never did
+    /// (`crate::lost_claim`).
+    pub(crate) async fn give_back_unheard(
+        &self,
+        lease: &Lease,
+        why: EventKind,
+    ) -> Result<(), QueueError> {
+        debug_assert!(matches!(why, EventKind::HandoffLost | EventKind::ClaimLost));
         crate::queue::check_lease(lease)?;
         let args = vec![
             text(lease.id.as_str()),
             num(lease.lease_id),
-            text(EventKind::HandoffLost.as_str()),
+            text(why.as_str()),
         ];
         codes::released(&self.run(Op::Release, &lease.queue, args).await?, lease)
     }

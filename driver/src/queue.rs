@@ -1,5 +1,6 @@
 //! `RedisQueue`: enqueue, claim, and the lease-fenced transitions.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -14,6 +15,7 @@ use crate::handle::{Inner, RedisQueue};
 use crate::kept::Completion;
 use crate::keys::QueueKeys;
 use crate::limits::{self, check_queue_name};
+use crate::lost_claim::LostClaim;
 use crate::notes::NoteBatch;
 use crate::scripts::variant_route::WholeQueues;
 use crate::scripts::{self, num, reply, text, Op};
@@ -349,11 +351,29 @@ impl RedisQueue {
     /// caller that never saw it; the moment is sent on Redis's own clock,
     /// as this handle's earlier claims measured it (the first claim of a
     /// handle carries none).
+    ///
+    /// A claim whose reply is lost (the connection broke, the command timed
+    /// out) is not sent again: a second run would lease other jobs. It
+    /// fails, and any job its run leased returns when its lease lapses,
+    /// unless a [`Worker`](crate::worker::Worker) made the claim: a worker
+    /// looks for them and gives them back at once (`crate::lost_claim`).
     pub async fn claim(
         &self,
         queue: &str,
         limit: usize,
         lease: Duration,
+    ) -> Result<Vec<Job>, QueueError> {
+        self.claim_noting(queue, limit, lease, &mut None).await
+    }
+
+    /// [`RedisQueue::claim`], noting in `lost` a claim that failed after it
+    /// may have leased jobs (`crate::lost_claim`).
+    pub(crate) async fn claim_noting(
+        &self,
+        queue: &str,
+        limit: usize,
+        lease: Duration,
+        lost: &mut Option<LostClaim>,
     ) -> Result<Vec<Job>, QueueError> {
         let lease_ms = limits::check_lease(lease)?;
         let limit = limits::claim_count(limit);
@@ -364,6 +384,10 @@ impl RedisQueue {
         let identity = self.identity;
         let clock = &self.inner.redis_clock;
         let window = crate::redis_clock::claim_start_window(self.inner.timeout);
+        // The latest deadline sent (0: none), for a claim whose reply is
+        // lost. Atomic only so that the claim's future stays `Send`.
+        let deadline = std::sync::atomic::AtomicU64::new(0);
+        let sent_deadline = || Some(deadline.load(Relaxed)).filter(|at| *at > 0);
         // Built for each call made: once, or twice after a refusal. Each
         // carries the moment, on Redis's clock, after which it must lease
         // nothing (none before a reply has shown that clock).
@@ -374,7 +398,9 @@ impl RedisQueue {
                 num(identity.node),
                 num(identity.instance as u64),
             ];
-            args.extend(clock.in_redis_time(window).map(num));
+            let at = clock.in_redis_time(window);
+            deadline.store(at.unwrap_or(0), Relaxed);
+            args.extend(at.map(num));
             args
         };
         // To the variant declaring only the keys a claim that leases
@@ -383,7 +409,14 @@ impl RedisQueue {
         let whole = &self.inner.whole_claims;
         let ops = (Op::ClaimPlain, Op::Claim);
         let sent = std::time::Instant::now();
-        let reply = self.run_variant(whole, ops, queue, false, args).await?;
+        let reply = match self.run_variant(whole, ops, queue, false, args).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                let sent_ms = clock.at_or_before(sent);
+                *lost = LostClaim::after(&e, queue, limit, lease_ms, sent_ms, sent_deadline());
+                return Err(e);
+            }
+        };
         let items = reply::array(reply)?;
         if let Some(now) = items.first().and_then(|now| now.as_u64()) {
             clock.heard(now, sent);
@@ -672,7 +705,7 @@ impl SendBatch for Inner {
 /// Check a lease handed back by a caller before it reaches a script: the id
 /// must be a valid job id, and a lease id no claim can have issued (the
 /// scripts count them in exact doubles, up to 2^53 - 1) is simply lost.
-const MAX_LEASE_ID: u64 = (1 << 53) - 1;
+pub(crate) const MAX_LEASE_ID: u64 = (1 << 53) - 1;
 
 pub(crate) fn check_lease(lease: &Lease) -> Result<(), QueueError> {
     limits::check_id(&lease.id)?;

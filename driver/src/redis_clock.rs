@@ -24,8 +24,13 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub(crate) struct RedisClock {
     base: Instant,
-    /// `UNKNOWN` until a reply has shown it.
+    /// `UNKNOWN` until a reply has shown it. Paired with the moment the
+    /// claim was sent: never behind Redis's clock.
     offset_ms: AtomicI64,
+    /// The same reading paired with the moment its reply arrived, which
+    /// came after it: never ahead of Redis's clock (where a claim whose
+    /// reply was lost may have leased from: `crate::lost_claim`).
+    offset_low_ms: AtomicI64,
 }
 
 const UNKNOWN: i64 = i64::MIN;
@@ -35,6 +40,7 @@ impl Default for RedisClock {
         RedisClock {
             base: Instant::now(),
             offset_ms: AtomicI64::new(UNKNOWN),
+            offset_low_ms: AtomicI64::new(UNKNOWN),
         }
     }
 }
@@ -44,11 +50,27 @@ impl RedisClock {
         self.base.elapsed().as_millis() as i64
     }
 
-    /// A claim sent at `sent` found Redis's clock at `redis_now_ms`.
+    /// A claim sent at `sent`, whose reply arrived just now, found Redis's
+    /// clock at `redis_now_ms`.
     pub fn heard(&self, redis_now_ms: u64, sent: Instant) {
         let sent_ms = sent.saturating_duration_since(self.base).as_millis() as i64;
         self.offset_ms
             .store(redis_now_ms as i64 - sent_ms, Ordering::Relaxed);
+        // Rounded up, so that it stays behind Redis's clock.
+        let arrived_ms = self.base.elapsed().as_micros().div_ceil(1000) as i64;
+        self.offset_low_ms
+            .store(redis_now_ms as i64 - arrived_ms, Ordering::Relaxed);
+    }
+
+    /// Redis's clock at `moment`, at the latest (from the last reading's
+    /// reply), once a reply has shown where that clock stands.
+    pub fn at_or_before(&self, moment: Instant) -> Option<u64> {
+        let offset = self.offset_low_ms.load(Ordering::Relaxed);
+        if offset == UNKNOWN {
+            return None;
+        }
+        let local = moment.saturating_duration_since(self.base).as_millis() as i64;
+        Some(u64::try_from(local + offset).unwrap_or(0))
     }
 
     /// The moment on Redis's clock `within` from now, once a reply has
@@ -94,6 +116,24 @@ mod tests {
         clock.heard(42, Instant::now());
         let at = clock.in_redis_time(Duration::from_millis(10)).unwrap();
         assert!((52..1_052).contains(&at), "{at}");
+    }
+
+    #[test]
+    fn the_clock_before_a_moment_is_never_ahead_of_the_reading() {
+        let clock = RedisClock::default();
+        let sent = Instant::now();
+        assert_eq!(clock.at_or_before(sent), None);
+        std::thread::sleep(Duration::from_millis(20));
+        // Redis read 1 000 000 somewhere between the send and now: at the
+        // send it read 1 000 000 at the most, and the estimate of that
+        // moment is at least 20 ms below it (the reply came 20 ms later).
+        clock.heard(1_000_000, sent);
+        let before = clock.at_or_before(sent).unwrap();
+        assert!((998_000..=999_980).contains(&before), "{before}");
+        let later = clock
+            .at_or_before(sent + Duration::from_millis(500))
+            .unwrap();
+        assert_eq!(later - before, 500);
     }
 
     #[test]

@@ -718,9 +718,13 @@ enum By {
 /// again (the reliability checker caught exactly that after a redis-server
 /// kill -9). So an enqueue in flight when the connection drops fails back to
 /// the caller as "may or may not have been applied" instead; the caller
-/// decides, and a dedup key makes retrying it safe. Its variants likewise.
+/// decides, and a dedup key makes retrying it safe. A claim resent after
+/// its first run leased jobs would lease others, and the first run's would
+/// wait out their leases with nothing to say so: it fails back too, and a
+/// worker gives the first run's jobs back (`crate::lost_claim`). Their
+/// variants likewise.
 fn resend_safe(op: Op) -> bool {
-    op.script() != "enqueue"
+    !matches!(op.script(), "enqueue" | "claim")
 }
 
 async fn call<A: Args + ?Sized>(
@@ -1019,14 +1023,20 @@ mod tests {
         assert_eq!(Op::AckDetached.script(), "ack");
     }
 
-    /// An enqueue, whichever variant runs it, is never resent by fred
-    /// after a dropped connection; the other scripts are.
+    /// An enqueue or a claim, whichever variant runs it, is never resent
+    /// by fred after a dropped connection; the other scripts are.
     #[test]
-    fn no_enqueue_variant_is_resent_by_the_client() {
-        for op in [Op::Enqueue, Op::EnqueuePlain, Op::EnqueueDetached] {
+    fn no_enqueue_or_claim_variant_is_resent_by_the_client() {
+        for op in [
+            Op::Enqueue,
+            Op::EnqueuePlain,
+            Op::EnqueueDetached,
+            Op::Claim,
+            Op::ClaimPlain,
+        ] {
             assert!(!resend_safe(op), "{}", op.script());
         }
-        for op in [Op::Claim, Op::ClaimPlain, Op::Ack, Op::AckDetached] {
+        for op in [Op::Ack, Op::AckPlain, Op::AckDetached, Op::Release] {
             assert!(resend_safe(op), "{}", op.script());
         }
     }

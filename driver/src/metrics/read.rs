@@ -184,7 +184,7 @@ impl RedisQueue {
     }
 
     /// Redis's clock (the one the scripts record on), from the node holding `key`.
-    pub(super) async fn redis_now_ms(&self, key: &str) -> Result<u64, QueueError> {
+    pub(crate) async fn redis_now_ms(&self, key: &str) -> Result<u64, QueueError> {
         let slot = ClusterHash::Custom(fred::util::redis_keyslot(key.as_bytes()));
         let command = CustomCommand::new_static("TIME", slot, false);
         let time: Vec<String> = self

@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::shard_claims::ShardClaims;
 use crate::kept::Completion;
+use crate::lost_claim::LostClaim;
 use crate::notes::NoteBatch;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
 
@@ -114,17 +115,21 @@ impl Backend {
     /// waiting on no one shard for long (`super::shard_claims`, the
     /// worker's `claims`); a shard that fails is skipped while another
     /// answers.
+    ///
+    /// On one namespace, a claim that failed after it may have leased jobs
+    /// is noted in `lost` (`crate::lost_claim`).
     pub async fn claim(
         &self,
         queue: &str,
         n: usize,
         lease: Duration,
         claims: &mut ShardClaims,
+        lost: &mut Option<LostClaim>,
     ) -> Result<Vec<Claimed>, QueueError> {
         let on = |job| Claimed { job, shard: 0 };
         match self {
             Backend::Redis(redis) => Ok(redis
-                .claim(queue, n, lease)
+                .claim_noting(queue, n, lease, lost)
                 .await?
                 .into_iter()
                 .map(on)

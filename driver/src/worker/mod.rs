@@ -27,6 +27,13 @@
 //! the same node with an instance of its own
 //! ([`RedisQueue::identity`](crate::RedisQueue::identity)).
 //!
+//! A claim whose reply is lost (a dropped connection, a timeout) may have
+//! leased jobs the worker never saw. On one namespace the worker looks for
+//! them before it claims or parks again, once Redis's clock has passed the
+//! claim's deadline (at most half the command timeout after it was sent),
+//! and gives them back at once, no attempt counted, each with a
+//! `claim_lost` event (`crate::lost_claim` has how the look is exact).
+//!
 //! # Backends
 //!
 //! [`Worker::new`] and [`JobQueue::new`] take a [`RedisQueue`](crate::RedisQueue), a
@@ -113,6 +120,7 @@ mod control;
 mod error;
 mod events;
 mod execute;
+mod lost_claims;
 mod options;
 mod parking;
 mod presence;
@@ -148,6 +156,7 @@ pub use typed::{TypedJob, DEFAULT_QUEUE};
 pub use wake_ups::WakeUps;
 
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
+use crate::lost_claim::LostClaim;
 use crate::QueueError;
 use backend::{Backend, Claimed, Held};
 use execute::{execute, Shared};
@@ -326,6 +335,7 @@ impl Worker {
         let mut running = JoinSet::new();
         let mut claims =
             shard_claims::ShardClaims::new(shared.queue.namespaces().len(), inbox.clone());
+        let mut heard = lost_claims::HeardLeases::default();
         loop {
             let first = tokio::select! {
                 biased;
@@ -343,6 +353,7 @@ impl Worker {
             let handed = parking.take_handed(permits.len() + slots.free());
             if !handed.is_empty() {
                 for job in handed {
+                    heard.heard(job.lease_id);
                     let permit = permits
                         .pop()
                         .or_else(|| slots.try_acquire())
@@ -380,11 +391,25 @@ impl Worker {
                     _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
                 }
             }
-            let jobs = match claim_some(&shared.queue, &mut claims, &options, permits.len()).await {
+            heard.heard(parking.unparked_through());
+            let mut lost = None;
+            let claimed = claim_some(
+                &shared.queue,
+                &mut claims,
+                &options,
+                permits.len(),
+                &mut lost,
+            );
+            let jobs = match claimed.await {
                 Ok(jobs) => jobs,
                 Err(e) => {
                     tracing::warn!(error = %e, "claim failed; retrying shortly");
                     drop(permits);
+                    // Before any other claim or park, which would lease
+                    // more to this worker.
+                    if let Some(lost) = lost {
+                        lost_claims::give_back(&shared.queue, &lost, &mut heard, &claiming).await;
+                    }
                     tokio::select! {
                         _ = claiming.cancelled() => break,
                         _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
@@ -407,6 +432,7 @@ impl Worker {
                 continue;
             }
             for job in jobs {
+                heard.heard(job.job.lease_id);
                 let permit = permits.pop().expect("never more jobs than permits");
                 running.spawn(execute(shared.clone(), job, permit));
             }
@@ -459,15 +485,17 @@ impl Worker {
 }
 
 /// Claim up to `n` jobs from the first queue (in strict or weighted order)
-/// that has any.
+/// that has any; a claim that failed after it may have leased jobs is
+/// noted in `lost`.
 async fn claim_some(
     queue: &Backend,
     claims: &mut shard_claims::ShardClaims,
     options: &WorkOptions,
     n: usize,
+    lost: &mut Option<LostClaim>,
 ) -> Result<Vec<Claimed>, QueueError> {
     for name in claim_order(options) {
-        let jobs = queue.claim(name, n, options.lease, claims).await?;
+        let jobs = queue.claim(name, n, options.lease, claims, lost).await?;
         if !jobs.is_empty() {
             return Ok(jobs);
         }

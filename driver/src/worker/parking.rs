@@ -58,6 +58,9 @@ pub(crate) struct Parking {
     /// carries it.
     parks: u64,
     park_number: u64,
+    /// The lease sequence the last unpark read: every job its park handed
+    /// is leased under an id no higher (`crate::lost_claim`).
+    unparked_through: u64,
     /// Where the worker counts the hand-offs it gave back as lost, for its
     /// registry record.
     totals: Arc<Totals>,
@@ -85,6 +88,7 @@ impl Parking {
             allowed: enabled && queues.len() == 1,
             parks: 0,
             park_number: 0,
+            unparked_through: 0,
             totals,
         }
     }
@@ -97,6 +101,12 @@ impl Parking {
         let jobs: Vec<Job> = self.arrived.drain(..take).collect();
         self.handed_so_far += jobs.len();
         jobs
+    }
+
+    /// The lease sequence the last unpark read (0 before any): no job its
+    /// park handed is leased under a higher id.
+    pub fn unparked_through(&self) -> u64 {
+        self.unparked_through
     }
 
     /// Take what the listener forwarded, noting each hand-off as heard, and
@@ -173,6 +183,7 @@ impl Parking {
                 .await
             {
                 Ok(unparked) => {
+                    self.unparked_through = unparked.ended.lease_seq;
                     self.unheard.ended(self.park_number, unparked);
                     self.parked_on = None;
                 }

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::events::EventKind;
 use crate::park::{HandOffWindow, ParkMark, Unparked};
 use crate::{Lease, RedisQueue};
 
@@ -311,7 +312,10 @@ impl Unheard {
                 self.given_back.pop_front();
             }
             self.given_back.push_back(lease.lease_id);
-            if let Err(e) = queue.give_back_unheard(&lease).await {
+            if let Err(e) = queue
+                .give_back_unheard(&lease, EventKind::HandoffLost)
+                .await
+            {
                 tracing::warn!(error = %e, id = %lease.id, "giving back a lost hand-off failed; it returns when its lease lapses");
                 continue;
             }

@@ -213,7 +213,8 @@ async fn the_jobs_a_park_handed_are_found_between_its_ends_and_no_one_elses() {
 
 /// What `release.lua` does with a lost hand-off (`handoff_lost`, as the
 /// worker's give-back sends it): the job is due again with no attempt
-/// counted, and one event names it and the worker it was handed to.
+/// counted, and one event names it and the worker it was handed to. A lost
+/// claim's job (`claim_lost`) likewise, under its own event.
 #[tokio::test]
 async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     let server = RedisServer::start();
@@ -249,7 +250,7 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     assert!(
         refused
             .to_string()
-            .contains("pushback_ms (1 to 86400000) or handoff_lost"),
+            .contains("pushback_ms (1 to 86400000), handoff_lost or claim_lost"),
         "{refused}"
     );
     assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);
@@ -273,4 +274,22 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);
     assert_eq!(lost_events().await, once);
     assert_eq!(counted().await, 1, "neither counted again");
+
+    // A lost claim's job (`driver/src/lost_claim.rs`) is released the same
+    // way, under its own event, and is no hand-off to count.
+    let claimed = release_as(&ids[1], "2", "claim_lost").await.unwrap();
+    assert_eq!(claimed.as_i64(), Some(1), "released");
+    let job = job_of(&ids[1]).await;
+    assert_eq!((job.state, job.attempts), (redq::JobState::Waiting, 0));
+    let claim_lost: Vec<_> = latest_of_kind(&queue, EventKind::ClaimLost)
+        .await
+        .into_iter()
+        .map(|e| (e.queue, e.job_id, e.detail))
+        .collect();
+    assert_eq!(
+        claim_lost,
+        vec![("work".to_owned(), ids[1].clone(), Some(worker))]
+    );
+    assert_eq!(lost_events().await, once);
+    assert_eq!(counted().await, 1, "a lost claim is not a lost hand-off");
 }

@@ -42,6 +42,7 @@ mod handoff_unheard;
 mod harness;
 mod kept_results;
 mod lean_record;
+mod lost_claim;
 mod metrics_recording;
 mod metrics_switch;
 mod noscript;

@@ -28,8 +28,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     match EventKind::of(&e.kind) {
                         Some(EventKind::Dead | EventKind::WorkerLost) => kind.style(theme.error()),
                         // The job is safe, but the worker's subscription
-                        // broke or lagged: worth a look.
-                        Some(EventKind::HandoffLost) => kind.style(theme.warn()),
+                        // broke or lagged, or its connection dropped a
+                        // claim's reply: worth a look.
+                        Some(EventKind::HandoffLost | EventKind::ClaimLost) => {
+                            kind.style(theme.warn())
+                        }
                         _ => kind,
                     },
                     Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
