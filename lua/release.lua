@@ -17,12 +17,13 @@
 -- A lost claim: with ARGV[5] = claim_lost, a worker gives back a job a claim
 -- of its own leased whose reply never reached it (driver/src/lost_claim.rs).
 -- The release is the same; a claim_lost event tells an operator of the
--- connection trouble behind it. Not counted in K.metrics.
+-- connection trouble behind it, and the queue's count of them (K.metrics'
+-- claims_lost field) goes up by one (redq_claims_lost_total).
 -- include: check clock keys job_store lease waiting flow notify events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake,
---          events and metrics (a lost hand-off)
+--          events and metrics (a lost hand-off or claim)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] (optional) pushback_ms (1..86400000), handoff_lost or claim_lost
@@ -39,8 +40,11 @@
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
+-- A lost reply's event, and the field of K.metrics counting them
+-- (driver/src/metrics/layout.rs).
+local LOST_COUNTS = { handoff_lost = 'handoffs_lost', claim_lost = 'claims_lost' }
 local pushback, lost
-if ARGV[5] == 'handoff_lost' or ARGV[5] == 'claim_lost' then
+if ARGV[5] and LOST_COUNTS[ARGV[5]] then
   lost = ARGV[5]
 elseif ARGV[5] then
   if not string.match(ARGV[5], '^%d+$') then
@@ -60,7 +64,7 @@ if lost then
     'detail', m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance]))
   -- Counted whether the queue's metrics are on or off: it costs nothing a
   -- job, and it is an alarm, not a figure of the work.
-  if lost == 'handoff_lost' then redis.call('HINCRBY', K.metrics, 'handoffs_lost', 1) end
+  redis.call('HINCRBY', K.metrics, LOST_COUNTS[lost], 1)
 end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)

@@ -20,6 +20,8 @@
 --                    handoff_lost form): the queue's, since it began, never
 --                    reset, counted while the metrics are off too. Not per
 --                    name, so readers of the layout before it never meet it
+--   "claims_lost"    the same for jobs a worker's claim leased whose reply
+--                    never reached it (release.lua's claim_lost form)
 -- Each value is a msgpack map from MV positions to numbers, zeros left out
 -- (an array when the positions happen to run 1, 2, ...): a value holds a few
 -- buckets, and packing 58 numbers where 5 are set cost about 2 us more a

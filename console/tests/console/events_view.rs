@@ -131,8 +131,9 @@ fn a_schedule_change_shows_the_schedule_it_names_and_who_did_it() {
 }
 
 /// The kinds an operator should not miss stand out: a dead letter and a
-/// lost worker in the error colour, a lost hand-off (the job is safe, the
-/// worker's subscription is not) in the warning colour.
+/// lost worker in the error colour, a lost hand-off or claim (the job is
+/// safe, the worker's subscription or connection is not) in the warning
+/// colour.
 #[test]
 fn trouble_stands_out_by_colour() {
     let mut snapshot = snapshot();
@@ -146,6 +147,11 @@ fn trouble_stands_out_by_colour() {
         },
         event(2, "completed", "emails"),
         event(3, "dead", "emails"),
+        QueueEvent {
+            job_id: "01KCLAIMED".into(),
+            detail: Some("2636283641-7".into()),
+            ..event(4, "claim_lost", "emails")
+        },
     ];
     let mut state = loaded();
     state.apply(Action::Received(Update::Snapshot {
@@ -173,6 +179,7 @@ fn trouble_stands_out_by_colour() {
     };
     let theme = Theme::new(true);
     assert_eq!(Some(colour_of("handoff_lost")), theme.warn().fg);
+    assert_eq!(Some(colour_of("claim_lost")), theme.warn().fg);
     assert_eq!(Some(colour_of("dead")), theme.error().fg);
     assert_ne!(Some(colour_of("completed")), theme.warn().fg);
     assert_ne!(Some(colour_of("completed")), theme.error().fg);

@@ -2,7 +2,9 @@
 //! `release.lua`'s `handoff_lost` form (what a worker does with a hand-off
 //! whose message never reached it) is counted once per queue, while the
 //! queue's metrics are off too, and shows in the driver's metrics, in
-//! `redq metrics show`, in the Metrics view and on the Prometheus page.
+//! `redq metrics show`, in the Metrics view and on the Prometheus page. A
+//! lost claim's job given back (the `claim_lost` form) has a count of its
+//! own, shown in the same places.
 
 use std::time::Duration;
 
@@ -57,18 +59,19 @@ async fn a_lost_hand_off_is_counted_and_shown_wherever_the_queues_figures_are() 
 
     let admin = server.client().await;
     let release = load(&admin, &compose(source("release"))).await;
-    let give_back = async |index: usize| {
+    let give_back_as = async |index: usize, why: &str| {
         let job = &leased[index];
         let args: Vec<Value> = vec![
             job.id.clone().into(),
             job.lease_id.to_string().into(),
-            "handoff_lost".into(),
+            why.into(),
         ];
         evalsha(&admin, &release, &ns, "images", &args)
             .await
             .unwrap()
             .as_i64()
     };
+    let give_back = async |index: usize| give_back_as(index, "handoff_lost").await;
     assert_eq!(give_back(0).await, Some(1), "released");
     assert_eq!(give_back(0).await, Some(2), "a resend counts nothing more");
 
@@ -102,4 +105,34 @@ async fn a_lost_hand_off_is_counted_and_shown_wherever_the_queues_figures_are() 
     let lost = "redq_handoffs_lost_total";
     assert_eq!(page.value(lost, &[("queue", "images")]), 1.0);
     assert_eq!(page.value(lost, &[("queue", "audio")]), 0.0);
+    assert_eq!(
+        page.value("redq_claims_lost_total", &[("queue", "images")]),
+        0.0
+    );
+
+    // A lost claim's job, counted apart.
+    assert_eq!(give_back_as(1, "claim_lost").await, Some(1), "released");
+    let totals = q.metric_totals("images").await.unwrap();
+    assert_eq!((totals.handoffs_lost, totals.claims_lost), (1, 1));
+    let after = show();
+    assert_exit(&after, 0);
+    assert_eq!(stdout_json(&after)["claims_lost"], 1);
+    let table = redq(&url, &ns, &["metrics", "show", "images", "--window", "5m"]);
+    let text = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(
+        text.contains("1 job leased by workers' claims since the queue began was given back"),
+        "{text}"
+    );
+    assert!(text.contains("redq events --kind claim_lost"), "{text}");
+    let drawn = view(&operator, "images").await;
+    assert!(
+        drawn.contains("1 claim's job lost since the queue began (see Events)"),
+        "{drawn}"
+    );
+    let page = exporter.scrape().await;
+    assert_eq!(
+        page.value("redq_claims_lost_total", &[("queue", "images")]),
+        1.0
+    );
+    assert_eq!(page.value(lost, &[("queue", "images")]), 1.0);
 }

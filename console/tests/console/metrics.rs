@@ -203,7 +203,7 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 24] = [
+const FAMILIES: [(&str, &str); 25] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
@@ -226,6 +226,7 @@ const FAMILIES: [(&str, &str); 24] = [
     ("redq_jobs_cancelled_total", "counter"),
     ("redq_jobs_reclaimed_total", "counter"),
     ("redq_handoffs_lost_total", "counter"),
+    ("redq_claims_lost_total", "counter"),
     ("redq_job_wait_seconds", "histogram"),
     ("redq_job_run_seconds", "histogram"),
 ];

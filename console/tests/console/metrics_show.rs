@@ -76,6 +76,7 @@ fn fixed_history() -> MetricsHistory {
             now,
             recording: Recording::On,
             handoffs_lost: 0,
+            claims_lost: 0,
         },
         width,
         points,

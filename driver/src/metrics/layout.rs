@@ -79,6 +79,10 @@ pub(crate) const OFF_FIELD: &str = "off";
 /// (`lua/release.lua`'s `handoff_lost` form): a decimal integer.
 pub(crate) const HANDOFFS_LOST_FIELD: &str = "handoffs_lost";
 
+/// The field counting the jobs of lost claims given back (`lua/release.lua`'s
+/// `claim_lost` form): a decimal integer.
+pub(crate) const CLAIMS_LOST_FIELD: &str = "claims_lost";
+
 /// A stored open-window marker, or `None` when it is not a number.
 pub(crate) fn open_window(raw: &[u8]) -> Option<u64> {
     std::str::from_utf8(raw).ok()?.parse().ok()

@@ -13,7 +13,9 @@
 //!   leases; each is also counted as retried or dead-lettered).
 //! - **Lost hand-offs**: per queue, not per name, the jobs a parked worker
 //!   gave back because their messages never reached it
-//!   ([`QueueMetrics::handoffs_lost`]), counted by the give-back itself
+//!   ([`QueueMetrics::handoffs_lost`]), and the jobs a worker gave back
+//!   because its claim's reply never reached it
+//!   ([`QueueMetrics::claims_lost`]), each counted by the give-back itself
 //!   and while the metrics are off too.
 //!
 //! Recording rides the scripts that already run (claim, ack, nack, reclaim,
@@ -146,6 +148,11 @@ pub struct QueueMetrics {
     /// Above 0, a worker's subscription broke or lagged (README,
     /// "Hand-offs").
     pub handoffs_lost: u64,
+    /// Jobs a worker's claim leased whose reply never reached it, which
+    /// the worker gave back (each also a `claim_lost` event), counted as
+    /// [`QueueMetrics::handoffs_lost`] is. Above 0, a worker's connection
+    /// dropped or timed out with a claim in flight (README, "Guarantees").
+    pub claims_lost: u64,
 }
 
 impl QueueMetrics {
@@ -167,6 +174,7 @@ impl QueueMetrics {
         self.now = self.now.max(other.now);
         self.recording = self.recording.plus(other.recording);
         self.handoffs_lost += other.handoffs_lost;
+        self.claims_lost += other.claims_lost;
         self
     }
 }

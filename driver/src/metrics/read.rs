@@ -31,6 +31,8 @@ pub(super) struct Head {
     pub recording: Recording,
     /// [`QueueMetrics::handoffs_lost`].
     pub handoffs_lost: u64,
+    /// [`QueueMetrics::claims_lost`].
+    pub claims_lost: u64,
 }
 
 /// What [`RedisQueue::read_windows`] found, and the range it covered.
@@ -59,6 +61,7 @@ impl WindowedRead {
             now: SystemTime::UNIX_EPOCH + Duration::from_millis(self.now_ms),
             recording: self.head.recording,
             handoffs_lost: self.head.handoffs_lost,
+            claims_lost: self.head.claims_lost,
         }
     }
 }
@@ -137,13 +140,19 @@ impl RedisQueue {
     }
 
     /// The names admitted, whether the queue records now, and its lost
-    /// hand-offs: one HMGET.
+    /// hand-offs and claims: one HMGET.
     pub(super) async fn metric_head(&self, key: &str) -> Result<Head, QueueError> {
-        let (raw, off, lost): (Option<Vec<u8>>, Option<Vec<u8>>, Option<u64>) = self
+        type Fields = (Option<Vec<u8>>, Option<Vec<u8>>, Option<u64>, Option<u64>);
+        let (raw, off, lost, claims_lost): Fields = self
             .client()
             .hmget(
                 key,
-                vec!["names", layout::OFF_FIELD, layout::HANDOFFS_LOST_FIELD],
+                vec![
+                    "names",
+                    layout::OFF_FIELD,
+                    layout::HANDOFFS_LOST_FIELD,
+                    layout::CLAIMS_LOST_FIELD,
+                ],
             )
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
@@ -166,6 +175,7 @@ impl RedisQueue {
             names,
             recording: Recording::from_field(off.as_deref()),
             handoffs_lost: lost.unwrap_or(0),
+            claims_lost: claims_lost.unwrap_or(0),
         })
     }
 

@@ -81,6 +81,7 @@ impl RedisQueue {
                     now: SystemTime::UNIX_EPOCH,
                     recording: head.recording,
                     handoffs_lost: head.handoffs_lost,
+                    claims_lost: head.claims_lost,
                 });
             }
         }

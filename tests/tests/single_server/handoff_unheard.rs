@@ -292,4 +292,6 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
     );
     assert_eq!(lost_events().await, once);
     assert_eq!(counted().await, 1, "a lost claim is not a lost hand-off");
+    let totals = queue.metric_totals("work").await.unwrap();
+    assert_eq!(totals.claims_lost, 1, "counted apart");
 }

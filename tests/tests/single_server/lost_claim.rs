@@ -118,6 +118,9 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
         vec![1],
         "one run, on its first attempt: the lost claims counted none"
     );
+    let counted = queue.metric_totals("default").await.unwrap();
+    assert!(counted.claims_lost >= 1, "each give-back counted");
+    assert_eq!(counted.handoffs_lost, 0);
     let report = running.shutdown().await;
     assert_eq!(report.processed, 1);
 }

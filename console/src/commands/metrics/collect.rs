@@ -93,6 +93,9 @@ pub struct Row {
     /// Hand-offs given back as lost since the queue began
     /// (`redq::metrics::QueueMetrics::handoffs_lost`).
     pub handoffs_lost: u64,
+    /// Jobs of lost claims given back since the queue began
+    /// (`redq::metrics::QueueMetrics::claims_lost`).
+    pub claims_lost: u64,
 }
 
 impl Row {
@@ -128,6 +131,7 @@ impl Row {
             workers: BTreeSet::new(),
             totals: Figures::default(),
             handoffs_lost: 0,
+            claims_lost: 0,
         }
     }
 
@@ -147,6 +151,7 @@ impl Row {
         self.workers.extend(other.workers);
         self.totals.add(&other.totals);
         self.handoffs_lost += other.handoffs_lost;
+        self.claims_lost += other.claims_lost;
     }
 }
 
@@ -177,6 +182,7 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
             row.totals = totals.total();
             row.metrics_off = u64::from(!totals.recording.is_on());
             row.handoffs_lost = totals.handoffs_lost;
+            row.claims_lost = totals.claims_lost;
             Ok::<Row, QueueError>(row)
         })
         .buffered(CONCURRENT_READS)

@@ -151,6 +151,15 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         lost.sample(vec![("queue", row.queue.clone())], row.handoffs_lost as f64);
     }
     out.push(lost);
+    let mut claims_lost = Family::new(
+        "redq_claims_lost_total",
+        Kind::Counter,
+        "Jobs a worker's claim leased whose reply never reached it (its connection dropped or the call timed out), which the worker gave back: each due again at once with no attempt counted, and each a claim_lost event (redq events --kind claim_lost). Counted while the queue's metrics are off too; never reset.",
+    );
+    for row in &reading.rows {
+        claims_lost.sample(vec![("queue", row.queue.clone())], row.claims_lost as f64);
+    }
+    out.push(claims_lost);
     out.push(histogram(
         "redq_job_wait_seconds",
         "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",

@@ -137,6 +137,22 @@ pub fn handoffs_lost_note(lost: u64) -> Option<String> {
     })
 }
 
+/// The same for jobs of lost claims (`redq::metrics::QueueMetrics::claims_lost`).
+pub fn claims_lost_note(lost: u64) -> Option<String> {
+    (lost > 0).then(|| {
+        let (jobs, were) = if lost == 1 {
+            ("job", "was")
+        } else {
+            ("jobs", "were")
+        };
+        format!(
+            "{lost} {jobs} leased by workers' claims since the queue began {were} given back \
+             because the claims' replies never arrived (a worker's connection dropped or timed \
+             out; redq events --kind claim_lost names them)"
+        )
+    })
+}
+
 /// A switch as `-o json` gives it: `recording`, and `off_since` (RFC 3339,
 /// `null` while recording).
 pub fn recording_json(recording: Recording) -> (bool, Value) {
@@ -233,12 +249,20 @@ mod tests {
     }
 
     #[test]
-    fn lost_hand_offs_are_told_only_when_there_were_some() {
+    fn lost_hand_offs_and_claims_are_told_only_when_there_were_some() {
         assert_eq!(handoffs_lost_note(0), None);
         assert!(handoffs_lost_note(1).unwrap().starts_with("1 job handed"));
         let note = handoffs_lost_note(3).unwrap();
         assert!(note.starts_with("3 jobs handed"), "{note}");
         assert!(note.contains("redq events --kind handoff_lost"), "{note}");
+        assert_eq!(claims_lost_note(0), None);
+        assert!(claims_lost_note(1).unwrap().starts_with("1 job leased"));
+        let note = claims_lost_note(2).unwrap();
+        assert!(
+            note.contains("2 jobs leased") && note.contains("were given"),
+            "{note}"
+        );
+        assert!(note.contains("redq events --kind claim_lost"), "{note}");
     }
 
     #[test]

@@ -7,8 +7,8 @@ use redq::metrics::MetricsWindow;
 use serde_json::json;
 
 use super::figures::{
-    figure_rows, handoffs_lost_note, recording_json, recording_note, row_cells, row_json,
-    window_label, COLUMNS,
+    claims_lost_note, figure_rows, handoffs_lost_note, recording_json, recording_note, row_cells,
+    row_json, window_label, COLUMNS,
 };
 use crate::aggregate::Target;
 use crate::failure::Failure;
@@ -32,6 +32,7 @@ pub async fn run(
             "recording": recording,
             "off_since": off_since,
             "handoffs_lost": metrics.handoffs_lost,
+            "claims_lost": metrics.claims_lost,
             "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
         }));
         return Ok(());
@@ -49,6 +50,9 @@ pub async fn run(
         println!("{note}");
     }
     if let Some(note) = handoffs_lost_note(metrics.handoffs_lost) {
+        println!("{note}");
+    }
+    if let Some(note) = claims_lost_note(metrics.claims_lost) {
         println!("{note}");
     }
     Ok(())

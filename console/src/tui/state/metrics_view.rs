@@ -108,6 +108,7 @@ mod tests {
                 now: UNIX_EPOCH,
                 recording: redq::metrics::Recording::On,
                 handoffs_lost: 0,
+                claims_lost: 0,
             },
             width: Duration::from_secs(5),
             points: Vec::new(),

@@ -181,18 +181,24 @@ fn draw_chart(frame: &mut Frame, area: Rect, history: &MetricsHistory, theme: &T
         format!(" Throughput, jobs per {per} window (UTC) "),
         theme.header(),
     ));
-    // Rare, and a sign of subscription trouble: shown where the eye lands
-    // after the table, the jobs themselves on the Events screen.
-    let lost = history.metrics.handoffs_lost;
-    if lost > 0 {
-        let what = if lost == 1 { "hand-off" } else { "hand-offs" };
-        block = block.title(
-            Line::styled(
-                format!(" {lost} {what} lost since the queue began (see Events) "),
-                theme.warn(),
-            )
-            .right_aligned(),
-        );
+    // Rare, and a sign of subscription or connection trouble: shown where
+    // the eye lands after the table, the jobs themselves on the Events
+    // screen.
+    let lost = [
+        (history.metrics.handoffs_lost, "hand-off", "hand-offs"),
+        (history.metrics.claims_lost, "claim's job", "claims' jobs"),
+    ];
+    for (lost, one, many) in lost {
+        if lost > 0 {
+            let what = if lost == 1 { one } else { many };
+            block = block.title(
+                Line::styled(
+                    format!(" {lost} {what} lost since the queue began (see Events) "),
+                    theme.warn(),
+                )
+                .right_aligned(),
+            );
+        }
     }
     let chart = Chart::new(datasets)
         .block(block)
