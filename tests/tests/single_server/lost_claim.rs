@@ -67,12 +67,14 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
         .expect("options")
         .services(Services::new().with(attempts.clone()));
     let running = RunningWorker::spawn(worker);
-    // Subscribed once its first claim (empty) showed it Redis's clock.
-    wait_until(
-        DEADLINE,
-        "the worker to subscribe to wake-ups",
-        async || server.subscribers(&queue.wake_channel()).await == 1,
-    )
+    // A small job first: its claim's reply shows the worker Redis's clock,
+    // so the next claim carries a deadline (a handle's first claim carries
+    // none, and its lost jobs could not be looked for).
+    let small = Large { pad: String::new() };
+    queue.push(&small).await.expect("push");
+    wait_until(DEADLINE, "the small job to run", async || {
+        attempts.lock().unwrap().len() == 1
+    })
     .await;
 
     server
@@ -99,7 +101,7 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
         },
     )
     .await;
-    assert!(attempts.lock().unwrap().is_empty(), "no reply, no run");
+    assert_eq!(attempts.lock().unwrap().len(), 1, "no reply, no run");
     server
         .cmd(&[
             "CONFIG",
@@ -109,18 +111,18 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
         ])
         .await;
 
-    wait_until(DEADLINE, "the job to run", async || {
-        !attempts.lock().unwrap().is_empty()
+    wait_until(DEADLINE, "the large job to run", async || {
+        attempts.lock().unwrap().len() == 2
     })
     .await;
     assert_eq!(
         *attempts.lock().unwrap(),
-        vec![1],
-        "one run, on its first attempt: the lost claims counted none"
+        vec![1, 1],
+        "one run each, on its first attempt: the lost claims counted none"
     );
     let counted = queue.metric_totals("default").await.unwrap();
     assert!(counted.claims_lost >= 1, "each give-back counted");
     assert_eq!(counted.handoffs_lost, 0);
     let report = running.shutdown().await;
-    assert_eq!(report.processed, 1);
+    assert_eq!(report.processed, 2);
 }
