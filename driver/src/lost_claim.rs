@@ -1,5 +1,6 @@
 //! Claims whose reply was lost after they may have run: the connection
-//! dropped or the command timed out with the claim sent. Such a claim may
+//! dropped or the command timed out with the claim sent (or, for a claim of
+//! several detached records, with the read of their payloads sent). Such a claim may
 //! have leased jobs that its caller never saw; they used to wait for their
 //! leases to lapse, and the reclaim counted an attempt each never had (a
 //! job allowed one attempt went to the dead letters without running).

@@ -426,7 +426,12 @@ impl RedisQueue {
         while let (Some(id), Some(record)) = (rest.next(), rest.next()) {
             leased.push(crate::leased::leased_job(id, record)?);
         }
-        self.with_payloads(leased).await
+        // The jobs are leased; a read of their detached payloads that
+        // fails so leaves them as a lost reply would.
+        self.with_payloads(leased).await.inspect_err(|e| {
+            let sent_ms = clock.at_or_before(sent);
+            *lost = LostClaim::after(e, queue, limit, lease_ms, sent_ms, sent_deadline());
+        })
     }
 
     /// The job is done: remove it for good. Fenced by the lease: after the

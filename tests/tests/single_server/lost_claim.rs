@@ -1,8 +1,8 @@
-//! A worker's claim whose reply was lost after it leased a job
+//! A worker's claim whose reply was lost after it leased jobs
 //! (`driver/src/lost_claim.rs`, `driver/src/worker/lost_claims.rs`): the
-//! job is given back at once, no attempt counted, and runs on its first
-//! attempt, instead of waiting out its lease and being reclaimed with an
-//! attempt it never had.
+//! jobs are given back at once, no attempt counted, and run on their first
+//! attempt, instead of waiting out their leases and being reclaimed with an
+//! attempt they never had.
 //!
 //! The reply is lost for real: Redis closes a connection whose reply
 //! outgrows `client-output-buffer-limit`, after the command ran. A claim
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use redq::events::EventKind;
 use redq::worker::{JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker};
-use redq::RedisQueue;
+use redq::{NewJob, RecordFormat, RedisQueue};
 use redq_tests::events::latest_of_kind;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 const LEASE: Duration = Duration::from_secs(120);
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// A job too large for a claim's reply to get through the limit set below.
+/// A job whose payload is as large as its pad.
 #[derive(Serialize, Deserialize)]
 struct Large {
     pad: String,
@@ -42,17 +42,23 @@ impl TypedJob for Large {
     }
 }
 
-#[tokio::test]
-async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
-    let server = RedisServer::start();
-    let ns = unique_namespace("lost-claim");
-    // Half of this is the claim's window to start: the look waits it out.
+/// A handle on `server` whose calls give up after 2 s (half of it is a
+/// claim's window to start, which the look waits out), and a worker on
+/// its queue `default` that has run one small job: that claim's reply
+/// showed it Redis's clock, so its next claim carries a deadline (a
+/// handle's first claim carries none, and its lost jobs could not be
+/// looked for).
+async fn worker_with_a_clock(
+    server: &RedisServer,
+    format: RecordFormat,
+) -> (RedisQueue, Attempts, RunningWorker) {
     let queue = RedisQueue::builder(&server.url())
-        .namespace(ns.as_str())
+        .namespace(unique_namespace("lost-claim").as_str())
         .command_timeout(Duration::from_secs(2))
         .connect()
         .await
         .expect("connect");
+    queue.set_record_format(format).await.expect("the format");
     let attempts = Attempts::default();
     let mut registry = Registry::new();
     registry.add_job::<Large>();
@@ -67,49 +73,56 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
         .expect("options")
         .services(Services::new().with(attempts.clone()));
     let running = RunningWorker::spawn(worker);
-    // A small job first: its claim's reply shows the worker Redis's clock,
-    // so the next claim carries a deadline (a handle's first claim carries
-    // none, and its lost jobs could not be looked for).
     let small = Large { pad: String::new() };
     queue.push(&small).await.expect("push");
     wait_until(DEADLINE, "the small job to run", async || {
         attempts.lock().unwrap().len() == 1
     })
     .await;
+    (queue, attempts, running)
+}
 
+/// From now on, Redis closes a connection whose reply outgrows 64 KB
+/// (`on`), or none (`!on`, the default).
+async fn lose_large_replies(server: &RedisServer, on: bool) {
+    let limit = if on {
+        "normal 65536 65536 0"
+    } else {
+        "normal 0 0 0"
+    };
     server
-        .cmd(&[
-            "CONFIG",
-            "SET",
-            "client-output-buffer-limit",
-            "normal 65536 65536 0",
-        ])
+        .cmd(&["CONFIG", "SET", "client-output-buffer-limit", limit])
         .await;
-    let pad = "x".repeat(200_000);
-    let pushed = queue.push(&Large { pad }).await.expect("push");
-    let id = pushed.id().to_owned();
-    // Each claim leases the job and loses its reply while the limit
-    // stands; the worker gives it back each time.
+}
+
+/// Wait until each of `ids` was given back as a lost claim's job at least
+/// once.
+async fn wait_given_back(queue: &RedisQueue, ids: &[String]) {
     wait_until(
         DEADLINE,
-        "the lost claim's job to be given back",
+        "the lost claims' jobs to be given back",
         async || {
-            latest_of_kind(&queue, EventKind::ClaimLost)
-                .await
-                .iter()
-                .any(|event| event.job_id == id)
+            let events = latest_of_kind(queue, EventKind::ClaimLost).await;
+            ids.iter()
+                .all(|id| events.iter().any(|event| event.job_id == *id))
         },
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
+    let server = RedisServer::start();
+    let (queue, attempts, running) = worker_with_a_clock(&server, RecordFormat::Standard).await;
+
+    lose_large_replies(&server, true).await;
+    let pad = "x".repeat(200_000);
+    let pushed = queue.push(&Large { pad }).await.expect("push");
+    // Each claim leases the job and loses its reply while the limit
+    // stands; the worker gives it back each time.
+    wait_given_back(&queue, &[pushed.id().to_owned()]).await;
     assert_eq!(attempts.lock().unwrap().len(), 1, "no reply, no run");
-    server
-        .cmd(&[
-            "CONFIG",
-            "SET",
-            "client-output-buffer-limit",
-            "normal 0 0 0",
-        ])
-        .await;
+    lose_large_replies(&server, false).await;
 
     wait_until(DEADLINE, "the large job to run", async || {
         attempts.lock().unwrap().len() == 2
@@ -125,4 +138,36 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
     assert_eq!(counted.handoffs_lost, 0);
     let report = running.shutdown().await;
     assert_eq!(report.processed, 2);
+}
+
+/// A claim of three or more detached jobs answers their metas and leaves
+/// their payloads to one read of the worker's (`RecordFormat::Detached`,
+/// `lua/lib/lease.lua` `claim_payloads`): when that read's reply is lost,
+/// the jobs are leased all the same, and are given back the same way.
+#[tokio::test]
+async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
+    let server = RedisServer::start();
+    let detached = RecordFormat::Detached { min_bytes: 1024 };
+    let (queue, attempts, running) = worker_with_a_clock(&server, detached).await;
+
+    lose_large_replies(&server, true).await;
+    // The claim's own reply (three metas) gets through; the three payloads
+    // together, read at once, do not.
+    let job = || NewJob::new(serde_json::json!({ "pad": "x".repeat(30_000) })).name("t.large");
+    let created = queue
+        .add_batch("default", vec![job(), job(), job()])
+        .await
+        .expect("enqueue");
+    let ids: Vec<String> = created.iter().map(|c| c.id().to_owned()).collect();
+    wait_given_back(&queue, &ids).await;
+    assert_eq!(attempts.lock().unwrap().len(), 1, "no payloads, no run");
+    lose_large_replies(&server, false).await;
+
+    wait_until(DEADLINE, "the three large jobs to run", async || {
+        attempts.lock().unwrap().len() == 4
+    })
+    .await;
+    assert_eq!(*attempts.lock().unwrap(), vec![1, 1, 1, 1]);
+    let report = running.shutdown().await;
+    assert_eq!(report.processed, 4);
 }
