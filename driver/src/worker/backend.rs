@@ -116,30 +116,35 @@ impl Backend {
     /// worker's `claims`); a shard that fails is skipped while another
     /// answers.
     ///
-    /// On one namespace, a claim that failed after it may have leased jobs
-    /// is noted in `lost` (`crate::lost_claim`).
+    /// A claim that failed after it may have leased jobs is noted in
+    /// `lost`, with its shard (`crate::lost_claim`); over shards, also one
+    /// left to answer in the background that has failed so since.
     pub async fn claim(
         &self,
         queue: &str,
         n: usize,
         lease: Duration,
         claims: &mut ShardClaims,
-        lost: &mut Option<LostClaim>,
+        lost: &mut Vec<(usize, LostClaim)>,
     ) -> Result<Vec<Claimed>, QueueError> {
         let on = |job| Claimed { job, shard: 0 };
         match self {
-            Backend::Redis(redis) => Ok(redis
-                .claim_noting(queue, n, lease, lost)
-                .await?
-                .into_iter()
-                .map(on)
-                .collect()),
+            Backend::Redis(redis) => {
+                let mut noted = None;
+                let claimed = redis.claim_noting(queue, n, lease, &mut noted).await;
+                lost.extend(noted.map(|noted| (0, noted)));
+                Ok(claimed?.into_iter().map(on).collect())
+            }
             Backend::Memory(memory) => Ok(crate::Queue::claim(memory, queue, n, lease)
                 .await?
                 .into_iter()
                 .map(on)
                 .collect()),
-            Backend::Sharded(sharded) => claims.claim(sharded, queue, n, lease).await,
+            Backend::Sharded(sharded) => {
+                let claimed = claims.claim(sharded, queue, n, lease).await;
+                lost.extend(claims.take_lost());
+                claimed
+            }
         }
     }
 

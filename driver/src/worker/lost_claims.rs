@@ -1,7 +1,8 @@
 //! A claim of this worker whose reply was lost after it may have leased
 //! jobs (`crate::lost_claim`): the worker gives those jobs back at once
 //! instead of leaving them to their leases, whose reclaim would count an
-//! attempt they never had.
+//! attempt they never had. Over shards, each shard's lost claims are looked
+//! for on that shard, with what the worker heard of there.
 //!
 //! The look needs the highest lease id the worker has heard of: every job
 //! leased to it under a higher id is one it never saw. It hears of leases
@@ -20,16 +21,23 @@ use crate::lost_claim::LostClaim;
 use crate::park::{HandOffWindow, ParkMark};
 use crate::{Lease, QueueError, RedisQueue};
 
-/// The highest lease id this worker has heard of, on a one-namespace
-/// backend (a sharded one's lost claims are left to their leases).
-#[derive(Debug, Default)]
-pub(crate) struct HeardLeases(u64);
+/// The highest lease id this worker has heard of, on each shard (the one
+/// namespace of a one-namespace backend is shard 0).
+#[derive(Debug)]
+pub(crate) struct HeardLeases(Vec<u64>);
 
 impl HeardLeases {
-    /// The worker heard of a lease with this id (or a park's unpark read
-    /// the lease sequence there).
-    pub fn heard(&mut self, lease_id: u64) {
-        self.0 = self.0.max(lease_id);
+    /// For a backend of `shards` namespaces.
+    pub fn new(shards: usize) -> HeardLeases {
+        HeardLeases(vec![0; shards.max(1)])
+    }
+
+    /// The worker heard of a lease with this id on `shard` (or a park's
+    /// unpark read the lease sequence there).
+    pub fn heard(&mut self, shard: usize, lease_id: u64) {
+        if let Some(highest) = self.0.get_mut(shard) {
+            *highest = (*highest).max(lease_id);
+        }
     }
 }
 
@@ -39,35 +47,52 @@ impl HeardLeases {
 const LOOKS_AT_MOST: u32 = 5;
 const LOOK_AGAIN_AFTER: Duration = Duration::from_secs(1);
 
-/// Give back what `lost` leased to this worker, once Redis's clock has
-/// passed the claim's deadline (at most half the command timeout after it
-/// was sent). Returns early at `stop`: the jobs then wait for their leases.
-pub(crate) async fn give_back(
+/// Give back what each of `lost` (a claim, and the shard it was sent to)
+/// leased to this worker, one after the other (see [`give_back`]). Returns
+/// early at `stop`: the jobs then wait for their leases.
+pub(crate) async fn give_back_all(
     backend: &Backend,
+    lost: Vec<(usize, LostClaim)>,
+    heard: &mut HeardLeases,
+    stop: &CancellationToken,
+) {
+    for (shard, lost) in lost {
+        if let Some(queue) = backend.namespaces().get(shard) {
+            give_back(queue, shard, &lost, heard, stop).await;
+        }
+    }
+}
+
+/// Give back what `lost` leased to this worker on `shard` (`queue`), once
+/// Redis's clock has passed the claim's deadline (at most half the command
+/// timeout after it was sent).
+async fn give_back(
+    queue: &RedisQueue,
+    shard: usize,
     lost: &LostClaim,
     heard: &mut HeardLeases,
     stop: &CancellationToken,
 ) {
-    let Backend::Redis(queue) = backend else {
-        return;
-    };
     for tries in 1..=LOOKS_AT_MOST {
+        let heard_through = heard.0.get(shard).copied().unwrap_or(0);
         let look = tokio::select! {
             _ = stop.cancelled() => return,
-            look = queue.give_back_lost_claim(lost, heard.0) => look,
+            look = queue.give_back_lost_claim(lost, heard_through) => look,
         };
         match look {
             Ok(done) => {
-                heard.heard(done.highest);
+                heard.heard(shard, done.highest);
                 if done.given > 0 {
                     tracing::warn!(
                         queue = %lost.queue,
+                        shard,
                         jobs = done.given,
                         "a claim's reply was lost; gave back the jobs it had leased to this worker"
                     );
                 } else if done.found > done.given {
                     tracing::warn!(
                         queue = %lost.queue,
+                        shard,
                         jobs = done.found,
                         "a claim's reply was lost, and jobs leased to this worker's identity were found that it cannot tell from another handle's; they return when their leases lapse"
                     );
@@ -84,6 +109,7 @@ pub(crate) async fn give_back(
             Err(e) => tracing::warn!(
                 error = %e,
                 queue = %lost.queue,
+                shard,
                 "a claim's reply was lost, and its jobs could not be looked for; they return when their leases lapse"
             ),
         }

@@ -28,8 +28,9 @@
 //! ([`RedisQueue::identity`](crate::RedisQueue::identity)).
 //!
 //! A claim whose reply is lost (a dropped connection, a timeout) may have
-//! leased jobs the worker never saw. On one namespace the worker looks for
-//! them before it claims or parks again, once Redis's clock has passed the
+//! leased jobs the worker never saw. The worker looks for them on the
+//! claim's namespace (its shard, over shards) before it claims from there
+//! or parks again, once Redis's clock has passed the
 //! claim's deadline (at most half the command timeout after it was sent),
 //! and gives them back at once, no attempt counted, each with a
 //! `claim_lost` event (`crate::lost_claim` has how the look is exact).
@@ -335,7 +336,7 @@ impl Worker {
         let mut running = JoinSet::new();
         let mut claims =
             shard_claims::ShardClaims::new(shared.queue.namespaces().len(), inbox.clone());
-        let mut heard = lost_claims::HeardLeases::default();
+        let mut heard = lost_claims::HeardLeases::new(shared.queue.namespaces().len());
         loop {
             let first = tokio::select! {
                 biased;
@@ -353,7 +354,7 @@ impl Worker {
             let handed = parking.take_handed(permits.len() + slots.free());
             if !handed.is_empty() {
                 for job in handed {
-                    heard.heard(job.lease_id);
+                    heard.heard(0, job.lease_id);
                     let permit = permits
                         .pop()
                         .or_else(|| slots.try_acquire())
@@ -367,6 +368,9 @@ impl Worker {
             // without them: leased to it, so each runs if a slot is free
             // and is given back otherwise.
             let late = claims.late();
+            for job in &late {
+                heard.heard(job.shard, job.job.lease_id);
+            }
             if !late.is_empty() {
                 start_or_give_back(&shared, &slots, &mut running, late, Some(permits));
                 continue;
@@ -391,8 +395,12 @@ impl Worker {
                     _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
                 }
             }
-            heard.heard(parking.unparked_through());
-            let mut lost = None;
+            heard.heard(0, parking.unparked_through());
+            // Lost claims of shards claimed from in the background, before
+            // those shards are claimed from again (`lost_claims`).
+            let earlier = claims.take_lost();
+            lost_claims::give_back_all(&shared.queue, earlier, &mut heard, &claiming).await;
+            let mut lost = Vec::new();
             let claimed = claim_some(
                 &shared.queue,
                 &mut claims,
@@ -407,9 +415,7 @@ impl Worker {
                     drop(permits);
                     // Before any other claim or park, which would lease
                     // more to this worker.
-                    if let Some(lost) = lost {
-                        lost_claims::give_back(&shared.queue, &lost, &mut heard, &claiming).await;
-                    }
+                    lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
                     tokio::select! {
                         _ = claiming.cancelled() => break,
                         _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
@@ -418,6 +424,7 @@ impl Worker {
             };
             if jobs.is_empty() {
                 drop(permits);
+                lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
                 let free = slots.free();
                 parking
                     .idle(
@@ -432,10 +439,12 @@ impl Worker {
                 continue;
             }
             for job in jobs {
-                heard.heard(job.job.lease_id);
+                heard.heard(job.shard, job.job.lease_id);
                 let permit = permits.pop().expect("never more jobs than permits");
                 running.spawn(execute(shared.clone(), job, permit));
             }
+            // A shard whose claim was lost while others answered.
+            lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
             while running.try_join_next().is_some() {}
         }
 
@@ -492,7 +501,7 @@ async fn claim_some(
     claims: &mut shard_claims::ShardClaims,
     options: &WorkOptions,
     n: usize,
-    lost: &mut Option<LostClaim>,
+    lost: &mut Vec<(usize, LostClaim)>,
 ) -> Result<Vec<Claimed>, QueueError> {
     for name in claim_order(options) {
         let jobs = queue.claim(name, n, options.lease, claims, lost).await?;

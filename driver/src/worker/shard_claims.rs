@@ -15,9 +15,10 @@
 //! again until that claim has answered. Its jobs, leased to this worker
 //! when it does, are not lost: the worker starts each one that finds a
 //! free slot and gives the rest back (a release: due at once, no attempt
-//! counted). A claim that never answers (its command timed out while the
-//! server still holds it) leases its jobs to no one: they come back when
-//! their leases lapse, as a lost claim's reply always did.
+//! counted). A claim that never answers (its command timed out, or its
+//! connection dropped, after the server ran it) is a lost claim: the worker
+//! looks for its jobs on its shard and gives them back
+//! (`super::lost_claims`) before claiming from that shard again.
 
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ use tokio::sync::mpsc;
 
 use super::backend::Claimed;
 use super::wake::Inbox;
+use crate::lost_claim::LostClaim;
 use crate::shards::ShardClaim;
 use crate::{Job, QueueError, RedisQueue, ShardedQueue};
 
@@ -39,6 +41,10 @@ pub(crate) struct ShardClaims {
     answers: mpsc::UnboundedSender<Answer>,
     answered: mpsc::UnboundedReceiver<Answer>,
     inbox: std::sync::Arc<Inbox>,
+    /// Claims that failed after they may have leased jobs, with their
+    /// shards (`crate::lost_claim`): a late claim notes its own when it
+    /// fails, wherever the worker is then.
+    lost: std::sync::Arc<std::sync::Mutex<Vec<(usize, LostClaim)>>>,
 }
 
 impl ShardClaims {
@@ -51,7 +57,15 @@ impl ShardClaims {
             answers,
             answered,
             inbox,
+            lost: Default::default(),
         }
+    }
+
+    /// The claims noted lost since the last call, with their shards. A
+    /// late claim's is among them once its answer was taken
+    /// ([`ShardClaims::late`]), before its shard is claimed from again.
+    pub fn take_lost(&mut self) -> Vec<(usize, LostClaim)> {
+        std::mem::take(&mut *self.lost.lock().expect("lost claims poisoned"))
     }
 
     /// Claim up to `n` jobs of `queue` from the shards in turn, starting one
@@ -78,8 +92,17 @@ impl ShardClaims {
                 continue;
             }
             let name = queue.to_owned();
-            let claim =
-                move |handle: RedisQueue| async move { handle.claim(&name, left, lease).await };
+            let lost = self.lost.clone();
+            let claim = move |handle: RedisQueue| async move {
+                let mut noted = None;
+                let claimed = handle.claim_noting(&name, left, lease, &mut noted).await;
+                if let Some(noted) = noted {
+                    lost.lock()
+                        .expect("lost claims poisoned")
+                        .push((shard, noted));
+                }
+                claimed
+            };
             match sharded.claim_patiently(shard, claim).await {
                 ShardClaim::Answered(Ok(got)) => {
                     answered_or_waiting = true;

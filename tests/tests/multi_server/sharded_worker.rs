@@ -8,11 +8,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use redq::events::EventKind;
 use redq::worker::{
     JobCx, JobError, JobQueue, Pushed, Registry, Services, TypedJob, WorkOptions, Worker,
 };
 use redq::{JobState, RedisQueue, ShardedQueue};
 use redq_tests::cluster::RedisCluster;
+use redq_tests::events::latest_of_kind;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until};
 use serde::{Deserialize, Serialize};
@@ -664,4 +666,101 @@ async fn a_hung_primary_deafens_only_its_own_shards_listener() {
         drop(frozen);
     }
     running.shutdown().await;
+}
+
+/// A job whose payload is as large as its pad, on no shard in particular.
+#[derive(Serialize, Deserialize)]
+struct Padded {
+    pad: String,
+}
+impl TypedJob for Padded {
+    const NAME: &'static str = "sw.padded";
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        Runs::record(cx);
+        Ok(())
+    }
+}
+
+/// Every node of `cluster` closes a connection whose reply outgrows 64 KB
+/// from now on (`on`), or none (`!on`, the default).
+fn lose_large_replies(cluster: &RedisCluster, on: bool) {
+    let limit = if on {
+        "normal 65536 65536 0"
+    } else {
+        "normal 0 0 0"
+    };
+    for node in 0..cluster.nodes().len() {
+        let said = cluster.cli(
+            node,
+            &["CONFIG", "SET", "client-output-buffer-limit", limit],
+        );
+        assert_eq!(said.trim(), "OK", "node {node}: {said}");
+    }
+}
+
+/// A shard's claim whose reply was lost after it leased a job
+/// (`driver/src/worker/lost_claims.rs`): the worker looks on that shard
+/// and gives the job back at once, and it runs on its first attempt
+/// instead of after its two-minute lease. The reply is lost for real:
+/// Redis closes a connection whose reply outgrows
+/// `client-output-buffer-limit`, after the claim ran.
+#[tokio::test]
+async fn a_shards_claim_whose_reply_was_lost_gives_its_job_back_on_that_shard() {
+    let cluster = RedisCluster::start();
+    let builder = RedisQueue::builder(&cluster.url()).command_timeout(Duration::from_secs(2));
+    let q = ShardedQueue::connect(builder, &unique_namespace("sw-lost-claim"), 3)
+        .await
+        .expect("connect");
+    let runs = Arc::new(Runs::default());
+    let mut registry = Registry::new();
+    registry.add_job::<Keyed>().add_job::<Padded>();
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .lease(Duration::from_secs(120))
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(q.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(runs.clone()));
+    let running = RunningWorker::spawn(worker);
+    // A job on every shard first: their claims' replies show the worker
+    // each shard's clock, so its next claims there carry deadlines.
+    for key in key_per_shard(&q) {
+        q.push(&Keyed { key: Some(key) }).await.unwrap();
+    }
+    wait_until(DEADLINE, "a job on every shard to run", async || {
+        runs.completed() == 3
+    })
+    .await;
+
+    lose_large_replies(&cluster, true);
+    let pad = "x".repeat(200_000);
+    let id = q.push(&Padded { pad }).await.unwrap().id().to_owned();
+    wait_until(
+        Duration::from_secs(30),
+        "the lost claim's job to be given back on its shard",
+        async || {
+            for shard in q.shards() {
+                let lost = latest_of_kind(shard, EventKind::ClaimLost).await;
+                if lost.iter().any(|event| event.job_id == id) {
+                    return true;
+                }
+            }
+            false
+        },
+    )
+    .await;
+    assert!(runs.starts(&id).is_empty(), "no reply, no run");
+    lose_large_replies(&cluster, false);
+
+    wait_until(Duration::from_secs(30), "the job to run", async || {
+        !runs.starts(&id).is_empty()
+    })
+    .await;
+    let report = running.shutdown().await;
+    assert_eq!(runs.starts(&id).len(), 1, "once");
+    assert_eq!(report.processed, 4);
+    for shard in q.shards() {
+        assert_eq!(shard.counts("default").await.unwrap().leased, 0);
+    }
 }
