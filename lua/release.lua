@@ -40,11 +40,8 @@
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
--- A lost reply's event, and the field of K.metrics counting them
--- (driver/src/metrics/layout.rs).
-local LOST_COUNTS = { handoff_lost = 'handoffs_lost', claim_lost = 'claims_lost' }
 local pushback, lost
-if ARGV[5] and LOST_COUNTS[ARGV[5]] then
+if ARGV[5] == 'handoff_lost' or ARGV[5] == 'claim_lost' then
   lost = ARGV[5]
 elseif ARGV[5] then
   if not string.match(ARGV[5], '^%d+$') then
@@ -60,11 +57,17 @@ if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
 if lost then
-  emit(K.events, lost, QUEUE, now, 'id', id, 'name', m[M.name],
-    'detail', m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance]))
+  local worker = m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance])
   -- Counted whether the queue's metrics are on or off: it costs nothing a
-  -- job, and it is an alarm, not a figure of the work.
-  redis.call('HINCRBY', K.metrics, LOST_COUNTS[lost], 1)
+  -- job, and it is an alarm, not a figure of the work (the fields:
+  -- driver/src/metrics/layout.rs).
+  if lost == 'handoff_lost' then
+    emit(K.events, 'handoff_lost', QUEUE, now, 'id', id, 'name', m[M.name], 'detail', worker)
+    redis.call('HINCRBY', K.metrics, 'handoffs_lost', 1)
+  else
+    emit(K.events, 'claim_lost', QUEUE, now, 'id', id, 'name', m[M.name], 'detail', worker)
+    redis.call('HINCRBY', K.metrics, 'claims_lost', 1)
+  end
 end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)

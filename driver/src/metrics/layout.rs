@@ -153,9 +153,14 @@ mod tests {
             );
         }
         let release = include_str!("../../lua/release.lua");
-        let count = format!("HINCRBY', K.metrics, '{HANDOFFS_LOST_FIELD}', 1)");
-        assert!(release.contains(&count), "release.lua: {count}");
-        assert!(LUA.contains(&format!("\"{HANDOFFS_LOST_FIELD}\"")));
+        for field in [HANDOFFS_LOST_FIELD, CLAIMS_LOST_FIELD] {
+            let count = format!("HINCRBY', K.metrics, '{field}', 1)");
+            assert!(release.contains(&count), "release.lua: {count}");
+            assert!(
+                LUA.contains(&format!("\"{field}\"")),
+                "metrics.lua: {field}"
+            );
+        }
         for r in [SECONDS, MINUTES, HOURS] {
             let line = format!("{{ '{}', {}, {} }}", r.prefix, r.width_ms, r.slots);
             assert!(LUA.contains(&line), "metrics.lua has the rollup {line}");

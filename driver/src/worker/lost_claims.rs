@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::backend::Backend;
-use crate::events::EventKind;
+use crate::event_kind::EventKind;
 use crate::lost_claim::LostClaim;
 use crate::park::{HandOffWindow, ParkMark};
 use crate::{Lease, QueueError, RedisQueue};

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::events::EventKind;
+use crate::event_kind::EventKind;
 use crate::park::{HandOffWindow, ParkMark, Unparked};
 use crate::{Lease, RedisQueue};
 
