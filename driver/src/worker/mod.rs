@@ -29,11 +29,11 @@
 //!
 //! A claim whose reply is lost (a dropped connection, a timeout) may have
 //! leased jobs the worker never saw. The worker looks for them on the
-//! claim's namespace (its shard, over shards) before it claims from there
-//! or parks again, once Redis's clock has passed the
-//! claim's deadline (at most half the command timeout after it was sent),
-//! and gives them back at once, no attempt counted, each with a
-//! `claim_lost` event (`crate::lost_claim` has how the look is exact).
+//! claim's namespace (its shard, over shards) before it claims or parks
+//! again, once Redis's clock has passed the claim's deadline (at most half
+//! the command timeout after it was sent), and gives them back at once, no
+//! attempt counted, each with a `claim_lost` event (`crate::lost_claim`
+//! has how the look is exact). Jobs already running go on meanwhile.
 //!
 //! # Backends
 //!
