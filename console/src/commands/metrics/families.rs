@@ -142,24 +142,26 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         out.push(family);
     }
     out.extend(outcome_counters(&reading.rows));
-    let mut lost = Family::new(
-        "redq_handoffs_lost_total",
-        Kind::Counter,
-        "Jobs handed to a parked worker of the queue that it gave back because their messages never reached it (its subscription broke or lagged, or a failover moved its channel): each due again at once with no attempt counted, and each a handoff_lost event (redq events --kind handoff_lost). Counted while the queue's metrics are off too; never reset.",
-    );
-    for row in &reading.rows {
-        lost.sample(vec![("queue", row.queue.clone())], row.handoffs_lost as f64);
+    // Alarms, each job of a lost reply given back: counters per queue.
+    let lost: [PerQueue; 2] = [
+        (
+            "redq_handoffs_lost_total",
+            "Jobs handed to a parked worker of the queue that it gave back because their messages never reached it (its subscription broke or lagged, or a failover moved its channel): each due again at once with no attempt counted, and each a handoff_lost event (redq events --kind handoff_lost). Counted while the queue's metrics are off too; never reset.",
+            |r| r.handoffs_lost as f64,
+        ),
+        (
+            "redq_claims_lost_total",
+            "Jobs a worker's claim leased whose reply never reached it (its connection dropped or the call timed out), which the worker gave back: each due again at once with no attempt counted, and each a claim_lost event (redq events --kind claim_lost). Counted while the queue's metrics are off too; never reset.",
+            |r| r.claims_lost as f64,
+        ),
+    ];
+    for (name, help, count) in lost {
+        let mut family = Family::new(name, Kind::Counter, help);
+        for row in &reading.rows {
+            family.sample(vec![("queue", row.queue.clone())], count(row));
+        }
+        out.push(family);
     }
-    out.push(lost);
-    let mut claims_lost = Family::new(
-        "redq_claims_lost_total",
-        Kind::Counter,
-        "Jobs a worker's claim leased whose reply never reached it (its connection dropped or the call timed out), which the worker gave back: each due again at once with no attempt counted, and each a claim_lost event (redq events --kind claim_lost). Counted while the queue's metrics are off too; never reset.",
-    );
-    for row in &reading.rows {
-        claims_lost.sample(vec![("queue", row.queue.clone())], row.claims_lost as f64);
-    }
-    out.push(claims_lost);
     out.push(histogram(
         "redq_job_wait_seconds",
         "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",

@@ -123,22 +123,27 @@ pub fn recording_note(queue: &str, recording: Recording) -> Option<String> {
 /// workers were lost (`None` when none were): how many since the queue
 /// began, what it means, and where the jobs are named.
 pub fn handoffs_lost_note(lost: u64) -> Option<String> {
-    (lost > 0).then(|| {
-        let (jobs, were) = if lost == 1 {
-            ("job", "was")
-        } else {
-            ("jobs", "were")
-        };
-        format!(
-            "{lost} {jobs} handed to parked workers since the queue began {were} given back \
-             because their messages never arrived (a worker's subscription broke or lagged; \
-             redq events --kind handoff_lost names them)"
-        )
-    })
+    lost_note(
+        lost,
+        "handed to parked workers",
+        "their messages never arrived (a worker's subscription broke or lagged",
+        "handoff_lost",
+    )
 }
 
 /// The same for jobs of lost claims (`redq::metrics::QueueMetrics::claims_lost`).
 pub fn claims_lost_note(lost: u64) -> Option<String> {
+    lost_note(
+        lost,
+        "leased by workers' claims",
+        "the claims' replies never arrived (a worker's connection dropped or timed out",
+        "claim_lost",
+    )
+}
+
+/// `lost` jobs that went `how` and were given back `because`, named by the
+/// events of `kind`; `None` when there were none.
+fn lost_note(lost: u64, how: &str, because: &str, kind: &str) -> Option<String> {
     (lost > 0).then(|| {
         let (jobs, were) = if lost == 1 {
             ("job", "was")
@@ -146,9 +151,8 @@ pub fn claims_lost_note(lost: u64) -> Option<String> {
             ("jobs", "were")
         };
         format!(
-            "{lost} {jobs} leased by workers' claims since the queue began {were} given back \
-             because the claims' replies never arrived (a worker's connection dropped or timed \
-             out; redq events --kind claim_lost names them)"
+            "{lost} {jobs} {how} since the queue began {were} given back because {because}; \
+             redq events --kind {kind} names them)"
         )
     })
 }
