@@ -434,6 +434,22 @@ impl RedisQueue {
         })
     }
 
+    /// Read Redis's clock once (`TIME`), unless a claim's reply showed it
+    /// already, so that this handle's first claim carries a deadline too
+    /// (`crate::redis_clock`), and a lost reply of it can be looked for
+    /// (`crate::lost_claim`). A worker does at its start. A failure leaves
+    /// the clock to the first claim's reply, as without it.
+    pub(crate) async fn read_redis_clock(&self) {
+        let clock = &self.inner.redis_clock;
+        if clock.known() {
+            return;
+        }
+        let sent = std::time::Instant::now();
+        if let Ok(now) = self.redis_now_ms(&self.inner.keys.jobs()).await {
+            clock.heard(now, sent);
+        }
+    }
+
     /// The job is done: remove it for good. Fenced by the lease: after the
     /// lease was reclaimed or the job claimed again, returns
     /// [`QueueError::LeaseLost`] and changes nothing. Acking a job that no

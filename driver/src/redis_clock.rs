@@ -50,8 +50,8 @@ impl RedisClock {
         self.base.elapsed().as_millis() as i64
     }
 
-    /// A claim sent at `sent`, whose reply arrived just now, found Redis's
-    /// clock at `redis_now_ms`.
+    /// A claim (or a `TIME`) sent at `sent`, whose reply arrived just now,
+    /// found Redis's clock at `redis_now_ms`.
     pub fn heard(&self, redis_now_ms: u64, sent: Instant) {
         let sent_ms = sent.saturating_duration_since(self.base).as_millis() as i64;
         self.offset_ms
@@ -60,6 +60,11 @@ impl RedisClock {
         let arrived_ms = self.base.elapsed().as_micros().div_ceil(1000) as i64;
         self.offset_low_ms
             .store(redis_now_ms as i64 - arrived_ms, Ordering::Relaxed);
+    }
+
+    /// Whether a reading has shown where Redis's clock stands.
+    pub fn known(&self) -> bool {
+        self.offset_ms.load(Ordering::Relaxed) != UNKNOWN
     }
 
     /// Redis's clock at `moment`, at the latest (from the last reading's
