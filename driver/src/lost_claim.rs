@@ -1,15 +1,17 @@
 //! Claims whose reply was lost after they may have run: the connection
-//! dropped or the command timed out with the claim sent (or, for a claim of
-//! several detached records, with the read of their payloads sent). Such a claim may
-//! have leased jobs that its caller never saw; they used to wait for their
-//! leases to lapse, and the reclaim counted an attempt each never had (a
-//! job allowed one attempt went to the dead letters without running).
+//! dropped or the command timed out with the claim sent (or, for a claim
+//! of several detached records, with the read of their payloads sent).
+//! Such a claim may have leased jobs that its caller never saw; they used
+//! to wait for their leases to lapse, and the reclaim counted an attempt
+//! each never had (a job allowed one attempt went to the dead letters
+//! without running).
 //!
-//! The client does not send a claim again by itself (`scripts::resend_safe`):
-//! a second run would lease other jobs, and the first run's would be left
-//! to their leases with no error to say so. The caller gets the error, and
-//! a `Worker` gives the first run's jobs back (`crate::worker`'s `lost_claims`):
-//! released, due again at once, no attempt counted.
+//! The client does not send a claim again by itself
+//! (`scripts::resend_safe`): a second run would lease other jobs, and the
+//! first run's would be left to their leases with no error to say so. The
+//! caller gets the error, and a `Worker` gives the first run's jobs back
+//! (`crate::worker`'s `lost_claims`): released, due again at once, no
+//! attempt counted.
 //!
 //! Where to look is exact without costing a claim anything. A claim carries
 //! the moment, on Redis's clock, after which it leases nothing

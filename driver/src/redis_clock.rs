@@ -8,8 +8,8 @@
 //! Measured from replies, not assumed, so a client whose wall clock is off
 //! by any amount sends a deadline Redis reads right; the monotonic clock
 //! keeps a step of this machine's wall clock out of it. Each reading pairs
-//! Redis's time in a claim with the moment that claim was sent, which came
-//! before it: so the estimate is never behind Redis's clock, only ahead by
+//! Redis's time in a claim (or in a worker's `TIME` as it starts) with the
+//! moment that call was sent, which came before it: so the estimate is never behind Redis's clock, only ahead by
 //! the time that claim waited to start. A deadline may then come late
 //! (after a slow claim, the next one's window is that much wider, towards
 //! how claims behaved before they carried one), never early: a claim that
