@@ -387,7 +387,6 @@ impl RedisQueue {
         // The latest deadline sent (0: none), for a claim whose reply is
         // lost. Atomic only so that the claim's future stays `Send`.
         let deadline = std::sync::atomic::AtomicU64::new(0);
-        let sent_deadline = || Some(deadline.load(Relaxed)).filter(|at| *at > 0);
         // Built for each call made: once, or twice after a refusal. Each
         // carries the moment, on Redis's clock, after which it must lease
         // nothing (none before a reply has shown that clock).
@@ -409,14 +408,22 @@ impl RedisQueue {
         let whole = &self.inner.whole_claims;
         let ops = (Op::ClaimPlain, Op::Claim);
         let sent = std::time::Instant::now();
-        let reply = match self.run_variant(whole, ops, queue, false, args).await {
-            Ok(reply) => reply,
-            Err(e) => {
-                let sent_ms = clock.at_or_before(sent);
-                *lost = LostClaim::after(&e, queue, limit, lease_ms, sent_ms, sent_deadline());
-                return Err(e);
-            }
+        // What a failure of this claim may have left leased (`crate::lost_claim`).
+        let lost_after = |e: &QueueError| {
+            let deadline = Some(deadline.load(Relaxed)).filter(|at| *at > 0);
+            LostClaim::after(
+                e,
+                queue,
+                limit,
+                lease_ms,
+                clock.at_or_before(sent),
+                deadline,
+            )
         };
+        let reply = self
+            .run_variant(whole, ops, queue, false, args)
+            .await
+            .inspect_err(|e| *lost = lost_after(e))?;
         let items = reply::array(reply)?;
         if let Some(now) = items.first().and_then(|now| now.as_u64()) {
             clock.heard(now, sent);
@@ -428,10 +435,9 @@ impl RedisQueue {
         }
         // The jobs are leased; a read of their detached payloads that
         // fails so leaves them as a lost reply would.
-        self.with_payloads(leased).await.inspect_err(|e| {
-            let sent_ms = clock.at_or_before(sent);
-            *lost = LostClaim::after(e, queue, limit, lease_ms, sent_ms, sent_deadline());
-        })
+        self.with_payloads(leased)
+            .await
+            .inspect_err(|e| *lost = lost_after(e))
     }
 
     /// Read Redis's clock once (`TIME`), unless a claim's reply showed it
