@@ -278,9 +278,11 @@ pub enum Command {
     /// Live workers, then those gone lately, with each one's redq VERSION
     /// and WAKE-UPS (shard: hears every wake-up; plain: no shard
     /// subscription, may start work late; polls: no subscription; ?: an
-    /// earlier version), and LOST-HANDOFFS (jobs handed to it whose messages
-    /// never reached it, given back: its subscription broke or lagged);
-    /// `quiet` or `stop` one.
+    /// earlier version), LOST-HANDOFFS (jobs handed to it whose messages
+    /// never reached it, given back: its subscription broke or lagged) and
+    /// LOST-CLAIMS (jobs its claims leased whose replies never reached it,
+    /// given back: its connection broke or timed out mid-claim); `quiet` or
+    /// `stop` one.
     Workers {
         #[command(subcommand)]
         command: Option<WorkersCommand>,

@@ -36,6 +36,7 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
                 wake_ups: w.wake_ups,
                 version: w.version,
                 handoffs_lost: w.handoffs_lost,
+                claims_lost: w.claims_lost,
             })
             .collect(),
     ))

@@ -181,15 +181,15 @@ impl RedisQueue {
         }
     }
 
-    /// Give back a job leased to this worker that it never heard of:
-    /// released as [`RedisQueue::release`] does, due again at once with no
-    /// attempt counted, and recorded as a `why` event naming the worker, so
-    /// that an operator sees the trouble behind it:
-    /// [`EventKind::HandoffLost`], a hand-off whose message never reached
-    /// it (`super::worker::unheard`, also counted in the queue's metrics),
-    /// or [`EventKind::ClaimLost`], a claim whose reply never did
+    /// Give back a job leased to this worker whose news was lost on the
+    /// way: released as [`RedisQueue::release`] does, due again at once
+    /// with no attempt counted, recorded as a `why` event naming the
+    /// worker and counted in the queue's metrics, so that an operator sees
+    /// the trouble behind it: [`EventKind::HandoffLost`], a hand-off whose
+    /// message never reached it (`super::worker::unheard`), or
+    /// [`EventKind::ClaimLost`], a claim whose reply never did
     /// (`crate::lost_claim`).
-    pub(crate) async fn give_back_unheard(
+    pub(crate) async fn give_back_lost(
         &self,
         lease: &Lease,
         why: EventKind,

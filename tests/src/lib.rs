@@ -35,6 +35,7 @@ pub mod memory;
 mod namespace;
 mod port;
 mod probe;
+mod replies;
 pub mod running;
 mod server;
 mod url;

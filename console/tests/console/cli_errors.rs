@@ -12,14 +12,6 @@ use redq_tests::{unique_namespace, RedisServer};
 
 const SECRET: &str = "s3cret-canary";
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// `redq ARGS` with only these variables of ours set.
 fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut command = Command::new(BIN);

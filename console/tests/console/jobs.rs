@@ -5,14 +5,6 @@ use crate::seed::*;
 use redq::NewJob;
 use redq_tests::{unique_namespace, RedisServer};
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn jobs_list_and_the_bare_form_print_the_same_page() {
     let server = RedisServer::start();

@@ -10,14 +10,6 @@ use redq::{JobResult, JobState, NewJob};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json as value;
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn cancel_by_id_reports_the_state_it_left_and_refuses_what_is_gone() {
     let server = RedisServer::start();

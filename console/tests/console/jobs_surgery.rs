@@ -13,14 +13,6 @@ use serde_json::json as value;
 
 const LATER: Duration = Duration::from_secs(3600);
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn promote_and_retry_by_id_report_each_job_and_refuse_the_wrong_state() {
     let server = RedisServer::start();

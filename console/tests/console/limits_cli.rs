@@ -9,14 +9,6 @@ use crate::seed::*;
 use redq::NewJob;
 use redq_tests::{unique_namespace, RedisServer};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 /// Exit 0 and exactly `text` on stdout.
 #[track_caller]
 fn assert_prints(out: &Output, text: &str) {

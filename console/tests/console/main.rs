@@ -47,6 +47,7 @@ mod terminal;
 mod viewer;
 mod views;
 mod workers_control;
+mod workers_lost_claims;
 mod workflows_cli;
 mod workflows_keys;
 mod workflows_views;

@@ -11,14 +11,6 @@ use redq::{JobState, NewJob};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json as value;
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn schedules_trigger_pause_resume_and_delete_by_name() {
     let server = RedisServer::start();

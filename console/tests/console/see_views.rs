@@ -146,6 +146,7 @@ fn with_quiet_and_gone(width: u16, height: u16) -> String {
         wake_ups: None,
         version: None,
         handoffs_lost: None,
+        claims_lost: None,
     });
     workers_screen(workers, width, height)
 }
@@ -228,6 +229,54 @@ fn a_worker_that_lost_hand_offs_is_shown_with_how_many() {
         "workers_lost_handoffs_80x24",
         workers_screen(workers, 80, 24)
     );
+}
+
+#[test]
+fn a_worker_that_lost_claims_is_shown_with_how_many() {
+    for (width, height) in [(80, 24), (140, 42)] {
+        let usual = workers_screen(workers(), width, height);
+        assert!(!usual.contains("LOST-CLAIMS"), "{usual}");
+    }
+    let mut workers = workers();
+    workers[0].claims_lost = Some(2);
+    // The two counts side by side when both are shown; each column alone
+    // otherwise (the one above shows hand-offs alone).
+    let mut both = workers.clone();
+    both[1].handoffs_lost = Some(3);
+    // The `nth` column from the right, inside the frame's right edge
+    // (which a full row touches).
+    let last = |line: &str, nth: usize| {
+        let inside = line.trim_end().trim_end_matches('│');
+        inside.split_whitespace().rev().nth(nth).map(str::to_owned)
+    };
+    for (width, height) in [(80, 24), (140, 42)] {
+        let text = workers_screen(workers.clone(), width, height);
+        assert!(!text.contains("LOST-HANDOFFS"), "{text}");
+        let header = text.lines().find(|l| l.contains("WORKER")).unwrap();
+        assert_eq!(last(header, 0).as_deref(), Some("LOST-CLAIMS"), "{text}");
+        let lost = text.lines().find(|l| l.contains("web-1")).unwrap();
+        let none = text.lines().find(|l| l.contains("web-2")).unwrap();
+        assert_eq!(last(lost, 0).as_deref(), Some("2"), "{text}");
+        assert_eq!(last(none, 0).as_deref(), Some("0"), "{text}");
+
+        let text = workers_screen(both.clone(), width, height);
+        let header = text.lines().find(|l| l.contains("WORKER")).unwrap();
+        assert_eq!(last(header, 1).as_deref(), Some("LOST-HANDOFFS"), "{text}");
+        assert_eq!(last(header, 0).as_deref(), Some("LOST-CLAIMS"), "{text}");
+        let web1 = text.lines().find(|l| l.contains("web-1")).unwrap();
+        let web2 = text.lines().find(|l| l.contains("web-2")).unwrap();
+        assert_eq!(
+            (last(web1, 1), last(web1, 0)),
+            (Some("0".into()), Some("2".into())),
+            "{text}"
+        );
+        assert_eq!(
+            (last(web2, 1), last(web2, 0)),
+            (Some("3".into()), Some("0".into())),
+            "{text}"
+        );
+    }
+    insta::assert_snapshot!("workers_lost_claims_80x24", workers_screen(both, 80, 24));
 }
 
 #[test]

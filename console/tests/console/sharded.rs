@@ -404,14 +404,6 @@ fn render(state: &State, width: u16, height: u16) -> String {
         .collect()
 }
 
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[tokio::test]
 async fn pages_deeper_than_one_shard_read_are_merged() {
     let server = RedisServer::start();

@@ -6,14 +6,6 @@ use redq::NewJob;
 use redq_tests::memory::{cap_memory, capped_server, fill_until_out_of_memory, hold_out_of_memory};
 use redq_tests::{unique_namespace, RedisServer};
 
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[tokio::test]
 async fn listings_print_json_and_tables() {
     let server = RedisServer::start();
@@ -463,8 +455,10 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
         env!("CARGO_PKG_VERSION"),
         "{workers}"
     );
-    // It has lost no hand-off, and says so (an earlier version says null).
+    // It has lost no hand-off and no claim, and says so (an earlier
+    // version says null).
     assert_eq!(workers[0]["handoffs_lost"], 0, "{workers}");
+    assert_eq!(workers[0]["claims_lost"], 0, "{workers}");
     let out = redq(&url, &ns, &["workers"]);
     let table = stdout(&out);
     assert!(table.starts_with("WORKER"), "{table}");
@@ -478,12 +472,14 @@ async fn workers_and_schedules_come_from_the_driver_registries() {
         header.contains("VERSION") && row.contains(env!("CARGO_PKG_VERSION")),
         "{table}"
     );
-    let lost = header.split_whitespace().position(|h| h == "LOST-HANDOFFS");
-    assert_eq!(
-        lost.and_then(|at| row.split_whitespace().nth(at)),
-        Some("0"),
-        "{table}"
-    );
+    for column in ["LOST-HANDOFFS", "LOST-CLAIMS"] {
+        let lost = header.split_whitespace().position(|h| h == column);
+        assert_eq!(
+            lost.and_then(|at| row.split_whitespace().nth(at)),
+            Some("0"),
+            "{column}: {table}"
+        );
+    }
 
     let out = redq(&url, &ns, &["schedules", "-o", "json"]);
     assert_exit(&out, 0);

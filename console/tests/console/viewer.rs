@@ -11,14 +11,6 @@ use redq::NewJob;
 use redq_tests::acl::{acl_refused, set_user, user_url, viewer_acl};
 use redq_tests::{unique_namespace, RedisServer};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 #[tokio::test]
 async fn a_viewer_user_reads_with_the_console_and_its_mutations_are_refused_clearly() {
     let server = RedisServer::builder().enable_debug().start();

@@ -225,7 +225,10 @@ async fn the_workers_screen_asks_then_quiets_and_stops_the_selected_worker() {
         .unwrap();
 }
 
-fn screen_text_at(state: &redq_console::tui::state::State, now: std::time::SystemTime) -> String {
+pub(crate) fn screen_text_at(
+    state: &redq_console::tui::state::State,
+    now: std::time::SystemTime,
+) -> String {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 42)).unwrap();
     terminal
         .draw(|frame| {

@@ -3,7 +3,6 @@
 //! and once it is decided, that `-o json` says the same, and that a wrong
 //! id or a job not held is refused in one sentence, nothing changed.
 
-use std::process::Output;
 use std::time::Duration;
 
 use crate::seed::*;
@@ -11,14 +10,6 @@ use redq::kept::Completion;
 use redq::workflow::{Batch, OnFailure};
 use redq::{JobState, NewJob, RedisQueue};
 use redq_tests::{unique_namespace, RedisServer};
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The line of `text` containing `needle`.
 #[track_caller]

@@ -11,11 +11,13 @@
 //! before it claims or parks again, so nothing it takes meanwhile can be
 //! mistaken for the lost claim's.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::backend::Backend;
+use super::execute::Shared;
+use super::parking::Parking;
 use crate::event_kind::EventKind;
 use crate::lost_claim::LostClaim;
 use crate::park::{HandOffWindow, ParkMark};
@@ -50,46 +52,66 @@ const LOOK_AGAIN_AFTER: Duration = Duration::from_secs(1);
 /// Give back what each of `lost` (a claim, and the shard it was sent to)
 /// leased to this worker, one after the other (see [`give_back`]). Returns
 /// early at `stop`: the jobs then wait for their leases.
+///
+/// The jobs given back are counted in the worker's registry record
+/// ([`WorkerInfo::claims_lost`](super::WorkerInfo::claims_lost)), and
+/// each one given back in the parks' namespace is told to `parking`, to
+/// drop a late hand-off message for it ([`Parking::given_back_elsewhere`]).
 pub(crate) async fn give_back_all(
-    backend: &Backend,
+    shared: &Shared,
     lost: Vec<(usize, LostClaim)>,
     heard: &mut HeardLeases,
+    parking: &mut Parking,
     stop: &CancellationToken,
 ) {
+    let backend = &shared.queue;
     for (shard, lost) in lost {
-        if let Some(queue) = backend.namespaces().get(shard) {
-            give_back(queue, shard, &lost, heard, stop).await;
+        let Some(queue) = backend.namespaces().get(shard) else {
+            continue;
+        };
+        let given = give_back(queue, shard, &lost, heard, stop).await;
+        if given.is_empty() {
+            continue;
+        }
+        let totals = &shared.totals;
+        totals
+            .claims_lost
+            .fetch_add(given.len() as u64, Ordering::Relaxed);
+        totals.beat_now.notify_one();
+        // Lease ids count per namespace: only the parks' own are told.
+        if backend.handoff().is_some() {
+            parking.given_back_elsewhere(&given);
         }
     }
 }
 
 /// Give back what `lost` leased to this worker on `shard` (`queue`), once
 /// Redis's clock has passed the claim's deadline (at most half the command
-/// timeout after it was sent).
+/// timeout after it was sent). Answers the lease ids given back.
 async fn give_back(
     queue: &RedisQueue,
     shard: usize,
     lost: &LostClaim,
     heard: &mut HeardLeases,
     stop: &CancellationToken,
-) {
+) -> Vec<u64> {
     for tries in 1..=LOOKS_AT_MOST {
         let heard_through = heard.0.get(shard).copied().unwrap_or(0);
         let look = tokio::select! {
-            _ = stop.cancelled() => return,
+            _ = stop.cancelled() => return Vec::new(),
             look = queue.give_back_lost_claim(lost, heard_through) => look,
         };
         match look {
             Ok(done) => {
                 heard.heard(shard, done.highest);
-                if done.given > 0 {
+                if !done.given.is_empty() {
                     tracing::warn!(
                         queue = %lost.queue,
                         shard,
-                        jobs = done.given,
+                        jobs = done.given.len(),
                         "a claim's reply was lost; gave back the jobs it had leased to this worker"
                     );
-                } else if done.found > done.given {
+                } else if done.found > 0 {
                     tracing::warn!(
                         queue = %lost.queue,
                         shard,
@@ -97,12 +119,12 @@ async fn give_back(
                         "a claim's reply was lost, and jobs leased to this worker's identity were found that it cannot tell from another handle's; they return when their leases lapse"
                     );
                 }
-                return;
+                return done.given;
             }
             Err(e) if tries < LOOKS_AT_MOST => {
                 tracing::debug!(error = %e, "looking for a lost claim's jobs failed; trying again");
                 tokio::select! {
-                    _ = stop.cancelled() => return,
+                    _ = stop.cancelled() => return Vec::new(),
                     _ = tokio::time::sleep(LOOK_AGAIN_AFTER) => {}
                 }
             }
@@ -114,18 +136,19 @@ async fn give_back(
             ),
         }
     }
+    Vec::new()
 }
 
 /// What a look for a lost claim's jobs found and did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct GaveBack {
     /// The jobs found leased to this identity in the claim's window.
     pub found: usize,
-    /// Of those, how many were given back: none when they cannot all be
-    /// that claim's (more than it asked for, or lease ids with gaps: a
-    /// handle sharing this identity claimed too), and not those whose
-    /// leases lapsed meanwhile.
-    pub given: usize,
+    /// Of those, the lease ids of the ones given back: none when they
+    /// cannot all be that claim's (more than it asked for, or lease ids
+    /// with gaps: a handle sharing this identity claimed too), and not
+    /// those whose leases lapsed meanwhile.
+    pub given: Vec<u64>,
     /// The highest lease id found (0 when none was): heard of from now on.
     pub highest: u64,
 }
@@ -160,15 +183,15 @@ impl RedisQueue {
         let mut found = self.handed_in(&lost.queue, &window).await?;
         let mut done = GaveBack {
             found: found.len(),
-            given: 0,
+            given: Vec::new(),
             highest: found.iter().map(|lease| lease.lease_id).max().unwrap_or(0),
         };
         if !one_claims(&mut found, lost.limit) {
             return Ok(done);
         }
         for lease in &found {
-            match self.give_back_unheard(lease, EventKind::ClaimLost).await {
-                Ok(()) => done.given += 1,
+            match self.give_back_lost(lease, EventKind::ClaimLost).await {
+                Ok(()) => done.given.push(lease.lease_id),
                 // Lapsed and reclaimed meanwhile (a lease shorter than the wait).
                 Err(QueueError::LeaseLost { .. }) => {}
                 Err(e) => return Err(e),

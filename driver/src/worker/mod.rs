@@ -182,6 +182,9 @@ pub struct WorkerReport {
     /// Jobs handed to it whose messages never reached it, which it gave
     /// back ([`WorkerInfo::handoffs_lost`]).
     pub handoffs_lost: u64,
+    /// Jobs its claims leased whose replies never reached it, which it
+    /// gave back ([`WorkerInfo::claims_lost`]).
+    pub claims_lost: u64,
 }
 
 /// Live counters of a running [`Worker`]; cheap to clone and to read.
@@ -205,6 +208,11 @@ impl WorkerProgress {
     /// back so far ([`WorkerInfo::handoffs_lost`]).
     pub fn handoffs_lost(&self) -> u64 {
         self.0.handoffs_lost.load(Ordering::Relaxed)
+    }
+    /// Jobs its claims leased whose replies never reached it, which it
+    /// gave back so far ([`WorkerInfo::claims_lost`]).
+    pub fn claims_lost(&self) -> u64 {
+        self.0.claims_lost.load(Ordering::Relaxed)
     }
 }
 
@@ -412,7 +420,7 @@ impl Worker {
             // Lost claims of shards claimed from in the background, before
             // those shards are claimed from again (`lost_claims`).
             let earlier = claims.take_lost();
-            lost_claims::give_back_all(&shared.queue, earlier, &mut heard, &claiming).await;
+            lost_claims::give_back_all(&shared, earlier, &mut heard, &mut parking, &claiming).await;
             let mut lost = Vec::new();
             let claimed = claim_some(
                 &shared.queue,
@@ -428,7 +436,8 @@ impl Worker {
                     drop(permits);
                     // Before any other claim or park, which would lease
                     // more to this worker.
-                    lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
+                    lost_claims::give_back_all(&shared, lost, &mut heard, &mut parking, &claiming)
+                        .await;
                     tokio::select! {
                         _ = claiming.cancelled() => break,
                         _ = tokio::time::sleep(Duration::from_millis(250)) => continue,
@@ -437,7 +446,8 @@ impl Worker {
             };
             if jobs.is_empty() {
                 drop(permits);
-                lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
+                lost_claims::give_back_all(&shared, lost, &mut heard, &mut parking, &claiming)
+                    .await;
                 let free = slots.free();
                 parking
                     .idle(
@@ -457,7 +467,7 @@ impl Worker {
                 running.spawn(execute(shared.clone(), job, permit));
             }
             // A shard whose claim was lost while others answered.
-            lost_claims::give_back_all(&shared.queue, lost, &mut heard, &claiming).await;
+            lost_claims::give_back_all(&shared, lost, &mut heard, &mut parking, &claiming).await;
             while running.try_join_next().is_some() {}
         }
 
@@ -499,6 +509,7 @@ impl Worker {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
             handoffs_lost: shared.totals.handoffs_lost.load(Ordering::Relaxed),
+            claims_lost: shared.totals.claims_lost.load(Ordering::Relaxed),
         };
         drop(shared);
         let _ = acker.await;

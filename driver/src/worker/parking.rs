@@ -109,6 +109,17 @@ impl Parking {
         self.unparked_through
     }
 
+    /// Jobs under these lease ids were given back as a lost claim's
+    /// (`super::lost_claims`). One may in fact have been handed to a park
+    /// this worker abandoned (its unpark failed until it lapsed, so its
+    /// count was never read): should its message still arrive, it is
+    /// dropped, not run under a lease given up.
+    pub fn given_back_elsewhere(&mut self, lease_ids: &[u64]) {
+        for lease_id in lease_ids {
+            self.unheard.given_back(*lease_id);
+        }
+    }
+
     /// Take what the listener forwarded, noting each hand-off as heard, and
     /// dropping any given back already as lost (`super::unheard`).
     fn take_arrivals(&mut self) {

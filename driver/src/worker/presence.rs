@@ -70,6 +70,13 @@ pub struct WorkerInfo {
     /// above 0, its subscription broke or lagged. `None` from a worker of
     /// an earlier version, which does not say.
     pub handoffs_lost: Option<u64>,
+    /// Jobs its claims leased whose replies never reached it, which it
+    /// gave back since it started (each also a `claim_lost` event naming
+    /// it, and one of its queue's
+    /// [`claims_lost`](crate::metrics::QueueMetrics::claims_lost)): above
+    /// 0, its connection to Redis broke or timed out mid-claim. `None`
+    /// from a worker of an earlier version, which does not say.
+    pub claims_lost: Option<u64>,
 }
 
 /// The JSON stored in `{ns}:workers:info`.
@@ -99,6 +106,9 @@ struct Record {
     /// Lost hand-offs given back; absent from earlier versions.
     #[serde(default)]
     handoffs_lost: Option<u64>,
+    /// Lost claims' jobs given back; absent from earlier versions.
+    #[serde(default)]
+    claims_lost: Option<u64>,
 }
 
 /// Live counters a worker publishes in its heartbeat.
@@ -110,8 +120,12 @@ pub(crate) struct Totals {
     /// Hand-offs whose messages never arrived, given back
     /// (`super::unheard`).
     pub handoffs_lost: AtomicU64,
+    /// Jobs of claims whose replies never arrived, given back
+    /// (`super::lost_claims`).
+    pub claims_lost: AtomicU64,
     /// Rewrite the record now rather than at the next heartbeat: a lost
-    /// hand-off is rare and is what an operator looks for in an incident.
+    /// hand-off or claim is rare and is what an operator looks for in an
+    /// incident.
     pub beat_now: tokio::sync::Notify,
     /// An operator's quiet or stop, which the record reports.
     pub control: Arc<Control>,
@@ -182,6 +196,7 @@ pub(crate) async fn keep_alive(
             wake_ups: Some(wake_ups.get().as_str().to_owned()),
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
             handoffs_lost: Some(totals.handoffs_lost.load(Ordering::Relaxed)),
+            claims_lost: Some(totals.claims_lost.load(Ordering::Relaxed)),
         };
         let json = serde_json::to_string(&record).expect("worker record serializes");
         if let Err(e) = beat(&queue, &id, &json).await {
@@ -244,6 +259,7 @@ impl RedisQueue {
                 wake_ups: record.wake_ups.as_deref().and_then(WakeUps::parse),
                 version: record.version,
                 handoffs_lost: record.handoffs_lost,
+                claims_lost: record.claims_lost,
             });
         }
         // Live ones first, each kind by id; a lost id listed twice (its

@@ -76,18 +76,8 @@ fn start_worker(queue: &RedisQueue) -> (Attempts, RunningWorker) {
     (attempts, RunningWorker::spawn(worker))
 }
 
-/// From now on, Redis closes a connection whose reply outgrows 64 KB
-/// (`on`), or none (`!on`, the default).
-async fn lose_large_replies(server: &RedisServer, on: bool) {
-    let limit = if on {
-        "normal 65536 65536 0"
-    } else {
-        "normal 0 0 0"
-    };
-    server
-        .cmd(&["CONFIG", "SET", "client-output-buffer-limit", limit])
-        .await;
-}
+/// Every reply above this is lost (`RedisServer::lose_replies_over`).
+const REPLIES_KEPT: Option<u64> = Some(65_536);
 
 /// Wait until each of `ids` was given back as a lost claim's job at least
 /// once.
@@ -108,7 +98,7 @@ async fn wait_given_back(queue: &RedisQueue, ids: &[String]) {
 async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
     let server = RedisServer::start();
     let queue = handle(&server, RecordFormat::Standard).await;
-    lose_large_replies(&server, true).await;
+    server.lose_replies_over(REPLIES_KEPT).await;
     let pad = "x".repeat(200_000);
     let pushed = queue.push(&Large { pad }).await.expect("push");
     let (attempts, running) = start_worker(&queue);
@@ -116,7 +106,7 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
     // stands; the worker gives it back each time.
     wait_given_back(&queue, &[pushed.id().to_owned()]).await;
     assert!(attempts.lock().unwrap().is_empty(), "no reply, no run");
-    lose_large_replies(&server, false).await;
+    server.lose_replies_over(None).await;
 
     wait_until(DEADLINE, "the job to run", async || {
         !attempts.lock().unwrap().is_empty()
@@ -130,8 +120,19 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
     let counted = queue.metric_totals("default").await.unwrap();
     assert!(counted.claims_lost >= 1, "each give-back counted");
     assert_eq!(counted.handoffs_lost, 0);
+    // The one worker's own record counts the same give-backs, rewritten at
+    // once rather than at its next heartbeat (5 s on).
+    let on_its_record = Some(counted.claims_lost);
+    wait_until(
+        Duration::from_secs(3),
+        "the worker's record to count its lost claims",
+        async || queue.workers().await.unwrap()[0].claims_lost == on_its_record,
+    )
+    .await;
     let report = running.shutdown().await;
     assert_eq!(report.processed, 1);
+    assert_eq!(report.claims_lost, counted.claims_lost, "{report:?}");
+    assert_eq!(report.handoffs_lost, 0);
 }
 
 /// A claim of three or more detached jobs answers their metas and leaves
@@ -142,7 +143,7 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
 async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
     let server = RedisServer::start();
     let queue = handle(&server, RecordFormat::Detached { min_bytes: 1024 }).await;
-    lose_large_replies(&server, true).await;
+    server.lose_replies_over(REPLIES_KEPT).await;
     // The claim's own reply (three metas) gets through; the three payloads
     // together, read at once, do not.
     let job = || NewJob::new(serde_json::json!({ "pad": "x".repeat(30_000) })).name("t.large");
@@ -154,7 +155,7 @@ async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
     let (attempts, running) = start_worker(&queue);
     wait_given_back(&queue, &ids).await;
     assert!(attempts.lock().unwrap().is_empty(), "no payloads, no run");
-    lose_large_replies(&server, false).await;
+    server.lose_replies_over(None).await;
 
     wait_until(DEADLINE, "the three jobs to run", async || {
         attempts.lock().unwrap().len() == 3
@@ -163,4 +164,10 @@ async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
     assert_eq!(*attempts.lock().unwrap(), vec![1, 1, 1]);
     let report = running.shutdown().await;
     assert_eq!(report.processed, 3);
+    let counted = queue.metric_totals("default").await.unwrap().claims_lost;
+    assert!(
+        counted >= 3,
+        "the three given back at least once: {counted}"
+    );
+    assert_eq!(report.claims_lost, counted, "{report:?}");
 }

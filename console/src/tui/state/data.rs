@@ -66,6 +66,11 @@ pub struct WorkerInfo {
     /// back (`redq::worker::WorkerInfo::handoffs_lost`): above 0, its
     /// subscription broke or lagged. `None`: an earlier version.
     pub handoffs_lost: Option<u64>,
+    /// Jobs its claims leased whose replies never reached it, which it
+    /// gave back (`redq::worker::WorkerInfo::claims_lost`): above 0, its
+    /// connection to Redis broke or timed out mid-claim. `None`: an
+    /// earlier version.
+    pub claims_lost: Option<u64>,
 }
 
 impl WorkerInfo {
@@ -88,13 +93,23 @@ impl WorkerInfo {
 
     /// Its lost hand-offs, `?` from an earlier version that does not say.
     pub fn handoffs_lost_text(&self) -> String {
-        self.handoffs_lost
-            .map_or_else(|| "?".to_owned(), |n| n.to_string())
+        count_text(self.handoffs_lost)
     }
 
     /// Whether it lost a hand-off since it started.
     pub fn lost_handoffs(&self) -> bool {
         self.handoffs_lost.is_some_and(|n| n > 0)
+    }
+
+    /// Its lost claims' jobs, `?` from an earlier version that does not say.
+    pub fn claims_lost_text(&self) -> String {
+        count_text(self.claims_lost)
+    }
+
+    /// Whether it lost a claim's reply, and gave its jobs back, since it
+    /// started.
+    pub fn lost_claims(&self) -> bool {
+        self.claims_lost.is_some_and(|n| n > 0)
     }
 
     /// `gone`, else what it does: `running`, `quiet` or `stopping`.
@@ -105,6 +120,12 @@ impl WorkerInfo {
             self.state.as_str()
         }
     }
+}
+
+/// A count a worker's record may not carry: `?` from an earlier version
+/// that does not say.
+fn count_text(count: Option<u64>) -> String {
+    count.map_or_else(|| "?".to_owned(), |n| n.to_string())
 }
 
 /// A recurring schedule.

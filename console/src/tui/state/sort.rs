@@ -118,6 +118,7 @@ pub(super) fn worker_key(worker: &WorkerInfo, column: &str) -> SortKey {
         "WAKE-UPS" => text(worker.wake_ups_text()),
         "VERSION" => text(worker.version_text()),
         "LOST-HANDOFFS" => num(worker.handoffs_lost.map_or(-1, i128::from)),
+        "LOST-CLAIMS" => num(worker.claims_lost.map_or(-1, i128::from)),
         "RUNNING" => num(worker.in_flight),
         // Ascending: the freshest heartbeat first.
         "HEARTBEAT" => num(-(epoch_ms(worker.last_heartbeat) as i128)),
@@ -181,6 +182,9 @@ impl State {
                 if self.workers_lost_handoffs_shown() {
                     columns.push("LOST-HANDOFFS");
                 }
+                if self.workers_lost_claims_shown() {
+                    columns.push("LOST-CLAIMS");
+                }
                 columns
             }
             _ => Vec::new(),
@@ -213,6 +217,13 @@ impl State {
     /// reached it (its subscription broke or lagged).
     pub fn workers_lost_handoffs_shown(&self) -> bool {
         self.data.workers.iter().any(WorkerInfo::lost_handoffs)
+    }
+
+    /// Whether the Workers screen has a LOST-CLAIMS column: only while
+    /// some worker it lists gave back a claim's jobs whose reply never
+    /// reached it (its connection broke or timed out mid-claim).
+    pub fn workers_lost_claims_shown(&self) -> bool {
+        self.data.workers.iter().any(WorkerInfo::lost_claims)
     }
 
     /// Whether the Workers screen has a VERSION column: only while the live

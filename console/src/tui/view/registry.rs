@@ -60,7 +60,8 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     let state_shown = state.workers_state_shown();
     let wake_ups_shown = state.workers_wake_ups_shown();
     let version_shown = state.workers_version_shown();
-    let lost_shown = state.workers_lost_handoffs_shown();
+    let lost_handoffs_shown = state.workers_lost_handoffs_shown();
+    let lost_claims_shown = state.workers_lost_claims_shown();
     let rows = workers
         .iter()
         .map(|w| {
@@ -107,16 +108,11 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
                 Item::number(w.processed),
                 Item::number(w.failed),
             ]);
-            if lost_shown {
-                let cell = match w.handoffs_lost {
-                    Some(n) => Item::number(n),
-                    None => Item::new("?"),
-                };
-                cells.push(if w.lost_handoffs() {
-                    cell.style(theme.warn())
-                } else {
-                    cell
-                });
+            if lost_handoffs_shown {
+                cells.push(lost_cell(w.handoffs_lost, theme));
+            }
+            if lost_claims_shown {
+                cells.push(lost_cell(w.claims_lost, theme));
             }
             cells
         })
@@ -163,8 +159,13 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
     ]);
     // Shown only while some worker lost a hand-off: its subscription broke
     // or lagged (the handoff_lost events name the jobs).
-    if lost_shown {
+    if lost_handoffs_shown {
         columns.push(Column::number("LOST-HANDOFFS"));
+    }
+    // Shown only while some worker lost a claim's reply: its connection
+    // broke or timed out mid-claim (the claim_lost events name the jobs).
+    if lost_claims_shown {
+        columns.push(Column::number("LOST-CLAIMS"));
     }
     let list = List {
         title,
@@ -174,4 +175,14 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
         empty,
     };
     table::draw_sorted(frame, area, list, theme, state.sort());
+}
+
+/// A worker's count of lost hand-offs or claims: `?` from an earlier
+/// version that does not say, in the warning colour above 0.
+fn lost_cell<'a>(count: Option<u64>, theme: &Theme) -> Item<'a> {
+    match count {
+        Some(0) => Item::number(0),
+        Some(n) => Item::number(n).style(theme.warn()),
+        None => Item::new("?"),
+    }
 }

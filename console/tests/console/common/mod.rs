@@ -198,6 +198,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             wake_ups: Some(redq::worker::WakeUps::Shard),
             version: Some("0.1.0".into()),
             handoffs_lost: Some(0),
+            claims_lost: Some(0),
         },
         WorkerInfo {
             id: "2636283641-2".into(),
@@ -217,6 +218,7 @@ pub fn workers() -> Vec<WorkerInfo> {
             wake_ups: Some(redq::worker::WakeUps::Shard),
             version: Some("0.1.0".into()),
             handoffs_lost: Some(0),
+            claims_lost: Some(0),
         },
     ]
 }

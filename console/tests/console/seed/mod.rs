@@ -50,6 +50,16 @@ pub fn redq(url: &str, namespace: &str, args: &[&str]) -> Output {
         .expect("running redq")
 }
 
+/// A run's stdout, as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A run's stderr, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// stdout as JSON, with the run's stderr in the panic message.
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
