@@ -349,8 +349,8 @@ impl RedisQueue {
     /// timeout after it was sent (Redis stalled: its caller may have given
     /// up) leases nothing and returns no jobs, so no job is leased to a
     /// caller that never saw it; the moment is sent on Redis's own clock,
-    /// as this handle's earlier claims measured it (the first claim of a
-    /// handle carries none).
+    /// as this handle's earlier claims measured it (before its first claim,
+    /// a handle reads that clock once: one `TIME`, one round trip).
     ///
     /// A claim whose reply is lost (the connection broke, the command timed
     /// out) is not sent again: a second run would lease other jobs. It
@@ -381,6 +381,7 @@ impl RedisQueue {
             limits::check_queue_name(queue)?;
             return Ok(Vec::new());
         }
+        self.read_redis_clock().await;
         let identity = self.identity;
         let clock = &self.inner.redis_clock;
         let window = crate::redis_clock::claim_start_window(self.inner.timeout);
@@ -440,14 +441,14 @@ impl RedisQueue {
             .inspect_err(|e| *lost = lost_after(e))
     }
 
-    /// Read Redis's clock once (`TIME`), unless a claim's reply showed it
-    /// already, so that this handle's first claim carries a deadline too
-    /// (`crate::redis_clock`), and a lost reply of it can be looked for
-    /// (`crate::lost_claim`). A worker does at its start. A failure leaves
-    /// the clock to the first claim's reply, as without it.
-    pub(crate) async fn read_redis_clock(&self) {
+    /// Read Redis's clock (`TIME`), once a handle and unless a claim's
+    /// reply showed it already, so that this handle's first claim carries a
+    /// deadline too (`crate::redis_clock`), and a lost reply of it can be
+    /// looked for (`crate::lost_claim`). A failure leaves the clock to the
+    /// first claim's reply.
+    async fn read_redis_clock(&self) {
         let clock = &self.inner.redis_clock;
-        if clock.known() {
+        if !clock.read_first() {
             return;
         }
         let sent = std::time::Instant::now();

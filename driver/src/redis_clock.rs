@@ -8,16 +8,17 @@
 //! Measured from replies, not assumed, so a client whose wall clock is off
 //! by any amount sends a deadline Redis reads right; the monotonic clock
 //! keeps a step of this machine's wall clock out of it. Each reading pairs
-//! Redis's time in a claim (or in a worker's `TIME` as it starts) with the
-//! moment that call was sent, which came before it: so the estimate is never behind Redis's clock, only ahead by
-//! the time that claim waited to start. A deadline may then come late
+//! Redis's time in a claim (or in the `TIME` a handle reads before its
+//! first claim) with the moment that call was sent, which came before it:
+//! so the estimate is never behind Redis's clock, only ahead by the time
+//! that claim waited to start. A deadline may then come late
 //! (after a slow claim, the next one's window is that much wider, towards
 //! how claims behaved before they carried one), never early: a claim that
 //! starts within its window of being sent always leases. Only a step back
 //! of Redis's own clock can make one early, and the refused claim's reply
 //! measures the clock again.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Redis's clock (unix ms) less this process's monotonic milliseconds.
@@ -31,6 +32,10 @@ pub(crate) struct RedisClock {
     /// came after it: never ahead of Redis's clock (where a claim whose
     /// reply was lost may have leased from: `crate::lost_claim`).
     offset_low_ms: AtomicI64,
+    /// Whether the clock was read on purpose (`TIME`) already: once a
+    /// handle, so that a Redis out of reach does not make every claim wait
+    /// for a read before its own failure.
+    read_asked: AtomicBool,
 }
 
 const UNKNOWN: i64 = i64::MIN;
@@ -41,6 +46,7 @@ impl Default for RedisClock {
             base: Instant::now(),
             offset_ms: AtomicI64::new(UNKNOWN),
             offset_low_ms: AtomicI64::new(UNKNOWN),
+            read_asked: AtomicBool::new(false),
         }
     }
 }
@@ -60,6 +66,12 @@ impl RedisClock {
         let arrived_ms = self.base.elapsed().as_micros().div_ceil(1000) as i64;
         self.offset_low_ms
             .store(redis_now_ms as i64 - arrived_ms, Ordering::Relaxed);
+    }
+
+    /// Whether to read the clock on purpose now: true the first time
+    /// only, and only while no reading has shown it.
+    pub fn read_first(&self) -> bool {
+        !self.known() && !self.read_asked.swap(true, Ordering::Relaxed)
     }
 
     /// Whether a reading has shown where Redis's clock stands.
@@ -113,6 +125,16 @@ mod tests {
         // by the time the test itself took (a second allowed, on a busy
         // machine).
         assert!((1_005_000..1_006_000).contains(&at), "{at}");
+    }
+
+    #[test]
+    fn the_clock_is_read_on_purpose_once_and_only_while_unknown() {
+        let clock = RedisClock::default();
+        assert!(clock.read_first());
+        assert!(!clock.read_first(), "once, even if that read failed");
+        let heard_first = RedisClock::default();
+        heard_first.heard(42, Instant::now());
+        assert!(!heard_first.read_first(), "a claim's reply showed it");
     }
 
     #[test]

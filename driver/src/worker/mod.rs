@@ -345,19 +345,6 @@ impl Worker {
         let mut claims =
             shard_claims::ShardClaims::new(shared.queue.namespaces().len(), inbox.clone());
         let mut heard = lost_claims::HeardLeases::new(shared.queue.namespaces().len());
-        // Each namespace's first claim carries a deadline too; a shard
-        // that does not answer within the patience reads its clock at its
-        // first claim's reply instead.
-        let clocks = shared
-            .queue
-            .namespaces()
-            .iter()
-            .map(|ns| ns.read_redis_clock());
-        let _ = tokio::time::timeout(
-            crate::shards::SHARD_PATIENCE,
-            futures::future::join_all(clocks),
-        )
-        .await;
         loop {
             let first = tokio::select! {
                 biased;

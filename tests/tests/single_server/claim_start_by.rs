@@ -64,6 +64,19 @@ async fn a_claim_past_its_start_by_moment_leases_nothing_and_writes_nothing() {
 /// next claim, on its first attempt.
 #[tokio::test]
 async fn a_claim_held_past_its_callers_timeout_leaves_the_job_waiting() {
+    // A first claim shows the handle where Redis's clock stands.
+    held_claim_leaves_the_job_waiting(true).await;
+}
+
+/// The same for a handle's very first claim: before it, the handle reads
+/// Redis's clock (`TIME`, which a write pause does not hold), so it carries
+/// a moment too.
+#[tokio::test]
+async fn a_handles_first_claim_held_past_its_callers_timeout_leaves_the_job_waiting() {
+    held_claim_leaves_the_job_waiting(false).await;
+}
+
+async fn held_claim_leaves_the_job_waiting(claimed_before: bool) {
     let server = RedisServer::start();
     let ns = unique_namespace("claim-held");
     let producer = fixtures::handle(&server, &ns).await;
@@ -74,8 +87,9 @@ async fn a_claim_held_past_its_callers_timeout_leaves_the_job_waiting() {
         .connect()
         .await
         .unwrap();
-    // A first claim shows the handle where Redis's clock stands.
-    assert!(impatient.claim("work", 1, LEASE).await.unwrap().is_empty());
+    if claimed_before {
+        assert!(impatient.claim("work", 1, LEASE).await.unwrap().is_empty());
+    }
     let id = producer.add("work", NewJob::new(json!(1))).await.unwrap();
 
     server.cmd(&["CLIENT", "PAUSE", "30000", "WRITE"]).await;

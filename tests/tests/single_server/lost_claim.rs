@@ -56,9 +56,9 @@ async fn handle(server: &RedisServer, format: RecordFormat) -> RedisQueue {
 }
 
 /// A worker on `queue`'s queue `default`, started now: its first claim is
-/// the one whose reply is lost, which it can look for only because it read
-/// Redis's clock as it started (a handle's first claim carried no deadline
-/// before).
+/// the one whose reply is lost, which it can look for only because the
+/// handle read Redis's clock before it (a handle's first claim carried no
+/// deadline before).
 fn start_worker(queue: &RedisQueue) -> (Attempts, RunningWorker) {
     let attempts = Attempts::default();
     let mut registry = Registry::new();
