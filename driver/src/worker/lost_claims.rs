@@ -111,11 +111,11 @@ async fn give_back(
                         jobs = done.given.len(),
                         "a claim's reply was lost; gave back the jobs it had leased to this worker"
                     );
-                } else if done.found > 0 {
+                } else if done.left > 0 {
                     tracing::warn!(
                         queue = %lost.queue,
                         shard,
-                        jobs = done.found,
+                        jobs = done.left,
                         "a claim's reply was lost, and jobs leased to this worker's identity were found that it cannot tell from another handle's; they return when their leases lapse"
                     );
                 }
@@ -142,13 +142,14 @@ async fn give_back(
 /// What a look for a lost claim's jobs found and did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct GaveBack {
-    /// The jobs found leased to this identity in the claim's window.
-    pub found: usize,
-    /// Of those, the lease ids of the ones given back: none when they
-    /// cannot all be that claim's (more than it asked for, or lease ids
-    /// with gaps: a handle sharing this identity claimed too), and not
-    /// those whose leases lapsed meanwhile.
+    /// The lease ids of the jobs given back: those found leased to this
+    /// identity in the claim's window, but those whose leases lapsed
+    /// meanwhile.
     pub given: Vec<u64>,
+    /// The jobs found but left to their leases because they cannot all be
+    /// that claim's: more than it asked for, or lease ids with gaps (a
+    /// handle sharing this identity claimed too).
+    pub left: usize,
     /// The highest lease id found (0 when none was): heard of from now on.
     pub highest: u64,
 }
@@ -182,11 +183,12 @@ impl RedisQueue {
         };
         let mut found = self.handed_in(&lost.queue, &window).await?;
         let mut done = GaveBack {
-            found: found.len(),
             given: Vec::new(),
+            left: 0,
             highest: found.iter().map(|lease| lease.lease_id).max().unwrap_or(0),
         };
         if !one_claims(&mut found, lost.limit) {
+            done.left = found.len();
             return Ok(done);
         }
         for lease in &found {
