@@ -30,14 +30,28 @@ struct Large {
     pad: String,
 }
 
-/// The attempt number of each run.
-type Attempts = Arc<Mutex<Vec<u32>>>;
+/// Each run's job id and attempt number.
+#[derive(Clone, Default)]
+struct Runs(Arc<Mutex<Vec<(String, u32)>>>);
+
+impl Runs {
+    fn attempts(&self) -> Vec<u32> {
+        self.0.lock().unwrap().iter().map(|(_, a)| *a).collect()
+    }
+
+    fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+}
 
 impl TypedJob for Large {
     const NAME: &'static str = "t.large";
     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
-        let attempts = cx.service::<Attempts>().expect("the attempts service");
-        attempts.lock().unwrap().push(cx.attempt());
+        let runs = cx.service::<Runs>().expect("the runs service");
+        runs.0
+            .lock()
+            .unwrap()
+            .push((cx.id().to_owned(), cx.attempt()));
         Ok(())
     }
 }
@@ -59,8 +73,8 @@ async fn handle(server: &RedisServer, format: RecordFormat) -> RedisQueue {
 /// the one whose reply is lost, which it can look for only because the
 /// handle read Redis's clock before it (a handle's first claim carried no
 /// deadline before).
-fn start_worker(queue: &RedisQueue) -> (Attempts, RunningWorker) {
-    let attempts = Attempts::default();
+fn start_worker(queue: &RedisQueue) -> (Runs, RunningWorker) {
+    let runs = Runs::default();
     let mut registry = Registry::new();
     registry.add_job::<Large>();
     let options = WorkOptions::new()
@@ -72,8 +86,8 @@ fn start_worker(queue: &RedisQueue) -> (Attempts, RunningWorker) {
         .schedules(false);
     let worker = Worker::new(queue.clone(), registry, options)
         .expect("options")
-        .services(Services::new().with(attempts.clone()));
-    (attempts, RunningWorker::spawn(worker))
+        .services(Services::new().with(runs.clone()));
+    (runs, RunningWorker::spawn(worker))
 }
 
 /// Every reply above this is lost (`RedisServer::lose_replies_over`).
@@ -101,19 +115,16 @@ async fn a_workers_claim_whose_reply_was_lost_gives_its_job_back_at_once() {
     server.lose_replies_over(REPLIES_KEPT).await;
     let pad = "x".repeat(200_000);
     let pushed = queue.push(&Large { pad }).await.expect("push");
-    let (attempts, running) = start_worker(&queue);
+    let (runs, running) = start_worker(&queue);
     // Each claim leases the job and loses its reply while the limit
     // stands; the worker gives it back each time.
     wait_given_back(&queue, &[pushed.id().to_owned()]).await;
-    assert!(attempts.lock().unwrap().is_empty(), "no reply, no run");
+    assert_eq!(runs.len(), 0, "no reply, no run");
     server.lose_replies_over(None).await;
 
-    wait_until(DEADLINE, "the job to run", async || {
-        !attempts.lock().unwrap().is_empty()
-    })
-    .await;
+    wait_until(DEADLINE, "the job to run", async || runs.len() > 0).await;
     assert_eq!(
-        *attempts.lock().unwrap(),
+        runs.attempts(),
         vec![1],
         "one run, on its first attempt: the lost claims counted none"
     );
@@ -152,16 +163,13 @@ async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
         .await
         .expect("enqueue");
     let ids: Vec<String> = created.iter().map(|c| c.id().to_owned()).collect();
-    let (attempts, running) = start_worker(&queue);
+    let (runs, running) = start_worker(&queue);
     wait_given_back(&queue, &ids).await;
-    assert!(attempts.lock().unwrap().is_empty(), "no payloads, no run");
+    assert_eq!(runs.len(), 0, "no payloads, no run");
     server.lose_replies_over(None).await;
 
-    wait_until(DEADLINE, "the three jobs to run", async || {
-        attempts.lock().unwrap().len() == 3
-    })
-    .await;
-    assert_eq!(*attempts.lock().unwrap(), vec![1, 1, 1]);
+    wait_until(DEADLINE, "the three jobs to run", async || runs.len() == 3).await;
+    assert_eq!(runs.attempts(), vec![1, 1, 1]);
     let report = running.shutdown().await;
     assert_eq!(report.processed, 3);
     let counted = queue.metric_totals("default").await.unwrap().claims_lost;
@@ -170,4 +178,63 @@ async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
         "the three given back at least once: {counted}"
     );
     assert_eq!(report.claims_lost, counted, "{report:?}");
+}
+
+/// The whole way, at random: a worker's connections are killed again and
+/// again (`CLIENT KILL TYPE normal`, every 20 ms or so), replies over 64 KB
+/// are lost for 8 kills of every 15, and the worker runs a mix of small
+/// jobs and 100 KB ones. Claims fail at any point (unsent, unanswered,
+/// answered but cut), as do acks, looks and give-backs; yet every job runs
+/// exactly once, on its first attempt, well before any lease could lapse.
+/// (Without the give-back, or with claims resent by the client, the jobs
+/// wait out their two-minute leases and the 90 s wait fails.)
+#[tokio::test]
+async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_first_attempt() {
+    let server = RedisServer::start();
+    let queue = handle(&server, RecordFormat::Standard).await;
+    let job = |bytes: usize| NewJob::new(serde_json::json!({ "pad": "x".repeat(bytes) }));
+    let jobs = (0..120).map(|i| job(if i % 4 == 0 { 100_000 } else { 100 }));
+    let created = queue
+        .add_batch("default", jobs.map(|j| j.name("t.large")).collect())
+        .await
+        .expect("enqueue");
+    let mut ids: Vec<String> = created.iter().map(|c| c.id().to_owned()).collect();
+    let (runs, running) = start_worker(&queue);
+    let done = tokio_util::sync::CancellationToken::new();
+    let faults = async {
+        let mut kills = 0u32;
+        while !done.is_cancelled() {
+            // Of every 15 rounds, replies over 64 KB are lost in the first 8.
+            match kills % 15 {
+                0 => server.lose_replies_over(REPLIES_KEPT).await,
+                8 => server.lose_replies_over(None).await,
+                _ => {}
+            }
+            // Not the killing connection itself (SKIPME yes).
+            let _ = server.try_cmd(&["CLIENT", "KILL", "TYPE", "normal"]).await;
+            kills += 1;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        server.lose_replies_over(None).await;
+        kills
+    };
+    let all_ran = async {
+        wait_until(Duration::from_secs(90), "every job to run", async || {
+            runs.len() >= ids.len()
+        })
+        .await;
+        done.cancel();
+    };
+    let (kills, ()) = tokio::join!(faults, all_ran);
+    let report = running.shutdown().await;
+
+    let mut ran = runs.0.lock().unwrap().clone();
+    ran.sort();
+    ids.sort();
+    let expected: Vec<(String, u32)> = ids.into_iter().map(|id| (id, 1)).collect();
+    assert_eq!(ran, expected, "each job once, on its first attempt");
+    let lost = queue.metric_totals("default").await.unwrap().claims_lost;
+    assert!(lost >= 1, "some claims' replies were lost ({kills} kills)");
+    assert_eq!(report.claims_lost, lost);
+    assert_eq!(report.processed, 120);
 }
