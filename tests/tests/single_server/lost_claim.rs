@@ -74,14 +74,19 @@ async fn handle(server: &RedisServer, format: RecordFormat) -> RedisQueue {
 /// handle read Redis's clock before it (a handle's first claim carried no
 /// deadline before).
 fn start_worker(queue: &RedisQueue) -> (Runs, RunningWorker) {
+    // Claimed, not handed: a hand-off's message is not a reply.
+    start_worker_handed(queue, false)
+}
+
+/// [`start_worker`], parking for hand-offs when `handoff`.
+fn start_worker_handed(queue: &RedisQueue, handoff: bool) -> (Runs, RunningWorker) {
     let runs = Runs::default();
     let mut registry = Registry::new();
     registry.add_job::<Large>();
     let options = WorkOptions::new()
         .queues(["default"])
         .lease(LEASE)
-        // Claimed, not handed: a hand-off's message is not a reply.
-        .handoff(false)
+        .handoff(handoff)
         .max_idle(Duration::from_secs(3600))
         .schedules(false);
     let worker = Worker::new(queue.clone(), registry, options)
@@ -237,4 +242,85 @@ async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_firs
     assert!(lost >= 1, "some claims' replies were lost ({kills} kills)");
     assert_eq!(report.claims_lost, lost);
     assert_eq!(report.processed, 120);
+}
+
+/// Slower than the test above, and enqueues paced, so that the worker
+/// parks between jobs and is handed some.
+const KILL_EVERY_MS: u64 = 60;
+const ENQUEUE_EVERY_MS: u64 = 10;
+
+/// The same with hand-offs: the worker parks, a producer on a handle of its
+/// own enqueues one job at a time (each handed to the parked worker when
+/// it can be), and the subscriber connection that hears hand-offs is
+/// killed too (`CLIENT KILL TYPE pubsub`, every 5th round). Lost replies,
+/// lost hand-off messages and lost unparks all meet; every job still runs
+/// exactly once, on its first attempt. The producer retries a failed
+/// enqueue under a dedup key held for an hour, so a retry of one that had
+/// applied creates nothing.
+#[tokio::test]
+async fn a_parked_worker_whose_connections_keep_failing_runs_every_job_once_on_its_first_attempt() {
+    let server = RedisServer::start();
+    let queue = handle(&server, RecordFormat::Standard).await;
+    let producer = RedisQueue::builder(&server.url())
+        .namespace(queue.namespace())
+        .command_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .expect("connect");
+    let (runs, running) = start_worker_handed(&queue, true);
+    let done = tokio_util::sync::CancellationToken::new();
+    let faults = async {
+        let mut rounds = 0u32;
+        while !done.is_cancelled() {
+            match rounds % 15 {
+                0 => server.lose_replies_over(REPLIES_KEPT).await,
+                8 => server.lose_replies_over(None).await,
+                _ => {}
+            }
+            let kind = if rounds % 5 == 4 { "pubsub" } else { "normal" };
+            let _ = server.try_cmd(&["CLIENT", "KILL", "TYPE", kind]).await;
+            rounds += 1;
+            tokio::time::sleep(Duration::from_millis(KILL_EVERY_MS)).await;
+        }
+        server.lose_replies_over(None).await;
+    };
+    let produce_and_wait = async {
+        let mut ids = Vec::new();
+        for i in 0..150 {
+            let pad = if i % 10 == 0 {
+                "x".repeat(100_000)
+            } else {
+                i.to_string()
+            };
+            let job = || {
+                NewJob::new(serde_json::json!({ "pad": pad }))
+                    .name("t.large")
+                    .dedup_key_for(format!("job-{i}"), Duration::from_secs(3600))
+            };
+            let created = loop {
+                match producer.add("default", job()).await {
+                    Ok(created) => break created,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+                }
+            };
+            ids.push(created.id().to_owned());
+            tokio::time::sleep(Duration::from_millis(ENQUEUE_EVERY_MS)).await;
+        }
+        wait_until(Duration::from_secs(90), "every job to run", async || {
+            runs.len() >= ids.len()
+        })
+        .await;
+        done.cancel();
+        ids
+    };
+    let ((), mut ids) = tokio::join!(faults, produce_and_wait);
+    let report = running.shutdown().await;
+
+    let mut ran = runs.0.lock().unwrap().clone();
+    ran.sort();
+    ids.sort();
+    let expected: Vec<(String, u32)> = ids.into_iter().map(|id| (id, 1)).collect();
+    assert_eq!(ran, expected, "each job once, on its first attempt");
+    let lost = report.handoffs_lost + report.claims_lost;
+    assert!(lost >= 1, "some hand-offs or claims were lost: {report:?}");
 }
