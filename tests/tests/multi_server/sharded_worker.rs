@@ -5,6 +5,7 @@
 //! finish to the shard it came from.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -762,5 +763,90 @@ async fn a_shards_claim_whose_reply_was_lost_gives_its_job_back_on_that_shard() 
     assert_eq!(report.processed, 4);
     for shard in q.shards() {
         assert_eq!(shard.counts("default").await.unwrap().leased, 0);
+    }
+}
+
+/// The whole way, at random, over shards: every node's client connections
+/// are killed again and again (`CLIENT KILL TYPE normal`, every 25 ms or
+/// so), replies over 64 KB are lost for 8 rounds of every 15, and the
+/// worker runs a mix of small jobs and 100 KB ones from all three shards.
+/// Claims on every shard fail at any point, as do acks, looks and
+/// give-backs; yet every job runs exactly once, well before its two-minute
+/// lease could lapse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_worker_whose_connections_keep_failing_runs_every_job_once() {
+    let cluster = RedisCluster::start();
+    let builder = RedisQueue::builder(&cluster.url()).command_timeout(Duration::from_secs(2));
+    let q = ShardedQueue::connect(builder, &unique_namespace("sw-soak"), 3)
+        .await
+        .expect("connect");
+    let mut ids = Vec::new();
+    for i in 0..90 {
+        let pad = if i % 4 == 0 {
+            "x".repeat(100_000)
+        } else {
+            i.to_string()
+        };
+        ids.push(q.push(&Padded { pad }).await.unwrap().id().to_owned());
+    }
+    let runs = Arc::new(Runs::default());
+    let mut registry = Registry::new();
+    registry.add_job::<Padded>();
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .lease(Duration::from_secs(120))
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(q.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(runs.clone()));
+    let running = RunningWorker::spawn(worker);
+
+    let cluster = Arc::new(cluster);
+    // Set when the test ends, passed or not: the runtime waits for the
+    // fault thread before it drops.
+    let done = Stop::default();
+    let faults = tokio::task::spawn_blocking({
+        let (cluster, done) = (cluster.clone(), done.0.clone());
+        move || {
+            let mut rounds = 0u32;
+            while !done.load(Ordering::Relaxed) {
+                match rounds % 15 {
+                    0 => lose_large_replies(&cluster, true),
+                    8 => lose_large_replies(&cluster, false),
+                    _ => {}
+                }
+                for node in 0..cluster.nodes().len() {
+                    cluster.cli(node, &["CLIENT", "KILL", "TYPE", "normal"]);
+                }
+                rounds += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            lose_large_replies(&cluster, false);
+        }
+    });
+    wait_until(Duration::from_secs(90), "every job to run", async || {
+        runs.completed() == ids.len()
+    })
+    .await;
+    drop(done);
+    faults.await.expect("the fault thread");
+    let report = running.shutdown().await;
+
+    for id in &ids {
+        assert_eq!(runs.starts(id).len(), 1, "{id} ran once");
+    }
+    assert_eq!(runs.completed(), ids.len(), "no job but those pushed");
+    assert_eq!(report.processed, 90);
+    assert!(report.claims_lost >= 1, "{report:?}");
+}
+
+/// Tells a thread to stop when dropped, a panic's unwinding included.
+#[derive(Default)]
+struct Stop(Arc<AtomicBool>);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
