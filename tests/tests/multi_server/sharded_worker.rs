@@ -699,6 +699,23 @@ fn lose_large_replies(cluster: &RedisCluster, on: bool) {
     }
 }
 
+/// A worker of `Keyed` and `Padded` jobs over `q`'s queue `default`,
+/// recording in `runs`: its two-minute leases outlast every test's wait,
+/// so a job left to its lease fails the test.
+fn long_lease_worker(q: &ShardedQueue, runs: &Arc<Runs>) -> RunningWorker {
+    let mut registry = Registry::new();
+    registry.add_job::<Keyed>().add_job::<Padded>();
+    let options = WorkOptions::new()
+        .queues(["default"])
+        .lease(Duration::from_secs(120))
+        .max_idle(Duration::from_secs(3600))
+        .schedules(false);
+    let worker = Worker::new(q.clone(), registry, options)
+        .expect("options")
+        .services(Services::new().with(runs.clone()));
+    RunningWorker::spawn(worker)
+}
+
 /// A shard's claim whose reply was lost after it leased a job
 /// (`driver/src/worker/lost_claims.rs`): the worker looks on that shard
 /// and gives the job back at once, and it runs on its first attempt
@@ -713,17 +730,7 @@ async fn a_shards_claim_whose_reply_was_lost_gives_its_job_back_on_that_shard() 
         .await
         .expect("connect");
     let runs = Arc::new(Runs::default());
-    let mut registry = Registry::new();
-    registry.add_job::<Keyed>().add_job::<Padded>();
-    let options = WorkOptions::new()
-        .queues(["default"])
-        .lease(Duration::from_secs(120))
-        .max_idle(Duration::from_secs(3600))
-        .schedules(false);
-    let worker = Worker::new(q.clone(), registry, options)
-        .expect("options")
-        .services(Services::new().with(runs.clone()));
-    let running = RunningWorker::spawn(worker);
+    let running = long_lease_worker(&q, &runs);
     // A job on every shard first: their claims' replies show the worker
     // each shard's clock, so its next claims there carry deadlines.
     for key in key_per_shard(&q) {
@@ -790,17 +797,7 @@ async fn a_sharded_worker_whose_connections_keep_failing_runs_every_job_once() {
         ids.push(q.push(&Padded { pad }).await.unwrap().id().to_owned());
     }
     let runs = Arc::new(Runs::default());
-    let mut registry = Registry::new();
-    registry.add_job::<Padded>();
-    let options = WorkOptions::new()
-        .queues(["default"])
-        .lease(Duration::from_secs(120))
-        .max_idle(Duration::from_secs(3600))
-        .schedules(false);
-    let worker = Worker::new(q.clone(), registry, options)
-        .expect("options")
-        .services(Services::new().with(runs.clone()));
-    let running = RunningWorker::spawn(worker);
+    let running = long_lease_worker(&q, &runs);
 
     let cluster = Arc::new(cluster);
     // Set when the test ends, passed or not: the runtime waits for the

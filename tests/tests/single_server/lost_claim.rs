@@ -19,6 +19,7 @@ use redq_tests::events::latest_of_kind;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 
 /// Far longer than the test waits: a job that waits out its lease fails it.
 const LEASE: Duration = Duration::from_secs(120);
@@ -41,6 +42,16 @@ impl Runs {
 
     fn len(&self) -> usize {
         self.0.lock().unwrap().len()
+    }
+
+    /// Each of `ids` ran exactly once, on its first attempt, and no other
+    /// job ran.
+    fn assert_each_ran_once_on_its_first_attempt(&self, mut ids: Vec<String>) {
+        let mut ran = self.0.lock().unwrap().clone();
+        ran.sort();
+        ids.sort();
+        let expected: Vec<(String, u32)> = ids.into_iter().map(|id| (id, 1)).collect();
+        assert_eq!(ran, expected, "each job once, on its first attempt");
     }
 }
 
@@ -97,6 +108,34 @@ fn start_worker_handed(queue: &RedisQueue, handoff: bool) -> (Runs, RunningWorke
 
 /// Every reply above this is lost (`RedisServer::lose_replies_over`).
 const REPLIES_KEPT: Option<u64> = Some(65_536);
+
+/// Until `done`: every `every`, kill the server's client connections
+/// (`CLIENT KILL TYPE normal`, not the killing one itself: SKIPME yes), or
+/// its subscribers' on every `pubsub_every`th round; replies over
+/// [`REPLIES_KEPT`] are lost for 8 rounds of every 15. Answers how many
+/// rounds it ran.
+async fn inject_faults(
+    server: &RedisServer,
+    done: &CancellationToken,
+    every: Duration,
+    pubsub_every: Option<u32>,
+) -> u32 {
+    let mut rounds = 0u32;
+    while !done.is_cancelled() {
+        match rounds % 15 {
+            0 => server.lose_replies_over(REPLIES_KEPT).await,
+            8 => server.lose_replies_over(None).await,
+            _ => {}
+        }
+        let subscribers = pubsub_every.is_some_and(|n| rounds % n == n - 1);
+        let kind = if subscribers { "pubsub" } else { "normal" };
+        let _ = server.try_cmd(&["CLIENT", "KILL", "TYPE", kind]).await;
+        rounds += 1;
+        tokio::time::sleep(every).await;
+    }
+    server.lose_replies_over(None).await;
+    rounds
+}
 
 /// Wait until each of `ids` was given back as a lost claim's job at least
 /// once.
@@ -203,26 +242,10 @@ async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_firs
         .add_batch("default", jobs.map(|j| j.name("t.large")).collect())
         .await
         .expect("enqueue");
-    let mut ids: Vec<String> = created.iter().map(|c| c.id().to_owned()).collect();
+    let ids: Vec<String> = created.iter().map(|c| c.id().to_owned()).collect();
     let (runs, running) = start_worker(&queue);
-    let done = tokio_util::sync::CancellationToken::new();
-    let faults = async {
-        let mut kills = 0u32;
-        while !done.is_cancelled() {
-            // Of every 15 rounds, replies over 64 KB are lost in the first 8.
-            match kills % 15 {
-                0 => server.lose_replies_over(REPLIES_KEPT).await,
-                8 => server.lose_replies_over(None).await,
-                _ => {}
-            }
-            // Not the killing connection itself (SKIPME yes).
-            let _ = server.try_cmd(&["CLIENT", "KILL", "TYPE", "normal"]).await;
-            kills += 1;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        server.lose_replies_over(None).await;
-        kills
-    };
+    let done = CancellationToken::new();
+    let faults = inject_faults(&server, &done, Duration::from_millis(20), None);
     let all_ran = async {
         wait_until(Duration::from_secs(90), "every job to run", async || {
             runs.len() >= ids.len()
@@ -233,11 +256,7 @@ async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_firs
     let (kills, ()) = tokio::join!(faults, all_ran);
     let report = running.shutdown().await;
 
-    let mut ran = runs.0.lock().unwrap().clone();
-    ran.sort();
-    ids.sort();
-    let expected: Vec<(String, u32)> = ids.into_iter().map(|id| (id, 1)).collect();
-    assert_eq!(ran, expected, "each job once, on its first attempt");
+    runs.assert_each_ran_once_on_its_first_attempt(ids);
     let lost = queue.metric_totals("default").await.unwrap().claims_lost;
     assert!(lost >= 1, "some claims' replies were lost ({kills} kills)");
     assert_eq!(report.claims_lost, lost);
@@ -246,7 +265,7 @@ async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_firs
 
 /// Slower than the test above, and enqueues paced, so that the worker
 /// parks between jobs and is handed some.
-const KILL_EVERY_MS: u64 = 60;
+const KILL_EVERY: Duration = Duration::from_millis(60);
 const ENQUEUE_EVERY_MS: u64 = 10;
 
 /// The same with hand-offs: the worker parks, a producer on a handle of its
@@ -268,22 +287,8 @@ async fn a_parked_worker_whose_connections_keep_failing_runs_every_job_once_on_i
         .await
         .expect("connect");
     let (runs, running) = start_worker_handed(&queue, true);
-    let done = tokio_util::sync::CancellationToken::new();
-    let faults = async {
-        let mut rounds = 0u32;
-        while !done.is_cancelled() {
-            match rounds % 15 {
-                0 => server.lose_replies_over(REPLIES_KEPT).await,
-                8 => server.lose_replies_over(None).await,
-                _ => {}
-            }
-            let kind = if rounds % 5 == 4 { "pubsub" } else { "normal" };
-            let _ = server.try_cmd(&["CLIENT", "KILL", "TYPE", kind]).await;
-            rounds += 1;
-            tokio::time::sleep(Duration::from_millis(KILL_EVERY_MS)).await;
-        }
-        server.lose_replies_over(None).await;
-    };
+    let done = CancellationToken::new();
+    let faults = inject_faults(&server, &done, KILL_EVERY, Some(5));
     let produce_and_wait = async {
         let mut ids = Vec::new();
         for i in 0..150 {
@@ -313,14 +318,10 @@ async fn a_parked_worker_whose_connections_keep_failing_runs_every_job_once_on_i
         done.cancel();
         ids
     };
-    let ((), mut ids) = tokio::join!(faults, produce_and_wait);
+    let (_, ids) = tokio::join!(faults, produce_and_wait);
     let report = running.shutdown().await;
 
-    let mut ran = runs.0.lock().unwrap().clone();
-    ran.sort();
-    ids.sort();
-    let expected: Vec<(String, u32)> = ids.into_iter().map(|id| (id, 1)).collect();
-    assert_eq!(ran, expected, "each job once, on its first attempt");
+    runs.assert_each_ran_once_on_its_first_attempt(ids);
     let lost = report.handoffs_lost + report.claims_lost;
     assert!(lost >= 1, "some hand-offs or claims were lost: {report:?}");
 }
