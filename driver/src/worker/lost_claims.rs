@@ -87,7 +87,9 @@ pub(crate) async fn give_back_all(
 
 /// Give back what `lost` leased to this worker on `shard` (`queue`), once
 /// Redis's clock has passed the claim's deadline (at most half the command
-/// timeout after it was sent). Answers the lease ids given back.
+/// timeout after it was sent). Answers the lease ids given back, those of
+/// a try that failed partway included (the next try's look no longer
+/// finds them: they are not leased).
 async fn give_back(
     queue: &RedisQueue,
     shard: usize,
@@ -95,20 +97,23 @@ async fn give_back(
     heard: &mut HeardLeases,
     stop: &CancellationToken,
 ) -> Vec<u64> {
+    let mut given = Vec::new();
     for tries in 1..=LOOKS_AT_MOST {
         let heard_through = heard.0.get(shard).copied().unwrap_or(0);
         let look = tokio::select! {
-            _ = stop.cancelled() => return Vec::new(),
-            look = queue.give_back_lost_claim(lost, heard_through) => look,
+            _ = stop.cancelled() => return given,
+            look = queue.give_back_lost_claim(lost, heard_through, &mut given) => look,
         };
         match look {
             Ok(done) => {
                 heard.heard(shard, done.highest);
-                if !done.given.is_empty() {
+                // Those a failed try released, which this look could not find.
+                heard.heard(shard, given.iter().copied().max().unwrap_or(0));
+                if !given.is_empty() {
                     tracing::warn!(
                         queue = %lost.queue,
                         shard,
-                        jobs = done.given.len(),
+                        jobs = given.len(),
                         "a claim's reply was lost; gave back the jobs it had leased to this worker"
                     );
                 } else if done.left > 0 {
@@ -119,12 +124,12 @@ async fn give_back(
                         "a claim's reply was lost, and jobs leased to this worker's identity were found that it cannot tell from another handle's; they return when their leases lapse"
                     );
                 }
-                return done.given;
+                return given;
             }
             Err(e) if tries < LOOKS_AT_MOST => {
                 tracing::debug!(error = %e, "looking for a lost claim's jobs failed; trying again");
                 tokio::select! {
-                    _ = stop.cancelled() => return Vec::new(),
+                    _ = stop.cancelled() => return given,
                     _ = tokio::time::sleep(LOOK_AGAIN_AFTER) => {}
                 }
             }
@@ -136,16 +141,12 @@ async fn give_back(
             ),
         }
     }
-    Vec::new()
+    given
 }
 
-/// What a look for a lost claim's jobs found and did.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What a look for a lost claim's jobs found, beside what it gave back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct GaveBack {
-    /// The lease ids of the jobs given back: those found leased to this
-    /// identity in the claim's window, but those whose leases lapsed
-    /// meanwhile.
-    pub given: Vec<u64>,
     /// The jobs found but left to their leases because they cannot all be
     /// that claim's: more than it asked for, or lease ids with gaps (a
     /// handle sharing this identity claimed too).
@@ -162,12 +163,15 @@ impl RedisQueue {
     /// Give back what `lost` leased to this handle's identity: the jobs of
     /// its queue leased under a lease id above `heard_through` (the highest
     /// this identity has heard of) in its window, once Redis's clock has
-    /// passed its deadline. The caller must take no lease meanwhile (no
-    /// claim, no park), or the look would find it too.
+    /// passed its deadline; each one's lease id is added to `given` as it
+    /// is released (all those found, but those whose leases lapsed
+    /// meanwhile). The caller must take no lease meanwhile (no claim, no
+    /// park), or the look would find it too.
     pub(crate) async fn give_back_lost_claim(
         &self,
         lost: &LostClaim,
         heard_through: u64,
+        given: &mut Vec<u64>,
     ) -> Result<GaveBack, QueueError> {
         self.wait_past(lost.deadline_ms).await?;
         let window = HandOffWindow {
@@ -183,7 +187,6 @@ impl RedisQueue {
         };
         let mut found = self.handed_in(&lost.queue, &window).await?;
         let mut done = GaveBack {
-            given: Vec::new(),
             left: 0,
             highest: found.iter().map(|lease| lease.lease_id).max().unwrap_or(0),
         };
@@ -193,7 +196,7 @@ impl RedisQueue {
         }
         for lease in &found {
             match self.give_back_lost(lease, EventKind::ClaimLost).await {
-                Ok(()) => done.given.push(lease.lease_id),
+                Ok(()) => given.push(lease.lease_id),
                 // Lapsed and reclaimed meanwhile (a lease shorter than the wait).
                 Err(QueueError::LeaseLost { .. }) => {}
                 Err(e) => return Err(e),
