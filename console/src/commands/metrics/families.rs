@@ -23,6 +23,16 @@ pub struct Scrape {
 /// A family with one sample per `queue` label: name, help, and its value.
 type PerQueue = (&'static str, &'static str, fn(&Row) -> f64);
 
+/// One family of `kind`, named and described by its entry, with a sample
+/// per queue row that the entry's function reads from the row.
+fn per_queue_family(kind: Kind, (name, help, value): PerQueue, rows: &[Row]) -> Family {
+    let mut family = Family::new(name, kind, help);
+    for row in rows {
+        family.sample(vec![("queue", row.queue.clone())], value(row));
+    }
+    family
+}
+
 /// The families of one scrape; without a reading only the exporter's own.
 pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
     let mut out = vec![
@@ -134,13 +144,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
             |r| r.workers.len() as f64,
         ),
     ];
-    for (name, help, value) in per_queue {
-        let mut family = Family::new(name, Kind::Gauge, help);
-        for row in &reading.rows {
-            family.sample(vec![("queue", row.queue.clone())], value(row));
-        }
-        out.push(family);
-    }
+    out.extend(per_queue.map(|one| per_queue_family(Kind::Gauge, one, &reading.rows)));
     out.extend(outcome_counters(&reading.rows));
     // Alarms, each job of a lost reply given back: counters per queue.
     let lost: [PerQueue; 2] = [
@@ -155,13 +159,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
             |r| r.claims_lost as f64,
         ),
     ];
-    for (name, help, count) in lost {
-        let mut family = Family::new(name, Kind::Counter, help);
-        for row in &reading.rows {
-            family.sample(vec![("queue", row.queue.clone())], count(row));
-        }
-        out.push(family);
-    }
+    out.extend(lost.map(|one| per_queue_family(Kind::Counter, one, &reading.rows)));
     out.push(histogram(
         "redq_job_wait_seconds",
         "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",
