@@ -306,11 +306,25 @@ pub enum Command {
     /// more jobs); the same caution applies. `compact+detached[:BYTES]`
     /// does both: large payloads apart, the smaller fresh jobs compact.
     /// Producers pick it up at their next connect.
+    /// The way back (a driver older than these formats must join again):
+    /// `--check` counts the records it could not read; `standard --rewrite`
+    /// sets the standard format and rewrites them in the standard layout
+    /// (detached ones of running jobs are left: run it again once they
+    /// finish).
     RecordFormat {
         /// standard, compact, detached, detached:BYTES, compact+detached or
         /// compact+detached:BYTES; none shows the current one.
         #[arg(value_name = "standard|compact|[compact+]detached[:BYTES]", value_parser = parse_record_format)]
         set: Option<redq::RecordFormat>,
+        /// Count the compact and detached records in the namespace (what a
+        /// driver older than those formats cannot read); writes nothing.
+        #[arg(long, conflicts_with_all = ["set", "rewrite"])]
+        check: bool,
+        /// Rewrite the compact and detached records in the standard layout,
+        /// in bounded steps; only with the standard format (given, or
+        /// already set).
+        #[arg(long)]
+        rewrite: bool,
     },
     /// Serve Prometheus metrics at http://ADDR/metrics, read from Redis at
     /// each scrape (queue sizes by state, lapsed leases, head age, recent

@@ -145,6 +145,7 @@ mod page;
 mod park;
 mod queue;
 mod record_format;
+mod record_rewrite;
 mod redact;
 mod redis_clock;
 mod remembered;
@@ -178,6 +179,7 @@ pub use options::NewJob;
 pub use outcome::{Acked, DeadLetterReport, Enqueued, Nacked, Reclaimed};
 pub use page::Page;
 pub use record_format::RecordFormat;
+pub use record_rewrite::{NewerRecords, RecordsRewritten};
 pub use redact::redact_url;
 /// The script list, its composition and the job record decoder, for the
 /// tests crate (not part of the API).

@@ -46,7 +46,9 @@ use crate::RedisQueue;
 /// same way. Setting it back to standard is safe for this version and
 /// later, which read every layout; a driver older than this version may
 /// join again once the compact jobs already written have been leased (or
-/// deleted) and the detached ones finished.
+/// deleted) and the detached ones finished, or once
+/// [`RedisQueue::rewrite_records`] has rewritten them in the standard
+/// layout ([`RedisQueue::newer_records`] counts what is left).
 ///
 /// The format applies to every job a handle creates after it connects:
 /// [`RedisQueue::add`] and its batch, typed and gated forms, a schedule's

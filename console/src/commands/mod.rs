@@ -67,7 +67,8 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
         Command::Functions {
             command: Some(crate::cli::FunctionsCommand::Prune),
         } => Some("functions prune"),
-        Command::RecordFormat { set: Some(_) } => Some("record-format"),
+        Command::RecordFormat { set: Some(_), .. } => Some("record-format"),
+        Command::RecordFormat { rewrite: true, .. } => Some("record-format --rewrite"),
         _ => None,
     }
 }
@@ -127,7 +128,11 @@ pub async fn run(
             command: Some(command),
         } => workers::run(&queue, command, json).await,
         Command::Functions { command } => functions::run(&queue, command, json).await,
-        Command::RecordFormat { set } => record_format::run(&queue, set, json).await,
+        Command::RecordFormat {
+            set,
+            check,
+            rewrite,
+        } => record_format::run(&queue, set, record_format::Records { check, rewrite }, json).await,
         Command::Events { follow, from, kind } => {
             events::run(&queue, follow, &from, &kind, json).await
         }

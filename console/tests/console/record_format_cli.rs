@@ -135,3 +135,89 @@ async fn record_format_shows_sets_and_refuses_what_it_does_not_know() {
         RecordFormat::Standard
     );
 }
+
+/// The way back: `--check` counts the records an older driver cannot
+/// read, `standard --rewrite` sets the standard format and rewrites them;
+/// a rewrite under another format, or read-only, is refused before
+/// anything is written.
+#[tokio::test]
+async fn record_format_check_counts_and_rewrite_takes_records_back_to_standard() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("record-format-rewrite");
+    let url = server.url();
+    assert_exit(
+        &redq(&url, &ns, &["record-format", "compact+detached:100"]),
+        0,
+    );
+    let producer = connect(&url, &ns).await;
+    let large = serde_json::json!({ "body": "b".repeat(100) });
+    let mut ids = Vec::new();
+    for payload in [large.clone(), large, serde_json::json!({"to": "a"})] {
+        ids.push(
+            producer
+                .add("mail", NewJob::new(payload))
+                .await
+                .unwrap()
+                .id()
+                .to_owned(),
+        );
+    }
+    let first_bytes = || async {
+        let jobs = redq::keys::Keys::new(&ns).jobs();
+        let mut bytes = Vec::new();
+        for id in &ids {
+            let stored: Vec<u8> = server.cmd(&["HGET", &jobs, id]).await.convert().unwrap();
+            bytes.push(stored[0]);
+        }
+        bytes
+    };
+    assert_eq!(first_bytes().await, [0xdd, 0xdd, 0x93]);
+
+    let checked = redq(&url, &ns, &["record-format", "--check"]);
+    assert_exit(&checked, 0);
+    assert_eq!(
+        stdout(&checked),
+        "record format: compact+detached:100\n\
+         3 records an older driver cannot read: 1 compact, 2 detached; \
+         `redq record-format standard --rewrite` rewrites them\n\
+         producers write compact+detached:100 records: set standard (and let them \
+         reconnect) before an older driver joins\n"
+    );
+    for refused in [
+        redq(&url, &ns, &["record-format", "--rewrite"]),
+        redq(&url, &ns, &["record-format", "compact", "--rewrite"]),
+    ] {
+        assert_exit(&refused, 2);
+        assert!(
+            stderr(&refused).contains("standard"),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let read_only = redq(&url, &ns, &["--read-only", "record-format", "--rewrite"]);
+    assert_exit(&read_only, 1);
+    assert_eq!(first_bytes().await, [0xdd, 0xdd, 0x93], "nothing rewritten");
+
+    let rewritten = redq(
+        &url,
+        &ns,
+        &["record-format", "standard", "--rewrite", "-o", "json"],
+    );
+    assert_exit(&rewritten, 0);
+    let said = json(&rewritten);
+    assert_eq!(said["record_format"], "standard");
+    assert_eq!(
+        said["rewritten"],
+        serde_json::json!({ "compact": 1, "detached": 2, "left_leased": 0 })
+    );
+    assert_eq!(first_bytes().await, [0xdc, 0xdc, 0xdc], "all standard now");
+    let checked = redq(&url, &ns, &["record-format", "--check", "-o", "json"]);
+    assert_exit(&checked, 0);
+    assert_eq!(json(&checked)["total"], 0);
+    let again = redq(&url, &ns, &["record-format", "--rewrite"]);
+    assert_exit(&again, 0);
+    assert_eq!(
+        stdout(&again),
+        "record format: standard\nrewrote 0 records in the standard layout (0 compact, 0 detached)\n"
+    );
+}

@@ -2,7 +2,8 @@
 //! set over every shard.
 
 use super::Operator;
-use crate::{QueueError, RecordFormat};
+use crate::record_rewrite::refuse_unless_standard;
+use crate::{NewerRecords, QueueError, RecordFormat, RecordsRewritten};
 
 impl Operator {
     /// The record format the namespace's marker names (every shard's: they
@@ -34,5 +35,27 @@ impl Operator {
             shard.set_record_format(format).await?;
         }
         Ok(())
+    }
+
+    /// [`RedisQueue::newer_records`](crate::RedisQueue::newer_records)
+    /// over every shard, summed.
+    pub async fn newer_records(&self) -> Result<NewerRecords, QueueError> {
+        let mut total = NewerRecords::default();
+        for shard in self.shards() {
+            total.add(shard.newer_records().await?);
+        }
+        Ok(total)
+    }
+
+    /// [`RedisQueue::rewrite_records`](crate::RedisQueue::rewrite_records)
+    /// on every shard, one after another, summed. Refused, before any shard
+    /// is rewritten, while the record format is not standard.
+    pub async fn rewrite_records(&self) -> Result<RecordsRewritten, QueueError> {
+        refuse_unless_standard(self.record_format().await?)?;
+        let mut done = RecordsRewritten::default();
+        for shard in self.shards() {
+            done.add(shard.rewrite_records().await?);
+        }
+        Ok(done)
     }
 }

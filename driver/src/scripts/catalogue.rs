@@ -114,6 +114,7 @@ scripts! {
     GateCancel => "gate_cancel",
     GateDecide => "gate_decide",
     MetricsSwitch => "metrics_switch",
+    RewriteRecords => "rewrite_records",
     ;
     EnqueuePlain => "enqueue" variant "plain",
     EnqueueDetached => "enqueue" variant "detached",

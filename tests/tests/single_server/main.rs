@@ -55,6 +55,7 @@ mod properties;
 mod queue_trait;
 mod reclaim;
 mod reclaim_backoff;
+mod record_rewrite;
 mod resend;
 mod schedules;
 mod script_calls_auto;
