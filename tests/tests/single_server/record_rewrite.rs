@@ -4,6 +4,8 @@
 //! operator can roll a namespace back without waiting for every such job
 //! to finish. Every job reads the same before and after.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fred::interfaces::ClientLike;
@@ -244,4 +246,83 @@ async fn over_shards_the_operator_counts_and_rewrites_every_shards_records() {
     }
     payloads.sort();
     assert_eq!(payloads, (0..8).collect::<Vec<_>>());
+}
+
+/// Job `i`'s payload for the live test below: every third one detaches,
+/// the others fit the compact record.
+fn sent(i: usize) -> serde_json::Value {
+    match i % 3 {
+        0 => serde_json::json!({ "i": i, "pad": "x".repeat(2 * FROM as usize) }),
+        _ => serde_json::json!({ "i": i }),
+    }
+}
+
+/// A rewrite run beside a producer that still writes compact and detached
+/// records (it connected before the format was set back) and workers that
+/// claim several at a time (their detached payloads read apart, after the
+/// claim) loses, repeats and changes no job: each runs once, with the
+/// payload it was sent, and nothing is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewrite_beside_producers_and_workers_loses_repeats_or_changes_no_job() {
+    const JOBS: usize = 400;
+    const BACKLOG: usize = 150;
+    let server = server();
+    let format = RecordFormat::CompactDetached { min_bytes: FROM };
+    let producer = queue_in_format(&server, "record-rewrite-live", format).await;
+    let rewriter = handle(&server, producer.namespace()).await;
+    rewriter
+        .set_record_format(RecordFormat::Standard)
+        .await
+        .unwrap();
+    for i in 0..BACKLOG {
+        producer.add("q", NewJob::new(sent(i))).await.unwrap();
+    }
+    let first = rewriter.rewrite_records().await.unwrap();
+    assert_eq!((first.compact, first.detached), (100, 50), "{first:?}");
+
+    let working = Arc::new(AtomicBool::new(true));
+    let rewrites = tokio::spawn({
+        let (rewriter, working) = (rewriter.clone(), working.clone());
+        async move {
+            let (mut passes_while_working, mut rewritten) = (0, 0);
+            while working.load(Ordering::SeqCst) {
+                let done = rewriter.rewrite_records().await.unwrap();
+                rewritten += done.compact + done.detached;
+                passes_while_working += 1;
+            }
+            (passes_while_working, rewritten)
+        }
+    });
+    let produced = tokio::spawn({
+        let producer = producer.clone();
+        async move {
+            for i in BACKLOG..JOBS {
+                producer.add("q", NewJob::new(sent(i))).await.unwrap();
+            }
+        }
+    });
+    let mut runs = vec![0; JOBS];
+    let worker = handle(&server, producer.namespace()).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while runs.iter().sum::<usize>() < JOBS {
+        assert!(tokio::time::Instant::now() < deadline, "jobs left unrun");
+        let claimed = worker.claim("q", 8, LONG).await.unwrap();
+        for job in &claimed {
+            let i = job.payload["i"].as_u64().expect("the payload's index") as usize;
+            assert_eq!(job.payload, sent(i), "job {i}'s payload");
+            runs[i] += 1;
+        }
+        let leases: Vec<_> = claimed.iter().map(|job| job.lease()).collect();
+        for acked in worker.ack_batch(&leases).await.unwrap() {
+            acked.unwrap();
+        }
+    }
+    working.store(false, Ordering::SeqCst);
+    produced.await.unwrap();
+    let (passes, rewritten) = rewrites.await.unwrap();
+    assert!(runs.iter().all(|&n| n == 1), "each job runs once: {runs:?}");
+    assert!(passes > 0, "no rewrite ran beside the workers");
+    eprintln!("{passes} rewrite passes beside the workers rewrote {rewritten} records");
+    assert_eq!(detached_count(&server, &producer).await, 0);
+    assert_eq!(hlen(&server, &producer, "jobs").await, 0);
 }
