@@ -17,8 +17,9 @@ const WALK_STEP: u64 = 500;
 
 /// The detached payloads, in bytes, one rewrite call joins back to their
 /// records at most (it always takes one): Redis's Lua hashes every byte of
-/// every string it makes, about 12.5k instructions a KB, so 4 MB is about
-/// 50M instructions, some tens of milliseconds of Redis.
+/// every string it makes, about 12.5k instructions a KB: a call of 4 MB of
+/// 4 KB payloads took Redis 14 ms at most (docs/performance.md, round
+/// thirty-two).
 const PAYLOAD_BUDGET: u64 = 4 * 1024 * 1024;
 
 /// The most job ids one rewrite call takes (the script's bound).
