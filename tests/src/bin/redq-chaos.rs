@@ -4,7 +4,7 @@
 //!
 //! Usage: `redq-chaos [--quick] [--seed N] [--jobs N] [--window SECS] [--only NAME]...`
 //! NAME is one of: kill-workers, stop-worker, kill-redis, freeze, script-flush,
-//! oom, skew, claimers, ordering, surgery, limits, workflows. Exits 1 when any guarantee was broken
+//! oom, skew, claimers, ordering, surgery, rewrite, limits, workflows. Exits 1 when any guarantee was broken
 //! or a run does not count as evidence (see `redq_tests::chaos::Outcome`).
 
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use redq_tests::chaos::{self, Outcome, Scale};
 
-const ALL: [&str; 12] = [
+const ALL: [&str; 13] = [
     "kill-workers",
     "stop-worker",
     "kill-redis",
@@ -23,6 +23,7 @@ const ALL: [&str; 12] = [
     "claimers",
     "ordering",
     "surgery",
+    "rewrite",
     "limits",
     "workflows",
 ];
@@ -99,6 +100,7 @@ async fn main() {
             "claimers" => Some(chaos::many_claimers(scale, 100, 10_000).await),
             "ordering" => Some(chaos::ordering_under_failures(scale).await),
             "surgery" => Some(chaos::operator_surgery(scale, &worker).await),
+            "rewrite" => Some(chaos::record_rewrite(scale, &worker).await),
             "limits" => Some(chaos::limits(scale, &worker).await),
             "workflows" => Some(chaos::workflows(scale, &worker).await),
             _ => unreachable!(),

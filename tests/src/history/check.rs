@@ -836,6 +836,33 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                     );
                 }
             }
+            Kind::Rewritten { payload_kept } => {
+                r.add("server_rewrites", 1);
+                let after = after.as_ref().expect("a rewrite writes a record");
+                if before.lease_id != 0 {
+                    r.violation(
+                        ViolationKind::ServerRewroteLeased,
+                        format!(
+                            "job {id}: its record rewritten while running under lease {}",
+                            before.lease_id
+                        ),
+                    );
+                }
+                if after != before {
+                    r.violation(
+                        ViolationKind::ServerRewriteChangedJob,
+                        format!(
+                            "job {id}: a rewrite changed its record from {before:?} to \
+                             {after:?}"
+                        ),
+                    );
+                } else if !payload_kept {
+                    r.violation(
+                        ViolationKind::ServerRewriteChangedJob,
+                        format!("job {id}: a rewrite joined another payload to its record"),
+                    );
+                }
+            }
             Kind::Promoted => {
                 r.add("server_promotes", 1);
                 if before.lease_id != 0 || before.died_at > 0 {

@@ -403,6 +403,45 @@ impl RawQueue {
         }
     }
 
+    /// `rewrite_records.lua`: a whole rewrite of the namespace's compact
+    /// and detached records in the standard layout, as the driver's
+    /// `rewrite_records` runs it (walk steps, then each step's detached
+    /// records by id); how many records it rewrote. Not a recorded call:
+    /// the checker reads its writes from the server record.
+    pub async fn rewrite_records(&self) -> i64 {
+        let (mut cursor, mut rewritten) = ("0".to_owned(), 0);
+        loop {
+            let args = vec![s("rewrite"), s(&cursor), s(500)];
+            let Value::Array(step) = self
+                .run("rewrite_records", args)
+                .await
+                .expect("rewrite walk")
+            else {
+                panic!("rewrite_records walk reply");
+            };
+            cursor = step[0].as_string().expect("the next cursor");
+            rewritten += int(&step[2]);
+            let ids: Vec<Value> = step[5..].to_vec();
+            if !ids.is_empty() {
+                let named = ids.len() as i64;
+                let mut args = vec![s("ids"), s(1 << 22)];
+                args.extend(ids);
+                let Value::Array(done) = self
+                    .run("rewrite_records", args)
+                    .await
+                    .expect("rewrite ids")
+                else {
+                    panic!("rewrite_records ids reply");
+                };
+                assert_eq!(int(&done[0]), named, "a test's payloads fit one call");
+                rewritten += int(&done[1]);
+            }
+            if cursor == "0" {
+                return rewritten;
+            }
+        }
+    }
+
     /// `promote_job.lua` in promote mode on one id; its code (1 promoted,
     /// other codes: nothing changed).
     pub async fn promote(&self, id: &str) -> i64 {

@@ -45,6 +45,10 @@ pub enum Kind {
     Noted,
     /// An operator replaced the payload (`edit_job`).
     Edited,
+    /// The job's record rewritten in the standard layout
+    /// (`rewrite_records`); `payload_kept` when its payload's tag is the
+    /// one seen before (or none was seen).
+    Rewritten { payload_kept: bool },
     /// An operator made a scheduled job due now (`promote_job`).
     Promoted,
     /// The job entered its queue's held set (flow control): due, but its
@@ -322,10 +326,12 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     };
                     // Every write carries the payload, so a job first seen
                     // after a gap (not only at enqueue) gets its tag too.
-                    if let Ok(payload) = serde_json::from_slice::<serde_json::Value>(payload) {
-                        record
-                            .tags
-                            .insert(id.clone(), super::record::tag_of(&payload));
+                    let tag = serde_json::from_slice::<serde_json::Value>(payload)
+                        .ok()
+                        .map(|payload| super::record::tag_of(&payload));
+                    let tag_before = record.tags.get(&id).cloned();
+                    if let Some(tag) = &tag {
+                        record.tags.insert(id.clone(), tag.clone());
                     }
                     let before = known.get(&id).cloned();
                     // A lone enqueue writes its record with HSETNX, which
@@ -347,6 +353,9 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                         None if script == "enqueue" => Kind::Created,
                         None => Kind::Rebased,
                         Some(_) if script == "edit_job" => Kind::Edited,
+                        Some(_) if script == "rewrite_records" => Kind::Rewritten {
+                            payload_kept: tag_before.is_none() || tag == tag_before,
+                        },
                         Some(_) if script == "promote_job" => Kind::Promoted,
                         Some(b) => classify(b, &after),
                     };

@@ -109,6 +109,13 @@ kinds! {
     ServerEditedWhileLeased,
     /// An operator's edit changed the job's meta, not only its payload.
     ServerEditBeyondPayload,
+    /// A record rewrite (`rewrite_records.lua`, the way back to the
+    /// standard layout) rewrote a job running under a lease, whose worker
+    /// may still read its detached payload apart.
+    ServerRewroteLeased,
+    /// A record rewrite changed the job, not only its stored layout: its
+    /// meta or its payload.
+    ServerRewriteChangedJob,
     /// An operator's promote rewrote a job that was leased or dead (only a
     /// scheduled job is promoted).
     ServerPromotedOutOfState,

@@ -111,6 +111,9 @@ variants! {
     a_delete_that_ignores_the_lease_is_caught: delete_ignoring_the_lease => [ServerDeletedWhileLeased];
     an_edit_of_a_running_job_is_caught: edit_while_leased => [ServerEditedWhileLeased];
     an_edit_that_changes_more_than_the_payload_is_caught: edit_beyond_the_payload => [ServerEditBeyondPayload];
+    a_rewrite_of_a_running_jobs_record_is_caught: rewrite_while_leased => [ServerRewroteLeased];
+    a_rewrite_that_changes_more_than_the_layout_is_caught: rewrite_beyond_the_layout => [ServerRewriteChangedJob];
+    a_rewrite_that_joins_another_payload_is_caught: rewrite_with_another_payload => [ServerRewriteChangedJob, ClaimedNeverEnqueued];
     a_promote_of_a_running_job_is_caught: promote_while_leased => [ServerPromotedOutOfState, IndexWithoutRecord];
     a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure, ServerGrantChangedJob];
     a_claim_past_its_start_by_that_leases_is_caught: start_by_ignored => [ServerGrantedPastStartBy];

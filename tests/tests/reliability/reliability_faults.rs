@@ -48,6 +48,21 @@ async fn an_operators_cancels_deletes_and_promotes_under_kill_9_stay_final() {
     );
 }
 
+/// Records rewritten to the standard layout, pass after pass, beside a
+/// producer still writing compact and detached ones and workers killed
+/// with kill -9: every rewrite leaves the job as it was, never touches a
+/// running job's record, and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_rewritten_beside_workers_killed_with_sigkill_stay_the_same_jobs() {
+    let outcome = chaos::record_rewrite(scale(), worker_bin()).await;
+    println!("{outcome}");
+    outcome.assert_ok();
+    assert!(
+        outcome.report.get("server_rewrites") > 0,
+        "the checker saw the rewrites"
+    );
+}
+
 /// Flow control under kill -9: the queue drains (a killed worker's slots
 /// free when its leases lapse), no grant exceeds the queue's or a key's
 /// concurrency, no window the rate, and each limit was reached.

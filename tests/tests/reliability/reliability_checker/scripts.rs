@@ -860,3 +860,67 @@ pub async fn compact_lease_drops_max_attempts(broken: bool) -> Report {
     bench.b.ack(&again.id, again.lease).await;
     bench.finish(drained()).await
 }
+
+/// A record rewrite that takes a running job's detached record too (both
+/// guards gone: the walk names it, the call by id rewrites it). Its worker
+/// may still read the payload apart, which the rewrite has moved.
+pub async fn rewrite_while_leased(broken: bool) -> Report {
+    let rewrite = if broken {
+        let guards = [
+            ("    if len and not cleared then", "    if false then"),
+            ("    if len and cleared then", "    if len then"),
+        ];
+        vec![("rewrite_records", patched("rewrite_records", &guards))]
+    } else {
+        Vec::new()
+    };
+    let mut bench = Bench::new(&rewrite).await;
+    bench.b.write_detached();
+    bench.b.enqueue(&[job("t1"), job("t2")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let rewritten = bench.b.rewrite_records().await;
+    assert_eq!(rewritten, if broken { 2 } else { 1 }, "records rewritten");
+    bench.a.ack(&held.id, held.lease).await;
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A record rewrite that raises a compact job's attempt limit as it
+/// rewrites it: more than its layout.
+pub async fn rewrite_beyond_the_layout(broken: bool) -> Report {
+    let rewrite = patch_if(
+        broken,
+        "rewrite_records",
+        "local m, payload = split_record(raw)\n",
+        "local m, payload = split_record(raw)\nm[M.max_attempts] = 99\n",
+    );
+    let mut bench = Bench::new(&rewrite).await;
+    bench.b.write_compact();
+    bench.b.enqueue(&[job("t1")]).await;
+    assert_eq!(bench.b.rewrite_records().await, 1, "records rewritten");
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
+
+/// A record rewrite that joins another payload to a detached record than
+/// the one it kept apart.
+pub async fn rewrite_with_another_payload(broken: bool) -> Report {
+    let rewrite = patch_if(
+        broken,
+        "rewrite_records",
+        "encode_record(m, payload))\n        redis.call('HDEL'",
+        "encode_record(m, '{\"tag\":\"other\"}'))\n        redis.call('HDEL'",
+    );
+    let mut bench = Bench::new(&rewrite).await;
+    bench.b.write_detached();
+    bench.b.enqueue(&[job("t1")]).await;
+    assert_eq!(bench.b.rewrite_records().await, 1, "records rewritten");
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    bench.finish(drained()).await
+}
