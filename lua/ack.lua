@@ -29,19 +29,20 @@
 --   writes jobs, detached (detached records' payloads), leased, stats, dedup, ord_active, ord_blocked, ord_ready, ord_blocked_n,
 --          kept, completed, cancelled, tombstones, tombstones_at, retention,
 --          progress and logs (only for jobs flagged noted), lim, lim_ready, lim_wake,
---          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call), events;
+--          metrics (lib/metrics.lua: completions and run times, one HMGET and HSET a call),
+--          traffic (its completed event); with gates also events (a gate done)
 --          with gates: wf_gates (read too), wf_outcomes, wf_of, wf_members, wf_expire, ord_ready
--- variant plain: jobs leased stats metrics events retention limits wf_gates kept tombstones
+-- variant plain: jobs leased stats metrics traffic retention limits wf_gates kept tombstones
 --   the keys of an ack on a queue that keeps no finished jobs, has no
 --   limits and no gates exist, of jobs without notes, without a dedup or
---   ordering key and not detached (10 of 36: what a worker's acks usually
+--   ordering key and not detached (10 of 37: what a worker's acks usually
 --   are). Each other key reads false in the variant, and a call that needs
 --   one is refused before anything is written (lib/check.lua
 --   variant_refused: noted jobs in the parse, the queue's state below, a
 --   detached record or a job's keys in the loop below, lib/ordering.lua);
 --   the driver sends the call to the whole script then,
 --   and that queue's acks for a while after (driver/src/queue.rs, run_variant).
--- variant detached: jobs leased stats metrics events retention limits wf_gates kept tombstones detached
+-- variant detached: jobs leased stats metrics traffic retention limits wf_gates kept tombstones detached
 --   the plain variant's keys and the detached payloads: the acks of a
 --   handle whose namespace detaches large payloads (RecordFormat::Detached),
 --   whose jobs are a mix of detached and whole records. Refuses what the
@@ -191,8 +192,8 @@ if #done > 0 then
   if #forgotten > 0 then forget_notes(forgotten) end
   bump_stats('p', now, #done)
   -- One event per call (its count; the id when it is one job), not per job.
-  if #done == 1 then emit(K.events, 'completed', QUEUE, now, 'count', '1', 'id', done[1])
-  else emit(K.events, 'completed', QUEUE, now, 'count', #done) end
+  if #done == 1 then emit(K.traffic, 'completed', QUEUE, now, 'count', '1', 'id', done[1])
+  else emit(K.traffic, 'completed', QUEUE, now, 'count', #done) end
   if policy then
     keep(done, kept_raws, K.completed, now)
     trim_kept(policy, now, #done)

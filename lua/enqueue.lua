@@ -8,18 +8,18 @@
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  paused; with keyed jobs or a parked worker also limits, lim_starts
 --   writes jobs, detached, fifo, waiting, scheduled, dedup and dedup_ttl (with dedup keys), ord_active, ord_blocked,
---          ord_blocked_n, seq, queues; for a hand-off also leased, lease_seq, parked;
---          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake, events;
+--          ord_blocked_n, seq, queues, traffic (its enqueued event); for a hand-off also leased, lease_seq, parked;
+--          with keyed jobs also limits, lim, lim_held, lim_ready, lim_wake;
 --          with a gate also wf_gates (read too), wf_members, wf_expire
--- variant plain: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics
+-- variant plain: jobs fifo waiting scheduled leased traffic seq lease_seq queues paused parked limits metrics
 --   the keys of a call with no gate and no job with a dedup, ordering or
---   limit key or stored detached (13 of 32: the usual single enqueue).
+--   limit key or stored detached (13 of 33: the usual single enqueue).
 --   Each other key reads false in the variant, and a call that needs one
 --   is refused before anything is written (a gate or a detached payload
 --   below, a job's key in its parse, lib/job_new.lua); the driver sends
 --   such calls here.
--- variant detached: jobs fifo waiting scheduled leased events seq lease_seq queues paused parked limits metrics detached
---   the plain variant's keys and the detached payloads (14 of 32): a call
+-- variant detached: jobs fifo waiting scheduled leased traffic seq lease_seq queues paused parked limits metrics detached
+--   the plain variant's keys and the detached payloads (14 of 33): a call
 --   of a handle whose namespace detaches (RecordFormat::Detached) with a
 --   payload to detach and otherwise what the plain variant takes.
 -- ARGV[1] queue name       ARGV[2] wake-up channel
@@ -346,6 +346,6 @@ elseif wake then
 end
 if wake then wake_workers(QUEUE) end
 -- One event per call, however many jobs it created (none for a resend).
-if pairs_len == 2 then emit(K.events, 'enqueued', QUEUE, now, 'count', '1', 'id', record_pairs[1])
-elseif pairs_len > 0 then emit(K.events, 'enqueued', QUEUE, now, 'count', pairs_len / 2) end
+if pairs_len == 2 then emit(K.traffic, 'enqueued', QUEUE, now, 'count', '1', 'id', record_pairs[1])
+elseif pairs_len > 0 then emit(K.traffic, 'enqueued', QUEUE, now, 'count', pairs_len / 2) end
 return reply

@@ -346,7 +346,10 @@ pub enum Command {
         max_queues: usize,
     },
     /// Events (every transition and operator action), oldest first, one
-    /// line each; with --follow, wait for new ones until Ctrl-C.
+    /// line each; with --follow, wait for new ones until Ctrl-C. The
+    /// traffic (enqueued, completed) is a stream of its own, so that it
+    /// never trims the rest away: shown with --traffic, or when --kind
+    /// names one of its kinds.
     Events {
         /// Keep printing events as they happen (a blocking read: nothing
         /// polls).
@@ -360,6 +363,9 @@ pub enum Command {
         /// commas), e.g. --kind dead,schedule_deleted.
         #[arg(long, value_name = "KIND", value_delimiter = ',')]
         kind: Vec<String>,
+        /// Also the traffic stream: every enqueued and completed event.
+        #[arg(long)]
+        traffic: bool,
     },
     /// Enqueue one job.
     Enqueue {

@@ -180,9 +180,14 @@ impl Keys {
     pub fn paused(&self) -> String {
         self.key("paused")
     }
-    /// `{ns}:events`
+    /// `{ns}:events`: every event but the traffic's.
     pub fn events(&self) -> String {
         self.key("events")
+    }
+    /// `{ns}:events:traffic`: the `enqueued` and `completed` events, kept
+    /// apart so that their flood never trims the others away.
+    pub fn traffic(&self) -> String {
+        self.key("events:traffic")
     }
     /// `{ns}:wake`, the pub/sub channel that wakes idle workers.
     pub fn wake_channel(&self) -> String {
@@ -308,6 +313,7 @@ mod tests {
             ("wf_awaiting_n", ns("wf:awaiting:n")),
             ("wf_expire", ns("wf:expire")),
             ("detached", ns("detached")),
+            ("traffic", ns("events:traffic")),
         ];
         let expected: Vec<(&str, String)> = expected;
         assert_eq!(listed, expected);
@@ -324,6 +330,7 @@ mod tests {
         assert_eq!(named("metrics"), keys.metrics("emails"));
         assert_eq!(named("wf_of"), keys.workflow_joined());
         assert_eq!(named("detached"), keys.detached());
+        assert_eq!(named("traffic"), keys.traffic());
     }
 
     #[test]

@@ -117,6 +117,7 @@ mod durable;
 mod enqueue_args;
 mod error;
 mod event_kind;
+mod event_stream;
 pub mod events;
 pub mod flow;
 mod gate;

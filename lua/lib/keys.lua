@@ -21,7 +21,7 @@
 --   K.ord_blocked    {ns}:ord:blocked     zset   (lex) "key\nseq16\nid": jobs queued behind a holder
 --   K.ord_ready      {ns}:ord:ready       zset   (lex) "queue\nseq16\nid": released successors
 --   K.ord_blocked_n  {ns}:ord:blocked:n   hash   queue -> number of its jobs in ord:blocked
---   K.events         {ns}:events          stream capped feed of dead-letter events
+--   K.events         {ns}:events          stream capped feed of every transition but the traffic's (K.traffic)
 --   K.seq            {ns}:seq             string job sequence (FIFO order within a priority)
 --   K.lease_seq      {ns}:lease:seq       string lease id generator (the fencing token)
 --   K.queues         {ns}:queues          set    every queue name ever enqueued to
@@ -63,6 +63,9 @@
 --   K.wf_expire      {ns}:wf:expire       zset   G -> when its data is deleted (ms); also the gates' list order
 -- Detached records (lib/job_record.lua, lib/detached.lua), a record format a namespace opts into:
 --   K.detached       {ns}:detached        hash   id -> payload of a job whose record is detached
+-- Traffic events (lib/events.lua), apart from the rest so that a flood of them
+-- never trims an incident's events out of {ns}:events:
+--   K.traffic        {ns}:events:traffic  stream capped feed of enqueued and completed events, one per call
 -- ARGV[1] is always the queue name Q and ARGV[2] the wake-up channel.
 -- A script that takes more keys (the schedule scripts) finds its own after
 -- its queue keys, from KEYS[QUEUE_KEY_COUNT + 1]: the composer defines

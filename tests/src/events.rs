@@ -1,7 +1,9 @@
-//! Reading the event stream as a test checks what one action wrote: the
+//! Reading the event streams as a test checks what one action wrote: the
 //! newest event's id before it, the events after that id once it is done.
+//! Both streams are read (the traffic's `enqueued` and `completed` are apart
+//! from the rest: `redq::events::EventStream`), merged by time.
 
-use redq::events::{EventCursor, EventKind};
+use redq::events::{EventCursor, EventKind, EventStream};
 use redq::{QueueEvent, RedisQueue};
 
 use crate::RedisServer;
@@ -16,9 +18,13 @@ pub async fn acting(server: &RedisServer, namespace: &str, actor: &str) -> Redis
         .expect("connect")
 }
 
-/// The id of the newest event ("0-0" when there is none).
+/// The id of the newest event of either stream ("0-0" when there is none).
 pub async fn newest_event_id(queue: &RedisQueue) -> String {
-    let newest = queue.events(1).await.expect("events");
+    let newest = queue
+        .operator()
+        .latest_events(&EventStream::BOTH, 1)
+        .await
+        .expect("events");
     newest
         .first()
         .map_or_else(|| "0-0".to_owned(), |e| e.event_id.clone())
@@ -29,15 +35,16 @@ pub async fn newest_event_id(queue: &RedisQueue) -> String {
 pub async fn events_after(queue: &RedisQueue, id: &str) -> Vec<QueueEvent> {
     queue
         .operator()
-        .events_since(EventCursor::After(id.to_owned()))
+        .events_since_in(&EventStream::BOTH, EventCursor::After(id.to_owned()))
         .await
         .expect("events since")
 }
 
-/// The latest 100 events of `kind`, newest first.
+/// The latest 100 events of `kind` (of the stream that holds it), newest
+/// first.
 pub async fn latest_of_kind(queue: &RedisQueue, kind: EventKind) -> Vec<QueueEvent> {
     queue
-        .events(100)
+        .latest_events(EventStream::of(kind), 100)
         .await
         .expect("events")
         .into_iter()

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use redq::events::{EventCursor, EventKind, EVENTS_CAP};
+use redq::events::{EventCursor, EventKind, EventStream, EVENTS_CAP};
 use redq::flow::{Limit, LimitScope};
 use redq::schedule::Schedule;
 use redq::worker::{Registry, WorkOptions, Worker};
@@ -19,9 +19,13 @@ use serde_json::json;
 
 const ACTOR: &str = "cli ops@bastion";
 
-/// What the stream holds now, oldest first.
+/// What both streams hold now, oldest first.
 async fn all(queue: &RedisQueue) -> Vec<QueueEvent> {
-    let mut events = queue.events(EVENTS_CAP).await.expect("events");
+    let mut events = queue
+        .operator()
+        .latest_events(&EventStream::BOTH, EVENTS_CAP)
+        .await
+        .expect("events");
     events.reverse();
     events
 }
@@ -360,4 +364,50 @@ async fn a_schedules_tick_is_one_schedule_fired_event_naming_no_one() {
         queue.inspect(&fired.job_id).await.unwrap().unwrap().queue,
         "mail"
     );
+}
+
+/// The traffic's flood does not trim an incident's events away: a dead
+/// letter's event outlives more enqueued events than a stream keeps, which
+/// fill the traffic stream to its own cap.
+#[tokio::test]
+async fn an_incidents_events_outlive_a_flood_of_traffic() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_flood");
+    let queue = acting(&server, &ns, ACTOR).await;
+    queue
+        .add("mail", NewJob::new(json!({"doomed": true})).max_attempts(1))
+        .await
+        .unwrap();
+    let job = queue
+        .claim("mail", 1, Duration::from_secs(60))
+        .await
+        .unwrap()
+        .remove(0);
+    queue
+        .nack(&job.lease(), Duration::ZERO, "smtp refused")
+        .await
+        .unwrap();
+    // One call a job: one `enqueued` event each.
+    for i in 0..EVENTS_CAP + 500 {
+        queue.add("flood", NewJob::new(json!(i))).await.unwrap();
+    }
+    let traffic = format!("{{{ns}}}:events:traffic");
+    let len: i64 = server.cmd(&["XLEN", &traffic]).await.convert().unwrap();
+    assert!(
+        (EVENTS_CAP as i64..=EVENTS_CAP as i64 + 100).contains(&len),
+        "the traffic stream holds {len} entries"
+    );
+    let dead = queue.latest_events(EventStream::Main, 10).await.unwrap();
+    assert_eq!(kinds(&dead), ["dead"], "the dead letter's event is kept");
+    assert_eq!(
+        (dead[0].job_id.as_str(), dead[0].error.as_str()),
+        (job.id.as_str(), "smtp refused")
+    );
+    // Read as `redq events` reads the main stream: from the start.
+    let from_start = queue
+        .operator()
+        .events_since(EventCursor::Start)
+        .await
+        .unwrap();
+    assert_eq!(kinds(&from_start), ["dead"]);
 }

@@ -5,15 +5,18 @@
 //! A line is `ID  TIME  KIND  QUEUE  JOB  attempts=N  [name=…]  [count=N]
 //! [by=…]  [detail=…]  error=…` (plus `shard=…` with `--shards`; QUEUE and
 //! JOB are `-` when the event has none), or with `-o json` one object a
-//! line. The ID first: `--from ID` resumes after it. Every kind the stream
-//! carries is printed (`redq::events::EventKind`), or with `--kind K,…`
-//! only those kinds (a name the driver does not know is refused, the
-//! accepted ones listed).
+//! line. The ID first: `--from ID` resumes after it. Every kind the main
+//! stream carries is printed (`redq::events::EventKind`), with `--traffic`
+//! the traffic stream's `enqueued` and `completed` as well (merged by time;
+//! over two streams `--from ID` means "after that instant", as over
+//! shards), or with `--kind K,…` only those kinds, from the streams that
+//! hold them (a name the driver does not know is refused, the accepted ones
+//! listed).
 
 use std::time::Duration;
 
 use futures::StreamExt;
-use redq::events::{EventCursor, EventKind};
+use redq::events::{EventCursor, EventKind, EventStream};
 use redq::QueueEvent;
 use serde_json::json;
 
@@ -27,17 +30,19 @@ use crate::text::inert;
 /// from where it was (the driver reconnects meanwhile).
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// Print the events after `from` (of `kinds` only, unless empty); with
-/// `follow`, keep printing new ones.
+/// Print the events after `from` (of `kinds` only, unless empty; of the
+/// main stream, and the traffic's with `traffic`); with `follow`, keep
+/// printing new ones.
 pub async fn run(
     target: &Target,
     follow: bool,
     from: &str,
-    kinds: &[String],
+    (kinds, traffic): (&[String], bool),
     json: bool,
 ) -> Result<(), Failure> {
     let from: EventCursor = from.parse()?;
     let kinds = kind_filter(kinds)?;
+    let streams = streams_read(&kinds, traffic);
     let sharded = target.is_sharded();
     let print = |event: &QueueEvent| {
         if kinds.is_empty() || kinds.iter().any(|k| k.as_str() == event.kind) {
@@ -45,12 +50,12 @@ pub async fn run(
         }
     };
     if !follow {
-        for event in target.events_since(from).await? {
+        for event in target.events_since_in(&streams, from).await? {
             print(&event);
         }
         return Ok(());
     }
-    let events = target.follow_events(from).await?;
+    let events = target.follow_streams(&streams, from).await?;
     tokio::pin!(events);
     let interrupted = super::interrupt::interrupted();
     tokio::pin!(interrupted);
@@ -73,6 +78,16 @@ pub async fn run(
             }
             None => return Ok(()),
         }
+    }
+}
+
+/// The streams to read: those holding `kinds` when some are named, else
+/// the main one, and the traffic's with `traffic`.
+fn streams_read(kinds: &[EventKind], traffic: bool) -> Vec<EventStream> {
+    match (kinds.is_empty(), traffic) {
+        (false, _) => EventStream::holding(kinds),
+        (true, true) => EventStream::BOTH.to_vec(),
+        (true, false) => vec![EventStream::Main],
     }
 }
 

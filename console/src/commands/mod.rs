@@ -133,9 +133,12 @@ pub async fn run(
             check,
             rewrite,
         } => record_format::run(&queue, set, record_format::Records { check, rewrite }, json).await,
-        Command::Events { follow, from, kind } => {
-            events::run(&queue, follow, &from, &kind, json).await
-        }
+        Command::Events {
+            follow,
+            from,
+            kind,
+            traffic,
+        } => events::run(&queue, follow, &from, (&kind, traffic), json).await,
         Command::Metrics {
             command:
                 Some(crate::cli::MetricsCommand::Show {

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 const SCREEN_LIMIT_KEYS: usize = 1000;
 
 use futures::future::{try_join_all, BoxFuture};
+use redq::events::EventStream;
 use redq::{limits, CancelOutcome, DeadAction, IfLeased, JobState, QueueError};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
@@ -374,12 +375,16 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         .map(|r| r.counts.now)
         .unwrap_or_else(SystemTime::now);
     let events = match focus {
-        // A filter is applied to the whole stream (at most its cap), not
-        // only to the latest events: a rare kind is found behind floods of
-        // enqueued and completed ones.
+        // A filter is applied to the whole of both streams (at most their
+        // caps), the traffic's too (a job's id finds its enqueued and
+        // completed events), not only to the latest events: a rare kind is
+        // found behind floods of others. Without one the screen shows the
+        // main stream: the traffic's flood would bury what happened.
         Focus::Events(filter) => {
             let keep = |e: &redq::QueueEvent| crate::tui::state::event_matches(filter, e);
-            queue.events_matching(EVENT_WINDOW, keep).await?
+            queue
+                .events_matching_in(&EventStream::BOTH, EVENT_WINDOW, keep)
+                .await?
         }
         _ => queue.events(EVENT_WINDOW).await?,
     };

@@ -283,9 +283,11 @@ async fn on_a_cluster_a_follower_reads_the_node_of_its_stream() {
     assert_eq!(got, [ids[0].as_str()]);
 }
 
-/// A filter on the Events screen looks through the whole stream, not only
-/// the latest 200 events: one dead letter behind 300 completions (each its
-/// own event) is found with `/kind:dead`, and only the latest 200 without.
+/// The Events screen shows the main stream: a dead letter stays in view
+/// behind 300 enqueued and completed events (each its own, in the traffic
+/// stream). A filter looks through the whole of both streams, not only the
+/// latest 200 events: the dead letter behind 220 newer pauses and resumes
+/// is found with `/kind:dead`, and the completions with `/kind:completed`.
 #[tokio::test]
 async fn the_events_filter_finds_a_dead_letter_behind_hundreds_of_newer_events() {
     use ratatui::crossterm::event::KeyCode;
@@ -310,6 +312,17 @@ async fn the_events_filter_finds_a_dead_letter_behind_hundreds_of_newer_events()
     press(&mut state, &chars("6"));
     assert_eq!(state.screen(), Screen::Events);
     refresh(&target, &mut state).await;
+    let shown: Vec<String> = dead(state.data.events.clone())
+        .into_iter()
+        .map(|e| e.job_id)
+        .collect();
+    assert_eq!(shown, died, "the traffic does not bury the dead letter");
+
+    for _ in 0..110 {
+        q.pause("mail").await.unwrap();
+        q.resume("mail").await.unwrap();
+    }
+    refresh(&target, &mut state).await;
     assert_eq!(state.visible_events().len(), 200, "the latest 200");
     assert!(
         dead(state.data.events.clone()).is_empty(),
@@ -325,4 +338,16 @@ async fn the_events_filter_finds_a_dead_letter_behind_hundreds_of_newer_events()
         .map(|e| e.job_id.as_str())
         .collect();
     assert_eq!(shown, [died[0].as_str()]);
+
+    // The traffic's kinds are found in their own stream.
+    press(&mut state, &[KeyCode::Esc]);
+    press(&mut state, &chars("/kind:completed"));
+    press(&mut state, &[KeyCode::Enter]);
+    refresh(&target, &mut state).await;
+    let kinds: Vec<&str> = state
+        .visible_events()
+        .iter()
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["completed"; 150]);
 }

@@ -1,10 +1,11 @@
-//! The latest events, newest first: what the console's Events screen shows;
-//! and the latest of those that match, found further back in the stream.
+//! The latest events of a stream, newest first: what the console's Events
+//! screen shows; and the latest of those that match, found further back in
+//! the stream.
 
 use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 
-use super::{entry, EVENTS_CAP};
+use super::{entry, EventStream, EVENTS_CAP};
 use crate::limits;
 use crate::{QueueError, QueueEvent, RedisQueue};
 
@@ -12,14 +13,24 @@ use crate::{QueueError, QueueEvent, RedisQueue};
 const MATCHING_STEP: usize = 500;
 
 impl RedisQueue {
-    /// The latest `count` events (every kind), newest first.
+    /// The latest `count` events of the main stream (every kind but the
+    /// traffic's), newest first.
     pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
-        limits::check_limit("event count", count, EVENTS_CAP)?;
-        self.events_before("+", count).await
+        self.latest_events(EventStream::Main, count).await
     }
 
-    /// The latest `count` events that `keep` accepts, newest first: the
-    /// stream is read back from its newest entry in steps of 500 until
+    /// The latest `count` events of `stream`, newest first.
+    pub async fn latest_events(
+        &self,
+        stream: EventStream,
+        count: usize,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
+        limits::check_limit("event count", count, EVENTS_CAP)?;
+        self.events_before(stream, "+", count).await
+    }
+
+    /// The latest `count` events of the main stream that `keep` accepts,
+    /// newest first: the stream is read back from its newest entry in steps of 500 until
     /// `count` are found or its oldest entry is read. Bounded by the
     /// stream's length (at most [`EVENTS_CAP`] entries, 20 reads): a rare
     /// kind is found however many common ones came after it.
@@ -28,11 +39,22 @@ impl RedisQueue {
         count: usize,
         keep: impl Fn(&QueueEvent) -> bool,
     ) -> Result<Vec<QueueEvent>, QueueError> {
+        self.events_matching_in(EventStream::Main, count, keep)
+            .await
+    }
+
+    /// [`RedisQueue::events_matching`] in `stream`.
+    pub async fn events_matching_in(
+        &self,
+        stream: EventStream,
+        count: usize,
+        keep: impl Fn(&QueueEvent) -> bool,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
         limits::check_limit("event count", count, EVENTS_CAP)?;
         let mut found = Vec::new();
         let mut end = "+".to_owned();
         for _ in 0..EVENTS_CAP.div_ceil(MATCHING_STEP) + 1 {
-            let step = self.events_before(&end, MATCHING_STEP).await?;
+            let step = self.events_before(stream, &end, MATCHING_STEP).await?;
             let Some(oldest) = step.last() else { break };
             end = format!("({}", oldest.event_id);
             let last_step = step.len() < MATCHING_STEP;
@@ -47,10 +69,15 @@ impl RedisQueue {
 
     /// Up to `count` events from `end` (a stream id, `(id` exclusive, or
     /// `+`) back, newest first.
-    async fn events_before(&self, end: &str, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
+    async fn events_before(
+        &self,
+        stream: EventStream,
+        end: &str,
+        count: usize,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
         let command = CustomCommand::new_static("XREVRANGE", ClusterHash::FirstKey, false);
         let args: Vec<Value> = vec![
-            self.inner.keys.events().into(),
+            stream.key(&self.inner.keys).into(),
             end.into(),
             "-".into(),
             "COUNT".into(),

@@ -1,4 +1,5 @@
-//! Following the `{ns}:events` stream: a resumable, blocking subscription.
+//! Following a namespace's event streams: a resumable, blocking
+//! subscription to each.
 //!
 //! [`RedisQueue::follow_events`] opens an [`EventFeed`] on a connection of
 //! its own and reads with `XREAD BLOCK`: Redis answers as soon as an entry
@@ -9,11 +10,14 @@
 //! out, an [`EventCursor::After`] that resumes exactly after it, on this
 //! feed after a lost connection or in a later process.
 //!
-//! What the stream carries is what the scripts write to it
+//! What the streams carry is what the scripts write to them
 //! (`lua/lib/events.lua`): one entry per transition, of the kinds in
-//! [`EventKind`], capped at about [`EVENTS_CAP`] entries, so an id older
-//! than the oldest kept entry resumes at that oldest entry. Operator
-//! actions carry who did them (`actor.rs`).
+//! [`EventKind`]; `enqueued` and `completed` in `{ns}:events:traffic`,
+//! every other kind in `{ns}:events` ([`EventStream`]), so that the
+//! traffic's flood never trims an incident's events away. Each is capped at
+//! about [`EVENTS_CAP`] entries, so an id older than the oldest kept entry
+//! resumes at that oldest entry. Operator actions carry who did them
+//! (`actor.rs`).
 //!
 //! Over the shards of a `ShardedQueue`, [`Operator::follow_events`] merges
 //! one feed per shard (`merged.rs`).
@@ -35,6 +39,7 @@ use futures::Stream;
 
 pub use crate::actor::{local_actor, MAX_ACTOR_BYTES};
 pub use crate::event_kind::EventKind;
+pub use crate::event_stream::EventStream;
 pub use cursor::EventCursor;
 
 use crate::{QueueError, QueueEvent, RedisQueue};
@@ -43,7 +48,7 @@ use crate::{QueueError, QueueEvent, RedisQueue};
 /// none and is sent again.
 pub const EVENT_BLOCK: Duration = Duration::from_secs(10);
 
-/// About how many entries `{ns}:events` keeps (`XADD MAXLEN ~`): the
+/// About how many entries each event stream keeps (`XADD MAXLEN ~`): the
 /// `EVENTS_MAXLEN` of `lua/lib/events.lua`, checked equal by a test. An
 /// entry takes about 100 to 300 bytes (more with a long error), so the
 /// stream holds 1 to 3 MB, up to about 45 MB with 4 KiB errors.
@@ -52,8 +57,8 @@ pub const EVENTS_CAP: usize = 10_000;
 /// At most this many entries per read.
 const READ_COUNT: usize = 500;
 
-/// A subscription to one namespace's events, from a position on: see the
-/// module docs. Dropping it closes its connection.
+/// A subscription to one of a namespace's event streams, from a position
+/// on: see the module docs. Dropping it closes its connection.
 pub struct EventFeed {
     client: fred::clients::Client,
     key: String,
@@ -86,7 +91,9 @@ impl Drop for EventFeed {
 
 impl RedisQueue {
     /// Follow this namespace's events from `from` on a connection of its
-    /// own (see the [module docs](crate::events)).
+    /// own (see the [module docs](crate::events)): the main stream, every
+    /// kind but the traffic's `enqueued` and `completed`
+    /// ([`RedisQueue::follow_stream`] follows those).
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redq::QueueError> {
@@ -101,6 +108,16 @@ impl RedisQueue {
     /// # Ok(()) }
     /// ```
     pub async fn follow_events(&self, from: EventCursor) -> Result<EventFeed, QueueError> {
+        self.follow_stream(EventStream::Main, from).await
+    }
+
+    /// [`RedisQueue::follow_events`] of either stream: the main one, or
+    /// the traffic's (`enqueued` and `completed`).
+    pub async fn follow_stream(
+        &self,
+        stream: EventStream,
+        from: EventCursor,
+    ) -> Result<EventFeed, QueueError> {
         let timeout = self.inner.timeout;
         let mut builder = self.inner.client_builder.clone();
         // A blocked read is not a slow command: allow for the block.
@@ -116,7 +133,7 @@ impl RedisQueue {
             .map_err(|e| QueueError::from_redis(e, timeout))?;
         let mut feed = EventFeed {
             client,
-            key: self.inner.keys.events(),
+            key: stream.key(&self.inner.keys),
             namespace: self.namespace().to_owned(),
             after: String::new(),
             timeout,

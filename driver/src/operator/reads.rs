@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use futures::future::try_join_all;
 
 use super::Operator;
+use crate::event_stream::EventStream;
 use crate::{
     JobRecord, JobState, Page, QueueCounts, QueueError, QueueEvent, RedisQueue, StatsBucket,
 };
@@ -101,22 +102,52 @@ impl Operator {
         Ok(None)
     }
 
-    /// The latest `count` events of all shards, newest first.
+    /// The latest `count` events of all shards' main streams (every kind
+    /// but the traffic's), newest first.
     pub async fn events(&self, count: usize) -> Result<Vec<QueueEvent>, QueueError> {
-        let all = try_join_all(self.shards().iter().map(|s| s.events(count))).await?;
+        self.latest_events(&[EventStream::Main], count).await
+    }
+
+    /// The latest `count` events of all shards' `streams`, newest first.
+    pub async fn latest_events(
+        &self,
+        streams: &[EventStream],
+        count: usize,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
+        let all = try_join_all(self.shards().iter().flat_map(|shard| {
+            streams
+                .iter()
+                .map(move |stream| shard.latest_events(*stream, count))
+        }))
+        .await?;
         Ok(newest_first(all, count))
     }
 
-    /// The latest `count` events of all shards that `keep` accepts, newest
-    /// first (see [`RedisQueue::events_matching`]).
+    /// The latest `count` events of all shards' main streams that `keep`
+    /// accepts, newest first (see [`RedisQueue::events_matching`]).
     pub async fn events_matching(
         &self,
         count: usize,
         keep: impl Fn(&QueueEvent) -> bool,
     ) -> Result<Vec<QueueEvent>, QueueError> {
+        self.events_matching_in(&[EventStream::Main], count, keep)
+            .await
+    }
+
+    /// [`Operator::events_matching`] in `streams`.
+    pub async fn events_matching_in(
+        &self,
+        streams: &[EventStream],
+        count: usize,
+        keep: impl Fn(&QueueEvent) -> bool,
+    ) -> Result<Vec<QueueEvent>, QueueError> {
         let keep = &keep;
-        let all =
-            try_join_all(self.shards().iter().map(|s| s.events_matching(count, keep))).await?;
+        let all = try_join_all(self.shards().iter().flat_map(|shard| {
+            streams
+                .iter()
+                .map(move |stream| shard.events_matching_in(*stream, count, keep))
+        }))
+        .await?;
         Ok(newest_first(all, count))
     }
 }

@@ -223,7 +223,8 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
     ];
     let tag_prefix = format!("{{{ns}}}:").into_bytes();
     let limits_key = format!("{{{ns}}}:limits").into_bytes();
-    let events_key = format!("{{{ns}}}:events").into_bytes();
+    // Where an enqueue writes its `enqueued` event (lib/keys.lua K.traffic).
+    let traffic_key = format!("{{{ns}}}:events:traffic").into_bytes();
     let is_held_key = |k: &[u8]| k.starts_with(&tag_prefix) && k.ends_with(b":lim_held");
     let workflow_keys = WorkflowKeys::new(ns);
     let mut record = ServerRecord::default();
@@ -392,7 +393,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                     ..event(command.at_us, id, Kind::Noted, before)
                 });
             }
-            "xadd" if command.args.get(1) == Some(&events_key) => {
+            "xadd" if command.args.get(1) == Some(&traffic_key) => {
                 let names_job = |id: &str| {
                     command
                         .args
@@ -687,7 +688,7 @@ mod tests {
         };
         let enqueued = |id: &str| {
             format!(
-                r#"1.000004 [0 lua] "xadd" "{{n}}:events" "MAXLEN" "~" "10000" "*" "kind" "enqueued" "queue" "q" "at" "1" "count" "1" "id" "{id}""#
+                r#"1.000004 [0 lua] "xadd" "{{n}}:events:traffic" "MAXLEN" "~" "10000" "*" "kind" "enqueued" "queue" "q" "at" "1" "count" "1" "id" "{id}""#
             )
         };
         let lines = [
