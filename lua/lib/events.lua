@@ -1,7 +1,11 @@
--- lib/events.lua: the event stream {ns}:events, one entry per transition
--- (not per job: a batch of 500 enqueued or acknowledged jobs is one entry
--- with its count), capped at about EVENTS_MAXLEN entries (XADD MAXLEN ~,
--- which trims whole stream nodes, so the cap costs next to nothing).
+-- lib/events.lua: the event streams, one entry per transition: enqueued and
+-- completed in {ns}:events:traffic (K.traffic), every other kind in
+-- {ns}:events (K.events), so that a busy queue's traffic never trims an
+-- incident's events away (driver/src/event_stream.rs). An entry is a
+-- transition, not a job: a batch of 500 enqueued or acknowledged jobs is one
+-- entry with its count. Each stream is capped at about EVENTS_MAXLEN
+-- entries (XADD MAXLEN ~, which trims whole stream nodes, so the cap costs
+-- next to nothing).
 --
 -- Fields of an entry: kind, queue, at (unix ms, Redis clock), then what the
 -- kind has: id (the job, when the transition is about one), name, attempts,

@@ -1,5 +1,7 @@
-//! Screen 6: the event feed, every kind of transition (`/kind:dead` keeps
-//! one kind), with who did an operator action.
+//! Screen 6: the event feed, every kind of transition but the traffic's
+//! (`enqueued` and `completed`, a stream of their own which a filter
+//! searches too; `/kind:dead` keeps one kind), with who did an operator
+//! action.
 
 use std::time::SystemTime;
 
