@@ -13,9 +13,11 @@ use rand::Rng;
 
 use super::fleet::{Ended, Fleet};
 use super::outcome::Outcome;
-use super::workload::Behaviour;
+use super::workload::{produce, Behaviour, Produced};
 use super::Scale;
-use crate::history::{self, Call, Entry, Recorder, RecordingQueue, Reply, Report, ServerLog};
+use crate::history::{
+    self, Call, Entry, JobSpec, Recorder, RecordingQueue, Reply, Report, ServerLog,
+};
 use crate::RedisServer;
 
 /// The one queue every scenario works on.
@@ -300,6 +302,30 @@ pub(crate) fn require_ran(
     }
     let (what, count) = faults;
     outcome.require(count > 0, || format!("no fault was injected ({what}: 0)"));
+}
+
+/// Feeds `jobs` to `QUEUE` in calls of 20, spread over the fault window
+/// (so that the kills land on workers holding jobs), while
+/// [`kill_workers_while`] kills the fleet's workers; returns what was
+/// produced, the number of kills and the structural checks' findings.
+pub(crate) async fn feed_while_killing(
+    producer: &RecordingQueue,
+    jobs: Vec<JobSpec>,
+    fleet: &mut Fleet,
+    faults: (&mut impl Rng, &Behaviour),
+    at: (&RedisServer, &str),
+    (scale, started): (Scale, Instant),
+) -> (Produced, usize, Vec<String>) {
+    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
+    let feed = {
+        let producer = producer.clone();
+        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
+    };
+    let mut structure = Vec::new();
+    let kills =
+        kill_workers_while(&feed, fleet, faults, at, (scale, started), &mut structure).await;
+    let produced = feed.await.expect("producer task");
+    (produced, kills, structure)
 }
 
 /// Kills a random worker every 2 to 5 s, each replaced at once and followed

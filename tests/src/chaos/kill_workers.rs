@@ -9,8 +9,8 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use super::fleet::Fleet;
-use super::harness::{self, QUEUE};
-use super::workload::{produce, specs, Behaviour};
+use super::harness;
+use super::workload::{specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{Recorder, RecordingQueue, ServerLog};
 use crate::{unique_namespace, RedisServer};
@@ -39,23 +39,15 @@ pub async fn kill_workers(scale: Scale, worker_bin: &Path) -> Outcome {
     for job in jobs.iter_mut().step_by(2) {
         job.reclaim_backoff_ms = (200, 800);
     }
-    // Spread over the fault window, so the kills land on workers holding jobs.
-    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
-    let feed = {
-        let producer = producer.clone();
-        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
-    };
-    let mut structure = Vec::new();
-    let kills = harness::kill_workers_while(
-        &feed,
+    let (produced, kills, structure) = harness::feed_while_killing(
+        &producer,
+        jobs,
         &mut fleet,
         (&mut rng, &behaviour),
         (&server, &ns),
         (scale, started),
-        &mut structure,
     )
     .await;
-    let produced = feed.await.expect("producer task");
     let drained = harness::drain(&producer.queue, Duration::from_secs(60)).await;
     let (entries, ended) = harness::end_fleet(fleet, producer.recorder.entries()).await;
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;

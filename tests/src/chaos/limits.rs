@@ -14,7 +14,7 @@ use redq::flow::{Limit, LimitScope};
 
 use super::fleet::Fleet;
 use super::harness::{self, QUEUE};
-use super::workload::{produce, Behaviour};
+use super::workload::Behaviour;
 use super::{Outcome, Scale};
 use crate::history::{JobSpec, Recorder, RecordingQueue, ServerLog};
 use crate::{unique_namespace, RedisServer};
@@ -82,22 +82,15 @@ pub async fn limits(scale: Scale, worker_bin: &Path) -> Outcome {
     let mut fleet = Fleet::new(worker_bin, &url, &ns);
     fleet.spawn_team(&behaviour, 3, scale.seed);
     let jobs: Vec<JobSpec> = (0..scale.jobs).map(spec).collect();
-    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
-    let feed = {
-        let producer = producer.clone();
-        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
-    };
-    let mut structure = Vec::new();
-    let kills = harness::kill_workers_while(
-        &feed,
+    let (produced, kills, structure) = harness::feed_while_killing(
+        &producer,
+        jobs,
         &mut fleet,
         (&mut rng, &behaviour),
         (&server, &ns),
         (scale, started),
-        &mut structure,
     )
     .await;
-    let produced = feed.await.expect("producer task");
     // At RATE_MAX starts a second the queue needs jobs/RATE_MAX s at the least.
     let least = Duration::from_millis(scale.jobs as u64 * 1000 / RATE_MAX as u64);
     let drained = harness::drain(&producer.queue, least * 2 + Duration::from_secs(60)).await;

@@ -19,8 +19,8 @@ use rand::SeedableRng;
 use redq::RecordFormat;
 
 use super::fleet::Fleet;
-use super::harness::{self, QUEUE};
-use super::workload::{produce, specs, Behaviour};
+use super::harness;
+use super::workload::{specs, Behaviour};
 use super::{Outcome, Scale};
 use crate::history::{Recorder, RecordingQueue, ServerLog};
 use crate::{unique_namespace, RedisServer};
@@ -83,24 +83,17 @@ pub async fn record_rewrite(scale: Scale, worker_bin: &Path) -> Outcome {
     for job in jobs.iter_mut().step_by(2) {
         job.pad = 200;
     }
-    let pause = scale.fault_window / (jobs.len() as u32 / 20).max(1);
-    let feed = {
-        let producer = producer.clone();
-        tokio::spawn(async move { produce(&producer, QUEUE, &jobs, 20, pause).await })
-    };
     let stop = Arc::new(AtomicBool::new(false));
     let rewrites = tokio::spawn(rewrite_until(operator, stop.clone()));
-    let mut structure = Vec::new();
-    let kills = harness::kill_workers_while(
-        &feed,
+    let (produced, kills, structure) = harness::feed_while_killing(
+        &producer,
+        jobs,
         &mut fleet,
         (&mut rng, &behaviour),
         (&server, &ns),
         (scale, started),
-        &mut structure,
     )
     .await;
-    let produced = feed.await.expect("producer task");
     stop.store(true, Ordering::SeqCst);
     let (passes, rewritten) = rewrites.await.expect("the rewrite task");
     let drained = harness::drain(&producer.queue, Duration::from_secs(60)).await;
