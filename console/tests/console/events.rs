@@ -351,3 +351,61 @@ async fn the_events_filter_finds_a_dead_letter_behind_hundreds_of_newer_events()
         .collect();
     assert_eq!(kinds, ["completed"; 150]);
 }
+
+/// `redq events --follow --traffic` follows both streams, each in a
+/// blocked read of its own: a new job's `enqueued` event and a dead
+/// letter's `dead` each arrive as they happen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redq_events_follow_traffic_follows_both_streams() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_follow_traffic");
+    let q = connect(&server.url(), &ns).await;
+    let mut follower = Spawned::start(
+        &server.url(),
+        &ns,
+        &[
+            "events",
+            "--follow",
+            "--traffic",
+            "--from",
+            "now",
+            "-o",
+            "json",
+        ],
+    );
+    wait_until(
+        Duration::from_secs(20),
+        "redq events to block in one XREAD a stream",
+        async || blocked_clients(&server).await == 2,
+    )
+    .await;
+    let added = q
+        .add("mail", NewJob::new(serde_json::json!({"to": "a"})))
+        .await
+        .unwrap();
+    let line = follower.stdout_line(Duration::from_secs(5)).await;
+    let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (event["kind"].as_str(), event["job_id"].as_str()),
+        (Some("enqueued"), Some(added.id()))
+    );
+    let ids = fail(&q, leased(&q, "webhooks", 1).await, "gone").await;
+    let mut kinds = Vec::new();
+    for _ in 0..2 {
+        let line = follower.stdout_line(Duration::from_secs(5)).await;
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+        kinds.push((event["kind"].clone(), event["job_id"].clone()));
+    }
+    kinds.sort_by_key(|(kind, _)| kind.to_string());
+    assert_eq!(
+        kinds,
+        [
+            ("dead".into(), ids[0].as_str().into()),
+            ("enqueued".into(), ids[0].as_str().into())
+        ],
+        "the dead letter, and its enqueue (one job: its id named)"
+    );
+    follower.interrupt();
+    let status = follower.exit(Duration::from_secs(5)).await;
+    assert!(status.success(), "Ctrl-C ends it with 0: {status:?}");
+}
