@@ -35,6 +35,14 @@ pub async fn run(
              (or no format, when it is already standard), not {format}"
         )));
     }
+    // Whether this run takes the namespace back to standard, for what the
+    // rewrite says after it.
+    let switched = match set {
+        Some(RecordFormat::Standard) if records.rewrite => {
+            target.record_format().await? != RecordFormat::Standard
+        }
+        _ => false,
+    };
     if let Some(format) = set {
         target.set_record_format(format).await?;
         tracing::info!(format = format.name(), "set the record format");
@@ -60,7 +68,7 @@ pub async fn run(
         println!("record format: {format}");
     }
     if let Some(done) = rewritten {
-        for line in rewrite_lines(done, set.is_some()) {
+        for line in rewrite_lines(done, switched) {
             println!("{line}");
         }
     }
@@ -116,10 +124,10 @@ fn check_line(newer: NewerRecords) -> String {
     line
 }
 
-/// What `--rewrite` did, as lines; `just_set` when the format was set to
-/// standard by this same run (producers connected before still write the
-/// old one until they reconnect).
-fn rewrite_lines(done: RecordsRewritten, just_set: bool) -> Vec<String> {
+/// What `--rewrite` did, as lines; `switched` when this same run set the
+/// format back to standard (producers connected before still write the old
+/// one until they reconnect).
+fn rewrite_lines(done: RecordsRewritten, switched: bool) -> Vec<String> {
     let mut lines = vec![format!(
         "rewrote {} in the standard layout ({} compact, {} detached)",
         plural((done.compact + done.detached) as usize, "record"),
@@ -132,7 +140,7 @@ fn rewrite_lines(done: RecordsRewritten, just_set: bool) -> Vec<String> {
             plural(done.left_leased as usize, "detached record")
         ));
     }
-    if just_set {
+    if switched {
         lines.push(
             "producers connected before the format was set write the old one until they \
              reconnect: `redq record-format --check` counts what is left"
@@ -192,6 +200,11 @@ mod tests {
                 "rewrote 1 record in the standard layout (0 compact, 1 detached)",
                 "left 1 detached record of running jobs: run this again once those jobs have finished",
             ]
+        );
+        let lines = rewrite_lines(RecordsRewritten::default(), true);
+        assert!(
+            lines[1].starts_with("producers connected before the format was set"),
+            "{lines:?}"
         );
     }
 }

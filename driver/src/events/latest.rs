@@ -30,10 +30,10 @@ impl RedisQueue {
     }
 
     /// The latest `count` events of the main stream that `keep` accepts,
-    /// newest first: the stream is read back from its newest entry in steps of 500 until
-    /// `count` are found or its oldest entry is read. Bounded by the
-    /// stream's length (at most [`EVENTS_CAP`] entries, 20 reads): a rare
-    /// kind is found however many common ones came after it.
+    /// newest first: the stream is read back from its newest entry in
+    /// steps of 500 until `count` are found or its oldest entry is read.
+    /// Bounded by the stream's length (at most [`EVENTS_CAP`] entries, 20
+    /// reads): a rare kind is found however many common ones came after it.
     pub async fn events_matching(
         &self,
         count: usize,
