@@ -184,3 +184,24 @@ fn trouble_stands_out_by_colour() {
     assert_ne!(Some(colour_of("completed")), theme.warn().fg);
     assert_ne!(Some(colour_of("completed")), theme.error().fg);
 }
+
+/// With no events in the main stream the screen says what shows there and
+/// that the traffic is apart: a busy queue with nothing else to show is not
+/// read as an idle one.
+#[test]
+fn an_empty_events_screen_says_the_traffic_is_searched_apart() {
+    let mut snapshot = snapshot();
+    snapshot.events = Vec::new();
+    let mut state = loaded();
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    let text = screen_text(&state, 100, 30);
+    assert!(text.contains("no events yet"), "{text}");
+    assert!(
+        text.contains("enqueued and completed jobs are apart: a filter (/) searches them too"),
+        "{text}"
+    );
+}
