@@ -361,3 +361,45 @@ async fn the_seed_trait_goes_on_with_the_other_shards_while_one_hangs() {
         assert_eq!(job.attempts, 0, "the give-back counted no attempt: {job:?}");
     }
 }
+
+/// The way back from the record formats over shards on three primaries:
+/// the operator counts every shard's compact and detached records, and
+/// rewrites them in bounded steps on each shard's own primary (no
+/// `CROSSSLOT`); the jobs claim with their payloads after.
+#[tokio::test]
+async fn over_shards_on_a_cluster_records_are_counted_and_rewritten_on_each_primary() {
+    let cluster = RedisCluster::shared();
+    let q = sharded(&cluster, "rewrite").await;
+    let operator = q.operator();
+    operator
+        .set_record_format(redq::RecordFormat::CompactDetached { min_bytes: 100 })
+        .await
+        .unwrap();
+    let large = "x".repeat(200);
+    for i in 0..30 {
+        let payload = match i % 2 {
+            0 => json!({ "i": i }),
+            _ => json!({ "i": i, "pad": large }),
+        };
+        operator.add("q", NewJob::new(payload)).await.unwrap();
+    }
+    let newer = operator.newer_records().await.unwrap();
+    assert_eq!((newer.compact, newer.detached), (15, 15), "{newer:?}");
+    operator
+        .set_record_format(redq::RecordFormat::Standard)
+        .await
+        .unwrap();
+    let done = operator.rewrite_records().await.unwrap();
+    assert_eq!((done.compact, done.detached, done.left_leased), (15, 15, 0));
+    assert_eq!(operator.newer_records().await.unwrap().total(), 0);
+    let mut seen = Vec::new();
+    for shard in q.shards() {
+        for job in shard.claim("q", 30, LONG).await.unwrap() {
+            let i = job.payload["i"].as_u64().unwrap();
+            assert_eq!(job.payload.get("pad").is_some(), i % 2 == 1, "job {i}");
+            seen.push(i);
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, (0..30).collect::<Vec<_>>());
+}
