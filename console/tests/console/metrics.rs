@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use redq::events::EventStream;
 use redq::{NewJob, RedisQueue, ShardedQueue};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -203,13 +204,14 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 25] = [
+const FAMILIES: [(&str, &str); 26] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
     ("redq_queues", "gauge"),
     ("redq_workers", "gauge"),
     ("redq_workers_by_wake_ups", "gauge"),
+    ("redq_event_history_seconds", "gauge"),
     ("redq_jobs", "gauge"),
     ("redq_lapsed_leases", "gauge"),
     ("redq_queue_paused", "gauge"),
@@ -282,6 +284,11 @@ async fn a_scrape_shows_what_the_operator_api_says() {
     let exporter = Exporter::start(&url, &ns, &[]).await;
 
     let before = SystemTime::now();
+    let operator = q.operator();
+    let mut history_before = Vec::new();
+    for stream in EventStream::BOTH {
+        history_before.push(operator.event_history(stream).await.unwrap().unwrap());
+    }
     let page = exporter.scrape().await;
     for (name, kind) in FAMILIES {
         let family = page.family(name);
@@ -295,7 +302,6 @@ async fn a_scrape_shows_what_the_operator_api_says() {
     }
     assert_eq!(page.value("redq_up", &[]), 1.0);
     assert_eq!(page.value("redq_scrape_errors_total", &[]), 0.0);
-    let operator = q.operator();
     let queues = operator.queues().await.unwrap();
     assert_eq!(queues, ["emails", "reports", "webhooks"]);
     assert_eq!(page.value("redq_queues", &[]), 3.0);
@@ -403,6 +409,21 @@ async fn a_scrape_shows_what_the_operator_api_says() {
     );
     let age = page.value("redq_oldest_job_age_seconds", &[("queue", "emails")]);
     assert!(age <= before.elapsed().unwrap().as_secs_f64() + 60.0);
+    // Both event streams hold what small_namespace did: each reaches back
+    // to its oldest entry, further than the driver read just before the
+    // scrape and no further than it reads after.
+    for ((stream, label), read_before) in EventStream::BOTH
+        .into_iter()
+        .zip(["main", "traffic"])
+        .zip(history_before)
+    {
+        let reach = page.value("redq_event_history_seconds", &[("stream", label)]);
+        let read_after = operator.event_history(stream).await.unwrap().unwrap();
+        assert!(
+            read_before.as_secs_f64() - 0.001 <= reach && reach <= read_after.as_secs_f64() + 0.001,
+            "{label}: {reach} s, the driver read {read_before:?} before, {read_after:?} after"
+        );
+    }
     assert!(!page.text.contains("metrics-s3cret"), "{}", page.text);
     assert!(exporter
         .process

@@ -26,6 +26,7 @@
 
 mod cursor;
 mod entry;
+mod history;
 mod latest;
 mod merged;
 mod resumed;

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
+use redq::events::EventStream;
 use redq::metrics::Figures;
 use redq::{Operator, QueueCounts, QueueError, StatsBucket};
 
@@ -50,6 +51,10 @@ pub struct Reading {
     /// Live workers by how they hear wake-ups, in the order of
     /// [`WAKE_UPS`]; each once, under its least-hearing shard's word.
     pub workers_by_wake_ups: [u64; WAKE_UPS.len()],
+    /// How far back each event stream reaches (in the order of
+    /// [`EventStream::BOTH`]; the shortest over shards), `None` while it is
+    /// empty.
+    pub event_history: [Option<Duration>; 2],
 }
 
 /// How a live worker hears that work is due, as the `wake_ups` label names
@@ -217,11 +222,17 @@ pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, Que
     for row in &mut rows {
         row.workers = serving.remove(&row.queue).unwrap_or_default();
     }
+    let [main, traffic] = EventStream::BOTH;
+    let event_history = futures::try_join!(
+        operator.event_history(main),
+        operator.event_history(traffic)
+    )?;
     Ok(Reading {
         known_queues: names.len(),
         rows: fold(rows, max_queues),
         workers,
         workers_by_wake_ups,
+        event_history: event_history.into(),
     })
 }
 

@@ -83,6 +83,17 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         hearing.sample(vec![("wake_ups", (*word).to_owned())], count as f64);
     }
     out.push(hearing);
+    let mut history = Family::new(
+        "redq_event_history_seconds",
+        Kind::Gauge,
+        "How far back each event stream reaches: seconds since its oldest kept entry, on the Redis clock (the shortest over shards); no sample while it is empty. stream=\"main\" holds every kind but the traffic's (dead letters, reclaims, operator actions, workers), stream=\"traffic\" the enqueued and completed events. Each keeps about 10 000 entries, so an alert that the main stream reaches back less than an incident review needs says its events are being trimmed too soon.",
+    );
+    for (stream, reach) in ["main", "traffic"].into_iter().zip(reading.event_history) {
+        if let Some(reach) = reach {
+            history.sample(vec![("stream", stream.to_owned())], reach.as_secs_f64());
+        }
+    }
+    out.push(history);
     let mut jobs = Family::new(
         "redq_jobs",
         Kind::Gauge,
@@ -271,10 +282,25 @@ mod tests {
                 rows: Vec::new(),
                 workers: 0,
                 workers_by_wake_ups: [0; WAKE_UPS.len()],
+                event_history: [Some(Duration::from_secs(90)), None],
             }),
         );
         let workers = all.iter().find(|f| f.name == "redq_workers").unwrap();
         assert!(workers.help.contains("within the last 15 s"));
+        // The event streams' cap, and a sample only for a stream that
+        // holds something.
+        assert_eq!(redq::events::EVENTS_CAP, 10_000);
+        let history = all
+            .iter()
+            .find(|f| f.name == "redq_event_history_seconds")
+            .unwrap();
+        assert!(history.help.contains("about 10 000 entries"));
+        let text = super::super::encode::encode(&[], std::slice::from_ref(history));
+        assert!(
+            text.contains("redq_event_history_seconds{stream=\"main\"} 90"),
+            "{text}"
+        );
+        assert!(!text.contains("seconds{stream=\"traffic\"}"), "{text}");
     }
 
     #[test]
