@@ -26,6 +26,15 @@ impl EventStream {
     /// Both streams, the main one first.
     pub const BOTH: [EventStream; 2] = [EventStream::Main, EventStream::Traffic];
 
+    /// Its name in words (the exporter's `stream` label): `main` or
+    /// `traffic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventStream::Main => "main",
+            EventStream::Traffic => "traffic",
+        }
+    }
+
     /// The stream events of `kind` are written to.
     pub fn of(kind: EventKind) -> EventStream {
         match kind {

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use redq::events::EventStream;
 use redq::metrics::{Figures, Histogram};
 
 use super::collect::{Reading, Row, STATES, WAKE_UPS};
@@ -88,9 +89,12 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         Kind::Gauge,
         "How far back each event stream reaches: seconds since its oldest kept entry, on the Redis clock (the shortest over shards); no sample while it is empty. stream=\"main\" holds every kind but the traffic's (dead letters, reclaims, operator actions, workers), stream=\"traffic\" the enqueued and completed events. Each keeps about 10 000 entries, so an alert that the main stream reaches back less than an incident review needs says its events are being trimmed too soon.",
     );
-    for (stream, reach) in ["main", "traffic"].into_iter().zip(reading.event_history) {
+    for (stream, reach) in EventStream::BOTH.into_iter().zip(reading.event_history) {
         if let Some(reach) = reach {
-            history.sample(vec![("stream", stream.to_owned())], reach.as_secs_f64());
+            history.sample(
+                vec![("stream", stream.as_str().to_owned())],
+                reach.as_secs_f64(),
+            );
         }
     }
     out.push(history);
