@@ -388,6 +388,9 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         }
         _ => queue.events(EVENT_WINDOW).await?,
     };
+    // How far back the Events screen's history goes: one XRANGE of one
+    // entry and a TIME a refresh.
+    let event_reach = queue.event_history(EventStream::Main).await?;
     let workers = queue.workers().await?;
     let schedules = queue.schedules().await?;
     // Which jobs views offer the held tab: one small read per refresh.
@@ -396,6 +399,7 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
         redis_now,
         queues: rows,
         events,
+        event_reach,
         workers,
         schedules,
         leases: None,

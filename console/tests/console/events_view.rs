@@ -205,3 +205,19 @@ fn an_empty_events_screen_says_the_traffic_is_searched_apart() {
         "{text}"
     );
 }
+
+/// The title says how far back the main stream reaches, so a dead letter
+/// missing from the screen is read against what the stream still keeps.
+#[test]
+fn the_title_says_how_far_back_the_stream_reaches() {
+    let mut snapshot = snapshot();
+    snapshot.event_reach = Some(std::time::Duration::from_secs(252));
+    let mut state = loaded();
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    let text = screen_text(&state, 100, 30);
+    assert!(text.contains("the stream reaches back 4m12s"), "{text}");
+}

@@ -6,7 +6,7 @@
 //! `None` means "not read this time": the UI then drops its copy, so all it
 //! shows is from one snapshot.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use redq::{JobRecord, JobState, Page, QueueCounts, QueueEvent, StatsBucket};
 use serde::Serialize;
@@ -190,6 +190,9 @@ pub struct Snapshot {
     pub queues: Vec<QueueRow>,
     /// The latest events, newest first.
     pub events: Vec<QueueEvent>,
+    /// How far back the main event stream reaches (`None` while it is
+    /// empty): older events were trimmed by its cap.
+    pub event_reach: Option<Duration>,
     /// Live workers; `None` while the driver has no worker registry.
     pub workers: Option<Vec<WorkerInfo>>,
     /// Schedules; `None` while the driver has no schedules.

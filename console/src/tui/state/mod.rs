@@ -110,6 +110,8 @@ pub struct Data {
     pub queues: Vec<QueueRow>,
     /// Latest events, newest first.
     pub events: Vec<QueueEvent>,
+    /// How far back the main event stream reaches, `None` while empty.
+    pub event_reach: Option<Duration>,
     /// Live workers (`workers_known` false: the driver has no registry).
     pub workers: Vec<WorkerInfo>,
     /// Whether the driver reports workers at all.

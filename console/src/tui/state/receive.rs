@@ -40,6 +40,7 @@ impl State {
                 d.clock_skew_ms = epoch_ms(s.redis_now) as i64 - epoch_ms(received_at) as i64;
                 d.queues = s.queues;
                 d.events = s.events;
+                d.event_reach = s.event_reach;
                 d.workers_known = s.workers.is_some();
                 d.workers = s.workers.unwrap_or_default();
                 d.schedules_known = s.schedules.is_some();

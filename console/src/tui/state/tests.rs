@@ -77,6 +77,7 @@ fn snapshot() -> Snapshot {
         redis_now: now(),
         queues: vec![queue("emails", 3), queue("webhooks", 0)],
         events: Vec::new(),
+        event_reach: None,
         workers: None,
         schedules: None,
         leases: Some(vec![

@@ -64,7 +64,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         vec!["no event matches the filter (kind:NAME keeps one kind)".to_owned()]
     };
     let mut list = List {
-        title: format!(" Events: latest {} ", events.len()),
+        // How far back the stream goes: an empty screen or a missing dead
+        // letter means nothing older than this was kept.
+        title: match state.data.event_reach {
+            Some(reach) => format!(
+                " Events: latest {} · the stream reaches back {} ",
+                events.len(),
+                clock::compact(reach)
+            ),
+            None => format!(" Events: latest {} ", events.len()),
+        },
         columns: vec![
             Column::whole("TIME"),
             Column::name("KIND"),

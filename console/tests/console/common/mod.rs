@@ -286,6 +286,7 @@ pub fn snapshot() -> Snapshot {
         redis_now: now(),
         queues: queue_rows(),
         events: events(),
+        event_reach: None,
         workers: Some(workers()),
         schedules: Some(schedules()),
         leases: Some(vec![
