@@ -3,7 +3,7 @@
 //! `/kind:NAME` keeping one kind.
 
 use redq::QueueEvent;
-use redq_console::tui::state::{Action, Screen, State, Update};
+use redq_console::tui::state::{Action, Screen, Snapshot, State, Update};
 use redq_console::tui::theme::Theme;
 
 use crate::common::*;
@@ -24,6 +24,17 @@ fn event(i: usize, kind: &str, queue: &str) -> QueueEvent {
         at: ago(10 + i as u64),
         namespace: "redq".into(),
     }
+}
+
+/// The Events screen of a console that received `snapshot`.
+fn events_screen(snapshot: Snapshot) -> State {
+    let mut state = loaded();
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    state
 }
 
 fn with_every_kind() -> State {
@@ -48,13 +59,7 @@ fn with_every_kind() -> State {
         },
         events().remove(0),
     ];
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    state.apply(Action::Show(Screen::Events));
-    state
+    events_screen(snapshot)
 }
 
 #[test]
@@ -110,12 +115,7 @@ fn a_schedule_change_shows_the_schedule_it_names_and_who_did_it() {
             ..event(1, "retention_set", "emails")
         },
     ];
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    state.apply(Action::Show(Screen::Events));
+    let state = events_screen(snapshot);
     let text = screen_text(&state, 140, 30);
     for wanted in [
         "schedule_changed",
@@ -153,12 +153,7 @@ fn trouble_stands_out_by_colour() {
             ..event(4, "claim_lost", "emails")
         },
     ];
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    state.apply(Action::Show(Screen::Events));
+    let state = events_screen(snapshot);
     let terminal = terminal(&state, 140, 30, true);
     let buffer = terminal.backend().buffer();
     // The colour of the first cell of `word` in the first event row that
@@ -192,12 +187,7 @@ fn trouble_stands_out_by_colour() {
 fn an_empty_events_screen_says_the_traffic_is_searched_apart() {
     let mut snapshot = snapshot();
     snapshot.events = Vec::new();
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    state.apply(Action::Show(Screen::Events));
+    let state = events_screen(snapshot);
     let text = screen_text(&state, 100, 30);
     assert!(text.contains("no events yet"), "{text}");
     assert!(
@@ -212,12 +202,7 @@ fn an_empty_events_screen_says_the_traffic_is_searched_apart() {
 fn the_title_says_how_far_back_the_stream_reaches() {
     let mut snapshot = snapshot();
     snapshot.event_reach = Some(std::time::Duration::from_secs(252));
-    let mut state = loaded();
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    state.apply(Action::Show(Screen::Events));
+    let state = events_screen(snapshot);
     let text = screen_text(&state, 100, 30);
     assert!(text.contains("the stream reaches back 4m12s"), "{text}");
 }
