@@ -224,8 +224,10 @@ def captured_calls(redq, tmp, pad_bytes=0):
             # The job's 16 fields; a binary older than the gate arguments sent 4 head arguments.
             at = len(argv) - 16 * int(argv[3])
             enqueue, head = argv[at:at + 16], argv[:at]
-        elif len(argv) == 6 and claim is None:
-            claim = argv
+        elif len(argv) in (6, 7) and claim is None:
+            # A claim's optional 7th argument is the moment after which it leases nothing
+            # (lua/claim.lua): replayed later it would have passed, so the replay leaves it out.
+            claim = argv[:6]
         elif argv[2].isdigit() and int(argv[2]) > 0 and (len(argv) - 3) % int(argv[2]) == 0 \
                 and (len(argv) - 3) // int(argv[2]) in (2, 4, 5) and ack is None:
             stride = (len(argv) - 3) // int(argv[2])
