@@ -13,6 +13,9 @@ use crate::failure::Failure;
 pub const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 /// The shortest refresh interval accepted.
 pub const MIN_REFRESH: Duration = Duration::from_millis(250);
+/// The longest: the figures on screen are as old as a refresh, and a
+/// console showing minutes-old counts as live misleads more than it saves.
+pub const MAX_REFRESH: Duration = Duration::from_secs(60);
 
 /// The redq operator console: a live view of redq queues in Redis, with
 /// keystrokes to requeue dead letters and pause queues. Subcommands do the
@@ -108,7 +111,7 @@ pub struct Global {
     /// Refuse every change (requeue, delete, purge, pause, resume, enqueue).
     #[arg(long, global = true)]
     pub read_only: bool,
-    /// Console refresh interval (at least 250ms).
+    /// Console refresh interval, with its unit: 250ms to 1m.
     #[arg(long, default_value = "1s", value_parser = parse_refresh, global = true)]
     pub refresh: Duration,
     /// No colours (also when NO_COLOR is set): bold, reverse and a marker.
@@ -131,10 +134,20 @@ pub enum Output {
     Json,
 }
 
+/// `--refresh`: a unit is required, because a bare number reads as
+/// milliseconds to many people while every other duration here reads it as
+/// seconds (`--refresh 250` would have refreshed every four minutes).
 fn parse_refresh(text: &str) -> Result<Duration, String> {
+    if text.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "{text} has no unit: write {text}ms or {text}s (accepted: 250ms to 1m)"
+        ));
+    }
     let d = parse_duration(text)?;
-    if d < MIN_REFRESH {
-        return Err(format!("{text} is below the minimum of 250ms"));
+    if !(MIN_REFRESH..=MAX_REFRESH).contains(&d) {
+        return Err(format!(
+            "{text} is outside the accepted refresh interval of 250ms to 1m"
+        ));
     }
     Ok(d)
 }
@@ -938,4 +951,21 @@ pub enum DeadCommand {
 /// `redq record-format`'s argument: a plain sentence naming what is accepted.
 fn parse_record_format(text: &str) -> Result<redq::RecordFormat, String> {
     redq::RecordFormat::parse(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refresh_needs_its_unit_and_stays_within_250ms_to_a_minute() {
+        assert_eq!(parse_refresh("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_refresh("1m"), Ok(Duration::from_secs(60)));
+        let bare = parse_refresh("250").unwrap_err();
+        assert!(bare.contains("250ms or 250s"), "{bare}");
+        for outside in ["100ms", "61s", "4m"] {
+            let refused = parse_refresh(outside).unwrap_err();
+            assert!(refused.contains("250ms to 1m"), "{outside}: {refused}");
+        }
+    }
 }

@@ -111,6 +111,37 @@ fn while_live_ages_count_on_between_refreshes() {
 }
 
 #[test]
+fn while_live_rates_stay_as_the_snapshot_read_them_and_the_title_says_how_often_it_refreshes() {
+    // A refresh every 30 s: 25 s after the snapshot, nothing newer has been
+    // read, so the rates must be the snapshot's. Read at the moment drawn,
+    // they sank as the screen's clock passed the snapshot's buckets (emails'
+    // 6.0 a second fell toward 0: a busy queue read as stopped).
+    let mut state = State::new(redq_console::tui::state::Settings {
+        refresh: Duration::from_secs(30),
+        ..settings()
+    });
+    state.apply(Action::Resize(100, 30));
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot()),
+        received_at: now(),
+    }));
+    let (was, is) = (
+        screen_at(&state, now()),
+        screen_at(&state, now() + Duration::from_secs(25)),
+    );
+    let done_per_second = |screen: &str| {
+        row(screen, "emails")
+            .split_whitespace()
+            .find(|cell| cell.contains('.'))
+            .map(str::to_owned)
+    };
+    assert_eq!(done_per_second(&was).as_deref(), Some("6.0"), "{was}");
+    assert_eq!(done_per_second(&is), done_per_second(&was), "{is}");
+    let title = is.lines().next().unwrap_or_default();
+    assert!(title.contains("live, every 30s"), "{title}");
+}
+
+#[test]
 fn a_list_not_loaded_before_the_outage_is_not_shown() {
     // The dead letters were loaded on an earlier visit; since then the
     // Queues screen was in focus, and Redis died. Switching to Dead letters

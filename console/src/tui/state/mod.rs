@@ -346,6 +346,15 @@ impl State {
         }
     }
 
+    /// The Redis time throughput is read at: the last snapshot's. Its
+    /// stats buckets end there, so rates, sparklines and the stalled badge
+    /// computed at a later moment would count buckets the snapshot could
+    /// not hold yet and sink toward 0 until the next refresh (with a slow
+    /// `--refresh`, a busy queue read as stopped).
+    pub fn stats_time(&self, now: SystemTime) -> SystemTime {
+        self.data.fetched_at.unwrap_or(now)
+    }
+
     /// Whether the list on screen came with the last snapshot. Screens fed
     /// by every snapshot always did; the Leases, Dead letters and jobs
     /// lists only while they are in focus.

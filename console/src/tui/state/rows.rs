@@ -121,8 +121,9 @@ impl State {
             .filter(|q| matches(f, &[&q.counts.queue]))
             .collect();
         let now = self.data_time(self.redis_time(self.clock));
+        let stats_at = self.stats_time(now);
         let sort = self.sort_of(Screen::Queues);
-        sort::sort_rows(&mut rows, sort, |q, c| sort::queue_key(q, c, now));
+        sort::sort_rows(&mut rows, sort, |q, c| sort::queue_key(q, c, now, stats_at));
         rows
     }
 
@@ -340,7 +341,7 @@ impl State {
         }
         if backlog
             && c.leased == 0
-            && !metrics::active_within(&row.stats, now, STALL_AFTER)
+            && !metrics::active_within(&row.stats, self.stats_time(now), STALL_AFTER)
             && !out.contains(&Badge::NoWorker)
         {
             out.push(Badge::Stalled);

@@ -72,7 +72,14 @@ pub(super) fn sort_rows<T>(rows: &mut [T], sort: Option<Sort>, key: impl Fn(&T, 
     });
 }
 
-pub(super) fn queue_key(row: &QueueRow, column: &str, now: SystemTime) -> SortKey {
+/// `now` is the time ages are read at, `stats_at` the time rates are
+/// (`State::stats_time`).
+pub(super) fn queue_key(
+    row: &QueueRow,
+    column: &str,
+    now: SystemTime,
+    stats_at: SystemTime,
+) -> SortKey {
     let c = &row.counts;
     let rate = |r: f64| num((r * 1000.0) as i64);
     match column {
@@ -84,8 +91,8 @@ pub(super) fn queue_key(row: &QueueRow, column: &str, now: SystemTime) -> SortKe
         "LAPSED" => num(c.lapsed),
         "HELD" => num(c.held),
         "DEAD" => num(c.dead),
-        "DONE/S" => rate(super::metrics::rates(&row.stats, now).0),
-        "FAIL/S" => rate(super::metrics::rates(&row.stats, now).1),
+        "DONE/S" => rate(super::metrics::rates(&row.stats, stats_at).0),
+        "FAIL/S" => rate(super::metrics::rates(&row.stats, stats_at).1),
         // The age of the head: queues with nothing waiting first.
         "OLDEST" => match c.head_enqueued_at {
             Some(at) if c.waiting > 0 => num(crate::clock::age(at, now).as_millis() as i64),

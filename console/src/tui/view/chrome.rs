@@ -1,7 +1,7 @@
 //! Everything around the screens: title, tabs, banner, status line, footer
 //! hints, the help overlay, the confirmation dialog.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use ratatui::layout::{Alignment, Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span, Text};
@@ -44,6 +44,18 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
         Connection::Reconnecting { .. } if !state.data.loaded => ("○", "retrying"),
         Connection::Reconnecting { .. } => ("◌", "unreachable"),
     };
+    // Counts on screen can be a whole refresh old: said once it is longer
+    // than the default second.
+    let every = if s.refresh > Duration::from_secs(1) {
+        let ms = s.refresh.as_millis();
+        match ms % 1000 {
+            0 => format!(", every {}", clock::compact(s.refresh)),
+            _ => format!(", every {ms}ms"),
+        }
+    } else {
+        String::new()
+    };
+    let health = format!("{health}{every}");
     let mut right = format!("{dot} {health}  {} UTC ", clock::short(now, now));
     // Said first on the right, in the warning colour: the clock keeps
     // ticking, the data does not.

@@ -57,14 +57,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // and leases that lapsed with nobody reclaiming them (also a badge).
     let any_blocked = state.data.queues.iter().any(|q| q.counts.blocked > 0);
     let any_lapsed = state.data.queues.iter().any(|q| q.counts.lapsed > 0);
+    let stats_at = state.stats_time(now);
     let rows = queues
         .iter()
         .map(|row| {
             let c = &row.counts;
-            let (ok_rate, fail_rate) = rates(&row.stats, now);
+            let (ok_rate, fail_rate) = rates(&row.stats, stats_at);
             let stats = &row.stats;
-            let spark =
-                |pick: fn(&StatsBucket) -> u64| Item::drawn(move |w| spark(stats, now, w, pick));
+            let spark = |pick: fn(&StatsBucket) -> u64| {
+                Item::drawn(move |w| spark(stats, stats_at, w, pick))
+            };
             let oldest = match c.head_enqueued_at {
                 Some(at) if c.waiting > 0 => clock::compact(clock::age(at, now)),
                 _ => "—".to_owned(),
