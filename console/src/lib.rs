@@ -45,7 +45,11 @@ pub fn color_wanted(no_color_flag: bool) -> bool {
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     if let Some(Command::Completions { shell }) = &cli.command {
-        clap_complete::generate(*shell, &mut Cli::command(), "redq", &mut std::io::stdout());
+        // Generated into memory first: clap_complete panics on a failed
+        // write, and the output goes through the one place that does not.
+        let mut script = Vec::new();
+        clap_complete::generate(*shell, &mut Cli::command(), "redq", &mut script);
+        output::out!("{}", String::from_utf8_lossy(&script));
         return Ok(());
     }
     if let Some(path) = &cli.global.log_file {

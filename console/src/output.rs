@@ -1,6 +1,9 @@
 //! Printing results: aligned tables for people, JSON for scripts. Every
 //! cell that came from Redis is made inert before it reaches the terminal.
+//! Everything a subcommand prints goes through [`outln!`] / [`out!`] (the
+//! live console draws through its terminal backend instead).
 
+use std::io::{self, Write};
 use std::time::SystemTime;
 
 use redq::JobRecord;
@@ -71,9 +74,54 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Print a line on stdout, as `println!` does but through [`write_out`].
+macro_rules! outln {
+    () => {
+        $crate::output::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
+
+/// Print on stdout, as `print!` does but through [`write_out`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_out(format_args!($($arg)*))
+    };
+}
+pub(crate) use out;
+
+/// Write to stdout, flushed at once so that a failure shows here rather
+/// than in a buffer dropped at exit. `println!` would panic on a failed
+/// write instead: a reader that stopped reading (`redq events | head -1`)
+/// is normal use, not a bug. SIGPIPE stays ignored (Rust's default): the
+/// Redis client's sockets need EPIPE as an error, not a signal.
+pub fn write_out(args: std::fmt::Arguments) {
+    let written = {
+        let mut stdout = io::stdout().lock();
+        stdout.write_fmt(args).and_then(|()| stdout.flush())
+    };
+    if let Err(e) = written {
+        exit_after_failed_write(&e);
+    }
+}
+
+/// End the run after stdout failed: quietly with status 0 when the reader
+/// went away (it has what it wanted, as ripgrep does), else with one
+/// sentence and status 1.
+fn exit_after_failed_write(e: &io::Error) -> ! {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("redq: could not write the output: {e}");
+    std::process::exit(1);
+}
+
 /// Print JSON, pretty.
 pub fn print_json(value: &Value) {
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
     );
@@ -144,7 +192,7 @@ impl Table {
 
     /// Print it.
     pub fn print(&self) {
-        print!("{}", self.render());
+        out!("{}", self.render());
     }
 }
 

@@ -41,6 +41,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Map};
 
+use crate::output::outln;
+
 pub use args::BenchArgs;
 
 /// Run `redq bench` with the arguments after `bench`.
@@ -74,7 +76,7 @@ pub fn main(raw: &[String]) -> ExitCode {
         on_worker.unwrap_or_else(|e| Err(format!("the bench task ended abnormally: {e}")));
     match outcome {
         Ok(line) => {
-            println!("{line}");
+            outln!("{line}");
             ExitCode::SUCCESS
         }
         Err(message) => {

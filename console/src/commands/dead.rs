@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::cli::DeadCommand;
 use crate::failure::Failure;
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 
 use super::known::require_known;
 use super::listing::print_jobs;
@@ -116,7 +116,7 @@ async fn report_all(
             "waiting": now.waiting,
         }));
     } else {
-        println!(
+        outln!(
             "{verb} {} of {}; {} left",
             count(done, "dead letter", "dead letters"),
             crate::text::inert(name),
@@ -136,7 +136,7 @@ fn print_report(json: bool, verb: &str, name: &str, report: &DeadLetterReport) {
             "dead_left": report.dead_left,
         }));
     } else {
-        println!(
+        outln!(
             "{verb} {} of {}, {} not found; {} left",
             count(report.done, "dead letter", "dead letters"),
             crate::text::inert(name),

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::canary::{self, Fate};
 use crate::failure::Failure;
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
 /// What `--group` takes.
@@ -42,7 +42,7 @@ pub async fn run(target: &Target, group: Group, json: bool) -> Result<(), Failur
                 "done": report.done, "dead_left": report.dead_left,
             }));
         } else {
-            println!(
+            outln!(
                 "requeued {} of {} with signature \"{}\"; {} left",
                 count(report.done, "dead letter", "dead letters"),
                 shown.0,
@@ -75,7 +75,7 @@ pub async fn run(target: &Target, group: Group, json: bool) -> Result<(), Failur
         }));
     } else {
         for (id, fate) in &fates {
-            println!("{}  {}", inert(id), fate.text());
+            outln!("{}  {}", inert(id), fate.text());
         }
         let next = if died > 0 {
             format!("{died} died again: the rest stay dead")
@@ -85,7 +85,7 @@ pub async fn run(target: &Target, group: Group, json: bool) -> Result<(), Failur
                 shown.0, shown.1
             )
         };
-        println!(
+        outln!(
             "canary: {} requeued, {} of the group still dead; {next}",
             canaries.len(),
             count(rest as u64, "dead letter", "dead letters"),

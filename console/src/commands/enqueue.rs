@@ -8,7 +8,7 @@ use crate::aggregate::Target;
 use serde_json::json;
 
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 
 /// Options of one enqueue.
 pub struct Options {
@@ -55,9 +55,9 @@ pub async fn run(
         print_json(&json!({"outcome": kind, "id": id, "queue": name}));
     } else {
         match outcome {
-            Enqueued::Created(_) => println!("created {id}"),
+            Enqueued::Created(_) => outln!("created {id}"),
             Enqueued::Duplicate(_) => {
-                println!("duplicate: {id} already holds the dedup key; nothing was created")
+                outln!("duplicate: {id} already holds the dedup key; nothing was created")
             }
         }
     }

@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::clock;
 use crate::failure::{read_failed, Failure};
-use crate::output::time;
+use crate::output::{outln, time};
 use crate::text::inert;
 
 /// How long `--follow` waits after a failed read before reading again
@@ -46,7 +46,7 @@ pub async fn run(
     let sharded = target.is_sharded();
     let print = |event: &QueueEvent| {
         if kinds.is_empty() || kinds.iter().any(|k| k.as_str() == event.kind) {
-            println!("{}", line(event, sharded, json));
+            outln!("{}", line(event, sharded, json));
         }
     };
     if !follow {

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::cli::FunctionsCommand;
 use crate::failure::Failure;
-use crate::output::{count, print_json, Table};
+use crate::output::{count, outln, print_json, Table};
 
 pub async fn run(
     target: &Target,
@@ -31,7 +31,7 @@ async fn list(target: &Target, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     if libraries.is_empty() {
-        println!(
+        outln!(
             "no redq function libraries on this server (scripts are called by EVALSHA, \
              or no service has called one yet)"
         );
@@ -49,7 +49,7 @@ async fn list(target: &Target, json: bool) -> Result<(), Failure> {
     table.print();
     let others: Vec<&FunctionLibrary> = libraries.iter().filter(|l| !l.current).collect();
     if !others.is_empty() {
-        println!(
+        outln!(
             "{} of another redq version ({} bytes of code): `redq functions prune` drops them",
             count(others.len() as u64, "library", "libraries"),
             others.iter().map(|l| l.code_bytes).sum::<usize>(),
@@ -67,7 +67,7 @@ async fn prune(target: &Target, json: bool) -> Result<(), Failure> {
             "dropped": dropped.iter().map(library_json).collect::<Vec<_>>(),
         }));
     } else {
-        println!(
+        outln!(
             "dropped {} of other redq versions ({} bytes of code)",
             count(
                 dropped.len() as u64,

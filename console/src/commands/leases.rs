@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::cli::LeasesCommand;
 use crate::failure::Failure;
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
 /// Lapsed leases one reclaim call handles (the driver's bound per call).
@@ -27,7 +27,7 @@ pub async fn run(target: &Target, command: LeasesCommand, json: bool) -> Result<
             "still_lapsed": done.still_lapsed,
         }));
     } else {
-        println!(
+        outln!(
             "reclaimed {} of {}: {} back in the queue, {} dead-lettered (attempts spent)",
             count(
                 done.requeued + done.dead_lettered,

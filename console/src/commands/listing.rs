@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::aggregate::Target;
 use crate::clock;
 use crate::failure::Failure;
-use crate::output::{job_json, opt_time, print_json, time, Table};
+use crate::output::{job_json, opt_time, outln, print_json, time, Table};
 use crate::tui::state::metrics::{rate_text, rates};
 
 pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
@@ -199,7 +199,7 @@ pub fn print_jobs(
     }
     t.print();
     if !jobs.is_empty() || total > 0 {
-        println!(
+        outln!(
             "({} of {total}, from {})",
             jobs.len(),
             if jobs.is_empty() { offset } else { offset + 1 }
@@ -217,7 +217,7 @@ pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Resul
     if json {
         print_json(&json!({"queue": name, "paused": pause}));
     } else {
-        println!(
+        outln!(
             "{} {}",
             if pause { "paused" } else { "resumed" },
             crate::text::inert(name)
@@ -233,11 +233,11 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     let Some(workers) = workers else {
-        println!("no workers registered (this driver version does not report workers yet)");
+        outln!("no workers registered (this driver version does not report workers yet)");
         return Ok(());
     };
     if workers.is_empty() {
-        println!("no workers registered");
+        outln!("no workers registered");
         return Ok(());
     }
     // A worker registers on each shard it serves: say which row is which.
@@ -291,11 +291,11 @@ pub async fn schedules(queue: &Target, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     let Some(schedules) = schedules else {
-        println!("no schedules (this driver version does not store recurring schedules yet)");
+        outln!("no schedules (this driver version does not store recurring schedules yet)");
         return Ok(());
     };
     if schedules.is_empty() {
-        println!("no schedules");
+        outln!("no schedules");
         return Ok(());
     }
     let sharded = schedules.iter().any(|s| s.shard.is_some());

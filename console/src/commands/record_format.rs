@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::tui::state::plural;
 
 /// What to do with the records already written, beside the format.
@@ -63,13 +63,13 @@ pub async fn run(
         return Ok(());
     }
     if set.is_some() {
-        println!("record format: {format} ({})", what_it_means(format));
+        outln!("record format: {format} ({})", what_it_means(format));
     } else {
-        println!("record format: {format}");
+        outln!("record format: {format}");
     }
     if let Some(done) = rewritten {
         for line in rewrite_lines(done, switched) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(())
@@ -87,10 +87,10 @@ async fn check(target: &Target, json: bool) -> Result<(), Failure> {
         }));
         return Ok(());
     }
-    println!("record format: {format}");
-    println!("{}", check_line(newer));
+    outln!("record format: {format}");
+    outln!("{}", check_line(newer));
     if format != RecordFormat::Standard {
-        println!(
+        outln!(
             "producers write {format} records: set standard (and let them reconnect) before \
              an older driver joins"
         );

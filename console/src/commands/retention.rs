@@ -8,7 +8,7 @@ use crate::aggregate::Target;
 use crate::cli::RetentionCommand;
 use crate::clock::compact as format_duration;
 use crate::failure::Failure;
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
 use super::known::require_known;
@@ -61,7 +61,7 @@ pub async fn run(queue: &Target, command: RetentionCommand, json: bool) -> Resul
             if json {
                 print_json(&json!({ "queue": name, "action": "cleared", "forgotten": forgotten }));
             } else {
-                println!(
+                outln!(
                     "{} keeps nothing now; forgot {}",
                     inert(&name),
                     count(forgotten, "kept job", "kept jobs")
@@ -90,7 +90,7 @@ async fn show(queue: &Target, name: &str, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     match policy {
-        None => println!("{} keeps no finished jobs", inert(name)),
+        None => outln!("{} keeps no finished jobs", inert(name)),
         Some(p) => {
             let mut bounds = Vec::new();
             if p.count_bound() > 0 {
@@ -102,7 +102,7 @@ async fn show(queue: &Target, name: &str, json: bool) -> Result<(), Failure> {
             if p.bytes_bound() > 0 {
                 bounds.push(format!("within {} bytes", p.bytes_bound()));
             }
-            println!(
+            outln!(
                 "{} keeps finished jobs {}; tombstones last {}",
                 inert(name),
                 bounds.join(", "),
@@ -110,9 +110,11 @@ async fn show(queue: &Target, name: &str, json: bool) -> Result<(), Failure> {
             );
         }
     }
-    println!(
+    outln!(
         "kept now: {} completed, {} cancelled, {} bytes",
-        state.completed, state.cancelled, state.kept_bytes
+        state.completed,
+        state.cancelled,
+        state.kept_bytes
     );
     Ok(())
 }

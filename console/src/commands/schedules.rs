@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::cli::SchedulesCommand;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 /// Whether a `schedules` subcommand changes Redis.
@@ -60,8 +60,8 @@ pub async fn run(
         ScheduleChange::Unchanged if json => {
             print_json(&json!({ "schedule": name, "action": verb, "changed": false }))
         }
-        ScheduleChange::Done => println!("{verb} schedule {shown}"),
-        ScheduleChange::Unchanged => println!("schedule {shown} was already {verb}"),
+        ScheduleChange::Done => outln!("{verb} schedule {shown}"),
+        ScheduleChange::Unchanged => outln!("schedule {shown} was already {verb}"),
     }
     tracing::info!(schedule = %name, action = verb, "schedule changed");
     Ok(())
@@ -75,7 +75,7 @@ async fn trigger(target: &Target, name: &str, json: bool) -> Result<(), Failure>
             if json {
                 print_json(&json!({ "schedule": name, "action": "triggered", "job": id }));
             } else {
-                println!(
+                outln!(
                     "triggered schedule {}: enqueued job {}",
                     inert(name),
                     inert(&id)

@@ -5,7 +5,7 @@
 use crate::aggregate::Target;
 use crate::cli::WorkersCommand;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 /// What the command changes, for `--read-only`'s refusal.
@@ -51,7 +51,7 @@ pub async fn run(queue: &Target, command: WorkersCommand, json: bool) -> Result<
             "heard": heard,
         }));
     } else {
-        println!("{message}");
+        outln!("{message}");
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use redq::QueueError;
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 /// What a change did, in words and in JSON; `ok` is false when nothing
@@ -35,7 +35,7 @@ impl Outcome {
             value["id"] = json!(id);
             print_json(&value);
         } else {
-            println!("{}", self.message);
+            outln!("{}", self.message);
         }
         Ok(())
     }

@@ -32,6 +32,7 @@ mod metrics_show;
 mod operator_acts;
 mod operator_keys;
 mod outage;
+mod piped_output;
 mod record_format_cli;
 mod requeue_attempts;
 mod search_keys;

@@ -7,7 +7,7 @@ use crate::aggregate::Target;
 use crate::cli::JobsCancel;
 use crate::clock::rfc3339;
 use crate::failure::Failure;
-use crate::output::{count, opt_time, print_json};
+use crate::output::{count, opt_time, outln, print_json};
 use crate::text::inert;
 
 use super::super::known::require_known;
@@ -40,7 +40,7 @@ pub async fn run(queue: &Target, args: JobsCancel, json: bool) -> Result<(), Fai
                     "left": left,
                 }));
             } else {
-                println!(
+                outln!(
                     "cancelled {} of {}; {} left",
                     count(done, &format!("{state} job"), &format!("{state} jobs")),
                     inert(&name),
@@ -77,13 +77,13 @@ async fn one(queue: &Target, id: &str, by: &str, json: bool) -> Result<(), Failu
     match outcome {
         CancelOutcome::Cancelled { from, .. } => {
             if !json {
-                println!("cancelled job {shown} ({from}) at {when}");
+                outln!("cancelled job {shown} ({from}) at {when}");
             }
             Ok(())
         }
         CancelOutcome::AlreadyCancelled { .. } => {
             if !json {
-                println!("job {shown} was already cancelled at {when}");
+                outln!("job {shown} was already cancelled at {when}");
             }
             Ok(())
         }

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::failure::{describe, Failure};
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
 /// One id's outcome: what was done (a past-tense verb), or why not.
@@ -21,7 +21,7 @@ pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Res
         match outcome {
             Ok(done) => {
                 if !json {
-                    println!("{done} {}", inert(&id));
+                    outln!("{done} {}", inert(&id));
                 }
                 rows.push(json!({ "id": id, "outcome": done }));
             }
@@ -64,7 +64,7 @@ pub fn report_all(action: &str, queue: &str, done: u64, left: u64, json: bool) {
     if json {
         print_json(&json!({ "queue": queue, "action": action, "done": done, "left": left }));
     } else {
-        println!(
+        outln!(
             "{action} {} of {}; {} left in that state",
             count(done, "job", "jobs"),
             inert(queue),

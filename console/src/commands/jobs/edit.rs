@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 /// Where the new payload comes from.
@@ -52,7 +52,7 @@ pub async fn run(queue: &Target, id: &str, source: Source, json: bool) -> Result
     if json {
         print_json(&json!({ "id": id, "outcome": "edited", "state": state.as_str() }));
     } else {
-        println!("edited {} ({})", inert(id), state.as_str());
+        outln!("edited {} ({})", inert(id), state.as_str());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::clock;
 use crate::failure::Failure;
-use crate::output::{job_json, print_json, time};
+use crate::output::{job_json, outln, print_json, time};
 use crate::tui::detail_text::{detail_lines, finished_lines};
 
 pub async fn run(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
@@ -26,7 +26,7 @@ pub async fn run(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
         print_json(&value);
     } else {
         for line in detail_lines(&job, &notes, &shards, now) {
-            println!("{}", line.trim_end());
+            outln!("{}", line.trim_end());
         }
     }
     Ok(())
@@ -54,7 +54,7 @@ async fn finished(
                 print_json(&value);
             } else {
                 for line in finished_lines(&kept, shards, now) {
-                    println!("{}", line.trim_end());
+                    outln!("{}", line.trim_end());
                 }
             }
             Ok(())
@@ -69,7 +69,7 @@ async fn finished(
                     "kept": false,
                 }));
             } else {
-                println!(
+                outln!(
                     "job {} {outcome} at {} UTC; its record is no longer kept",
                     crate::text::inert(id),
                     clock::datetime(tombstone.finished_at)

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::{count, print_json};
+use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
 use super::{require_known_or_limited, scope_json, scope_text};
@@ -28,9 +28,9 @@ pub async fn one(queue: &Target, name: &str, scope: LimitScope, json: bool) -> R
     }
     let shown = scope_text(&scope);
     if changed {
-        println!("{}: the {shown} limit is cleared", inert(name));
+        outln!("{}: the {shown} limit is cleared", inert(name));
     } else {
-        println!("{}: there was no {shown} limit to clear", inert(name));
+        outln!("{}: there was no {shown} limit to clear", inert(name));
     }
     Ok(())
 }
@@ -64,7 +64,7 @@ pub async fn all(queue: &Target, name: &str, yes: bool, json: bool) -> Result<()
     if json {
         print_json(&json!({ "queue": name, "action": "cleared_all", "cleared": cleared }));
     } else {
-        println!(
+        outln!(
             "{}: cleared {}; nothing limits it now",
             inert(name),
             count(cleared, "limit", "limits")

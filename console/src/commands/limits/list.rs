@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::aggregate::Target;
 use crate::failure::Failure;
 use crate::flow::rows_of;
-use crate::output::{print_json, Table};
+use crate::output::{outln, print_json, Table};
 use crate::text::inert;
 
 use super::{limit_json, pushed_back_json, require_known_or_limited};
@@ -31,7 +31,7 @@ pub async fn run(queue: &Target, name: Option<&str>, json: bool) -> Result<(), F
         return Ok(());
     }
     if all.is_empty() {
-        println!(
+        outln!(
             "no queue of namespace {} has flow control; \
              redq limits set QUEUE --concurrency N --rate 100/1s sets a limit",
             inert(queue.namespace())

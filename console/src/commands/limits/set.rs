@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 use super::{limit_json, require_known_or_limited, scope_json, scope_text};
@@ -40,7 +40,7 @@ pub async fn run(
         return Ok(());
     }
     let verb = if changed { "is now" } else { "was already" };
-    println!(
+    outln!(
         "{}: the {} limit {verb} {limit}",
         inert(name),
         scope_text(&scope)

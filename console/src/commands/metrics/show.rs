@@ -12,7 +12,7 @@ use super::figures::{
 };
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::{print_json, time, Table};
+use crate::output::{out, outln, print_json, time, Table};
 
 /// Print one queue's figures over `window`.
 pub async fn run(
@@ -41,19 +41,19 @@ pub async fn run(
     for row in &rows {
         table.row(row_cells(row));
     }
-    println!(
+    outln!(
         "{queue}: the last {} (percentiles are estimates within a factor of 2)",
         window_label(window)
     );
-    print!("{}", table.render());
+    out!("{}", table.render());
     if let Some(note) = recording_note(queue, metrics.recording) {
-        println!("{note}");
+        outln!("{note}");
     }
     if let Some(note) = handoffs_lost_note(metrics.handoffs_lost) {
-        println!("{note}");
+        outln!("{note}");
     }
     if let Some(note) = claims_lost_note(metrics.claims_lost) {
-        println!("{note}");
+        outln!("{note}");
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::figures::{recording_json, recording_note};
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 /// Turn `queue`'s metrics on or off, then say what holds now.
@@ -25,11 +25,11 @@ pub async fn run(target: &Target, queue: &str, on: bool, json: bool) -> Result<(
         return Ok(());
     }
     match recording_note(queue, recording) {
-        None => println!("{} records its metrics", inert(queue)),
-        Some(note) => println!("{}: {note}", inert(queue)),
+        None => outln!("{} records its metrics", inert(queue)),
+        Some(note) => outln!("{}: {note}", inert(queue)),
     }
     if !changed {
-        println!("(nothing changed: it was already so)");
+        outln!("(nothing changed: it was already so)");
     }
     Ok(())
 }

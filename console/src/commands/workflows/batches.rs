@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::print::{gate_json, members_json, print_gate, print_members};
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::{print_json, Table};
+use crate::output::{outln, print_json, Table};
 use crate::text::inert;
 use crate::workflow::{act, decisions_text, done_text, kind_word, last_change, read};
 
@@ -19,7 +19,7 @@ pub async fn list(queue: &Target, offset: u64, limit: u64, json: bool) -> Result
     }
     if gates.is_empty() {
         let more = if offset > 0 { " past this offset" } else { "" };
-        println!(
+        outln!(
             "no batch, dependencies or tree in namespace {}{more}",
             inert(queue.namespace())
         );
@@ -65,7 +65,7 @@ pub async fn show(
     }
     let now = SystemTime::now();
     print_gate(&gate, now);
-    println!();
+    outln!();
     print_members(&members, |next| {
         format!("redq batches show {} --cursor {}", inert(id), inert(next))
     });

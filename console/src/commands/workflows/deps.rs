@@ -8,7 +8,7 @@ use super::batches::CANCELLED_BY;
 use super::print::{gate_json, members_json, print_gate, print_members};
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::print_json;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 use crate::workflow::{act, read, MEMBERS_PAGE};
 
@@ -60,15 +60,15 @@ pub async fn show(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
     let now = SystemTime::now();
     let shown = inert(id);
     match links.state.as_deref() {
-        Some(state) => println!("job {shown}: {state}"),
-        None => println!("job {shown}: no longer in its queue"),
+        Some(state) => outln!("job {shown}: {state}"),
+        None => outln!("job {shown}: no longer in its queue"),
     }
-    println!();
+    outln!();
     match (&awaits, &members) {
         (Some(gate), Some(members)) => {
-            println!("== what it waits on");
+            outln!("== what it waits on");
             print_gate(gate, now);
-            println!();
+            outln!();
             print_members(members, |next| {
                 format!(
                     "redq batches show {} --cursor {}",
@@ -77,16 +77,16 @@ pub async fn show(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
                 )
             });
         }
-        _ => println!("it waits on nothing"),
+        _ => outln!("it waits on nothing"),
     }
-    println!();
+    outln!();
     if waited_by.is_empty() {
-        println!("nothing waits on it");
+        outln!("nothing waits on it");
     } else {
-        println!("== what waits on it");
+        outln!("== what waits on it");
         for gate in &waited_by {
             print_gate(gate, now);
-            println!();
+            outln!();
         }
     }
     Ok(())

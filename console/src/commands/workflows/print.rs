@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use serde_json::{json, Value};
 
 use crate::clock;
-use crate::output::{opt_time, time, Table};
+use crate::output::{opt_time, outln, time, Table};
 use crate::text::{inert, truncate};
 use crate::workflow::why::{progress, waiter_why};
 use crate::workflow::{
@@ -75,10 +75,10 @@ pub fn print_gate(gate: &Gate, now: SystemTime) {
     if let Some(label) = &gate.label {
         head.push_str(&format!(" \"{}\"", inert(label)));
     }
-    println!("{head}: {}", gate.state.as_str());
-    println!("members        {}", progress(gate));
+    outln!("{head}: {}", gate.state.as_str());
+    outln!("members        {}", progress(gate));
     if let Some(failure) = &gate.first_failure {
-        println!("first failure  {}", inert(failure));
+        outln!("first failure  {}", inert(failure));
     }
     let at = |t: SystemTime| {
         format!(
@@ -87,16 +87,16 @@ pub fn print_gate(gate: &Gate, now: SystemTime) {
             clock::compact(clock::age(t, now))
         )
     };
-    println!("created        {}", at(gate.created_at));
+    outln!("created        {}", at(gate.created_at));
     if let Some(t) = gate.sealed_at {
-        println!("sealed         {}", at(t));
+        outln!("sealed         {}", at(t));
     }
     if let Some(t) = gate.done_at {
-        println!("{:<15}{}", gate.state.as_str(), at(t));
+        outln!("{:<15}{}", gate.state.as_str(), at(t));
     }
-    println!();
+    outln!();
     if gate.waiters.is_empty() {
-        println!("no job waits on it yet: members may still join");
+        outln!("no job waits on it yet: members may still join");
         return;
     }
     let mut table = Table::new(&["WAITING JOB", "QUEUE", "RELEASED IF", "ON FAILURE", "WHY"]);
@@ -115,7 +115,7 @@ pub fn print_gate(gate: &Gate, now: SystemTime) {
 /// A page of members as a table, and how to get the next one.
 pub fn print_members(page: &MemberPage, next_hint: impl Fn(&str) -> String) {
     if page.members.is_empty() {
-        println!("no members on this page");
+        outln!("no members on this page");
         return;
     }
     let mut table = Table::new(&["MEMBER", "QUEUE", "STATE", "RESULT / ERROR"]);
@@ -129,6 +129,6 @@ pub fn print_members(page: &MemberPage, next_hint: impl Fn(&str) -> String) {
     }
     table.print();
     if let Some(next) = &page.next {
-        println!("more: {}", next_hint(next));
+        outln!("more: {}", next_hint(next));
     }
 }
