@@ -168,3 +168,47 @@ async fn the_limits_screen_shows_a_limit_and_its_held_jobs_and_enter_lists_them(
         "acme's held jobs start once its limit is lifted"
     );
 }
+
+#[tokio::test]
+async fn a_paused_queue_is_said_on_its_limiters_rows_and_in_the_title() {
+    // Paused, a queue starts nothing: its limiters are free and its keyed
+    // jobs wait behind them. Without the pause said here, a free limiter
+    // with jobs held reads as a stuck one.
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_limits_halt"));
+    let queue = connect(&url, &ns).await;
+    for name in ["emails", "webhooks"] {
+        queue
+            .set_limit(name, LimitScope::EachKey, Limit::concurrency(1))
+            .await
+            .unwrap();
+        let job = NewJob::new(serde_json::json!(1)).limit_key("acme");
+        queue.add(name, job).await.unwrap();
+    }
+    queue.pause("emails").await.unwrap();
+
+    let target = Target::single(connect(&url, &ns).await);
+    let mut state = console(&target, &ns);
+    refresh(&target, &mut state).await;
+    press(&mut state, &[KeyCode::Char('7')]);
+    refresh(&target, &mut state).await;
+    let drawn = screen(&state);
+    let title = line_with(&drawn, "Limits (");
+    assert!(title.contains("1 queue paused"), "{title}");
+    for line in drawn.iter().filter(|l| l.contains("each key")) {
+        let paused = line.contains("emails (paused)");
+        let webhooks = line.contains("webhooks");
+        assert!(paused != webhooks, "only emails is paused: {line}");
+    }
+
+    queue.resume("emails").await.unwrap();
+    refresh(&target, &mut state).await;
+    let drawn = screen(&state);
+    assert!(
+        !drawn
+            .iter()
+            .any(|l| l.contains("(paused)") || l.contains("queue paused")),
+        "{}",
+        drawn.join("\n")
+    );
+}

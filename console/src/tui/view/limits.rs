@@ -14,15 +14,33 @@ use crate::tui::theme::Theme;
 
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let limiters = state.visible_limits();
+    // A paused queue starts nothing, so its limiters sit idle with jobs held
+    // behind them: said on its rows, or a free limiter with a growing held
+    // count reads as a stuck one while the cause is on another screen.
+    let paused: Vec<&str> = state
+        .data
+        .queues
+        .iter()
+        .filter(|q| q.counts.paused)
+        .map(|q| q.counts.queue.as_str())
+        .collect();
     let rows = limiters
         .iter()
-        .map(|row| cells(row, theme, now))
+        .map(|row| cells(row, paused.contains(&row.queue.as_str()), theme, now))
         .collect::<Vec<_>>();
     let held: u64 = limiters
         .iter()
         .filter(|r| r.key().is_none())
         .filter_map(|r| r.held)
         .sum();
+    let paused_shown = paused
+        .iter()
+        .filter(|q| limiters.iter().any(|r| r.queue == **q))
+        .count() as u64;
+    let paused_note = match paused_shown {
+        0 => String::new(),
+        n => format!(", {} paused", crate::output::count(n, "queue", "queues")),
+    };
     let empty = if !state.data.limits_loaded {
         vec![super::not_loaded(state, "limits")]
     } else if state.filter().is_empty() {
@@ -35,7 +53,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     };
     let list = List {
         title: format!(
-            " Limits ({}), {} held ",
+            " Limits ({}), {} held{paused_note} ",
             limiters.len(),
             crate::output::count(held, "job", "jobs")
         ),
@@ -57,8 +75,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
 }
 
 /// A limiter's cells: what is at its bound, holds jobs or is pushed back
-/// stands out.
-fn cells<'a>(row: &'a LimiterRow, theme: &Theme, now: SystemTime) -> Vec<Item<'a>> {
+/// stands out, and so does a queue that is paused.
+fn cells<'a>(row: &'a LimiterRow, paused: bool, theme: &Theme, now: SystemTime) -> Vec<Item<'a>> {
     let full = match (row.leased, row.limit.concurrency) {
         (Some(n), Some(max)) => n >= u64::from(max),
         _ => false,
@@ -69,8 +87,12 @@ fn cells<'a>(row: &'a LimiterRow, theme: &Theme, now: SystemTime) -> Vec<Item<'a
     };
     let pushed = row.pushed_back_until.is_some_and(|until| until > now);
     let warn_if = |item: Item<'a>, on: bool| if on { item.style(theme.warn()) } else { item };
+    let queue = match paused {
+        true => Item::new(format!("{} (paused)", row.queue)).style(theme.warn()),
+        false => Item::new(&row.queue),
+    };
     vec![
-        Item::new(&row.queue),
+        queue,
         Item::new(row.scope_text()),
         Item::new(row.key_text()),
         Item::new(row.limit_text()),
