@@ -38,7 +38,9 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
         empty.push("this driver version does not store recurring schedules yet".to_owned());
     }
     let list = List {
-        title: format!(" Schedules ({}) ", schedules.len()),
+        // NEXT and LAST sit beside each schedule's own time zone, so the
+        // title says which zone they are shown in.
+        title: format!(" Schedules ({}), NEXT and LAST in UTC ", schedules.len()),
         columns: vec![
             Column::name("NAME"),
             Column::name("QUEUE"),
