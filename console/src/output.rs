@@ -121,10 +121,36 @@ fn exit_after_failed_write(e: &io::Error) -> ! {
 
 /// Print JSON, pretty.
 pub fn print_json(value: &Value) {
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-    );
+    outln!("{}", json_text(value, true));
+}
+
+/// JSON as the CLI prints it, `pretty` or on one line. serde_json escapes
+/// U+0000–U+001F but writes DEL and the C1 controls (U+007F–U+009F) as
+/// they are, and U+009B starts a control sequence on many terminals: those
+/// are escaped too (`\u009b`), so JSON that reaches a terminal is as inert
+/// as the tables. It is still JSON and reads back to the same strings.
+pub fn json_text(value: &Value, pretty: bool) -> String {
+    let text = if pretty {
+        format!("{value:#}")
+    } else {
+        value.to_string()
+    };
+    escape_c1_controls(&text)
+}
+
+/// JSON text with DEL and the C1 controls as `\u` escapes. Outside its
+/// strings JSON text is ASCII, so each such character is inside a string,
+/// where `\u00XX` stands for it.
+fn escape_c1_controls(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A plain-text table.
@@ -198,7 +224,26 @@ impl Table {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, Table};
+    use super::{count, json_text, Table};
+
+    #[test]
+    fn json_escapes_del_and_the_c1_controls_and_reads_back_the_same() {
+        let value = serde_json::json!({"a\u{85}": "x\u{9b}31m\u{7f}\u{a0}é\u{1b}"});
+        for pretty in [false, true] {
+            let text = json_text(&value, pretty);
+            assert!(
+                text.contains(r"a\u0085") && text.contains(r"x\u009b31m\u007f"),
+                "{text}"
+            );
+            assert!(!text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)));
+            // Printable non-ASCII stays as it is.
+            assert!(text.contains("\u{a0}é"), "{text}");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+                value
+            );
+        }
+    }
 
     #[test]
     fn counts_agree_with_their_noun() {

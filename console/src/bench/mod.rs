@@ -41,7 +41,7 @@ use std::process::ExitCode;
 
 use serde_json::{json, Map};
 
-use crate::output::outln;
+use crate::output::{json_text, outln};
 
 pub use args::BenchArgs;
 
@@ -153,5 +153,5 @@ async fn run(args: &BenchArgs) -> Result<String, String> {
     line.insert("jobs".into(), json!(jobs));
     line.insert("pad_bytes".into(), json!(args.pad_bytes));
     line.extend(fields);
-    Ok(serde_json::Value::Object(line).to_string())
+    Ok(json_text(&serde_json::Value::Object(line), false))
 }

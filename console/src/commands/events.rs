@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::aggregate::Target;
 use crate::clock;
 use crate::failure::{read_failed, Failure};
-use crate::output::{outln, time};
+use crate::output::{json_text, outln, time};
 use crate::text::inert;
 
 /// How long `--follow` waits after a failed read before reading again
@@ -110,7 +110,7 @@ fn kind_filter(names: &[String]) -> Result<Vec<EventKind>, Failure> {
 /// One event as a line of text or of JSON.
 fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
     if json {
-        return json!({
+        let value = json!({
             "event_id": event.event_id,
             "kind": event.kind,
             "queue": event.queue,
@@ -123,8 +123,8 @@ fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
             "error": event.error,
             "at": time(event.at),
             "namespace": event.namespace,
-        })
-        .to_string();
+        });
+        return json_text(&value, false);
     }
     let mut out = format!(
         "{}  {}  {}  {}  {}  attempts={}",

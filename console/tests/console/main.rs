@@ -21,6 +21,7 @@ mod handoffs_lost;
 mod jobs;
 mod jobs_cancel;
 mod jobs_surgery;
+mod json_inert;
 mod kept_tabs;
 mod limits_cli;
 mod limits_keys;
