@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use redq::{JobState, StatsBucket};
+use redq::{JobState, QueueCounts, StatsBucket};
 use serde_json::{json, Value};
 
 use crate::aggregate::Target;
@@ -39,17 +39,29 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
         print_json(&Value::Array(rows));
         return Ok(());
     }
+    queues_table(&all).print();
+    Ok(())
+}
+
+/// The queues as a table with every count `-o json` carries. Beside
+/// WAITING the due jobs that are not in it (HELD by their limit key's
+/// limits, BLOCKED behind an earlier job of their ordering key), which a
+/// text reader would otherwise not know are there; then the rest in the
+/// order a job goes through them (LAPSED: those of LEASED past expiry).
+fn queues_table(all: &[QueueCounts]) -> Table {
     let mut t = Table::new(&[
         "QUEUE",
         ">WAITING",
+        ">HELD",
+        ">BLOCKED",
         ">SCHEDULED",
         ">LEASED",
+        ">LAPSED",
         ">DEAD",
-        ">BLOCKED",
         ">OLDEST",
         "STATE",
     ]);
-    for c in &all {
+    for c in all {
         let oldest = match c.head_enqueued_at {
             Some(at) if c.waiting > 0 => clock::compact(clock::age(at, c.now)),
             _ => "-".into(),
@@ -57,16 +69,17 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
         t.row(vec![
             c.queue.clone(),
             c.waiting.to_string(),
+            c.held.to_string(),
+            c.blocked.to_string(),
             c.scheduled.to_string(),
             c.leased.to_string(),
+            c.lapsed.to_string(),
             c.dead.to_string(),
-            c.blocked.to_string(),
             oldest,
             if c.paused { "paused" } else { "active" }.into(),
         ]);
     }
-    t.print();
-    Ok(())
+    t
 }
 
 fn sum_since(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (u64, u64) {

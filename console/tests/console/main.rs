@@ -34,6 +34,7 @@ mod operator_acts;
 mod operator_keys;
 mod outage;
 mod piped_output;
+mod queues_cli;
 mod record_format_cli;
 mod requeue_attempts;
 mod search_keys;
