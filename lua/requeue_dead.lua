@@ -44,6 +44,9 @@ for _, id in ipairs(ids) do
   end
 end
 if wake then wake_workers(QUEUE) end
-if requeued == 1 and #ids == 1 then emit(K.events, 'requeued', QUEUE, now, 'count', '1', 'id', ids[1])
-elseif requeued > 0 then emit(K.events, 'requeued', QUEUE, now, 'count', requeued) end
+-- The event says where the jobs' attempts restart: an operator reading it
+-- later must not take a requeue at 2 of 3 for a fresh start.
+if requeued == 1 and #ids == 1 then
+  emit(K.events, 'requeued', QUEUE, now, 'count', '1', 'id', ids[1], 'attempts', attempts)
+elseif requeued > 0 then emit(K.events, 'requeued', QUEUE, now, 'count', requeued, 'attempts', attempts) end
 return { requeued, missing, redis.call('ZCARD', K.dead) }

@@ -133,7 +133,8 @@ pub struct QueueEvent {
     pub name: Option<String>,
     /// The error of a failed attempt ("" for other kinds).
     pub error: String,
-    /// Failed attempts (retried and dead; 0 for other kinds).
+    /// Failed attempts (retried and dead), or the attempt counter requeued
+    /// dead letters restart at (requeued); 0 for other kinds.
     pub attempts: u32,
     /// How many jobs the transition covers (a batch's enqueue or ack, a
     /// bulk requeue, delete or cancel), when it says.

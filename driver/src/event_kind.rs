@@ -23,7 +23,8 @@ pub enum EventKind {
     Reclaimed,
     /// An operator cancelled jobs (`by`).
     Cancelled,
-    /// Dead letters sent back to their queue (`by`).
+    /// Dead letters sent back to their queue: `count` (`job_id` when one),
+    /// `attempts` the counter they restart at (`by`).
     Requeued,
     /// Listed jobs deleted (`detail`: `dead` for dead letters, else the
     /// state or `by id`) (`by`).

@@ -179,6 +179,16 @@ async fn requeue_with_attempts_sets_the_counter_and_the_rest_of_its_tries() {
     let requeued = queue.requeue_all_dead_with_attempts("q", 1, |_, _| {});
     assert_eq!(requeued.await.unwrap(), 1);
     assert_eq!(queue.inspect(&ids[1]).await.unwrap().unwrap().attempts, 1);
+    // Each requeue's event says where its jobs restart, newest first.
+    let said: Vec<(u32, Option<u64>)> = queue
+        .events(10)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == "requeued")
+        .map(|e| (e.attempts, e.count))
+        .collect();
+    assert_eq!(said, [(1, Some(1)), (2, Some(1))]);
     // The counter goes on from there: a job with 3 attempts allowed that
     // restarted at 2 is dead after one more failure.
     let three = queue
