@@ -913,8 +913,8 @@ pub enum DeadCommand {
         #[arg(long)]
         all: bool,
         /// The attempt counter each job restarts at: attempts it has already
-        /// used, so a job whose max attempts is not above it gets one more
-        /// try.
+        /// used. Refused, before anything is requeued, at or above the max
+        /// attempts of a job it would requeue (as the console refuses it).
         #[arg(long, value_name = "N", default_value_t = 0)]
         attempts: u32,
         /// The dead letters whose error has this signature (the groups of

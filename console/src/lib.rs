@@ -24,6 +24,7 @@ pub mod flow;
 pub mod logging;
 pub mod output;
 pub mod registry;
+pub mod requeue_attempts;
 pub mod signature;
 pub mod text;
 pub mod tui;

@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::cli::DeadCommand;
 use crate::failure::Failure;
 use crate::output::{count, outln, print_json};
+use crate::requeue_attempts::{refuse_at_or_above_max, Requeued};
 
 use super::known::require_known;
 use super::listing::print_jobs;
@@ -48,6 +49,15 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             watch,
         } => {
             require_known(queue, &name).await?;
+            // A group's jobs are checked once they are known (dead_group).
+            if group.is_none() {
+                let which = if all {
+                    Requeued::All
+                } else {
+                    Requeued::Ids(&ids)
+                };
+                refuse_at_or_above_max(queue, &name, which, attempts).await?;
+            }
             if let Some(signature) = group {
                 let group = super::dead_group::Group {
                     queue: name,

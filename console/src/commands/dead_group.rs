@@ -11,6 +11,7 @@ use crate::aggregate::Target;
 use crate::canary::{self, Fate};
 use crate::failure::Failure;
 use crate::output::{count, outln, print_json};
+use crate::requeue_attempts::{refuse_at_or_above_max, Requeued};
 use crate::text::inert;
 
 /// What `--group` takes.
@@ -31,6 +32,7 @@ pub async fn run(target: &Target, group: Group, json: bool) -> Result<(), Failur
             shown.0, shown.1, shown.0
         )));
     }
+    refuse_at_or_above_max(target, &group.queue, Requeued::Ids(&ids), group.attempts).await?;
     let action = DeadAction::Requeue {
         attempts: group.attempts,
     };

@@ -157,24 +157,28 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
     assert!(stderr(&out).contains("--yes"), "{}", stderr(&out));
     assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
 
+    // These jobs allow one attempt: restarting them at 2 would quietly give
+    // them one more try, so it is refused, as the console refuses it, and
+    // nothing is requeued.
     let out = redq(
         &url,
         &ns,
-        &[
-            "dead",
-            "requeue",
-            "webhooks",
-            "--all",
-            "--attempts",
-            "2",
-            "-o",
-            "json",
-        ],
+        &["dead", "requeue", "webhooks", "--all", "--attempts", "2"],
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("only 0 is accepted (max attempts is 1)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(q.counts("webhooks").await.unwrap().dead, 3);
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
     );
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], 3);
-    // --attempts sets where each requeued job's counter restarts.
-    assert_eq!(q.inspect(&ids[4]).await.unwrap().unwrap().attempts, 2);
     let counts = q.counts("webhooks").await.unwrap();
     assert_eq!((counts.waiting, counts.dead), (4, 0));
 
@@ -182,6 +186,78 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
     let out = redq(&url, &ns, &["dead", "purge", "billing", "--yes"]);
     assert_exit(&out, 0);
     assert_eq!(q.counts("billing").await.unwrap().dead, 0);
+}
+
+#[tokio::test]
+async fn requeue_attempts_restart_below_the_jobs_max_attempts_or_are_refused() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("requeue-attempts");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let mut ids = Vec::new();
+    for max in [3, 5] {
+        let job = redq::NewJob::new(serde_json::json!({ "max": max })).max_attempts(max);
+        ids.push(q.add("imports", job).await.unwrap().id().to_owned());
+    }
+    for _ in 0..5 {
+        for job in q
+            .claim("imports", 2, std::time::Duration::from_secs(60))
+            .await
+            .unwrap()
+        {
+            q.nack(&job.lease(), std::time::Duration::ZERO, "no")
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(q.counts("imports").await.unwrap().dead, 2);
+
+    // By id, by --all and by --group: the lowest max attempts of the jobs
+    // taken bounds the count, and a refusal writes nothing.
+    let signature = redq_console::signature::signature("no");
+    let refusals = [
+        vec!["dead", "requeue", "imports", &ids[0], "--attempts", "3"],
+        vec!["dead", "requeue", "imports", "--all", "--attempts", "4"],
+        vec![
+            "dead",
+            "requeue",
+            "imports",
+            "--group",
+            &signature,
+            "--attempts",
+            "3",
+        ],
+    ];
+    for args in refusals {
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 2);
+        assert!(
+            stderr(&out).contains("accepted are 0 to 2 (max attempts is 3); nothing was requeued"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(q.counts("imports").await.unwrap().dead, 2, "{args:?}");
+    }
+    // The job allowing 5 takes 4 alone; the one allowing 3 then takes 2.
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "imports", &ids[1], "--attempts", "4"],
+    );
+    assert_exit(&out, 0);
+    let out = redq(
+        &url,
+        &ns,
+        &["dead", "requeue", "imports", "--all", "--attempts", "2"],
+    );
+    assert_exit(&out, 0);
+    for (id, attempts) in [(&ids[0], 2), (&ids[1], 4)] {
+        let job = q.inspect(id).await.unwrap().unwrap();
+        assert_eq!(
+            (job.state, job.attempts),
+            (redq::JobState::Waiting, attempts)
+        );
+    }
 }
 
 #[tokio::test]

@@ -2,12 +2,11 @@
 //! digits append, Backspace erases, and a count the jobs could not run
 //! under is refused before anything is sent.
 //!
-//! The driver accepts any count (a job whose max attempts is not above it
-//! gets one more try); the console refuses those counts instead, because
-//! an operator typing one expects the job to get `max - count` tries, and
-//! a count at or above the maximum would silently give it one.
+//! Which counts are refused, and why, is `crate::requeue_attempts`'s: the
+//! CLI's `--attempts` refuses the same ones.
 
-use redq::JobRecord;
+pub(super) use crate::requeue_attempts::lowest_max_attempts;
+use crate::requeue_attempts::refusal;
 
 use super::Confirm;
 
@@ -56,25 +55,6 @@ impl Confirm {
             *attempts /= 10;
         }
     }
-}
-
-/// The lowest max attempts among `jobs`, unlimited ones (0) aside: the
-/// bound a requeue's attempt count stays below.
-pub(super) fn lowest_max_attempts<'a>(
-    jobs: impl IntoIterator<Item = &'a JobRecord>,
-) -> Option<u32> {
-    jobs.into_iter()
-        .map(|j| j.max_attempts)
-        .filter(|&max| max > 0)
-        .min()
-}
-
-fn refusal(attempts: u32, below: u32) -> String {
-    let accepted = match below {
-        1 => "only 0 is accepted".to_owned(),
-        _ => format!("accepted are 0 to {}", below - 1),
-    };
-    format!("attempts {attempts} refused: {accepted} (max attempts is {below})")
 }
 
 fn capitalized(text: &str) -> String {
