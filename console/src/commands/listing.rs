@@ -221,14 +221,30 @@ pub fn print_jobs(
 }
 
 pub async fn pause(queue: &Target, name: &str, pause: bool, json: bool) -> Result<(), Failure> {
+    let before = queue.counts(name).await?.paused;
+    // Over shards "paused" means some shard is: only a queue that no shard
+    // pauses is surely unchanged by a resume, and only one namespace surely
+    // unchanged by a pause. The call is made either way (it finishes a pause
+    // or resume left half-applied over shards, and changes nothing else).
+    let unchanged = match pause {
+        true => before && !queue.is_sharded(),
+        false => !before,
+    };
     if pause {
         queue.pause(name).await?;
     } else {
         queue.resume(name).await?;
     }
-    tracing::info!(queue = %name, paused = pause, "queue pause changed");
+    tracing::info!(queue = %name, paused = pause, changed = !unchanged, "queue pause set");
     if json {
-        print_json(&json!({"queue": name, "paused": pause}));
+        print_json(&json!({"queue": name, "paused": pause, "changed": !unchanged}));
+    } else if unchanged {
+        let was = if pause {
+            "already paused"
+        } else {
+            "not paused"
+        };
+        outln!("{} was {was}; nothing changed", crate::text::inert(name));
     } else {
         outln!(
             "{} {}",

@@ -354,7 +354,41 @@ async fn pause_resume_and_enqueue() {
     assert!(q.counts("emails").await.unwrap().paused);
     let out = redq(&url, &ns, &["resume", "emails"]);
     assert_exit(&out, 0);
+    assert_eq!(stdout(&out).trim(), "resumed emails");
     assert!(!q.counts("emails").await.unwrap().paused);
+
+    // Asked again, each says nothing changed (and no event is written), so
+    // an operator does not take a queue someone else paused for one they
+    // just paused.
+    let out = redq(&url, &ns, &["resume", "emails"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        stdout(&out).trim(),
+        "emails was not paused; nothing changed"
+    );
+    assert_exit(&redq(&url, &ns, &["pause", "emails"]), 0);
+    let out = redq(&url, &ns, &["pause", "emails", "-o", "json"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        json(&out),
+        serde_json::json!({"queue": "emails", "paused": true, "changed": false})
+    );
+    let out = redq(&url, &ns, &["pause", "emails"]);
+    assert_eq!(
+        stdout(&out).trim(),
+        "emails was already paused; nothing changed"
+    );
+    let paused_events = q
+        .events(50)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == "paused")
+        .count();
+    assert_eq!(
+        paused_events, 2,
+        "one for each pause that changed the queue"
+    );
 }
 
 /// During an incident Redis may be full (maxmemory with noeviction): the
@@ -394,9 +428,11 @@ fn set_paused(url: &str, ns: &str, queue: &str, paused: bool) {
     let verb = if paused { "pause" } else { "resume" };
     let out = redq(url, ns, &[verb, queue, "-o", "json"]);
     assert_exit(&out, 0);
+    let reply = json(&out);
     assert_eq!(
-        json(&out),
-        serde_json::json!({"queue": queue, "paused": paused})
+        (&reply["queue"], &reply["paused"]),
+        (&serde_json::json!(queue), &serde_json::json!(paused)),
+        "{reply}"
     );
 }
 
