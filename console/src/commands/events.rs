@@ -2,16 +2,18 @@
 //! position (`--from start|now|ID`); with `--follow` it then waits for new
 //! ones (the driver's blocking subscription: no polling) until Ctrl-C.
 //!
-//! A line is `ID  TIME  KIND  QUEUE  JOB  attempts=N  [name=…]  [count=N]
-//! [by=…]  [detail=…]  error=…` (plus `shard=…` with `--shards`; QUEUE and
-//! JOB are `-` when the event has none), or with `-o json` one object a
-//! line. The ID first: `--from ID` resumes after it. Every kind the main
-//! stream carries is printed (`redq::events::EventKind`), with `--traffic`
-//! the traffic stream's `enqueued` and `completed` as well (merged by time;
+//! A line is `ID  TIME  KIND  QUEUE  JOB  [attempts=N]  [name=…]
+//! [count=N]  [by=…]  [detail=…]  [error=…]` (plus `shard=…` with
+//! `--shards`; QUEUE and JOB are `-` when the event has none; `attempts=`
+//! only for an event about one job or a requeue, `error=` only when there
+//! is one), or with `-o json` one object a line, every field always there.
+//! The ID first: `--from ID` resumes after it. Every kind the main stream
+//! carries is printed (`redq::events::EventKind`), with `--traffic` the
+//! traffic stream's `enqueued` and `completed` as well (merged by time;
 //! over two streams `--from ID` means "after that instant", as over
 //! shards), or with `--kind K,…` only those kinds, from the streams that
-//! hold them (a name the driver does not know is refused, the accepted ones
-//! listed).
+//! hold them (a name the driver does not know is refused, the accepted
+//! ones listed).
 
 use std::time::Duration;
 
@@ -110,31 +112,47 @@ fn kind_filter(names: &[String]) -> Result<Vec<EventKind>, Failure> {
 /// One event as a line of text or of JSON.
 fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
     if json {
-        let value = json!({
-            "event_id": event.event_id,
-            "kind": event.kind,
-            "queue": event.queue,
-            "job_id": event.job_id,
-            "name": event.name,
-            "attempts": event.attempts,
-            "count": event.count,
-            "by": event.by,
-            "detail": event.detail,
-            "error": event.error,
-            "at": time(event.at),
-            "namespace": event.namespace,
-        });
-        return json_text(&value, false);
+        json_line(event)
+    } else {
+        text_line(event, sharded)
     }
+}
+
+/// One event as JSON on one line, every field there (scripts read fixed
+/// fields).
+fn json_line(event: &QueueEvent) -> String {
+    let value = json!({
+        "event_id": event.event_id,
+        "kind": event.kind,
+        "queue": event.queue,
+        "job_id": event.job_id,
+        "name": event.name,
+        "attempts": event.attempts,
+        "count": event.count,
+        "by": event.by,
+        "detail": event.detail,
+        "error": event.error,
+        "at": time(event.at),
+        "namespace": event.namespace,
+    });
+    json_text(&value, false)
+}
+
+/// One event as a line for people: the fixed columns, then only the
+/// fields that say something about this event (`attempts=0` on a pause
+/// would state a count of something that has none).
+fn text_line(event: &QueueEvent, sharded: bool) -> String {
     let mut out = format!(
-        "{}  {}  {}  {}  {}  attempts={}",
+        "{}  {}  {}  {}  {}",
         event.event_id,
         clock::rfc3339(event.at),
         inert(&event.kind),
         inert(or_dash(&event.queue)),
         inert(or_dash(&event.job_id)),
-        event.attempts,
     );
+    if attempts_mean_something(event) {
+        out.push_str(&format!("  attempts={}", event.attempts));
+    }
     if let Some(name) = &event.name {
         out.push_str(&format!("  name={}", inert(name)));
     }
@@ -150,8 +168,34 @@ fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
     if sharded {
         out.push_str(&format!("  shard={}", inert(&event.namespace)));
     }
-    out.push_str(&format!("  error={}", inert(&event.error)));
+    if !event.error.is_empty() {
+        out.push_str(&format!("  error={}", inert(&event.error)));
+    }
     out
+}
+
+/// The kinds whose `job_id` field names something else than a job: a
+/// schedule, or a workflow's gate.
+const JOB_ID_NAMES_NO_JOB: [EventKind; 7] = [
+    EventKind::ScheduleCreated,
+    EventKind::ScheduleChanged,
+    EventKind::SchedulePaused,
+    EventKind::ScheduleResumed,
+    EventKind::ScheduleDeleted,
+    EventKind::GateDone,
+    EventKind::GateCancelled,
+];
+
+/// Whether the event's attempt count means something: it is about one job
+/// (names it by its id), or it is a requeue, whose count is the counter
+/// its jobs restart at however many there were.
+fn attempts_mean_something(event: &QueueEvent) -> bool {
+    let kind = EventKind::of(&event.kind);
+    if kind == Some(EventKind::Requeued) {
+        return true;
+    }
+    let names_other = kind.is_some_and(|k| JOB_ID_NAMES_NO_JOB.contains(&k));
+    !event.job_id.is_empty() && !names_other
 }
 
 /// A field the event does not have, as a placeholder that keeps the columns.

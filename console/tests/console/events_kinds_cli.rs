@@ -108,6 +108,19 @@ async fn redq_events_prints_every_kind_and_who_did_the_clis_actions() {
     assert_eq!(&paused[2..5], ["paused", "webhooks", "-"]);
     assert!(table[2].contains("  by=cli "), "{}", table[2]);
     assert!(table[4].contains("  count=2  "), "{}", table[4]);
+    // Only the fields that say something: a dead letter's attempts and
+    // error, none on a pause (no job, no error) nor on a purge.
+    assert!(
+        table[0].contains("  attempts=1  ") && table[0].ends_with("  error=HTTP 410"),
+        "{}",
+        table[0]
+    );
+    for line in [table[2], table[4]] {
+        assert!(
+            !line.contains("attempts=") && !line.contains("error="),
+            "{line}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -147,6 +160,14 @@ async fn redq_events_kind_keeps_the_kinds_named_and_refuses_an_unknown_one() {
     assert_eq!(lines[0]["job_id"], "digest");
     assert_eq!(lines[0]["queue"], "mail");
     assert_eq!(lines[1]["detail"], "count 10, tombstones 1d");
+    // A schedule's event names the schedule where a job's would name the
+    // job: still no attempts of a job on its line.
+    let out = redq(&server.url(), &ns, &["events", "--kind", "schedule_paused"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  schedule_paused  mail  digest  ") && !text.contains("attempts="),
+        "{text}"
+    );
     for line in &lines {
         let by = line["by"].as_str().unwrap_or_default();
         assert!(by.starts_with("cli ") && by.contains('@'), "{line}");
@@ -161,5 +182,33 @@ async fn redq_events_kind_keeps_the_kinds_named_and_refuses_an_unknown_one() {
             && err.contains("schedule_paused")
             && err.contains("retention_cleared"),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_requeue_of_many_says_the_attempts_its_jobs_restart_at() {
+    // No one job, yet its attempt count is the counter every requeued job
+    // restarts at: the text line keeps it.
+    let server = RedisServer::start();
+    let ns = unique_namespace("events_requeued_text");
+    let q = connect(&server.url(), &ns).await;
+    dead_letters(&q, "webhooks", 2, "HTTP 410").await;
+    let out = redq(
+        &server.url(),
+        &ns,
+        &["dead", "requeue", "webhooks", "--all"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = redq(&server.url(), &ns, &["events", "--kind", "requeued"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().next().unwrap_or_default();
+    assert!(
+        line.contains("  requeued  webhooks  -  attempts=0  count=2  ") && !line.contains("error="),
+        "{text}"
     );
 }
