@@ -67,11 +67,14 @@ pub(crate) fn check_actor(actor: Option<&str>) -> Result<(), QueueError> {
     }
 }
 
-/// The scripts that record who called them: the operator actions.
+/// The scripts that record who called them: the operator actions, and a
+/// reclaim (what an operator runs when a queue's workers died: an actor's
+/// handle is a person's; a worker's handle has none and records no one).
 fn attributed(op: Op) -> bool {
     matches!(
         op,
         Op::Pause
+            | Op::Reclaim
             | Op::RequeueDead
             | Op::DeleteDead
             | Op::DeleteJob

@@ -274,6 +274,41 @@ async fn a_handle_without_an_actor_records_no_one_for_the_new_kinds() {
     );
 }
 
+/// An operator's reclaim (the console's `x` on Leases) names who ran it; a
+/// handle without an actor, a worker's, names no one.
+#[tokio::test]
+async fn a_reclaim_names_the_operator_who_ran_it() {
+    let server = server();
+    let ns = unique_namespace("events_op_reclaim");
+    let operator = acting(&server, &ns, ACTOR).await;
+    let worker = handle(&server, &ns).await;
+    let mut seen = Vec::new();
+    for by in [&operator, &worker] {
+        worker.add("mail", NewJob::new(json!(1))).await.unwrap();
+        let leased = worker
+            .claim("mail", 1, Duration::from_millis(20))
+            .await
+            .unwrap();
+        assert_eq!(leased.len(), 1);
+        let before = newest_event_id(&worker).await;
+        redq_tests::wait_until(Duration::from_secs(5), "the lease to lapse", async || {
+            worker.counts("mail").await.unwrap().lapsed == 1
+        })
+        .await;
+        let reclaimed = by.reclaim("mail", 10).await.unwrap();
+        assert_eq!(reclaimed.requeued, 1);
+        seen.extend(
+            events_after(&worker, &before)
+                .await
+                .into_iter()
+                .filter(|e| e.kind == "reclaimed")
+                .map(|e| e.by),
+        );
+        worker.claim("mail", 1, LATER).await.unwrap();
+    }
+    assert_eq!(seen, [Some(ACTOR.to_owned()), None]);
+}
+
 /// A held waiter's decision writes `released` (or `dead`) naming who
 /// decided: the `by` given, else the handle's actor.
 #[tokio::test]
