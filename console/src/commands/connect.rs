@@ -40,12 +40,18 @@ pub fn check_url(connection: &Connection) -> Result<(), Failure> {
         .map_err(|e| bad_url(connection.url(), e))
 }
 
-/// Connect for a subcommand or the console: one namespace, or every shard
-/// of it with `--shards`.
+/// Connect for a subcommand: one namespace, or every shard of it with
+/// `--shards`. Its operator actions are the CLI's.
 pub async fn connect(connection: &Connection) -> Result<Target, Failure> {
+    connect_as(connection, "cli").await
+}
+
+/// [`connect`], with operator actions recorded as `program`'s (`console`
+/// for the demo's console, so its keystrokes are not logged as the CLI's).
+pub async fn connect_as(connection: &Connection, program: &str) -> Result<Target, Failure> {
     check_url(connection)?;
     let target = Target::connect(
-        builder(connection),
+        builder(connection).actor(redq::events::local_actor(program)),
         connection.namespace(),
         connection.shards(),
     )

@@ -20,7 +20,7 @@ mod schedules;
 pub mod workers;
 mod workflows;
 
-pub use connect::{builder, check_url, connect, connect_failure, COMMAND_TIMEOUT};
+pub use connect::{builder, check_url, connect, connect_as, connect_failure, COMMAND_TIMEOUT};
 
 use crate::cli::{Command, Connection, Global};
 use crate::failure::Failure;

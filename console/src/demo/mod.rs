@@ -87,7 +87,8 @@ pub async fn run(
             None
         }
     };
-    let queue = crate::commands::connect(&target).await?;
+    // The console's handle: what an operator does in it is the console's.
+    let queue = crate::commands::connect_as(&target, "console").await?;
     let cancel = CancellationToken::new();
     let traffic = traffic::start(&target, cancel.clone()).await?;
     let settings = Settings {

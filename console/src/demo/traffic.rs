@@ -164,8 +164,10 @@ pub async fn start(
     cancel: CancellationToken,
 ) -> Result<Vec<JoinHandle<()>>, Failure> {
     // The demo's services call their scripts as a service would: the
-    // driver's default, not the console's EVALSHA.
+    // driver's default, not the console's EVALSHA; what they change (the
+    // schedule) is logged as the demo's, not the CLI's.
     let producer = crate::commands::builder(connection)
+        .actor(redq::events::local_actor("demo"))
         .script_calls(redq::ScriptCalls::Auto)
         .namespace(connection.namespace())
         .connect()
@@ -216,6 +218,7 @@ pub async fn start(
     ];
     for (registry, options) in workers {
         let queue = crate::commands::builder(connection)
+            .actor(redq::events::local_actor("demo"))
             .script_calls(redq::ScriptCalls::Auto)
             .namespace(connection.namespace())
             .connect()

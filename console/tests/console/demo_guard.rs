@@ -108,10 +108,24 @@ async fn into_existing_with_the_confirmation_fills_that_redis() {
     let server = users_redis().await;
     let url = server.url_with_password();
     let before = contents(&server).await;
-    let screen = run_demo_until_its_workers_show(
-        &format!("{BIN} demo --refresh 250ms --into-existing '{url}' --yes-write-demo-traffic"),
+    let term = Tmux::start(
+        &format!(
+            "{BIN} demo --refresh 250ms --into-existing '{url}' --yes-write-demo-traffic; \
+             echo REDQ-EXITED-$?; sleep 60"
+        ),
         &[],
     );
+    let screen = term.wait_until(DEADLINE, "demo queues with traffic", |s| {
+        s.contains("emails") && s.contains("thumbnails") && s.contains("webhooks")
+    });
+    // A pause from the demo's console is the console's on the event stream,
+    // as it is from `redq` itself; the demo's own services are the demo's.
+    term.keys(&["p"]);
+    term.wait_for("Pause queue", DEADLINE);
+    term.keys(&["y"]);
+    term.wait_for("paused", DEADLINE);
+    term.keys(&["q"]);
+    term.wait_for("REDQ-EXITED-0", DEADLINE);
     assert_eq!(title_port(&screen), server.port(), "{screen}");
     assert!(!screen.contains(PASSWORD), "{screen}");
     let queue = connect(&url, redq::DEFAULT_NAMESPACE).await;
@@ -122,4 +136,12 @@ async fn into_existing_with_the_confirmation_fills_that_redis() {
     )
     .await;
     assert_ne!(contents(&server).await, before);
+    let by = |kind: &str, events: &[redq::QueueEvent]| {
+        let event = events.iter().find(|e| e.kind == kind);
+        let by = event.and_then(|e| e.by.clone()).unwrap_or_default();
+        by.split(' ').next().unwrap_or_default().to_owned()
+    };
+    let events = queue.events(500).await.unwrap();
+    assert_eq!(by("paused", &events), "console", "{events:?}");
+    assert_eq!(by("schedule_created", &events), "demo", "{events:?}");
 }
