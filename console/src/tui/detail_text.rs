@@ -37,10 +37,7 @@ pub fn detail_lines(
         "name",
         job.name.as_deref().map(inert).unwrap_or_else(|| "—".into()),
     );
-    field(
-        "attempts",
-        facts::tries(job.attempts, Some(job.max_attempts)),
-    );
+    field("attempts", facts::tries(job.attempts, job.max_attempts));
     field("priority", job.priority.to_string());
     field(
         "enqueued",

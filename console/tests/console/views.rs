@@ -601,10 +601,52 @@ fn tries_read_the_same_on_every_screen() {
         line_with(&detail, "attempts")
     );
 
-    // An event does not record the limit, and says so rather than
-    // writing a bare count that reads like another format.
+    // An event does not record the limit: its column says what the bare
+    // count is (failed attempts), rather than a `3/?` read as a question.
     let events = screen(&with(&[Action::Show(Screen::Events)]));
-    assert!(line_with(&events, "S4T6V8W0").contains(" 3/? "), "{events}");
+    assert!(line_with(&events, "TIME").contains(" FAILED "), "{events}");
+    assert!(line_with(&events, "S4T6V8W0").contains(" 3 "), "{events}");
+    assert!(!events.contains("3/?"), "{events}");
+}
+
+#[test]
+fn a_requeue_event_says_where_attempts_restart() {
+    // The count a requeued event carries is where its jobs restart, not
+    // failures: it goes to WHAT, and FAILED stays empty.
+    let mut snapshot = snapshot();
+    snapshot.events.insert(
+        0,
+        redq::QueueEvent {
+            event_id: "1764455824000-0".into(),
+            kind: "requeued".into(),
+            queue: "webhooks".into(),
+            job_id: String::new(),
+            name: None,
+            error: String::new(),
+            attempts: 2,
+            count: Some(4),
+            by: Some("cli ops@bastion".into()),
+            detail: None,
+            at: crate::common::ago(1),
+            namespace: "redq".into(),
+        },
+    );
+    let mut state = State::new(settings());
+    state.apply(Action::Resize(100, 30));
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Events));
+    let events = screen(&state);
+    let row = line_with(&events, "requeued");
+    assert!(row.contains("attempts restart at 2"), "{events}");
+    let failed_and_name = row
+        .split("4 jobs")
+        .nth(1)
+        .and_then(|rest| rest.split("cli ops").next())
+        .unwrap_or_default();
+    assert!(!failed_and_name.contains('2'), "{row}");
 }
 
 #[test]

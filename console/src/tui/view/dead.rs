@@ -31,7 +31,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     Item::new(&job.id),
                     Item::new(&job.queue),
                     Item::new(job.name.as_deref().unwrap_or("—")),
-                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                    Item::new(facts::tries(job.attempts, job.max_attempts)),
                     Item::new(died),
                     Item::new(job.last_error.as_deref().unwrap_or("—")).style(theme.error()),
                 ],

@@ -9,7 +9,6 @@ use ratatui::layout::Rect;
 use ratatui::Frame;
 use redq::events::EventKind;
 
-use super::facts;
 use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::tui::state::State;
@@ -40,11 +39,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
                     Item::new(subject(e)),
                     Item::new(e.name.as_deref().unwrap_or("—")),
-                    Item::new(if e.attempts > 0 {
-                        facts::tries(e.attempts, None)
-                    } else {
-                        "—".to_owned()
-                    }),
+                    Item::new(failed(e)),
                     Item::new(e.by.as_deref().unwrap_or("—")),
                     Item::new(what(e)),
                 ],
@@ -80,7 +75,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             Column::name("QUEUE"),
             Column::id("JOB"),
             Column::name("NAME").optional(1),
-            Column::number("TRIES").optional(2),
+            Column::number("FAILED").optional(2),
             Column::name("BY"),
             Column::text("WHAT"),
         ],
@@ -122,9 +117,23 @@ fn names_a_schedule(kind: &str) -> bool {
 }
 
 /// The error of a failed attempt, else the kind's own words.
+/// The failed attempts a retry or dead letter had made. An event does not
+/// keep the job's limit, so the count stands alone (a `1/?` read as a
+/// question); a requeue's count is where attempts restart, said in WHAT.
+fn failed(e: &redq::QueueEvent) -> String {
+    match EventKind::of(&e.kind) {
+        Some(EventKind::Requeued) => "—".to_owned(),
+        _ if e.attempts > 0 => e.attempts.to_string(),
+        _ => "—".to_owned(),
+    }
+}
+
 fn what(e: &redq::QueueEvent) -> String {
     if !e.error.is_empty() {
         return e.error.clone();
+    }
+    if EventKind::of(&e.kind) == Some(EventKind::Requeued) {
+        return format!("attempts restart at {}", e.attempts);
     }
     e.detail.clone().unwrap_or_default()
 }

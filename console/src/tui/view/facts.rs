@@ -3,13 +3,11 @@
 //! try count reads the same on every screen.
 
 /// Tries made out of the most allowed: `3/5`; `3/∞` when attempts are
-/// unlimited; `3/?` when the record does not say (an event keeps the count
-/// but not the limit).
-pub fn tries(attempts: u32, max_attempts: Option<u32>) -> String {
+/// unlimited.
+pub fn tries(attempts: u32, max_attempts: u32) -> String {
     match max_attempts {
-        Some(0) => format!("{attempts}/∞"),
-        Some(max) => format!("{attempts}/{max}"),
-        None => format!("{attempts}/?"),
+        0 => format!("{attempts}/∞"),
+        max => format!("{attempts}/{max}"),
     }
 }
 
@@ -26,9 +24,8 @@ mod tests {
 
     #[test]
     fn tries_always_show_the_limit() {
-        assert_eq!(tries(3, Some(3)), "3/3");
-        assert_eq!(tries(1, Some(0)), "1/∞");
-        assert_eq!(tries(2, None), "2/?");
+        assert_eq!(tries(3, 3), "3/3");
+        assert_eq!(tries(1, 0), "1/∞");
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub fn render(
             }
             cells.extend([
                 Item::new(job.priority.to_string()),
-                Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                Item::new(facts::tries(job.attempts, job.max_attempts)),
                 Item::new(when),
                 Item::new(job.last_error.as_deref().unwrap_or("")),
             ]);

@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     Item::new(holder),
                     host,
                     left,
-                    Item::new(facts::tries(job.attempts, Some(job.max_attempts))),
+                    Item::new(facts::tries(job.attempts, job.max_attempts)),
                 ],
                 &job.namespace,
             )
