@@ -272,7 +272,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Dead, &[k('r')], "r d", "requeue, delete the selected one (or group)", Some("r requeue"), Action::Requeue),
     bind(DeadList, &[k('R')], "R D", "requeue, delete all that match the filter", Some("R all"), Action::RequeueAll),
     bind(Dead, &[k('d')], "", "", Some("d delete"), Action::Delete),
-    bind(DeadList, &[k('D')], "", "", Some("D purge"), Action::Purge),
+    bind(DeadList, &[k('D')], "", "", Some("D all"), Action::Purge),
     bind(Job, &[k('u')], "u t d c", "promote, retry now, delete, cancel", None, Action::Job(Surgery::Promote)),
     bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
     bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
