@@ -23,11 +23,14 @@ pub const MAX_ACTOR_BYTES: usize = 128;
 
 /// `"<program> <user>@<host>"`, the actor the console (`console`) and the
 /// CLI (`cli`) record: the user from `USER` (or `LOGNAME`, `USERNAME`),
-/// the host name from the system; `unknown` for either it cannot tell.
+/// else the name of the account the process runs as (containers and
+/// `docker exec` often set none of those), the host name from the system;
+/// `unknown` for either it cannot tell.
 pub fn local_actor(program: &str) -> String {
     let user = ["USER", "LOGNAME", "USERNAME"]
         .iter()
         .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .or_else(|| whoami::username().ok().filter(|v| !v.is_empty()))
         .unwrap_or_else(|| "unknown".to_owned());
     let host = hostname::get()
         .ok()

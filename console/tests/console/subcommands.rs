@@ -423,6 +423,37 @@ async fn pause_and_resume_work_while_redis_is_out_of_memory() {
     assert_exit(&redq(&url, &ns, &["enqueue", "emails", "{}"]), 1);
 }
 
+/// With none of USER, LOGNAME and USERNAME set (a container, `docker
+/// exec`), an action still names the account it ran as, not "unknown".
+#[tokio::test]
+async fn an_action_names_the_account_when_no_user_variable_is_set() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("actor-account");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", redq::NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["pause", "emails"])
+        .env("REDIS_URL", &url)
+        .env("REDQ_NAMESPACE", &ns)
+        .env_remove("USER")
+        .env_remove("LOGNAME")
+        .env_remove("USERNAME")
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let events = q.events(10).await.unwrap();
+    let by = events
+        .iter()
+        .find(|e| e.kind == "paused")
+        .and_then(|e| e.by.clone())
+        .unwrap_or_default();
+    assert!(by.starts_with("cli "), "{by}");
+    assert!(!by.starts_with("cli unknown@"), "{by}");
+}
+
 /// `redq pause|resume QUEUE -o json`: exit 0 and the state it reports.
 fn set_paused(url: &str, ns: &str, queue: &str, paused: bool) {
     let verb = if paused { "pause" } else { "resume" };
