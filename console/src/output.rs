@@ -1,6 +1,6 @@
 //! Printing results: aligned tables for people, JSON for scripts. Every
 //! cell that came from Redis is made inert before it reaches the terminal.
-//! Everything a subcommand prints goes through [`outln!`] / [`out!`] (the
+//! Everything a subcommand prints goes through `outln!` / `out!` (the
 //! live console draws through its terminal backend instead).
 
 use std::io::{self, Write};
