@@ -116,7 +116,7 @@ impl Parking {
     /// dropped, not run under a lease given up.
     pub fn given_back_elsewhere(&mut self, lease_ids: &[u64]) {
         for lease_id in lease_ids {
-            self.unheard.given_back(*lease_id);
+            self.unheard.note_given_back(*lease_id);
         }
     }
 

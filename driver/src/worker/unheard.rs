@@ -182,7 +182,7 @@ impl Unheard {
     /// The job under `lease_id` was given back (here, or as a lost
     /// claim's: `super::lost_claims`): a hand-off message that still
     /// arrives for it is dropped.
-    pub fn given_back(&mut self, lease_id: u64) {
+    pub fn note_given_back(&mut self, lease_id: u64) {
         if self.given_back.len() == GIVEN_BACK_KEPT {
             self.given_back.pop_front();
         }
@@ -318,7 +318,7 @@ impl Unheard {
         );
         let mut released = 0;
         for lease in give_back {
-            self.given_back(lease.lease_id);
+            self.note_given_back(lease.lease_id);
             if let Err(e) = queue.give_back_lost(&lease, EventKind::HandoffLost).await {
                 tracing::warn!(error = %e, id = %lease.id, "giving back a lost hand-off failed; it returns when its lease lapses");
                 continue;
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn a_message_for_a_job_given_back_is_dropped_once() {
         let mut unheard = Unheard::default();
-        unheard.given_back(7);
+        unheard.note_given_back(7);
         assert!(!unheard.arrived(7));
         assert!(unheard.arrived(7));
     }
@@ -394,7 +394,7 @@ mod tests {
     fn only_the_latest_given_back_leases_are_remembered() {
         let mut unheard = Unheard::default();
         for lease_id in 1..=GIVEN_BACK_KEPT as u64 + 1 {
-            unheard.given_back(lease_id);
+            unheard.note_given_back(lease_id);
         }
         assert!(unheard.arrived(1), "the oldest is forgotten");
         assert!(!unheard.arrived(2));
