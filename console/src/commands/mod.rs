@@ -123,7 +123,7 @@ pub async fn run(
             require_known(&queue, &name).await?;
             listing::pause(&queue, &name, false, json).await
         }
-        Command::Workers { command: None } => listing::workers(&queue, json).await,
+        Command::Workers { command: None } => workers::list(&queue, json).await,
         Command::Workers {
             command: Some(command),
         } => workers::run(&queue, command, json).await,

@@ -1,12 +1,39 @@
-//! `redq workers quiet|stop ID`: tell one worker, on its holder channel, to
-//! claim nothing more (and, for stop, to exit once idle). The console's
-//! Workers screen sends the same, and says the same (`told`).
+//! `redq workers`: the workers listed (`-o json` here, the table in
+//! `listing`), and `redq workers quiet|stop ID`: tell one worker, on its
+//! holder channel, to claim nothing more (and, for stop, to exit once
+//! idle). The console's Workers screen sends the same, and says the same
+//! (`told`).
 
 use crate::aggregate::Target;
 use crate::cli::WorkersCommand;
 use crate::failure::Failure;
 use crate::output::{outln, print_json};
 use crate::text::inert;
+use crate::tui::state::WorkerInfo;
+
+/// `redq workers`: the table, or with `-o json` each worker's record with
+/// `state` as the table's STATE column says it: `gone` for a worker gone
+/// silent (its `gone` field kept), else `running`, `quiet` or `stopping`.
+/// A script counting `state == "running"` then counts live workers only.
+pub async fn list(queue: &Target, json: bool) -> Result<(), Failure> {
+    if !json {
+        return super::listing::workers(queue, false).await;
+    }
+    let workers = queue.workers().await?.unwrap_or_default();
+    print_json(&serde_json::Value::Array(
+        workers.iter().map(worker_json).collect(),
+    ));
+    Ok(())
+}
+
+/// One worker in JSON: its record, with `state` as the table shows it.
+fn worker_json(worker: &WorkerInfo) -> serde_json::Value {
+    let mut value = serde_json::to_value(worker).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert("state".into(), worker.state_text().into());
+    }
+    value
+}
 
 /// What the command changes, for `--read-only`'s refusal.
 pub fn mutates(command: &WorkersCommand) -> &'static str {

@@ -50,6 +50,7 @@ mod terminal;
 mod viewer;
 mod views;
 mod workers_control;
+mod workers_json;
 mod workers_lost_claims;
 mod workflows_cli;
 mod workflows_keys;
