@@ -205,6 +205,74 @@ impl StateArg {
     }
 }
 
+/// The states `redq jobs cancel --queue` empties: the live ones a bulk
+/// cancel reaches (a blocked job follows its waiting holder: cancel it by
+/// id; a finished one has nothing left to cancel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CancelStateArg {
+    /// Due, waiting to be claimed.
+    Waiting,
+    /// Due, but held back until its limit key has room (flow control).
+    Held,
+    /// Waiting for its batch, dependencies or children (workflows).
+    Awaiting,
+    /// Delayed or backing off.
+    Scheduled,
+    /// Claimed under a lease (its worker is told at once).
+    Leased,
+    /// In the dead-letter set.
+    Dead,
+}
+
+impl CancelStateArg {
+    /// The driver's state.
+    pub fn state(self) -> redq::JobState {
+        match self {
+            CancelStateArg::Waiting => redq::JobState::Waiting,
+            CancelStateArg::Held => redq::JobState::Held,
+            CancelStateArg::Awaiting => redq::JobState::Awaiting,
+            CancelStateArg::Scheduled => redq::JobState::Scheduled,
+            CancelStateArg::Leased => redq::JobState::Leased,
+            CancelStateArg::Dead => redq::JobState::Dead,
+        }
+    }
+}
+
+/// The states `redq jobs search --state` finds: a live job's (finished jobs
+/// a queue keeps are not searched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchStateArg {
+    /// Due, waiting to be claimed.
+    Waiting,
+    /// Due, but held back until its limit key has room (flow control).
+    Held,
+    /// Waiting behind an earlier job with the same ordering key.
+    Blocked,
+    /// Waiting for its batch, dependencies or children (workflows).
+    Awaiting,
+    /// Delayed or backing off.
+    Scheduled,
+    /// Claimed under a lease.
+    Leased,
+    /// In the dead-letter set.
+    Dead,
+}
+
+impl SearchStateArg {
+    /// The driver's state.
+    pub fn state(self) -> redq::JobState {
+        match self {
+            SearchStateArg::Waiting => redq::JobState::Waiting,
+            SearchStateArg::Held => redq::JobState::Held,
+            SearchStateArg::Blocked => redq::JobState::Blocked,
+            SearchStateArg::Awaiting => redq::JobState::Awaiting,
+            SearchStateArg::Scheduled => redq::JobState::Scheduled,
+            SearchStateArg::Leased => redq::JobState::Leased,
+            SearchStateArg::Dead => redq::JobState::Dead,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -501,9 +569,9 @@ pub struct JobsSearch {
     pub queue: String,
     /// The text the payload must contain.
     pub text: String,
-    /// Only jobs in this state.
+    /// Only jobs in this state (a live one: finished jobs are not searched).
     #[arg(long, value_enum)]
-    pub state: Option<StateArg>,
+    pub state: Option<SearchStateArg>,
 }
 
 /// `redq batches` subcommands.
@@ -619,9 +687,10 @@ pub struct JobsCancel {
     /// Every job of this queue in --state, in bounded batches.
     #[arg(long, requires = "state", conflicts_with = "id")]
     pub queue: Option<String>,
-    /// With --queue: waiting, scheduled, leased, held, awaiting or dead.
+    /// With --queue: which jobs (a blocked job follows its waiting holder:
+    /// cancel it by id, found with `redq jobs search --state blocked`).
     #[arg(long, value_enum, requires = "queue")]
-    pub state: Option<StateArg>,
+    pub state: Option<CancelStateArg>,
     /// Required with --queue: a bulk cancel cannot be undone.
     #[arg(long)]
     pub yes: bool,
@@ -803,7 +872,9 @@ pub struct JobsDelete {
     /// Every job of this queue in --state, in bounded batches.
     #[arg(long, requires = "state", conflicts_with = "ids")]
     pub queue: Option<String>,
-    /// With --queue: which jobs (leased needs --force).
+    /// With --queue: which jobs (leased needs --force). Blocked jobs are
+    /// counted by `redq queues` (BLOCKED) but not listed by `redq jobs
+    /// list`: `redq jobs search --state blocked` shows them.
     #[arg(long, value_enum, requires = "queue")]
     pub state: Option<DeleteStateArg>,
     /// Required with --queue: a delete cannot be undone.
@@ -811,19 +882,19 @@ pub struct JobsDelete {
     pub yes: bool,
 }
 
-/// The states `redq jobs delete --queue` empties.
+/// The states `redq jobs delete --queue` empties: those the driver's bulk
+/// delete takes (awaiting jobs are deleted by id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DeleteStateArg {
     /// Due, waiting to be claimed.
     Waiting,
     /// Delayed or backing off.
     Scheduled,
-    /// Waiting behind an earlier job with the same ordering key.
+    /// Waiting behind an earlier job with the same ordering key (each
+    /// leaves its place; the key's holder and the rest go on in order).
     Blocked,
     /// Held back until its limit key has room (flow control).
     Held,
-    /// Waiting for its batch, dependencies or children (workflows).
-    Awaiting,
     /// In the dead-letter set.
     Dead,
     /// Running under a lease (needs --force).
@@ -838,7 +909,6 @@ impl DeleteStateArg {
             DeleteStateArg::Scheduled => redq::JobState::Scheduled,
             DeleteStateArg::Blocked => redq::JobState::Blocked,
             DeleteStateArg::Held => redq::JobState::Held,
-            DeleteStateArg::Awaiting => redq::JobState::Awaiting,
             DeleteStateArg::Dead => redq::JobState::Dead,
             DeleteStateArg::Leased => redq::JobState::Leased,
         }

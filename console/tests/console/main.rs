@@ -20,6 +20,7 @@ mod functions_cli;
 mod handoffs_lost;
 mod jobs;
 mod jobs_cancel;
+mod jobs_states;
 mod jobs_surgery;
 mod json_inert;
 mod kept_tabs;
