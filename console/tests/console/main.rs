@@ -36,6 +36,7 @@ mod operator_keys;
 mod outage;
 mod piped_output;
 mod queues_cli;
+mod readme_quick_start;
 mod record_format_cli;
 mod requeue_attempts;
 mod search_keys;
