@@ -8,12 +8,15 @@
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
 --          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled, held,
---          awaiting }
+--          awaiting, due, due_since_ms (0 when none) }
 -- waiting includes released ordering successors not yet moved into the
 -- queue; blocked counts jobs waiting behind another job's ordering key;
 -- lapsed counts leases past their expiry that nobody reclaimed yet;
 -- completed and cancelled count the kept ones (lib/kept.lua); held counts
 -- due jobs held back by their limit key (lib/flow.lua), not in waiting;
+-- due counts the scheduled jobs whose time has come (part of scheduled):
+-- only a claim moves them to waiting, so with no worker left they stay
+-- here, and due_since says since when the earliest has been due.
 -- awaiting counts jobs waiting on a gate (lib/gate.lua: undecided or held),
 -- a waiter its gate fired included until a claim of its queue decides it:
 -- it is in ord:ready too, so waiting leaves it out (lib/gate.lua
@@ -36,6 +39,10 @@ if fifo_head then
   local m = load_meta(fifo_head)
   if m and (not head_score or FIFO_BASE + m[M.seq] < head_score) then head_at = m[M.enqueued_at] end
 end
+local due, due_since = redis.call('ZCOUNT', K.scheduled, '-inf', now), 0
+if due > 0 then
+  due_since = tonumber(redis.call('ZRANGE', K.scheduled, 0, 0, 'WITHSCORES')[2])
+end
 return {
   waiting,
   redis.call('ZCARD', K.scheduled),
@@ -50,4 +57,6 @@ return {
   redis.call('ZCARD', K.cancelled),
   redis.call('ZCARD', K.lim_held),
   tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0'),
+  due,
+  due_since,
 }

@@ -44,6 +44,13 @@ pub struct QueueCounts {
     /// Jobs waiting for their batch, dependencies or tree
     /// ([`crate::workflow`]), held ones included.
     pub awaiting: u64,
+    /// Scheduled jobs whose time has come (counted in `scheduled` too). A
+    /// claim moves them to waiting, so while workers run this stays near 0;
+    /// with none left, retries and delayed jobs pile up here, due but not
+    /// waiting.
+    pub due: u64,
+    /// When the earliest of the `due` jobs came due.
+    pub due_since: Option<SystemTime>,
     /// Claims hand out nothing while paused.
     pub paused: bool,
     /// Enqueue time of the job at the head of the queue.
@@ -53,6 +60,19 @@ pub struct QueueCounts {
 }
 
 impl QueueCounts {
+    /// Since when the job that has waited longest to run has been ready:
+    /// the head's enqueue time while jobs wait, or the moment the earliest
+    /// due scheduled job came due, whichever is earlier; `None` when
+    /// nothing is ready. What an operator's "oldest" and an age alert
+    /// read: due jobs that no claim moved (every worker gone) count too.
+    pub fn ready_since(&self) -> Option<SystemTime> {
+        let head = self.head_enqueued_at.filter(|_| self.waiting > 0);
+        match (head, self.due_since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// How many jobs are in `state`, for the states a bulk cancel takes
     /// (others are refused, saying which are taken).
     pub fn cancellable_in(&self, state: JobState) -> Result<u64, QueueError> {
@@ -92,6 +112,11 @@ impl QueueCounts {
             cancelled: self.cancelled + other.cancelled,
             held: self.held + other.held,
             awaiting: self.awaiting + other.awaiting,
+            due: self.due + other.due,
+            due_since: match (self.due_since, other.due_since) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
             paused: self.paused || other.paused,
             head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -182,6 +207,8 @@ impl RedisQueue {
             cancelled: field(10)?,
             held: field(11)?,
             awaiting: field(12)?,
+            due: field(13)?,
+            due_since: Some(field(14)?).filter(|ms| *ms > 0).map(ms_to_time),
             paused: field(6)? == 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),

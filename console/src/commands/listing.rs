@@ -26,6 +26,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "queue": c.queue,
                     "waiting": c.waiting,
                     "scheduled": c.scheduled,
+                    "due": c.due,
                     "leased": c.leased,
                     "dead": c.dead,
                     "blocked": c.blocked,
@@ -33,6 +34,8 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "lapsed": c.lapsed,
                     "paused": c.paused,
                     "oldest_waiting_enqueued_at": opt_time(c.head_enqueued_at.filter(|_| c.waiting > 0)),
+                    "due_since": opt_time(c.due_since),
+                    "ready_since": opt_time(c.ready_since()),
                 })
             })
             .collect();
@@ -47,7 +50,10 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
 /// WAITING the due jobs that are not in it (HELD by their limit key's
 /// limits, BLOCKED behind an earlier job of their ordering key), which a
 /// text reader would otherwise not know are there; then the rest in the
-/// order a job goes through them (LAPSED: those of LEASED past expiry).
+/// order a job goes through them (DUE: those of SCHEDULED whose time has
+/// come, which only a claim moves to WAITING, so with no worker left they
+/// pile up there; LAPSED: those of LEASED past expiry). OLDEST is how long
+/// the longest-ready job has been ready, due ones included.
 fn queues_table(all: &[QueueCounts]) -> Table {
     let mut t = Table::new(&[
         "QUEUE",
@@ -55,6 +61,7 @@ fn queues_table(all: &[QueueCounts]) -> Table {
         ">HELD",
         ">BLOCKED",
         ">SCHEDULED",
+        ">DUE",
         ">LEASED",
         ">LAPSED",
         ">DEAD",
@@ -62,9 +69,9 @@ fn queues_table(all: &[QueueCounts]) -> Table {
         "STATE",
     ]);
     for c in all {
-        let oldest = match c.head_enqueued_at {
-            Some(at) if c.waiting > 0 => clock::compact(clock::age(at, c.now)),
-            _ => "-".into(),
+        let oldest = match c.ready_since() {
+            Some(at) => clock::compact(clock::age(at, c.now)),
+            None => "-".into(),
         };
         t.row(vec![
             c.queue.clone(),
@@ -72,6 +79,7 @@ fn queues_table(all: &[QueueCounts]) -> Table {
             c.held.to_string(),
             c.blocked.to_string(),
             c.scheduled.to_string(),
+            c.due.to_string(),
             c.leased.to_string(),
             c.lapsed.to_string(),
             c.dead.to_string(),

@@ -610,6 +610,90 @@ fn tries_read_the_same_on_every_screen() {
 }
 
 #[test]
+fn scheduled_jobs_past_their_time_with_no_worker_read_as_a_backlog() {
+    // Every worker of imports is gone: its retries came due 90 s ago and no
+    // claim moved them to waiting. They must not read as an idle queue.
+    let mut imports = crate::common::counts("imports", 0, 5, 0, 0);
+    imports.due = 5;
+    imports.due_since = Some(crate::common::ago(90));
+    let mut snapshot = snapshot();
+    snapshot.queues.push(redq_console::tui::state::QueueRow {
+        counts: imports,
+        stats: Vec::new(),
+    });
+    let mut state = State::new(settings());
+    state.apply(Action::Resize(140, 30));
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    let drawn = screen_text(&state, 140, 30);
+    let header = line_with(&drawn, "QUEUE");
+    assert!(header.contains(" SCHED DUE LEASED "), "{header}");
+    // WAITING, SCHED and DUE, the cells after the queue's name.
+    let counts = |queue: &str| -> Vec<String> {
+        line_with(&drawn, queue)
+            .split_whitespace()
+            .skip_while(|cell| *cell != queue)
+            .skip(1)
+            .take(3)
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(counts("imports"), ["0", "5", "5"], "{drawn}");
+    let row = line_with(&drawn, "imports");
+    assert!(row.contains("1m30s"), "OLDEST counts the due jobs: {row}");
+    assert!(row.contains("NO WORKER"), "{row}");
+    // A queue with nothing overdue shows 0 due.
+    assert_eq!(counts("emails"), ["7", "12", "0"], "{drawn}");
+}
+
+#[test]
+fn a_scheduled_job_past_its_time_and_a_late_tick_say_so() {
+    // In the jobs view a job due 90 s ago reads "due 1m30s ago", not "in 0s".
+    let mut late = crate::common::dead_letters().remove(0);
+    late.state = JobState::Scheduled;
+    late.due_at = Some(crate::common::ago(90));
+    let mut soon = late.clone();
+    soon.id = "01JDQ2X7K5M3N8P9R2S4T6V8SO".into();
+    soon.due_at = Some(now() + Duration::from_secs(30));
+    let jobs = screen(&jobs_view(
+        "webhooks",
+        JobState::Scheduled,
+        vec![late.clone(), soon],
+    ));
+    assert!(
+        line_with(&jobs, "S4T6V8W0").contains("due 1m30s ago"),
+        "{jobs}"
+    );
+    assert!(line_with(&jobs, "S4T6V8SO").contains("in 30s"), "{jobs}");
+
+    // A schedule whose tick is a minute late says overdue; a paused one
+    // does not.
+    let mut snapshot = snapshot();
+    let mut schedules = crate::common::schedules();
+    schedules[0].next_run = Some(crate::common::ago(60));
+    schedules[1].next_run = Some(crate::common::ago(60));
+    snapshot.schedules = Some(schedules);
+    let mut state = State::new(settings());
+    state.apply(Action::Resize(100, 30));
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    state.apply(Action::Show(Screen::Schedules));
+    let drawn = screen(&state);
+    assert!(
+        line_with(&drawn, "digest-every-minute").contains("overdue"),
+        "{drawn}"
+    );
+    assert!(
+        !line_with(&drawn, "nightly-report").contains("overdue"),
+        "{drawn}"
+    );
+}
+
+#[test]
 fn a_requeue_event_says_where_attempts_restart() {
     // The count a requeued event carries is where its jobs restart, not
     // failures: it goes to WHAT, and FAILED stays empty.

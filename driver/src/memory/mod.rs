@@ -188,6 +188,12 @@ impl MemoryQueue {
             held: 0,
             // Nor workflows (`crate::workflow`): nothing awaits.
             awaiting: 0,
+            due: index.map_or(0, |q| q.scheduled.range(..=(now, u64::MAX)).count()) as u64,
+            due_since: index
+                .and_then(|q| q.scheduled.first_key_value())
+                .map(|((at, _), _)| *at)
+                .filter(|at| *at <= now)
+                .map(|at| SystemTime::now() - now.duration_since(at)),
             paused: false,
             head_enqueued_at: index
                 .and_then(|q| q.waiting.first_key_value())

@@ -212,3 +212,47 @@ async fn listings_page_through_each_state_in_its_order() {
         .unwrap();
     assert_eq!((past.total, past.items.len()), (4, 0));
 }
+
+/// A delayed job past its time that no claim has moved (every worker gone)
+/// is still scheduled, and counts say it is due and since when, so an
+/// operator and an age alert see a backlog rather than an idle queue.
+#[tokio::test]
+async fn counts_say_which_scheduled_jobs_are_past_their_time() {
+    let server = server();
+    let queue = queue(&server, "counts-due").await;
+    let soon = NewJob::new(json!("soon")).delay(Duration::from_millis(200));
+    let later = NewJob::new(json!("later")).delay(Duration::from_secs(3600));
+    queue.add_batch("q", vec![soon, later]).await.unwrap();
+    let before = queue.counts("q").await.unwrap();
+    assert_eq!(
+        (before.scheduled, before.due, before.due_since),
+        (2, 0, None)
+    );
+    assert_eq!(before.ready_since(), None);
+    let due_at = queue
+        .list_jobs("q", JobState::Scheduled, 0, 10)
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter_map(|j| j.due_at)
+        .min()
+        .expect("a due time");
+
+    wait_until(Duration::from_secs(5), "the delay to pass", async || {
+        queue.counts("q").await.unwrap().due == 1
+    })
+    .await;
+    let past = queue.counts("q").await.unwrap();
+    assert_eq!((past.waiting, past.scheduled, past.due), (0, 2, 1));
+    assert_eq!(past.due_since, Some(due_at));
+    assert_eq!(past.ready_since(), Some(due_at));
+
+    // A claim moves it to waiting and leases it: nothing is due any more.
+    claim_n(&queue, "q", 1).await;
+    let claimed = queue.counts("q").await.unwrap();
+    assert_eq!(
+        (claimed.scheduled, claimed.due, claimed.due_since),
+        (1, 0, None)
+    );
+}

@@ -17,6 +17,18 @@ use crate::signature::signature;
 pub const WORKER_STALE: Duration = redq::worker::WORKER_TTL;
 /// A backlog with no completions or failures for this long is stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(60);
+/// Scheduled jobs due for this long with no claim moving them to waiting
+/// are overdue: a live worker claims them within moments of their time.
+pub const OVERDUE_AFTER: Duration = Duration::from_secs(5);
+
+/// Whether `counts` has scheduled jobs due for [`OVERDUE_AFTER`] at `now`
+/// (Redis clock): nobody claims them, so they are a backlog, though they
+/// are not counted as waiting.
+pub fn overdue(counts: &redq::QueueCounts, now: SystemTime) -> bool {
+    counts
+        .due_since
+        .is_some_and(|since| crate::clock::age(since, now) >= OVERDUE_AFTER)
+}
 
 /// Dead letters sharing an error signature.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,7 +341,7 @@ impl State {
         if c.lapsed > 0 {
             out.push(Badge::Lapsed);
         }
-        let backlog = c.waiting > 0 && !c.paused;
+        let backlog = (c.waiting > 0 || overdue(c, now)) && !c.paused;
         if backlog && self.data.workers_known {
             let served = self.data.workers.iter().any(|w| {
                 w.queues.contains(&c.queue)

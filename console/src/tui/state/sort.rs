@@ -86,6 +86,7 @@ pub(super) fn queue_key(
         "QUEUE" => text(&c.queue),
         "WAITING" => num(c.waiting),
         "SCHED" => num(c.scheduled),
+        "DUE" => num(c.due),
         "LEASED" => num(c.leased),
         "BLOCKED" => num(c.blocked),
         "LAPSED" => num(c.lapsed),
@@ -93,10 +94,10 @@ pub(super) fn queue_key(
         "DEAD" => num(c.dead),
         "DONE/S" => rate(super::metrics::rates(&row.stats, stats_at).0),
         "FAIL/S" => rate(super::metrics::rates(&row.stats, stats_at).1),
-        // The age of the head: queues with nothing waiting first.
-        "OLDEST" => match c.head_enqueued_at {
-            Some(at) if c.waiting > 0 => num(crate::clock::age(at, now).as_millis() as i64),
-            _ => num(-1),
+        // The age of the longest-ready job: queues with none first.
+        "OLDEST" => match c.ready_since() {
+            Some(at) => num(crate::clock::age(at, now).as_millis() as i64),
+            None => num(-1),
         },
         _ => num(0),
     }
@@ -156,7 +157,12 @@ impl State {
         match self.screen() {
             Screen::Queues => {
                 let queues = &self.data.queues;
-                let mut columns = vec!["QUEUE", "WAITING", "SCHED", "LEASED"];
+                let now = self.data_time(self.redis_time(self.clock));
+                let mut columns = vec!["QUEUE", "WAITING", "SCHED"];
+                if queues.iter().any(|q| super::rows::overdue(&q.counts, now)) {
+                    columns.push("DUE");
+                }
+                columns.push("LEASED");
                 for (header, shown) in [
                     ("HELD", queues.iter().any(|q| q.counts.held > 0)),
                     ("BLOCKED", queues.iter().any(|q| q.counts.blocked > 0)),

@@ -60,6 +60,8 @@ fn queue(name: &str, dead: u64) -> QueueRow {
             cancelled: 0,
             held: 0,
             awaiting: 0,
+            due: 0,
+            due_since: None,
             paused: false,
             head_enqueued_at: None,
             now: now(),

@@ -90,9 +90,11 @@ pub fn render(
         .iter()
         .map(|job| {
             let when = match q.state {
-                JobState::Scheduled => job.due_at.map(|at| {
-                    let wait = at.duration_since(now).unwrap_or_default();
-                    format!("in {}", clock::compact(wait))
+                // Past its time, a scheduled job waits for a claim to move
+                // it: "in 0s" would hide that none came (no worker left).
+                JobState::Scheduled => job.due_at.map(|at| match at.duration_since(now) {
+                    Ok(wait) => format!("in {}", clock::compact(wait)),
+                    Err(_) => format!("due {} ago", clock::compact(clock::age(at, now))),
                 }),
                 JobState::Leased => job.lease_expires_at.map(|at| match at.duration_since(now) {
                     Ok(left) => clock::compact(left),

@@ -11,6 +11,7 @@ use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::text::inert;
 use crate::tui::state::metrics::{rate_text, rates, series, sparkline, SPARK_WINDOW};
+use crate::tui::state::rows::overdue;
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
@@ -53,6 +54,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // Flow control's held jobs get a column only while some queue holds
     // any: most namespaces never do, and 80 columns are scarce.
     let any_held = state.data.queues.iter().any(|q| q.counts.held > 0);
+    // Scheduled jobs past their time that no claim moved (every worker
+    // gone): a column while any queue has them, or a dead fleet's retries
+    // and delayed jobs would read as an idle queue.
+    let any_due = state.data.queues.iter().any(|q| overdue(&q.counts, now));
     // Likewise jobs blocked behind an earlier one with their ordering key,
     // and leases that lapsed with nobody reclaiming them (also a badge).
     let any_blocked = state.data.queues.iter().any(|q| q.counts.blocked > 0);
@@ -67,9 +72,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             let spark = |pick: fn(&StatsBucket) -> u64| {
                 Item::drawn(move |w| spark(stats, stats_at, w, pick))
             };
-            let oldest = match c.head_enqueued_at {
-                Some(at) if c.waiting > 0 => clock::compact(clock::age(at, now)),
-                _ => "—".to_owned(),
+            let oldest = match c.ready_since() {
+                Some(at) => clock::compact(clock::age(at, now)),
+                None => "—".to_owned(),
             };
             let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
             let dead = Item::number(c.dead);
@@ -77,8 +82,16 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 Item::new(&c.queue),
                 Item::number(c.waiting),
                 Item::number(c.scheduled),
-                Item::number(c.leased),
             ];
+            if any_due {
+                let due = Item::number(c.due);
+                cells.push(if overdue(c, now) {
+                    due.style(theme.warn())
+                } else {
+                    due
+                });
+            }
+            cells.push(Item::number(c.leased));
             if any_held {
                 cells.push(Item::number(c.held));
             }
@@ -124,8 +137,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         Column::name("QUEUE"),
         Column::number("WAITING"),
         Column::number("SCHED"),
-        Column::number("LEASED"),
     ];
+    if any_due {
+        columns.push(Column::number("DUE"));
+    }
+    columns.push(Column::number("LEASED"));
     if any_held {
         columns.push(Column::number("HELD"));
     }

@@ -1,6 +1,6 @@
 //! Screens 4 and 5: schedules and workers, from the driver's registries.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use ratatui::layout::Rect;
 use ratatui::Frame;
@@ -9,7 +9,7 @@ use super::facts;
 use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::tui::state::rows::WORKER_STALE;
-use crate::tui::state::State;
+use crate::tui::state::{ScheduleInfo, State};
 use crate::tui::theme::Theme;
 
 pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
@@ -23,7 +23,7 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
                 Item::new(&s.queue),
                 Item::new(&s.expression),
                 Item::new(&s.timezone),
-                Item::new(when(s.next_run)),
+                next_cell(s, now, theme),
                 Item::new(when(s.last_run)),
                 if s.paused {
                     Item::new("PAUSED").style(theme.warn())
@@ -55,6 +55,25 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
         empty,
     };
     table::draw_sorted(frame, area, list, theme, state.sort());
+}
+
+/// A tick this late is overdue. Schedulers poll at most a second apart by
+/// default (`DEFAULT_SCHEDULER_MAX_IDLE`), but that is configurable: the
+/// margin keeps a slower poll from reading as a dead one.
+const TICK_OVERDUE_AFTER: Duration = Duration::from_secs(30);
+
+/// A schedule's next tick, marked when its time passed with no tick fired:
+/// ticks fire through schedulers, so one overdue means none is running.
+fn next_cell<'a>(s: &ScheduleInfo, now: SystemTime, theme: &Theme) -> Item<'a> {
+    let Some(next) = s.next_run else {
+        return Item::new("—");
+    };
+    let text = clock::short(next, now);
+    let overdue = !s.paused && clock::age(next, now) >= TICK_OVERDUE_AFTER;
+    match overdue {
+        true => Item::new(format!("{text} overdue")).style(theme.warn()),
+        false => Item::new(text),
+    }
 }
 
 pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {

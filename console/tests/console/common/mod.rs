@@ -45,6 +45,8 @@ pub fn counts(queue: &str, waiting: u64, scheduled: u64, leased: u64, dead: u64)
         cancelled: 0,
         held: 0,
         awaiting: 0,
+        due: 0,
+        due_since: None,
         paused: false,
         head_enqueued_at: (waiting > 0).then(|| ago(95)),
         now: now(),
