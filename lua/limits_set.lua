@@ -78,8 +78,13 @@ local scope_words = scope == 'key' and ('key ' .. key) or scope
 if clear then
   emit(K.events, 'limit_cleared', QUEUE, now, 'detail', scope_words)
 else
-  emit(K.events, 'limit_set', QUEUE, now, 'detail', string.format(
-    '%s: concurrency %d, rate %d per %d ms', scope_words, concurrency, rate_max, per))
+  -- Only the bounds set: a "rate 0 per 0 ms" beside a concurrency read as
+  -- "nothing may start", where 0 means no rate bound at all.
+  local bounds = {}
+  if concurrency > 0 then bounds[#bounds + 1] = string.format('concurrency %d', concurrency) end
+  if rate_max > 0 then bounds[#bounds + 1] = string.format('rate %d per %d ms', rate_max, per) end
+  if #bounds == 0 then bounds[1] = 'no limit' end
+  emit(K.events, 'limit_set', QUEUE, now, 'detail', scope_words .. ': ' .. table.concat(bounds, ', '))
 end
 local scan = redis.call('HSCAN', K.lim, '0', 'MATCH', 'h\n*', 'COUNT', WAKE_SCAN)
 for i = 1, #scan[2], 2 do

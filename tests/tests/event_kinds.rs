@@ -204,7 +204,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
     assert_eq!(events[5].job_id, dead_ids[0]);
     assert_eq!(
         events[6].detail.as_deref(),
-        Some("queue: concurrency 4, rate 0 per 0 ms")
+        Some("queue: concurrency 4")
     );
     assert_eq!(events[7].detail.as_deref(), Some("queue"));
     assert_eq!(

@@ -54,7 +54,7 @@ fn with_every_kind() -> State {
         },
         QueueEvent {
             by: Some("console ana@laptop".into()),
-            detail: Some("queue: concurrency 4, rate 0 per 0 ms".into()),
+            detail: Some("queue: concurrency 4, rate 100 per 1000 ms".into()),
             ..event(3, "limit_set", "emails")
         },
         events().remove(0),
@@ -74,7 +74,7 @@ fn every_kind_shows_with_who_did_it_and_what() {
         "2636283641-7",
         "limit_set",
         "console ana@laptop",
-        "queue: concurrency 4, rate 0 per 0 ms",
+        "queue: concurrency 4, rate 100 per 1000 ms",
         "dead",
         "BY",
         "WHAT",

@@ -24,6 +24,7 @@ mod jobs_states;
 mod jobs_surgery;
 mod json_inert;
 mod kept_tabs;
+mod limit_events;
 mod limits_cli;
 mod limits_keys;
 mod limits_views;
