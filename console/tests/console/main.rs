@@ -16,6 +16,7 @@ mod detail_notes;
 mod events;
 mod events_kinds_cli;
 mod events_view;
+mod exporter_outage;
 mod functions_cli;
 mod handoffs_lost;
 mod jobs;

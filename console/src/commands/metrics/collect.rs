@@ -171,9 +171,17 @@ pub fn window_sum(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (
         .fold((0, 0), |(p, f), b| (p + b.processed, f + b.failed))
 }
 
-/// Read everything one scrape shows.
-pub async fn read(operator: &Operator, max_queues: usize) -> Result<Reading, QueueError> {
-    let names = operator.queues().await?;
+/// Read everything one scrape shows. The first read, the queue names,
+/// must answer within `first_within` ([`super::PING_TIMEOUT`]): a Redis
+/// that died fails the scrape then, not after the driver's command timeout.
+pub async fn read(
+    operator: &Operator,
+    max_queues: usize,
+    first_within: Duration,
+) -> Result<Reading, QueueError> {
+    let names = tokio::time::timeout(first_within, operator.queues())
+        .await
+        .map_err(|_| QueueError::Timeout(first_within))??;
     // Owned names: futures borrowing from the list trip the compiler's
     // higher-ranked lifetime check once the scrape is spawned.
     let mut rows: Vec<Row> = stream::iter(names.clone())

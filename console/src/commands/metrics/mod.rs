@@ -6,7 +6,13 @@
 //!
 //! Redis out of reach is an answer, not an error: the page then has
 //! `redq_up 0` and the reason as a plain sentence in a comment, and the
-//! next scrape tries again.
+//! next scrape tries again. It is a quick answer too, found as the live
+//! console finds it (`tui::source`): a scrape's first read must answer
+//! within [`PING_TIMEOUT`], not the driver's command timeout (the client
+//! queues commands while it reconnects, so a dead Redis would hold every
+//! scrape that long), and a failed read is explained by a fresh connection
+//! attempt (`Exporter::why`): refused, unknown host, wrong password, or,
+//! when it connects or does not answer either, the read's own error.
 
 mod collect;
 mod encode;
@@ -19,15 +25,42 @@ pub mod switch;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use redq::QueueError;
 use tokio::sync::Mutex;
+use tokio::task::JoinHandle;
+use tokio::time::timeout;
 
 use crate::aggregate::Target;
 use crate::cli::Connection;
 use crate::commands::{builder, check_url, connect_failure};
 use crate::failure::{is_unreachable, read_failed, Failure};
+use crate::tui::source::PING_TIMEOUT;
+
+/// How long a scrape waits for a connection attempt: the first one while
+/// there is no handle yet, or the one that finds out why reads fail. With
+/// [`PING_TIMEOUT`], a scrape of a Redis that is down or silent answers
+/// within about two seconds, far inside Prometheus's default 10 s scrape
+/// timeout (a dead one, whose refusal is at once, within about one).
+const CONNECT_WAIT: Duration = Duration::from_secs(1);
+
+/// A connection attempt, in a task of its own: a scrape that stops
+/// waiting for it leaves it to finish, rather than dropping it halfway,
+/// which would leave its client connecting in the background forever.
+type Attempt = JoinHandle<Result<Target, QueueError>>;
+
+/// The exporter's handle on Redis.
+enum Link {
+    /// None, and no attempt under way (at start with Redis down, or after
+    /// an attempt failed): the next scrape starts one.
+    Idle,
+    /// An attempt that outlasted the scrape that started it: the next
+    /// scrape waits on it again.
+    Connecting(Attempt),
+    /// Kept for good: the driver reconnects by itself.
+    Connected(Target),
+}
 
 /// The exporter: where to read, and what it counts itself.
 pub struct Exporter {
@@ -36,9 +69,7 @@ pub struct Exporter {
     shards: usize,
     url: String,
     max_queues: usize,
-    /// Connected on the first scrape that reaches Redis, then kept (the
-    /// driver reconnects by itself).
-    target: Mutex<Option<Target>>,
+    link: Mutex<Link>,
     errors: AtomicU64,
 }
 
@@ -53,22 +84,82 @@ impl Exporter {
         &self.url
     }
 
-    async fn target(&self) -> Result<Target, QueueError> {
-        let mut held = self.target.lock().await;
-        if let Some(target) = held.as_ref() {
-            return Ok(target.clone());
+    /// Start a connection attempt in its own task.
+    fn attempt(&self) -> Attempt {
+        let (builder, base, shards) = (self.builder.clone(), self.base.clone(), self.shards);
+        tokio::spawn(async move { Target::connect(builder, &base, shards).await })
+    }
+
+    /// The handle, connecting first when there is none: waiting up to
+    /// `wait` for the attempt (`None`: until it ends), which goes on
+    /// without this scrape if it takes longer.
+    async fn target(&self, wait: Option<Duration>) -> Result<Target, QueueError> {
+        let mut link = self.link.lock().await;
+        let mut attempt = match std::mem::replace(&mut *link, Link::Idle) {
+            Link::Connected(target) => {
+                *link = Link::Connected(target.clone());
+                return Ok(target);
+            }
+            Link::Connecting(attempt) => attempt,
+            Link::Idle => self.attempt(),
+        };
+        let ended = match wait {
+            Some(wait) => timeout(wait, &mut attempt).await,
+            None => Ok((&mut attempt).await),
+        };
+        match ended {
+            Ok(Ok(Ok(target))) => {
+                *link = Link::Connected(target.clone());
+                Ok(target)
+            }
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(panicked)) => Err(QueueError::Config(format!(
+                "the connection attempt ended unexpectedly: {panicked}"
+            ))),
+            Err(_) => {
+                *link = Link::Connecting(attempt);
+                Err(QueueError::Timeout(wait.unwrap_or_default()))
+            }
         }
-        let target = Target::connect(self.builder.clone(), &self.base, self.shards).await?;
-        *held = Some(target.clone());
-        Ok(target)
+    }
+
+    /// Why reads through the handle fail, as a plain sentence. The handle
+    /// only reports that it waited (its client queues commands while it
+    /// reconnects), so a fresh connection is tried, as the console does:
+    /// its error is the current one (the refusal of a Redis that died, an
+    /// unknown host, a password no longer accepted). When it connects, or
+    /// does not answer within [`CONNECT_WAIT`] either, the read's own error
+    /// stands; the attempt is closed once it connects, now or later, so it
+    /// leaves nothing reconnecting behind.
+    async fn why(&self, read_error: &QueueError) -> String {
+        let mut probe = self.attempt();
+        match timeout(CONNECT_WAIT, &mut probe).await {
+            Ok(Ok(Err(connect_error))) => read_failed(&connect_error),
+            Ok(Ok(Ok(probe))) => {
+                close(&probe).await;
+                read_failed(read_error)
+            }
+            Ok(Err(_)) => read_failed(read_error),
+            Err(_) => {
+                tokio::spawn(async move {
+                    if let Ok(Ok(probe)) = probe.await {
+                        close(&probe).await;
+                    }
+                });
+                read_failed(read_error)
+            }
+        }
     }
 
     /// One scrape: the page in the text format.
     pub async fn scrape(&self) -> String {
         let started = Instant::now();
-        let reading = match self.target().await {
-            Ok(target) => collect::read(&target, self.max_queues).await,
-            Err(e) => Err(e),
+        let reading = match self.target(Some(CONNECT_WAIT)).await {
+            Ok(target) => match collect::read(&target, self.max_queues, PING_TIMEOUT).await {
+                Ok(reading) => Ok(reading),
+                Err(e) => Err(self.why(&e).await),
+            },
+            Err(e) => Err(read_failed(&e)),
         };
         let duration = started.elapsed();
         match reading {
@@ -83,10 +174,8 @@ impl Exporter {
             Err(e) => {
                 let errors = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
                 let why = format!(
-                    "redq could not read Redis at {} (namespace {}): {}",
-                    self.url,
-                    self.base,
-                    read_failed(&e)
+                    "redq could not read Redis at {} (namespace {}): {e}",
+                    self.url, self.base
                 );
                 tracing::warn!(reason = %why, "scrape failed");
                 let scrape = families::Scrape {
@@ -122,10 +211,12 @@ pub async fn run(
         shards: connection.shards(),
         url: redq::redact_url(connection.url()),
         max_queues,
-        target: Mutex::new(None),
+        link: Mutex::new(Link::Idle),
         errors: AtomicU64::new(0),
     });
-    match exporter.target().await {
+    // At start the attempt is waited out, however long: a wrong password
+    // must be refused here, not served as redq_up 0.
+    match exporter.target(None).await {
         Ok(_) => {}
         Err(e) if is_unreachable(&e) => eprintln!(
             "redq metrics: {}; serving redq_up 0 until it answers",
@@ -134,4 +225,11 @@ pub async fn run(
         Err(e) => return Err(connect_failure(e)),
     }
     serve::serve(listen, exporter).await
+}
+
+/// Close a handle opened only to learn whether Redis answers.
+async fn close(target: &Target) {
+    for shard in target.shards() {
+        shard.close().await;
+    }
 }
