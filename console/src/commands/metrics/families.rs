@@ -35,6 +35,14 @@ fn per_queue_family(kind: Kind, (name, help, value): PerQueue, rows: &[Row]) -> 
 }
 
 /// The families of one scrape; without a reading only the exporter's own.
+/// Seconds, rounded to the microsecond: `as_secs_f64` adds the whole
+/// seconds and the nanoseconds as floats, which writes e.g.
+/// 4.7287163549999995 for 4.728716355 s; a whole number of microseconds
+/// divided once is the nearest float to that decimal, and writes as it.
+fn to_microseconds(duration: Duration) -> f64 {
+    duration.as_micros() as f64 / 1e6
+}
+
 pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
     let mut out = vec![
         Family::new(
@@ -54,7 +62,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
             Kind::Gauge,
             "How long this scrape took to read Redis, in seconds.",
         )
-        .single(scrape.duration.as_secs_f64()),
+        .single(to_microseconds(scrape.duration)),
     ];
     let Some(reading) = reading else {
         return out;
@@ -305,6 +313,25 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("seconds{stream=\"traffic\"}"), "{text}");
+    }
+
+    #[test]
+    fn the_scrape_duration_is_written_to_the_microsecond() {
+        let scrape = Scrape {
+            up: false,
+            errors: 1,
+            duration: Duration::new(4, 728_716_355),
+        };
+        let all = families(scrape, None);
+        let duration = all
+            .iter()
+            .find(|f| f.name == "redq_scrape_duration_seconds")
+            .unwrap();
+        let text = super::super::encode::encode(&[], std::slice::from_ref(duration));
+        assert!(
+            text.ends_with("\nredq_scrape_duration_seconds 4.728716\n"),
+            "{text}"
+        );
     }
 
     #[test]
