@@ -209,7 +209,7 @@ async fn blocked_jobs_are_found_by_search_and_deleted_by_state() {
     );
     assert_exit(&out, 2);
     assert!(
-        stderr(&out).contains("1 job") && stderr(&out).contains("blocked"),
+        stderr(&out).contains("the 1 blocked job of emails"),
         "{}",
         stderr(&out)
     );

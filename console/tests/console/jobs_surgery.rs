@@ -129,7 +129,7 @@ async fn a_bulk_form_asks_for_yes_first_and_then_works_in_batches() {
     );
     assert_exit(&out, 2);
     assert!(
-        stderr(&out).contains("deletes all 7 jobs waiting"),
+        stderr(&out).contains("would delete all 7 waiting jobs"),
         "{}",
         stderr(&out)
     );

@@ -35,6 +35,7 @@ mod metrics_keys;
 mod metrics_show;
 mod operator_acts;
 mod operator_keys;
+mod operator_wording;
 mod outage;
 mod piped_output;
 mod queues_cli;

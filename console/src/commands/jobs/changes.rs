@@ -59,6 +59,16 @@ pub fn confirm_first(what: String) -> Failure {
     Failure::Usage(format!("{what}; add --yes to do it"))
 }
 
+/// How many a bulk change reaches: `the 1 scheduled job`, `all 7
+/// scheduled jobs`.
+pub fn all_of(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("the 1 {one}")
+    } else {
+        format!("all {}", count(n, one, many))
+    }
+}
+
 /// After a bulk change: how many, and what is left.
 pub fn report_all(action: &str, queue: &str, done: u64, left: u64, json: bool) {
     if json {

@@ -1,4 +1,4 @@
-//! `redq jobs delete ID... [--force] | --all QUEUE --state S [--force] --yes`:
+//! `redq jobs delete ID... [--force] | --queue QUEUE --state S [--force] --yes`:
 //! jobs gone for good, in any state, their ordering and dedup keys released.
 //! A leased job needs --force, which voids its holder's lease.
 
@@ -6,11 +6,10 @@ use redq::{IfLeased, JobState};
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::count;
 use crate::text::inert;
 
 use super::super::known::require_known;
-use super::changes::{confirm_first, report, report_all};
+use super::changes::{all_of, confirm_first, report, report_all};
 
 /// How many of the queue's jobs are in `state`.
 fn in_state(counts: &redq::QueueCounts, state: JobState) -> u64 {
@@ -49,11 +48,12 @@ pub async fn run(
         }
         let before = in_state(&queue.counts(&name).await?, state);
         if !yes {
+            let shown = inert(&name);
+            let state = state.as_str();
+            let force = if force { " --force" } else { "" };
             return Err(confirm_first(format!(
-                "delete --all deletes all {} {} of {} for good",
-                count(before, "job", "jobs"),
-                state.as_str(),
-                inert(&name)
+                "jobs delete{force} --queue {shown} --state {state} would delete {} of {shown} for good",
+                all_of(before, &format!("{state} job"), &format!("{state} jobs")),
             )));
         }
         let done = queue.delete_all(&name, state, if_leased, |_, _| {}).await?;

@@ -1,13 +1,12 @@
-//! `redq jobs promote ID... | --all QUEUE --yes`: scheduled jobs due now,
+//! `redq jobs promote ID... | --queue QUEUE --yes`: scheduled jobs due now,
 //! in their place by priority.
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
-use crate::output::count;
 use crate::text::inert;
 
 use super::super::known::require_known;
-use super::changes::{confirm_first, report, report_all};
+use super::changes::{all_of, confirm_first, report, report_all};
 
 pub async fn run(
     queue: &Target,
@@ -20,10 +19,10 @@ pub async fn run(
         require_known(queue, &name).await?;
         let scheduled = queue.counts(&name).await?.scheduled;
         if !yes {
+            let shown = inert(&name);
             return Err(confirm_first(format!(
-                "promote --all makes all {} of {} due now",
-                count(scheduled, "scheduled job", "scheduled jobs"),
-                inert(&name)
+                "jobs promote --queue {shown} would make {} of {shown} due now",
+                all_of(scheduled, "scheduled job", "scheduled jobs"),
             )));
         }
         let done = queue.promote_all(&name, |_, _| {}).await?;

@@ -1,7 +1,7 @@
-//! `redq jobs retry ID... | --all QUEUE --yes`: retry now. A job backing
+//! `redq jobs retry ID... | --queue QUEUE --yes`: retry now. A job backing
 //! off after a failure runs at once, its attempts kept; a dead job is
 //! requeued with its attempts reset to 0 (as `redq dead requeue`). The bulk
-//! form retries the jobs backing off (the dead: `redq dead requeue --all`).
+//! form retries the jobs backing off (the dead: `redq dead requeue QUEUE --all`).
 
 use redq::RetriedNow;
 
@@ -22,9 +22,9 @@ pub async fn run(
     if let Some(name) = all {
         require_known(queue, &name).await?;
         if !yes {
+            let shown = inert(&name);
             return Err(confirm_first(format!(
-                "retry --all runs every job of {} that is backing off after a failure now",
-                inert(&name)
+                "jobs retry --queue {shown} would run every job of {shown} that is backing off after a failure now",
             )));
         }
         let done = queue.retry_all_now(&name, |_, _| {}).await?;
