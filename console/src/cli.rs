@@ -168,6 +168,74 @@ fn parse_delay(text: &str) -> Result<Duration, String> {
     parse_duration(text)
 }
 
+/// The most kept jobs of each outcome a retention count can name.
+const MAX_KEPT_COUNT: u64 = u32::MAX as u64;
+
+/// `retention set --max-count`: 1 to `MAX_KEPT_COUNT`; 0 bounds nothing,
+/// so it is refused here, said plainly, rather than by the driver.
+fn parse_max_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(format!(
+            "0 is no count bound: give a number of jobs from 1 to {MAX_KEPT_COUNT} \
+             (to keep no finished jobs: redq retention clear)"
+        )),
+        Ok(n) if n <= MAX_KEPT_COUNT => Ok(n),
+        _ => Err(format!(
+            "{text} is not a count of jobs: give a whole number from 1 to {MAX_KEPT_COUNT}"
+        )),
+    }
+}
+
+/// `retention set --max-age` and `--tombstone-age`: a duration of at least
+/// 1 ms (shorter is stored as 0, which is no bound at all).
+fn parse_kept_age(text: &str) -> Result<Duration, String> {
+    let age = parse_duration(text)?;
+    if age < Duration::from_millis(1) {
+        return Err(format!(
+            "{text} is too short: give an age of 1ms to 10 years, with its unit (e.g. 7d, 12h)"
+        ));
+    }
+    Ok(age)
+}
+
+/// The largest retention size bound: 128 TiB (the driver's limit).
+const MAX_KEPT_BYTES: u64 = 1 << 47;
+
+/// `retention set --max-bytes`: bytes, or a whole number with KB, MB, GB or
+/// TB (powers of 1024; KiB… and K, M, G, T too, in any case), 1 byte to
+/// `MAX_KEPT_BYTES`.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let accepted = "give bytes (e.g. 1048576) or a whole number with KB, MB, GB or TB \
+                    (e.g. 512MB, 1GB; a KB is 1024 bytes), up to 128TB";
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("{text} is not a size: {accepted}")),
+    };
+    let Ok(n) = number.parse::<u64>() else {
+        return Err(format!("{text} is not a size: {accepted}"));
+    };
+    if n == 0 {
+        return Err(format!(
+            "{text} is no size bound: {accepted} (to keep no finished jobs: redq retention clear)"
+        ));
+    }
+    match n.checked_mul(1 << shift) {
+        Some(bytes) if bytes <= MAX_KEPT_BYTES => Ok(bytes),
+        _ => Err(format!(
+            "{text} is more than a size bound can be: {accepted}"
+        )),
+    }
+}
+
 /// Job states a listing can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StateArg {
@@ -709,17 +777,20 @@ pub enum RetentionCommand {
     Set {
         /// The queue.
         queue: String,
-        /// At most this many completed (and this many cancelled) jobs.
-        #[arg(long, value_name = "N")]
+        /// At most this many completed (and this many cancelled) jobs: 1 to
+        /// 4294967295.
+        #[arg(long, value_name = "N", value_parser = parse_max_count)]
         max_count: Option<u64>,
-        /// Forget kept jobs older than this (e.g. 7d, 12h).
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        /// Forget kept jobs older than this (e.g. 7d, 12h; 1ms to 10 years).
+        #[arg(long, value_name = "DURATION", value_parser = parse_kept_age)]
         max_age: Option<Duration>,
-        /// At most about this many bytes of kept jobs.
-        #[arg(long, value_name = "BYTES")]
+        /// At most about this much of kept jobs: bytes (1048576), or a whole
+        /// number with KB, MB, GB or TB (e.g. 512MB, 1GB; a KB is 1024
+        /// bytes, and KiB, MiB, GiB, TiB say the same); up to 128 TB.
+        #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_bytes: Option<u64>,
-        /// How long a forgotten job's tombstone lasts.
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1d")]
+        /// How long a forgotten job's tombstone lasts (1ms to 10 years).
+        #[arg(long, value_name = "DURATION", value_parser = parse_kept_age, default_value = "1d")]
         tombstone_age: Duration,
     },
     /// Stop keeping a queue's finished jobs and forget those kept
@@ -1026,6 +1097,44 @@ fn parse_record_format(text: &str) -> Result<redq::RecordFormat, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_is_bytes_or_a_whole_number_with_a_unit_of_1024s() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("1GB"), Ok(1 << 30));
+        assert_eq!(parse_size("512mb"), Ok(512 << 20));
+        assert_eq!(parse_size("64 MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("2k"), Ok(2048));
+        assert_eq!(parse_size("128TB"), Ok(1 << 47));
+        for refused in [
+            "0",
+            "0GB",
+            "1.5GB",
+            "1PB",
+            "GB",
+            "",
+            "-1",
+            "129TB",
+            "99999999999TB",
+        ] {
+            let why = parse_size(refused).unwrap_err();
+            assert!(why.contains("KB, MB, GB or TB"), "{refused}: {why}");
+        }
+    }
+
+    #[test]
+    fn a_retention_count_and_age_refuse_what_bounds_nothing() {
+        assert_eq!(parse_max_count("10"), Ok(10));
+        assert!(parse_max_count("0")
+            .unwrap_err()
+            .contains("1 to 4294967295"));
+        assert!(parse_max_count("4294967296").is_err());
+        assert_eq!(parse_kept_age("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert!(parse_kept_age("0s")
+            .unwrap_err()
+            .contains("1ms to 10 years"));
+        assert!(parse_kept_age("0.5ms").is_err());
+    }
 
     #[test]
     fn a_refresh_needs_its_unit_and_stays_within_250ms_to_a_minute() {

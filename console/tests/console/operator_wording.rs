@@ -64,3 +64,73 @@ async fn a_bulk_question_names_the_real_command_and_flags() {
     let counts = q.counts("emails").await.unwrap();
     assert_eq!((counts.waiting, counts.scheduled), (4, 1));
 }
+
+#[tokio::test]
+async fn retention_bounds_are_refused_in_plain_words_and_sizes_take_units() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("wording-retention");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", NewJob::new(value!(1))).await.unwrap();
+
+    // A count of 0 bounds nothing: said so, with what is accepted; exit 2,
+    // nothing written.
+    let out = redq(
+        &url,
+        &ns,
+        &["retention", "set", "emails", "--max-count", "0"],
+    );
+    assert_exit(&out, 2);
+    let said = stderr(&out);
+    assert!(
+        said.contains("0 is no count bound") && said.contains("1 to 4294967295"),
+        "{said}"
+    );
+    assert!(!said.contains("no bound\""), "{said}");
+    let out = redq(&url, &ns, &["retention", "show", "emails", "-o", "json"]);
+    assert_eq!(json(&out)["keeps"], false);
+
+    // A size with its unit, as the help documents it.
+    let out = redq(
+        &url,
+        &ns,
+        &["retention", "set", "emails", "--max-bytes", "1GB"],
+    );
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["retention", "show", "emails", "-o", "json"]);
+    assert_eq!(json(&out)["max_bytes"], 1u64 << 30);
+    let out = redq(
+        &url,
+        &ns,
+        &["retention", "set", "emails", "--max-bytes", "512MB"],
+    );
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["retention", "show", "emails", "-o", "json"]);
+    assert_eq!(json(&out)["max_bytes"], 512u64 << 20);
+
+    // A size it cannot read: the accepted forms, not a Rust parse error.
+    for refused in ["1.5GB", "1PB", "lots"] {
+        let out = redq(
+            &url,
+            &ns,
+            &["retention", "set", "emails", "--max-bytes", refused],
+        );
+        assert_exit(&out, 2);
+        let said = stderr(&out);
+        assert!(
+            said.contains("is not a size") && said.contains("KB, MB, GB or TB"),
+            "{refused}: {said}"
+        );
+        assert!(!said.contains("invalid digit"), "{refused}: {said}");
+    }
+    let out = redq(
+        &url,
+        &ns,
+        &["retention", "set", "emails", "--max-age", "0s"],
+    );
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("1ms to 10 years"), "{}", stderr(&out));
+    // What was set stays.
+    let out = redq(&url, &ns, &["retention", "show", "emails", "-o", "json"]);
+    assert_eq!(json(&out)["max_bytes"], 512u64 << 20);
+}
