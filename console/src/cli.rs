@@ -900,7 +900,8 @@ pub enum LimitsCommand {
         /// The queue's own limit, its each-key default and every key's own.
         #[arg(long, conflicts_with_all = ["key", "each_key"])]
         all: bool,
-        /// Required with --all: every limit of the queue is lifted at once.
+        /// Required with --all when the queue has any limit: every one is
+        /// lifted at once.
         #[arg(long, requires = "all")]
         yes: bool,
     },

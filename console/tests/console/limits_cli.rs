@@ -193,7 +193,6 @@ async fn bad_limit_specs_exit_2_with_one_sentence_and_write_nothing() {
         (set(&[]), "--concurrency"),
         (set(&["--key", "acme", "--each-key", "--concurrency", "1"]), "--each-key"),
         (set(&["--key", "", "--concurrency", "1"]), "limit key"),
-        (vec!["limits", "clear", "emails", "--all"], "add --yes to do it"),
         (vec!["limits", "clear", "emails", "--yes"], "--all"),
     ];
     for (args, says) in cases {

@@ -134,3 +134,41 @@ async fn retention_bounds_are_refused_in_plain_words_and_sizes_take_units() {
     let out = redq(&url, &ns, &["retention", "show", "emails", "-o", "json"]);
     assert_eq!(json(&out)["max_bytes"], 512u64 << 20);
 }
+
+#[tokio::test]
+async fn clearing_every_limit_of_a_queue_with_none_asks_nothing() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("wording-limits");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", NewJob::new(value!(1))).await.unwrap();
+
+    // No limit: said so, exit 0, no --yes asked.
+    let out = redq(&url, &ns, &["limits", "clear", "emails", "--all"]);
+    assert_exit(&out, 0);
+    assert_eq!(
+        stdout(&out).trim_end(),
+        "emails has no limit to clear; nothing changed"
+    );
+    let out = redq(
+        &url,
+        &ns,
+        &["limits", "clear", "emails", "--all", "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["cleared"], 0);
+
+    // With one, --yes is still asked for.
+    let out = redq(
+        &url,
+        &ns,
+        &["limits", "set", "emails", "--concurrency", "2"],
+    );
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["limits", "clear", "emails", "--all"]);
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("add --yes"), "{}", stderr(&out));
+    let out = redq(&url, &ns, &["limits", "clear", "emails", "--all", "--yes"]);
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("cleared 1 limit"), "{}", stdout(&out));
+}

@@ -47,6 +47,15 @@ pub async fn all(queue: &Target, name: &str, yes: bool, json: bool) -> Result<()
     }
     let own = limits.keys.iter().filter(|k| k.overridden);
     scopes.extend(own.map(|k| LimitScope::Key(k.key.clone())));
+    // Nothing to lift: nothing to confirm either.
+    if scopes.is_empty() {
+        if json {
+            print_json(&json!({ "queue": name, "action": "cleared_all", "cleared": 0 }));
+        } else {
+            outln!("{} has no limit to clear; nothing changed", inert(name));
+        }
+        return Ok(());
+    }
     if !yes {
         return Err(Failure::Usage(format!(
             "clear --all lifts every limit of {} ({}); add --yes to do it",
