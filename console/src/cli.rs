@@ -351,7 +351,9 @@ pub enum Command {
         /// Only this queue.
         queue: Option<String>,
     },
-    /// Jobs: list a queue's jobs in one state, show one job.
+    /// Jobs: list a queue's jobs in one state, show one, search their
+    /// payloads; promote, retry, edit, delete or cancel jobs, by id or a
+    /// queue's in bulk.
     ///
     /// `redq jobs QUEUE [--state S]` is short for `redq jobs list QUEUE
     /// [--state S]` (a queue named like a subcommand needs the long form).

@@ -172,3 +172,28 @@ async fn clearing_every_limit_of_a_queue_with_none_asks_nothing() {
     assert_exit(&out, 0);
     assert!(stdout(&out).contains("cleared 1 limit"), "{}", stdout(&out));
 }
+
+/// The one-line summary of `jobs` in `redq --help`.
+fn jobs_summary(help: &str) -> &str {
+    help.lines()
+        .find(|l| l.trim_start().starts_with("jobs "))
+        .unwrap_or_else(|| panic!("no jobs line in:\n{help}"))
+}
+
+#[test]
+fn the_jobs_summary_names_what_its_subcommands_do() {
+    let top = redq("redis://127.0.0.1:1", "unused", &["--help"]);
+    assert_exit(&top, 0);
+    let top = stdout(&top);
+    let summary = jobs_summary(&top);
+    let jobs = redq("redis://127.0.0.1:1", "unused", &["jobs", "--help"]);
+    assert_exit(&jobs, 0);
+    let jobs = stdout(&jobs);
+    let first = jobs.lines().next().unwrap_or("");
+    for does in [
+        "list", "show", "search", "promote", "retry", "edit", "delete", "cancel",
+    ] {
+        assert!(summary.contains(does), "redq --help: {summary}");
+        assert!(first.contains(does), "redq jobs --help: {first}");
+    }
+}
