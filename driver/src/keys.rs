@@ -146,6 +146,12 @@ impl Keys {
     pub fn record_format(&self) -> String {
         self.key("record_format")
     }
+    /// `{ns}:sharded_as`: `"<n> <base>"` on each namespace of a
+    /// [`ShardedQueue`](crate::ShardedQueue) of `n` shards, as its
+    /// producers and workers last connected it (`crate::shards`).
+    pub fn sharded_as(&self) -> String {
+        self.key("sharded_as")
+    }
     /// `{ns}:kept`: job id → kept record of a finished job.
     pub fn kept(&self) -> String {
         self.key("kept")

@@ -35,9 +35,11 @@ impl Target {
         }
     }
 
-    /// The shards of `base` on the builder's URL. `ShardedQueue::connect`
+    /// The shards of `base` on the builder's URL. `ShardedQueue::attach`
     /// names them with `redq::shard_namespaces`, so they are exactly the
-    /// namespaces producers and workers use. `n` = 1 is [`Target::single`]
+    /// namespaces producers and workers use, writes nothing, and refuses an
+    /// `n` the producers' and workers' marks contradict (a wrong count
+    /// would show part of the queue). `n` = 1 is [`Target::single`]
     /// on `base` itself: a one-shard `ShardedQueue` lives elsewhere
     /// (`base.s0.k`), and `--shards 1` must keep meaning "this namespace".
     pub async fn connect(
@@ -48,7 +50,7 @@ impl Target {
         if n == 1 {
             return Ok(Target::single(builder.namespace(base).connect().await?));
         }
-        let sharded = ShardedQueue::connect(builder, base, n).await?;
+        let sharded = ShardedQueue::attach(builder, base, n).await?;
         Ok(Target {
             operator: Operator::from(sharded),
         })

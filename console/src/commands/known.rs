@@ -39,11 +39,27 @@ async fn check(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> 
         return Ok(());
     }
     Err(Failure::Failed(format!(
-        "no queue named {} in namespace {} ({}); check the name and --namespace{advice}",
+        "no queue named {} in namespace {} ({}); check the name and --namespace{}{advice}",
         inert(name),
         inert(queue.namespace()),
-        listing(&known)
+        listing(&known),
+        sharded_hint(queue).await?,
     )))
+}
+
+/// ", or add --shards N" when this one namespace is the base of a queue
+/// spread over N shards (its jobs are in the shards' namespaces).
+pub async fn sharded_hint(queue: &Target) -> Result<String, Failure> {
+    if queue.is_sharded() {
+        return Ok(String::new());
+    }
+    Ok(match queue.shards()[0].spread_over().await? {
+        Some(n) => format!(
+            ", or add --shards {n}: {} is the base of a queue spread over {n} shards",
+            inert(queue.namespace())
+        ),
+        None => String::new(),
+    })
 }
 
 fn listing(known: &[String]) -> String {

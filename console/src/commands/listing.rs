@@ -43,6 +43,13 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     queues_table(&all).print();
+    if all.is_empty() {
+        let hint = super::known::sharded_hint(queue).await?;
+        if let Some(advice) = hint.strip_prefix(", or ") {
+            let namespace = crate::text::inert(queue.namespace());
+            eprintln!("redq: no queues in namespace {namespace}; {advice}");
+        }
+    }
     Ok(())
 }
 

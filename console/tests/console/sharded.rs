@@ -495,3 +495,33 @@ async fn schedules_say_which_shard_stores_them() {
     let list = json(&redq(&url, &single, &["schedules", "-o", "json"]));
     assert!(list[0].get("shard").is_none(), "{list}");
 }
+
+/// `--shards` with another count than the queue's producers connected with
+/// is refused before anything is read or written: its namespaces overlap
+/// with the right ones (shard 0 is shared by 3 and 4 here), so it would show
+/// part of the queue, plausibly, and act on that part.
+#[tokio::test]
+async fn a_shard_count_the_producers_did_not_use_is_refused() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let base = unique_namespace("console_shard_count");
+    seed_sharded(&url, &base).await;
+    let out = redq(&url, &base, &["--shards", "4", "queues"]);
+    assert_exit(&out, 2);
+    let said = stderr(&out);
+    assert!(
+        said.contains("invalid shard count \"4\"") && said.contains("spread over 3 shards"),
+        "{said}"
+    );
+    assert!(out.stdout.is_empty());
+    let out = sharded(&url, &base, &["queues", "-o", "json"]);
+    assert_exit(&out, 0);
+    // Without --shards the base namespace holds no queue of its own: the
+    // listing and a queue's refusal say where the queue is.
+    let out = redq(&url, &base, &["queues"]);
+    assert_exit(&out, 0);
+    assert!(stderr(&out).contains("add --shards 3"), "{}", stderr(&out));
+    let out = redq(&url, &base, &["pause", "emails"]);
+    assert_exit(&out, 1);
+    assert!(stderr(&out).contains("or add --shards 3"), "{}", stderr(&out));
+}

@@ -61,6 +61,7 @@
 
 mod admin;
 mod durable;
+mod marker;
 mod patience;
 mod seed;
 
@@ -126,6 +127,17 @@ impl ShardedQueue {
         base: &str,
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
+        let queue = Self::connect_unmarked(builder, base, shards).await?;
+        marker::mark(queue.shards(), base, shards).await;
+        Ok(queue)
+    }
+
+    /// The shards connected, nothing written.
+    async fn connect_unmarked(
+        builder: RedisQueueBuilder,
+        base: &str,
+        shards: usize,
+    ) -> Result<ShardedQueue, QueueError> {
         if shards == 0 || shards > MAX_SHARDS {
             return Err(QueueError::invalid(
                 "shard count",
@@ -151,6 +163,23 @@ impl ShardedQueue {
             handles.push(shard);
         }
         Ok(ShardedQueue::over(base, handles))
+    }
+
+    /// [`connect`](Self::connect) for an operator's tool (a console, a
+    /// dashboard): it writes nothing, and refuses a shard count that the
+    /// queue's own producers and workers did not connect with (each
+    /// [`connect`](Self::connect) marks its shards with its count), since
+    /// the namespaces of another count may overlap with the right ones and
+    /// show a plausible part of the queue. Shards no handle of this version
+    /// marked yet are not checked.
+    pub async fn attach(
+        builder: RedisQueueBuilder,
+        base: &str,
+        shards: usize,
+    ) -> Result<ShardedQueue, QueueError> {
+        let queue = Self::connect_unmarked(builder, base, shards).await?;
+        marker::check(queue.shards(), base, shards).await?;
+        Ok(queue)
     }
 
     /// A queue over `handles`, the shards of `base`, with nothing held yet.

@@ -62,6 +62,7 @@ mod script_calls_auto;
 mod search_jobs;
 mod seed_trait;
 mod shard_channels;
+mod shard_count;
 mod smoke;
 mod surgery_bulk;
 mod surgery_delete;
