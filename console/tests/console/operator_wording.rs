@@ -197,3 +197,57 @@ fn the_jobs_summary_names_what_its_subcommands_do() {
         assert!(first.contains(does), "redq jobs --help: {first}");
     }
 }
+
+#[tokio::test]
+async fn a_batch_member_whose_queue_is_not_known_shows_none_not_blank() {
+    use redq::workflow::Batch;
+    let server = RedisServer::start();
+    let ns = unique_namespace("wording-members");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let pages = (1..=2).map(|n| NewJob::new(value!({"page": n}))).collect();
+    let batch = Batch::new()
+        .jobs("pages", pages)
+        .on_complete("pdf", NewJob::new(value!({"report": 7})));
+    let id = q.enqueue_batch(batch).await.unwrap().id.to_string();
+    // One completes in a queue that keeps nothing: its record is gone, and
+    // with it what queue it was of. The other is still running, in pages.
+    let jobs = q.claim("pages", 2, LATER).await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    q.ack(&jobs[0].lease()).await.unwrap();
+    let (done, running) = (jobs[0].id.clone(), jobs[1].id.clone());
+
+    let out = redq(&url, &ns, &["batches", "show", &id, "-o", "json"]);
+    assert_exit(&out, 0);
+    let shown = json(&out);
+    let members = shown["members"]["members"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let member = |id: &str| {
+        members
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no member {id}: {shown}"))
+    };
+    assert_eq!(member(&done)["state"], "completed", "{shown}");
+    assert_eq!(member(&done)["queue"], serde_json::Value::Null, "{shown}");
+    assert_eq!(member(&running)["queue"], "pages", "{shown}");
+
+    let out = redq(&url, &ns, &["batches", "show", &id]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(done.as_str()))
+        .unwrap_or_else(|| panic!("no row for {done}:\n{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells.get(1), Some(&"-"), "{text}");
+    assert_eq!(cells.get(2), Some(&"completed"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(running.as_str()))
+        .unwrap_or_default();
+    assert!(row.contains(" pages "), "{text}");
+}

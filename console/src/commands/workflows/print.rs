@@ -45,12 +45,19 @@ pub fn gate_json(gate: &Gate) -> Value {
     })
 }
 
+/// A member's queue, when the driver knows it: a member that finished in a
+/// queue keeping nothing left no record to name it.
+fn member_queue(member: &Member) -> Option<&str> {
+    Some(member.queue.as_str()).filter(|q| !q.is_empty())
+}
+
 /// A member in JSON: `state` is its live state or its outcome; `result`
-/// (completed) or `error` (dead) when it has one.
+/// (completed) or `error` (dead) when it has one; `queue` null when not
+/// known.
 pub fn member_json(member: &Member) -> Value {
     let mut value = json!({
         "id": member.id,
-        "queue": member.queue,
+        "queue": member_queue(member),
         "state": member_word(&member.state),
     });
     match &member.state {
@@ -122,7 +129,7 @@ pub fn print_members(page: &MemberPage, next_hint: impl Fn(&str) -> String) {
     for m in &page.members {
         table.row(vec![
             m.id.clone(),
-            m.queue.clone(),
+            member_queue(m).unwrap_or("-").to_owned(),
             member_word(&m.state).to_owned(),
             truncate(&member_detail(&m.state).unwrap_or_default(), DETAIL_WIDTH),
         ]);
