@@ -202,10 +202,7 @@ async fn operator_actions_are_one_event_each_naming_who_did_them() {
     );
     assert_eq!(events[4].count, Some(1));
     assert_eq!(events[5].job_id, dead_ids[0]);
-    assert_eq!(
-        events[6].detail.as_deref(),
-        Some("queue: concurrency 4")
-    );
+    assert_eq!(events[6].detail.as_deref(), Some("queue: concurrency 4"));
     assert_eq!(events[7].detail.as_deref(), Some("queue"));
     assert_eq!(
         (events[8].job_id.as_str(), events[8].detail.as_deref()),
