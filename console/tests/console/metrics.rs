@@ -204,7 +204,7 @@ fn sample(line: &str) -> (String, BTreeMap<String, String>, f64) {
 }
 
 /// Every family the endpoint serves with a reading, and its type.
-const FAMILIES: [(&str, &str); 26] = [
+const FAMILIES: [(&str, &str); 27] = [
     ("redq_up", "gauge"),
     ("redq_scrape_errors_total", "counter"),
     ("redq_scrape_duration_seconds", "gauge"),
@@ -213,6 +213,7 @@ const FAMILIES: [(&str, &str); 26] = [
     ("redq_workers_by_wake_ups", "gauge"),
     ("redq_event_history_seconds", "gauge"),
     ("redq_jobs", "gauge"),
+    ("redq_due_jobs", "gauge"),
     ("redq_lapsed_leases", "gauge"),
     ("redq_queue_paused", "gauge"),
     ("redq_queue_metrics_off", "gauge"),
@@ -233,8 +234,9 @@ const FAMILIES: [(&str, &str); 26] = [
     ("redq_job_run_seconds", "histogram"),
 ];
 
-/// A small namespace: waiting, scheduled, leased (one lapsed), dead, a
-/// completion, a paused queue, and a queue with its metrics off.
+/// A small namespace: waiting, scheduled (one past its time that no claim
+/// moved), leased (one lapsed), dead, a completion, a paused queue, and a
+/// queue with its metrics off.
 async fn small_namespace(q: &RedisQueue) {
     for to in ["ada", "bob"] {
         q.add("emails", NewJob::new(serde_json::json!({ "to": to })))
@@ -267,6 +269,18 @@ async fn small_namespace(q: &RedisQueue) {
         Duration::from_secs(5),
         "the reports lease to lapse",
         async || q.counts("reports").await.unwrap().lapsed == 1,
+    )
+    .await;
+    q.add(
+        "reports",
+        NewJob::new(serde_json::json!({"r": 2})).delay(Duration::from_millis(50)),
+    )
+    .await
+    .unwrap();
+    wait_until(
+        Duration::from_secs(5),
+        "the delayed report to come due",
+        async || q.counts("reports").await.unwrap().due == 1,
     )
     .await;
     dead_letters(q, "webhooks", 2, "HTTP 503 from upstream").await;
@@ -335,16 +349,18 @@ async fn a_scrape_shows_what_the_operator_api_says() {
             page.value("redq_queue_paused", &one),
             f64::from(u8::from(c.paused))
         );
+        assert_eq!(page.value("redq_due_jobs", &one), c.due as f64, "{queue}");
         let recording = operator.metrics_recording(queue).await.unwrap();
         assert_eq!(
             page.value("redq_queue_metrics_off", &one),
             f64::from(u8::from(!recording.is_on())),
             "{queue}"
         );
-        // The head's age grows between the scrape and this read: the
-        // scrape's lies between 0 and the age read now (Redis clock).
+        // The longest-ready job's age grows between the scrape and this
+        // read: the scrape's lies between 0 and the age read now (Redis
+        // clock). A due job no claim moved counts (reports).
         let age = page.value("redq_oldest_job_age_seconds", &one);
-        match c.head_enqueued_at.filter(|_| c.waiting > 0) {
+        match c.ready_since() {
             Some(at) => {
                 let now_age = c.now.duration_since(at).unwrap().as_secs_f64();
                 assert!(age > 0.0 && age <= now_age, "{queue}: {age} vs {now_age}");
@@ -383,6 +399,8 @@ async fn a_scrape_shows_what_the_operator_api_says() {
         page.value("redq_lapsed_leases", &[("queue", "reports")]),
         1.0
     );
+    assert_eq!(page.value("redq_due_jobs", &[("queue", "reports")]), 1.0);
+    assert!(page.value("redq_oldest_job_age_seconds", &[("queue", "reports")]) > 0.0);
     assert_eq!(
         page.value("redq_jobs", &[("queue", "webhooks"), ("state", "dead")]),
         2.0

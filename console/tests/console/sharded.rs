@@ -523,5 +523,9 @@ async fn a_shard_count_the_producers_did_not_use_is_refused() {
     assert!(stderr(&out).contains("add --shards 3"), "{}", stderr(&out));
     let out = redq(&url, &base, &["pause", "emails"]);
     assert_exit(&out, 1);
-    assert!(stderr(&out).contains("or add --shards 3"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("or add --shards 3"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -79,12 +79,17 @@ pub struct Row {
     /// Sizes, in the order of [`STATES`].
     pub sizes: [u64; STATES.len()],
     pub lapsed: u64,
+    /// Scheduled jobs past their time that no claim moved to waiting yet
+    /// (counted in scheduled too; `QueueCounts::due`).
+    pub due: u64,
     /// Paused queues among those of the row (0 or 1 but for [`OTHER`]).
     pub paused: u64,
     /// Queues of the row whose metrics are off (`redq metrics off`: their
     /// histograms and outcome totals stand still), 0 or 1 but for [`OTHER`].
     pub metrics_off: u64,
-    /// Age of the head job (the oldest of the row's heads).
+    /// How long the longest-ready job has been ready: the waiting head
+    /// since its enqueue, or a due scheduled job since its time
+    /// (`QueueCounts::ready_since`; the oldest of the row's).
     pub oldest_age: Duration,
     pub processed_last_minute: u64,
     pub failed_last_minute: u64,
@@ -106,10 +111,9 @@ pub struct Row {
 impl Row {
     fn of(counts: &QueueCounts, stats: &[StatsBucket]) -> Row {
         let c = counts;
-        let head_age = match c.head_enqueued_at {
-            Some(at) if c.waiting > 0 => c.now.duration_since(at).unwrap_or_default(),
-            _ => Duration::ZERO,
-        };
+        let head_age = c.ready_since().map_or(Duration::ZERO, |at| {
+            c.now.duration_since(at).unwrap_or_default()
+        });
         let (processed_last_minute, failed_last_minute) = window_sum(stats, c.now, LAST_MINUTE);
         let (processed_last_15_minutes, failed_last_15_minutes) =
             window_sum(stats, c.now, LAST_15_MINUTES);
@@ -126,6 +130,7 @@ impl Row {
                 c.cancelled,
             ],
             lapsed: c.lapsed,
+            due: c.due,
             paused: u64::from(c.paused),
             metrics_off: 0,
             oldest_age: head_age,
@@ -146,6 +151,7 @@ impl Row {
             *mine += theirs;
         }
         self.lapsed += other.lapsed;
+        self.due += other.due;
         self.paused += other.paused;
         self.metrics_off += other.metrics_off;
         self.oldest_age = self.oldest_age.max(other.oldest_age);

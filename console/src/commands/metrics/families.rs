@@ -120,7 +120,12 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         }
     }
     out.push(jobs);
-    let per_queue: [PerQueue; 9] = [
+    let per_queue: [PerQueue; 10] = [
+        (
+            "redq_due_jobs",
+            "Scheduled jobs of the queue whose time has come that no claim moved to waiting yet (counted in redq_jobs{state=\"scheduled\"} too). Only a claim moves a due retry or delayed job, so while workers run this stays near 0; one that grows means nothing claims the queue (every worker gone), and redq_oldest_job_age_seconds counts these jobs too.",
+            |r| r.due as f64,
+        ),
         (
             "redq_lapsed_leases",
             "Leases of the queue past their expiry that no worker reclaimed yet (counted in redq_jobs{state=\"leased\"} too).",
@@ -138,7 +143,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         ),
         (
             "redq_oldest_job_age_seconds",
-            "Seconds since the job at the head of the waiting line (the next one a claim takes) was enqueued, on the Redis clock; 0 when none waits. Counted from enqueue, not from when it came due: a delayed job that just came due reads as old as its delay. For queue=\"_other\" the oldest head.",
+            "Seconds the longest-ready job of the queue has been ready, on the Redis clock: the head of the waiting line (the next one a claim takes) since it was enqueued, or a scheduled job past its time that no claim moved (redq_due_jobs) since its time, whichever is older; 0 when none is ready. A waiting head counts from enqueue, not from when it came due: a delayed job that just came due reads as old as its delay. For queue=\"_other\" the oldest.",
             |r| r.oldest_age.as_secs_f64(),
         ),
         (
