@@ -212,7 +212,9 @@ pub fn print_jobs(
             j.queue.clone(),
             j.state.to_string(),
             j.name.clone().unwrap_or_else(|| "-".into()),
-            j.attempts.to_string(),
+            // As the console and `jobs show` write it: tries of the most
+            // allowed, so 0 reads as "not tried yet of 5", not as a count.
+            crate::tui::view::facts::tries(j.attempts, j.max_attempts),
             when,
             error,
         ];

@@ -11,9 +11,12 @@ async fn jobs_list_and_the_bare_form_print_the_same_page() {
     let ns = unique_namespace("jobs-list");
     let url = server.url();
     let q = connect(&url, &ns).await;
-    q.add("emails", NewJob::new(serde_json::json!({"to": "ada"})))
-        .await
-        .unwrap();
+    q.add(
+        "emails",
+        NewJob::new(serde_json::json!({"to": "ada"})).max_attempts(5),
+    )
+    .await
+    .unwrap();
     q.add(
         "emails",
         NewJob::new(serde_json::json!({"to": "bob"})).delay(std::time::Duration::from_secs(600)),
@@ -39,6 +42,14 @@ async fn jobs_list_and_the_bare_form_print_the_same_page() {
         assert_eq!(long["jobs"][0]["state"], state);
         assert_eq!(long, bare, "{state}: the two forms differ");
     }
+    // The table writes tries as the console and `jobs show` do: of the
+    // most allowed, not a bare count.
+    let table = stdout(&redq(&url, &ns, &["jobs", "list", "emails"]));
+    let row = table
+        .lines()
+        .find(|l| l.contains("waiting"))
+        .unwrap_or_default();
+    assert!(row.split_whitespace().any(|cell| cell == "0/5"), "{table}");
     // A queue nobody enqueued to is refused either way.
     for args in [&["jobs", "list", "nosuch"][..], &["jobs", "nosuch"][..]] {
         let out = redq(&url, &ns, args);
