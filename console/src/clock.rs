@@ -34,13 +34,24 @@ pub fn rfc3339(at: SystemTime) -> String {
 
 /// `HH:MM:SS` when `at` is on the same UTC day as `now`, else `MM-DD HH:MM`.
 pub fn short(at: SystemTime, now: SystemTime) -> String {
-    let (a, n) = (epoch_ms(at) / 1000, epoch_ms(now) / 1000);
-    if a / 86_400 == n / 86_400 {
-        time_of_day(a)
+    if same_day(at, now) {
+        time_of_day(epoch_ms(at) / 1000)
     } else {
-        let (_, m, d) = civil_from_days((a / 86_400) as i64);
-        format!("{m:02}-{d:02} {}", &time_of_day(a)[..5])
+        dated(at)
     }
+}
+
+/// Whether `a` and `b` fall on the same UTC day.
+pub fn same_day(a: SystemTime, b: SystemTime) -> bool {
+    epoch_ms(a) / 86_400_000 == epoch_ms(b) / 86_400_000
+}
+
+/// `MM-DD HH:MM` of `at`, whatever day it is: for a scale whose labels
+/// span days, so that every label says its day, today's too.
+pub fn dated(at: SystemTime) -> String {
+    let a = epoch_ms(at) / 1000;
+    let (_, m, d) = civil_from_days((a / 86_400) as i64);
+    format!("{m:02}-{d:02} {}", &time_of_day(a)[..5])
 }
 
 /// `HH:MM:SS` of a time in seconds since the epoch.
@@ -130,6 +141,13 @@ mod tests {
             assert_eq!(datetime(at(secs)), want);
         }
         assert_eq!(rfc3339(at(1_764_455_825)), "2025-11-29T22:37:05.000Z");
+    }
+
+    #[test]
+    fn dated_times_say_their_day_even_today() {
+        assert_eq!(dated(at(1_764_455_825)), "11-29 22:37");
+        assert!(same_day(at(1_764_455_825), at(1_764_455_825 - 3600)));
+        assert!(!same_day(at(1_764_455_825), at(1_764_455_825 - 86_400)));
     }
 
     #[test]

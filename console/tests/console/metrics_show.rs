@@ -152,6 +152,38 @@ fn the_metrics_view_shows_each_name_its_percentiles_and_a_time_scale() {
     );
 }
 
+#[test]
+fn a_scale_that_starts_on_an_earlier_day_dates_every_label() {
+    // The last 24 h at 19:00: the scale starts yesterday, so its end says
+    // today's date too rather than a bare time read as yesterday's.
+    let mut history = fixed_history();
+    let width = Duration::from_secs(1800);
+    let first = history.metrics.now - width * 47;
+    history.width = width;
+    history.points = (0..48u32)
+        .map(|i| MetricsPoint {
+            start: first + width * i,
+            figures: Figures {
+                completed: 5,
+                ..Figures::default()
+            },
+        })
+        .collect();
+    history.metrics.window = Some(MetricsWindow::LastDay);
+    let text = drawn(&history, MetricsWindow::LastDay, 140, 42);
+    assert!(
+        text.contains("11-30 19:30") && text.contains("12-01 19:00"),
+        "{text}"
+    );
+    assert!(!text.contains("19:00:00"), "{text}");
+    // Within one day the scale keeps its times alone (the last hour above).
+    let hour = drawn(&fixed_history(), MetricsWindow::LastHour, 140, 42);
+    assert!(
+        hour.contains("18:01:00") && !hour.contains("12-01"),
+        "{hour}"
+    );
+}
+
 /// `images`: three `resize` jobs acked with run times 3 ms, 100 ms and
 /// 5 s, claimed 600 ms after they were due; one unnamed job retried, one
 /// dead-lettered.

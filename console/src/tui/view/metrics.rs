@@ -160,7 +160,14 @@ fn draw_chart(frame: &mut Frame, area: Rect, history: &MetricsHistory, theme: &T
         let at = first.map_or(now, |first| {
             first + std::time::Duration::from_secs_f64(offset)
         });
-        Span::styled(clock::short(at, now), theme.dim())
+        // Once the scale starts on an earlier day, every label says its
+        // day: a bare "09:09:00" at the end of a 24 h scale reads as the
+        // same day as the "12-06 09:10" at its start.
+        let text = match first {
+            Some(first) if !clock::same_day(first, now) => clock::dated(at),
+            _ => clock::short(at, now),
+        };
+        Span::styled(text, theme.dim())
     };
     let per = clock::compact(history.width);
     let datasets = vec![
