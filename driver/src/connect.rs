@@ -241,27 +241,44 @@ impl RedisQueueBuilder {
             .await
             .map_err(|e| connect_error(e, &redacted, self.command_timeout))?;
         let keys = Keys::new(&self.namespace);
-        // Read before the scripts are readied: which variants a handle
-        // calls follows from it (`scripts::load_all`).
-        let record_format =
-            crate::record_format::at_connect(&pool, &keys, &self.namespace, self.command_timeout)
-                .await?;
-        let script_calls = scripts::load_all(
-            pool.next(),
-            self.script_calls,
-            self.preload_scripts,
-            record_format.detach_from().is_some(),
-        )
-        .await
-        .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
-        crate::layout::refuse_earlier_layout(
-            &pool,
-            &keys,
-            &self.namespace,
-            &redacted,
-            self.command_timeout,
-        )
-        .await?;
+        let readied = async {
+            // Read before the scripts are readied: which variants a handle
+            // calls follows from it (`scripts::load_all`).
+            let record_format = crate::record_format::at_connect(
+                &pool,
+                &keys,
+                &self.namespace,
+                self.command_timeout,
+            )
+            .await?;
+            let script_calls = scripts::load_all(
+                pool.next(),
+                self.script_calls,
+                self.preload_scripts,
+                record_format.detach_from().is_some(),
+            )
+            .await
+            .map_err(|e| QueueError::from_redis(e, self.command_timeout))?;
+            crate::layout::refuse_earlier_layout(
+                &pool,
+                &keys,
+                &self.namespace,
+                &redacted,
+                self.command_timeout,
+            )
+            .await?;
+            Ok::<_, QueueError>((record_format, script_calls))
+        };
+        let (record_format, script_calls) = match readied.await {
+            Ok(readied) => readied,
+            Err(e) => {
+                // The pool is up: dropped, its connections would stay open
+                // (and reconnect) with nothing to use them, one more each
+                // time a caller retries the connect.
+                let _ = tokio::time::timeout(self.command_timeout, pool.quit()).await;
+                return Err(e);
+            }
+        };
         warn_unless_noeviction(&pool, &redacted).await;
         let identity = self.identity.unwrap_or_else(WorkerIdentity::unique);
         Ok(RedisQueue {
