@@ -17,6 +17,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use redq::{JobState, QueueError};
 use redq_console::failure::{is_unreachable, read_failed};
+use redq_console::tui::source;
 use redq_console::tui::state::{Action, Command, Level, Screen, Snapshot, State, Update};
 use redq_console::tui::theme::Theme;
 use redq_console::tui::view;
@@ -381,4 +382,70 @@ async fn opens_while_redis_is_down_and_goes_live_when_it_starts() {
     term.wait_for("webhooks", DEADLINE);
     term.keys(&["q"]);
     term.wait_for("REDQ-EXITED-0", DEADLINE);
+}
+
+/// The connected clients Redis counts now.
+async fn connected_clients(server: &RedisServer) -> u64 {
+    let info = server.cmd(&["INFO", "clients"]).await;
+    info.as_string()
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("connected_clients:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("INFO clients names connected_clients")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_stops_answering_leaves_no_connections_behind_once_it_answers() {
+    // During a pause each refresh fails its read and opens a probe to learn
+    // why, which cannot finish either. Dropped halfway, such a probe went on
+    // connecting in the background and stayed connected for good once Redis
+    // answered: one connection kept for every few refreshes of the outage.
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_pause_probes"));
+    let connect: source::Connector = std::sync::Arc::new(move || {
+        let (url, ns) = (url.clone(), ns.clone());
+        Box::pin(async move {
+            let builder = redq::RedisQueue::builder(&url);
+            redq_console::aggregate::Target::connect(builder, &ns, 1).await
+        })
+    });
+    let first = connect().await.unwrap();
+    let (_requests_tx, requests) = tokio::sync::mpsc::unbounded_channel();
+    let (updates, mut updates_rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(source::run(
+        source::Link::new(Some(first), connect),
+        Duration::from_millis(250),
+        requests,
+        updates,
+        cancel.clone(),
+    ));
+    let first_update = updates_rx.recv().await.expect("a first update");
+    assert!(matches!(first_update, Update::Snapshot { .. }));
+    let baseline = connected_clients(&server).await;
+
+    server.cmd(&["CLIENT", "PAUSE", "7000", "ALL"]).await;
+    // Let the outage be noticed and probed a few times.
+    let mut unreachable = 0;
+    while unreachable < 2 {
+        if let Some(Update::Unreachable { .. }) = updates_rx.recv().await {
+            unreachable += 1;
+        }
+    }
+    // Once Redis answers again, the console reads again and the probes of
+    // the outage are closed, not kept.
+    loop {
+        if let Some(Update::Snapshot { .. }) = updates_rx.recv().await {
+            break;
+        }
+    }
+    redq_tests::wait_until(
+        Duration::from_secs(10),
+        "the outage's probes to close",
+        async || connected_clients(&server).await <= baseline,
+    )
+    .await;
+    cancel.cancel();
+    let _ = running.await;
 }
