@@ -69,6 +69,18 @@ fn title(queue: &str, window: MetricsWindow) -> String {
 fn read_title(history: &MetricsHistory, window: MetricsWindow) -> String {
     let metrics = &history.metrics;
     match metrics.recording {
+        // The wide windows are read every 30 s (each read walks many
+        // rollup fields): said, or their totals read as behind the 5 m
+        // window's for no reason.
+        Recording::On if matches!(window, MetricsWindow::LastDay | MetricsWindow::Last90Days) => {
+            format!(
+                " Metrics: {}, last {}, read {} UTC (every {}; w: window) ",
+                crate::text::inert(&metrics.queue),
+                window_label(window),
+                clock::short(metrics.now, metrics.now),
+                clock::compact(crate::tui::source::METRICS_SLOW_EVERY),
+            )
+        }
         Recording::On => title(&metrics.queue, window),
         Recording::Off { since } => format!(
             " Metrics: {}, last {}: OFF since {} UTC, nothing newer recorded (o: turn on) ",
