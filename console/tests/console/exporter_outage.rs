@@ -12,10 +12,9 @@ use redq::NewJob;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::metrics::Exporter;
 use crate::seed::connect;
-use crate::spawned::Spawned;
 
-const STARTUP: Duration = Duration::from_secs(20);
 /// How long Redis may take to be read again once it is back.
 const RECOVERY: Duration = Duration::from_secs(30);
 /// A scrape of a Redis that is down or silent answers within this: well
@@ -25,19 +24,6 @@ const ANSWERED_WITHIN: Duration = Duration::from_secs(3);
 /// Longer than the driver's command timeout, so a scrape that waited it
 /// out would still fail rather than read Redis once the pause is over.
 const PAUSE_MS: &str = "8000";
-
-/// `redq metrics --listen 127.0.0.1:0`, and the address it serves on.
-async fn start_exporter(url: &str, namespace: &str) -> (Spawned, String) {
-    let mut process = Spawned::start(url, namespace, &["metrics", "--listen", "127.0.0.1:0"]);
-    let line = process.stderr_line("serving http://", STARTUP).await;
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (process, addr)
-}
 
 /// What one scrape showed: its page, and how long it took to answer.
 struct Scraped {
@@ -85,7 +71,7 @@ async fn scrape(addr: &str) -> Scraped {
     }
 }
 
-async fn live_exporter(server: &RedisServer, test: &str) -> (Spawned, String) {
+async fn live_exporter(server: &RedisServer, test: &str) -> (Exporter, String) {
     let url = server.url_with_password();
     let ns = unique_namespace(test);
     let q = connect(&url, &ns).await;
@@ -93,10 +79,11 @@ async fn live_exporter(server: &RedisServer, test: &str) -> (Spawned, String) {
         .await
         .unwrap();
     q.close().await;
-    let (process, addr) = start_exporter(&url, &ns).await;
+    let exporter = Exporter::start(&url, &ns, &[]).await;
+    let addr = exporter.addr().to_owned();
     let first = scrape(&addr).await;
     assert_eq!(first.value("redq_up"), 1.0, "{}", first.page);
-    (process, addr)
+    (exporter, addr)
 }
 
 #[tokio::test]

@@ -24,6 +24,11 @@ pub(crate) struct Exporter {
 }
 
 impl Exporter {
+    /// Where it serves (`host:port`).
+    pub(crate) fn addr(&self) -> &str {
+        &self.addr
+    }
+
     pub(crate) async fn start(url: &str, namespace: &str, extra: &[&str]) -> Exporter {
         let mut args = vec!["metrics", "--listen", "127.0.0.1:0"];
         args.extend_from_slice(extra);
