@@ -68,6 +68,19 @@ impl RedisServer {
         let _ = client.quit().await;
         reply
     }
+
+    /// The clients connected now, as `INFO clients` counts them (the
+    /// connection asking included): what a test of leaked connections
+    /// compares with a baseline.
+    pub async fn connected_clients(&self) -> u64 {
+        let info = self.cmd(&["INFO", "clients"]).await;
+        info.as_string()
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_clients:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("INFO clients names connected_clients")
+    }
 }
 
 /// One line of `CLIENT LIST`: the connection as the server sees it.

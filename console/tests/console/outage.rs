@@ -384,17 +384,6 @@ async fn opens_while_redis_is_down_and_goes_live_when_it_starts() {
     term.wait_for("REDQ-EXITED-0", DEADLINE);
 }
 
-/// The connected clients Redis counts now.
-async fn connected_clients(server: &RedisServer) -> u64 {
-    let info = server.cmd(&["INFO", "clients"]).await;
-    info.as_string()
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("connected_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("INFO clients names connected_clients")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redis_that_stops_answering_leaves_no_connections_behind_once_it_answers() {
     // During a pause each refresh fails its read and opens a probe to learn
@@ -423,7 +412,7 @@ async fn a_redis_that_stops_answering_leaves_no_connections_behind_once_it_answe
     ));
     let first_update = updates_rx.recv().await.expect("a first update");
     assert!(matches!(first_update, Update::Snapshot { .. }));
-    let baseline = connected_clients(&server).await;
+    let baseline = server.connected_clients().await;
 
     server.cmd(&["CLIENT", "PAUSE", "7000", "ALL"]).await;
     // Let the outage be noticed and probed a few times.
@@ -443,7 +432,7 @@ async fn a_redis_that_stops_answering_leaves_no_connections_behind_once_it_answe
     redq_tests::wait_until(
         Duration::from_secs(10),
         "the outage's probes to close",
-        async || connected_clients(&server).await <= baseline,
+        async || server.connected_clients().await <= baseline,
     )
     .await;
     cancel.cancel();

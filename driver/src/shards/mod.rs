@@ -159,8 +159,14 @@ impl ShardedQueue {
                 .namespace(name)
                 .identity(identity.node, identity.instance)
                 .connect()
-                .await?;
-            handles.push(shard);
+                .await;
+            match shard {
+                Ok(shard) => handles.push(shard),
+                Err(e) => {
+                    close_all(&handles).await;
+                    return Err(e);
+                }
+            }
         }
         Ok(ShardedQueue::over(base, handles))
     }
@@ -178,7 +184,10 @@ impl ShardedQueue {
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
         let queue = Self::connect_unmarked(builder, base, shards).await?;
-        marker::check(queue.shards(), base, shards).await?;
+        if let Err(refused) = marker::check(queue.shards(), base, shards).await {
+            close_all(queue.shards()).await;
+            return Err(refused);
+        }
         Ok(queue)
     }
 
@@ -349,6 +358,15 @@ pub fn shard_namespaces(base: &str, n: usize) -> Result<Vec<String>, QueueError>
             Ok(name)
         })
         .collect()
+}
+
+/// Close handles connected for a queue that is not handed out (a later
+/// shard failed to connect, or the count was refused): dropped, their
+/// connections would stay open and reconnecting with nothing to use them.
+async fn close_all(handles: &[RedisQueue]) {
+    for handle in handles {
+        handle.close().await;
+    }
 }
 
 /// The cluster slot of a namespace's keys (`{ns}:…`).

@@ -251,7 +251,7 @@ async fn a_namespace_in_the_earlier_storage_layout_is_refused_untouched() {
     // A refused connect closes the connections it opened: a caller that
     // retries it (a service restarting its connect in a loop) does not
     // pile them up on the server.
-    let baseline = connected_clients(&server).await;
+    let baseline = server.connected_clients().await;
     for _ in 0..5 {
         let refused = RedisQueue::builder(&server.url())
             .namespace(&ns)
@@ -262,21 +262,11 @@ async fn a_namespace_in_the_earlier_storage_layout_is_refused_untouched() {
     redq_tests::wait_until(
         std::time::Duration::from_secs(5),
         "the refused connects' connections to close",
-        async || connected_clients(&server).await <= baseline,
+        async || server.connected_clients().await <= baseline,
     )
     .await;
     // Other namespaces on the same server are not affected.
     roundtrip(&queue(&server, "earlier-layout-neighbour").await).await;
-}
-
-/// How many clients the server has connected now.
-async fn connected_clients(server: &redq_tests::RedisServer) -> u64 {
-    let info = server.cmd(&["INFO", "clients"]).await;
-    let text = info.as_string().unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix("connected_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("INFO clients names connected_clients")
 }
 
 #[tokio::test]

@@ -28,7 +28,9 @@ async fn an_operator_attaching_with_another_shard_count_is_refused_and_writes_no
     assert_eq!(right.operator().counts("orders").await.unwrap().waiting, 12);
 
     // Every other count is refused, whether its namespaces overlap with
-    // the right ones or not (the base's own mark is read either way).
+    // the right ones or not (the base's own mark is read either way), and
+    // the refused handles' connections are closed, not left open.
+    let baseline = server.connected_clients().await;
     for wrong in [2, 4, 5] {
         match ShardedQueue::attach(builder(), &base, wrong).await {
             Err(QueueError::Invalid { what, value, rule }) => {
@@ -39,6 +41,12 @@ async fn an_operator_attaching_with_another_shard_count_is_refused_and_writes_no
             other => panic!("{wrong} shards were not refused: {other:?}"),
         }
     }
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(5),
+        "the refused attaches' connections to close",
+        async || server.connected_clients().await <= baseline,
+    )
+    .await;
     // The base namespace, read alone, says where its queue is.
     let alone = RedisQueue::builder(&server.url())
         .namespace(&base)
