@@ -43,23 +43,28 @@ async fn check(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> 
         inert(name),
         inert(queue.namespace()),
         listing(&known),
-        sharded_hint(queue).await?,
+        match spread_over(queue).await? {
+            Some(n) => format!(", or {}", shards_advice(queue.namespace(), n)),
+            None => String::new(),
+        },
     )))
 }
 
-/// ", or add --shards N" when this one namespace is the base of a queue
-/// spread over N shards (its jobs are in the shards' namespaces).
-pub async fn sharded_hint(queue: &Target) -> Result<String, Failure> {
+/// The shard count of the queue whose base this one namespace is, if it
+/// is one (its jobs are then in the shards' namespaces, not here).
+pub async fn spread_over(queue: &Target) -> Result<Option<usize>, Failure> {
     if queue.is_sharded() {
-        return Ok(String::new());
+        return Ok(None);
     }
-    Ok(match queue.shards()[0].spread_over().await? {
-        Some(n) => format!(
-            ", or add --shards {n}: {} is the base of a queue spread over {n} shards",
-            inert(queue.namespace())
-        ),
-        None => String::new(),
-    })
+    Ok(queue.shards()[0].spread_over().await?)
+}
+
+/// "add --shards N: NS is the base of a queue spread over N shards".
+pub fn shards_advice(namespace: &str, n: usize) -> String {
+    format!(
+        "add --shards {n}: {} is the base of a queue spread over {n} shards",
+        inert(namespace)
+    )
 }
 
 fn listing(known: &[String]) -> String {

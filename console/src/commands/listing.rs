@@ -44,9 +44,9 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
     }
     queues_table(&all).print();
     if all.is_empty() {
-        let hint = super::known::sharded_hint(queue).await?;
-        if let Some(advice) = hint.strip_prefix(", or ") {
+        if let Some(n) = super::known::spread_over(queue).await? {
             let namespace = crate::text::inert(queue.namespace());
+            let advice = super::known::shards_advice(queue.namespace(), n);
             eprintln!("redq: no queues in namespace {namespace}; {advice}");
         }
     }
