@@ -209,7 +209,15 @@ impl RedisQueueBuilder {
     /// nodes as seeds; `rediss-cluster://` with TLS) and a primary behind
     /// Sentinel (`redis-sentinel://sentinel:26379?sentinelServiceName=name&node=sentinel2:26379`;
     /// `rediss-sentinel://` with TLS). See `docs/cluster.md`.
+    ///
+    /// Safe to race against a deadline or drop: the attempt runs in a task
+    /// of its own, and a handle it makes after the caller stopped waiting
+    /// is closed, not left connected (`unwaited.rs`).
     pub async fn connect(self) -> Result<RedisQueue, QueueError> {
+        crate::unwaited::connect_in_task(self.connect_here()).await
+    }
+
+    async fn connect_here(self) -> Result<RedisQueue, QueueError> {
         check_namespace(&self.namespace)?;
         check_pool_size(self.pool_size)?;
         check_payload_limit(self.payload_limit)?;

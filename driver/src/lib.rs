@@ -157,6 +157,7 @@ mod seed;
 pub mod shards;
 pub mod surgery;
 mod trace;
+mod unwaited;
 pub mod worker;
 pub mod workflow;
 

@@ -742,3 +742,9 @@ pub(crate) fn check_lease(lease: &Lease) -> Result<(), QueueError> {
     }
     Ok(())
 }
+
+impl crate::unwaited::Closable for RedisQueue {
+    async fn close_unused(self) {
+        self.close().await;
+    }
+}

@@ -318,35 +318,23 @@ fn silent(after: Duration) -> String {
     )
 }
 
-/// Open a handle, or say why not. The attempt runs in its own task: one
-/// that outlasts [`CONNECT_TIMEOUT`] (a Redis that accepts but does not
-/// answer) is not dropped halfway, which would leave its client connecting
-/// in the background and connected for good once Redis answers (a probe a
-/// refresh during a pause, each a connection kept); it is closed when it
-/// ends instead.
+/// Open a handle, or say why not, within [`CONNECT_TIMEOUT`]. Giving up on
+/// an attempt that outlasts it (a Redis that accepts but does not answer)
+/// leaves nothing behind: the driver closes what it connects after its
+/// caller left, so a probe each refresh during a pause does not become a
+/// connection kept each refresh.
 async fn open(connect: Option<&Connector>) -> Result<Target, String> {
     let Some(connect) = connect else {
         return Err("no way to connect to Redis".to_owned());
     };
-    let mut attempt = tokio::spawn(connect());
-    match timeout(CONNECT_TIMEOUT, &mut attempt).await {
-        Ok(Ok(Ok(target))) => Ok(target),
-        Ok(Ok(Err(e))) => Err(crate::failure::read_failed(&e)),
-        Ok(Err(ended)) => Err(format!(
-            "the connection attempt ended unexpectedly: {ended}"
-        )),
-        Err(_) => {
-            tokio::spawn(async move {
-                if let Ok(Ok(late)) = attempt.await {
-                    close(&late).await;
-                }
-            });
-            Err(silent(CONNECT_TIMEOUT))
-        }
+    match timeout(CONNECT_TIMEOUT, connect()).await {
+        Ok(Ok(target)) => Ok(target),
+        Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
+        Err(_) => Err(silent(CONNECT_TIMEOUT)),
     }
 }
 
-/// Close a handle no one will use (a probe, an attempt that came late).
+/// Close a handle no one will use (a probe that connected).
 async fn close(target: &Target) {
     for shard in target.shards() {
         shard.close().await;

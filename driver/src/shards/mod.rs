@@ -114,6 +114,9 @@ impl ShardedQueue {
     /// Connect `shards` namespaces (1 to [`MAX_SHARDS`]) derived from
     /// `base`, each with `builder`'s settings (its own namespace is not
     /// used) and one worker identity for all: the builder's, or a fresh one.
+    /// Safe to race against a deadline, as
+    /// [`RedisQueueBuilder::connect`] is: what it connects after its caller
+    /// stopped waiting, it closes.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), redq::QueueError> {
@@ -127,9 +130,13 @@ impl ShardedQueue {
         base: &str,
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
-        let queue = Self::connect_unmarked(builder, base, shards).await?;
-        marker::mark(queue.shards(), base, shards).await;
-        Ok(queue)
+        let base = base.to_owned();
+        crate::unwaited::connect_in_task(async move {
+            let queue = Self::connect_unmarked(builder, &base, shards).await?;
+            marker::mark(queue.shards(), &base, shards).await;
+            Ok(queue)
+        })
+        .await
     }
 
     /// The shards connected, nothing written.
@@ -183,12 +190,16 @@ impl ShardedQueue {
         base: &str,
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
-        let queue = Self::connect_unmarked(builder, base, shards).await?;
-        if let Err(refused) = marker::check(queue.shards(), base, shards).await {
-            close_all(queue.shards()).await;
-            return Err(refused);
-        }
-        Ok(queue)
+        let base = base.to_owned();
+        crate::unwaited::connect_in_task(async move {
+            let queue = Self::connect_unmarked(builder, &base, shards).await?;
+            if let Err(refused) = marker::check(queue.shards(), &base, shards).await {
+                close_all(queue.shards()).await;
+                return Err(refused);
+            }
+            Ok(queue)
+        })
+        .await
     }
 
     /// A queue over `handles`, the shards of `base`, with nothing held yet.
@@ -366,6 +377,12 @@ pub fn shard_namespaces(base: &str, n: usize) -> Result<Vec<String>, QueueError>
 async fn close_all(handles: &[RedisQueue]) {
     for handle in handles {
         handle.close().await;
+    }
+}
+
+impl crate::unwaited::Closable for ShardedQueue {
+    async fn close_unused(self) {
+        close_all(self.shards()).await;
     }
 }
 

@@ -16,6 +16,7 @@ mod compact_records;
 mod concurrency;
 mod config;
 mod connect;
+mod connect_abandoned;
 mod connect_loads;
 mod counts_stats;
 mod dead_letters;

@@ -46,8 +46,8 @@ use crate::tui::source::PING_TIMEOUT;
 const CONNECT_WAIT: Duration = Duration::from_secs(1);
 
 /// A connection attempt, in a task of its own: a scrape that stops
-/// waiting for it leaves it to finish, rather than dropping it halfway,
-/// which would leave its client connecting in the background forever.
+/// waiting for it leaves it under way, and the next scrape waits on it
+/// again instead of starting another.
 type Attempt = JoinHandle<Result<Target, QueueError>>;
 
 /// The exporter's handle on Redis.
@@ -84,7 +84,14 @@ impl Exporter {
         &self.url
     }
 
-    /// Start a connection attempt in its own task.
+    /// Connect once. The driver's connect is safe to stop waiting for: what
+    /// it connects after the caller left, it closes.
+    async fn connect(&self) -> Result<Target, QueueError> {
+        Target::connect(self.builder.clone(), &self.base, self.shards).await
+    }
+
+    /// Start a connection attempt in its own task, which a later scrape
+    /// can wait on again.
     fn attempt(&self) -> Attempt {
         let (builder, base, shards) = (self.builder.clone(), self.base.clone(), self.shards);
         tokio::spawn(async move { Target::connect(builder, &base, shards).await })
@@ -129,25 +136,16 @@ impl Exporter {
     /// its error is the current one (the refusal of a Redis that died, an
     /// unknown host, a password no longer accepted). When it connects, or
     /// does not answer within [`CONNECT_WAIT`] either, the read's own error
-    /// stands; the attempt is closed once it connects, now or later, so it
-    /// leaves nothing reconnecting behind.
+    /// stands; a probe that connects is closed (now, or by the driver once
+    /// it connects after the wait).
     async fn why(&self, read_error: &QueueError) -> String {
-        let mut probe = self.attempt();
-        match timeout(CONNECT_WAIT, &mut probe).await {
-            Ok(Ok(Err(connect_error))) => read_failed(&connect_error),
-            Ok(Ok(Ok(probe))) => {
+        match timeout(CONNECT_WAIT, self.connect()).await {
+            Ok(Err(connect_error)) => read_failed(&connect_error),
+            Ok(Ok(probe)) => {
                 close(&probe).await;
                 read_failed(read_error)
             }
-            Ok(Err(_)) => read_failed(read_error),
-            Err(_) => {
-                tokio::spawn(async move {
-                    if let Ok(Ok(probe)) = probe.await {
-                        close(&probe).await;
-                    }
-                });
-                read_failed(read_error)
-            }
+            Err(_) => read_failed(read_error),
         }
     }
 
