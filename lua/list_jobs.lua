@@ -3,8 +3,8 @@
 -- waiting: claim order; scheduled: soonest due first; leased: soonest expiry
 -- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order;
 -- awaiting (waiting on a gate, lib/gate.lua): by id, which is creation order
--- for the driver's ids.
--- include: check clock keys job_record detached waiting
+-- for the driver's ids. Blocked jobs are listed by list_blocked.lua.
+-- include: check clock keys job_record waiting listed_job
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, detached, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n
 --   writes nothing
@@ -113,18 +113,6 @@ else
   page = redis.call('ZRANGE', key, offset, offset + count - 1, 'WITHSCORES')
 end
 for i = 1, #page, 2 do
-  local id = page[i]
-  local raw = redis.call('HGET', K.jobs, id)
-  local meta, payload = '', ''
-  if raw then
-    -- Sent apart, as the reply has always been: the packed meta, then the payload.
-    local used = cmsgpack.unpack_one(raw)
-    if used < 0 then meta = raw else meta, payload = string.sub(raw, 1, used), string.sub(raw, used + 1) end
-    payload = whole_payload(id, payload)
-  end
-  reply[#reply + 1] = id
-  reply[#reply + 1] = page[i + 1]
-  reply[#reply + 1] = meta
-  reply[#reply + 1] = payload
+  append_listed(reply, page[i], page[i + 1], redis.call('HGET', K.jobs, page[i]))
 end
 return reply

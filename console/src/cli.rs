@@ -243,6 +243,9 @@ pub enum StateArg {
     Waiting,
     /// Due, but held back until its limit key has room (flow control).
     Held,
+    /// Waiting behind an earlier job with the same ordering key (listed by
+    /// key, then in the order the key runs them).
+    Blocked,
     /// Waiting for its batch, dependencies or children (workflows).
     Awaiting,
     /// Delayed or backing off.
@@ -263,6 +266,7 @@ impl StateArg {
         match self {
             StateArg::Waiting => redq::JobState::Waiting,
             StateArg::Held => redq::JobState::Held,
+            StateArg::Blocked => redq::JobState::Blocked,
             StateArg::Awaiting => redq::JobState::Awaiting,
             StateArg::Scheduled => redq::JobState::Scheduled,
             StateArg::Leased => redq::JobState::Leased,
@@ -758,7 +762,7 @@ pub struct JobsCancel {
     #[arg(long, requires = "state", conflicts_with = "id")]
     pub queue: Option<String>,
     /// With --queue: which jobs (a blocked job follows its waiting holder:
-    /// cancel it by id, found with `redq jobs search --state blocked`).
+    /// cancel it by id, found with `redq jobs list QUEUE --state blocked`).
     #[arg(long, value_enum, requires = "queue")]
     pub state: Option<CancelStateArg>,
     /// Required with --queue: a bulk cancel cannot be undone.
@@ -946,9 +950,8 @@ pub struct JobsDelete {
     /// Every job of this queue in --state, in bounded batches.
     #[arg(long, requires = "state", conflicts_with = "ids")]
     pub queue: Option<String>,
-    /// With --queue: which jobs (leased needs --force). Blocked jobs are
-    /// counted by `redq queues` (BLOCKED) but not listed by `redq jobs
-    /// list`: `redq jobs search --state blocked` shows them.
+    /// With --queue: which jobs (leased needs --force); `redq jobs list
+    /// QUEUE --state S` shows them first.
     #[arg(long, value_enum, requires = "queue")]
     pub state: Option<DeleteStateArg>,
     /// Required with --queue: a delete cannot be undone.
@@ -957,7 +960,7 @@ pub struct JobsDelete {
 }
 
 /// The states `redq jobs delete --queue` empties: those the driver's bulk
-/// delete takes (awaiting jobs are deleted by id).
+/// delete takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DeleteStateArg {
     /// Due, waiting to be claimed.
@@ -969,6 +972,10 @@ pub enum DeleteStateArg {
     Blocked,
     /// Held back until its limit key has room (flow control).
     Held,
+    /// Waiting for its batch, dependencies or children (each leaves its
+    /// gate's waiters and counts as deleted, a failure, toward the
+    /// workflows it is a member of: a job depending on it is decided then).
+    Awaiting,
     /// In the dead-letter set.
     Dead,
     /// Running under a lease (needs --force).
@@ -983,6 +990,7 @@ impl DeleteStateArg {
             DeleteStateArg::Scheduled => redq::JobState::Scheduled,
             DeleteStateArg::Blocked => redq::JobState::Blocked,
             DeleteStateArg::Held => redq::JobState::Held,
+            DeleteStateArg::Awaiting => redq::JobState::Awaiting,
             DeleteStateArg::Dead => redq::JobState::Dead,
             DeleteStateArg::Leased => redq::JobState::Leased,
         }

@@ -73,6 +73,22 @@ impl QueueCounts {
         }
     }
 
+    /// How many jobs are in `state`: what a listing of that state totals,
+    /// and what a bulk change of it starts from.
+    pub fn in_state(&self, state: JobState) -> u64 {
+        match state {
+            JobState::Waiting => self.waiting,
+            JobState::Scheduled => self.scheduled,
+            JobState::Leased => self.leased,
+            JobState::Dead => self.dead,
+            JobState::Blocked => self.blocked,
+            JobState::Held => self.held,
+            JobState::Awaiting => self.awaiting,
+            JobState::Completed => self.completed,
+            JobState::Cancelled => self.cancelled,
+        }
+    }
+
     /// How many jobs are in `state`, for the states a bulk cancel takes
     /// (others are refused, saying which are taken).
     pub fn cancellable_in(&self, state: JobState) -> Result<u64, QueueError> {
@@ -251,8 +267,9 @@ impl RedisQueue {
 
     /// One page of a queue's jobs in `state` (waiting in claim order,
     /// scheduled soonest first, leased soonest expiry first, dead newest
-    /// first, held by limit key, then in claim order within a key). `count`
-    /// is 1 to 1000. Blocked jobs are not listed here.
+    /// first, held by limit key, then in claim order within a key, blocked
+    /// by ordering key, then in the order they will run: see
+    /// [`list_blocked`](Self::list_blocked)). `count` is 1 to 1000.
     pub async fn list_jobs(
         &self,
         queue: &str,
@@ -273,11 +290,7 @@ impl RedisQueue {
             });
         }
         if state == JobState::Blocked {
-            return Err(QueueError::invalid(
-                "state",
-                "blocked",
-                "one of waiting, scheduled, leased, dead, held",
-            ));
+            return self.list_blocked(queue, offset, count).await;
         }
         // A sorted set holds fewer than 2^32 members, so any larger offset is
         // past the end as well; the script accepts offsets up to u32::MAX.
@@ -285,10 +298,21 @@ impl RedisQueue {
         let args = vec![text(state.as_str()), num(offset), num(count as u64)];
         let items = reply::array(self.run(Op::ListJobs, queue, args).await?)?;
         let total = items.first().map(reply::int).transpose()?.unwrap_or(0) as u64;
+        let jobs = self.listed_rows(state, items.into_iter().skip(2))?;
+        Ok(Page { total, items: jobs })
+    }
+
+    /// The jobs of a listing script's reply rows (`lua/lib/listed_job.lua`:
+    /// id, score, packed meta, payload), all in `state`; a job gone before
+    /// its row was read (empty meta) is left out.
+    pub(crate) fn listed_rows(
+        &self,
+        state: JobState,
+        mut rows: impl Iterator<Item = fred::types::Value>,
+    ) -> Result<Vec<JobRecord>, QueueError> {
         let mut jobs = Vec::new();
-        let mut rest = items.into_iter().skip(2);
         while let (Some(id), Some(score), Some(meta), Some(payload)) =
-            (rest.next(), rest.next(), rest.next(), rest.next())
+            (rows.next(), rows.next(), rows.next(), rows.next())
         {
             let meta_raw = reply::bytes(meta)?;
             if meta_raw.is_empty() {
@@ -304,7 +328,7 @@ impl RedisQueue {
                 score,
             ));
         }
-        Ok(Page { total, items: jobs })
+        Ok(jobs)
     }
 
     /// The stored record of job `id` (read outside any script: a hint of

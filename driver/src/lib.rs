@@ -108,6 +108,7 @@
 mod actor;
 mod admin;
 mod backoff;
+mod blocked;
 mod coalesce;
 mod codes;
 pub mod config;
@@ -163,6 +164,7 @@ pub mod workflow;
 
 pub use admin::{DeadAction, QueueCounts, QueueEvent, ServerStats, StatsBucket, STATS_BUCKET};
 pub use backoff::Backoff;
+pub use blocked::BLOCKED_STEP;
 pub use config::{from_config, ConfiguredQueue};
 pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,

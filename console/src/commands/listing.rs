@@ -189,6 +189,11 @@ pub fn print_jobs(
     if keyed {
         columns.insert(4, "KEY");
     }
+    // Blocked jobs wait behind their ordering key's holder: which key.
+    let ordered = jobs.iter().any(|j| j.state == JobState::Blocked);
+    if ordered {
+        columns.insert(4, "ORDERING");
+    }
     if !shards.is_empty() {
         columns.insert(1, ">SHARD");
     }
@@ -220,6 +225,9 @@ pub fn print_jobs(
         ];
         if keyed {
             cells.insert(4, j.limit_key.clone().unwrap_or_else(|| "-".into()));
+        }
+        if ordered {
+            cells.insert(4, j.ordering_key.clone().unwrap_or_else(|| "-".into()));
         }
         if !shards.is_empty() {
             let shard = crate::aggregate::shard_index(shards, &j.namespace);

@@ -80,11 +80,20 @@ async fn each_jobs_subcommand_lists_only_the_states_it_accepts() {
         );
     }
 
-    // delete: the states the bulk delete takes, blocked among them.
+    // delete: the states the bulk delete takes, blocked and awaiting among
+    // them.
     let delete = listed_states(&url, &ns, "delete");
     assert_eq!(
         delete,
-        ["waiting", "scheduled", "blocked", "held", "dead", "leased"],
+        [
+            "waiting",
+            "scheduled",
+            "blocked",
+            "held",
+            "awaiting",
+            "dead",
+            "leased"
+        ],
         "jobs delete --help"
     );
     for state in &delete {
@@ -114,11 +123,11 @@ async fn each_jobs_subcommand_lists_only_the_states_it_accepts() {
             "jobs", "delete", "--queue", "emails", "--state", "awaiting", "--yes",
         ],
     );
-    assert_exit(&out, 2);
+    assert_exit(&out, 0);
     assert_eq!(
         q.counts("emails").await.unwrap().waiting,
         1,
-        "nothing deleted"
+        "no awaiting job to delete, and the waiting one left"
     );
 
     // search: a live job's states, blocked among them; finished jobs are
@@ -179,9 +188,28 @@ async fn blocked_jobs_are_found_by_search_and_deleted_by_state() {
         JobState::Blocked
     );
 
-    // Not listed by state, but found by search, as the delete help says.
+    // Listed by state, with the key each waits behind, and found by search.
     let out = redq(&url, &ns, &["jobs", "list", "emails", "--state", "blocked"]);
-    assert_exit(&out, 2);
+    assert_exit(&out, 0);
+    let table = stdout(&out);
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains(second.id())).collect();
+    assert_eq!(rows.len(), 1, "{table}");
+    assert!(rows[0].contains("customer-7"), "{table}");
+    assert!(table.contains("ORDERING"), "{table}");
+    assert!(
+        !table.contains(first.id()),
+        "the key's holder is waiting: {table}"
+    );
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "list", "emails", "--state", "blocked", "-o", "json"],
+    );
+    assert_exit(&out, 0);
+    let listed = json(&out);
+    assert_eq!(listed["total"], 1, "{listed}");
+    assert_eq!(listed["jobs"][0]["id"], second.id(), "{listed}");
+    assert_eq!(listed["jobs"][0]["state"], "blocked", "{listed}");
     let out = redq(
         &url,
         &ns,
@@ -225,5 +253,76 @@ async fn blocked_jobs_are_found_by_search_and_deleted_by_state() {
     assert_eq!(
         q.inspect(first.id()).await.unwrap().unwrap().state,
         JobState::Waiting
+    );
+}
+
+#[tokio::test]
+async fn awaiting_jobs_are_deleted_by_state_and_what_depends_on_them_is_decided() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("jobs-awaiting");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let charge = q
+        .add("payments", NewJob::new(value!({"order": 9})))
+        .await
+        .unwrap();
+    let receipt = q
+        .add(
+            "mail",
+            NewJob::new(value!({"receipt": 9})).after([charge.id()]),
+        )
+        .await
+        .unwrap();
+    let audit = q
+        .add(
+            "audit",
+            NewJob::new(value!({"order": 9})).after([receipt.id()]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(q.counts("mail").await.unwrap().awaiting, 1);
+
+    // The question counts the awaiting job; nothing is deleted without --yes.
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "delete", "--queue", "mail", "--state", "awaiting"],
+    );
+    assert_exit(&out, 2);
+    assert!(
+        stderr(&out).contains("the 1 awaiting job of mail"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(q.counts("mail").await.unwrap().awaiting, 1);
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs", "delete", "--queue", "mail", "--state", "awaiting", "--yes", "-o", "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(json(&out)["done"], 1, "{}", stdout(&out));
+    assert!(q.inspect(receipt.id()).await.unwrap().is_none());
+    assert_eq!(q.counts("mail").await.unwrap().awaiting, 0);
+    // What it waited on goes on; what waited on it counts it deleted, and
+    // its queue's next claim dead-letters it as a dependency failure.
+    assert_eq!(
+        q.inspect(charge.id()).await.unwrap().unwrap().state,
+        JobState::Waiting
+    );
+    let claimed = q
+        .claim("audit", 10, std::time::Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(claimed.is_empty(), "{claimed:?}");
+    let audit = q.inspect(audit.id()).await.unwrap().unwrap();
+    assert_eq!(audit.state, JobState::Dead);
+    let error = audit.last_error.unwrap_or_default();
+    assert!(
+        error.contains(&format!("{} deleted", receipt.id())),
+        "{error}"
     );
 }

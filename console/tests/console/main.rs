@@ -8,6 +8,7 @@ mod seed;
 mod spawned;
 
 mod bench;
+mod blocked_tab;
 mod canary;
 mod cancel_keys;
 mod cli_errors;

@@ -181,7 +181,7 @@ async fn head(
 /// waiting by priority then age (each shard's own claim order; across shards
 /// it is what a claim would prefer, not a promise), scheduled soonest due,
 /// leased soonest lapsing, dead newest first, held by key then priority and
-/// age; ties by id.
+/// age, blocked by ordering key then age; ties by id.
 fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
     let by_state = match state {
         JobState::Waiting => b
@@ -196,6 +196,12 @@ fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
             .limit_key
             .cmp(&b.limit_key)
             .then(b.priority.cmp(&a.priority))
+            .then(a.enqueued_at.cmp(&b.enqueued_at)),
+        // As one namespace lists them: by ordering key, then the order the
+        // key runs them (a key routes to one shard, so that is its own).
+        JobState::Blocked => a
+            .ordering_key
+            .cmp(&b.ordering_key)
             .then(a.enqueued_at.cmp(&b.enqueued_at)),
         _ => Ordering::Equal,
     };

@@ -115,6 +115,7 @@ scripts! {
     GateDecide => "gate_decide",
     MetricsSwitch => "metrics_switch",
     RewriteRecords => "rewrite_records",
+    ListBlocked => "list_blocked",
     ;
     EnqueuePlain => "enqueue" variant "plain",
     EnqueueDetached => "enqueue" variant "detached",
@@ -141,6 +142,7 @@ modules![
     job_record,
     job_store,
     detached,
+    listed_job,
     schedule_record,
     waiting,
     ordering,

@@ -48,16 +48,7 @@ impl Bulk {
     pub(crate) fn reach(self, counts: &QueueCounts) -> u64 {
         match self {
             Bulk::Promote | Bulk::RetryNow => counts.scheduled,
-            Bulk::Delete(state, _) => match state {
-                JobState::Waiting => counts.waiting,
-                JobState::Scheduled => counts.scheduled,
-                JobState::Leased => counts.leased,
-                JobState::Dead => counts.dead,
-                JobState::Blocked => counts.blocked,
-                JobState::Held => counts.held,
-                #[allow(unreachable_patterns)]
-                _ => 0,
-            },
+            Bulk::Delete(state, _) => counts.in_state(state),
         }
     }
 
@@ -66,8 +57,8 @@ impl Bulk {
         let Bulk::Delete(state, if_leased) = self else {
             return Ok(());
         };
-        let accepted =
-            "one of waiting, scheduled, held, blocked, dead, leased (leased only when forced)";
+        let accepted = "one of waiting, scheduled, held, blocked, awaiting, dead, \
+                        leased (leased only when forced)";
         match state {
             JobState::Leased if if_leased == IfLeased::Refuse => Err(QueueError::invalid(
                 "state",
@@ -78,6 +69,7 @@ impl Bulk {
             | JobState::Scheduled
             | JobState::Held
             | JobState::Blocked
+            | JobState::Awaiting
             | JobState::Dead
             | JobState::Leased => Ok(()),
             #[allow(unreachable_patterns)]
@@ -113,9 +105,17 @@ impl RedisQueue {
     }
 
     /// Delete every job of `queue` in `state` (waiting, scheduled, held,
-    /// blocked, dead, or leased with [`IfLeased::VoidLease`]), releasing what each
-    /// held, [`SURGERY_BATCH`] per atomic step; `progress` is told (done so
-    /// far, left in that state) after each. The number deleted.
+    /// blocked, awaiting, dead, or leased with [`IfLeased::VoidLease`]),
+    /// releasing what each held, [`SURGERY_BATCH`] per atomic step;
+    /// `progress` is told (done so far, left in that state) after each. The
+    /// number deleted.
+    ///
+    /// Each job goes as [`delete_job`](Self::delete_job) deletes it, by the
+    /// same code in `lua/delete_job.lua`: an awaiting job (a batch's
+    /// callback, a dependent, a tree's parent) leaves its gate's waiters as
+    /// one whose job is gone, and counts as deleted, a failure, toward each
+    /// gate it is a member of, which may fire them (their waiters are then
+    /// decided by their own policies, e.g. a dependent dead-lettered).
     pub async fn delete_all(
         &self,
         queue: &str,

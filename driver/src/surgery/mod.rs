@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | promote | scheduled (delayed or backing off): due now, in its place by priority and seq; behind its ordering key's holder if another job holds it; waiting in a paused queue like any due job | waiting, leased, dead, blocked |
 //! | retry now | scheduled after a failure (attempts > 0): as promote; dead: the dead-letter requeue, attempts reset to 0 | delayed jobs that never failed (promote them), waiting, leased, blocked |
-//! | delete | waiting, scheduled, blocked, dead; leased only with [`IfLeased::VoidLease`], which voids the lease (the holder's ack answers already gone, its nack, extend and release lease lost, and nothing brings the job back) | leased, by default |
+//! | delete | waiting, scheduled, held, blocked, awaiting (it leaves its gate's waiters, and counts as deleted toward the gates it is a member of), dead; leased only with [`IfLeased::VoidLease`], which voids the lease (the holder's ack answers already gone, its nack, extend and release lease lost, and nothing brings the job back) | leased, by default |
 //! | edit | waiting, scheduled, blocked, dead: the payload replaced, validated as on enqueue | leased |
 //!
 //! Per job, a call reads the job's record for its queue (`HGET`), then runs

@@ -11,21 +11,6 @@ use crate::text::inert;
 use super::super::known::require_known;
 use super::changes::{all_of, confirm_first, report, report_all};
 
-/// How many of the queue's jobs are in `state`.
-fn in_state(counts: &redq::QueueCounts, state: JobState) -> u64 {
-    match state {
-        JobState::Waiting => counts.waiting,
-        JobState::Scheduled => counts.scheduled,
-        JobState::Leased => counts.leased,
-        JobState::Dead => counts.dead,
-        JobState::Blocked => counts.blocked,
-        JobState::Held => counts.held,
-        JobState::Awaiting => counts.awaiting,
-        #[allow(unreachable_patterns)]
-        _ => 0,
-    }
-}
-
 pub async fn run(
     queue: &Target,
     ids: Vec<String>,
@@ -46,7 +31,7 @@ pub async fn run(
                 "deleting leased jobs voids their holders' leases; add --force to do it".into(),
             ));
         }
-        let before = in_state(&queue.counts(&name).await?, state);
+        let before = queue.counts(&name).await?.in_state(state);
         if !yes {
             let shown = inert(&name);
             let state = state.as_str();
@@ -58,7 +43,7 @@ pub async fn run(
         }
         let done = queue.delete_all(&name, state, if_leased, |_, _| {}).await?;
         tracing::info!(queue = %name, state = state.as_str(), done, "deleted all jobs in a state");
-        let left = in_state(&queue.counts(&name).await?, state);
+        let left = queue.counts(&name).await?.in_state(state);
         report_all("deleted", &name, done, left, json);
         return Ok(());
     }

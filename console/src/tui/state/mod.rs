@@ -401,7 +401,8 @@ impl State {
 
     /// The states the jobs view of `queue` shows and cycles through: the
     /// four of every queue, then `held` when the queue has flow control or
-    /// holds jobs back (see `redq limits`), `awaiting` when jobs of it wait
+    /// holds jobs back (see `redq limits`), `blocked` when jobs of it wait
+    /// behind the holder of their ordering key, `awaiting` when jobs of it wait
     /// on a batch, dependencies or children (see `redq batches`), then completed and cancelled when the
     /// queue keeps such jobs (its retention policy; see `redq retention`);
     /// and always the state shown.
@@ -416,6 +417,9 @@ impl State {
         let limited = self.data.limited.iter().any(|q| q == queue);
         if limited || counts.is_some_and(|c| c.held > 0) || shown == JobState::Held {
             states.push(JobState::Held);
+        }
+        if counts.is_some_and(|c| c.blocked > 0) || shown == JobState::Blocked {
+            states.push(JobState::Blocked);
         }
         if counts.is_some_and(|c| c.awaiting > 0) || shown == JobState::Awaiting {
             states.push(JobState::Awaiting);

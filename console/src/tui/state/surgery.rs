@@ -137,6 +137,16 @@ impl State {
             );
             return Command::None;
         }
+        // Refused before the question, not after it: a blocked job goes
+        // when its key's holder does, so there is no bulk cancel of them.
+        if change == Surgery::Cancel && state == JobState::Blocked {
+            self.say(
+                Level::Error,
+                "blocked jobs follow the holder of their ordering key: c cancels the selected \
+                 one, D deletes them all",
+            );
+            return Command::None;
+        }
         let any_state = matches!(change, Surgery::Delete | Surgery::Cancel);
         if !any_state && state != JobState::Scheduled {
             self.say(
@@ -157,15 +167,7 @@ impl State {
             .queues
             .iter()
             .find(|q| q.counts.queue == queue)
-            .map(|q| match state {
-                JobState::Waiting => q.counts.waiting,
-                JobState::Scheduled => q.counts.scheduled,
-                JobState::Leased => q.counts.leased,
-                JobState::Dead => q.counts.dead,
-                JobState::Held => q.counts.held,
-                JobState::Awaiting => q.counts.awaiting,
-                _ => 0,
-            })
+            .map(|q| q.counts.in_state(state))
             .unwrap_or(0);
         let (prompt, mutation) = match change {
             Surgery::Promote => (

@@ -42,30 +42,13 @@ pub fn render(
         spans.push(Span::styled("PAUSED ", theme.warn()));
     }
     for s in state.job_states(&q.queue, q.state) {
-        let n = counts
-            .map(|c| match s {
-                JobState::Waiting => c.waiting,
-                JobState::Scheduled => c.scheduled,
-                JobState::Leased => c.leased,
-                JobState::Completed => c.completed,
-                JobState::Cancelled => c.cancelled,
-                JobState::Held => c.held,
-                JobState::Awaiting => c.awaiting,
-                _ => c.dead,
-            })
-            .unwrap_or(0);
+        let n = counts.map(|c| c.in_state(s)).unwrap_or(0);
         let label = format!(" {s} {n} ");
         spans.push(if s == q.state {
             Span::styled(label, theme.tab_active())
         } else {
             Span::styled(label, theme.dim())
         });
-    }
-    if let Some(c) = counts.filter(|c| c.blocked > 0) {
-        spans.push(Span::styled(
-            format!(" (+{} blocked by ordering keys)", c.blocked),
-            theme.dim(),
-        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), states);
 
@@ -86,6 +69,9 @@ pub fn render(
     // Awaiting jobs wait on a gate (batch, dependencies, tree): its id says
     // which (screen 8 shows it).
     let awaiting = q.state == JobState::Awaiting;
+    // Blocked jobs wait behind their ordering key's holder: the key says
+    // which.
+    let blocked = q.state == JobState::Blocked;
     let rows = items
         .iter()
         .map(|job| {
@@ -119,6 +105,9 @@ pub fn render(
             }
             if awaiting {
                 cells.push(Item::new(job.awaits.as_deref().unwrap_or("—")));
+            }
+            if blocked {
+                cells.push(Item::new(job.ordering_key.as_deref().unwrap_or("—")));
             }
             cells.extend([
                 Item::new(job.priority.to_string()),
@@ -166,6 +155,11 @@ pub fn render(
             "no awaiting jobs".to_owned(),
             "jobs wait here for their batch, dependencies or children (see screen 8)".to_owned(),
         ]
+    } else if blocked {
+        vec![
+            "no blocked jobs".to_owned(),
+            "jobs wait here behind an earlier job with the same ordering key".to_owned(),
+        ]
     } else {
         vec![format!("no {} jobs", q.state)]
     };
@@ -175,6 +169,9 @@ pub fn render(
     }
     if awaiting {
         columns.push(Column::id("AWAITS"));
+    }
+    if blocked {
+        columns.push(Column::name("ORDERING"));
     }
     columns.extend([
         Column::number("PRIO"),
