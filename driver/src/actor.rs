@@ -92,6 +92,7 @@ fn attributed(op: Op) -> bool {
             | Op::Retention
             | Op::GateDecide
             | Op::MetricsSwitch
+            | Op::RecordFormat
     )
 }
 

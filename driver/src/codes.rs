@@ -211,6 +211,11 @@ codes! {
         Changed = 1 "changed",
         Unchanged = 0 "unchanged",
     }
+    /// `lua/record_format.lua` (`crate::record_format`).
+    RecordFormatCode for "record_format" {
+        Changed = 1 "changed",
+        Unchanged = 0 "unchanged",
+    }
 }
 
 /// What kept_get found of a job: `crate::kept` decodes the record or
@@ -529,6 +534,15 @@ pub(crate) fn metrics_switched(code: Option<&Value>) -> Result<bool, QueueError>
     Ok(match MetricsSwitchCode::from_reply(code)? {
         MetricsSwitchCode::Changed => true,
         MetricsSwitchCode::Unchanged => false,
+    })
+}
+
+/// A record_format reply's code: whether the marker changed (or the
+/// rewrite's event was written).
+pub(crate) fn record_format_changed(code: &Value) -> Result<bool, QueueError> {
+    Ok(match RecordFormatCode::from_reply(Some(code))? {
+        RecordFormatCode::Changed => true,
+        RecordFormatCode::Unchanged => false,
     })
 }
 

@@ -96,11 +96,19 @@ pub enum EventKind {
     /// unrun: due again at once, no attempt counted (`job_id`, `name`,
     /// `detail` the worker as `redq workers` lists it).
     ClaimLost,
+    /// The namespace's record format set ([`crate::RecordFormat`]; no
+    /// queue; `detail` the new format and the one it replaced) (`by`).
+    RecordFormatSet,
+    /// A rewrite of the namespace's records in the standard layout
+    /// ([`crate::RedisQueue::rewrite_records`]; no queue; `count` the
+    /// records rewritten, `detail` them by kind), when it rewrote or left
+    /// any (`by`).
+    RecordsRewritten,
 }
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 33] = [
+    pub const ALL: [EventKind; 35] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -134,6 +142,8 @@ impl EventKind {
         EventKind::MetricsOn,
         EventKind::HandoffLost,
         EventKind::ClaimLost,
+        EventKind::RecordFormatSet,
+        EventKind::RecordsRewritten,
     ];
 
     /// Its text on the stream (and in `redq events`).
@@ -172,6 +182,8 @@ impl EventKind {
             EventKind::MetricsOn => "metrics_on",
             EventKind::HandoffLost => "handoff_lost",
             EventKind::ClaimLost => "claim_lost",
+            EventKind::RecordFormatSet => "record_format_set",
+            EventKind::RecordsRewritten => "records_rewritten",
         }
     }
 
@@ -204,6 +216,8 @@ impl EventKind {
                 | EventKind::RetentionCleared
                 | EventKind::MetricsOff
                 | EventKind::MetricsOn
+                | EventKind::RecordFormatSet
+                | EventKind::RecordsRewritten
         )
     }
 }

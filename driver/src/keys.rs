@@ -319,6 +319,7 @@ mod tests {
             ("wf_awaiting_n", ns("wf:awaiting:n")),
             ("wf_expire", ns("wf:expire")),
             ("detached", ns("detached")),
+            ("record_format", ns("record_format")),
             ("traffic", ns("events:traffic")),
         ];
         let expected: Vec<(&str, String)> = expected;
@@ -336,6 +337,7 @@ mod tests {
         assert_eq!(named("metrics"), keys.metrics("emails"));
         assert_eq!(named("wf_of"), keys.workflow_joined());
         assert_eq!(named("detached"), keys.detached());
+        assert_eq!(named("record_format"), keys.record_format());
         assert_eq!(named("traffic"), keys.traffic());
     }
 

@@ -8,7 +8,13 @@ use fred::interfaces::KeysInterface;
 use fred::types::Value;
 
 use crate::error::QueueError;
+use crate::scripts::{text, Op};
 use crate::RedisQueue;
+
+/// The queue name the namespace-wide record scripts run on
+/// (`lua/record_format.lua`, `lua/rewrite_records.lua`): they need a valid
+/// one for their key list, and the marker and records are the namespace's.
+pub(crate) const ANY_QUEUE: &str = "records";
 
 /// The job record layout an enqueue writes: a format step beyond the
 /// standard layout, gated by a marker in the namespace.
@@ -263,18 +269,11 @@ impl RedisQueue {
     /// [`RecordFormat::Compact`] or [`RecordFormat::Detached`] only once no
     /// driver older than this version uses the namespace.
     pub async fn set_record_format(&self, format: RecordFormat) -> Result<(), QueueError> {
-        let key = self.inner.keys.record_format();
-        let result: Result<(), _> = match format {
-            RecordFormat::Standard => self.client().del(key).await,
-            RecordFormat::Compact
-            | RecordFormat::Detached { .. }
-            | RecordFormat::CompactDetached { .. } => {
-                self.client()
-                    .set(key, format.name(), None, None, false)
-                    .await
-            }
-        };
-        result.map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        // One script sets the marker and records who changed it
+        // (`record_format_set`, with the format it replaced).
+        let args = vec![text("set"), text(format.name())];
+        let code = self.run(Op::RecordFormat, ANY_QUEUE, args).await?;
+        crate::codes::record_format_changed(&code)?;
         self.inner
             .record_format
             .store(format.to_bits(), Ordering::Relaxed);

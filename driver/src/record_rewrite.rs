@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+use crate::record_format::ANY_QUEUE;
 use crate::scripts::{num, reply, text, Op};
 use crate::{QueueError, RecordFormat, RedisQueue};
 
@@ -24,10 +25,6 @@ const PAYLOAD_BUDGET: u64 = 4 * 1024 * 1024;
 
 /// The most job ids one rewrite call takes (the script's bound).
 const IDS_A_CALL: usize = 1000;
-
-/// The scripts run on some queue's key list; the records are the
-/// namespace's, so any valid queue name does.
-const ANY_QUEUE: &str = "records";
 
 /// The records in a namespace that a driver older than the compact and
 /// detached formats cannot read ([`RecordFormat`]), by kind.
@@ -139,10 +136,29 @@ impl RedisQueue {
             done.left_leased += step.met.leased_detached;
             done.add(self.rewrite_detached(step.detached_ids).await?);
             if step.next == "0" {
+                self.record_rewrite(done).await?;
                 return Ok(done);
             }
             cursor = step.next;
         }
+    }
+
+    /// The `records_rewritten` event of a rewrite that found anything to
+    /// do: who ran it and what it did, for an operator reading back an
+    /// incident's events.
+    async fn record_rewrite(&self, done: RecordsRewritten) -> Result<(), QueueError> {
+        if done == RecordsRewritten::default() {
+            return Ok(());
+        }
+        let args = vec![
+            text("rewritten"),
+            num(done.compact),
+            num(done.detached),
+            num(done.left_leased),
+        ];
+        let code = self.run(Op::RecordFormat, ANY_QUEUE, args).await?;
+        crate::codes::record_format_changed(&code)?;
+        Ok(())
     }
 
     async fn walk_step(&self, kind: &str, cursor: &str) -> Result<WalkStep, QueueError> {

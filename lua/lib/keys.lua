@@ -63,6 +63,8 @@
 --   K.wf_expire      {ns}:wf:expire       zset   G -> when its data is deleted (ms); also the gates' list order
 -- Detached records (lib/job_record.lua, lib/detached.lua), a record format a namespace opts into:
 --   K.detached       {ns}:detached        hash   id -> payload of a job whose record is detached
+--   K.record_format  {ns}:record_format   string the format the namespace's producers write (absent: standard;
+--                                                driver/src/record_format.rs)
 -- Traffic events (lib/events.lua), apart from the rest so that a flood of them
 -- never trims an incident's events out of {ns}:events:
 --   K.traffic        {ns}:events:traffic  stream capped feed of enqueued and completed events, one per call

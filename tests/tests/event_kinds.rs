@@ -10,7 +10,7 @@ use redq::events::{EventCursor, EventKind, EventStream, EVENTS_CAP};
 use redq::flow::{Limit, LimitScope};
 use redq::schedule::Schedule;
 use redq::worker::{Registry, WorkOptions, Worker};
-use redq::{NewJob, QueueEvent, RedisQueue};
+use redq::{NewJob, QueueEvent, RecordFormat, RedisQueue};
 use redq_tests::events::{acting, events_after, newest_event_id};
 use redq_tests::fixtures::DEADLINE;
 use redq_tests::running::RunningWorker;
@@ -407,4 +407,77 @@ async fn an_incidents_events_outlive_a_flood_of_traffic() {
         .await
         .unwrap();
     assert_eq!(kinds(&from_start), ["dead"]);
+}
+
+/// Setting the record format and rewriting records back are namespace-wide
+/// operator actions: each that did something is one event naming who, what
+/// it replaced, and what a rewrite did, so an incident's timeline shows a
+/// rollback's steps.
+#[tokio::test]
+async fn a_record_format_change_and_a_rewrite_are_events_naming_who() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_format");
+    let queue = acting(&server, &ns, ACTOR).await;
+    let before = newest_event_id(&queue).await;
+
+    queue
+        .set_record_format(RecordFormat::Compact)
+        .await
+        .unwrap();
+    queue
+        .set_record_format(RecordFormat::Compact)
+        .await
+        .unwrap(); // nothing changed
+    queue.add_batch("mail", jobs(3)).await.unwrap();
+    queue
+        .set_record_format(RecordFormat::Standard)
+        .await
+        .unwrap();
+    let done = queue.rewrite_records().await.unwrap();
+    assert_eq!(done.compact, 3, "{done:?}");
+    // Nothing left to rewrite: no event.
+    queue.rewrite_records().await.unwrap();
+
+    let events = events_after(&queue, &before).await;
+    let ours: Vec<&QueueEvent> = events.iter().filter(|e| e.kind != "enqueued").collect();
+    let shown: Vec<(&str, &str, Option<u64>, Option<&str>, Option<&str>)> = ours
+        .iter()
+        .map(|e| {
+            let kind = EventKind::of(&e.kind).expect("a kind the driver names");
+            assert!(kind.is_operator_action(), "{e:?}");
+            (
+                e.kind.as_str(),
+                e.queue.as_str(),
+                e.count,
+                e.detail.as_deref(),
+                e.by.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "record_format_set",
+                "",
+                None,
+                Some("compact (was standard)"),
+                Some(ACTOR)
+            ),
+            (
+                "record_format_set",
+                "",
+                None,
+                Some("standard (was compact)"),
+                Some(ACTOR)
+            ),
+            (
+                "records_rewritten",
+                "",
+                Some(3),
+                Some("compact 3, detached 0, left leased 0"),
+                Some(ACTOR)
+            ),
+        ]
+    );
 }

@@ -115,6 +115,7 @@ scripts! {
     GateDecide => "gate_decide",
     MetricsSwitch => "metrics_switch",
     RewriteRecords => "rewrite_records",
+    RecordFormat => "record_format",
     ListBlocked => "list_blocked",
     ;
     EnqueuePlain => "enqueue" variant "plain",
