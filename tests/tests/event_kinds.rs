@@ -440,7 +440,7 @@ async fn a_record_format_change_and_a_rewrite_are_events_naming_who() {
 
     let events = events_after(&queue, &before).await;
     let ours: Vec<&QueueEvent> = events.iter().filter(|e| e.kind != "enqueued").collect();
-    let shown: Vec<(&str, &str, Option<u64>, Option<&str>, Option<&str>)> = ours
+    let shown: Vec<_> = ours
         .iter()
         .map(|e| {
             let kind = EventKind::of(&e.kind).expect("a kind the driver names");
