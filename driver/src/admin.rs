@@ -450,35 +450,23 @@ impl RedisQueue {
     /// Pausing works while Redis is out of memory (`maxmemory` reached with
     /// `noeviction`), when an operator may need it most: it is one script
     /// (`lua/pause.lua`) allowed to run then, adding one set member, the
-    /// queue name, so Redis overshoots `maxmemory` by at most that.
-    /// [`resume`](Self::resume) works then too.
+    /// queue name, and its event, so Redis overshoots `maxmemory` by at
+    /// most that. [`resume`](Self::resume) works then too.
     pub async fn pause(&self, queue: &str) -> Result<(), QueueError> {
-        check_queue_name(queue)?;
-        // Already paused is as good as paused.
-        crate::codes::paused(&self.run(Op::Pause, queue, Vec::new()).await?)?;
-        Ok(())
+        self.pause_or_resume(queue, "pause").await
     }
 
     /// Resume a paused queue and wake its idle workers. Works while Redis is
-    /// out of memory (`SREM` and `PUBLISH` never grow memory; only its
-    /// `resumed` event is then not written).
+    /// out of memory, event included (`lua/pause.lua`).
     pub async fn resume(&self, queue: &str) -> Result<(), QueueError> {
+        self.pause_or_resume(queue, "resume").await
+    }
+
+    async fn pause_or_resume(&self, queue: &str, step: &str) -> Result<(), QueueError> {
         check_queue_name(queue)?;
-        let client = self.client();
-        let removed: i64 = client
-            .srem(self.inner.keys.paused(), queue)
-            .await
-            .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-        if removed == 1 {
-            self.record_resumed(queue).await;
-        }
-        let _: i64 = fred::interfaces::PubsubInterface::publish(
-            client,
-            self.inner.keys.wake_channel(),
-            queue,
-        )
-        .await
-        .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+        let code = self.run(Op::Pause, queue, vec![text(step)]).await?;
+        // Already paused is as good as paused, and not paused as resumed.
+        crate::codes::pause_changed(&code)?;
         Ok(())
     }
 }
@@ -497,6 +485,18 @@ pub struct ServerStats {
     pub used_cpu_sys_s: f64,
     /// Bytes allocated by Redis (`used_memory`).
     pub used_memory_bytes: u64,
+    /// Of `used_memory`, the bytes Redis leaves out when it compares its use
+    /// with `maxmemory` (`mem_not_counted_for_evict`: replication and AOF
+    /// buffers).
+    pub not_counted_for_evict_bytes: u64,
+    /// The server's `maxmemory`; 0 when it has no limit.
+    pub maxmemory_bytes: u64,
+    /// What the server does at `maxmemory` (`maxmemory_policy`):
+    /// `noeviction` refuses writes, the others evict keys. Empty when the
+    /// server did not say.
+    pub maxmemory_policy: String,
+    /// Seconds since this server process started (`uptime_in_seconds`).
+    pub uptime_s: u64,
 }
 
 impl ServerStats {
@@ -510,6 +510,12 @@ impl ServerStats {
                 "used_cpu_user" => stats.used_cpu_user_s = value.parse().unwrap_or(0.0),
                 "used_cpu_sys" => stats.used_cpu_sys_s = value.parse().unwrap_or(0.0),
                 "used_memory" => stats.used_memory_bytes = value.parse().unwrap_or(0),
+                "mem_not_counted_for_evict" => {
+                    stats.not_counted_for_evict_bytes = value.parse().unwrap_or(0)
+                }
+                "maxmemory" => stats.maxmemory_bytes = value.parse().unwrap_or(0),
+                "maxmemory_policy" => stats.maxmemory_policy = value.to_owned(),
+                "uptime_in_seconds" => stats.uptime_s = value.parse().unwrap_or(0),
                 "run_id" => stats.run_id = value.to_owned(),
                 _ => {}
             }
@@ -519,18 +525,18 @@ impl ServerStats {
 }
 
 impl RedisQueue {
-    /// The CPU and memory use (`INFO cpu` and `INFO memory`), and the run id
-    /// (`INFO server`), of the server that holds this namespace: on Redis
-    /// Cluster, the primary serving its slot (it used to be any node, so a
-    /// bench on a cluster reported another primary's figures).
+    /// The CPU and memory use and limit (`INFO cpu` and `INFO memory`), and
+    /// the run id and uptime (`INFO server`), of the server that holds this
+    /// namespace: on Redis Cluster, the primary serving its slot (it used
+    /// to be any node, so a bench on a cluster reported another primary's
+    /// figures). A user whose ACL refuses `INFO` gets the refusal.
     pub async fn server_stats(&self) -> Result<ServerStats, QueueError> {
         let slot = fred::util::redis_keyslot(self.inner.keys.jobs().as_bytes());
-        let mut text = String::new();
-        // One section a call: INFO takes several only since Redis 7.0.
-        for section in ["cpu", "memory", "server"] {
-            let part: String = self
-                .client()
-                .custom(
+        // One section a call (INFO takes several only since Redis 7.0),
+        // sent together: one round trip, not three.
+        let parts = ["cpu", "memory", "server"].map(|section| async move {
+            self.client()
+                .custom::<String, _>(
                     fred::types::CustomCommand::new_static(
                         "INFO",
                         fred::types::ClusterHash::Custom(slot),
@@ -539,10 +545,10 @@ impl RedisQueue {
                     vec![section],
                 )
                 .await
-                .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-            text.push_str(&part);
-        }
-        Ok(ServerStats::parse(&text))
+                .map_err(|e| QueueError::from_redis(e, self.inner.timeout))
+        });
+        let parts = futures::future::try_join_all(parts).await?;
+        Ok(ServerStats::parse(&parts.concat()))
     }
 }
 

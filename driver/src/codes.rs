@@ -134,10 +134,10 @@ codes! {
         AlreadyReleased = 2 "already_released",
         LeaseLost = -1 "lease_lost",
     }
-    /// `lua/pause.lua`.
+    /// `lua/pause.lua` (pause and resume).
     PauseCode for "pause" {
-        Paused = 1 "paused",
-        AlreadyPaused = 0 "already_paused",
+        Done = 1 "done",
+        Unchanged = 0 "unchanged",
     }
     /// `lua/schedule_upsert.lua`.
     UpsertCode for "schedule_upsert" {
@@ -546,11 +546,11 @@ pub(crate) fn record_format_changed(code: &Value) -> Result<bool, QueueError> {
     })
 }
 
-/// A pause reply: whether this call paused a running queue.
-pub(crate) fn paused(code: &Value) -> Result<bool, QueueError> {
+/// A pause or resume reply: whether this call changed the queue.
+pub(crate) fn pause_changed(code: &Value) -> Result<bool, QueueError> {
     Ok(match PauseCode::from_reply(Some(code))? {
-        PauseCode::Paused => true,
-        PauseCode::AlreadyPaused => false,
+        PauseCode::Done => true,
+        PauseCode::Unchanged => false,
     })
 }
 

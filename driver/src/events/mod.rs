@@ -29,7 +29,6 @@ mod entry;
 mod history;
 mod latest;
 mod merged;
-mod resumed;
 
 use std::collections::VecDeque;
 use std::time::Duration;

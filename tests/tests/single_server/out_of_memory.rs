@@ -193,4 +193,25 @@ async fn pause_and_resume_work_while_out_of_memory() {
     queue.resume("held").await.unwrap();
     assert!(!queue.counts("held").await.unwrap().paused);
     assert!(still_full().await);
+
+    // Each change is an event, the resumes too: written with the change,
+    // out of memory as well, so the events never leave a running queue
+    // reading as paused.
+    let mut changes: Vec<(String, String)> = queue
+        .events(50)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "paused" || e.kind == "resumed")
+        .map(|e| (e.kind, e.queue))
+        .collect();
+    changes.reverse();
+    let expected = [
+        ("paused", "held"),
+        ("paused", "q"),
+        ("resumed", "q"),
+        ("resumed", "held"),
+    ]
+    .map(|(kind, queue)| (kind.to_owned(), queue.to_owned()));
+    assert_eq!(changes, expected);
 }
