@@ -7,7 +7,12 @@
 -- registry, worker_left when it leaves it (its last beat), worker_lost when
 -- this beat prunes an entry silent for ttl_ms (so a lost worker is written
 -- by the next beat of any worker of the namespace after its ttl, at most a
--- beat interval late; with no worker left beating, nobody notices).
+-- beat interval late; with no worker left beating, nobody notices). A beat
+-- that comes ttl_ms or more after this worker's own previous one prunes
+-- nobody: whatever kept it from Redis that long (CLIENT PAUSE, a stalled
+-- or restarted server, this process frozen) may have kept every peer away
+-- as well, so their silence says nothing yet. Its next beat prunes, by
+-- when each live peer has beaten again.
 -- include: check clock events
 -- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms, Redis clock); writes
 -- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record (host, pid, queues, totals…); writes
@@ -25,6 +30,8 @@ local record = ARGV[2]
 local ttl = uint(ARGV[3], 'ttl_ms', MAX_MS)
 local kept = uint(ARGV[4], 'gone_kept_ms', MAX_MS)
 local now = now_ms()
+local previous = redis.call('ZSCORE', workers, id)
+local silenced_too = previous and now - tonumber(previous) >= ttl
 if record == '' then
   if redis.call('ZREM', workers, id) == 1 then emit(events, 'worker_left', '', now, 'detail', id) end
   redis.call('HDEL', info, id)
@@ -36,7 +43,10 @@ else
   end
   redis.call('HSET', info, id, record)
 end
-local stale = redis.call('ZRANGEBYSCORE', workers, '-inf', now - ttl, 'WITHSCORES', 'LIMIT', 0, 100)
+local stale = {}
+if not silenced_too then
+  stale = redis.call('ZRANGEBYSCORE', workers, '-inf', now - ttl, 'WITHSCORES', 'LIMIT', 0, 100)
+end
 for i = 1, #stale, 2 do
   local gone = stale[i]
   redis.call('ZREM', workers, gone)
