@@ -433,7 +433,7 @@ pub(crate) fn encode_into(
         return Err(QueueError::invalid(
             "attempts",
             job.attempts.to_string(),
-            format!("below max_attempts ({})", job.max_attempts),
+            format!("must be below max_attempts ({})", job.max_attempts),
         ));
     }
     let (backoff_base, backoff_cap) = job.reclaim_backoff.to_ms()?;

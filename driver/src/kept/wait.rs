@@ -202,11 +202,14 @@ impl RedisQueue {
 
 impl KeptJob {
     /// The kept job as a listing row of [`RedisQueue::list_jobs`] (state
-    /// completed or cancelled; no payload is kept).
+    /// completed or cancelled). What is not kept reads as its default: no
+    /// payload, priority 0, `max_attempts` 0. `attempts` is, as for every
+    /// job, the failed attempts: a job that succeeded at its first run
+    /// failed none.
     pub fn to_record(&self) -> JobRecord {
-        let state = match self.outcome {
-            Outcome::Completed => JobState::Completed,
-            Outcome::Cancelled => JobState::Cancelled,
+        let (state, failed) = match self.outcome {
+            Outcome::Completed => (JobState::Completed, self.attempt.saturating_sub(1)),
+            Outcome::Cancelled => (JobState::Cancelled, self.attempt),
         };
         JobRecord {
             id: self.id.clone(),
@@ -215,7 +218,7 @@ impl KeptJob {
             payload: serde_json::Value::Null,
             name: self.name.clone(),
             priority: 0,
-            attempts: self.attempt,
+            attempts: failed,
             max_attempts: 0,
             enqueued_at: self.enqueued_at,
             due_at: None,
