@@ -126,26 +126,32 @@ pub fn print_json(value: &Value) {
 
 /// JSON as the CLI prints it, `pretty` or on one line. serde_json escapes
 /// U+0000–U+001F but writes DEL and the C1 controls (U+007F–U+009F) as
-/// they are, and U+009B starts a control sequence on many terminals: those
-/// are escaped too (`\u009b`), so JSON that reaches a terminal is as inert
-/// as the tables. It is still JSON and reads back to the same strings.
+/// they are, and U+009B starts a control sequence on many terminals; nor
+/// does it escape the characters that show nothing but reorder or hide
+/// text ([`crate::text::is_hidden`]: bidirectional overrides, zero-width
+/// and other format characters, U+2028/U+2029). Those are escaped too
+/// (`\u009b`, `\u202e`), so JSON that reaches a terminal is as inert as
+/// the tables. It is still JSON and reads back to the same strings.
 pub fn json_text(value: &Value, pretty: bool) -> String {
     let text = if pretty {
         format!("{value:#}")
     } else {
         value.to_string()
     };
-    escape_c1_controls(&text)
+    escape_unsafe_characters(&text)
 }
 
-/// JSON text with DEL and the C1 controls as `\u` escapes. Outside its
-/// strings JSON text is ASCII, so each such character is inside a string,
-/// where `\u00XX` stands for it.
-fn escape_c1_controls(json: &str) -> String {
+/// JSON text with DEL, the C1 controls and the hidden format characters as
+/// `\u` escapes (a pair of them, UTF-16 surrogates, above U+FFFF). Outside
+/// its strings JSON text is ASCII, so each such character is inside a
+/// string, where the escape stands for it.
+fn escape_unsafe_characters(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        if ('\u{7f}'..='\u{9f}').contains(&c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+        if ('\u{7f}'..='\u{9f}').contains(&c) || crate::text::is_hidden(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
         } else {
             out.push(c);
         }
@@ -238,6 +244,29 @@ mod tests {
             assert!(!text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)));
             // Printable non-ASCII stays as it is.
             assert!(text.contains("\u{a0}é"), "{text}");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+                value
+            );
+        }
+    }
+
+    #[test]
+    fn json_escapes_bidi_and_invisible_format_characters_and_reads_back_the_same() {
+        let value = serde_json::json!({
+            "n": "\u{2028}x\u{ad}\u{feff}",
+            "evil\u{202e}": "\u{200b}\u{200d}\u{2066}\u{2029}\u{e0041}",
+        });
+        for pretty in [false, true] {
+            let text = json_text(&value, pretty);
+            for escape in [
+                r"\u2028x\u00ad\ufeff",
+                r"evil\u202e",
+                r"\u200b\u200d\u2066\u2029\udb40\udc41",
+            ] {
+                assert!(text.contains(escape), "{escape} in {text}");
+            }
+            assert!(!text.chars().any(crate::text::is_hidden), "{text}");
             assert_eq!(
                 serde_json::from_str::<serde_json::Value>(&text).unwrap(),
                 value

@@ -5,7 +5,11 @@
 //! payload could move the cursor, retitle the window or worse. Everything the
 //! console shows from Redis goes through [`inert`] first: control characters
 //! become visible escapes (`\u{1b}` shows as `\x1b`), so they are readable and
-//! harmless.
+//! harmless. So do the characters that show nothing but change what a line
+//! appears to say ([`is_hidden`]): bidirectional controls that reorder it,
+//! zero-width and invisible format characters, soft hyphens, byte order
+//! marks, and the line and paragraph separators some terminals and editors
+//! break lines at.
 
 use std::fmt::Write;
 
@@ -43,13 +47,48 @@ fn push_inert(out: &mut String, c: char, keep_newlines: bool) {
                 let _ = write!(out, "\\u{{{code:x}}}");
             }
         }
-        // Bidirectional overrides and zero-width characters can disguise
-        // what a line says; show them as escapes as well.
-        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+        c if is_hidden(c) => {
             let _ = write!(out, "\\u{{{:x}}}", c as u32);
         }
         c => out.push(c),
     }
+}
+
+/// Whether `c` shows nothing yet changes what text around it appears to
+/// say: every format character (Unicode general category Cf: the
+/// bidirectional marks, embeddings, overrides and isolates U+200E/F,
+/// U+202A–U+202E, U+2066–U+2069, U+061C; zero-width spaces and joiners
+/// U+200B–U+200D, U+2060–U+2064; the soft hyphen U+00AD; the byte order
+/// mark U+FEFF; the rest of Cf, tags and interlinear annotations among
+/// them), and the line and paragraph separators U+2028/U+2029. [`inert`]
+/// shows them as escapes, and the CLI's JSON as `\u` escapes, so a payload
+/// cannot hide text or reorder a line. The cost is that an emoji joined by
+/// U+200D shows as its parts with the joiner escaped.
+pub fn is_hidden(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// At most `width` characters of `text`, with `…` marking a cut.
@@ -103,6 +142,35 @@ mod tests {
             assert_eq!(inert(input), want, "input {input:?}");
             assert!(!inert(input).chars().any(|c| c.is_control()));
         }
+    }
+
+    #[test]
+    fn invisible_and_bidi_format_characters_become_visible_text() {
+        // A payload {"n":"\u2028x\u00ad\ufeff"} showed as "n": "x".
+        assert_eq!(
+            inert("\u{2028}x\u{ad}\u{feff}"),
+            "\\u{2028}x\\u{ad}\\u{feff}"
+        );
+        for c in [
+            '\u{200b}',
+            '\u{200c}',
+            '\u{200d}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{202a}',
+            '\u{202e}',
+            '\u{2029}',
+            '\u{2060}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{61c}',
+            '\u{e0041}',
+        ] {
+            assert_eq!(inert(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
+            assert_eq!(inert_multiline(&c.to_string()), inert(&c.to_string()));
+        }
+        // Letters, accents and emoji without joiners stay as they are.
+        assert_eq!(inert("café ü 日本 🙂"), "café ü 日本 🙂");
     }
 
     #[test]

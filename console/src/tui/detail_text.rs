@@ -113,15 +113,15 @@ pub fn progress_text(progress: &serde_json::Value) -> String {
     }
 }
 
-/// The payload as pretty JSON; a payload that was not JSON (the driver
-/// hands it over as a string) is shown as escaped text.
+/// The payload as pretty JSON, every character that could act on the
+/// terminal or hide text written as a JSON escape (`\u001b`, `\u009b`,
+/// `\u202e`: the CLI's `json_text`), so what is shown is still valid JSON
+/// that reads back to the payload; a payload that was not JSON (the
+/// driver hands it over as a string) is shown as a JSON string.
 pub fn payload_lines(payload: &serde_json::Value) -> Vec<String> {
-    // serde_json escapes control characters inside JSON strings (\u001b),
-    // so pretty JSON is inert already; inert() guards the rest.
-    let pretty = serde_json::to_string_pretty(payload).unwrap_or_else(|_| payload.to_string());
-    pretty
+    crate::output::json_text(payload, true)
         .lines()
-        .map(|l| format!("  {}", inert_multiline(l)))
+        .map(|l| format!("  {l}"))
         .collect()
 }
 
