@@ -506,8 +506,9 @@ pub enum Command {
     /// never trims the rest away: shown with --traffic, or when --kind
     /// names one of its kinds.
     Events {
-        /// Keep printing events as they happen (a blocking read: nothing
-        /// polls).
+        /// Keep printing events as they happen (blocking reads), saying on
+        /// stderr when Redis stops answering, answers again, or lost the
+        /// event history (it is asked once a second).
         #[arg(long)]
         follow: bool,
         /// Where to start: start (the oldest kept), now (only new ones), or

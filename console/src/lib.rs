@@ -19,6 +19,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod demo;
+pub mod event_fields;
 pub mod failure;
 pub mod flow;
 pub mod logging;

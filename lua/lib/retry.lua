@@ -71,8 +71,9 @@ local function reclaim_lapsed(now, limit)
   for _, id in ipairs(lapsed) do
     local m = load_meta(id)
     if m then
-      local why = 'lease expired (held by node ' .. m[M.worker_node] ..
-        ' instance ' .. m[M.worker_instance] .. ')'
+      -- The holder as `redq workers` lists it and `workers stop` takes it.
+      local why = 'lease expired (held by worker ' .. m[M.worker_node] ..
+        '-' .. m[M.worker_instance] .. ')'
       local delay = reclaim_delay(m)
       if fail_attempt(id, m, now, why, false, delay, 0) then dead = dead + 1 else requeued = requeued + 1 end
       count_outcome(m[M.name], MV.reclaimed, now)

@@ -138,7 +138,7 @@ pub async fn run(
             from,
             kind,
             traffic,
-        } => events::run(&queue, follow, &from, (&kind, traffic), json).await,
+        } => events::run(connection, &queue, follow, &from, (&kind, traffic), json).await,
         Command::Metrics {
             command:
                 Some(crate::cli::MetricsCommand::Show {

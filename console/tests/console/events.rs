@@ -409,3 +409,70 @@ async fn redq_events_follow_traffic_follows_both_streams() {
     let status = follower.exit(Duration::from_secs(5)).await;
     assert!(status.success(), "Ctrl-C ends it with 0: {status:?}");
 }
+
+/// `redq events --follow` through a SIGKILL of redis-server and a restart
+/// without persistence: stderr says when Redis stops answering (its URL
+/// without the password), when it answers again, and that the event
+/// history restarted with what it lost; stdout keeps only the events, and
+/// a dead letter after the restart is printed as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redq_events_follow_says_when_redis_is_gone_back_and_lost_its_history() {
+    let password = "follow-secret-8821";
+    let mut server = RedisServer::builder().password(password).start();
+    let ns = unique_namespace("events_outage");
+    let q = connect(&server.url_with_password(), &ns).await;
+    let before = fail(&q, leased(&q, "webhooks", 1).await, "before").await;
+    let mut follower = Spawned::start(
+        &server.url_with_password(),
+        &ns,
+        &["events", "--follow", "--from", "start", "-o", "json"],
+    );
+    let line = follower.stdout_line(Duration::from_secs(10)).await;
+    let shown: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(shown["job_id"], before[0].as_str(), "{line}");
+
+    server.kill9();
+    let down = follower
+        .stderr_line("is not answering since", Duration::from_secs(15))
+        .await;
+    assert!(
+        down.starts_with(&format!(
+            "redq: Redis at redis://127.0.0.1:{}",
+            server.port()
+        )) && down.ends_with("; still following")
+            && down.contains(" UTC ("),
+        "{down}"
+    );
+    assert!(down.contains("refused"), "why, in words: {down}");
+    server.restart();
+    let back = follower
+        .stderr_line("answers again after", Duration::from_secs(15))
+        .await;
+    assert!(
+        back.starts_with("redq: Redis answers again after "),
+        "{back}"
+    );
+    let lost = follower
+        .stderr_line("the event history restarted", Duration::from_secs(15))
+        .await;
+    assert!(
+        lost.contains("Redis lost its data")
+            && lost.contains(&format!(
+                "the last one shown was {}",
+                shown["event_id"].as_str().unwrap()
+            )),
+        "{lost}"
+    );
+
+    // The follower goes on: a dead letter of the new history is printed.
+    let q = connect(&server.url_with_password(), &ns).await;
+    let after = fail(&q, leased(&q, "webhooks", 1).await, "after").await;
+    let line = follower.stdout_line(Duration::from_secs(15)).await;
+    let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(event["job_id"], after[0].as_str(), "{line}");
+
+    follower.interrupt();
+    assert!(follower.exit(Duration::from_secs(5)).await.success());
+    let said = follower.stderr_seen.join("\n");
+    assert!(!said.contains(password), "no password on stderr: {said}");
+}

@@ -44,6 +44,47 @@ impl RedisQueue {
     }
 }
 
+impl RedisQueue {
+    /// The ids of the oldest and the newest entry `stream` keeps, `None`
+    /// while it is empty. A follower back from an outage compares them
+    /// with its position: its last event still kept (between the two) means
+    /// the history it read is still there; a newest entry older than its
+    /// position, or an oldest one newer, means Redis lost the stream (a
+    /// restart without its data, a flush) or trimmed it meanwhile.
+    pub async fn event_ids_kept(
+        &self,
+        stream: EventStream,
+    ) -> Result<Option<(String, String)>, QueueError> {
+        let key = stream.key(&self.inner.keys);
+        let end = |command: &'static str, from: &str, to: &str| {
+            let command = CustomCommand::new_static(command, ClusterHash::FirstKey, false);
+            let args: Vec<Value> = vec![
+                key.clone().into(),
+                from.into(),
+                to.into(),
+                "COUNT".into(),
+                "1".into(),
+            ];
+            async move {
+                let raw: Value = self
+                    .client()
+                    .custom(command, args)
+                    .await
+                    .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
+                Ok::<_, QueueError>(
+                    entry::range_events(raw, self.namespace())?
+                        .into_iter()
+                        .next()
+                        .map(|e| e.event_id),
+                )
+            }
+        };
+        let (oldest, newest) =
+            tokio::try_join!(end("XRANGE", "-", "+"), end("XREVRANGE", "+", "-"))?;
+        Ok(oldest.zip(newest))
+    }
+}
+
 impl Operator {
     /// [`RedisQueue::event_history`] over the shards: the shortest of
     /// theirs (how far back every shard's stream reaches), `None` while

@@ -1,12 +1,16 @@
 //! `redq events`: the `{ns}:events` stream, one line per event, from a
 //! position (`--from start|now|ID`); with `--follow` it then waits for new
-//! ones (the driver's blocking subscription: no polling) until Ctrl-C.
+//! ones (the driver's blocking subscription) until Ctrl-C, saying on
+//! stderr when Redis stops answering, answers again, or lost the history
+//! (`follow.rs`).
 //!
 //! A line is `ID  TIME  KIND  QUEUE  JOB  [attempts=N]  [name=…]
 //! [count=N]  [by=…]  [detail=…]  [error=…]` (plus `shard=…` with
 //! `--shards`; QUEUE and JOB are `-` when the event has none; `attempts=`
-//! only for an event about one job or a requeue, `error=` only when there
-//! is one), or with `-o json` one object a line, every field always there.
+//! only for the kinds that carry a count, a failed attempt's or a
+//! requeue's, `error=` only when there is one), or with `-o json` one
+//! object a line, every field always there and `null` when the event has
+//! none (`crate::event_fields` reads what each kind's fields name).
 //! The ID first: `--from ID` resumes after it. Every kind the main stream
 //! carries is printed (`redq::events::EventKind`), with `--traffic` the
 //! traffic stream's `enqueued` and `completed` as well (merged by time;
@@ -15,27 +19,25 @@
 //! hold them (a name the driver does not know is refused, the accepted
 //! ones listed).
 
-use std::time::Duration;
+mod follow;
 
-use futures::StreamExt;
 use redq::events::{EventCursor, EventKind, EventStream};
 use redq::QueueEvent;
 use serde_json::json;
 
 use crate::aggregate::Target;
+use crate::cli::Connection;
 use crate::clock;
-use crate::failure::{read_failed, Failure};
+use crate::event_fields::{self, Subject};
+use crate::failure::Failure;
 use crate::output::{json_text, outln, time};
 use crate::text::inert;
-
-/// How long `--follow` waits after a failed read before reading again
-/// from where it was (the driver reconnects meanwhile).
-const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// Print the events after `from` (of `kinds` only, unless empty; of the
 /// main stream, and the traffic's with `traffic`); with `follow`, keep
 /// printing new ones.
 pub async fn run(
+    connection: &Connection,
     target: &Target,
     follow: bool,
     from: &str,
@@ -57,30 +59,7 @@ pub async fn run(
         }
         return Ok(());
     }
-    let events = target.follow_streams(&streams, from).await?;
-    tokio::pin!(events);
-    let interrupted = super::interrupt::interrupted();
-    tokio::pin!(interrupted);
-    loop {
-        let next = tokio::select! {
-            _ = &mut interrupted => return Ok(()),
-            next = events.next() => next,
-        };
-        match next {
-            Some(Ok(event)) => print(&event),
-            Some(Err(e)) => {
-                eprintln!(
-                    "redq: reading events failed ({}); reading on from the last event shown",
-                    read_failed(&e)
-                );
-                tokio::select! {
-                    _ = &mut interrupted => return Ok(()),
-                    _ = tokio::time::sleep(RETRY_AFTER) => {}
-                }
-            }
-            None => return Ok(()),
-        }
-    }
+    follow::follow(connection, target, &streams, from, print).await
 }
 
 /// The streams to read: those holding `kinds` when some are named, else
@@ -118,20 +97,30 @@ fn line(event: &QueueEvent, sharded: bool, json: bool) -> String {
     }
 }
 
-/// One event as JSON on one line, every field there (scripts read fixed
-/// fields).
+/// One event as JSON on one line. Every field is there (scripts read
+/// fixed fields), `null` where the event has none: no queue (a worker's
+/// kinds), no job (`job_id` names only a job: a schedule's name is in
+/// `schedule`, a gate's id in `gate`), no attempt count (only `retried`,
+/// `dead` and `requeued` carry one), no error.
 fn json_line(event: &QueueEvent) -> String {
+    let some = |text: &str| (!text.is_empty()).then(|| text.to_owned());
+    let job = match event_fields::subject(event) {
+        Subject::Job(id) => Some(id),
+        _ => None,
+    };
     let value = json!({
         "event_id": event.event_id,
         "kind": event.kind,
-        "queue": event.queue,
-        "job_id": event.job_id,
+        "queue": some(&event.queue),
+        "job_id": job,
+        "schedule": event_fields::schedule(event),
+        "gate": event_fields::gate(event),
         "name": event.name,
-        "attempts": event.attempts,
+        "attempts": event_fields::attempts(event),
         "count": event.count,
         "by": event.by,
         "detail": event.detail,
-        "error": event.error,
+        "error": some(&event.error),
         "at": time(event.at),
         "namespace": event.namespace,
     });
@@ -140,7 +129,9 @@ fn json_line(event: &QueueEvent) -> String {
 
 /// One event as a line for people: the fixed columns, then only the
 /// fields that say something about this event (`attempts=0` on a pause
-/// would state a count of something that has none).
+/// would state a count of something that has none). JOB is the id field
+/// as the stream has it: for a schedule's changes the schedule's name, for
+/// a gate's kinds the gate.
 fn text_line(event: &QueueEvent, sharded: bool) -> String {
     let mut out = format!(
         "{}  {}  {}  {}  {}",
@@ -150,8 +141,8 @@ fn text_line(event: &QueueEvent, sharded: bool) -> String {
         inert(or_dash(&event.queue)),
         inert(or_dash(&event.job_id)),
     );
-    if attempts_mean_something(event) {
-        out.push_str(&format!("  attempts={}", event.attempts));
+    if let Some(attempts) = event_fields::attempts(event) {
+        out.push_str(&format!("  attempts={attempts}"));
     }
     if let Some(name) = &event.name {
         out.push_str(&format!("  name={}", inert(name)));
@@ -172,30 +163,6 @@ fn text_line(event: &QueueEvent, sharded: bool) -> String {
         out.push_str(&format!("  error={}", inert(&event.error)));
     }
     out
-}
-
-/// The kinds whose `job_id` field names something else than a job: a
-/// schedule, or a workflow's gate.
-const JOB_ID_NAMES_NO_JOB: [EventKind; 7] = [
-    EventKind::ScheduleCreated,
-    EventKind::ScheduleChanged,
-    EventKind::SchedulePaused,
-    EventKind::ScheduleResumed,
-    EventKind::ScheduleDeleted,
-    EventKind::GateDone,
-    EventKind::GateCancelled,
-];
-
-/// Whether the event's attempt count means something: it is about one job
-/// (names it by its id), or it is a requeue, whose count is the counter
-/// its jobs restart at however many there were.
-fn attempts_mean_something(event: &QueueEvent) -> bool {
-    let kind = EventKind::of(&event.kind);
-    if kind == Some(EventKind::Requeued) {
-        return true;
-    }
-    let names_other = kind.is_some_and(|k| JOB_ID_NAMES_NO_JOB.contains(&k));
-    !event.job_id.is_empty() && !names_other
 }
 
 /// A field the event does not have, as a placeholder that keeps the columns.

@@ -11,6 +11,7 @@ use redq::events::EventKind;
 
 use super::table::{self, Column, Item, List};
 use crate::clock;
+use crate::event_fields::{self, Subject};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
@@ -88,32 +89,18 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
 }
 
 /// The job, or how many jobs a batch's event covers; for a change to a
-/// schedule, the schedule its id names.
+/// schedule the schedule its id names, for a gate's kinds the gate.
 fn subject(e: &redq::QueueEvent) -> String {
-    if names_a_schedule(&e.kind) && !e.job_id.is_empty() {
-        return format!("schedule {}", e.job_id);
+    match event_fields::subject(e) {
+        Subject::Schedule(name) => format!("schedule {name}"),
+        Subject::Gate(id) => format!("gate {id}"),
+        Subject::Job(id) => id.to_owned(),
+        Subject::None => match e.count {
+            Some(1) => "1 job".to_owned(),
+            Some(n) => format!("{n} jobs"),
+            None => "—".to_owned(),
+        },
     }
-    match (e.job_id.as_str(), e.count) {
-        ("", Some(1)) => "1 job".to_owned(),
-        ("", Some(n)) => format!("{n} jobs"),
-        ("", None) => "—".to_owned(),
-        (id, _) => id.to_owned(),
-    }
-}
-
-/// Whether an event of `kind` is about a schedule (its id the schedule's
-/// name) rather than a job (`schedule_fired` names the job it enqueued).
-fn names_a_schedule(kind: &str) -> bool {
-    matches!(
-        EventKind::of(kind),
-        Some(
-            EventKind::ScheduleCreated
-                | EventKind::ScheduleChanged
-                | EventKind::SchedulePaused
-                | EventKind::ScheduleResumed
-                | EventKind::ScheduleDeleted
-        )
-    )
 }
 
 /// The error of a failed attempt, else the kind's own words.
