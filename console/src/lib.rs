@@ -26,6 +26,7 @@ pub mod logging;
 pub mod output;
 pub mod registry;
 pub mod requeue_attempts;
+pub mod server;
 pub mod signature;
 pub mod text;
 pub mod tui;

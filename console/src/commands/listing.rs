@@ -18,6 +18,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
     for name in queue.queues().await? {
         all.push(queue.counts(&name).await?);
     }
+    let servers = server_note(queue).await;
     if json {
         let rows: Vec<Value> = all
             .iter()
@@ -36,6 +37,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "oldest_waiting_enqueued_at": opt_time(c.head_enqueued_at.filter(|_| c.waiting > 0)),
                     "due_since": opt_time(c.due_since),
                     "ready_since": opt_time(c.ready_since()),
+                    "server": crate::server::json(&servers),
                 })
             })
             .collect();
@@ -97,6 +99,18 @@ fn queues_table(all: &[QueueCounts]) -> Table {
     t
 }
 
+/// The Redis server's `INFO` for `-o json`, after saying on stderr, in
+/// either format, when its memory is nearly full or full (a full Redis
+/// refuses enqueues, which counts alone would read as a quiet period).
+/// Nothing is said when `INFO` is refused: some managed services refuse it.
+async fn server_note(queue: &Target) -> Vec<Option<redq::ServerStats>> {
+    let servers = crate::server::read(queue, super::connect::COMMAND_TIMEOUT).await;
+    if let Some(note) = crate::server::fullest(&servers).and_then(crate::server::memory_note) {
+        eprintln!("redq: {note}");
+    }
+    servers
+}
+
 fn sum_since(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (u64, u64) {
     let since = now.checked_sub(window).unwrap_or(SystemTime::UNIX_EPOCH);
     stats
@@ -116,6 +130,7 @@ pub async fn stats(queue: &Target, only: Option<String>, json: bool) -> Result<(
         let stats = queue.stats(&name).await?;
         rows.push((name, now, stats));
     }
+    let servers = server_note(queue).await;
     if json {
         let out: Vec<Value> = rows
             .iter()
@@ -130,6 +145,7 @@ pub async fn stats(queue: &Target, only: Option<String>, json: bool) -> Result<(
                     "processed_1m": p1, "failed_1m": f1,
                     "processed_15m": p15, "failed_15m": f15,
                     "bucket_seconds": redq::STATS_BUCKET.as_secs(),
+                    "server": crate::server::json(&servers),
                     "buckets": stats.iter().map(|b| json!({
                         "start": time(b.start), "processed": b.processed, "failed": b.failed,
                     })).collect::<Vec<_>>(),

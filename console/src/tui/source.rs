@@ -195,16 +195,24 @@ pub async fn run(
                     }
                 }
                 let Some(queue) = &target else { continue };
-                let update = match read(queue, &focus).await {
-                    Ok(snapshot) => Update::Snapshot {
-                        snapshot: Box::new(snapshot),
-                        received_at: SystemTime::now(),
-                    },
-                    Err(error) => unreachable_update(why(connect.as_ref(), error).await),
+                let (update, servers) = match read(queue, &focus).await {
+                    Ok((snapshot, servers)) => {
+                        let snapshot = Update::Snapshot {
+                            snapshot: Box::new(snapshot),
+                            received_at: SystemTime::now(),
+                        };
+                        (snapshot, Some(servers))
+                    }
+                    Err(error) => (unreachable_update(why(connect.as_ref(), error).await), None),
                 };
                 let live = matches!(update, Update::Snapshot { .. });
                 if updates.send(update).is_err() {
                     break;
+                }
+                // After its snapshot: a restart is told by comparing the
+                // jobs of the snapshots on either side of it.
+                if let Some(servers) = servers {
+                    let _ = updates.send(Update::Server(servers));
                 }
                 if let (true, Some(id)) = (live, &watched) {
                     if let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await {
@@ -296,16 +304,22 @@ fn metrics_due(view: &MetricsView, last: Option<&(MetricsView, Instant)>) -> boo
     }
 }
 
-/// One refresh: a quick first read, then the snapshot. The error is the
-/// banner's sentence.
-async fn read(queue: &Target, focus: &Focus) -> Result<Snapshot, String> {
+/// One refresh: a quick first read, the server's `INFO` (each shard's
+/// server; `None` where refused, which is no failure), then the snapshot.
+/// `INFO` comes first so that a server run it reads as new also holds
+/// the snapshot read after it. The error is the banner's sentence.
+async fn read(
+    queue: &Target,
+    focus: &Focus,
+) -> Result<(Snapshot, Vec<Option<redq::ServerStats>>), String> {
     match timeout(PING_TIMEOUT, queue.queues()).await {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => return Err(crate::failure::read_failed(&e)),
         Err(_) => return Err(silent(PING_TIMEOUT)),
     }
+    let servers = crate::server::read(queue, PING_TIMEOUT).await;
     match timeout(FETCH_TIMEOUT, fetch(queue, focus)).await {
-        Ok(Ok(snapshot)) => Ok(snapshot),
+        Ok(Ok(snapshot)) => Ok((snapshot, servers)),
         Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
         Err(_) => Err(silent(FETCH_TIMEOUT)),
     }

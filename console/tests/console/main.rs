@@ -48,6 +48,7 @@ mod search_views;
 mod see_keys;
 mod see_terminal;
 mod see_views;
+mod server_conditions;
 mod sharded;
 mod state_input;
 mod subcommands;

@@ -144,6 +144,11 @@ impl Page {
             .unwrap_or_else(|| panic!("no family {name} in:\n{}", self.text))
     }
 
+    /// Whether the page has a family `name`.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.families.contains_key(name)
+    }
+
     /// The value of `name` with exactly these labels.
     pub(crate) fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let want: BTreeMap<String, String> = labels

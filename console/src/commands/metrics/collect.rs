@@ -55,6 +55,9 @@ pub struct Reading {
     /// [`EventStream::BOTH`]; the shortest over shards), `None` while it is
     /// empty.
     pub event_history: [Option<Duration>; 2],
+    /// The `INFO` of each shard's server (`None` where refused: a managed
+    /// Redis may not allow it, and the scrape goes on without it).
+    pub server: Vec<Option<redq::ServerStats>>,
 }
 
 /// How a live worker hears that work is due, as the `wake_ups` label names
@@ -241,12 +244,14 @@ pub async fn read(
         operator.event_history(main),
         operator.event_history(traffic)
     )?;
+    let server = crate::server::read(operator, first_within).await;
     Ok(Reading {
         known_queues: names.len(),
         rows: fold(rows, max_queues),
         workers,
         workers_by_wake_ups,
         event_history: event_history.into(),
+        server,
     })
 }
 

@@ -106,6 +106,7 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         }
     }
     out.push(history);
+    out.extend(server_families(&reading.server));
     let mut jobs = Family::new(
         "redq_jobs",
         Kind::Gauge,
@@ -201,6 +202,36 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         |r| &r.totals.run,
     ));
     out
+}
+
+/// The Redis server's memory and uptime, from `INFO`: none when it could
+/// not be read (an ACL that refuses it). Over shards on several servers,
+/// the memory of the fullest and the uptime of the latest started.
+fn server_families(servers: &[Option<redq::ServerStats>]) -> Vec<Family> {
+    let Some(fullest) = crate::server::fullest(servers) else {
+        return Vec::new();
+    };
+    let uptime = servers.iter().flatten().map(|s| s.uptime_s).min();
+    vec![
+        Family::new(
+            "redq_redis_used_memory_bytes",
+            Kind::Gauge,
+            "Bytes the Redis server holding the namespace has allocated (INFO memory used_memory); with shards on several servers, the fullest one's. Alert when it nears redq_redis_maxmemory_bytes: under noeviction a full Redis refuses enqueues and retries, under an evicting policy it evicts keys, and an evicted key is lost jobs.",
+        )
+        .single(fullest.used_memory_bytes as f64),
+        Family::new(
+            "redq_redis_maxmemory_bytes",
+            Kind::Gauge,
+            "The maxmemory of the Redis server holding the namespace (of the same server as redq_redis_used_memory_bytes); 0 when it has no limit.",
+        )
+        .single(fullest.maxmemory_bytes as f64),
+        Family::new(
+            "redq_redis_uptime_seconds",
+            Kind::Gauge,
+            "Seconds since the Redis server holding the namespace started (INFO server uptime_in_seconds; with shards on several servers, the latest started). A drop is a restart: without persistence, the namespace's jobs are gone.",
+        )
+        .single(uptime.unwrap_or(0) as f64),
+    ]
 }
 
 /// A family with one `_total` counter sample per queue.
@@ -300,6 +331,7 @@ mod tests {
                 workers: 0,
                 workers_by_wake_ups: [0; WAKE_UPS.len()],
                 event_history: [Some(Duration::from_secs(90)), None],
+                server: Vec::new(),
             }),
         );
         let workers = all.iter().find(|f| f.name == "redq_workers").unwrap();

@@ -236,6 +236,9 @@ pub enum Update {
         /// Local clock at arrival, to keep countdowns in Redis time.
         received_at: SystemTime,
     },
+    /// The `INFO` of each shard's server, read just before the snapshot
+    /// sent before this (`None` where it could not be read).
+    Server(Vec<Option<redq::ServerStats>>),
     /// A refresh failed: Redis is unreachable (or refusing).
     Unreachable {
         /// What went wrong (never contains the URL's password).

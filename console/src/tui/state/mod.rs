@@ -30,6 +30,7 @@ mod pause;
 mod receive;
 pub mod rows;
 mod search;
+mod server;
 pub mod sort;
 mod surgery;
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub use mode::{
 pub use operate::{Operate, OperateKey};
 pub use rows::{event_matches, Badge, DeadGroup};
 pub use search::{matches_text, MatchChange, SearchRun, SearchStep, SearchView};
+pub use server::ServerWatch;
 pub use surgery::Surgery;
 
 /// Jobs per page in the jobs view.
@@ -224,6 +226,8 @@ pub struct State {
     pub help_scroll: u16,
     /// A payload search over the jobs view (`S`; see `search`).
     pub search: Option<SearchView>,
+    /// The Redis server's memory and restarts (see `server`).
+    pub server: ServerWatch,
 }
 
 impl State {
@@ -243,6 +247,7 @@ impl State {
             frozen: None,
             help_scroll: 0,
             search: None,
+            server: ServerWatch::default(),
         }
     }
 

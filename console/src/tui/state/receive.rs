@@ -26,6 +26,7 @@ impl State {
                 received_at,
             } => {
                 self.advance(received_at);
+                self.server.snapshot(&snapshot);
                 // Frozen: the data stays exactly as it was (see `freeze`),
                 // but a snapshot still proves Redis answers.
                 if self.holds_snapshots() && self.data.loaded {
@@ -69,6 +70,7 @@ impl State {
                     self.status = None;
                 }
             }
+            Update::Server(servers) => self.server.read(&servers),
             Update::Unreachable { error, at } => {
                 self.advance(at);
                 let since = match &self.connection {

@@ -163,6 +163,46 @@ pub fn banner(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     );
 }
 
+/// How many rows the server's notices (`State::server_notices`) take in
+/// `width` columns: each is wrapped at words, after a column of margin.
+pub fn server_notice_rows(notices: &[(Level, String)], width: u16) -> u16 {
+    let inner = width.saturating_sub(1);
+    notices
+        .iter()
+        .map(|(_, text)| wrapped_lines(&inert(text), inner))
+        .sum()
+}
+
+/// The server's notices, each wrapped under the one before: a restart that
+/// lost the namespace's jobs and a full memory in the error style, a
+/// restart with the data reloaded and a nearly full memory in the warning
+/// one.
+pub fn server_notices(frame: &mut Frame, area: Rect, notices: &[(Level, String)], theme: &Theme) {
+    let mut rest = Rect {
+        x: area.x.saturating_add(1),
+        width: area.width.saturating_sub(1),
+        ..area
+    };
+    for (level, text) in notices {
+        let text = inert(text);
+        let rows = wrapped_lines(&text, rest.width).min(rest.height);
+        let style = match level {
+            Level::Error => theme.error(),
+            _ => theme.warn(),
+        };
+        let here = Rect {
+            height: rows,
+            ..rest
+        };
+        frame.render_widget(
+            Paragraph::new(text).style(style).wrap(Wrap { trim: true }),
+            here,
+        );
+        rest.y = rest.y.saturating_add(rows);
+        rest.height = rest.height.saturating_sub(rows);
+    }
+}
+
 pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let filter = state.filter();
     let line = if state.filter_editing() {

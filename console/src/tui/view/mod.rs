@@ -49,10 +49,14 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
         return;
     }
     let banner = matches!(state.connection, Connection::Reconnecting { .. });
-    let [title, tabs, banner_area, body, status, footer] = Layout::vertical([
+    // What is wrong with the server itself (a restart seen, its memory
+    // full) stays under the tabs, however the screens change.
+    let notices = state.server_notices();
+    let [title, tabs, banner_area, notices_area, body, status, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(u16::from(banner)),
+        Constraint::Length(chrome::server_notice_rows(&notices, area.width)),
         Constraint::Min(5),
         Constraint::Length(1),
         Constraint::Length(1),
@@ -63,6 +67,7 @@ pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) 
     if banner {
         chrome::banner(frame, banner_area, state, theme);
     }
+    chrome::server_notices(frame, notices_area, &notices, theme);
     // Kept data is drawn at its own snapshot's time during an outage.
     body_of(frame, body, state, theme, state.data_time(now));
     chrome::status(frame, status, state, theme);
