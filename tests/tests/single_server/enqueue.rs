@@ -291,7 +291,10 @@ async fn a_job_enqueued_with_attempts_already_made_has_only_the_rest() {
     let err = queue.add("q", spent).await.unwrap_err();
     let message = err.to_string();
     assert!(message.contains("attempts"), "{message}");
-    assert!(message.contains("must be below max_attempts (3)"), "{message}");
+    assert!(
+        message.contains("must be below max_attempts (3)"),
+        "{message}"
+    );
     let batch = vec![
         NewJob::new(json!(1)),
         NewJob::new(json!(2)).max_attempts(1).attempts(1),

@@ -75,6 +75,6 @@ mod surgery_races;
 mod timeouts;
 mod validation;
 mod worker;
-mod worker_registry;
 mod worker_memory;
+mod worker_registry;
 mod workflows;
