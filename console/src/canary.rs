@@ -5,7 +5,8 @@
 //! (`redq dead requeue QUEUE --group SIG --canary N`) and the console's `K`
 //! on a group both use this.
 
-use std::time::Duration;
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
 
 use redq::{JobRecord, JobResult, JobState, QueueError};
 use serde::Serialize;
@@ -55,28 +56,35 @@ impl Fate {
 }
 
 /// The ids of `queue`'s dead letters whose error has signature `group`,
-/// newest first.
+/// newest first: every one, read a page at a time on each shard in turn
+/// (a shard's offsets are its own, so a group beyond the driver's merge
+/// window is read whole too).
 pub async fn group_ids(
     target: &Target,
     queue: &str,
     group: &str,
 ) -> Result<Vec<String>, QueueError> {
-    let mut ids = Vec::new();
-    let mut offset = 0;
-    loop {
-        let page = target.dead_letters(queue, offset, PAGE).await?;
-        let read = page.items.len();
-        ids.extend(
-            page.items
-                .iter()
-                .filter(|job| in_group(job, group))
-                .map(|job| job.id.clone()),
-        );
-        offset += read as u64;
-        if read < PAGE || offset >= page.total {
-            return Ok(ids);
+    let mut found: Vec<(Option<SystemTime>, String)> = Vec::new();
+    // A dead letter read twice (the set moved between pages) counts once.
+    let mut seen = HashSet::new();
+    for shard in target.shards() {
+        let mut offset = 0;
+        loop {
+            let page = shard.list_jobs(queue, JobState::Dead, offset, PAGE).await?;
+            let read = page.items.len();
+            for job in &page.items {
+                if in_group(job, group) && seen.insert(job.id.clone()) {
+                    found.push((job.died_at, job.id.clone()));
+                }
+            }
+            offset += read as u64;
+            if read < PAGE || offset >= page.total {
+                break;
+            }
         }
     }
+    found.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    Ok(found.into_iter().map(|(_, id)| id).collect())
 }
 
 /// Whether a dead letter belongs to the group with signature `group`.
@@ -123,4 +131,53 @@ pub async fn watch(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// What a canary requeue's fates prove. The rest of a group is worth
+/// requeueing only on evidence: a canary that completed, and none that
+/// died again. Canaries still waiting prove nothing (a paused queue, or
+/// one no worker serves, leaves them all waiting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// At least one completed and none died again.
+    Held,
+    /// At least one died again: the fix did not hold.
+    DiedAgain,
+    /// None completed or died within the watch.
+    Unproven,
+}
+
+impl Verdict {
+    /// The verdict on these fates.
+    pub fn of(fates: &[(String, Fate)]) -> Verdict {
+        if fates
+            .iter()
+            .any(|(_, f)| matches!(f, Fate::DeadAgain { .. }))
+        {
+            Verdict::DiedAgain
+        } else if fates.iter().any(|(_, f)| *f == Fate::Completed) {
+            Verdict::Held
+        } else {
+            Verdict::Unproven
+        }
+    }
+}
+
+/// Why canaries that all still wait prove nothing, for queues `queues`
+/// watched for `watch`: "no canary finished within 2s (is orders paused,
+/// or does no worker serve it?); nothing proves the fix yet".
+pub fn unproven_text(queues: &[String], watch: Duration) -> String {
+    let shown: Vec<String> = queues.iter().map(|q| crate::text::inert(q)).collect();
+    let question = match shown.as_slice() {
+        [one] => format!("is {one} paused, or does no worker serve it?"),
+        many => format!(
+            "are {} paused, or does no worker serve them?",
+            many.join(", ")
+        ),
+    };
+    format!(
+        "no canary finished within {} ({question}); nothing proves the fix yet",
+        crate::clock::compact(watch)
+    )
 }

@@ -21,7 +21,8 @@ pub const MAX_REFRESH: Duration = Duration::from_secs(60);
 /// keystrokes to requeue dead letters and pause queues. Subcommands do the
 /// same from scripts.
 ///
-/// Exit codes: 0 ok, 1 failed (including refused by --read-only), 2 usage.
+/// Exit codes: 0 ok, 1 failed (including refused by --read-only), 2 usage,
+/// 3 a canary requeue that proved nothing (no canary finished in time).
 #[derive(Debug, Parser)]
 #[command(
     name = "redq",
@@ -371,7 +372,8 @@ pub enum Command {
         #[command(flatten)]
         list: JobsList,
     },
-    /// Dead letters: list, show, requeue, delete, purge.
+    /// Dead letters: list, groups (by error signature), show, requeue,
+    /// delete, purge.
     Dead {
         #[command(subcommand)]
         command: DeadCommand,
@@ -1032,16 +1034,25 @@ pub struct JobsList {
 /// Dead-letter subcommands.
 #[derive(Debug, Subcommand)]
 pub enum DeadCommand {
-    /// Dead letters, newest first (of one queue, or all).
+    /// Dead letters, newest first (of one queue, or of all merged).
     List {
         /// Only this queue.
         queue: Option<String>,
-        /// Skip this many (per queue).
+        /// Skip this many of the list as printed (newest first across
+        /// queues); offset + limit is at most 10000.
         #[arg(long, default_value_t = 0)]
         offset: u64,
-        /// At most this many (per queue, 1 to 1000).
+        /// At most this many rows (1 to 1000), of the list as printed.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+    },
+    /// Error signatures: the dead letters grouped by error, with their
+    /// count, newest and oldest death and an example error, over every
+    /// dead letter of the queue (of each queue without QUEUE). A signature
+    /// is what --group takes.
+    Groups {
+        /// Only this queue.
+        queue: Option<String>,
     },
     /// Everything about one job: payload, error, attempts.
     Show {
@@ -1054,8 +1065,13 @@ pub enum DeadCommand {
     #[command(
         group = clap::ArgGroup::new("which").required(true).args(["ids", "all", "group"]),
         override_usage = "redq dead requeue [OPTIONS] <QUEUE> <IDS>...\n       \
-                          redq dead requeue [OPTIONS] <QUEUE> --all\n       \
-                          redq dead requeue [OPTIONS] <QUEUE> --group <SIG> [--canary <N>]"
+                          redq dead requeue [OPTIONS] <QUEUE> --all --yes\n       \
+                          redq dead requeue [OPTIONS] <QUEUE> --group <SIG> --yes\n       \
+                          redq dead requeue [OPTIONS] <QUEUE> --group <SIG> --canary <N> [--watch <DELAY>]",
+        after_help = "Exit codes: 0 done (a canary requeue: at least one canary completed and none \
+                      died again, so the rest may follow); 1 failed, or a canary died again; 2 usage, \
+                      or --all / --group without --yes; 3 a canary requeue that proved nothing: no \
+                      canary finished within --watch (a paused queue, or no worker serving it)."
     )]
     Requeue {
         /// The queue.
@@ -1070,26 +1086,44 @@ pub enum DeadCommand {
         /// attempts of a job it would requeue (as the console refuses it).
         #[arg(long, value_name = "N", default_value_t = 0)]
         attempts: u32,
-        /// The dead letters whose error has this signature (the groups of
-        /// the console's Dead letters screen).
-        #[arg(long, value_name = "SIG")]
+        /// Every dead letter of the queue whose error has this signature
+        /// (the groups of the console's Dead letters screen; `redq dead
+        /// groups` lists them).
+        #[arg(long, value_name = "SIG", conflicts_with_all = ["ids", "all"])]
         group: Option<String>,
-        /// With --group: requeue only N of the group, wait until they
-        /// complete or die again (at most --watch), report each, and leave
-        /// the rest dead. Exits 1 if any died again.
+        /// With --group: requeue only N of the group (the newest), wait
+        /// until they complete or die again (at most --watch), report each,
+        /// and leave the rest dead. Exits 0 only when at least one
+        /// completed and none died again; 1 if any died again; 3 if none
+        /// finished within --watch.
         #[arg(long, value_name = "N", requires = "group")]
         canary: Option<usize>,
         /// How long a canary requeue watches its jobs.
         #[arg(long, value_parser = parse_delay, default_value = "60s", requires = "canary")]
         watch: Duration,
+        /// Required with --all, and with --group without --canary: they
+        /// requeue every dead letter of the queue or of the group.
+        #[arg(long)]
+        yes: bool,
     },
-    /// Delete dead letters for good.
+    /// Delete dead letters for good: these ids, or a whole group.
+    #[command(
+        group = clap::ArgGroup::new("which").required(true).args(["ids", "group"]),
+        override_usage = "redq dead delete [OPTIONS] <QUEUE> <IDS>...\n       \
+                          redq dead delete [OPTIONS] <QUEUE> --group <SIG> --yes"
+    )]
     Delete {
         /// The queue.
         queue: String,
         /// The jobs.
-        #[arg(required = true)]
         ids: Vec<String>,
+        /// Every dead letter of the queue whose error has this signature
+        /// (`redq dead groups` lists them).
+        #[arg(long, value_name = "SIG", conflicts_with = "ids")]
+        group: Option<String>,
+        /// Required with --group: it deletes the whole group for good.
+        #[arg(long, requires = "group")]
+        yes: bool,
     },
     /// Delete every dead letter of a queue for good.
     Purge {

@@ -1,6 +1,7 @@
 //! How a run ends badly, and its exit code: 1 when something failed
 //! (including a refusal by `--read-only`), 2 when the command line was
-//! wrong (clap's own usage errors exit 2 as well).
+//! wrong (clap's own usage errors exit 2 as well), 3 when a canary requeue
+//! proved nothing (no canary finished within its watch).
 
 use redq::QueueError;
 
@@ -11,6 +12,9 @@ pub enum Failure {
     Usage(String),
     /// It was understood but could not be done: exit 1.
     Failed(String),
+    /// A canary requeue whose canaries all still wait: nothing proves the
+    /// fix, and a script must not go on to requeue the rest: exit 3.
+    Unproven(String),
 }
 
 impl Failure {
@@ -19,13 +23,14 @@ impl Failure {
         match self {
             Failure::Usage(_) => 2,
             Failure::Failed(_) => 1,
+            Failure::Unproven(_) => 3,
         }
     }
 
     /// The message for stderr.
     pub fn message(&self) -> &str {
         match self {
-            Failure::Usage(m) | Failure::Failed(m) => m,
+            Failure::Usage(m) | Failure::Failed(m) | Failure::Unproven(m) => m,
         }
     }
 

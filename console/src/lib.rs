@@ -18,6 +18,7 @@ pub mod canary;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod dead_census;
 pub mod demo;
 pub mod event_fields;
 pub mod failure;

@@ -1,4 +1,4 @@
-//! `redq dead list|show|requeue|delete|purge`.
+//! `redq dead list|groups|show|requeue|delete|purge`.
 
 use redq::DeadLetterReport;
 
@@ -10,8 +10,59 @@ use crate::failure::Failure;
 use crate::output::{count, outln, print_json};
 use crate::requeue_attempts::{refuse_at_or_above_max, Requeued};
 
+use super::jobs::changes::{all_of, confirm_first};
 use super::known::require_known;
 use super::listing::print_jobs;
+
+/// The furthest into the merged list `dead list` reads: each queue's
+/// newest `offset + limit` are read and merged, so the pair is bounded.
+const LIST_WINDOW: u64 = 10_000;
+
+/// Most dead letters read a call while reading a queue's head.
+const LIST_PAGE: u64 = 1000;
+
+/// The page `offset..offset + limit` of the dead letters of `names` merged
+/// newest first (ties by id), and how many they hold in all. Each queue's
+/// newest `offset + limit` are read (a page at a time): no dead letter of
+/// the page can be further down its own queue.
+async fn merged_page(
+    queue: &Target,
+    names: &[String],
+    offset: u64,
+    limit: usize,
+) -> Result<(Vec<redq::JobRecord>, u64), Failure> {
+    if !(1..=1000).contains(&limit) {
+        return Err(Failure::Usage(format!(
+            "--limit {limit} refused: accepted are 1 to 1000"
+        )));
+    }
+    let window = offset.saturating_add(limit as u64);
+    if window > LIST_WINDOW {
+        return Err(Failure::Usage(format!(
+            "--offset {offset} with --limit {limit} reaches row {window}: accepted are up to \
+             {LIST_WINDOW} rows into the list (the newest dead letters of each queue are read \
+             and merged); list one queue's older ones with redq jobs list QUEUE --state dead"
+        )));
+    }
+    let (mut jobs, mut total) = (Vec::new(), 0);
+    for name in names {
+        let mut read = 0;
+        loop {
+            let want = (window - read).min(LIST_PAGE) as usize;
+            let page = queue.dead_letters(name, read, want).await?;
+            let got = page.items.len() as u64;
+            jobs.extend(page.items);
+            read += got;
+            if got < want as u64 || read >= window || read >= page.total {
+                total += page.total;
+                break;
+            }
+        }
+    }
+    jobs.sort_by(|a, b| b.died_at.cmp(&a.died_at).then(b.id.cmp(&a.id)));
+    let page = jobs.into_iter().skip(offset as usize).take(limit).collect();
+    Ok((page, total))
+}
 
 pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(), Failure> {
     match command {
@@ -27,15 +78,19 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
                 }
                 None => queue.queues().await?,
             };
-            let (mut jobs, mut total) = (Vec::new(), 0);
-            for name in names {
-                let page = queue.dead_letters(&name, offset, limit).await?;
-                total += page.total;
-                jobs.extend(page.items);
-            }
-            jobs.sort_by_key(|j| std::cmp::Reverse(j.died_at));
+            let (jobs, total) = merged_page(queue, &names, offset, limit).await?;
             print_jobs(&jobs, &queue.shard_namespaces(), total, offset, json);
             Ok(())
+        }
+        DeadCommand::Groups { queue: only } => {
+            let names = match only {
+                Some(name) => {
+                    require_known(queue, &name).await?;
+                    vec![name]
+                }
+                None => queue.queues().await?,
+            };
+            super::dead_groups::run(queue, &names, json).await
         }
         // One job's detail is the same whatever its state.
         DeadCommand::Show { id } => super::jobs::show(queue, &id, json).await,
@@ -47,28 +102,36 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             group,
             canary,
             watch,
+            yes,
         } => {
             require_known(queue, &name).await?;
-            // A group's jobs are checked once they are known (dead_group).
-            if group.is_none() {
-                let which = if all {
-                    Requeued::All
-                } else {
-                    Requeued::Ids(&ids)
-                };
-                refuse_at_or_above_max(queue, &name, which, attempts).await?;
-            }
             if let Some(signature) = group {
+                // A group's jobs are checked once they are known (dead_group).
                 let group = super::dead_group::Group {
                     queue: name,
                     signature,
-                    attempts,
+                    requeue_at: Some(attempts),
                     canary,
                     watch,
+                    yes,
                 };
                 return super::dead_group::run(queue, group, json).await;
             }
+            let which = if all {
+                Requeued::All
+            } else {
+                Requeued::Ids(&ids)
+            };
+            refuse_at_or_above_max(queue, &name, which, attempts).await?;
             if all {
+                if !yes {
+                    let dead = queue.counts(&name).await?.dead;
+                    let shown = crate::text::inert(&name);
+                    return Err(confirm_first(format!(
+                        "dead requeue {shown} --all would requeue {} of {shown}",
+                        all_of(dead, "dead letter", "dead letters"),
+                    )));
+                }
                 let done = queue
                     .requeue_all_dead_with_attempts(&name, attempts, |_, _| {})
                     .await?;
@@ -83,8 +146,24 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
                 check_found(&report)
             }
         }
-        DeadCommand::Delete { queue: name, ids } => {
+        DeadCommand::Delete {
+            queue: name,
+            ids,
+            group,
+            yes,
+        } => {
             require_known(queue, &name).await?;
+            if let Some(signature) = group {
+                let group = super::dead_group::Group {
+                    queue: name,
+                    signature,
+                    requeue_at: None,
+                    canary: None,
+                    watch: std::time::Duration::ZERO,
+                    yes,
+                };
+                return super::dead_group::run(queue, group, json).await;
+            }
             let report = queue.delete_dead(&name, &ids).await?;
             tracing::info!(queue = %name, done = report.done, "deleted dead letters");
             print_report(json, "deleted", &name, &report);

@@ -4,6 +4,7 @@
 mod connect;
 mod dead;
 mod dead_group;
+mod dead_groups;
 mod enqueue;
 mod events;
 mod functions;
@@ -37,7 +38,7 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             D::Requeue { .. } => Some("dead requeue"),
             D::Delete { .. } => Some("dead delete"),
             D::Purge { .. } => Some("dead purge"),
-            D::List { .. } | D::Show { .. } => None,
+            D::List { .. } | D::Groups { .. } | D::Show { .. } => None,
         },
         Command::Jobs { command, .. } => jobs::mutates(command),
         Command::Retention { command } => match command {

@@ -9,7 +9,7 @@ use redq::schedule::{ScheduleChange, Triggered};
 use redq::{DeadAction, QueueError};
 
 use crate::aggregate::Target;
-use crate::canary::{self, Fate};
+use crate::canary::{self, Fate, Verdict};
 use crate::commands::leases::RECLAIM_BATCH;
 use crate::text::inert;
 use crate::tui::state::{plural, Operate};
@@ -63,7 +63,11 @@ pub async fn run(
             );
             format!("the metrics of {} are {already}{switch}", inert(queue))
         }
-        Operate::Canary { ids, rest, .. } => {
+        Operate::Canary {
+            ids,
+            queues,
+            signature,
+        } => {
             let action = DeadAction::Requeue { attempts: 0 };
             for (queue, id) in ids {
                 target
@@ -73,29 +77,75 @@ pub async fn run(
             let only_ids: Vec<String> = ids.iter().map(|(_, id)| id.clone()).collect();
             progress(0, only_ids.len() as u64);
             let fates = canary::watch(target, &only_ids, CANARY_WATCH).await?;
-            summary(&fates, *rest)
+            // The rest as it is now, counted whole (as `r` would take it).
+            let mut rest = 0;
+            for queue in queues {
+                rest += canary::group_ids(target, queue, signature).await?.len();
+            }
+            summary(&fates, rest, queues)
         }
     })
 }
 
-/// "canaries: 2 completed, 1 dead again: …" and what to do next.
-fn summary(fates: &[(String, Fate)], rest: usize) -> String {
+/// "canaries: 2 completed, 1 dead again: …" and what to do next: `r` on
+/// the group only on evidence (one completed, none died again), the same
+/// [`Verdict`] as `redq dead requeue --group --canary`.
+fn summary(fates: &[(String, Fate)], rest: usize, queues: &[String]) -> String {
     let count = |f: fn(&Fate) -> bool| fates.iter().filter(|(_, fate)| f(fate)).count();
     let completed = count(|f| *f == Fate::Completed);
     let dead = count(|f| matches!(f, Fate::DeadAgain { .. }));
     let pending = fates.len() - completed - dead;
     let mut text =
         format!("canaries: {completed} completed, {dead} dead again, {pending} still running");
-    if dead > 0 {
-        text.push_str(&format!(
-            "; the other {rest} stay dead (the fix did not hold)"
-        ));
-    } else if pending == 0 {
-        text.push_str(&format!("; r on the group requeues the other {rest}"));
-    } else {
-        text.push_str(&format!(
-            "; some still run: r on the group requeues the other {rest}"
-        ));
+    let rest_text = plural(rest, "dead letter");
+    match Verdict::of(fates) {
+        Verdict::DiedAgain => text.push_str(&format!(
+            "; the other {rest_text} stay dead (the fix did not hold)"
+        )),
+        Verdict::Unproven => text.push_str(&format!(
+            "; {}: the other {rest_text} stay dead",
+            canary::unproven_text(queues, CANARY_WATCH)
+        )),
+        Verdict::Held if rest == 0 => text.push_str("; that was the whole group"),
+        Verdict::Held => text.push_str(&format!("; r on the group requeues the other {rest_text}")),
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fates(of: &[Fate]) -> Vec<(String, Fate)> {
+        of.iter()
+            .enumerate()
+            .map(|(i, f)| (format!("J{i}"), f.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_rest_is_offered_only_when_a_canary_completed_and_none_died() {
+        let pending = Fate::Pending {
+            state: "waiting".into(),
+        };
+        let dead = Fate::DeadAgain {
+            error: "timeout".into(),
+        };
+        let orders = ["orders".to_owned()];
+        let said = summary(&fates(&[pending.clone(), pending.clone()]), 597, &orders);
+        assert_eq!(
+            said,
+            "canaries: 0 completed, 0 dead again, 2 still running; no canary finished within 30s \
+             (is orders paused, or does no worker serve it?); nothing proves the fix yet: the \
+             other 597 dead letters stay dead"
+        );
+        let said = summary(&fates(&[Fate::Completed, pending.clone()]), 597, &orders);
+        assert!(
+            said.ends_with("; r on the group requeues the other 597 dead letters"),
+            "{said}"
+        );
+        let said = summary(&fates(&[Fate::Completed, dead]), 597, &orders);
+        assert!(said.contains("(the fix did not hold)"), "{said}");
+        assert!(!said.contains("r on the group"), "{said}");
+    }
 }

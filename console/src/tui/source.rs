@@ -32,8 +32,12 @@ use super::state::{
     Snapshot, Update, JOBS_PAGE,
 };
 
-/// Dead letters loaded per queue for the Dead letters screen.
+/// Dead letters loaded per queue for the Dead letters screen's list (its
+/// groups count further: [`DEAD_CENSUS_BOUND`]).
 pub const DEAD_WINDOW: usize = 500;
+/// Most dead letters a queue (per shard) has counted into the Dead letters
+/// screen's groups each refresh.
+pub const DEAD_CENSUS_BOUND: usize = crate::dead_census::SCREEN_BOUND;
 /// Leases loaded per queue for the Leases screen.
 pub const LEASE_WINDOW: usize = 200;
 /// Events loaded for the Events screen.
@@ -471,7 +475,18 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
             let truncated = pages.iter().any(|p| p.total > p.items.len() as u64);
             let mut items: Vec<_> = pages.into_iter().flat_map(|p| p.items).collect();
             items.sort_by(|a, b| b.died_at.cmp(&a.died_at).then(b.id.cmp(&a.id)));
-            snapshot.dead = Some(DeadWindow { items, truncated });
+            // The groups count every dead letter of a queue, not only the
+            // window above, up to a bound a refresh (see dead_census).
+            let with_dead = snapshot.queues.iter().filter(|r| r.counts.dead > 0);
+            let groups = try_join_all(with_dead.map(|r| {
+                crate::dead_census::census(queue, &r.counts.queue, Some(DEAD_CENSUS_BOUND))
+            }))
+            .await?;
+            snapshot.dead = Some(DeadWindow {
+                items,
+                truncated,
+                groups,
+            });
         }
         Focus::Jobs(query) => {
             let page = queue
@@ -560,6 +575,26 @@ async fn apply(
                 plural(done as usize, "dead letter"),
                 restart_note(*attempts)
             ))
+        }
+        Mutation::RequeueGroup {
+            queues,
+            signature,
+            attempts,
+            ..
+        } => {
+            let action = DeadAction::Requeue {
+                attempts: *attempts,
+            };
+            let set = group_set(queue, queues, signature).await?;
+            let done = change_by_id(queue, action, &set, progress).await?;
+            Ok(format!("requeued {done}{}", restart_note(*attempts)))
+        }
+        Mutation::DeleteGroup {
+            queues, signature, ..
+        } => {
+            let set = group_set(queue, queues, signature).await?;
+            let done = change_by_id(queue, DeadAction::Delete, &set, progress).await?;
+            Ok(format!("deleted {done}"))
         }
         Mutation::PurgeDead(queues) => {
             let done = drain(queue, DeadAction::Delete, queues, progress).await?;
@@ -670,6 +705,23 @@ async fn change_by_id(
         changed.push_str(&format!(" ({missing} no longer in the dead-letter set)"));
     }
     Ok(changed)
+}
+
+/// Every dead letter of `queues` whose error has signature `signature`,
+/// read whole (as `redq dead requeue --group` reads it).
+async fn group_set(
+    queue: &Target,
+    queues: &[String],
+    signature: &str,
+) -> Result<DeadIds, QueueError> {
+    let mut set = Vec::new();
+    for name in queues {
+        let ids = crate::canary::group_ids(queue, name, signature).await?;
+        if !ids.is_empty() {
+            set.push((name.clone(), ids));
+        }
+    }
+    Ok(set)
 }
 
 /// Apply `action` to every dead letter of these queues, reporting progress

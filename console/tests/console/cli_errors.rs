@@ -226,7 +226,7 @@ async fn usage_lines_show_the_arguments_in_order_and_not_what_the_environment_ga
     assert!(
         text.contains(
             "Usage: redq dead requeue [OPTIONS] <QUEUE> <IDS>...\n       \
-             redq dead requeue [OPTIONS] <QUEUE> --all\n"
+             redq dead requeue [OPTIONS] <QUEUE> --all --yes\n"
         ),
         "{text}"
     );
@@ -318,7 +318,9 @@ async fn bulk_dead_letter_commands_report_what_was_done_and_what_is_left() {
     let out = redq(
         &url,
         &ns,
-        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+        &[
+            "dead", "requeue", "webhooks", "--all", "--yes", "-o", "json",
+        ],
     );
     assert_exit(&out, 0);
     assert_eq!(

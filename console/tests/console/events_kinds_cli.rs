@@ -198,7 +198,7 @@ async fn a_requeue_of_many_says_the_attempts_its_jobs_restart_at() {
     let out = redq(
         &server.url(),
         &ns,
-        &["dead", "requeue", "webhooks", "--all"],
+        &["dead", "requeue", "webhooks", "--all", "--yes"],
     );
     assert!(
         out.status.success(),

@@ -12,6 +12,7 @@ mod blocked_tab;
 mod canary;
 mod cancel_keys;
 mod cli_errors;
+mod dead_groups;
 mod demo_guard;
 mod detail_notes;
 mod events;

@@ -242,7 +242,7 @@ async fn a_canary_requeue_sends_a_few_of_a_group_and_reports_what_became_of_them
         &url,
         &ns,
         &[
-            "dead", "requeue", "webhooks", "--group", &group, "-o", "json",
+            "dead", "requeue", "webhooks", "--group", &group, "--yes", "-o", "json",
         ],
     );
     assert_exit(&out, 0);

@@ -171,7 +171,7 @@ async fn k_on_a_dead_letter_group_requeues_three_canaries_and_reports_their_fate
     assert!(ok, "{message}");
     assert_eq!(
         message,
-        "canaries: 3 completed, 0 dead again, 0 still running; r on the group requeues the other 2"
+        "canaries: 3 completed, 0 dead again, 0 still running; r on the group requeues the other 2 dead letters"
     );
     let counts = queue.counts("webhooks").await.unwrap();
     assert_eq!(counts.dead, 2, "the rest stay dead: {counts:?}");

@@ -156,7 +156,9 @@ async fn subcommands_sum_the_shards_and_route_changes_to_them() {
     let out = sharded(
         &url,
         &base,
-        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+        &[
+            "dead", "requeue", "webhooks", "--all", "--yes", "-o", "json",
+        ],
     );
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], dead_total - 2);
@@ -379,7 +381,9 @@ async fn on_a_cluster_the_flag_aggregates_the_primaries() {
     let out = sharded(
         &url,
         &base,
-        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+        &[
+            "dead", "requeue", "webhooks", "--all", "--yes", "-o", "json",
+        ],
     );
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], dead_total);

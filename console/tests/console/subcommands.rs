@@ -163,7 +163,15 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
     let out = redq(
         &url,
         &ns,
-        &["dead", "requeue", "webhooks", "--all", "--attempts", "2"],
+        &[
+            "dead",
+            "requeue",
+            "webhooks",
+            "--all",
+            "--yes",
+            "--attempts",
+            "2",
+        ],
     );
     assert_exit(&out, 2);
     assert!(
@@ -175,7 +183,9 @@ async fn dead_letter_commands_change_redis_through_the_driver() {
     let out = redq(
         &url,
         &ns,
-        &["dead", "requeue", "webhooks", "--all", "-o", "json"],
+        &[
+            "dead", "requeue", "webhooks", "--all", "--yes", "-o", "json",
+        ],
     );
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], 3);
@@ -248,7 +258,15 @@ async fn requeue_attempts_restart_below_the_jobs_max_attempts_or_are_refused() {
     let out = redq(
         &url,
         &ns,
-        &["dead", "requeue", "imports", "--all", "--attempts", "2"],
+        &[
+            "dead",
+            "requeue",
+            "imports",
+            "--all",
+            "--yes",
+            "--attempts",
+            "2",
+        ],
     );
     assert_exit(&out, 0);
     for (id, attempts) in [(&ids[0], 2), (&ids[1], 4)] {

@@ -86,7 +86,10 @@ async fn a_viewer_user_reads_with_the_console_and_its_mutations_are_refused_clea
 
     // Each mutation, with the name the console gives it.
     let mutations: Vec<(&str, Vec<&str>)> = vec![
-        ("dead requeue", vec!["dead", "requeue", "webhooks", "--all"]),
+        (
+            "dead requeue",
+            vec!["dead", "requeue", "webhooks", "--all", "--yes"],
+        ),
         (
             "dead requeue",
             vec!["dead", "requeue", "webhooks", &dead[0]],

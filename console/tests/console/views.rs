@@ -287,10 +287,7 @@ fn escape_sequences_in_payloads_are_shown_inert() {
     evil.name = Some("x\u{1b}[31mred".into());
     evil.payload = serde_json::Value::String("raw \u{1b}[?1049l\u{9b}2J bytes\u{0}".into());
     let mut snapshot = snapshot();
-    snapshot.dead = Some(redq_console::tui::state::DeadWindow {
-        items: vec![evil],
-        truncated: false,
-    });
+    snapshot.dead = Some(redq_console::tui::state::DeadWindow::whole(vec![evil]));
     let mut state = loaded();
     state.apply(Action::Received(Update::Snapshot {
         snapshot: Box::new(snapshot),

@@ -1,7 +1,7 @@
 //! `redq jobs list|show|…`: one file per subcommand, dispatched here.
 
 mod cancel;
-mod changes;
+pub(super) mod changes;
 mod delete;
 mod edit;
 mod list;

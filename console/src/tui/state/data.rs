@@ -152,13 +152,30 @@ pub struct ScheduleInfo {
     pub shard: Option<usize>,
 }
 
-/// The newest dead letters of every queue, as far as the console loads them.
+/// The newest dead letters of every queue, as far as the console loads them,
+/// and every queue's dead letters counted by error signature.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeadWindow {
     /// Newest first across queues.
     pub items: Vec<JobRecord>,
     /// Some queue held more dead letters than were loaded.
     pub truncated: bool,
+    /// Each queue with dead letters, its dead letters by error signature
+    /// (over the whole queue, up to `dead_census::SCREEN_BOUND`).
+    pub groups: Vec<crate::dead_census::QueueCensus>,
+}
+
+impl DeadWindow {
+    /// A window of `items` that are every dead letter there is (the groups
+    /// counted from them).
+    pub fn whole(items: Vec<JobRecord>) -> DeadWindow {
+        let groups = crate::dead_census::of_records(&items);
+        DeadWindow {
+            items,
+            truncated: false,
+            groups,
+        }
+    }
 }
 
 /// Which page of which queue's jobs the jobs view shows.
@@ -349,6 +366,30 @@ pub enum Mutation {
     },
     /// Delete every dead letter of these queues, in bounded batches.
     PurgeDead(Vec<String>),
+    /// Requeue every dead letter of these queues whose error has this
+    /// signature (read whole when carried out, as `redq dead requeue
+    /// --group` reads it), in bounded batches.
+    RequeueGroup {
+        /// The queues the group died in.
+        queues: Vec<String>,
+        /// The error signature.
+        signature: String,
+        /// How many the question counted (the label's; the change takes
+        /// the whole group as it is then).
+        count: u64,
+        /// The attempt counter they restart at (0 unless typed).
+        attempts: u32,
+    },
+    /// Delete every dead letter of these queues whose error has this
+    /// signature, in bounded batches.
+    DeleteGroup {
+        /// The queues the group died in.
+        queues: Vec<String>,
+        /// The error signature.
+        signature: String,
+        /// How many the question counted.
+        count: u64,
+    },
     /// Make a scheduled job due now.
     Promote(String),
     /// Run a job backing off after a failure now.
@@ -434,6 +475,18 @@ impl Mutation {
                     plural(queues.len(), "queue")
                 )
             }
+            Mutation::RequeueGroup { count, .. } => {
+                format!(
+                    "requeue a group of {}",
+                    plural(*count as usize, "dead letter")
+                )
+            }
+            Mutation::DeleteGroup { count, .. } => {
+                format!(
+                    "delete a group of {}",
+                    plural(*count as usize, "dead letter")
+                )
+            }
             Mutation::PurgeDead(queues) => {
                 format!(
                     "purge all dead letters of {}",
@@ -493,9 +546,9 @@ impl Mutation {
     /// changes.
     pub fn attempts(&self) -> Option<u32> {
         match self {
-            Mutation::RequeueDead { attempts, .. } | Mutation::RequeueAllDead { attempts, .. } => {
-                Some(*attempts)
-            }
+            Mutation::RequeueDead { attempts, .. }
+            | Mutation::RequeueAllDead { attempts, .. }
+            | Mutation::RequeueGroup { attempts, .. } => Some(*attempts),
             _ => None,
         }
     }
@@ -503,9 +556,9 @@ impl Mutation {
     /// The attempt counter of a requeue, to edit it while it is asked.
     pub(super) fn attempts_mut(&mut self) -> Option<&mut u32> {
         match self {
-            Mutation::RequeueDead { attempts, .. } | Mutation::RequeueAllDead { attempts, .. } => {
-                Some(attempts)
-            }
+            Mutation::RequeueDead { attempts, .. }
+            | Mutation::RequeueAllDead { attempts, .. }
+            | Mutation::RequeueGroup { attempts, .. } => Some(attempts),
             _ => None,
         }
     }

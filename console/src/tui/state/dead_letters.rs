@@ -35,18 +35,7 @@ impl State {
                 .flatten()
                 .map(one),
             View::Screen(Screen::Dead) if self.tabs.dead_grouped => {
-                self.dead_groups().get(self.cursor().index).map(|g| {
-                    let n = g.jobs.len();
-                    (
-                        by_queue(g.jobs.iter().map(|j| (&j.queue, &j.id))),
-                        format!(
-                            "{} with error \"{}\"",
-                            plural(n, "dead letter"),
-                            inert(&g.signature)
-                        ),
-                        lowest_max_attempts(g.jobs.iter().copied()),
-                    )
-                })
+                return self.on_group(requeue);
             }
             View::Screen(Screen::Dead) => {
                 self.visible_dead().get(self.cursor().index).map(|j| one(j))
@@ -67,6 +56,63 @@ impl State {
         } else {
             let prompt = format!("Delete {what} for good?");
             self.ask(prompt, Mutation::DeleteDead(ids))
+        }
+    }
+
+    /// `r` / `d` on a group: every dead letter of its queues with its
+    /// signature, counted over the whole queue and read whole when carried
+    /// out (as `redq dead requeue|delete QUEUE --group SIG`), not only the
+    /// loaded window.
+    fn on_group(&mut self, requeue: bool) -> Command {
+        let verb = if requeue { "requeue" } else { "delete" };
+        let Some(group) = self.dead_groups().into_iter().nth(self.cursor().index) else {
+            self.say(Level::Info, format!("nothing selected to {verb}"));
+            return Command::None;
+        };
+        if !self.may_mutate(verb) {
+            return Command::None;
+        }
+        let place = match group.queues.as_slice() {
+            [one] => format!("queue {}", inert(one)),
+            many => plural(many.len(), "queue"),
+        };
+        let mut what = format!(
+            "{} {} with error \"{}\" in {place}",
+            if group.complete {
+                "all"
+            } else {
+                "every one of the"
+            },
+            if group.complete {
+                plural(group.count as usize, "dead letter")
+            } else {
+                format!("at least {} dead letters", group.count)
+            },
+            inert(&group.signature)
+        );
+        if !group.complete {
+            what.push_str(" (the group was counted as far as the newest dead letters; all are read when it runs)");
+        }
+        let (queues, signature, count) = (group.queues, group.signature, group.count);
+        if requeue {
+            let mutation = Mutation::RequeueGroup {
+                queues,
+                signature,
+                count,
+                attempts: 0,
+            };
+            self.ask_requeue(
+                format!("Requeue {what}?"),
+                mutation,
+                group.lowest_max_attempts,
+            )
+        } else {
+            let mutation = Mutation::DeleteGroup {
+                queues,
+                signature,
+                count,
+            };
+            self.ask(format!("Delete {what} for good?"), mutation)
         }
     }
 

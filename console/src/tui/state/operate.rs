@@ -6,10 +6,7 @@
 //! Metrics view `o` turns its metrics off or back on. Each names what it
 //! will touch and asks (default No); only `y` sends it.
 
-use redq::JobState;
-
 use super::{plural, Command, Level, Mutation, Screen, State, View};
-use crate::canary::DEFAULT_CANARIES;
 use crate::text::inert;
 
 /// Which operator key was pressed.
@@ -49,10 +46,10 @@ pub enum Operate {
     Canary {
         /// The group's error signature.
         signature: String,
+        /// The queues the group died in (its rest is counted there after).
+        queues: Vec<String>,
         /// The canaries: (queue, id).
         ids: Vec<(String, String)>,
-        /// How many of the group stay dead.
-        rest: usize,
     },
 }
 
@@ -209,30 +206,29 @@ impl State {
             self.say(Level::Info, "no group selected");
             return None;
         };
-        let ids: Vec<(String, String)> = group
-            .jobs
-            .iter()
-            .filter(|j| j.state == JobState::Dead)
-            .take(DEFAULT_CANARIES)
-            .map(|j| (j.queue.clone(), j.id.clone()))
-            .collect();
-        let rest = group.jobs.len() - ids.len();
+        let ids = group.canaries.clone();
+        let rest = group.count.saturating_sub(ids.len() as u64);
         let signature = group.signature.clone();
-        let others = match rest {
-            0 => "That is the whole group.".to_owned(),
-            n => format!("The other {n} stay dead until you requeue them (r)."),
+        let counted = match group.complete {
+            true => plural(group.count as usize, "dead letter"),
+            false => format!("at least {} dead letters", group.count),
         };
+        let others = match (rest, group.complete) {
+            (0, _) => "That is the whole group.".to_owned(),
+            (n, true) => format!("The other {n} stay dead until you requeue them (r)."),
+            (n, false) => format!("The other {n} or more stay dead until you requeue them (r)."),
+        };
+        let queues = group.queues.clone();
         Some((
             format!(
-                "Requeue {} of the {} with error \"{}\" as canaries, and watch them? {others}",
+                "Requeue {} of the {counted} with error \"{}\" as canaries, and watch them? {others}",
                 ids.len(),
-                plural(group.jobs.len(), "dead letter"),
                 inert(&signature)
             ),
             Operate::Canary {
                 signature,
+                queues,
                 ids,
-                rest,
             },
         ))
     }

@@ -30,22 +30,28 @@ pub fn overdue(counts: &redq::QueueCounts, now: SystemTime) -> bool {
         .is_some_and(|since| crate::clock::age(since, now) >= OVERDUE_AFTER)
 }
 
-/// Dead letters sharing an error signature.
+/// Dead letters sharing an error signature, counted over every dead
+/// letter of their queues as far as the source read them
+/// (`crate::dead_census`), not over the loaded window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeadGroup<'a> {
+pub struct DeadGroup {
     /// The signature.
     pub signature: String,
-    /// Its dead letters (in the loaded window), newest first.
-    pub jobs: Vec<&'a JobRecord>,
+    /// How many dead letters have it.
+    pub count: u64,
+    /// Whether every dead letter of its queues was counted; else `count`
+    /// is a lower bound (shown "≥600").
+    pub complete: bool,
     /// The queues they died in.
     pub queues: Vec<String>,
-}
-
-impl DeadGroup<'_> {
     /// The newest death in the group.
-    pub fn newest(&self) -> Option<SystemTime> {
-        self.jobs.iter().filter_map(|j| j.died_at).max()
-    }
+    pub newest: Option<SystemTime>,
+    /// The newest one's error.
+    pub example: String,
+    /// The lowest max attempts among them (unlimited ones aside).
+    pub lowest_max_attempts: Option<u32>,
+    /// The newest few, (queue, id), newest first: the canaries `K` sends.
+    pub canaries: Vec<(String, String)>,
 }
 
 /// A warning shown beside a queue.
@@ -189,34 +195,71 @@ impl State {
         rows
     }
 
-    /// Matching dead letters grouped by error signature, biggest group first.
-    pub fn dead_groups(&self) -> Vec<DeadGroup<'_>> {
-        let mut groups: BTreeMap<String, Vec<&JobRecord>> = BTreeMap::new();
-        for job in self.visible_dead() {
-            groups
-                .entry(signature(job.last_error.as_deref().unwrap_or("")))
-                .or_default()
-                .push(job);
+    /// Error signatures over every dead letter of each queue (as far as
+    /// the source counted them), biggest group first; a signature found in
+    /// several queues is one group. The filter keeps the groups whose
+    /// signature, example error or a queue contains it.
+    pub fn dead_groups(&self) -> Vec<DeadGroup> {
+        let filter = self.filter_of(Screen::Dead);
+        let mut groups: BTreeMap<&str, DeadGroup> = BTreeMap::new();
+        // Each group's newest dead letters over its queues: (died, queue, id).
+        type Newest = Vec<(Option<SystemTime>, String, String)>;
+        let mut dated: BTreeMap<&str, Newest> = BTreeMap::new();
+        for census in &self.data.dead.groups {
+            for tally in &census.groups {
+                let group = groups
+                    .entry(tally.signature.as_str())
+                    .or_insert_with(|| DeadGroup {
+                        signature: tally.signature.clone(),
+                        count: 0,
+                        complete: true,
+                        queues: Vec::new(),
+                        newest: None,
+                        example: tally.example.clone(),
+                        lowest_max_attempts: None,
+                        canaries: Vec::new(),
+                    });
+                group.count += tally.count;
+                group.complete &= census.complete;
+                group.queues.push(tally.queue.clone());
+                if tally.newest > group.newest {
+                    group.newest = tally.newest;
+                    group.example = tally.example.clone();
+                }
+                group.lowest_max_attempts =
+                    match (group.lowest_max_attempts, tally.lowest_max_attempts) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                let ids = dated.entry(tally.signature.as_str()).or_default();
+                ids.extend(
+                    tally
+                        .newest_ids
+                        .iter()
+                        .map(|(at, id)| (*at, tally.queue.clone(), id.clone())),
+                );
+            }
         }
         let mut out: Vec<DeadGroup> = groups
             .into_iter()
-            .map(|(signature, jobs)| {
-                let mut queues: Vec<String> = jobs.iter().map(|j| j.queue.clone()).collect();
-                queues.sort();
-                queues.dedup();
-                DeadGroup {
-                    signature,
-                    jobs,
-                    queues,
-                }
+            .map(|(signature, mut group)| {
+                let mut ids = dated.remove(signature).unwrap_or_default();
+                ids.sort_by(|a, b| b.0.cmp(&a.0).then(b.2.cmp(&a.2)));
+                group.canaries = ids
+                    .into_iter()
+                    .take(crate::canary::DEFAULT_CANARIES)
+                    .map(|(_, queue, id)| (queue, id))
+                    .collect();
+                group.queues.sort();
+                group.queues.dedup();
+                group
+            })
+            .filter(|g| {
+                let queues = g.queues.join(",");
+                matches(filter, &[&g.signature, &g.example, &queues])
             })
             .collect();
-        out.sort_by(|a, b| {
-            b.jobs
-                .len()
-                .cmp(&a.jobs.len())
-                .then(a.signature.cmp(&b.signature))
-        });
+        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.signature.cmp(&b.signature)));
         out
     }
 

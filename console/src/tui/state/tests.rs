@@ -86,14 +86,11 @@ fn snapshot() -> Snapshot {
             job("L1", "emails", JobState::Leased, None),
             job("L2", "webhooks", JobState::Leased, None),
         ]),
-        dead: Some(DeadWindow {
-            items: vec![
-                dead("D1", "timeout after 30s"),
-                dead("D2", "HTTP 503"),
-                dead("D3", "timeout after 31s"),
-            ],
-            truncated: false,
-        }),
+        dead: Some(DeadWindow::whole(vec![
+            dead("D1", "timeout after 30s"),
+            dead("D2", "HTTP 503"),
+            dead("D3", "timeout after 31s"),
+        ])),
         jobs: None,
         limits: None,
         limited: Vec::new(),
@@ -286,11 +283,7 @@ fn enter_on_a_dead_letter_group_filters_by_its_signature_and_ungroups() {
     let mut state = loaded();
     press(&mut state, &typed("3s"));
     let group = state.dead_groups()[0].signature.clone();
-    assert_eq!(
-        state.dead_groups()[0].jobs.len(),
-        2,
-        "the timeouts group first"
-    );
+    assert_eq!(state.dead_groups()[0].count, 2, "the timeouts group first");
     press(&mut state, &[Enter]);
     assert!(!state.tabs.dead_grouped);
     assert_eq!(state.view, View::Screen(Screen::Dead));

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::facts;
 use super::table::{self, Column, Item, List};
 use crate::clock;
-use crate::tui::source::DEAD_WINDOW;
+use crate::tui::source::{DEAD_CENSUS_BOUND, DEAD_WINDOW};
 use crate::tui::state::{plural, State};
 use crate::tui::theme::Theme;
 
@@ -66,7 +66,24 @@ fn title(state: &State, shown: usize, what: &str) -> String {
     if !state.filter().is_empty() {
         title.push_str(" matching the filter");
     }
-    if state.data.dead.truncated {
+    if state.tabs.dead_grouped {
+        // The groups count every dead letter, up to a bound a refresh.
+        let cut: Vec<&str> = state
+            .data
+            .dead
+            .groups
+            .iter()
+            .filter(|c| !c.complete)
+            .map(|c| c.queue.as_str())
+            .collect();
+        if !cut.is_empty() {
+            title.push_str(&format!(
+                "; ≥: counted over the newest {} dead letters of {}",
+                table::group_digits(DEAD_CENSUS_BOUND as u64),
+                crate::text::inert(&cut.join(", "))
+            ));
+        }
+    } else if state.data.dead.truncated {
         title.push_str(&format!(
             "; the newest {DEAD_WINDOW} of each queue are loaded"
         ));
@@ -94,11 +111,14 @@ fn groups(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Syst
         .iter()
         .map(|g| {
             let newest = g
-                .newest()
+                .newest
                 .map(|at| clock::short(at, now))
                 .unwrap_or_else(|| "—".into());
             vec![
-                Item::number(g.jobs.len() as u64),
+                match g.complete {
+                    true => Item::number(g.count),
+                    false => Item::new(format!("≥{}", table::group_digits(g.count))),
+                },
                 Item::new(&g.signature).style(theme.error()),
                 Item::new(g.queues.join(", ")),
                 Item::new(newest),

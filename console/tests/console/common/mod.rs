@@ -296,10 +296,7 @@ pub fn snapshot() -> Snapshot {
             leased("01JDQ3A1B2C3D4E5F6G7H8J9K1", "emails", 12, 1),
             leased("01JDQ3A1B2C3D4E5F6G7H8J9K2", "thumbnails", 27, 2),
         ]),
-        dead: Some(DeadWindow {
-            items: dead_letters(),
-            truncated: false,
-        }),
+        dead: Some(DeadWindow::whole(dead_letters())),
         jobs: None,
         limits: Some(limiters()),
         limited: vec!["emails".into(), "webhooks".into()],
