@@ -1027,7 +1027,7 @@ pub struct JobsList {
     #[arg(long, default_value_t = 0)]
     pub offset: u64,
     /// At most this many (1 to 1000).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub limit: usize,
 }
 

@@ -73,6 +73,15 @@ pub fn compact(d: Duration) -> String {
     }
 }
 
+/// `at` from `now`'s side: `in 30s`, or `1m05s ago` once it has passed
+/// (a lapse or a due time that passed must not read as still to come).
+pub fn relative(at: SystemTime, now: SystemTime) -> String {
+    match at.duration_since(now) {
+        Ok(ahead) => format!("in {}", compact(ahead)),
+        Err(_) => format!("{} ago", compact(age(at, now))),
+    }
+}
+
 /// How long before `now` `at` was (zero when it is in the future).
 pub fn age(at: SystemTime, now: SystemTime) -> Duration {
     now.duration_since(at).unwrap_or_default()

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::time::SystemTime;
 
-use redq::JobRecord;
+use redq::{JobRecord, JobState};
 use serde::Serializer;
 use serde_json::{json, Value};
 
@@ -62,11 +62,22 @@ pub fn job_json(job: &JobRecord, shards: &[String]) -> Value {
         "retry_window_ms": job.retry_window.map(|w| w.as_millis() as u64),
         "payload": job.payload,
     });
+    if is_kept(job) {
+        // Not kept with a finished job: null, not a default read as a fact.
+        value["priority"] = Value::Null;
+        value["max_attempts"] = Value::Null;
+    }
     if !shards.is_empty() {
         value["shard"] = json!(crate::aggregate::shard_index(shards, &job.namespace));
         value["namespace"] = json!(job.namespace);
     }
     value
+}
+
+/// Whether `job` is a kept record of a finished job (completed or
+/// cancelled), which keeps no payload, priority or attempt limit.
+pub fn is_kept(job: &JobRecord) -> bool {
+    matches!(job.state, JobState::Completed | JobState::Cancelled)
 }
 
 /// `n` with the noun that agrees with it: "1 dead letter", "2 dead letters".

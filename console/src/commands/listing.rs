@@ -224,6 +224,15 @@ pub fn print_jobs(
         }
         .map(|at| format!("{}Z", clock::datetime(at).replace(' ', "T")))
         .unwrap_or_else(|| "-".into());
+        // A lease past its expiry is no running job (this machine's clock:
+        // a skew of seconds only moves when the mark appears).
+        let lapsed = j.state == JobState::Leased
+            && j.lease_expires_at.is_some_and(|at| at < SystemTime::now());
+        let when = if lapsed {
+            format!("{when} lapsed")
+        } else {
+            when
+        };
         let mut error = j.last_error.clone().unwrap_or_default();
         if error.chars().count() > 60 {
             error = crate::text::truncate(&error, 60);
@@ -235,7 +244,12 @@ pub fn print_jobs(
             j.name.clone().unwrap_or_else(|| "-".into()),
             // As the console and `jobs show` write it: tries of the most
             // allowed, so 0 reads as "not tried yet of 5", not as a count.
-            crate::tui::view::facts::tries(j.attempts, j.max_attempts),
+            // A kept job keeps no limit: its failed attempts alone.
+            if crate::output::is_kept(j) {
+                j.attempts.to_string()
+            } else {
+                crate::tui::view::facts::tries(j.attempts, j.max_attempts)
+            },
             when,
             error,
         ];
@@ -338,7 +352,12 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
                 w.host.clone(),
                 w.pid.to_string(),
                 w.queues.join(","),
-                w.in_flight.to_string(),
+                // A gone worker runs nothing (JSON keeps its last report).
+                if w.gone {
+                    "-".to_owned()
+                } else {
+                    w.in_flight.to_string()
+                },
                 clock::rfc3339(w.last_heartbeat),
                 w.processed.to_string(),
                 w.failed.to_string(),

@@ -48,7 +48,14 @@ pub fn detail_lines(
         ),
     );
     if let Some(due) = job.due_at {
-        field("due", format!("{} UTC", clock::datetime(due)));
+        field(
+            "due",
+            format!(
+                "{} UTC ({})",
+                clock::datetime(due),
+                clock::relative(due, now)
+            ),
+        );
     }
     if let Some(died) = job.died_at {
         field(
@@ -61,10 +68,17 @@ pub fn detail_lines(
         );
     }
     if let (Some(lease), Some(expires)) = (job.lease_id, job.lease_expires_at) {
-        field(
-            "lease",
-            format!("{lease}, lapses {} UTC", clock::datetime(expires)),
-        );
+        // A lease past its expiry is no running job: its holder is gone or
+        // stuck, and a claim or a reclaim will take it back.
+        let when = match expires.duration_since(now) {
+            Ok(_) => format!("lapses {} UTC", clock::datetime(expires)),
+            Err(_) => format!(
+                "LAPSED {} ago, at {} UTC (a claim or a reclaim returns it)",
+                clock::compact(clock::age(expires, now)),
+                clock::datetime(expires)
+            ),
+        };
+        field("lease", format!("{lease}, {when}"));
     }
     if let Some((node, instance)) = job.holder {
         field("holder", facts::worker(node, instance));

@@ -98,6 +98,43 @@ async fn jobs_show_prints_one_job_as_text_and_json() {
     );
 }
 
+/// A lease whose holder died lapses: `jobs show` and `jobs list` must not
+/// read it as a job still running ("lapses" at a time already past).
+#[tokio::test]
+async fn a_lapsed_lease_reads_as_lapsed_in_show_and_list() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("jobs-lapsed");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("orders", NewJob::new(serde_json::json!({"n": 1})))
+        .await
+        .unwrap();
+    let held = q
+        .claim("orders", 1, std::time::Duration::from_millis(200))
+        .await
+        .unwrap();
+    let id = held[0].id.clone();
+    redq_tests::wait_until(
+        std::time::Duration::from_secs(5),
+        "the lease to lapse",
+        async || q.counts("orders").await.unwrap().lapsed == 1,
+    )
+    .await;
+
+    let out = redq(&url, &ns, &["jobs", "show", &id]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let lease = text.lines().find(|l| l.starts_with("lease")).unwrap_or("");
+    assert!(lease.contains("LAPSED") && lease.contains(" ago"), "{text}");
+    assert!(!lease.contains("lapses"), "{text}");
+
+    let out = redq(&url, &ns, &["jobs", "list", "orders", "--state", "leased"]);
+    assert_exit(&out, 0);
+    let text = stdout(&out);
+    let row = text.lines().find(|l| l.starts_with(&id)).unwrap_or("");
+    assert!(row.contains("lapsed"), "{text}");
+}
+
 #[test]
 fn jobs_usage_errors_exit_2() {
     // Parsed before connecting: no server needed.
@@ -111,6 +148,21 @@ fn jobs_usage_errors_exit_2() {
         let out = redq("redis://127.0.0.1:1", "unused", args);
         assert_exit(&out, 2);
         assert!(stdout(&out).is_empty(), "{args:?} printed to stdout");
+    }
+    // A page size out of range names the flag and the range, before any
+    // connect (it read "invalid page size" from the driver).
+    for limit in ["0", "1001"] {
+        let out = redq(
+            "redis://127.0.0.1:1",
+            "unused",
+            &["jobs", "list", "emails", "--limit", limit],
+        );
+        assert_exit(&out, 2);
+        let said = stderr(&out);
+        assert!(
+            said.contains("--limit") && said.contains("1..=1000"),
+            "{said}"
+        );
     }
 }
 
@@ -248,4 +300,41 @@ async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
         .unwrap_or("");
     assert!(by.contains("ops: wrong list"), "{text}");
     assert!(text.contains("cancelled in  waiting"), "{text}");
+
+    // Listed, a kept job's attempts are its failed ones, as every other
+    // job's are (a first-run success failed none), and what is not kept
+    // with it (its limit, its priority) is null, not a made-up default.
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs",
+            "list",
+            "emails",
+            "--state",
+            "completed",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let listed = json(&out);
+    let row = &listed["jobs"][0];
+    assert_eq!(row["id"], completed.as_str(), "{listed}");
+    assert_eq!(row["attempts"], 0, "{listed}");
+    assert!(
+        row["max_attempts"].is_null() && row["priority"].is_null(),
+        "{listed}"
+    );
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "list", "emails", "--state", "completed"],
+    );
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&completed))
+        .unwrap_or("");
+    assert!(!line.contains('∞') && !line.contains("1/"), "{text}");
 }

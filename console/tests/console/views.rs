@@ -646,6 +646,29 @@ fn scheduled_jobs_past_their_time_with_no_worker_read_as_a_backlog() {
 }
 
 #[test]
+fn lapsed_leases_with_no_worker_read_as_unserved_work() {
+    // Every worker of payouts died holding leases: nothing waits, but the
+    // leases lapsed and only a claim (none will come) or an operator's
+    // reclaim returns them. The row must say no worker serves it.
+    let mut payouts = crate::common::counts("payouts", 0, 0, 1, 0);
+    payouts.lapsed = 1;
+    let mut snapshot = snapshot();
+    snapshot.queues.push(redq_console::tui::state::QueueRow {
+        counts: payouts,
+        stats: Vec::new(),
+    });
+    let mut state = State::new(settings());
+    state.apply(Action::Resize(140, 30));
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot),
+        received_at: now(),
+    }));
+    let drawn = screen_text(&state, 140, 30);
+    let row = line_with(&drawn, "payouts");
+    assert!(row.contains("LAPSED") && row.contains("NO WORKER"), "{row}");
+}
+
+#[test]
 fn a_scheduled_job_past_its_time_and_a_late_tick_say_so() {
     // In the jobs view a job due 90 s ago reads "due 1m30s ago", not "in 0s".
     let mut late = crate::common::dead_letters().remove(0);

@@ -299,6 +299,8 @@ async fn a_worker_that_vanished_is_listed_as_gone_with_when_it_was_last_seen() {
     let table = String::from_utf8_lossy(&out.stdout).into_owned();
     let row = table.lines().find(|l| l.starts_with("77-1")).unwrap_or("");
     assert!(row.trim_end().ends_with("gone"), "{table}");
+    // It runs nothing: RUNNING is not the 2 it last reported.
+    assert_eq!(row.split_whitespace().nth(4), Some("-"), "{table}");
 
     // The Workers screen: live first, then the gone one, last seen 20 s ago.
     let target = redq_console::aggregate::Target::single(connect(&url, &ns).await);
@@ -310,6 +312,11 @@ async fn a_worker_that_vanished_is_listed_as_gone_with_when_it_was_last_seen() {
     assert!(
         line.contains("gone") && line.contains("last seen 2"),
         "{shown}"
+    );
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert!(
+        cells.contains(&"-") && !cells.contains(&"2"),
+        "a gone worker shows no running count: {line}"
     );
     assert!(
         shown.contains("1 live, 1 gone in the last 10m15s"),

@@ -46,6 +46,11 @@ pub async fn run(
         window_label(window)
     );
     out!("{}", table.render());
+    // Only an ack records a run time: a queue whose failures are timeouts
+    // would otherwise read as fast.
+    if rows.iter().any(|row| row.failed > 0) {
+        outln!("RUN times are of completed runs only: failed runs record no run time");
+    }
     if let Some(note) = recording_note(queue, metrics.recording) {
         outln!("{note}");
     }

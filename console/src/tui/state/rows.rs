@@ -59,7 +59,8 @@ pub struct DeadGroup {
 pub enum Badge {
     /// Claims are paused.
     Paused,
-    /// Jobs are waiting and no live worker serves the queue.
+    /// Jobs are waiting (or leases lapsed, which only a claim or an
+    /// operator's reclaim returns) and no live worker serves the queue.
     NoWorker,
     /// Jobs are waiting, nothing is leased, and nothing finished lately.
     Stalled,
@@ -385,7 +386,10 @@ impl State {
             out.push(Badge::Lapsed);
         }
         let backlog = (c.waiting > 0 || overdue(c, now)) && !c.paused;
-        if backlog && self.data.workers_known {
+        // Lapsed leases are work too: with no worker to claim, nothing
+        // returns them but an operator's reclaim (`x`).
+        let unserved = backlog || (c.lapsed > 0 && !c.paused);
+        if unserved && self.data.workers_known {
             let served = self.data.workers.iter().any(|w| {
                 w.queues.contains(&c.queue)
                     && crate::clock::age(w.last_heartbeat, now) < WORKER_STALE

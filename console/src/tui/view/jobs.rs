@@ -79,8 +79,8 @@ pub fn render(
                 // Past its time, a scheduled job waits for a claim to move
                 // it: "in 0s" would hide that none came (no worker left).
                 JobState::Scheduled => job.due_at.map(|at| match at.duration_since(now) {
-                    Ok(wait) => format!("in {}", clock::compact(wait)),
-                    Err(_) => format!("due {} ago", clock::compact(clock::age(at, now))),
+                    Ok(_) => clock::relative(at, now),
+                    Err(_) => format!("due {}", clock::relative(at, now)),
                 }),
                 JobState::Leased => job.lease_expires_at.map(|at| match at.duration_since(now) {
                     Ok(left) => clock::compact(left),

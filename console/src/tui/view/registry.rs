@@ -120,7 +120,13 @@ pub fn workers(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now:
                 cells.push(Item::new(w.version_text()));
             }
             cells.extend([
-                Item::number(w.in_flight),
+                // A gone worker runs nothing: its leases are lapsing, and
+                // the count it last reported would read as work under way.
+                if w.gone {
+                    Item::new("-")
+                } else {
+                    Item::number(w.in_flight)
+                },
                 if w.gone || age >= WORKER_STALE {
                     beat.style(theme.warn())
                 } else {
