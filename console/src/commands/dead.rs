@@ -80,7 +80,7 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             };
             let (jobs, total) = merged_page(queue, &names, offset, limit).await?;
             print_jobs(&jobs, &queue.shard_namespaces(), total, offset, json);
-            Ok(())
+            super::known::note_if_empty(queue, &names).await
         }
         DeadCommand::Groups { queue: only } => {
             let names = match only {
@@ -90,7 +90,8 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
                 }
                 None => queue.queues().await?,
             };
-            super::dead_groups::run(queue, &names, json).await
+            super::dead_groups::run(queue, &names, json).await?;
+            super::known::note_if_empty(queue, &names).await
         }
         // One job's detail is the same whatever its state.
         DeadCommand::Show { id } => super::jobs::show(queue, &id, json).await,

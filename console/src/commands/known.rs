@@ -59,6 +59,26 @@ pub async fn spread_over(queue: &Target) -> Result<Option<usize>, Failure> {
     Ok(queue.shards()[0].spread_over().await?)
 }
 
+/// What a listing of a namespace with no queues at all says on stderr:
+/// an empty table reads as "all clear", while the usual cause is a
+/// namespace or database that is not the one the queues live in (a typo in
+/// REDQ_NAMESPACE, a URL without its `/db`).
+pub async fn note_if_empty(queue: &Target, known: &[String]) -> Result<(), Failure> {
+    if !known.is_empty() {
+        return Ok(());
+    }
+    let namespace = inert(queue.namespace());
+    let why = match spread_over(queue).await? {
+        Some(n) => shards_advice(queue.namespace(), n),
+        None => "nothing was ever enqueued there on this Redis database; check --namespace \
+                 (or REDQ_NAMESPACE) and the database number at the end of the URL (/0 when \
+                 none)"
+            .to_owned(),
+    };
+    eprintln!("redq: no queues in namespace {namespace}; {why}");
+    Ok(())
+}
+
 /// "add --shards N: NS is the base of a queue spread over N shards".
 pub fn shards_advice(namespace: &str, n: usize) -> String {
     format!(

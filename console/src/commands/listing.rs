@@ -45,14 +45,8 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
         return Ok(());
     }
     queues_table(&all).print();
-    if all.is_empty() {
-        if let Some(n) = super::known::spread_over(queue).await? {
-            let namespace = crate::text::inert(queue.namespace());
-            let advice = super::known::shards_advice(queue.namespace(), n);
-            eprintln!("redq: no queues in namespace {namespace}; {advice}");
-        }
-    }
-    Ok(())
+    let names: Vec<String> = all.iter().map(|c| c.queue.clone()).collect();
+    super::known::note_if_empty(queue, &names).await
 }
 
 /// The queues as a table with every count `-o json` carries. Beside

@@ -77,3 +77,32 @@ async fn the_queues_table_shows_held_jobs_and_lapsed_leases_as_json_does() {
         );
     }
 }
+
+/// A namespace (or database) with no queues at all is almost always the
+/// wrong one: `redq queues` and `redq dead list` say so on stderr instead
+/// of an empty table that reads as "all clear", and still exit 0.
+#[tokio::test]
+async fn a_namespace_with_no_queues_says_to_check_the_namespace_and_database() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("orders");
+    let q = connect(&server.url(), &ns).await;
+    q.add("emails", NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    let typo = format!("{ns}x");
+    for args in [&["queues"][..], &["dead", "list"][..]] {
+        let out = redq(&server.url(), &typo, args);
+        assert_exit(&out, 0);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            said.contains(&format!("no queues in namespace {typo}"))
+                && said.contains("--namespace")
+                && said.contains("database"),
+            "{args:?}: {said}"
+        );
+        // The right namespace has a queue: nothing said.
+        let out = redq(&server.url(), &ns, args);
+        assert_exit(&out, 0);
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+}
