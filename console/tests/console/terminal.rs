@@ -124,7 +124,8 @@ async fn small_terminals_and_read_only_are_explained() {
     term.wait_for("read-only: requeue refused", DEADLINE);
     assert_eq!(q.counts("webhooks").await.unwrap().dead, 1);
     term.resize(70, 20);
-    term.wait_for("terminal too small", DEADLINE);
+    term.wait_for("the full console needs 80×24", DEADLINE);
+    term.wait_for("w0 l0 d1", DEADLINE);
     term.resize(100, 30);
     term.wait_for("Dead letters (1)", DEADLINE);
     term.keys(&["C-c"]);

@@ -224,7 +224,15 @@ fn help() {
 
 #[test]
 fn terminal_too_small() {
-    insta::assert_snapshot!(screen_text(&with(&[]), 79, 23));
+    // Below 80×24 (a tmux split in an incident) the console still says
+    // whether Redis answers and each queue's backlog and warnings.
+    let text = screen_text(&with(&[]), 60, 20);
+    assert!(text.contains("live"), "{text}");
+    assert!(text.contains("the full console needs 80×24"), "{text}");
+    let billing = line_with(&text, "billing");
+    assert!(billing.contains("w3") && billing.contains("NO WORKER"), "{text}");
+    insta::assert_snapshot!(text);
+    insta::assert_snapshot!("terminal_too_small_79x23", screen_text(&with(&[]), 79, 23));
 }
 
 #[test]

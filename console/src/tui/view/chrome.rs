@@ -9,32 +9,11 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::table::group_digits;
-use super::MIN_SIZE;
 use crate::clock;
 use crate::text::{inert, truncate};
 use crate::tui::input;
 use crate::tui::state::{Confirm, Connection, Level, Screen, State, View};
 use crate::tui::theme::Theme;
-
-pub fn too_small(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let text = Text::from(vec![
-        Line::styled("terminal too small", theme.warn()),
-        Line::from(format!(
-            "need at least {}×{}, have {}×{}",
-            MIN_SIZE.0, MIN_SIZE.1, area.width, area.height
-        )),
-        Line::styled("q quits", theme.dim()),
-    ]);
-    let [middle] = Layout::vertical([Constraint::Length(3)])
-        .flex(Flex::Center)
-        .areas(area);
-    frame.render_widget(
-        Paragraph::new(text)
-            .alignment(Alignment::Center)
-            .wrap(Wrap { trim: true }),
-        middle,
-    );
-}
 
 pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let s = &state.settings;

@@ -14,6 +14,7 @@ pub mod metrics;
 mod queues;
 mod registry;
 mod search;
+mod small;
 mod table;
 mod workflows;
 
@@ -45,7 +46,7 @@ pub const MIN_SIZE: (u16, u16) = (80, 24);
 pub fn render(frame: &mut Frame, state: &State, theme: &Theme, now: SystemTime) {
     let area = frame.area();
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
-        chrome::too_small(frame, area, theme);
+        small::render(frame, area, state, theme, now);
         return;
     }
     let banner = matches!(state.connection, Connection::Reconnecting { .. });
