@@ -72,9 +72,7 @@ fn queue_lines<'a>(state: &State, theme: &Theme, now: SystemTime, width: u16) ->
             let c = &row.counts;
             let counts = format!(
                 " {name:<name_width$} w{} l{} d{}",
-                c.waiting,
-                c.leased,
-                c.dead
+                c.waiting, c.leased, c.dead
             );
             let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
             let mut spans = vec![Span::raw(counts)];
