@@ -230,7 +230,10 @@ fn terminal_too_small() {
     assert!(text.contains("live"), "{text}");
     assert!(text.contains("the full console needs 80×24"), "{text}");
     let billing = line_with(&text, "billing");
-    assert!(billing.contains("w3") && billing.contains("NO WORKER"), "{text}");
+    assert!(
+        billing.contains("w3") && billing.contains("NO WORKER"),
+        "{text}"
+    );
     insta::assert_snapshot!(text);
     insta::assert_snapshot!("terminal_too_small_79x23", screen_text(&with(&[]), 79, 23));
 }
