@@ -167,12 +167,24 @@ pub async fn census(
     queue: &str,
     bound: Option<usize>,
 ) -> Result<QueueCensus, QueueError> {
+    census_until(target, queue, bound, None).await
+}
+
+/// [`census`], stopping (incomplete) at the first page boundary past
+/// `deadline`.
+async fn census_until(
+    target: &Target,
+    queue: &str,
+    bound: Option<usize>,
+    deadline: Option<std::time::Instant>,
+) -> Result<QueueCensus, QueueError> {
     let mut tally = Tally::new(queue);
     let mut complete = true;
     for shard in target.shards() {
         let mut offset = 0u64;
         loop {
-            if bound.is_some_and(|bound| offset >= bound as u64) {
+            let late = deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            if late || bound.is_some_and(|bound| offset >= bound as u64) {
                 complete = false;
                 break;
             }
@@ -188,4 +200,75 @@ pub async fn census(
         }
     }
     Ok(tally.finish(complete))
+}
+
+/// How long the console's census of a queue whose dead set only grew
+/// stands before it is read again: counting reads up to [`SCREEN_BOUND`]
+/// records with their payloads, which at each refresh (every second by
+/// default) would weigh on the Redis an incident already strains. A dead
+/// set that shrank (a requeue or a delete) is counted again at once, so
+/// the groups an operator just acted on change on the next refresh.
+pub const CENSUS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A dead set whose size did not change is counted again after this long
+/// (jobs may have died and been requeued in equal numbers meanwhile).
+pub const CENSUS_UNCHANGED_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The console's censuses, by queue, kept between refreshes.
+#[derive(Debug, Default)]
+pub struct CensusCache {
+    kept: std::collections::HashMap<String, Kept>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    /// The queue's dead count when it was counted.
+    counted: u64,
+    /// Its dead count at the last refresh (counted or not): one lower
+    /// than it is a dead set that shrank.
+    seen: u64,
+    at: std::time::Instant,
+    census: QueueCensus,
+}
+
+impl CensusCache {
+    /// `queue`'s census: the one kept while it stands (see
+    /// [`CENSUS_EVERY`]), else a new count up to [`SCREEN_BOUND`] or
+    /// `deadline`, whichever comes first (a refresh must not outlast its
+    /// own timeout counting, or the console would read a slow count as a
+    /// silent Redis).
+    pub async fn census(
+        &mut self,
+        target: &Target,
+        queue: &str,
+        dead_now: u64,
+        deadline: std::time::Instant,
+    ) -> Result<QueueCensus, QueueError> {
+        let now = std::time::Instant::now();
+        if let Some(kept) = self.kept.get_mut(queue) {
+            let age = now.duration_since(kept.at);
+            let stands = if dead_now < kept.seen {
+                false
+            } else if dead_now == kept.counted {
+                age < CENSUS_UNCHANGED_EVERY
+            } else {
+                age < CENSUS_EVERY
+            };
+            kept.seen = dead_now;
+            if stands {
+                return Ok(kept.census.clone());
+            }
+        }
+        let census = census_until(target, queue, Some(SCREEN_BOUND), Some(deadline)).await?;
+        self.kept.insert(
+            queue.to_owned(),
+            Kept {
+                counted: dead_now,
+                seen: dead_now,
+                at: now,
+                census: census.clone(),
+            },
+        );
+        Ok(census)
+    }
 }

@@ -26,6 +26,7 @@ use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::aggregate::Target;
+use crate::dead_census::CensusCache;
 
 use super::state::{
     plural, DeadIds, DeadWindow, Focus, JobsPage, MetricsView, Mutation, QueueRow, SearchRun,
@@ -38,6 +39,10 @@ pub const DEAD_WINDOW: usize = 500;
 /// Most dead letters a queue (per shard) has counted into the Dead letters
 /// screen's groups each refresh.
 pub const DEAD_CENSUS_BOUND: usize = crate::dead_census::SCREEN_BOUND;
+/// How long a refresh spends counting dead letters into groups, well
+/// inside [`FETCH_TIMEOUT`]: a queue not counted whole by then shows
+/// lower bounds (`≥600`) until a later refresh counts it.
+const CENSUS_TIME: Duration = Duration::from_secs(2);
 /// Leases loaded per queue for the Leases screen.
 pub const LEASE_WINDOW: usize = 200;
 /// Events loaded for the Events screen.
@@ -118,6 +123,8 @@ pub async fn run(
     // The Metrics view last read, and when: the wide windows wait
     // `METRICS_SLOW_EVERY` between reads.
     let mut metrics_read: Option<(MetricsView, Instant)> = None;
+    // The Dead letters screen's groups, counted again only now and then.
+    let mut censuses = CensusCache::default();
     let refresh_now = Arc::new(Notify::new());
     let mut next = Instant::now();
     // The walking search's own stop: Esc or a new search ends it.
@@ -199,7 +206,7 @@ pub async fn run(
                     }
                 }
                 let Some(queue) = &target else { continue };
-                let (update, servers) = match read(queue, &focus).await {
+                let (update, servers) = match read(queue, &focus, &mut censuses).await {
                     Ok((snapshot, servers)) => {
                         let snapshot = Update::Snapshot {
                             snapshot: Box::new(snapshot),
@@ -315,6 +322,7 @@ fn metrics_due(view: &MetricsView, last: Option<&(MetricsView, Instant)>) -> boo
 async fn read(
     queue: &Target,
     focus: &Focus,
+    censuses: &mut CensusCache,
 ) -> Result<(Snapshot, Vec<Option<redq::ServerStats>>), String> {
     match timeout(PING_TIMEOUT, queue.queues()).await {
         Ok(Ok(_)) => {}
@@ -322,7 +330,7 @@ async fn read(
         Err(_) => return Err(silent(PING_TIMEOUT)),
     }
     let servers = crate::server::read(queue, PING_TIMEOUT).await;
-    match timeout(FETCH_TIMEOUT, fetch(queue, focus)).await {
+    match timeout(FETCH_TIMEOUT, fetch_with(queue, focus, censuses)).await {
         Ok(Ok(snapshot)) => Ok((snapshot, servers)),
         Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
         Err(_) => Err(silent(FETCH_TIMEOUT)),
@@ -386,8 +394,17 @@ fn unreachable_update(error: String) -> Update {
     }
 }
 
-/// Read one snapshot for `focus`.
+/// Read one snapshot for `focus`, every dead-letter census counted anew.
 pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError> {
+    fetch_with(queue, focus, &mut CensusCache::default()).await
+}
+
+/// [`fetch`], with the dead-letter censuses kept between refreshes.
+async fn fetch_with(
+    queue: &Target,
+    focus: &Focus,
+    censuses: &mut CensusCache,
+) -> Result<Snapshot, QueueError> {
     let names = queue.queues().await?;
     let rows = try_join_all(names.iter().map(|name| async move {
         let (counts, stats) = tokio::join!(queue.counts(name), queue.stats(name));
@@ -476,12 +493,14 @@ pub async fn fetch(queue: &Target, focus: &Focus) -> Result<Snapshot, QueueError
             let mut items: Vec<_> = pages.into_iter().flat_map(|p| p.items).collect();
             items.sort_by(|a, b| b.died_at.cmp(&a.died_at).then(b.id.cmp(&a.id)));
             // The groups count every dead letter of a queue, not only the
-            // window above, up to a bound a refresh (see dead_census).
-            let with_dead = snapshot.queues.iter().filter(|r| r.counts.dead > 0);
-            let groups = try_join_all(with_dead.map(|r| {
-                crate::dead_census::census(queue, &r.counts.queue, Some(DEAD_CENSUS_BOUND))
-            }))
-            .await?;
+            // window above, up to a bound, and again only now and then
+            // (dead_census::CensusCache).
+            let deadline = std::time::Instant::now() + CENSUS_TIME;
+            let mut groups = Vec::new();
+            for r in snapshot.queues.iter().filter(|r| r.counts.dead > 0) {
+                let (name, dead) = (&r.counts.queue, r.counts.dead);
+                groups.push(censuses.census(queue, name, dead, deadline).await?);
+            }
             snapshot.dead = Some(DeadWindow {
                 items,
                 truncated,

@@ -371,3 +371,33 @@ async fn bulk_requeues_ask_for_yes_and_groups_are_listed_and_deleted_from_the_cl
     assert_exit(&out, 0);
     assert_eq!(json(&out)["done"], 3);
 }
+
+/// The console counts a queue's groups again only now and then: a dead set
+/// that grew keeps its census for a while (counting reads every record,
+/// payload and all, which each refresh would weigh on a strained Redis),
+/// and one that shrank (a requeue the operator just ran) is counted again
+/// at once.
+#[tokio::test]
+async fn the_consoles_census_is_kept_while_the_dead_set_grows_and_recounted_when_it_shrinks() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("census_cache");
+    let q = connect(&server.url(), &ns).await;
+    dead_with(&q, "orders", 3, |i| format!("timeout after {i}ms")).await;
+    let target = Target::single(connect(&server.url(), &ns).await);
+    let mut cache = redq_console::dead_census::CensusCache::default();
+    let far = || std::time::Instant::now() + Duration::from_secs(30);
+    let counted = |census: &redq_console::dead_census::QueueCensus| {
+        census.groups.iter().map(|g| g.count).sum::<u64>()
+    };
+
+    let first = cache.census(&target, "orders", 3, far()).await.unwrap();
+    assert_eq!(counted(&first), 3);
+    dead_with(&q, "orders", 2, |i| format!("timeout after {i}ms")).await;
+    let grown = cache.census(&target, "orders", 5, far()).await.unwrap();
+    assert_eq!(counted(&grown), 3, "kept while the dead set only grew");
+
+    let dead = q.dead_letters("orders", 0, 10).await.unwrap().items;
+    q.requeue_dead("orders", &[dead[0].id.clone()]).await.unwrap();
+    let shrunk = cache.census(&target, "orders", 4, far()).await.unwrap();
+    assert_eq!(counted(&shrunk), 4, "counted again once some left");
+}
