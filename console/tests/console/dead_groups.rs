@@ -397,7 +397,9 @@ async fn the_consoles_census_is_kept_while_the_dead_set_grows_and_recounted_when
     assert_eq!(counted(&grown), 3, "kept while the dead set only grew");
 
     let dead = q.dead_letters("orders", 0, 10).await.unwrap().items;
-    q.requeue_dead("orders", &[dead[0].id.clone()]).await.unwrap();
+    q.requeue_dead("orders", &[dead[0].id.clone()])
+        .await
+        .unwrap();
     let shrunk = cache.census(&target, "orders", 4, far()).await.unwrap();
     assert_eq!(counted(&shrunk), 4, "counted again once some left");
 }
