@@ -617,16 +617,11 @@ fn tries_read_the_same_on_every_screen() {
     assert!(!events.contains("3/?"), "{events}");
 }
 
-#[test]
-fn scheduled_jobs_past_their_time_with_no_worker_read_as_a_backlog() {
-    // Every worker of imports is gone: its retries came due 90 s ago and no
-    // claim moved them to waiting. They must not read as an idle queue.
-    let mut imports = crate::common::counts("imports", 0, 5, 0, 0);
-    imports.due = 5;
-    imports.due_since = Some(crate::common::ago(90));
+/// The Queues screen, 140×30, with `counts` beside the usual queues.
+fn queues_with(counts: redq::QueueCounts) -> String {
     let mut snapshot = snapshot();
     snapshot.queues.push(redq_console::tui::state::QueueRow {
-        counts: imports,
+        counts,
         stats: Vec::new(),
     });
     let mut state = State::new(settings());
@@ -635,7 +630,17 @@ fn scheduled_jobs_past_their_time_with_no_worker_read_as_a_backlog() {
         snapshot: Box::new(snapshot),
         received_at: now(),
     }));
-    let drawn = screen_text(&state, 140, 30);
+    screen_text(&state, 140, 30)
+}
+
+#[test]
+fn scheduled_jobs_past_their_time_with_no_worker_read_as_a_backlog() {
+    // Every worker of imports is gone: its retries came due 90 s ago and no
+    // claim moved them to waiting. They must not read as an idle queue.
+    let mut imports = crate::common::counts("imports", 0, 5, 0, 0);
+    imports.due = 5;
+    imports.due_since = Some(crate::common::ago(90));
+    let drawn = queues_with(imports);
     let header = line_with(&drawn, "QUEUE");
     assert!(header.contains(" SCHED DUE LEASED "), "{header}");
     // WAITING, SCHED and DUE, the cells after the queue's name.
@@ -663,18 +668,7 @@ fn lapsed_leases_with_no_worker_read_as_unserved_work() {
     // reclaim returns them. The row must say no worker serves it.
     let mut payouts = crate::common::counts("payouts", 0, 0, 1, 0);
     payouts.lapsed = 1;
-    let mut snapshot = snapshot();
-    snapshot.queues.push(redq_console::tui::state::QueueRow {
-        counts: payouts,
-        stats: Vec::new(),
-    });
-    let mut state = State::new(settings());
-    state.apply(Action::Resize(140, 30));
-    state.apply(Action::Received(Update::Snapshot {
-        snapshot: Box::new(snapshot),
-        received_at: now(),
-    }));
-    let drawn = screen_text(&state, 140, 30);
+    let drawn = queues_with(payouts);
     let row = line_with(&drawn, "payouts");
     assert!(row.contains("LAPSED") && row.contains("NO WORKER"), "{row}");
 }
