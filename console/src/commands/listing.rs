@@ -238,12 +238,7 @@ pub fn print_jobs(
             j.name.clone().unwrap_or_else(|| "-".into()),
             // As the console and `jobs show` write it: tries of the most
             // allowed, so 0 reads as "not tried yet of 5", not as a count.
-            // A kept job keeps no limit: its failed attempts alone.
-            if crate::output::is_kept(j) {
-                j.attempts.to_string()
-            } else {
-                crate::tui::view::facts::tries(j.attempts, j.max_attempts)
-            },
+            crate::tui::view::facts::tries_of(j),
             when,
             error,
         ];

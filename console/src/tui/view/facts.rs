@@ -11,6 +11,25 @@ pub fn tries(attempts: u32, max_attempts: u32) -> String {
     }
 }
 
+/// A listed job's tries: of its limit, or for a kept job (completed or
+/// cancelled, which keeps no limit) its failed attempts alone, rather than
+/// a limit of 0 read as "unlimited".
+pub fn tries_of(job: &redq::JobRecord) -> String {
+    match crate::output::is_kept(job) {
+        true => job.attempts.to_string(),
+        false => tries(job.attempts, job.max_attempts),
+    }
+}
+
+/// A listed job's priority; `—` for a kept job, which keeps none (not a 0
+/// read as one).
+pub fn priority_of(job: &redq::JobRecord) -> String {
+    match crate::output::is_kept(job) {
+        true => "—".to_owned(),
+        false => job.priority.to_string(),
+    }
+}
+
 /// A worker, as the driver's registry names it (`node-instance`, both in
 /// decimal): the Leases screen, the Workers screen and the job detail all
 /// write a lease holder this way, so one can be looked up in the other.
@@ -21,6 +40,7 @@ pub fn worker(node: u64, instance: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redq::{JobRecord, JobState};
 
     #[test]
     fn tries_always_show_the_limit() {
@@ -31,5 +51,49 @@ mod tests {
     #[test]
     fn a_worker_reads_as_the_registry_names_it() {
         assert_eq!(worker(0x9cd2_5af9, 1), "2631031545-1");
+    }
+
+    fn job(state: JobState) -> JobRecord {
+        JobRecord {
+            id: "01JDQ2X7K5M3N8P9R2S4T6V8W0".into(),
+            queue: "emails".into(),
+            state,
+            payload: serde_json::Value::Null,
+            name: None,
+            priority: 0,
+            attempts: 1,
+            max_attempts: 0,
+            enqueued_at: std::time::SystemTime::UNIX_EPOCH,
+            due_at: None,
+            lease_id: None,
+            lease_expires_at: None,
+            holder: None,
+            last_error: None,
+            died_at: None,
+            dedup_key: None,
+            ordering_key: None,
+            limit_key: None,
+            trace_parent: None,
+            retry_window: None,
+            reclaim_backoff: redq::Backoff::NONE,
+            finished_at: None,
+            namespace: "redq".into(),
+            gate: None,
+            awaits: None,
+        }
+    }
+
+    #[test]
+    fn a_kept_job_shows_its_failed_tries_and_no_made_up_priority() {
+        let kept = job(JobState::Completed);
+        assert_eq!(
+            (tries_of(&kept), priority_of(&kept)),
+            ("1".into(), "—".into())
+        );
+        let waiting = job(JobState::Waiting);
+        assert_eq!(
+            (tries_of(&waiting), priority_of(&waiting)),
+            ("1/∞".into(), "0".into())
+        );
     }
 }

@@ -110,8 +110,8 @@ pub fn render(
                 cells.push(Item::new(job.ordering_key.as_deref().unwrap_or("—")));
             }
             cells.extend([
-                Item::new(job.priority.to_string()),
-                Item::new(facts::tries(job.attempts, job.max_attempts)),
+                Item::new(facts::priority_of(job)),
+                Item::new(facts::tries_of(job)),
                 Item::new(when),
                 Item::new(job.last_error.as_deref().unwrap_or("")),
             ]);
