@@ -96,13 +96,31 @@ fn bad_url(url: &str, e: QueueError) -> Failure {
 
 /// A failed connect as the operator reads it (the console's first connect
 /// shares it).
+/// What to check, by what the failed connect said: advice about a
+/// password does not help a Redis that is paused, nor a database number
+/// the server does not have.
+fn connect_advice(message: &str) -> &'static str {
+    if message.contains("no answer within") {
+        "something accepted the connection but did not answer: Redis may be paused \
+         (CLIENT PAUSE), busy (a long script) or overloaded, or another service listens there"
+    } else if message.contains("DB index is out of range") {
+        "the database number at the end of the URL is beyond the server's `databases` setting \
+         (16 by default: /0 to /15)"
+    } else if ["WRONGPASS", "NOAUTH", "invalid password", "invalid username-password"]
+        .iter()
+        .any(|said| message.contains(said))
+    {
+        "the user or password in the URL (--url or REDIS_URL) is not accepted"
+    } else {
+        "check that Redis is running there and that the URL (--url or REDIS_URL) and its \
+         password are right"
+    }
+}
+
 pub fn connect_failure(e: QueueError) -> Failure {
     match &e {
         QueueError::Config(message) if message.starts_with("cannot connect to ") => {
-            Failure::Failed(format!(
-                "{message}; check that Redis is running there and that the URL \
-                 (--url or REDIS_URL) and its password are right"
-            ))
+            Failure::Failed(format!("{message}; {}", connect_advice(message)))
         }
         _ => Failure::from(e),
     }

@@ -86,6 +86,30 @@ fn connection_failures_name_the_url_without_its_password_and_what_to_try() {
     assert!(!text.contains(SECRET), "{text}");
 }
 
+/// The advice after a failed connect fits what failed: a database number
+/// the server does not have, or a Redis that accepts but does not answer
+/// (paused), is not a wrong password.
+#[tokio::test]
+async fn a_missing_database_and_a_paused_redis_get_their_own_advice() {
+    let server = RedisServer::start();
+    let url = format!("redis://127.0.0.1:{}/99", server.port());
+    let out = run(&[("REDIS_URL", &url)], &["queues"]);
+    assert_exit(&out, 1);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(said.contains("DB index is out of range"), "{said}");
+    assert!(said.contains("`databases` setting (16 by default"), "{said}");
+    assert!(!said.contains("password"), "{said}");
+
+    server.cmd(&["CLIENT", "PAUSE", "8000", "ALL"]).await;
+    let url = format!("redis://127.0.0.1:{}", server.port());
+    let out = run(&[("REDIS_URL", &url)], &["queues"]);
+    assert_exit(&out, 1);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(said.contains("did not answer: Redis may be paused"), "{said}");
+    assert!(!said.contains("password"), "{said}");
+    server.cmd(&["CLIENT", "UNPAUSE"]).await;
+}
+
 #[tokio::test]
 async fn a_wrong_password_says_so_and_never_shows_it() {
     let server = RedisServer::builder().password("right-password").start();
@@ -96,8 +120,8 @@ async fn a_wrong_password_says_so_and_never_shows_it() {
         1,
         &format!(
             "cannot connect to redis://127.0.0.1:{}: authentication failed: WRONGPASS invalid \
-             username-password pair or user is disabled; check that Redis is running there and \
-             that the URL (--url or REDIS_URL) and its password are right",
+             username-password pair or user is disabled; the user or password in the URL (--url \
+             or REDIS_URL) is not accepted",
             server.port()
         ),
     );
@@ -378,8 +402,8 @@ async fn the_console_in_a_terminal_refuses_a_bad_url_and_a_wrong_password_in_wor
             wrong,
             format!(
                 "redq: cannot connect to redis://127.0.0.1:{}: authentication failed: WRONGPASS \
-                 invalid username-password pair or user is disabled; check that Redis is \
-                 running there and that the URL (--url or REDIS_URL) and its password are right",
+                 invalid username-password pair or user is disabled; the user or password in \
+                 the URL (--url or REDIS_URL) is not accepted",
                 server.port()
             ),
             1,
