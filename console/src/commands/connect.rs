@@ -106,9 +106,14 @@ fn connect_advice(message: &str) -> &'static str {
     } else if message.contains("DB index is out of range") {
         "the database number at the end of the URL is beyond the server's `databases` setting \
          (16 by default: /0 to /15)"
-    } else if ["WRONGPASS", "NOAUTH", "invalid password", "invalid username-password"]
-        .iter()
-        .any(|said| message.contains(said))
+    } else if [
+        "WRONGPASS",
+        "NOAUTH",
+        "invalid password",
+        "invalid username-password",
+    ]
+    .iter()
+    .any(|said| message.contains(said))
     {
         "the user or password in the URL (--url or REDIS_URL) is not accepted"
     } else {

@@ -97,7 +97,10 @@ async fn a_missing_database_and_a_paused_redis_get_their_own_advice() {
     assert_exit(&out, 1);
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(said.contains("DB index is out of range"), "{said}");
-    assert!(said.contains("`databases` setting (16 by default"), "{said}");
+    assert!(
+        said.contains("`databases` setting (16 by default"),
+        "{said}"
+    );
     assert!(!said.contains("password"), "{said}");
 
     server.cmd(&["CLIENT", "PAUSE", "8000", "ALL"]).await;
@@ -105,7 +108,10 @@ async fn a_missing_database_and_a_paused_redis_get_their_own_advice() {
     let out = run(&[("REDIS_URL", &url)], &["queues"]);
     assert_exit(&out, 1);
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(said.contains("did not answer: Redis may be paused"), "{said}");
+    assert!(
+        said.contains("did not answer: Redis may be paused"),
+        "{said}"
+    );
     assert!(!said.contains("password"), "{said}");
     server.cmd(&["CLIENT", "UNPAUSE"]).await;
 }
