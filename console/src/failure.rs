@@ -146,6 +146,19 @@ fn outage_of(e: &QueueError) -> Option<Outage> {
         .map(|(_, outage)| *outage)
 }
 
+/// The header's one word for an outage, from the sentence [`read_failed`]
+/// made of it: a Redis that refuses the password or does not answer is
+/// there, and "unreachable" would send an operator to the network.
+pub fn outage_word(sentence: &str) -> &'static str {
+    if sentence.starts_with("Redis did not answer") {
+        "not answering"
+    } else if sentence.contains("authentication failed") {
+        "login refused"
+    } else {
+        "unreachable"
+    }
+}
+
 /// A failed read (or connect) said as one plain sentence for the console's
 /// banner: what is wrong with the connection, without the client's Debug
 /// text. A read that timed out only did not answer: the driver's "may or

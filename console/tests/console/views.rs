@@ -239,6 +239,35 @@ fn terminal_too_small() {
 }
 
 #[test]
+fn the_header_says_what_kind_of_outage_it_is() {
+    // A Redis that refuses the password, or accepts and does not answer
+    // (paused, busy), is there: "unreachable" would send an operator to
+    // the network.
+    for (error, word) in [
+        (
+            "Redis refused the connection: nothing is listening at that address",
+            "unreachable",
+        ),
+        ("Redis did not answer within 1s", "not answering"),
+        (
+            "authentication failed: WRONGPASS invalid username-password pair",
+            "login refused",
+        ),
+    ] {
+        let state = with(&[Action::Received(Update::Unreachable {
+            error: error.into(),
+            at: now() + Duration::from_secs(60),
+        })]);
+        let title = screen_text(&state, 140, 30)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        assert!(title.contains(&format!("◌ {word}")), "{error}: {title}");
+    }
+}
+
+#[test]
 fn reconnecting_keeps_the_last_data() {
     // The last snapshot was read at now(); Redis died a minute later, and
     // the screen is drawn ten minutes into the outage. What is shown must be

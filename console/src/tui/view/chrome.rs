@@ -21,7 +21,7 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
         Connection::Connecting => ("○", "connecting"),
         Connection::Live => ("●", "live"),
         Connection::Reconnecting { .. } if !state.data.loaded => ("○", "retrying"),
-        Connection::Reconnecting { .. } => ("◌", "unreachable"),
+        Connection::Reconnecting { error, .. } => ("◌", crate::failure::outage_word(error)),
     };
     // Counts on screen can be a whole refresh old: said once it is longer
     // than the default second.
