@@ -94,8 +94,6 @@ fn bad_url(url: &str, e: QueueError) -> Failure {
     Failure::Usage(format!("the Redis URL {shown} is not usable: {why}{hint}"))
 }
 
-/// A failed connect as the operator reads it (the console's first connect
-/// shares it).
 /// What to check, by what the failed connect said: advice about a
 /// password does not help a Redis that is paused, nor a database number
 /// the server does not have.
@@ -122,6 +120,8 @@ fn connect_advice(message: &str) -> &'static str {
     }
 }
 
+/// A failed connect as the operator reads it (the console's first connect
+/// shares it).
 pub fn connect_failure(e: QueueError) -> Failure {
     match &e {
         QueueError::Config(message) if message.starts_with("cannot connect to ") => {
