@@ -24,7 +24,7 @@ use redq_console::tui::view;
 use redq_tests::{unique_namespace, RedisServer};
 
 /// The screen at `now` as text, one line per row, trailing blanks cut.
-fn screen_at(state: &State, now: SystemTime) -> String {
+pub(crate) fn screen_at(state: &State, now: SystemTime) -> String {
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     terminal
         .draw(|frame| view::render(frame, state, &Theme::new(false), now))

@@ -13,38 +13,20 @@
 
 use std::time::{Duration, SystemTime};
 
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
 use redq::{NewJob, RedisQueue, ServerStats};
 use redq_console::aggregate::Target;
 use redq_console::tui::source;
 use redq_console::tui::state::{Action, State, Update};
-use redq_console::tui::theme::Theme;
-use redq_console::tui::view;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{loaded, now, settings};
 use crate::metrics::Exporter;
+use crate::outage::screen_at;
 use crate::seed::{assert_exit, connect, dead_letters, json, redq, stderr};
 
 const DEADLINE: Duration = Duration::from_secs(20);
-
-/// The screen as text, one line per row, trailing blanks cut.
-fn screen(state: &State, at: SystemTime) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
-    terminal
-        .draw(|frame| view::render(frame, state, &Theme::new(false), at))
-        .unwrap();
-    let buffer = terminal.backend().buffer();
-    (0..30)
-        .map(|y| {
-            let line: String = (0..100).map(|x| buffer[(x, y)].symbol()).collect();
-            format!("{}\n", line.trim_end())
-        })
-        .collect()
-}
 
 /// The console's I/O task on `url`'s namespace `ns`, as `redq` runs it,
 /// feeding a state the test reads.
@@ -100,7 +82,7 @@ impl Console {
     }
 
     fn screen(&self) -> String {
-        screen(&self.state, SystemTime::now())
+        screen_at(&self.state, SystemTime::now())
     }
 }
 
@@ -361,5 +343,5 @@ fn the_notices_sit_under_the_tabs() {
         received_at: now() + Duration::from_secs(1),
     }));
     state.apply(Action::Received(Update::Server(vec![Some(server("b", 3))])));
-    insta::assert_snapshot!(screen(&state, now() + Duration::from_secs(1)));
+    insta::assert_snapshot!(screen_at(&state, now() + Duration::from_secs(1)));
 }

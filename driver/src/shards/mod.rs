@@ -130,10 +130,29 @@ impl ShardedQueue {
         base: &str,
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
+        Self::connect_with_marks(builder, base, shards, Marks::Write).await
+    }
+
+    /// The shards connected, then their marks written or checked, in a task
+    /// of its own (`unwaited.rs`) so a caller may stop waiting.
+    async fn connect_with_marks(
+        builder: RedisQueueBuilder,
+        base: &str,
+        shards: usize,
+        marks: Marks,
+    ) -> Result<ShardedQueue, QueueError> {
         let base = base.to_owned();
         crate::unwaited::connect_in_task(async move {
             let queue = Self::connect_unmarked(builder, &base, shards).await?;
-            marker::mark(queue.shards(), &base, shards).await;
+            match marks {
+                Marks::Write => marker::mark(queue.shards(), &base, shards).await,
+                Marks::Check => {
+                    if let Err(refused) = marker::check(queue.shards(), &base, shards).await {
+                        close_all(queue.shards()).await;
+                        return Err(refused);
+                    }
+                }
+            }
             Ok(queue)
         })
         .await
@@ -190,16 +209,7 @@ impl ShardedQueue {
         base: &str,
         shards: usize,
     ) -> Result<ShardedQueue, QueueError> {
-        let base = base.to_owned();
-        crate::unwaited::connect_in_task(async move {
-            let queue = Self::connect_unmarked(builder, &base, shards).await?;
-            if let Err(refused) = marker::check(queue.shards(), &base, shards).await {
-                close_all(queue.shards()).await;
-                return Err(refused);
-            }
-            Ok(queue)
-        })
-        .await
+        Self::connect_with_marks(builder, base, shards, Marks::Check).await
     }
 
     /// A queue over `handles`, the shards of `base`, with nothing held yet.
@@ -369,6 +379,15 @@ pub fn shard_namespaces(base: &str, n: usize) -> Result<Vec<String>, QueueError>
             Ok(name)
         })
         .collect()
+}
+
+/// What a sharded connect does with the shard-count marks
+/// (`marker.rs`): a queue's own producers and workers write them, an
+/// operator's tool only checks them.
+#[derive(Clone, Copy)]
+enum Marks {
+    Write,
+    Check,
 }
 
 /// Close handles connected for a queue that is not handed out (a later

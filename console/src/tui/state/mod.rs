@@ -34,7 +34,7 @@ mod server;
 pub mod sort;
 mod surgery;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod workers;
 mod workflows;
 

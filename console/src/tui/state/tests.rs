@@ -16,7 +16,8 @@ fn now() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_764_455_825)
 }
 
-fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -> JobRecord {
+/// A job record of `state` for the console's unit tests.
+pub(crate) fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -> JobRecord {
     JobRecord {
         id: id.into(),
         queue: queue.into(),

@@ -53,34 +53,11 @@ mod tests {
         assert_eq!(worker(0x9cd2_5af9, 1), "2631031545-1");
     }
 
+    /// A job of `state` with 1 failed try, priority 0 and no limit.
     fn job(state: JobState) -> JobRecord {
-        JobRecord {
-            id: "01JDQ2X7K5M3N8P9R2S4T6V8W0".into(),
-            queue: "emails".into(),
-            state,
-            payload: serde_json::Value::Null,
-            name: None,
-            priority: 0,
-            attempts: 1,
-            max_attempts: 0,
-            enqueued_at: std::time::SystemTime::UNIX_EPOCH,
-            due_at: None,
-            lease_id: None,
-            lease_expires_at: None,
-            holder: None,
-            last_error: None,
-            died_at: None,
-            dedup_key: None,
-            ordering_key: None,
-            limit_key: None,
-            trace_parent: None,
-            retry_window: None,
-            reclaim_backoff: redq::Backoff::NONE,
-            finished_at: None,
-            namespace: "redq".into(),
-            gate: None,
-            awaits: None,
-        }
+        let mut job = crate::tui::state::tests::job("01J0", "emails", state, None);
+        job.max_attempts = 0;
+        job
     }
 
     #[test]
