@@ -3,7 +3,9 @@
 //! wrong (clap's own usage errors exit 2 as well), 3 when a canary requeue
 //! proved nothing (no canary finished within its watch).
 
-use redq::QueueError;
+use std::time::Duration;
+
+use redq::{ConnectionFault, QueueError};
 
 /// A failed run.
 #[derive(Debug)]
@@ -109,53 +111,48 @@ impl From<std::io::Error> for Failure {
 /// than a setting that retrying cannot fix (a bad URL, a wrong password, a
 /// TLS mismatch).
 pub fn is_unreachable(e: &QueueError) -> bool {
-    match e {
-        QueueError::Timeout(_) => true,
-        QueueError::Config(_) | QueueError::Redis(_) => outage_of(e).is_some(),
-        _ => false,
+    e.connection_fault()
+        .is_some_and(ConnectionFault::is_transient)
+}
+
+/// Why the console could not read Redis: the banner's sentence, and the
+/// connection's fault where the driver recognised one, which picks the
+/// header's word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadFailure {
+    /// One plain sentence (never the URL's password).
+    pub sentence: String,
+    /// What kind of trouble the connection is in, when known.
+    pub fault: Option<ConnectionFault>,
+}
+
+impl ReadFailure {
+    /// A read or connect the console gave up on after `after`.
+    pub fn silent(after: Duration) -> ReadFailure {
+        ReadFailure {
+            sentence: format!(
+                "Redis did not answer within {}",
+                crate::clock::compact(after)
+            ),
+            fault: Some(ConnectionFault::NoAnswer),
+        }
+    }
+
+    /// The header's one word for the outage: a Redis that refuses the
+    /// password or does not answer is there, and "unreachable" would send
+    /// an operator to the network.
+    pub fn word(&self) -> &'static str {
+        match self.fault {
+            Some(ConnectionFault::NoAnswer) => "not answering",
+            Some(ConnectionFault::LoginRefused) => "login refused",
+            _ => "unreachable",
+        }
     }
 }
 
-/// How a server that is down or silent reads in the driver's error text
-/// (lowercased: the driver turns the client's I/O errors into the operating
-/// system's words), and what the console says.
-const OUT_OF_REACH: [(&str, Outage); 8] = [
-    ("connection refused", Outage::Refused),
-    ("connection reset", Outage::Closed),
-    ("connection closed", Outage::Closed),
-    ("broken pipe", Outage::Closed),
-    ("unexpected eof", Outage::Closed),
-    ("no answer within", Outage::Silent),
-    ("timed out", Outage::Silent),
-    ("unreachable", Outage::NoRoute),
-];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outage {
-    Refused,
-    Closed,
-    Silent,
-    NoRoute,
-}
-
-fn outage_of(e: &QueueError) -> Option<Outage> {
-    let text = e.to_string().to_lowercase();
-    OUT_OF_REACH
-        .iter()
-        .find(|(marker, _)| text.contains(marker))
-        .map(|(_, outage)| *outage)
-}
-
-/// The header's one word for an outage, from the sentence [`read_failed`]
-/// made of it: a Redis that refuses the password or does not answer is
-/// there, and "unreachable" would send an operator to the network.
-pub fn outage_word(sentence: &str) -> &'static str {
-    if sentence.starts_with("Redis did not answer") {
-        "not answering"
-    } else if sentence.contains("authentication failed") {
-        "login refused"
-    } else {
-        "unreachable"
+impl std::fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.sentence)
     }
 }
 
@@ -163,24 +160,21 @@ pub fn outage_word(sentence: &str) -> &'static str {
 /// banner: what is wrong with the connection, without the client's Debug
 /// text. A read that timed out only did not answer: the driver's "may or
 /// may not have been applied" is about writes and is not repeated here.
-pub fn read_failed(e: &QueueError) -> String {
-    if let QueueError::Timeout(after) = e {
-        return format!(
-            "Redis did not answer within {}",
-            crate::clock::compact(*after)
-        );
-    }
-    let text = e.to_string();
-    match outage_of(e) {
-        Some(Outage::Refused) => "Redis refused the connection: nothing is listening at that \
-                                  address (is redis-server running?)"
+pub fn read_failed(e: &QueueError) -> ReadFailure {
+    let fault = e.connection_fault();
+    let sentence = match (e, fault) {
+        (QueueError::Timeout(after), _) => return ReadFailure::silent(*after),
+        (_, Some(ConnectionFault::Refused)) => "Redis refused the connection: nothing is \
+                                                listening at that address (is redis-server \
+                                                running?)"
             .to_owned(),
-        Some(Outage::Closed) => "Redis closed the connection".to_owned(),
-        Some(Outage::Silent) => match text.split("no answer within ").nth(1) {
-            Some(after) => format!("Redis did not answer within {after}"),
-            None => "Redis did not answer in time".to_owned(),
-        },
-        Some(Outage::NoRoute) => "the network has no route to Redis".to_owned(),
-        None => describe(e),
-    }
+        (_, Some(ConnectionFault::Closed)) => "Redis closed the connection".to_owned(),
+        (QueueError::ConnectFailed { detail, .. }, Some(ConnectionFault::NoAnswer)) => {
+            format!("Redis did not answer in time: {detail}")
+        }
+        (_, Some(ConnectionFault::NoAnswer)) => "Redis did not answer in time".to_owned(),
+        (_, Some(ConnectionFault::NoRoute)) => "the network has no route to Redis".to_owned(),
+        _ => describe(e),
+    };
+    ReadFailure { sentence, fault }
 }

@@ -378,10 +378,13 @@ fn scrub(message: &str, url: &str) -> String {
 }
 
 fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> QueueError {
+    let target = redacted.to_owned();
     match QueueError::from_redis(err, timeout) {
-        QueueError::Redis(inner) => {
-            QueueError::Config(format!("cannot connect to {redacted}: {inner}"))
-        }
+        QueueError::Redis(inner) => QueueError::ConnectFailed {
+            target,
+            fault: crate::connection_fault::of_client_error(&inner.0),
+            detail: inner.to_string(),
+        },
         // A timeout while connecting is not a command that "may or may not
         // have been applied": nothing was sent. The usual cause for rediss://
         // is a server that does not speak TLS (the handshake never ends).
@@ -391,9 +394,11 @@ fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> 
             } else {
                 ""
             };
-            QueueError::Config(format!(
-                "cannot connect to {redacted}: no answer within {timeout:?}{hint}"
-            ))
+            QueueError::ConnectFailed {
+                target,
+                fault: Some(crate::connection_fault::ConnectionFault::NoAnswer),
+                detail: format!("no answer within {timeout:?}{hint}"),
+            }
         }
         other => other,
     }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::connection_fault::{of_client_error, ConnectionFault};
+
 /// Everything that can go wrong talking to a redq queue.
 ///
 /// Input errors ([`QueueError::Invalid`], [`QueueError::PayloadTooLarge`]) are
@@ -83,10 +85,24 @@ pub enum QueueError {
         crate::human::duration_text(*.0)
     )]
     Timeout(Duration),
-    /// Connecting failed: the URL or settings are unusable, or the server
-    /// could not be reached; the message says which.
+    /// The URL or a connection setting is unusable (a TLS file that does
+    /// not parse, a URL form the driver does not take); retrying the same
+    /// settings cannot help.
     #[error("connection: {0}")]
     Config(String),
+    /// Connecting to the server failed: it could not be reached, did not
+    /// answer, or refused the login or the database. Nothing was sent.
+    /// [`QueueError::connection_fault`] says which, as a value to act on.
+    #[error("connection: cannot connect to {target}: {detail}")]
+    ConnectFailed {
+        /// The URL connected to, its password removed.
+        target: String,
+        /// Why, when it is a connection's fault the driver recognises
+        /// (`None`: a TLS handshake, a cluster that is not one, …).
+        fault: Option<ConnectionFault>,
+        /// What the client or the server said, in plain words.
+        detail: String,
+    },
     /// A setting read by [`crate::config`] (from the environment or a
     /// config file) is unusable. Raised before anything connects.
     #[error("invalid {key} {} from {origin}: {accepted}", shown_setting(.value))]
@@ -218,6 +234,21 @@ impl QueueError {
             what,
             value: shorten(value.as_ref()),
             rule: rule.into(),
+        }
+    }
+
+    /// Why the connection failed, when this error is a connection's: the
+    /// server is down or unreachable, does not answer (a command that
+    /// timed out counts: it may be paused or busy), or refused the login or
+    /// the database number. `None` for every other error: a refusal of
+    /// input, a job's state, a script's error, a command Redis refused.
+    /// [`ConnectionFault::is_transient`] says whether waiting can cure it.
+    pub fn connection_fault(&self) -> Option<ConnectionFault> {
+        match self {
+            QueueError::ConnectFailed { fault, .. } => *fault,
+            QueueError::Timeout(_) => Some(ConnectionFault::NoAnswer),
+            QueueError::Redis(RedisError(err)) => of_client_error(err),
+            _ => None,
         }
     }
 

@@ -113,6 +113,7 @@ mod coalesce;
 mod codes;
 pub mod config;
 mod connect;
+mod connection_fault;
 mod dead_forms;
 mod durable;
 mod enqueue_args;
@@ -170,6 +171,7 @@ pub use connect::{
     RedisQueueBuilder, DEFAULT_COMMAND_TIMEOUT, DEFAULT_NAMESPACE, DEFAULT_PAYLOAD_LIMIT,
     DEFAULT_POOL_SIZE,
 };
+pub use connection_fault::ConnectionFault;
 pub use durable::Durable;
 pub use error::{QueueError, RedisError};
 pub use handle::RedisQueue;

@@ -256,7 +256,12 @@ async fn tls_refuses_a_server_whose_ca_is_not_trusted() {
         .await
         .expect_err("system roots do not trust the test CA");
     let text = err.to_string();
-    assert!(matches!(err, QueueError::Config(_)), "{err:?}");
+    assert!(matches!(err, QueueError::ConnectFailed { .. }), "{err:?}");
+    assert!(
+        err.connection_fault()
+            .is_none_or(|fault| !fault.is_transient()),
+        "an untrusted certificate is not cured by waiting: {err:?}"
+    );
     assert!(
         text.to_lowercase().contains("certificate") || text.contains("UnknownIssuer"),
         "{text}"
@@ -274,7 +279,7 @@ async fn rediss_to_a_plaintext_port_fails_clearly_and_never_falls_back() {
         .connect()
         .await
         .expect_err("a plaintext server cannot complete a TLS handshake");
-    assert!(matches!(err, QueueError::Config(_)), "{err:?}");
+    assert!(matches!(err, QueueError::ConnectFailed { .. }), "{err:?}");
     let text = err.to_string();
     assert!(
         text.contains("cannot connect to rediss://127.0.0.1"),

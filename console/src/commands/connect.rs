@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use redq::{QueueError, RedisQueue, RedisQueueBuilder};
+use redq::{ConnectionFault, QueueError, RedisQueue, RedisQueueBuilder};
 
 use crate::aggregate::Target;
 use crate::cli::Connection;
@@ -94,29 +94,26 @@ fn bad_url(url: &str, e: QueueError) -> Failure {
     Failure::Usage(format!("the Redis URL {shown} is not usable: {why}{hint}"))
 }
 
-/// What to check, by what the failed connect said: advice about a
-/// password does not help a Redis that is paused, nor a database number
-/// the server does not have.
-fn connect_advice(message: &str) -> &'static str {
-    if message.contains("no answer within") {
-        "something accepted the connection but did not answer: Redis may be paused \
-         (CLIENT PAUSE), busy (a long script) or overloaded, or another service listens there"
-    } else if message.contains("DB index is out of range") {
-        "the database number at the end of the URL is beyond the server's `databases` setting \
-         (16 by default: /0 to /15)"
-    } else if [
-        "WRONGPASS",
-        "NOAUTH",
-        "invalid password",
-        "invalid username-password",
-    ]
-    .iter()
-    .any(|said| message.contains(said))
-    {
-        "the user or password in the URL (--url or REDIS_URL) is not accepted"
-    } else {
-        "check that Redis is running there and that the URL (--url or REDIS_URL) and its \
-         password are right"
+/// What to check, by the kind of fault: advice about a password does not
+/// help a Redis that is paused, nor a database number the server does not
+/// have.
+fn connect_advice(fault: Option<ConnectionFault>) -> &'static str {
+    match fault {
+        Some(ConnectionFault::NoAnswer) => {
+            "something accepted the connection but did not answer: Redis may be paused \
+             (CLIENT PAUSE), busy (a long script) or overloaded, or another service listens there"
+        }
+        Some(ConnectionFault::NoSuchDatabase) => {
+            "the database number at the end of the URL is beyond the server's `databases` \
+             setting (16 by default: /0 to /15)"
+        }
+        Some(ConnectionFault::LoginRefused) => {
+            "the user or password in the URL (--url or REDIS_URL) is not accepted"
+        }
+        _ => {
+            "check that Redis is running there and that the URL (--url or REDIS_URL) and its \
+             password are right"
+        }
     }
 }
 
@@ -124,9 +121,10 @@ fn connect_advice(message: &str) -> &'static str {
 /// shares it).
 pub fn connect_failure(e: QueueError) -> Failure {
     match &e {
-        QueueError::Config(message) if message.starts_with("cannot connect to ") => {
-            Failure::Failed(format!("{message}; {}", connect_advice(message)))
-        }
+        QueueError::ConnectFailed { target, detail, .. } => Failure::Failed(format!(
+            "cannot connect to {target}: {detail}; {}",
+            connect_advice(e.connection_fault())
+        )),
         _ => Failure::from(e),
     }
 }

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aggregate::Target;
 use crate::dead_census::CensusCache;
+use crate::failure::ReadFailure;
 
 use super::state::{
     plural, DeadIds, DeadWindow, Focus, JobsPage, MetricsView, Mutation, QueueRow, SearchRun,
@@ -323,25 +324,18 @@ async fn read(
     queue: &Target,
     focus: &Focus,
     censuses: &mut CensusCache,
-) -> Result<(Snapshot, Vec<Option<redq::ServerStats>>), String> {
+) -> Result<(Snapshot, Vec<Option<redq::ServerStats>>), ReadFailure> {
     match timeout(PING_TIMEOUT, queue.queues()).await {
         Ok(Ok(_)) => {}
         Ok(Err(e)) => return Err(crate::failure::read_failed(&e)),
-        Err(_) => return Err(silent(PING_TIMEOUT)),
+        Err(_) => return Err(ReadFailure::silent(PING_TIMEOUT)),
     }
     let servers = crate::server::read(queue, PING_TIMEOUT).await;
     match timeout(FETCH_TIMEOUT, fetch_with(queue, focus, censuses)).await {
         Ok(Ok(snapshot)) => Ok((snapshot, servers)),
         Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
-        Err(_) => Err(silent(FETCH_TIMEOUT)),
+        Err(_) => Err(ReadFailure::silent(FETCH_TIMEOUT)),
     }
-}
-
-fn silent(after: Duration) -> String {
-    format!(
-        "Redis did not answer within {}",
-        crate::clock::compact(after)
-    )
 }
 
 /// Open a handle, or say why not, within [`CONNECT_TIMEOUT`]. Giving up on
@@ -349,14 +343,17 @@ fn silent(after: Duration) -> String {
 /// leaves nothing behind: the driver closes what it connects after its
 /// caller left, so a probe each refresh during a pause does not become a
 /// connection kept each refresh.
-async fn open(connect: Option<&Connector>) -> Result<Target, String> {
+async fn open(connect: Option<&Connector>) -> Result<Target, ReadFailure> {
     let Some(connect) = connect else {
-        return Err("no way to connect to Redis".to_owned());
+        return Err(ReadFailure {
+            sentence: "no way to connect to Redis".to_owned(),
+            fault: None,
+        });
     };
     match timeout(CONNECT_TIMEOUT, connect()).await {
         Ok(Ok(target)) => Ok(target),
         Ok(Err(e)) => Err(crate::failure::read_failed(&e)),
-        Err(_) => Err(silent(CONNECT_TIMEOUT)),
+        Err(_) => Err(ReadFailure::silent(CONNECT_TIMEOUT)),
     }
 }
 
@@ -373,7 +370,7 @@ async fn close(target: &Target) {
 /// timeout at the moment Redis died). When it connects, Redis is back or
 /// only slow, and the read's own error stands; the probe is closed, not
 /// dropped, so it leaves nothing reconnecting behind.
-async fn why(connect: Option<&Connector>, read_error: String) -> String {
+async fn why(connect: Option<&Connector>, read_error: ReadFailure) -> ReadFailure {
     if connect.is_none() {
         return read_error;
     }
@@ -386,7 +383,7 @@ async fn why(connect: Option<&Connector>, read_error: String) -> String {
     }
 }
 
-fn unreachable_update(error: String) -> Update {
+fn unreachable_update(error: ReadFailure) -> Update {
     tracing::warn!(%error, "refresh failed");
     Update::Unreachable {
         error,

@@ -4,6 +4,7 @@
 use crate::common::*;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use redq::JobState;
+use redq_console::failure::ReadFailure;
 use redq_console::tui::input::{action_for, help_sections, hints, BINDINGS};
 use redq_console::tui::state::{
     Action, Command, Connection, Level, Mutation, Screen, Settings, Snapshot, State, Update,
@@ -719,8 +720,12 @@ fn jobs_view_pages_and_cycles_states() {
 fn connection_states() {
     let mut state = State::new(settings());
     assert_eq!(state.connection, Connection::Connecting);
+    let refused = ReadFailure {
+        sentence: "refused".into(),
+        fault: Some(redq::ConnectionFault::Refused),
+    };
     let down = |secs| Update::Unreachable {
-        error: "refused".into(),
+        error: refused.clone(),
         at: ago(secs),
     };
     state.apply(Action::Received(down(10)));
@@ -729,7 +734,7 @@ fn connection_states() {
         state.connection,
         Connection::Reconnecting {
             since: ago(10),
-            error: "refused".into()
+            error: refused.clone()
         },
         "the banner keeps the time of the first failure"
     );

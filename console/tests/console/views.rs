@@ -7,7 +7,8 @@ use crate::common::*;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 use ratatui::Terminal;
-use redq::{JobState, Page};
+use redq::{ConnectionFault, JobState, Page, QueueError};
+use redq_console::failure::{read_failed, ReadFailure};
 use redq_console::tui::state::{Action, JobsPage, JobsQuery, Screen, State, Update, JOBS_PAGE};
 use redq_console::tui::theme::Theme;
 use redq_console::tui::view;
@@ -243,19 +244,31 @@ fn the_header_says_what_kind_of_outage_it_is() {
     // A Redis that refuses the password, or accepts and does not answer
     // (paused, busy), is there: "unreachable" would send an operator to
     // the network.
+    let connect_failed = |fault, detail: &str| QueueError::ConnectFailed {
+        target: "redis://127.0.0.1:6379".into(),
+        fault: Some(fault),
+        detail: detail.into(),
+    };
     for (error, word) in [
         (
-            "Redis refused the connection: nothing is listening at that address",
+            connect_failed(ConnectionFault::Refused, "connection refused"),
             "unreachable",
         ),
-        ("Redis did not answer within 1s", "not answering"),
+        (QueueError::Timeout(Duration::from_secs(1)), "not answering"),
         (
-            "authentication failed: WRONGPASS invalid username-password pair",
+            connect_failed(ConnectionFault::NoAnswer, "no answer within 5s"),
+            "not answering",
+        ),
+        (
+            connect_failed(
+                ConnectionFault::LoginRefused,
+                "authentication failed: WRONGPASS invalid username-password pair",
+            ),
             "login refused",
         ),
     ] {
         let state = with(&[Action::Received(Update::Unreachable {
-            error: error.into(),
+            error: read_failed(&error),
             at: now() + Duration::from_secs(60),
         })]);
         let title = screen_text(&state, 140, 30)
@@ -275,9 +288,12 @@ fn reconnecting_keeps_the_last_data() {
     // emails, the sparklines unmoved, and no NO WORKER badge on emails or
     // thumbnails because their heartbeats stopped arriving with the data.
     let state = with(&[Action::Received(Update::Unreachable {
-        error: "Redis refused the connection: nothing is listening at that address \
-                (is redis-server running?)"
-            .into(),
+        error: ReadFailure {
+            sentence: "Redis refused the connection: nothing is listening at that address \
+                       (is redis-server running?)"
+                .into(),
+            fault: Some(ConnectionFault::Refused),
+        },
         at: now() + Duration::from_secs(60),
     })]);
     let during = now() + Duration::from_secs(11 * 60);

@@ -346,6 +346,7 @@ pub fn classify(err: &QueueError) -> Reply {
         | QueueError::Invalid { .. }
         | QueueError::PayloadTooLarge { .. }
         | QueueError::Config(_)
+        | QueueError::ConnectFailed { .. }
         | QueueError::JobNotFound { .. } => Reply::Failed {
             error: err.to_string(),
         },

@@ -138,11 +138,11 @@ async fn rediss_against_a_plaintext_server_fails_instead_of_falling_back() {
     let err = result.expect_err("a TLS URL must never talk plaintext");
     assert!(started.elapsed() < Duration::from_secs(15), "gave up late");
     match &err {
-        QueueError::Config(message) => {
-            assert!(message.contains("rediss://127.0.0.1"), "{message}");
-            assert!(message.contains("TLS"), "{message}");
+        QueueError::ConnectFailed { target, detail, .. } => {
+            assert!(target.starts_with("rediss://127.0.0.1"), "{target}");
+            assert!(detail.contains("TLS"), "{detail}");
         }
-        other => panic!("expected a Config error naming TLS, got {other:?}"),
+        other => panic!("expected a connect failure naming TLS, got {other:?}"),
     }
     assert_no_secret(&err, WRONG);
     // What the server saw: the driver did connect (a TLS handshake is bytes

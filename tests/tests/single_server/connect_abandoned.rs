@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use redq::{QueueError, RedisQueue, ShardedQueue};
+use redq::{ConnectionFault, QueueError, RedisQueue, ShardedQueue};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 
 /// While Redis answers no command, each connect outlasts a short deadline
@@ -50,7 +50,11 @@ async fn refused_connects_leave_no_connection() {
     let url = format!("redis://:wrong-Secret-77b1@127.0.0.1:{}", server.port());
     for _ in 0..3 {
         let refused = RedisQueue::builder(&url).connect().await;
-        assert!(matches!(refused, Err(QueueError::Config(_))), "{refused:?}");
+        let fault = refused
+            .as_ref()
+            .err()
+            .and_then(QueueError::connection_fault);
+        assert_eq!(fault, Some(ConnectionFault::LoginRefused), "{refused:?}");
     }
     wait_until(
         Duration::from_secs(5),

@@ -18,6 +18,7 @@ mod config;
 mod connect;
 mod connect_abandoned;
 mod connect_loads;
+mod connection_fault;
 mod counts_stats;
 mod dead_letters;
 mod dedup;

@@ -33,7 +33,7 @@ use redq::{QueueError, QueueEvent};
 use crate::aggregate::Target;
 use crate::cli::Connection;
 use crate::clock;
-use crate::failure::{is_unreachable, read_failed, Failure};
+use crate::failure::{is_unreachable, read_failed, Failure, ReadFailure};
 
 /// How long `--follow` waits after a failed read before reading again
 /// from where it was (the driver reconnects meanwhile).
@@ -118,7 +118,7 @@ pub async fn follow(
                     if watch.down.is_none() {
                         if is_unreachable(&e) {
                             watch.went_down(
-                                read_failed(&e),
+                                read_failed(&e).sentence,
                                 (SystemTime::now(), Instant::now()),
                             );
                         } else {
@@ -354,18 +354,16 @@ async fn answers(connection: &Connection, target: &Target) -> Result<(), String>
     let first = match tokio::time::timeout(PROBE_TIMEOUT, asked).await {
         Ok(Ok(_)) => return Ok(()),
         Ok(Err(e)) => read_failed(&e),
-        Err(_) => format!(
-            "Redis did not answer within {}",
-            clock::compact(PROBE_TIMEOUT)
-        ),
-    };
+        Err(_) => ReadFailure::silent(PROBE_TIMEOUT),
+    }
+    .sentence;
     let fresh = Target::connect(
         super::super::connect::builder(connection),
         connection.namespace(),
         connection.shards(),
     );
     match tokio::time::timeout(PROBE_TIMEOUT, fresh).await {
-        Ok(Err(e)) => Err(read_failed(&e)),
+        Ok(Err(e)) => Err(read_failed(&e).sentence),
         Ok(Ok(probe)) => {
             for shard in probe.shards() {
                 shard.close().await;

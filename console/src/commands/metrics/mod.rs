@@ -140,12 +140,12 @@ impl Exporter {
     /// it connects after the wait).
     async fn why(&self, read_error: &QueueError) -> String {
         match timeout(CONNECT_WAIT, self.connect()).await {
-            Ok(Err(connect_error)) => read_failed(&connect_error),
+            Ok(Err(connect_error)) => read_failed(&connect_error).sentence,
             Ok(Ok(probe)) => {
                 close(&probe).await;
-                read_failed(read_error)
+                read_failed(read_error).sentence
             }
-            Err(_) => read_failed(read_error),
+            Err(_) => read_failed(read_error).sentence,
         }
     }
 
@@ -157,7 +157,7 @@ impl Exporter {
                 Ok(reading) => Ok(reading),
                 Err(e) => Err(self.why(&e).await),
             },
-            Err(e) => Err(read_failed(&e)),
+            Err(e) => Err(read_failed(&e).sentence),
         };
         let duration = started.elapsed();
         match reading {

@@ -259,7 +259,7 @@ pub enum Update {
     /// A refresh failed: Redis is unreachable (or refusing).
     Unreachable {
         /// What went wrong (never contains the URL's password).
-        error: String,
+        error: crate::failure::ReadFailure,
         /// When it was noticed (local clock).
         at: SystemTime,
     },

@@ -91,7 +91,7 @@ pub enum Connection {
         /// First failure (local clock).
         since: SystemTime,
         /// The latest error.
-        error: String,
+        error: crate::failure::ReadFailure,
     },
 }
 

@@ -21,7 +21,7 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
         Connection::Connecting => ("○", "connecting"),
         Connection::Live => ("●", "live"),
         Connection::Reconnecting { .. } if !state.data.loaded => ("○", "retrying"),
-        Connection::Reconnecting { error, .. } => ("◌", crate::failure::outage_word(error)),
+        Connection::Reconnecting { error, .. } => ("◌", error.word()),
     };
     // Counts on screen can be a whole refresh old: said once it is longer
     // than the default second.
@@ -212,7 +212,7 @@ pub fn status(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         (&state.connection, state.data.loaded)
     {
         // The banner says since when; this says why, as of the last try.
-        Line::styled(format!(" {}", inert(error)), theme.error())
+        Line::styled(format!(" {}", inert(&error.sentence)), theme.error())
     } else if !filter.is_empty() && matches!(state.view, View::Screen(_)) {
         Line::from(vec![
             Span::styled(" filter: ", theme.dim()),
@@ -265,7 +265,7 @@ pub fn waiting(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         inert(&state.settings.url)
     ))];
     if let Connection::Reconnecting { error, since } = &state.connection {
-        lines.push(Line::styled(inert(error), theme.error()));
+        lines.push(Line::styled(inert(&error.sentence), theme.error()));
         lines.push(Line::styled(
             format!(
                 "unreachable since {} UTC; retrying every {}",
