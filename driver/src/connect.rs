@@ -10,6 +10,7 @@ use fred::clients::Pool;
 use fred::interfaces::ClientLike;
 use fred::types::config::{Config, ReconnectPolicy};
 
+use crate::connection_fault::ConnectionFault;
 use crate::handle::{Inner, RedisQueue};
 use crate::identity::WorkerIdentity;
 use crate::keys::Keys;
@@ -380,11 +381,23 @@ fn scrub(message: &str, url: &str) -> String {
 fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> QueueError {
     let target = redacted.to_owned();
     match QueueError::from_redis(err, timeout) {
-        QueueError::Redis(inner) => QueueError::ConnectFailed {
-            target,
-            fault: crate::connection_fault::of_client_error(&inner.0),
-            detail: inner.to_string(),
-        },
+        QueueError::Redis(inner) => {
+            let fault = crate::connection_fault::of_connect_error(&inner.0);
+            let detail = match fault {
+                // The decoder's own words ("Decode Error: frame_type: …")
+                // tell an operator nothing more.
+                Some(ConnectionFault::NotRedis) => "the server's reply is not in Redis's \
+                                                    protocol: another service listens there, \
+                                                    or a TLS port needs rediss://"
+                    .to_owned(),
+                _ => inner.to_string(),
+            };
+            QueueError::ConnectFailed {
+                target,
+                fault,
+                detail,
+            }
+        }
         // A timeout while connecting is not a command that "may or may not
         // have been applied": nothing was sent. The usual cause for rediss://
         // is a server that does not speak TLS (the handshake never ends).
@@ -396,7 +409,7 @@ fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> 
             };
             QueueError::ConnectFailed {
                 target,
-                fault: Some(crate::connection_fault::ConnectionFault::NoAnswer),
+                fault: Some(ConnectionFault::NoAnswer),
                 detail: format!("no answer within {timeout:?}{hint}"),
             }
         }

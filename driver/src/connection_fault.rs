@@ -25,6 +25,10 @@ pub enum ConnectionFault {
     /// The URL's database number is beyond the server's `databases`
     /// setting (16 by default: `/0` to `/15`).
     NoSuchDatabase,
+    /// Something answered the connect in a protocol other than Redis's:
+    /// another service on that port, or a TLS port reached with
+    /// `redis://` instead of `rediss://`.
+    NotRedis,
 }
 
 impl ConnectionFault {
@@ -37,8 +41,20 @@ impl ConnectionFault {
             | ConnectionFault::Closed
             | ConnectionFault::NoAnswer
             | ConnectionFault::NoRoute => true,
-            ConnectionFault::LoginRefused | ConnectionFault::NoSuchDatabase => false,
+            ConnectionFault::LoginRefused
+            | ConnectionFault::NoSuchDatabase
+            | ConnectionFault::NotRedis => false,
         }
+    }
+}
+
+/// The fault in an error that ended a connect. A reply the client cannot
+/// decode there is the first thing the server said, so not Redis; later,
+/// on an established connection, it is not taken for that.
+pub(crate) fn of_connect_error(err: &fred::error::Error) -> Option<ConnectionFault> {
+    match err.kind() {
+        fred::error::ErrorKind::Protocol => Some(ConnectionFault::NotRedis),
+        _ => of_client_error(err),
     }
 }
 
@@ -49,7 +65,7 @@ pub(crate) fn of_client_error(err: &fred::error::Error) -> Option<ConnectionFaul
     match err.kind() {
         ErrorKind::Auth => Some(ConnectionFault::LoginRefused),
         ErrorKind::Timeout => Some(ConnectionFault::NoAnswer),
-        ErrorKind::IO => Some(of_io(details)),
+        ErrorKind::IO => of_io(details),
         // fred's own words when a connection ends under a command
         // ("Connection closed unexpectedly.", "Connection(s) closed.").
         ErrorKind::Canceled if details.starts_with("Connection") => Some(ConnectionFault::Closed),
@@ -78,16 +94,20 @@ fn of_server_reply(reply: &str) -> Option<ConnectionFault> {
 /// (`Os { code: 111, kind: ConnectionRefused, message: "…" }`,
 /// `Kind(UnexpectedEof)`, `Custom { kind: Uncategorized, error: "failed to
 /// lookup address information: …" }`) or as its own sentence
-/// ("Connection closed."); the `io::ErrorKind` named there decides.
-fn of_io(details: &str) -> ConnectionFault {
+/// ("Connection closed."); the `io::ErrorKind` named there decides. Other
+/// kinds (`InvalidData`: a certificate the client does not trust) are not
+/// a connection's trouble that waiting or a login could change.
+fn of_io(details: &str) -> Option<ConnectionFault> {
     let kind = details
         .split_once("kind: ")
         .map(|(_, rest)| rest)
         .or_else(|| details.strip_prefix("Kind("))
         .map(|rest| rest.split([',', ')', ' ']).next().unwrap_or(""))
         .unwrap_or("");
-    match kind {
+    let fault = match kind {
         "ConnectionRefused" => ConnectionFault::Refused,
+        "ConnectionReset" | "ConnectionAborted" | "BrokenPipe" | "UnexpectedEof"
+        | "NotConnected" => ConnectionFault::Closed,
         "TimedOut" | "WouldBlock" => ConnectionFault::NoAnswer,
         "HostUnreachable" | "NetworkUnreachable" | "AddrNotAvailable" | "NetworkDown" => {
             ConnectionFault::NoRoute
@@ -95,10 +115,14 @@ fn of_io(details: &str) -> ConnectionFault {
         _ if details.contains("lookup address") || details.starts_with("Failed to resolve") => {
             ConnectionFault::NoRoute
         }
-        // Reset, aborted, broken pipe, end of stream, "Connection closed.",
-        // "Unresponsive connection.": the connection was there and ended.
-        _ => ConnectionFault::Closed,
-    }
+        // fred's own sentences for a connection that ended or went quiet
+        // ("Connection closed.", "Connection Closed", "Unresponsive
+        // connection.").
+        _ if details.to_lowercase().contains("connection closed") => ConnectionFault::Closed,
+        _ if details.starts_with("Unresponsive connection") => ConnectionFault::NoAnswer,
+        _ => return None,
+    };
+    Some(fault)
 }
 
 #[cfg(test)]
@@ -133,6 +157,11 @@ mod tests {
         assert_eq!(of_client_error(&lookup), Some(ConnectionFault::NoRoute));
         let closed = Error::new(ErrorKind::IO, "Connection closed.");
         assert_eq!(of_client_error(&closed), Some(ConnectionFault::Closed));
+        let untrusted = Error::new(
+            ErrorKind::IO,
+            "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",
+        );
+        assert_eq!(of_client_error(&untrusted), None);
     }
 
     #[test]
@@ -164,5 +193,6 @@ mod tests {
         assert!(ConnectionFault::NoAnswer.is_transient());
         assert!(!ConnectionFault::LoginRefused.is_transient());
         assert!(!ConnectionFault::NoSuchDatabase.is_transient());
+        assert!(!ConnectionFault::NotRedis.is_transient());
     }
 }

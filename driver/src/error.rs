@@ -164,6 +164,7 @@ pub(crate) fn plain(err: &fred::error::Error) -> String {
         // `Kind(UnexpectedEof)`.
         ErrorKind::IO => quoted_field(details, "message: \"")
             .or_else(|| quoted_field(details, "error: \""))
+            .or_else(|| debug_value(details, "error: "))
             .or_else(|| {
                 let kind = details.strip_prefix("Kind(")?.strip_suffix(')')?;
                 Some(words(kind))
@@ -180,6 +181,25 @@ pub(crate) fn plain(err: &fred::error::Error) -> String {
         // details are already words.
         _ => details.to_owned(),
     }
+}
+
+/// An error value after `field` in a `Debug` rendering, in words: rustls
+/// leaves `error: InvalidCertificate(UnknownIssuer) }`, which reads
+/// `invalid certificate (unknown issuer)`.
+fn debug_value(debug: &str, field: &str) -> Option<String> {
+    let start = debug.find(field)? + field.len();
+    let value = debug[start..].trim_end_matches('}').trim();
+    let (name, inner) = match value.split_once('(') {
+        Some((name, rest)) => (name, Some(rest.strip_suffix(')')?)),
+        None => (value, None),
+    };
+    if !is_identifier(name) || !inner.is_none_or(is_identifier) {
+        return None;
+    }
+    Some(match inner {
+        Some(inner) => format!("{} ({})", words(name), words(inner)),
+        None => words(name),
+    })
 }
 
 /// The string literal after `field` in a `Debug` rendering, unescaped.
@@ -318,5 +338,10 @@ mod tests {
             shown(Error::new(ErrorKind::Unknown, "ERR unknown command 'FOO'")),
             "ERR unknown command 'FOO'"
         );
+        let untrusted = Error::new(
+            ErrorKind::IO,
+            "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",
+        );
+        assert_eq!(shown(untrusted), "invalid certificate (unknown issuer)");
     }
 }

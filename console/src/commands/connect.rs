@@ -110,6 +110,9 @@ fn connect_advice(fault: Option<ConnectionFault>) -> &'static str {
         Some(ConnectionFault::LoginRefused) => {
             "the user or password in the URL (--url or REDIS_URL) is not accepted"
         }
+        Some(ConnectionFault::NotRedis) => {
+            "check the host, port and scheme of the URL (--url or REDIS_URL)"
+        }
         _ => {
             "check that Redis is running there and that the URL (--url or REDIS_URL) and its \
              password are right"

@@ -61,6 +61,34 @@ async fn a_paused_redis_does_not_answer() {
     assert_eq!(fault, Some(ConnectionFault::NoAnswer), "{err}");
 }
 
+/// A web server where Redis was expected: its first reply is not Redis's
+/// protocol, and the error says what to check rather than the client's
+/// decoder's words.
+#[tokio::test]
+async fn a_port_that_speaks_another_protocol_is_not_redis() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut request = [0u8; 512];
+                let _ = socket.read(&mut request).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    let (fault, err) = connect_fault(&format!("redis://127.0.0.1:{port}")).await;
+    server.abort();
+    assert_eq!(fault, Some(ConnectionFault::NotRedis), "{err}");
+    let said = err.to_string();
+    assert!(said.contains("not in Redis's protocol"), "{said}");
+    assert!(said.contains("rediss://"), "{said}");
+}
+
 /// A handle that was connected: its commands fail with a connection's
 /// fault while Redis is gone, and a command's own refusal is none.
 #[tokio::test]
