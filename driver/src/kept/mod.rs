@@ -92,7 +92,8 @@ impl Completion {
         Ok(self)
     }
 
-    /// How long the run took.
+    /// How long the run took. Kept in whole milliseconds, rounded up: a
+    /// run of 0.3 ms is kept as 1 ms, since 0 stands for "not measured".
     #[must_use]
     pub fn run_time(mut self, run_time: Duration) -> Completion {
         self.run_time = run_time;
@@ -121,8 +122,12 @@ impl Completion {
         self.noted
     }
 
+    /// The run time in whole milliseconds, rounded up: a measured run
+    /// under a millisecond is not sent as 0, which the kept record and the
+    /// metrics read as "not measured".
     pub(crate) fn run_ms(&self) -> u64 {
-        (self.run_time.as_millis() as u64).min(crate::limits::MAX_DURATION.as_millis() as u64)
+        let ms = self.run_time.as_micros().div_ceil(1000);
+        ms.min(crate::limits::MAX_DURATION.as_millis()) as u64
     }
 
     pub(crate) fn result_json(&self) -> String {

@@ -84,8 +84,9 @@ pub struct KeptJob {
     pub enqueued_at: SystemTime,
     /// When it completed or was cancelled (Redis clock).
     pub finished_at: SystemTime,
-    /// How long its last run took, as its worker measured (completed jobs
-    /// acknowledged by a [`Worker`](crate::worker::Worker) or with a run time).
+    /// How long its last run took, as its worker measured, in whole
+    /// milliseconds rounded up (completed jobs acknowledged by a
+    /// [`Worker`](crate::worker::Worker) or with a run time).
     pub run_time: Option<Duration>,
     /// Who cancelled it, as the operator said (cancelled jobs).
     pub cancelled_by: Option<String>,
