@@ -199,7 +199,19 @@ pub fn finished_lines(kept: &redq::KeptJob, shards: &[String], now: SystemTime) 
             .map(inert)
             .unwrap_or_else(|| "—".into()),
     );
-    field("attempt", kept.attempt.to_string());
+    // The driver counts a completed job's successful attempt (from 1) and a
+    // cancelled job's failed ones: each is said as what it is, beside the
+    // failed tries the job lists show.
+    match kept.outcome {
+        redq::kept::Outcome::Completed => field(
+            "attempt",
+            match kept.attempt.saturating_sub(1) {
+                0 => format!("{} (the first run)", kept.attempt),
+                failed => format!("{} ({failed} failed before it)", kept.attempt),
+            },
+        ),
+        _ => field("failed tries", kept.attempt.to_string()),
+    }
     field(
         "enqueued",
         format!("{} UTC", clock::datetime(kept.enqueued_at)),

@@ -288,6 +288,9 @@ async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
     assert_exit(&out, 0);
     let text = stdout(&out);
     assert!(text.contains("run time"), "{text}");
+    // The successful attempt is said as such, beside the list's failed
+    // tries (0 here), so the two do not read as a contradiction.
+    assert!(text.contains("attempt       1 (the first run)"), "{text}");
     assert!(text.contains(r"m-1\u001b[2J"), "{text}");
     assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text}");
 
@@ -300,6 +303,8 @@ async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
         .unwrap_or("");
     assert!(by.contains("ops: wrong list"), "{text}");
     assert!(text.contains("cancelled in  waiting"), "{text}");
+    assert!(text.contains("failed tries  0"), "{text}");
+    assert!(!text.contains("attempt "), "{text}");
 
     // Listed, a kept job's attempts are its failed ones, as every other
     // job's are (a first-run success failed none), and what is not kept
