@@ -14,7 +14,9 @@ use crate::tui::state::WorkerInfo;
 /// `redq workers`: the table, or with `-o json` each worker's record with
 /// `state` as the table's STATE column says it: `gone` for a worker gone
 /// silent (its `gone` field kept), else `running`, `quiet` or `stopping`.
-/// A script counting `state == "running"` then counts live workers only.
+/// A script counting `state == "running"` then counts live workers only,
+/// and one summing `in_flight` sums running jobs only: a gone worker's is
+/// `null` (the table's `-`), its last report kept as `last_in_flight`.
 pub async fn list(queue: &Target, json: bool) -> Result<(), Failure> {
     if !json {
         return super::listing::workers(queue, false).await;
@@ -31,6 +33,10 @@ fn worker_json(worker: &WorkerInfo) -> serde_json::Value {
     let mut value = serde_json::to_value(worker).unwrap_or_default();
     if let Some(fields) = value.as_object_mut() {
         fields.insert("state".into(), worker.state_text().into());
+        if worker.gone {
+            fields.insert("last_in_flight".into(), worker.in_flight.into());
+            fields.insert("in_flight".into(), serde_json::Value::Null);
+        }
     }
     value
 }

@@ -27,6 +27,10 @@ async fn a_gone_worker_is_in_state_gone_in_json_as_in_the_table() {
         .filter(|w| w["state"] == "running")
         .count();
     assert_eq!(running, 0, "a dead worker counted as running: {listed}");
+    // Its last report said 2 jobs in flight: kept as such, not as jobs
+    // running now (the table's RUNNING says `-`).
+    assert!(listed[0]["in_flight"].is_null(), "{listed}");
+    assert_eq!(listed[0]["last_in_flight"], 2, "{listed}");
 
     // The table says the same.
     let out = redq(&url, &ns, &["workers"]);
