@@ -4,7 +4,7 @@
 //! With one namespace each read is that namespace's own call.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::SystemTime;
 
 use futures::future::try_join_all;
@@ -81,13 +81,8 @@ impl Operator {
         let heads =
             try_join_all(self.shards().iter().map(|s| head(s, queue, state, window))).await?;
         let total = heads.iter().map(|p| p.total).sum();
-        let mut items: Vec<JobRecord> = heads.into_iter().flat_map(|p| p.items).collect();
-        items.sort_by(|a, b| merge_order(state, a, b));
-        let items = items
-            .into_iter()
-            .skip(offset as usize)
-            .take(limit)
-            .collect();
+        let merged = merge_heads(heads.into_iter().map(|p| p.items).collect(), state, window);
+        let items = merged.into_iter().skip(offset as usize).take(limit).collect();
         Ok(Page { total, items })
     }
 
@@ -177,6 +172,29 @@ async fn head(
     }
 }
 
+/// The shards' lists, each in its shard's own order, as one list of at
+/// most `take`: the next job is always the first of the shards' next ones
+/// by [`merge_order`]. Each shard's own order is kept as it is, never
+/// sorted again: it holds what the records do not show (the order a key
+/// runs jobs enqueued in the same millisecond, whose ids are random past
+/// the millisecond). So a window's merge is the start of any larger
+/// window's, and paging on neither repeats nor skips a job, which sorting
+/// the union did when that order and the ids disagreed.
+fn merge_heads(lists: Vec<Vec<JobRecord>>, state: JobState, take: usize) -> Vec<JobRecord> {
+    let mut lists: Vec<VecDeque<JobRecord>> = lists.into_iter().map(VecDeque::from).collect();
+    let mut merged = Vec::new();
+    while merged.len() < take {
+        let next = (0..lists.len())
+            .filter(|i| !lists[*i].is_empty())
+            .min_by(|a, b| merge_order(state, &lists[*a][0], &lists[*b][0]));
+        match next.and_then(|i| lists[i].pop_front()) {
+            Some(job) => merged.push(job),
+            None => break,
+        }
+    }
+    merged
+}
+
 /// The order one namespace lists jobs in, applied to jobs of several:
 /// waiting by priority then age (each shard's own claim order; across shards
 /// it is what a claim would prefer, not a promise), scheduled soonest due,
@@ -190,7 +208,9 @@ fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
             .then(a.enqueued_at.cmp(&b.enqueued_at)),
         JobState::Scheduled => a.due_at.cmp(&b.due_at),
         JobState::Leased => a.lease_expires_at.cmp(&b.lease_expires_at),
-        JobState::Dead => b.died_at.cmp(&a.died_at),
+        // Ties as a namespace's sorted set gives them (ZREVRANGE: the
+        // greater id first), and as `redq dead list` merges queues.
+        JobState::Dead => b.died_at.cmp(&a.died_at).then(b.id.cmp(&a.id)),
         // As one namespace lists them: by key, then claim order.
         JobState::Held => a
             .limit_key

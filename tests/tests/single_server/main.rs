@@ -66,6 +66,7 @@ mod search_jobs;
 mod seed_trait;
 mod shard_channels;
 mod shard_count;
+mod sharded_paging;
 mod smoke;
 mod surgery_awaiting;
 mod surgery_bulk;
