@@ -26,6 +26,7 @@ use crate::{Job, Nacked, NoteBatch, QueueError};
 pub(crate) struct Shared {
     pub queue: Backend,
     pub registry: Arc<Registry>,
+    pub unknown_names: super::UnknownNames,
     pub services: Services,
     pub lease: Duration,
     pub totals: Arc<Totals>,
@@ -100,7 +101,9 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         .and_then(|name| shared.registry.get(name))
     else {
         let why = shared.registry.unknown(job.name.as_deref());
-        return dead_letter(shared, &job, &lease, &why).await;
+        let (delay, dead) = shared.unknown_names.failure(&job);
+        let notes = NoteBatch::new();
+        return report_failure(shared, &job, &lease, &why, delay, dead, &notes).await;
     };
     let cx = JobCx {
         id: job.id.clone(),
@@ -174,8 +177,10 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         }
         Outcome::Failed(JobError::Retry { error, after }) => {
             let delay = after.unwrap_or_else(|| runner.backoff(job.attempts + 1));
+            // A job enqueued by name is held to its type's MAX_ATTEMPTS.
+            let dead = super::attempts::spent(&job, runner.max_attempts());
             let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
-            report_failure(shared, &job, &lease, &error, delay, false, &notes).await;
+            report_failure(shared, &job, &lease, &error, delay, dead, &notes).await;
         }
         Outcome::Failed(JobError::Fail { error }) => {
             let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();

@@ -8,9 +8,17 @@
 //! after an exponential backoff with jitter, [`JobError::Fail`] dead-letters,
 //! and [`JobError::rate_limited`] (a remote 429) gives the job back with no
 //! attempt counted, its limit key pushed back (see [`crate::flow`]).
-//! Attempts and the retry window are enforced by the scripts. A job whose
-//! name no handler is registered for, or whose payload does not decode, is
-//! dead-lettered at once with the reason: retrying cannot fix it.
+//! Attempts and the retry window are enforced by the scripts; a job
+//! enqueued by name without a limit of its own (`NewJob::name`, a
+//! schedule's `job_name`, `redq enqueue`) is held to its type's
+//! `MAX_ATTEMPTS` by the worker. A job whose name no handler is registered
+//! for is retried as a failed attempt by default, since in a rolling deploy
+//! a newer worker may have its type ([`UnknownNames`]); one whose payload
+//! does not decode, or that has no name, is dead-lettered at once with the
+//! reason: retrying cannot fix it.
+//!
+//! Unless its options name queues, a worker serves the `QUEUE` of every
+//! type in its registry ([`WorkOptions::queues`]).
 //!
 //! An idle worker sleeps until the next job is due or an enqueue wakes it
 //! (pub/sub on a dedicated connection): no polling. An idle worker of a
@@ -114,6 +122,7 @@
 //! ```
 
 mod acker;
+mod attempts;
 mod backend;
 mod cancels;
 mod context;
@@ -127,10 +136,12 @@ mod parking;
 mod presence;
 mod push;
 mod registry;
+mod served;
 mod shard_claims;
 mod slots;
 mod typed;
 mod unheard;
+mod unknown;
 mod wake;
 mod wake_ups;
 
@@ -154,6 +165,7 @@ pub(crate) use push::new_job;
 pub use push::{JobQueue, Mode, Pushed};
 pub use registry::Registry;
 pub use typed::{TypedJob, DEFAULT_QUEUE};
+pub use unknown::UnknownNames;
 pub use wake_ups::WakeUps;
 
 use crate::limits::{check_lease, check_limit, check_queue_name, MAX_CLAIM};
@@ -230,11 +242,15 @@ impl Worker {
     /// A worker running the job types of `registry` with `options`.
     /// Options are checked here: no queues, a bad queue name, concurrency or
     /// claim batch 0 (or over 1000), or a lease under 30 ms are refused.
+    /// Without queues named in `options` it serves the registered types'
+    /// queues; with them, a registered type whose queue is not among them
+    /// is named in a warning ([`WorkOptions::queues`]).
     pub fn new(
         queue: impl Into<WorkerBackend>,
         registry: Registry,
-        options: WorkOptions,
+        mut options: WorkOptions,
     ) -> Result<Worker, QueueError> {
+        served::settle(&mut options, &registry);
         if options.queues.is_empty() {
             return Err(QueueError::invalid(
                 "worker queues",
@@ -269,6 +285,7 @@ impl Worker {
                     memory @ Backend::Memory(_) => memory,
                 },
                 registry: Arc::new(registry),
+                unknown_names: options.unknown_names,
                 services: Services::new(),
                 lease: options.lease,
                 totals: Arc::new(Totals::default()),

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::UnknownNames;
+
 /// How a worker picks the next queue to claim from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum QueueOrder {
@@ -18,6 +20,10 @@ pub enum QueueOrder {
 #[derive(Debug, Clone)]
 pub struct WorkOptions {
     pub(crate) queues: Vec<(String, u32)>,
+    /// The caller named the queues; otherwise the worker serves its
+    /// registered types' queues (`super::served`).
+    pub(crate) queues_chosen: bool,
+    pub(crate) unknown_names: UnknownNames,
     pub(crate) order: QueueOrder,
     pub(crate) concurrency: usize,
     pub(crate) lease: Duration,
@@ -32,6 +38,8 @@ impl Default for WorkOptions {
     fn default() -> Self {
         WorkOptions {
             queues: vec![(super::DEFAULT_QUEUE.to_owned(), 1)],
+            queues_chosen: false,
+            unknown_names: UnknownNames::default(),
             order: QueueOrder::Weighted,
             concurrency: 10,
             lease: Duration::from_secs(30),
@@ -45,13 +53,19 @@ impl Default for WorkOptions {
 }
 
 impl WorkOptions {
-    /// Defaults: queue `default`, weighted order, concurrency 10, lease
-    /// 30 s, claim batch = concurrency, grace 30 s, schedulers on.
+    /// Defaults: the registered job types' queues (`default` for an empty
+    /// registry), weighted order, concurrency 10, lease 30 s, claim batch =
+    /// concurrency, grace 30 s, schedulers on, unknown names retried.
     pub fn new() -> Self {
         WorkOptions::default()
     }
 
-    /// The queues to serve, each with weight 1 (replaces the default).
+    /// The queues to serve, each with weight 1. Without this (or
+    /// [`WorkOptions::weighted_queues`]) a worker serves the `QUEUE` of
+    /// every job type in its registry, each with weight 1, so no registered
+    /// type is left unserved; with it, a registered type whose queue is not
+    /// among these is named in a warning when the worker is made (not
+    /// refused: one registry may serve workers of different queues).
     #[must_use]
     pub fn queues<I, S>(mut self, queues: I) -> Self
     where
@@ -59,10 +73,12 @@ impl WorkOptions {
         S: Into<String>,
     {
         self.queues = queues.into_iter().map(|q| (q.into(), 1)).collect();
+        self.queues_chosen = true;
         self
     }
 
-    /// The queues to serve with weights (for [`QueueOrder::Weighted`]).
+    /// The queues to serve with weights (for [`QueueOrder::Weighted`]);
+    /// otherwise as [`WorkOptions::queues`].
     #[must_use]
     pub fn weighted_queues<I, S>(mut self, queues: I) -> Self
     where
@@ -70,6 +86,15 @@ impl WorkOptions {
         S: Into<String>,
     {
         self.queues = queues.into_iter().map(|(q, w)| (q.into(), w)).collect();
+        self.queues_chosen = true;
+        self
+    }
+
+    /// What to do with a job whose name no handler is registered for on
+    /// this worker (default [`UnknownNames::Retry`]; see [`UnknownNames`]).
+    #[must_use]
+    pub fn unknown_names(mut self, choice: UnknownNames) -> Self {
+        self.unknown_names = choice;
         self
     }
 

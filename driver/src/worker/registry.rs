@@ -22,6 +22,11 @@ pub(crate) trait Runner: Send + Sync {
     ) -> Result<BoxFuture<'a, Result<(), JobError>>, String>;
     fn timeout(&self) -> Duration;
     fn backoff(&self, attempt: u32) -> Duration;
+    /// The type's `MAX_ATTEMPTS`, for jobs enqueued by name without a limit
+    /// of their own (`super::attempts`).
+    fn max_attempts(&self) -> u32;
+    /// The type's `QUEUE`, for the queues a worker serves (`super::served`).
+    fn queue(&self) -> &'static str;
 }
 
 struct TypedRunner<T>(std::marker::PhantomData<fn() -> T>);
@@ -43,6 +48,14 @@ impl<T: TypedJob> Runner for TypedRunner<T> {
 
     fn backoff(&self, attempt: u32) -> Duration {
         T::backoff(attempt)
+    }
+
+    fn max_attempts(&self) -> u32 {
+        T::MAX_ATTEMPTS
+    }
+
+    fn queue(&self) -> &'static str {
+        T::QUEUE
     }
 }
 
@@ -84,7 +97,14 @@ impl Registry {
         self.runners.get(name)
     }
 
-    /// Why a job with this name cannot run here, for the dead-letter reason.
+    /// Each registered name with its type's `QUEUE`, sorted by name.
+    pub(crate) fn queues(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.runners
+            .iter()
+            .map(|(name, runner)| (*name, runner.queue()))
+    }
+
+    /// Why a job with this name cannot run here, for its error text.
     pub(crate) fn unknown(&self, name: Option<&str>) -> String {
         let known = self.names().join(", ");
         match name {

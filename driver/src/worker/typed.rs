@@ -12,6 +12,15 @@ use crate::backoff::Backoff;
 /// The queue a typed job lands on when it names none.
 pub const DEFAULT_QUEUE: &str = "default";
 
+/// [`TypedJob::MAX_ATTEMPTS`] when a type sets none; also the limit of a job
+/// whose name no handler is registered for ([`super::UnknownNames::Retry`]).
+pub(crate) const DEFAULT_MAX_ATTEMPTS: u32 = 10;
+
+/// [`TypedJob::BACKOFF`] when a type sets none; also the backoff of a job
+/// whose name no handler is registered for.
+pub(crate) const DEFAULT_BACKOFF: Backoff =
+    Backoff::exponential(Duration::from_secs(1), Duration::from_secs(3600));
+
 /// Work to run later. The struct is the payload: its fields are stored as
 /// JSON and read back by the worker, which looks the type up by [`NAME`].
 ///
@@ -46,11 +55,14 @@ pub trait TypedJob: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// A stable name: it is stored with every job, so renaming the Rust type
     /// is fine but changing this strands jobs already queued.
     const NAME: &'static str;
-    /// The queue pushes go to (default [`DEFAULT_QUEUE`]).
+    /// The queue pushes go to (default [`DEFAULT_QUEUE`]). A worker whose
+    /// options name no queues serves its registered types' queues.
     const QUEUE: &'static str = DEFAULT_QUEUE;
     /// Failed attempts before the job is dead-lettered (default 10; 0 means
-    /// unlimited).
-    const MAX_ATTEMPTS: u32 = 10;
+    /// unlimited). Pushes store it with each job; a job enqueued by name
+    /// without a limit of its own (`NewJob::name`, a schedule's `job_name`,
+    /// `redq enqueue`) is held to it by the worker that runs it.
+    const MAX_ATTEMPTS: u32 = DEFAULT_MAX_ATTEMPTS;
     /// How long one run may take before it counts as a failed attempt and
     /// its future is dropped (default 5 minutes).
     const TIMEOUT: Duration = Duration::from_secs(300);
@@ -62,8 +74,7 @@ pub trait TypedJob: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// capped at 1 hour, with jitter; see [`super::exponential_backoff`]).
     /// Pushes store it with each job, so a job whose lease lapses (its
     /// worker died) also comes back after it, not at once.
-    const BACKOFF: Backoff =
-        Backoff::exponential(Duration::from_secs(1), Duration::from_secs(3600));
+    const BACKOFF: Backoff = DEFAULT_BACKOFF;
 
     /// The delay before retry number `attempt` (1 for the first retry) after
     /// a failed run: [`TypedJob::BACKOFF`]'s. Override it for a policy that

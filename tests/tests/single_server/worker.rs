@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use redq::worker::{
     CancellationToken, JobCx, JobError, JobQueue, Pushed, Registry, Services, TypedJob,
-    WorkOptions, Worker, WorkerReport,
+    UnknownNames, WorkOptions, Worker, WorkerReport,
 };
 use redq::{JobState, NewJob, RedisQueue};
 use redq_tests::running::RunningWorker;
@@ -429,7 +429,8 @@ async fn unknown_names_and_undecodable_payloads_are_dead_lettered_at_once() {
         )
         .await
         .unwrap();
-    let running = start(&queue, default_queue());
+    let options = default_queue().unknown_names(UnknownNames::DeadLetter);
+    let running = start(&queue, options);
     wait_dead(&queue, unknown.id()).await;
     wait_dead(&queue, garbled.id()).await;
     let why = dead_error(&queue, unknown.id()).await;

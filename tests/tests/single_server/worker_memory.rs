@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redq::worker::{
-    JobCx, JobError, JobQueue, Mode, Pushed, Registry, Services, TypedJob, WorkOptions, Worker,
+    JobCx, JobError, JobQueue, Mode, Pushed, Registry, Services, TypedJob, UnknownNames,
+    WorkOptions, Worker,
 };
 use redq::{MemoryQueue, Queue};
 use redq_tests::running::RunningWorker;
@@ -218,7 +219,8 @@ async fn a_failing_job_retries_after_its_backoff_and_is_dead_lettered_when_its_a
 async fn a_job_that_fails_for_good_or_has_no_handler_is_dead_lettered_at_once() {
     let queue = MemoryQueue::new();
     let runs = Arc::new(Runs::default());
-    let running = RunningWorker::spawn(worker(&queue, &runs, options()));
+    let options = options().unknown_names(UnknownNames::DeadLetter);
+    let running = RunningWorker::spawn(worker(&queue, &runs, options));
     let hopeless = queue.push(&Hopeless).await.unwrap().id().to_owned();
     let stranger = queue.push(&Stranger).await.unwrap().id().to_owned();
 
