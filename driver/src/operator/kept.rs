@@ -131,18 +131,20 @@ impl Operator {
             ));
         }
         let mut total = 0;
-        let mut items = Vec::new();
+        let mut lists = Vec::new();
         for shard in self.shards() {
             let page = shard.list_kept(queue, outcome, 0, window).await?;
             total += page.total;
-            items.extend(page.items);
+            lists.push(page.items);
         }
-        items.sort_by(|a, b| {
+        // Newest first, ties as a shard's sorted set gives them (the
+        // greater id first).
+        let merged = super::merge::merge_heads(lists, window, |a: &KeptJob, b: &KeptJob| {
             b.finished_at
                 .cmp(&a.finished_at)
-                .then_with(|| a.id.cmp(&b.id))
+                .then_with(|| b.id.cmp(&a.id))
         });
-        let items = items
+        let items = merged
             .into_iter()
             .skip(offset as usize)
             .take(limit)

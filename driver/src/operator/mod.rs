@@ -4,6 +4,7 @@
 mod flow;
 mod functions;
 mod kept;
+mod merge;
 mod notes;
 mod reads;
 mod record_format;

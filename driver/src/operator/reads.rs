@@ -4,11 +4,12 @@
 //! With one namespace each read is that namespace's own call.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
 
 use futures::future::try_join_all;
 
+use super::merge::merge_heads;
 use super::Operator;
 use crate::event_stream::EventStream;
 use crate::{
@@ -81,8 +82,13 @@ impl Operator {
         let heads =
             try_join_all(self.shards().iter().map(|s| head(s, queue, state, window))).await?;
         let total = heads.iter().map(|p| p.total).sum();
-        let merged = merge_heads(heads.into_iter().map(|p| p.items).collect(), state, window);
-        let items = merged.into_iter().skip(offset as usize).take(limit).collect();
+        let lists = heads.into_iter().map(|p| p.items).collect();
+        let merged = merge_heads(lists, window, |a, b| merge_order(state, a, b));
+        let items = merged
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit)
+            .collect();
         Ok(Page { total, items })
     }
 
@@ -170,29 +176,6 @@ async fn head(
             return Ok(head);
         }
     }
-}
-
-/// The shards' lists, each in its shard's own order, as one list of at
-/// most `take`: the next job is always the first of the shards' next ones
-/// by [`merge_order`]. Each shard's own order is kept as it is, never
-/// sorted again: it holds what the records do not show (the order a key
-/// runs jobs enqueued in the same millisecond, whose ids are random past
-/// the millisecond). So a window's merge is the start of any larger
-/// window's, and paging on neither repeats nor skips a job, which sorting
-/// the union did when that order and the ids disagreed.
-fn merge_heads(lists: Vec<Vec<JobRecord>>, state: JobState, take: usize) -> Vec<JobRecord> {
-    let mut lists: Vec<VecDeque<JobRecord>> = lists.into_iter().map(VecDeque::from).collect();
-    let mut merged = Vec::new();
-    while merged.len() < take {
-        let next = (0..lists.len())
-            .filter(|i| !lists[*i].is_empty())
-            .min_by(|a, b| merge_order(state, &lists[*a][0], &lists[*b][0]));
-        match next.and_then(|i| lists[i].pop_front()) {
-            Some(job) => merged.push(job),
-            None => break,
-        }
-    }
-    merged
 }
 
 /// The order one namespace lists jobs in, applied to jobs of several:

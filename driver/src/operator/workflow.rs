@@ -82,13 +82,19 @@ impl Operator {
                 ),
             ));
         }
-        let mut all = Vec::new();
+        let mut lists = Vec::new();
         for shard in self.shards() {
-            all.extend(shard.gates(0, window).await?);
+            lists.push(shard.gates(0, window).await?);
         }
         let latest = |g: &GateStatus| g.done_at.or(g.sealed_at).unwrap_or(g.created_at);
-        all.sort_by(|a, b| latest(b).cmp(&latest(a)).then_with(|| a.id.cmp(&b.id)));
-        Ok(all.into_iter().skip(offset as usize).take(count).collect())
+        let merged = super::merge::merge_heads(lists, window, |a, b| {
+            latest(b).cmp(&latest(a)).then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(merged
+            .into_iter()
+            .skip(offset as usize)
+            .take(count)
+            .collect())
     }
 
     /// Cancel gate `id` on the shard holding it (see

@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use redq::{JobState, NewJob, Operator, RedisQueue, ShardedQueue};
+use redq::kept::Outcome;
+use redq::{JobState, NewJob, Operator, RedisQueue, Retention, ShardedQueue};
 use redq_tests::fixtures::*;
 use serde_json::json;
 
@@ -78,4 +79,47 @@ async fn pages_over_shards_list_each_job_once() {
         &ids(&scheduled),
         "scheduled",
     );
+}
+
+/// Kept jobs finished by one batched ack share its millisecond: paged over
+/// shards, each is listed once.
+#[tokio::test]
+async fn kept_jobs_over_shards_are_paged_each_once() {
+    let server = server();
+    let namespace = redq_tests::unique_namespace("sharded-paging-kept");
+    let sharded = ShardedQueue::connect(RedisQueue::builder(&server.url()), &namespace, 3)
+        .await
+        .unwrap();
+    let operator = sharded.operator();
+    operator
+        .set_retention("q", &Retention::new().max_count(1000))
+        .await
+        .unwrap();
+    let jobs = (0..JOBS).map(|i| NewJob::new(json!({ "n": i }))).collect();
+    let added = sharded.add_batch("q", jobs).await.unwrap();
+    for shard in operator.shards() {
+        let leased = shard
+            .claim("q", JOBS, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let leases: Vec<_> = leased.iter().map(|job| job.lease()).collect();
+        for acked in shard.ack_batch(&leases).await.unwrap() {
+            acked.unwrap();
+        }
+    }
+    let mut listed = Vec::new();
+    loop {
+        let page = operator
+            .list_kept("q", Outcome::Completed, listed.len() as u64, PAGE)
+            .await
+            .unwrap();
+        assert_eq!(page.total, JOBS as u64);
+        let n = page.items.len();
+        listed.extend(page.items.into_iter().map(|k| k.id));
+        if n < PAGE {
+            break;
+        }
+    }
+    let added: BTreeSet<String> = added.iter().map(|e| e.id().to_owned()).collect();
+    assert_each_once(&listed, &added, "completed");
 }
