@@ -57,7 +57,7 @@
 //! ```no_run
 //! use redq::schedule::{Misfire, Schedule, Scheduler};
 //! use redq::RedisQueue;
-//! use tokio_util::sync::CancellationToken;
+//! use redq::worker::CancellationToken;
 //!
 //! # async fn demo() -> Result<(), redq::QueueError> {
 //! let queue = RedisQueue::connect("redis://127.0.0.1:6379").await?;

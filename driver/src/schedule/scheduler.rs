@@ -22,7 +22,7 @@ pub const DEFAULT_SCHEDULER_MAX_IDLE: Duration = Duration::from_secs(1);
 ///
 /// ```no_run
 /// # async fn demo(queue: redq::RedisQueue) {
-/// use tokio_util::sync::CancellationToken;
+/// use redq::worker::CancellationToken;
 /// use redq::schedule::Scheduler;
 ///
 /// let cancel = CancellationToken::new();

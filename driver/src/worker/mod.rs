@@ -98,7 +98,7 @@
 //! use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
 //! use redq::RedisQueue;
 //! use serde::{Deserialize, Serialize};
-//! use tokio_util::sync::CancellationToken;
+//! use redq::worker::CancellationToken;
 //!
 //! #[derive(Serialize, Deserialize)]
 //! struct Resize { image: String }
