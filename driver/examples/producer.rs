@@ -10,20 +10,37 @@ use std::time::Duration;
 use redq::worker::Pushed;
 use redq::{NewJob, RedisQueue};
 
+fn welcome(user_id: u64) -> common::WelcomeMail {
+    common::WelcomeMail {
+        user_id,
+        address: format!("user{user_id}@example.com"),
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), redq::QueueError> {
     let queue = RedisQueue::connect(&common::redis_url()).await?;
-    for user_id in 1..=20 {
-        let mail = common::WelcomeMail {
-            user_id,
-            address: format!("user{user_id}@example.com"),
-        };
-        match queue.push(&mail).await? {
-            Pushed::Queued { id } => println!("queued {id} for user {user_id}"),
-            Pushed::Duplicate { id } => println!("user {user_id} already has mail {id} pending"),
+    let mails: Vec<_> = (1..=20).map(welcome).collect();
+    // Many typed jobs in one round trip, each with its type's name,
+    // MAX_ATTEMPTS, backoff and dedup key.
+    for (mail, pushed) in mails.iter().zip(queue.push_batch(&mails).await?) {
+        match pushed {
+            Pushed::Queued { id } => println!("queued {id} for user {}", mail.user_id),
+            Pushed::Duplicate { id } => {
+                println!("user {} already has mail {id} pending", mail.user_id)
+            }
             Pushed::Ran { .. } => unreachable!("a RedisQueue never runs inline"),
         }
     }
+    // One typed job, later and ahead of the rest: the options a NewJob
+    // takes, on top of what the type declares.
+    let reminder = welcome(21);
+    let pushed = queue
+        .push_with(&reminder, |job| {
+            job.delay(Duration::from_secs(30)).priority(5)
+        })
+        .await?;
+    println!("reminder for user 21: {pushed:?}");
     // Untyped jobs: any JSON, with options.
     let report = NewJob::new(serde_json::json!({"report": "daily"}))
         .name("reports::daily")

@@ -15,7 +15,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::limits::{self, check_queue_name};
-use crate::{Acked, Job, Lease, Nacked, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT};
+use crate::{
+    Acked, Job, Lease, Nacked, NewJob, Queue, QueueCounts, QueueError, DEFAULT_PAYLOAD_LIMIT,
+};
 
 /// An in-memory [`Queue`] with the semantics of the Redis backend.
 ///
@@ -82,7 +84,8 @@ use crate::{Acked, Job, Lease, Nacked, Queue, QueueCounts, QueueError, DEFAULT_P
 ///   limit (claimed jobs report priority 0, `max_attempts` 0 and no name);
 ///   typed jobs pushed with [`MemoryQueue::push`] keep their name and
 ///   `MAX_ATTEMPTS`, which retries and lapsed leases count against as in
-///   Redis. Dead letters are kept until the queue is dropped.
+///   Redis ([`MemoryQueue::push_with`] refuses a delay rather than ignore
+///   it). Dead letters are kept until the queue is dropped.
 /// - None of what lives in Redis alone: no job surgery, kept results, notes,
 ///   limits ([`crate::flow`]; a Worker still honours
 ///   `JobError::rate_limited`), recorded metrics, events or stored trace
@@ -218,26 +221,49 @@ impl MemoryQueue {
         self.changed.subscribe()
     }
 
-    /// A typed push: one job with its name, attempt limit and ordering key;
-    /// its id. Checked by the same rules as [`Queue::enqueue`].
-    pub(crate) fn push_named(
+    /// Typed pushes: each job with its name, attempt limit and ordering key
+    /// (what this queue keeps of a [`NewJob`]); their ids, in order. Every
+    /// job is checked, by the same rules as [`Queue::enqueue`], before any
+    /// is queued. A job that must wait (a delay, a start time, jobs to wait
+    /// for) is refused rather than run at once, which would be wrong without
+    /// a word.
+    pub(crate) fn push_typed(
         &self,
         queue: &str,
-        payload: Value,
-        name: &str,
-        max_attempts: u32,
-        ordering_key: Option<String>,
-    ) -> Result<String, QueueError> {
-        Self::check_enqueue(queue, [(ordering_key.as_deref(), &payload)])?;
-        let id = self.lock().enqueue_job(
+        jobs: Vec<NewJob>,
+    ) -> Result<Vec<String>, QueueError> {
+        if let Some(job) = jobs
+            .iter()
+            .find(|job| !job.delay.is_zero() || job.not_before.is_some() || job.waits_for_jobs())
+        {
+            return Err(QueueError::invalid(
+                "job",
+                job.name.as_deref().unwrap_or_default(),
+                "a job due now: a MemoryQueue keeps no delay, start time or \
+                 dependencies, so it would run this job at once",
+            ));
+        }
+        Self::check_enqueue(
             queue,
-            payload,
-            ordering_key,
-            Some(name.to_owned()),
-            max_attempts,
-        );
+            jobs.iter()
+                .map(|job| (job.ordering_key.as_deref(), &job.payload)),
+        )?;
+        let mut state = self.lock();
+        let ids = jobs
+            .into_iter()
+            .map(|job| {
+                state.enqueue_job(
+                    queue,
+                    job.payload,
+                    job.ordering_key,
+                    job.name,
+                    job.max_attempts,
+                )
+            })
+            .collect();
+        drop(state);
         self.notify();
-        Ok(id)
+        Ok(ids)
     }
 
     /// `ack.lua`, fenced by `lease`: only its holder completes the job.
