@@ -19,10 +19,16 @@ pub(super) fn spent(job: &Job, type_limit: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn job(attempts: u32, max_attempts: u32) -> Job {
+    /// A claimed job named `name`, after `attempts` failed runs, with its
+    /// own limit `max_attempts` (0: none).
+    pub(in crate::worker) fn named_job(
+        name: Option<&str>,
+        attempts: u32,
+        max_attempts: u32,
+    ) -> Job {
         Job {
             id: "j".into(),
             queue: "q".into(),
@@ -33,12 +39,16 @@ mod tests {
             priority: 0,
             enqueued_at: std::time::SystemTime::UNIX_EPOCH,
             ordering_key: None,
-            name: Some("t".into()),
+            name: name.map(str::to_owned),
             max_attempts,
             noted: false,
             trace_parent: None,
             awaits: None,
         }
+    }
+
+    fn job(attempts: u32, max_attempts: u32) -> Job {
+        named_job(Some("t"), attempts, max_attempts)
     }
 
     #[test]

@@ -55,22 +55,7 @@ mod tests {
     use super::*;
 
     fn job(name: Option<&str>, attempts: u32, max_attempts: u32) -> Job {
-        Job {
-            id: "j".into(),
-            queue: "q".into(),
-            payload: serde_json::Value::Null,
-            attempts,
-            lease_id: 1,
-            lease_expires_at: std::time::SystemTime::UNIX_EPOCH,
-            priority: 0,
-            enqueued_at: std::time::SystemTime::UNIX_EPOCH,
-            ordering_key: None,
-            name: name.map(str::to_owned),
-            max_attempts,
-            noted: false,
-            trace_parent: None,
-            awaits: None,
-        }
+        super::attempts::tests::named_job(name, attempts, max_attempts)
     }
 
     #[test]
