@@ -194,6 +194,20 @@ pub struct QueueEvent {
     pub namespace: String,
 }
 
+impl QueueEvent {
+    /// Where it stands in time, for merging the streams of several shards
+    /// (or the main and traffic streams): when it happened, then its entry
+    /// id as the numbers it is (`…-10` after `…-9`, which as text it is
+    /// not).
+    pub fn position(&self) -> (SystemTime, u64, u64) {
+        let (ms, seq) = self
+            .event_id
+            .split_once('-')
+            .unwrap_or((&self.event_id, "0"));
+        (self.at, ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+    }
+}
+
 impl RedisQueue {
     /// Every queue that has ever been enqueued to, sorted.
     pub async fn queues(&self) -> Result<Vec<String>, QueueError> {

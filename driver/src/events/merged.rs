@@ -55,21 +55,23 @@ impl Operator {
         from: EventCursor,
     ) -> Result<Vec<QueueEvent>, QueueError> {
         let feeds = self.feeds(streams, from).await?;
-        let merged = feeds.len() > 1;
-        let mut all = Vec::new();
+        let mut lists = Vec::new();
         for mut feed in feeds {
+            let mut list = Vec::new();
             loop {
                 let batch = feed.available().await?;
                 if batch.is_empty() {
                     break;
                 }
-                all.extend(batch);
+                list.extend(batch);
             }
+            lists.push(list);
         }
-        if merged {
-            all.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.event_id.cmp(&b.event_id)));
-        }
-        Ok(all)
+        // Each stream stays in its own order; only the streams interleave.
+        let all = lists.iter().map(Vec::len).sum();
+        Ok(crate::operator::merge::merge_heads(lists, all, |a, b| {
+            a.position().cmp(&b.position())
+        }))
     }
 
     async fn feeds(

@@ -4,7 +4,7 @@
 mod flow;
 mod functions;
 mod kept;
-mod merge;
+pub(crate) mod merge;
 mod notes;
 mod reads;
 mod record_format;

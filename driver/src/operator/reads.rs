@@ -217,8 +217,6 @@ fn newest_first(all: Vec<Vec<QueueEvent>>, count: usize) -> Vec<QueueEvent> {
     if all.len() == 1 {
         return all.into_iter().flatten().collect();
     }
-    let mut events: Vec<QueueEvent> = all.into_iter().flatten().collect();
-    events.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| b.event_id.cmp(&a.event_id)));
-    events.truncate(count);
-    events
+    // Each stream stays in its own order; only the streams interleave.
+    merge_heads(all, count, |a, b| b.position().cmp(&a.position()))
 }

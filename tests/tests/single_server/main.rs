@@ -27,6 +27,7 @@ mod detached_schedules_waiters;
 mod enqueue;
 mod enqueue_variant;
 mod enqueue_wire;
+mod events_merged_order;
 mod events_operator;
 mod fencing;
 mod flow_api;
