@@ -64,15 +64,19 @@ pub async fn refuse_at_or_above_max(
                 }
             }
         }
+        // Shard by shard: the merged listing stops at its window (10 000
+        // rows), and re-reads every shard from its start for each page.
         Requeued::All => {
-            let mut offset = 0;
-            loop {
-                let page = target.dead_letters(queue, offset, PAGE).await?;
-                let read = page.items.len();
-                jobs.extend(page.items);
-                offset += read as u64;
-                if read < PAGE || offset >= page.total {
-                    break;
+            for shard in target.shards() {
+                let mut offset = 0;
+                loop {
+                    let page = shard.dead_letters(queue, offset, PAGE).await?;
+                    let read = page.items.len();
+                    jobs.extend(page.items);
+                    offset += read as u64;
+                    if read < PAGE || offset >= page.total {
+                        break;
+                    }
                 }
             }
         }

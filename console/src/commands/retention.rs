@@ -75,9 +75,13 @@ pub async fn run(queue: &Target, command: RetentionCommand, json: bool) -> Resul
 async fn show(queue: &Target, name: &str, json: bool) -> Result<(), Failure> {
     let state = queue.retention(name).await?;
     let policy = state.policy;
+    // Each shard keeps to the bounds on its own (`Operator::set_retention`):
+    // over N shards a queue keeps up to N times as many jobs or bytes.
+    let shards = queue.shards().len();
     if json {
         print_json(&json!({
             "queue": name,
+            "shards": shards,
             "keeps": policy.is_some(),
             "max_count": policy.map(|p| p.count_bound()).filter(|n| *n > 0),
             "max_age_ms": policy.and_then(|p| p.age_bound()).map(|a| a.as_millis() as u64),
@@ -102,8 +106,15 @@ async fn show(queue: &Target, name: &str, json: bool) -> Result<(), Failure> {
             if p.bytes_bound() > 0 {
                 bounds.push(format!("within {} bytes", p.bytes_bound()));
             }
+            let each_shard = match shards {
+                1 => String::new(),
+                n if p.count_bound() > 0 || p.bytes_bound() > 0 => {
+                    format!(" on each of its {n} shards (up to {n} times that in all)")
+                }
+                n => format!(" on each of its {n} shards"),
+            };
             outln!(
-                "{} keeps finished jobs {}; tombstones last {}",
+                "{} keeps finished jobs {}{each_shard}; tombstones last {}",
                 inert(name),
                 bounds.join(", "),
                 format_duration(p.tombstone_age())
