@@ -66,7 +66,8 @@ impl Operator {
 
     /// Gates by newest activity first (see [`RedisQueue::gates`]); over
     /// shards, each shard's first `offset + count` merged by their latest
-    /// time (done, else sealed, else created).
+    /// time (done, else sealed, else created), `offset + count` at most
+    /// [`MAX_GATES_PAGE`](crate::workflow::MAX_GATES_PAGE).
     pub async fn gates(&self, offset: u64, count: usize) -> Result<Vec<GateStatus>, QueueError> {
         if let [one] = self.shards() {
             return one.gates(offset, count).await;
@@ -87,8 +88,10 @@ impl Operator {
             lists.push(shard.gates(0, window).await?);
         }
         let latest = |g: &GateStatus| g.done_at.or(g.sealed_at).unwrap_or(g.created_at);
+        // Newest first, ties the greater id first, as one namespace lists
+        // them.
         let merged = super::merge::merge_heads(lists, window, |a, b| {
-            latest(b).cmp(&latest(a)).then_with(|| a.id.cmp(&b.id))
+            latest(b).cmp(&latest(a)).then_with(|| b.id.cmp(&a.id))
         });
         Ok(merged
             .into_iter()
