@@ -6,11 +6,13 @@
 //! server. A user whose ACL refuses `INFO` (some managed Redis services)
 //! gets nothing said and nothing failed: every reading here is optional.
 
-use std::time::{Duration, SystemTime};
+mod restart;
+
+use std::time::Duration;
 
 use redq::ServerStats;
 
-use crate::clock;
+pub use restart::{jobs, Restart};
 
 /// From this share of `maxmemory` on, memory is said to be nearly full.
 pub const NEAR_FULL: f64 = 0.9;
@@ -168,50 +170,6 @@ pub fn json(servers: &[Option<ServerStats>]) -> serde_json::Value {
     }
 }
 
-/// A restart seen while watching: a server run that is not the one read
-/// before.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Restart {
-    /// When the new run started (Redis clock: its time less its uptime).
-    pub at: SystemTime,
-    /// The new run's uptime when it was first read.
-    pub up: Duration,
-    /// Jobs of the namespace (every state, dead letters included) in the
-    /// last snapshot read before the restart.
-    pub jobs_before: u64,
-    /// Jobs in the first snapshot read after it.
-    pub jobs_after: u64,
-}
-
-impl Restart {
-    /// Whether jobs were there before and none are now: a restart without
-    /// persistence, or with it lost.
-    pub fn lost_data(&self) -> bool {
-        self.jobs_before > 0 && self.jobs_after == 0
-    }
-
-    /// The notice: when, and what became of the namespace's jobs.
-    pub fn text(&self) -> String {
-        let head = format!(
-            "Redis restarted at {} UTC (a new server run; up {})",
-            clock::short(self.at, self.at),
-            clock::compact(self.up)
-        );
-        let jobs = |n: u64| crate::tui::state::plural(n as usize, "job");
-        match (self.jobs_before, self.jobs_after) {
-            (0, 0) => format!("{head}; the namespace held no jobs before and holds none now"),
-            (before, 0) => format!(
-                "{head}: the namespace held {} before and holds none now; data lost?",
-                jobs(before)
-            ),
-            (before, after) => format!(
-                "{head}; data reloaded: the namespace held {} before and holds {after} now",
-                jobs(before)
-            ),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,28 +217,5 @@ mod tests {
         let mut buffered = stats(2 << 20, 2 << 20, "noeviction");
         buffered.not_counted_for_evict_bytes = 1 << 20;
         assert_eq!(fill(&buffered), Fill::Fine);
-    }
-
-    #[test]
-    fn a_restart_says_whether_the_jobs_came_back() {
-        let restart = |before, after| Restart {
-            at: SystemTime::UNIX_EPOCH + Duration::from_secs(11 * 3600 + 31 * 60 + 47),
-            up: Duration::from_secs(3),
-            jobs_before: before,
-            jobs_after: after,
-        };
-        assert_eq!(
-            restart(37, 0).text(),
-            "Redis restarted at 11:31:47 UTC (a new server run; up 3s): the namespace \
-             held 37 jobs before and holds none now; data lost?"
-        );
-        assert!(restart(37, 0).lost_data());
-        let reloaded = restart(37, 35);
-        assert!(!reloaded.lost_data());
-        assert!(
-            reloaded.text().contains("data reloaded"),
-            "{}",
-            reloaded.text()
-        );
     }
 }

@@ -8,6 +8,7 @@
 //! needs: `--shards 1` meaning "this namespace", and shard tags telling
 //! which shard a row came from (`tags`, [`shard_index`]).
 
+mod counts;
 mod tags;
 
 use redq::{Operator, QueueError, RedisQueue, ShardedQueue};

@@ -403,14 +403,24 @@ async fn fetch_with(
     censuses: &mut CensusCache,
 ) -> Result<Snapshot, QueueError> {
     let names = queue.queues().await?;
-    let rows = try_join_all(names.iter().map(|name| async move {
-        let (counts, stats) = tokio::join!(queue.counts(name), queue.stats(name));
-        Ok::<_, QueueError>(QueueRow {
-            counts: counts?,
+    let read = try_join_all(names.iter().map(|name| async move {
+        let (counts, stats) = tokio::join!(queue.counts_by_shard(name), queue.stats(name));
+        let (counts, each) = counts?;
+        let row = QueueRow {
+            counts,
             stats: stats?,
-        })
+        };
+        Ok::<_, QueueError>((row, each))
     }))
     .await?;
+    // Each shard's jobs, for the restart notice of the server holding it.
+    let mut shard_jobs = vec![0; queue.shards().len()];
+    for (_, each) in &read {
+        for (jobs, counts) in shard_jobs.iter_mut().zip(each) {
+            *jobs += crate::server::jobs(counts);
+        }
+    }
+    let rows: Vec<QueueRow> = read.into_iter().map(|(row, _)| row).collect();
     let redis_now = rows
         .first()
         .map(|r| r.counts.now)
@@ -439,6 +449,7 @@ async fn fetch_with(
     let mut snapshot = Snapshot {
         redis_now,
         queues: rows,
+        shard_jobs,
         events,
         event_reach,
         workers,

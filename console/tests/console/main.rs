@@ -45,6 +45,8 @@ mod queues_cli;
 mod readme_quick_start;
 mod record_format_cli;
 mod requeue_attempts;
+mod restart_per_server;
+mod restart_per_server_live;
 mod retention_sharded;
 mod search_keys;
 mod search_views;

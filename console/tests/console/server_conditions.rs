@@ -30,8 +30,8 @@ const DEADLINE: Duration = Duration::from_secs(20);
 
 /// The console's I/O task on `url`'s namespace `ns`, as `redq` runs it,
 /// feeding a state the test reads.
-struct Console {
-    state: State,
+pub(crate) struct Console {
+    pub(crate) state: State,
     updates: mpsc::UnboundedReceiver<Update>,
     cancel: CancellationToken,
     _requests: mpsc::UnboundedSender<source::Request>,
@@ -39,10 +39,15 @@ struct Console {
 
 impl Console {
     async fn start(url: &str, ns: &str) -> Console {
+        Console::start_sharded(url, ns, 1).await
+    }
+
+    /// As `redq --shards n` runs it.
+    pub(crate) async fn start_sharded(url: &str, ns: &str, n: usize) -> Console {
         let (url, ns) = (url.to_owned(), ns.to_owned());
         let connect: source::Connector = std::sync::Arc::new(move || {
             let (url, ns) = (url.clone(), ns.clone());
-            Box::pin(async move { Target::connect(RedisQueue::builder(&url), &ns, 1).await })
+            Box::pin(async move { Target::connect(RedisQueue::builder(&url), &ns, n).await })
         });
         let first = connect().await.unwrap();
         let (requests_tx, requests) = mpsc::unbounded_channel();
@@ -73,7 +78,7 @@ impl Console {
     }
 
     /// Until `condition` holds of the state, within [`DEADLINE`].
-    async fn until(&mut self, what: &str, condition: impl Fn(&State) -> bool) {
+    pub(crate) async fn until(&mut self, what: &str, condition: impl Fn(&State) -> bool) {
         wait_until(DEADLINE, what, async || {
             self.take();
             condition(&self.state)
@@ -81,7 +86,7 @@ impl Console {
         .await;
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         screen_at(&self.state, SystemTime::now())
     }
 }
@@ -138,13 +143,13 @@ async fn a_restart_that_lost_the_data_is_said_until_the_console_quits() {
             move |s| s.data.updated_at > seen
         })
         .await;
-    assert!(console.state.server.restart.is_none());
+    assert!(console.state.server.restarts.is_empty());
 
     server.restart();
     console
-        .until("the restart to be said", |s| s.server.restart.is_some())
+        .until("the restart to be said", |s| !s.server.restarts.is_empty())
         .await;
-    let restart = console.state.server.restart.clone().unwrap();
+    let restart = console.state.server.restarts[0].clone();
     assert_eq!((restart.jobs_before, restart.jobs_after), (7, 0));
     let text = restart.text();
     assert!(
@@ -165,7 +170,7 @@ async fn a_restart_that_lost_the_data_is_said_until_the_console_quits() {
     console
         .until("more refreshes", move |s| s.data.updated_at > seen)
         .await;
-    assert_eq!(console.state.server.restart, Some(restart));
+    assert_eq!(console.state.server.restarts, vec![restart]);
     assert!(console.screen().contains("data lost?"));
 }
 
@@ -179,9 +184,9 @@ async fn a_restart_with_persistence_is_said_with_the_data_reloaded() {
     console.until("the jobs", |s| total_jobs(s) == 7).await;
     server.restart();
     console
-        .until("the restart to be said", |s| s.server.restart.is_some())
+        .until("the restart to be said", |s| !s.server.restarts.is_empty())
         .await;
-    let restart = console.state.server.restart.clone().unwrap();
+    let restart = console.state.server.restarts[0].clone();
     assert_eq!((restart.jobs_before, restart.jobs_after), (7, 7));
     assert!(!restart.lost_data());
     let text = restart.text();

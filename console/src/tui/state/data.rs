@@ -205,6 +205,10 @@ pub struct Snapshot {
     pub redis_now: SystemTime,
     /// Every queue, sorted by name.
     pub queues: Vec<QueueRow>,
+    /// Every job each shard holds (every state, dead letters included), in
+    /// shard order: what a restart of a shard's server takes away. Empty
+    /// when not read shard by shard; the queues' sums then stand for all.
+    pub shard_jobs: Vec<u64>,
     /// The latest events, newest first.
     pub events: Vec<QueueEvent>,
     /// How far back the main event stream reaches (`None` while it is

@@ -1,19 +1,21 @@
 //! What the console keeps about the Redis server itself (`INFO`, read with
 //! each refresh; see [`crate::server`]): the memory note of the latest
-//! reading, and the restart notice, which stays for the session once a
-//! server run that is not the one read before answers.
+//! reading, and the restart notices, each of which stays for the session
+//! once a server run that is not the one read before answers.
 //!
 //! A restart is found by its `run_id`: the console's client reconnects by
 //! itself, and a Redis that came back empty otherwise reads as a quiet,
-//! drained namespace. The notice compares the namespace's jobs in the last
-//! snapshot read before the new run with the first one read after it.
+//! drained namespace. The notice compares the jobs in the last snapshot
+//! read before the new run with the first one read after it; with shards,
+//! only the jobs of the shards that server holds (shards answered by one
+//! run are one server), one notice per restarted server.
 
 use std::time::{Duration, SystemTime};
 
 use redq::ServerStats;
 
-use super::{Level, QueueRow, Snapshot, State};
-use crate::server::{fill, fullest, memory_note, Fill, Restart};
+use super::{Level, Snapshot, State};
+use crate::server::{fill, fullest, jobs, memory_note, Fill, Restart};
 
 /// The server as the console last read it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -21,35 +23,52 @@ pub struct ServerWatch {
     /// Each shard's server run as last read (`None` where `INFO` was never
     /// read: refused, say).
     run_ids: Vec<Option<String>>,
-    /// Jobs in the snapshot before the latest, and in the latest.
-    jobs_before: Option<u64>,
-    jobs_latest: Option<u64>,
+    /// Each shard's jobs in the snapshot before the latest, and in the
+    /// latest.
+    jobs_before: Option<Vec<u64>>,
+    jobs_latest: Option<Vec<u64>>,
     /// Redis's clock at the latest snapshot.
     redis_now: Option<SystemTime>,
-    /// The latest restart seen, said until the console quits.
-    pub restart: Option<Restart>,
+    /// The latest restart of each server seen, in shard order, said until
+    /// the console quits (a later restart of the same shards replaces it).
+    pub restarts: Vec<Restart>,
     /// How full the fullest server's memory is, with its sentence; `None`
     /// when it is fine or `INFO` could not be read.
     pub memory: Option<(Fill, String)>,
 }
 
-/// Every job the namespace holds, dead letters included: what a restart
-/// without persistence takes away.
-fn jobs(rows: &[QueueRow]) -> u64 {
-    rows.iter()
-        .map(|r| {
-            let c = &r.counts;
-            c.waiting + c.scheduled + c.leased + c.dead + c.blocked + c.held + c.awaiting
-        })
-        .sum()
+/// Every job each shard holds; the queues' sum as one shard when the
+/// snapshot was not read shard by shard.
+fn shard_jobs(snapshot: &Snapshot) -> Vec<u64> {
+    match snapshot.shard_jobs.is_empty() {
+        true => vec![snapshot.queues.iter().map(|r| jobs(&r.counts)).sum()],
+        false => snapshot.shard_jobs.clone(),
+    }
+}
+
+/// The jobs of `shards` in `each` (of `n` shards), or of all of them when
+/// `each` was not read shard by shard.
+fn jobs_of(each: Option<&Vec<u64>>, shards: &[usize], n: usize) -> u64 {
+    match each {
+        None => 0,
+        Some(each) if each.len() == n => shards.iter().filter_map(|&i| each.get(i)).sum(),
+        Some(each) => each.iter().sum(),
+    }
+}
+
+/// A new run: its uptime and the shards it answers for.
+struct NewRun {
+    run_id: String,
+    up: Duration,
+    shards: Vec<usize>,
 }
 
 impl ServerWatch {
     /// A snapshot arrived (frozen or not: the server's notices are not
     /// screen data).
     pub(super) fn snapshot(&mut self, snapshot: &Snapshot) {
-        self.jobs_before = self.jobs_latest;
-        self.jobs_latest = Some(jobs(&snapshot.queues));
+        self.jobs_before = self.jobs_latest.take();
+        self.jobs_latest = Some(shard_jobs(snapshot));
         self.redis_now = Some(snapshot.redis_now);
     }
 
@@ -58,34 +77,48 @@ impl ServerWatch {
         if self.run_ids.len() < servers.len() {
             self.run_ids.resize(servers.len(), None);
         }
-        let mut restarted: Option<Duration> = None;
-        for (known, read) in self.run_ids.iter_mut().zip(servers) {
+        let mut new_runs: Vec<NewRun> = Vec::new();
+        for (shard, (known, read)) in self.run_ids.iter_mut().zip(servers).enumerate() {
             let Some(read) = read else { continue };
             if known.as_ref().is_some_and(|run| *run != read.run_id) {
-                let up = Duration::from_secs(read.uptime_s);
-                restarted = Some(restarted.map_or(up, |u| u.min(up)));
+                match new_runs.iter_mut().find(|r| r.run_id == read.run_id) {
+                    Some(run) => run.shards.push(shard),
+                    None => new_runs.push(NewRun {
+                        run_id: read.run_id.clone(),
+                        up: Duration::from_secs(read.uptime_s),
+                        shards: vec![shard],
+                    }),
+                }
             }
             *known = Some(read.run_id.clone());
         }
-        if let Some(up) = restarted {
-            let now = self.redis_now.unwrap_or(SystemTime::UNIX_EPOCH);
-            self.restart = Some(Restart {
-                at: now.checked_sub(up).unwrap_or(now),
-                up,
-                jobs_before: self.jobs_before.unwrap_or(0),
-                jobs_after: self.jobs_latest.unwrap_or(0),
+        let now = self.redis_now.unwrap_or(SystemTime::UNIX_EPOCH);
+        let n = servers.len();
+        for run in new_runs {
+            let restart = Restart {
+                at: now.checked_sub(run.up).unwrap_or(now),
+                up: run.up,
+                jobs_before: jobs_of(self.jobs_before.as_ref(), &run.shards, n),
+                jobs_after: jobs_of(self.jobs_latest.as_ref(), &run.shards, n),
+                // One namespace says "the namespace", as it always has.
+                shards: if n > 1 { run.shards } else { Vec::new() },
+            };
+            self.restarts.retain(|r| {
+                !r.shards.is_empty() && !r.shards.iter().any(|s| restart.shards.contains(s))
             });
+            self.restarts.push(restart);
         }
+        self.restarts.sort_by_key(|r| r.shards.first().copied());
         self.memory = fullest(servers).and_then(|s| memory_note(s).map(|text| (fill(s), text)));
     }
 }
 
 impl State {
-    /// The banner lines about the server: the restart seen, then its
+    /// The banner lines about the server: the restarts seen, then its
     /// memory while live (a reading from before an outage may be stale).
     pub fn server_notices(&self) -> Vec<(Level, String)> {
         let mut notices = Vec::new();
-        if let Some(restart) = &self.server.restart {
+        for restart in &self.server.restarts {
             let level = match restart.lost_data() {
                 true => Level::Error,
                 false => Level::Info,

@@ -79,6 +79,7 @@ fn snapshot() -> Snapshot {
     Snapshot {
         redis_now: now(),
         queues: vec![queue("emails", 3), queue("webhooks", 0)],
+        shard_jobs: Vec::new(),
         events: Vec::new(),
         event_reach: None,
         workers: None,

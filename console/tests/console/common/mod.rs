@@ -287,6 +287,7 @@ pub fn snapshot() -> Snapshot {
     Snapshot {
         redis_now: now(),
         queues: queue_rows(),
+        shard_jobs: Vec::new(),
         events: events(),
         event_reach: None,
         workers: Some(workers()),
