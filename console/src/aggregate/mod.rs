@@ -5,11 +5,13 @@
 //! Every screen and subcommand goes through a [`Target`], which is the
 //! driver's [`redq::Operator`] (every read, merge and write over the shards
 //! is the driver's; `Target` derefs to it) plus what only the console
-//! needs: `--shards 1` meaning "this namespace", and shard tags telling
-//! which shard a row came from (`tags`, [`shard_index`]).
+//! needs: `--shards 1` meaning "this namespace", shard tags telling
+//! which shard a row came from (`tags`, [`shard_index`]), and workers
+//! registered on several shards merged into one row each (`workers`).
 
 mod counts;
 mod tags;
+mod workers;
 
 use redq::{Operator, QueueError, RedisQueue, ShardedQueue};
 

@@ -1,28 +1,18 @@
-//! Shard tags: per-namespace lists the console reads itself (workers and
-//! schedules, from `registry.rs`), concatenated with each row marked with
-//! the shard it came from, for display. Everything else the console shows
-//! comes from the driver's `redq::Operator`.
+//! Shard tags: a per-namespace list the console reads itself (schedules,
+//! from `registry.rs`), concatenated with each row marked with the shard
+//! it came from, for display. Each stored schedule is its own row: one of
+//! the same name on two shards is two schedules, each firing. Workers,
+//! which one process may register on every shard, are merged instead
+//! (`workers.rs`). Everything else the console shows comes from the
+//! driver's `redq::Operator`.
 
 use futures::future::try_join_all;
 use redq::QueueError;
 
 use super::Target;
-use crate::tui::state::{ScheduleInfo, WorkerInfo};
+use crate::tui::state::ScheduleInfo;
 
 impl Target {
-    /// Live workers of every shard, by id, then the gone ones. A worker
-    /// serving several shards (one `Worker` per shard, one identity) is
-    /// listed once per shard.
-    pub async fn workers(&self) -> Result<Option<Vec<WorkerInfo>>, QueueError> {
-        let all = try_join_all(self.shards().iter().map(crate::registry::workers)).await?;
-        Ok(self
-            .tagged(all, |w: &mut WorkerInfo, shard| w.shard = shard)
-            .map(|mut workers| {
-                workers.sort_by(|a, b| (a.gone, &a.id, a.shard).cmp(&(b.gone, &b.id, b.shard)));
-                workers
-            }))
-    }
-
     /// Schedules of every shard, by name.
     pub async fn schedules(&self) -> Result<Option<Vec<ScheduleInfo>>, QueueError> {
         let all = try_join_all(self.shards().iter().map(crate::registry::schedules)).await?;

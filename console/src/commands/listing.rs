@@ -313,50 +313,53 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
         outln!("no workers registered");
         return Ok(());
     }
-    // A worker registers on each shard it serves: say which row is which.
-    let sharded = workers.iter().any(|w| w.shard.is_some());
-    let mut t = Table::new(&with_shard(
-        sharded,
-        &[
-            "WORKER",
-            "HOST",
-            ">PID",
-            "QUEUES",
-            ">RUNNING",
-            "HEARTBEAT",
-            ">DONE",
-            ">FAILED",
-            ">LOST-HANDOFFS",
-            ">LOST-CLAIMS",
-            "VERSION",
-            "WAKE-UPS",
-            "STATE",
-        ],
-    ));
+    // A worker over several shards is registered on each and listed once
+    // (`aggregate::workers`): SHARDS says which, and which lost it.
+    let sharded = workers.iter().any(|w| !w.shards.is_empty());
+    let mut columns = vec![
+        "WORKER",
+        "HOST",
+        ">PID",
+        "QUEUES",
+        ">RUNNING",
+        "HEARTBEAT",
+        ">DONE",
+        ">FAILED",
+        ">LOST-HANDOFFS",
+        ">LOST-CLAIMS",
+        "VERSION",
+        "WAKE-UPS",
+        "STATE",
+    ];
+    if sharded {
+        columns.insert(1, "SHARDS");
+    }
+    let mut t = Table::new(&columns);
     for w in &workers {
-        t.row(shard_cell(
-            w.shard,
-            vec![
-                w.id.clone(),
-                w.host.clone(),
-                w.pid.to_string(),
-                w.queues.join(","),
-                // A gone worker runs nothing (JSON keeps its last report).
-                if w.gone {
-                    "-".to_owned()
-                } else {
-                    w.in_flight.to_string()
-                },
-                clock::rfc3339(w.last_heartbeat),
-                w.processed.to_string(),
-                w.failed.to_string(),
-                w.handoffs_lost_text(),
-                w.claims_lost_text(),
-                w.version_text().to_owned(),
-                w.wake_ups_text().to_owned(),
-                w.state_text().to_owned(),
-            ],
-        ));
+        let mut cells = vec![
+            w.id.clone(),
+            w.host.clone(),
+            w.pid.to_string(),
+            w.queues.join(","),
+            // A gone worker runs nothing (JSON keeps its last report).
+            if w.gone {
+                "-".to_owned()
+            } else {
+                w.in_flight.to_string()
+            },
+            clock::rfc3339(w.last_heartbeat),
+            w.processed.to_string(),
+            w.failed.to_string(),
+            w.handoffs_lost_text(),
+            w.claims_lost_text(),
+            w.version_text().to_owned(),
+            w.wake_ups_text().to_owned(),
+            w.state_text().to_owned(),
+        ];
+        if sharded {
+            cells.insert(1, w.shards_text());
+        }
+        t.row(cells);
     }
     t.print();
     Ok(())

@@ -17,6 +17,9 @@ use crate::tui::state::WorkerInfo;
 /// A script counting `state == "running"` then counts live workers only,
 /// and one summing `in_flight` sums running jobs only: a gone worker's is
 /// `null` (the table's `-`), its last report kept as `last_in_flight`.
+/// Over shards each worker is one object, however many shards list it
+/// (`aggregate::workers`): `shards` says which, `gone_shards` which of
+/// them lost its heartbeat, and its figures are its freshest record's.
 pub async fn list(queue: &Target, json: bool) -> Result<(), Failure> {
     if !json {
         return super::listing::workers(queue, false).await;

@@ -64,6 +64,8 @@ mod views;
 mod workers_control;
 mod workers_json;
 mod workers_lost_claims;
+mod workers_sharded;
+mod workers_shards_view;
 mod workflows_cli;
 mod workflows_keys;
 mod workflows_views;

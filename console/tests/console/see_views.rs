@@ -139,7 +139,8 @@ fn with_quiet_and_gone(width: u16, height: u16) -> String {
         processed: 31,
         failed: 1,
         last_heartbeat: ago(140),
-        shard: None,
+        shards: Vec::new(),
+        gone_shards: Vec::new(),
         state: WorkerState::Running,
         gone: true,
         // A gone worker of an earlier version: no column for it alone.

@@ -49,9 +49,16 @@ pub struct WorkerInfo {
     /// Its last heartbeat.
     #[serde(serialize_with = "crate::output::ser_time")]
     pub last_heartbeat: SystemTime,
-    /// The shard whose registry lists it (`--shards` above 1 only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<usize>,
+    /// The shards whose registries list it, ascending (`--shards` above 1
+    /// only): a worker over a `ShardedQueue` keeps a record in each, and
+    /// is one row (`aggregate::workers`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<usize>,
+    /// The shards of `shards` whose record is gone (silent past the TTL
+    /// there): all of them when `gone`; some, while its heartbeats reach
+    /// the others but not these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gone_shards: Vec<usize>,
     /// Running, quiet (claims nothing) or stopping (exits once idle).
     pub state: redq::worker::WorkerState,
     /// Silent past the driver's worker TTL: lost, still listed for

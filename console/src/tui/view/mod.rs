@@ -16,6 +16,7 @@ mod registry;
 mod search;
 mod small;
 mod table;
+mod workers;
 mod workflows;
 
 /// What an empty list says before its first load: "loading …" while Redis
@@ -103,7 +104,7 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         View::Screen(Screen::Leases) => leases::render(frame, area, state, theme, now),
         View::Screen(Screen::Dead) => dead::render(frame, area, state, theme, now),
         View::Screen(Screen::Schedules) => registry::schedules(frame, area, state, theme, now),
-        View::Screen(Screen::Workers) => registry::workers(frame, area, state, theme, now),
+        View::Screen(Screen::Workers) => workers::workers(frame, area, state, theme, now),
         View::Screen(Screen::Events) => events::render(frame, area, state, theme, now),
         View::Screen(Screen::Limits) => limits::render(frame, area, state, theme, now),
         View::Screen(Screen::Workflows) => workflows::render(frame, area, state, theme, now),
