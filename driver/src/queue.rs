@@ -61,6 +61,16 @@ impl RedisQueue {
         })
     }
 
+    /// Marks this handle's identity as taken by the sharded queue whose
+    /// shard it is: every shard shares it, for the queue's first Worker. A
+    /// Worker made on this one shard then takes an instance of its own, so
+    /// that one Worker per shard is told apart (in `redq workers`, and on
+    /// each holder channel) rather than listed as one.
+    pub(crate) fn identity_taken_by_shards(&self) {
+        use std::sync::atomic::Ordering;
+        self.inner.workers_made.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// This handle, its leases taken under `identity`.
     pub(crate) fn with_identity(&self, identity: WorkerIdentity) -> RedisQueue {
         RedisQueue {

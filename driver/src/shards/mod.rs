@@ -194,6 +194,9 @@ impl ShardedQueue {
                 }
             }
         }
+        for handle in &handles {
+            handle.identity_taken_by_shards();
+        }
         Ok(ShardedQueue::over(base, handles))
     }
 

@@ -709,6 +709,47 @@ async fn workers_on_one_sharded_queue_are_listed_apart_on_each_shard() {
     }
 }
 
+/// One `Worker` on each shard alone (`sharded.shards()[i]`), as a service
+/// that runs a worker per shard does: each takes an instance of its own,
+/// not the shards' shared identity, so they are told apart where an
+/// operator merges the shards' registries (`redq --shards N workers`).
+#[tokio::test]
+async fn a_worker_on_each_shard_alone_has_an_identity_of_its_own() {
+    let server = RedisServer::start();
+    let builder = RedisQueue::builder(&server.url());
+    let sharded = redq::ShardedQueue::connect(builder, &unique_namespace("registry-per-shard"), 3)
+        .await
+        .unwrap();
+    let options = WorkOptions::new().queues(["default"]).schedules(false);
+    let workers: Vec<_> = sharded
+        .shards()
+        .iter()
+        .map(|shard| {
+            let worker = Worker::new(shard.clone(), registry(), options.clone()).unwrap();
+            RunningWorker::spawn(
+                worker.services(Services::new().with(Arc::new(Tracker::default()))),
+            )
+        })
+        .collect();
+    let mut ids = std::collections::BTreeSet::new();
+    for shard in sharded.shards() {
+        wait_until(DEADLINE, "the shard's worker to be listed", async || {
+            shard.workers().await.unwrap().len() == 1
+        })
+        .await;
+        ids.insert(shard.workers().await.unwrap()[0].id.clone());
+    }
+    assert_eq!(ids.len(), 3, "one identity for three workers: {ids:?}");
+    let shared = sharded.shards()[0].identity();
+    assert!(
+        !ids.contains(&format!("{}-{}", shared.node, shared.instance)),
+        "a lone shard's worker took the shards' shared identity: {ids:?}"
+    );
+    for worker in workers {
+        worker.shutdown().await;
+    }
+}
+
 /// A worker is listed only once it hears its holder channel, so an
 /// operator who tells a worker the moment it shows up is heard: listed
 /// first, it could not hear a quiet, a stop or a cancel sent then.
