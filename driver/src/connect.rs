@@ -379,6 +379,31 @@ fn scrub(message: &str, url: &str) -> String {
 }
 
 fn connect_error(err: fred::error::Error, redacted: &str, timeout: Duration) -> QueueError {
+    match connect_error_of(err, redacted, timeout) {
+        QueueError::ConnectFailed {
+            target,
+            fault: Some(fault),
+            detail,
+        } if fault.is_transient() && is_cluster_url(redacted) => QueueError::ConnectFailed {
+            target,
+            fault: Some(fault),
+            detail: format!("{detail}{CLUSTER_HINT}"),
+        },
+        other => other,
+    }
+}
+
+/// A cluster client connects to every primary the cluster names, and the
+/// client's error does not say which one failed: without this an operator
+/// checks the URL's nodes, which may all be up.
+const CLUSTER_HINT: &str = " (a cluster connect reaches every primary the cluster names, not only \
+                            the URL's nodes: one of them may be down or out of reach from here)";
+
+fn is_cluster_url(url: &str) -> bool {
+    url.starts_with("redis-cluster://") || url.starts_with("rediss-cluster://")
+}
+
+fn connect_error_of(err: fred::error::Error, redacted: &str, timeout: Duration) -> QueueError {
     let target = redacted.to_owned();
     match QueueError::from_redis(err, timeout) {
         QueueError::Redis(inner) => {

@@ -600,3 +600,25 @@ async fn wait_for_hears_a_finish_while_the_other_primaries_hang() {
     };
     assert_eq!(kept.result, Some(serde_json::json!("done")));
 }
+
+/// A primary down (not failed over yet): the connect fails, and since the
+/// client does not say which node refused, the error says that every
+/// primary is reached, not only the URL's nodes, and that waiting may
+/// cure it.
+#[tokio::test]
+async fn a_cluster_connect_with_a_primary_down_says_every_primary_is_reached() {
+    let cluster = RedisCluster::start_with(Duration::from_secs(60));
+    cluster.kill9(2);
+    let err = RedisQueue::builder(&cluster.url())
+        .command_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .expect_err("a primary is down");
+    let fault = err.connection_fault();
+    assert!(
+        fault.is_some_and(redq::ConnectionFault::is_transient),
+        "{fault:?}: {err}"
+    );
+    let said = err.to_string();
+    assert!(said.contains("every primary the cluster names"), "{said}");
+}
