@@ -51,8 +51,17 @@ pub struct QueueCounts {
     pub due: u64,
     /// When the earliest of the `due` jobs came due.
     pub due_since: Option<SystemTime>,
-    /// Claims hand out nothing while paused.
+    /// Claims hand out nothing while paused. Over shards: paused on any
+    /// shard (a half-applied pause shows rather than hides; see
+    /// `paused_shards`).
     pub paused: bool,
+    /// How many of the `shards` these counts cover are paused: 0 or 1 for
+    /// one namespace; over a `ShardedQueue`, the paused shards, so that a
+    /// half-applied pause can say how far it got.
+    pub paused_shards: u32,
+    /// How many namespaces (shards) these counts cover: 1, or a
+    /// `ShardedQueue`'s shard count.
+    pub shards: u32,
     /// Enqueue time of the job at the head of the queue.
     pub head_enqueued_at: Option<SystemTime>,
     /// Redis's clock when the snapshot was taken.
@@ -134,6 +143,8 @@ impl QueueCounts {
                 (a, b) => a.or(b),
             },
             paused: self.paused || other.paused,
+            paused_shards: self.paused_shards + other.paused_shards,
+            shards: self.shards + other.shards,
             head_enqueued_at: match (self.head_enqueued_at, other.head_enqueued_at) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -240,6 +251,8 @@ impl RedisQueue {
             due: field(13)?,
             due_since: Some(field(14)?).filter(|ms| *ms > 0).map(ms_to_time),
             paused: field(6)? == 1,
+            paused_shards: u32::from(field(6)? == 1),
+            shards: 1,
             head_enqueued_at: (head > 0).then(|| ms_to_time(head)),
             now: ms_to_time(field(8)?),
         })

@@ -14,15 +14,22 @@ use crate::output::{job_json, opt_time, outln, print_json, time, Table};
 use crate::tui::state::metrics::{rate_text, rates};
 
 pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
-    let mut all = Vec::new();
+    let (mut all, mut paused_in) = (Vec::new(), Vec::new());
     for name in queue.queues().await? {
-        all.push(queue.counts(&name).await?);
+        let (sum, each) = queue.counts_by_shard(&name).await?;
+        all.push(sum);
+        paused_in.push(
+            (0..each.len())
+                .filter(|i| each[*i].paused)
+                .collect::<Vec<usize>>(),
+        );
     }
     let servers = server_note(queue).await;
     if json {
         let rows: Vec<Value> = all
             .iter()
-            .map(|c| {
+            .zip(&paused_in)
+            .map(|(c, paused_in)| {
                 json!({
                     "queue": c.queue,
                     "waiting": c.waiting,
@@ -34,6 +41,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "held": c.held,
                     "lapsed": c.lapsed,
                     "paused": c.paused,
+                    "paused_in": paused_in,
                     "oldest_waiting_enqueued_at": opt_time(c.head_enqueued_at.filter(|_| c.waiting > 0)),
                     "due_since": opt_time(c.due_since),
                     "ready_since": opt_time(c.ready_since()),
@@ -87,7 +95,7 @@ fn queues_table(all: &[QueueCounts]) -> Table {
             c.lapsed.to_string(),
             c.dead.to_string(),
             oldest,
-            if c.paused { "paused" } else { "active" }.into(),
+            crate::tui::view::facts::pause_of(c).unwrap_or_else(|| "active".to_owned()),
         ]);
     }
     t

@@ -40,6 +40,7 @@ mod operator_acts;
 mod operator_keys;
 mod operator_wording;
 mod outage;
+mod pause_partial;
 mod piped_output;
 mod queues_cli;
 mod readme_quick_start;

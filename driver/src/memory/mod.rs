@@ -198,6 +198,8 @@ impl MemoryQueue {
                 .filter(|at| *at <= now)
                 .map(|at| SystemTime::now() - now.duration_since(at)),
             paused: false,
+            paused_shards: 0,
+            shards: 1,
             head_enqueued_at: index
                 .and_then(|q| q.waiting.first_key_value())
                 .and_then(|(_, id)| state.jobs.get(id))

@@ -55,10 +55,11 @@ pub struct DeadGroup {
 }
 
 /// A warning shown beside a queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Badge {
-    /// Claims are paused.
-    Paused,
+    /// Claims are paused: its words (`paused`, or `paused 1/3` over shards
+    /// a pause reached only some of).
+    Paused(String),
     /// Jobs are waiting (or leases lapsed, which only a claim or an
     /// operator's reclaim returns) and no live worker serves the queue.
     NoWorker,
@@ -70,12 +71,12 @@ pub enum Badge {
 
 impl Badge {
     /// The badge text.
-    pub fn text(self) -> &'static str {
+    pub fn text(&self) -> String {
         match self {
-            Badge::Paused => "PAUSED",
-            Badge::NoWorker => "NO WORKER",
-            Badge::Stalled => "STALLED",
-            Badge::Lapsed => "LAPSED",
+            Badge::Paused(words) => words.to_uppercase(),
+            Badge::NoWorker => "NO WORKER".to_owned(),
+            Badge::Stalled => "STALLED".to_owned(),
+            Badge::Lapsed => "LAPSED".to_owned(),
         }
     }
 }
@@ -379,8 +380,8 @@ impl State {
     pub fn badges(&self, row: &QueueRow, now: SystemTime) -> Vec<Badge> {
         let c = &row.counts;
         let mut out = Vec::new();
-        if c.paused {
-            out.push(Badge::Paused);
+        if let Some(words) = crate::tui::view::facts::pause_of(c) {
+            out.push(Badge::Paused(words));
         }
         if c.lapsed > 0 {
             out.push(Badge::Lapsed);

@@ -47,6 +47,11 @@ pub(crate) fn job(id: &str, queue: &str, state: JobState, error: Option<&str>) -
     }
 }
 
+/// An empty queue's counts, in one namespace.
+pub(crate) fn queue_counts(name: &str) -> QueueCounts {
+    queue(name, 0).counts
+}
+
 fn queue(name: &str, dead: u64) -> QueueRow {
     QueueRow {
         counts: QueueCounts {
@@ -64,6 +69,8 @@ fn queue(name: &str, dead: u64) -> QueueRow {
             due: 0,
             due_since: None,
             paused: false,
+            paused_shards: 0,
+            shards: 1,
             head_enqueued_at: None,
             now: now(),
         },

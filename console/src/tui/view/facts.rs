@@ -30,6 +30,18 @@ pub fn priority_of(job: &redq::JobRecord) -> String {
     }
 }
 
+/// A queue's pause in words: `None` while it runs, `paused`, or over
+/// shards a pause that reached only some of them, `paused 1/3` (claims go
+/// on in the others): the table's STATE, the badge and the job view's
+/// header say the same.
+pub fn pause_of(counts: &redq::QueueCounts) -> Option<String> {
+    match (counts.paused_shards, counts.shards) {
+        (0, _) if !counts.paused => None,
+        (paused, of) if paused > 0 && paused < of => Some(format!("paused {paused}/{of}")),
+        _ => Some("paused".to_owned()),
+    }
+}
+
 /// A worker, as the driver's registry names it (`node-instance`, both in
 /// decimal): the Leases screen, the Workers screen and the job detail all
 /// write a lease holder this way, so one can be looked up in the other.
@@ -40,6 +52,20 @@ pub fn worker(node: u64, instance: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_says_how_many_shards_it_reached() {
+        let counts = |paused: bool, paused_shards: u32, shards: u32| redq::QueueCounts {
+            paused,
+            paused_shards,
+            shards,
+            ..crate::tui::state::tests::queue_counts("q")
+        };
+        assert_eq!(pause_of(&counts(false, 0, 1)), None);
+        assert_eq!(pause_of(&counts(true, 1, 1)).as_deref(), Some("paused"));
+        assert_eq!(pause_of(&counts(true, 1, 3)).as_deref(), Some("paused 1/3"));
+        assert_eq!(pause_of(&counts(true, 3, 3)).as_deref(), Some("paused"));
+    }
     use redq::{JobRecord, JobState};
 
     #[test]

@@ -38,8 +38,11 @@ pub fn render(
         format!(" {} ", inert(&q.queue)),
         theme.header(),
     )];
-    if counts.is_some_and(|c| c.paused) {
-        spans.push(Span::styled("PAUSED ", theme.warn()));
+    if let Some(words) = counts.and_then(super::facts::pause_of) {
+        spans.push(Span::styled(
+            format!("{} ", words.to_uppercase()),
+            theme.warn(),
+        ));
     }
     for s in state.job_states(&q.queue, q.state) {
         let n = counts.map(|c| c.in_state(s)).unwrap_or(0);

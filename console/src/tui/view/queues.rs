@@ -11,7 +11,7 @@ use super::table::{self, Column, Item, List};
 use crate::clock;
 use crate::text::inert;
 use crate::tui::state::metrics::{rate_text, rates, series, sparkline, SPARK_WINDOW};
-use crate::tui::state::rows::overdue;
+use crate::tui::state::rows::{overdue, Badge};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
@@ -76,7 +76,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                 Some(at) => clock::compact(clock::age(at, now)),
                 None => "—".to_owned(),
             };
-            let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
+            let badges: Vec<String> = state.badges(row, now).iter().map(Badge::text).collect();
             let dead = Item::number(c.dead);
             let mut cells = vec![
                 Item::new(&c.queue),

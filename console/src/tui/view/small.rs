@@ -12,6 +12,7 @@ use ratatui::Frame;
 
 use super::{chrome, MIN_SIZE};
 use crate::text::{inert, truncate};
+use crate::tui::state::rows::Badge;
 use crate::tui::state::{Connection, State};
 use crate::tui::theme::Theme;
 
@@ -74,7 +75,7 @@ fn queue_lines<'a>(state: &State, theme: &Theme, now: SystemTime, width: u16) ->
                 " {name:<name_width$} w{} l{} d{}",
                 c.waiting, c.leased, c.dead
             );
-            let badges: Vec<&str> = state.badges(row, now).iter().map(|b| b.text()).collect();
+            let badges: Vec<String> = state.badges(row, now).iter().map(Badge::text).collect();
             let mut spans = vec![Span::raw(counts)];
             if !badges.is_empty() {
                 spans.push(Span::styled(format!(" {}", badges.join(" ")), theme.warn()));

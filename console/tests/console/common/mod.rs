@@ -48,6 +48,8 @@ pub fn counts(queue: &str, waiting: u64, scheduled: u64, leased: u64, dead: u64)
         due: 0,
         due_since: None,
         paused: false,
+        paused_shards: 0,
+        shards: 1,
         head_enqueued_at: (waiting > 0).then(|| ago(95)),
         now: now(),
     }
