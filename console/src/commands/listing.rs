@@ -18,11 +18,13 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
     for name in queue.queues().await? {
         let (sum, each) = queue.counts_by_shard(&name).await?;
         all.push(sum);
-        paused_in.push(
-            (0..each.len())
-                .filter(|i| each[*i].paused)
-                .collect::<Vec<usize>>(),
-        );
+        let paused: Vec<usize> = each
+            .iter()
+            .enumerate()
+            .filter(|(_, shard)| shard.paused)
+            .map(|(i, _)| i)
+            .collect();
+        paused_in.push(paused);
     }
     let servers = server_note(queue).await;
     if json {

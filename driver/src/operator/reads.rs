@@ -178,11 +178,12 @@ async fn head(
     }
 }
 
-/// The order one namespace lists jobs in, applied to jobs of several:
-/// waiting by priority then age (each shard's own claim order; across shards
-/// it is what a claim would prefer, not a promise), scheduled soonest due,
-/// leased soonest lapsing, dead newest first, held by key then priority and
-/// age, blocked by ordering key then age; ties by id.
+/// The order one namespace lists jobs in, applied to the heads of several
+/// shards' lists (`merge_heads`; within a shard its own order stands):
+/// waiting by priority then age (what a claim would prefer, not a promise),
+/// scheduled soonest due, leased soonest lapsing, dead newest first (ties
+/// the greater id first), held by key then priority and age, blocked by
+/// ordering key then age; other ties by id.
 fn merge_order(state: JobState, a: &JobRecord, b: &JobRecord) -> Ordering {
     let by_state = match state {
         JobState::Waiting => b
