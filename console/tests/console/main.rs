@@ -49,6 +49,7 @@ mod requeue_attempts;
 mod restart_per_server;
 mod restart_per_server_live;
 mod retention_sharded;
+mod schedules_shards_view;
 mod search_keys;
 mod search_views;
 mod see_keys;

@@ -12,11 +12,14 @@ use crate::tui::theme::Theme;
 
 pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let schedules = state.visible_schedules();
+    // Over shards, each schedule is stored (and ticked) by one shard; a
+    // name two shards both store reads as two rows told apart here.
+    let sharded = !state.settings.shards.is_empty();
     let when = |at: Option<SystemTime>| at.map(|t| clock::short(t, now)).unwrap_or("—".into());
     let rows = schedules
         .iter()
         .map(|s| {
-            vec![
+            let mut cells = vec![
                 Item::new(&s.name),
                 Item::new(&s.queue),
                 Item::new(&s.expression),
@@ -28,14 +31,18 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
                 } else {
                     Item::new("")
                 },
-            ]
+            ];
+            if sharded {
+                cells.insert(1, Item::new(s.shard.map_or("?".into(), |i| i.to_string())));
+            }
+            cells
         })
         .collect::<Vec<_>>();
     let mut empty = vec!["no schedules".to_owned()];
     if !state.data.schedules_known {
         empty.push("this driver version does not store recurring schedules yet".to_owned());
     }
-    let list = List {
+    let mut list = List {
         // NEXT and LAST sit beside each schedule's own time zone, so the
         // title says which zone they are shown in.
         title: format!(" Schedules ({}), NEXT and LAST in UTC ", schedules.len()),
@@ -52,6 +59,9 @@ pub fn schedules(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, no
         selected: state.cursor().index,
         empty,
     };
+    if sharded {
+        list.columns.insert(1, Column::number("SHARD"));
+    }
     table::draw_sorted(frame, area, list, theme, state.sort());
 }
 
