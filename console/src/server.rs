@@ -124,9 +124,31 @@ fn at_the_limit(policy: &str) -> &'static str {
     }
 }
 
-/// The one sentence about the server's memory, when it is nearly full or
-/// full: what the console's banner, `redq queues` and `redq stats` say.
-pub fn memory_note(stats: &ServerStats) -> Option<String> {
+/// The one sentence about the servers' memory, with how full the fullest
+/// is, when it is nearly full or full: what the console's banner, `redq
+/// queues` and `redq stats` say. With shards on several servers it names
+/// the shards the fullest server holds, the ones whose enqueues fail first.
+pub fn memory_notice(servers: &[Option<ServerStats>]) -> Option<(Fill, String)> {
+    let stats = fullest(servers)?;
+    let read: Vec<&ServerStats> = servers.iter().flatten().collect();
+    let its_shards: Vec<usize> = servers
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.as_ref().is_some_and(|s| s.run_id == stats.run_id))
+        .map(|(shard, _)| shard)
+        .collect();
+    // Every shard read on one server: there is only "Redis" to speak of.
+    let whose = match its_shards.as_slice() {
+        _ if its_shards.len() == read.len() => String::new(),
+        [one] => format!(" on the server of shard {one}"),
+        several => format!(" on the server of shards {}", listed(several)),
+    };
+    memory_note(stats, &whose).map(|text| (fill(stats), text))
+}
+
+/// [`memory_notice`]'s sentence for one server; `whose` names its shards
+/// (` on the server of shard 2`), or is empty.
+fn memory_note(stats: &ServerStats, whose: &str) -> Option<String> {
     let (used, limit) = (stats.used_memory_bytes, stats.maxmemory_bytes);
     let policy = match stats.maxmemory_policy.as_str() {
         "" => String::new(),
@@ -136,22 +158,32 @@ pub fn memory_note(stats: &ServerStats) -> Option<String> {
     match fill(stats) {
         Fill::Fine => None,
         Fill::Full if stats.maxmemory_policy == "noeviction" => Some(format!(
-            "Redis is out of memory: {} used of maxmemory {}{policy}: {then}",
+            "Redis is out of memory{whose}: {} used of maxmemory {}{policy}: {then}",
             bytes_text(used),
             bytes_text(limit)
         )),
         Fill::Full => Some(format!(
-            "Redis is at its maxmemory: {} used of {}{policy}: {then}",
+            "Redis is at its maxmemory{whose}: {} used of {}{policy}: {then}",
             bytes_text(used),
             bytes_text(limit)
         )),
         Fill::Near => Some(format!(
-            "Redis memory is nearly full: {} used of maxmemory {} ({:.0} %){policy}; \
+            "Redis memory is nearly full{whose}: {} used of maxmemory {} ({:.0} %){policy}; \
              once full, {then}",
             bytes_text(used),
             bytes_text(limit),
             counted(stats) as f64 * 100.0 / limit as f64,
         )),
+    }
+}
+
+/// Shard indexes in words: `0`, `0 and 2`, `0, 1 and 2`.
+fn listed(shards: &[usize]) -> String {
+    let words: Vec<String> = shards.iter().map(usize::to_string).collect();
+    match words.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 
@@ -191,24 +223,59 @@ mod tests {
         assert_eq!(bytes_text(3 << 30), "3 GB");
     }
 
+    fn on(run_id: &str, used: u64) -> Option<ServerStats> {
+        Some(ServerStats {
+            run_id: run_id.into(),
+            ..stats(used, 2 << 20, "noeviction")
+        })
+    }
+
+    #[test]
+    fn a_full_server_of_some_shards_is_named_by_its_shards() {
+        // Shards 0 and 2 on one server, nearly empty; shard 1 alone and full.
+        let servers = [on("a", 1 << 10), on("b", 4_300_000), on("a", 1 << 10)];
+        let (fill, text) = memory_notice(&servers).unwrap();
+        assert_eq!(fill, Fill::Full);
+        assert!(
+            text.starts_with("Redis is out of memory on the server of shard 1: 4.1 MB"),
+            "{text}"
+        );
+        // The full server holds two of three shards; one was not read.
+        let servers = [on("b", 4_300_000), None, on("b", 4_300_000), on("a", 0)];
+        let (_, text) = memory_notice(&servers).unwrap();
+        assert!(text.contains(" on the server of shards 0 and 2:"), "{text}");
+        // Every shard read is on the full server: nothing to tell apart.
+        let servers = [on("b", 1_950_000), None, on("b", 1_950_000)];
+        let (fill, text) = memory_notice(&servers).unwrap();
+        assert_eq!(fill, Fill::Near);
+        assert!(
+            text.starts_with("Redis memory is nearly full: 1.9 MB"),
+            "{text}"
+        );
+        assert_eq!(memory_notice(&[on("a", 0), on("b", 0)]), None);
+    }
+
     #[test]
     fn memory_is_said_from_90_percent_and_in_the_words_of_its_policy() {
-        assert_eq!(memory_note(&stats(4_300_000, 0, "noeviction")), None);
-        assert_eq!(memory_note(&stats(1 << 20, 2 << 20, "noeviction")), None);
+        assert_eq!(memory_note(&stats(4_300_000, 0, "noeviction"), ""), None);
         assert_eq!(
-            memory_note(&stats(4_300_000, 2 << 20, "noeviction")).as_deref(),
+            memory_note(&stats(1 << 20, 2 << 20, "noeviction"), ""),
+            None
+        );
+        assert_eq!(
+            memory_note(&stats(4_300_000, 2 << 20, "noeviction"), "").as_deref(),
             Some(
                 "Redis is out of memory: 4.1 MB used of maxmemory 2 MB (noeviction): \
                  enqueues and retries are refused"
             )
         );
-        let near = memory_note(&stats(1_950_000, 2 << 20, "noeviction")).unwrap();
+        let near = memory_note(&stats(1_950_000, 2 << 20, "noeviction"), "").unwrap();
         assert!(
             near.starts_with("Redis memory is nearly full: 1.9 MB"),
             "{near}"
         );
         assert!(near.contains("(93 %)"), "{near}");
-        let evicting = memory_note(&stats(2 << 20, 2 << 20, "allkeys-lru")).unwrap();
+        let evicting = memory_note(&stats(2 << 20, 2 << 20, "allkeys-lru"), "").unwrap();
         assert!(
             evicting.contains("an evicted key is lost jobs"),
             "{evicting}"

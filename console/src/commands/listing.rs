@@ -109,7 +109,7 @@ fn queues_table(all: &[QueueCounts]) -> Table {
 /// Nothing is said when `INFO` is refused: some managed services refuse it.
 async fn server_note(queue: &Target) -> Vec<Option<redq::ServerStats>> {
     let servers = crate::server::read(queue, super::connect::COMMAND_TIMEOUT).await;
-    if let Some(note) = crate::server::fullest(&servers).and_then(crate::server::memory_note) {
+    if let Some((_, note)) = crate::server::memory_notice(&servers) {
         eprintln!("redq: {note}");
     }
     servers

@@ -52,7 +52,7 @@ impl Restart {
         let (whose, holds) = match self.shards.as_slice() {
             [] => ("the namespace".to_owned(), "holds"),
             [one] => (format!("shard {one}"), "holds"),
-            several => (format!("shards {}", listed(several)), "hold"),
+            several => (format!("shards {}", super::listed(several)), "hold"),
         };
         let jobs = |n: u64| crate::tui::state::plural(n as usize, "job");
         match (self.jobs_before, self.jobs_after) {
@@ -66,16 +66,6 @@ impl Restart {
                 jobs(before)
             ),
         }
-    }
-}
-
-/// `0`, `0 and 2`, `0, 1 and 2`.
-fn listed(shards: &[usize]) -> String {
-    let words: Vec<String> = shards.iter().map(usize::to_string).collect();
-    match words.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 

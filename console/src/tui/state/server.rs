@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 use redq::ServerStats;
 
 use super::{Level, Snapshot, State};
-use crate::server::{fill, fullest, jobs, memory_note, Fill, Restart};
+use crate::server::{jobs, memory_notice, Fill, Restart};
 
 /// The server as the console last read it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -109,7 +109,7 @@ impl ServerWatch {
             self.restarts.push(restart);
         }
         self.restarts.sort_by_key(|r| r.shards.first().copied());
-        self.memory = fullest(servers).and_then(|s| memory_note(s).map(|text| (fill(s), text)));
+        self.memory = memory_notice(servers);
     }
 }
 
