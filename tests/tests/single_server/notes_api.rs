@@ -7,16 +7,9 @@ use std::time::Duration;
 
 use redq::notes::{MAX_LINE_BYTES, MAX_LOG_BYTES, MAX_LOG_LINES, MAX_PROGRESS_BYTES};
 use redq::{Completion, JobState, NewJob, NoteBatch, QueueError, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
-
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
 
 /// One job enqueued and claimed: its id and lease.
 async fn claimed(queue: &RedisQueue, lease: Duration) -> redq::Job {
@@ -54,7 +47,7 @@ async fn stored(server: &RedisServer, ns: &str) -> (i64, i64) {
 async fn notes_are_stored_under_the_lease_and_read_back() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-api");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let job = claimed(&queue, Duration::from_secs(30)).await;
     assert!(!job.noted, "a fresh job has no notes");
     assert!(queue.notes(&job.id).await.unwrap().is_empty());
@@ -88,7 +81,7 @@ async fn notes_are_stored_under_the_lease_and_read_back() {
 async fn the_store_keeps_the_last_lines_within_the_bounds() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-caps");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let job = claimed(&queue, Duration::from_secs(30)).await;
     let lease = job.lease();
 
@@ -142,7 +135,7 @@ async fn the_store_keeps_the_last_lines_within_the_bounds() {
 async fn a_stale_holders_notes_are_refused_and_change_nothing() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-stale");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let stale = claimed(&queue, Duration::from_millis(50)).await;
     queue
         .note(
@@ -186,7 +179,7 @@ async fn a_stale_holders_notes_are_refused_and_change_nothing() {
 async fn an_ack_told_of_notes_deletes_them_and_one_not_told_leaves_them() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-ack");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let told = claimed(&queue, Duration::from_secs(30)).await;
     let untold = claimed(&queue, Duration::from_secs(30)).await;
     for job in [&told, &untold] {
@@ -214,7 +207,7 @@ async fn an_ack_told_of_notes_deletes_them_and_one_not_told_leaves_them() {
 async fn notes_survive_a_retry_and_a_dead_letter_and_go_with_the_dead_letter() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-dead");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     queue
         .add("reports", NewJob::new(json!({})).max_attempts(2))
         .await
@@ -262,7 +255,7 @@ async fn notes_survive_a_retry_and_a_dead_letter_and_go_with_the_dead_letter() {
 async fn deleting_a_job_with_notes_deletes_them() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-delete");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let job = claimed(&queue, Duration::from_secs(30)).await;
     queue
         .note(&job.lease(), &batch(Some(json!("half")), &["ran"]))

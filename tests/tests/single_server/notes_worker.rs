@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redq::worker::{JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker};
 use redq::{JobState, Operator, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::history::ServerLog;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -57,14 +58,6 @@ impl TypedJob for Silent {
     }
 }
 
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 fn start(queue: &RedisQueue, gate: &Arc<Notify>) -> RunningWorker {
     let mut registry = Registry::new();
     registry
@@ -93,7 +86,7 @@ async fn gone(queue: &RedisQueue, id: &str) {
 async fn progress_and_lines_are_seen_while_the_job_runs_and_go_with_its_ack() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-worker");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let gate = Arc::new(Notify::new());
     let id = queue.push(&Reporter).await.unwrap().id().to_owned();
     let worker = start(&queue, &gate);
@@ -122,7 +115,7 @@ async fn progress_and_lines_are_seen_while_the_job_runs_and_go_with_its_ack() {
 async fn notes_left_at_a_failure_ride_the_nack_and_stay_through_retry_and_dead_letter() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-flaky");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let gate = Arc::new(Notify::new());
     let id = queue.push(&Flaky).await.unwrap().id().to_owned();
     let worker = start(&queue, &gate);
@@ -142,7 +135,7 @@ async fn notes_left_at_a_failure_ride_the_nack_and_stay_through_retry_and_dead_l
 async fn the_ack_of_a_job_without_notes_issues_no_note_command() {
     let server = RedisServer::start();
     let ns = unique_namespace("notes-monitor");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let gate = Arc::new(Notify::new());
     let log = ServerLog::start(server.port(), None).await;
     let silent = queue.push(&Silent).await.unwrap().id().to_owned();

@@ -10,6 +10,7 @@ use redq::worker::{
     UnknownNames, WorkOptions, Worker, WorkerReport,
 };
 use redq::{JobState, NewJob, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
@@ -194,14 +195,6 @@ fn registry() -> Registry {
     r
 }
 
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 struct Running {
     worker: RunningWorker,
     tracker: Arc<Tracker>,
@@ -249,7 +242,7 @@ async fn wait_dead(queue: &RedisQueue, id: &str) {
 #[tokio::test]
 async fn a_pushed_typed_job_runs_once_and_is_acknowledged() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("typed")).await;
+    let queue = handle(&server, &unique_namespace("typed")).await;
     let pushed = queue.push(&Quick { n: 1 }).await.unwrap();
     assert!(matches!(pushed, Pushed::Queued { .. }));
     let running = start(&queue, default_queue());
@@ -270,7 +263,7 @@ async fn a_pushed_typed_job_runs_once_and_is_acknowledged() {
 #[tokio::test]
 async fn a_timeout_is_a_failed_attempt_and_the_future_is_dropped() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("timeout")).await;
+    let queue = handle(&server, &unique_namespace("timeout")).await;
     let id = queue.push(&Slow).await.unwrap().id().to_owned();
     let running = start(&queue, default_queue());
     wait_dead(&queue, &id).await;
@@ -284,7 +277,7 @@ async fn a_timeout_is_a_failed_attempt_and_the_future_is_dropped() {
 #[tokio::test]
 async fn a_panic_is_a_failed_attempt_carrying_its_message_and_the_worker_keeps_going() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("panic")).await;
+    let queue = handle(&server, &unique_namespace("panic")).await;
     let id = queue.push(&Panicky).await.unwrap().id().to_owned();
     let running = start(&queue, default_queue().concurrency(1));
     wait_dead(&queue, &id).await;
@@ -303,7 +296,7 @@ async fn a_panic_is_a_failed_attempt_carrying_its_message_and_the_worker_keeps_g
 #[tokio::test]
 async fn heartbeats_keep_a_job_running_three_times_its_lease_from_running_twice() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("heartbeat")).await;
+    let queue = handle(&server, &unique_namespace("heartbeat")).await;
     let id = queue
         .push(&Patient { ms: 900 })
         .await
@@ -331,7 +324,7 @@ async fn heartbeats_keep_a_job_running_three_times_its_lease_from_running_twice(
 #[tokio::test]
 async fn jobs_are_dead_lettered_after_exactly_max_attempts() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("attempts")).await;
+    let queue = handle(&server, &unique_namespace("attempts")).await;
     let id = queue.push(&AlwaysFails).await.unwrap().id().to_owned();
     let running = start(&queue, default_queue());
     wait_dead(&queue, &id).await;
@@ -348,7 +341,7 @@ async fn jobs_are_dead_lettered_after_exactly_max_attempts() {
 #[tokio::test]
 async fn the_retry_window_dead_letters_a_job_that_keeps_failing() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("window")).await;
+    let queue = handle(&server, &unique_namespace("window")).await;
     let id = queue.push(&Windowed).await.unwrap().id().to_owned();
     let running = start(&queue, default_queue());
     wait_dead(&queue, &id).await;
@@ -373,7 +366,7 @@ async fn the_retry_window_dead_letters_a_job_that_keeps_failing() {
 #[tokio::test]
 async fn fail_now_skips_the_remaining_attempts() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("failnow")).await;
+    let queue = handle(&server, &unique_namespace("failnow")).await;
     let id = queue.push(&FailsNow).await.unwrap().id().to_owned();
     let running = start(&queue, default_queue());
     wait_dead(&queue, &id).await;
@@ -388,7 +381,7 @@ async fn fail_now_skips_the_remaining_attempts() {
 #[tokio::test]
 async fn a_retry_is_scheduled_after_the_job_types_backoff() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("backoff")).await;
+    let queue = handle(&server, &unique_namespace("backoff")).await;
     let id = queue.push(&RetryLater).await.unwrap().id().to_owned();
     let before = SystemTime::now();
     let running = start(&queue, default_queue());
@@ -410,7 +403,7 @@ async fn a_retry_is_scheduled_after_the_job_types_backoff() {
 #[tokio::test]
 async fn unknown_names_and_undecodable_payloads_are_dead_lettered_at_once() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("unknown")).await;
+    let queue = handle(&server, &unique_namespace("unknown")).await;
     let unknown = queue
         .add(
             "default",
@@ -448,7 +441,7 @@ async fn unknown_names_and_undecodable_payloads_are_dead_lettered_at_once() {
 #[tokio::test]
 async fn an_idle_worker_wakes_on_enqueue_without_polling() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wake")).await;
+    let queue = handle(&server, &unique_namespace("wake")).await;
     // With an hour of max idle, only the wake-up can start the job in time;
     // with hand-off off, the enqueue cannot lease the job to it instead.
     let running = start(
@@ -478,7 +471,7 @@ async fn an_idle_worker_wakes_on_enqueue_without_polling() {
 async fn concurrency_is_honoured_exactly() {
     for limit in [1u32, 3] {
         let server = RedisServer::start();
-        let queue = connect(&server, &unique_namespace("concurrency")).await;
+        let queue = handle(&server, &unique_namespace("concurrency")).await;
         for _ in 0..12 {
             queue.push(&Quick { n: 60 }).await.unwrap();
         }
@@ -503,7 +496,7 @@ async fn concurrency_is_honoured_exactly() {
 #[tokio::test]
 async fn graceful_shutdown_lets_short_jobs_finish_and_releases_the_rest_at_once() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("shutdown")).await;
+    let queue = handle(&server, &unique_namespace("shutdown")).await;
     let stubborn = queue.push(&Stubborn).await.unwrap().id().to_owned();
     let patient = queue
         .push(&Patient { ms: 60_000 })
@@ -540,7 +533,7 @@ async fn graceful_shutdown_lets_short_jobs_finish_and_releases_the_rest_at_once(
 #[tokio::test]
 async fn a_job_whose_lease_is_lost_is_cancelled_and_not_acknowledged() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("lost")).await;
+    let queue = handle(&server, &unique_namespace("lost")).await;
     let id = queue
         .push(&Patient { ms: 60_000 })
         .await
@@ -578,12 +571,12 @@ async fn a_job_whose_lease_is_lost_is_cancelled_and_not_acknowledged() {
 async fn dead_letters_are_announced_in_process_and_to_other_processes() {
     let server = RedisServer::start();
     let ns = unique_namespace("events");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let id = queue.push(&FailsNow).await.unwrap().id().to_owned();
     let worker = Worker::new(queue.clone(), registry(), default_queue().schedules(false)).unwrap();
     let mut failures = worker.failures();
     let stop = CancellationToken::new();
-    let handle = tokio::spawn(worker.run(stop.clone()));
+    let run = tokio::spawn(worker.run(stop.clone()));
     let event = tokio::time::timeout(DEADLINE, failures.recv())
         .await
         .expect("event in time")
@@ -594,7 +587,7 @@ async fn dead_letters_are_announced_in_process_and_to_other_processes() {
     );
     assert_eq!(event.name.as_deref(), Some("t.fails_now"));
     // Another process: a separate connection reading the namespace's stream.
-    let other = connect(&server, &ns).await;
+    let other = handle(&server, &ns).await;
     let events = other
         .events(10)
         .await
@@ -612,13 +605,13 @@ async fn dead_letters_are_announced_in_process_and_to_other_processes() {
         (id.as_str(), "default", "dead")
     );
     stop.cancel();
-    handle.await.unwrap().unwrap();
+    run.await.unwrap().unwrap();
 }
 
 #[tokio::test]
 async fn live_workers_are_listed_with_their_identity_and_removed_on_shutdown() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("registry")).await;
+    let queue = handle(&server, &unique_namespace("registry")).await;
     let running = start(
         &queue,
         WorkOptions::new()
@@ -666,7 +659,7 @@ async fn two_listed_apart(queue: &RedisQueue, own: redq::WorkerIdentity) -> Vec<
 #[tokio::test]
 async fn workers_on_clones_of_one_handle_are_listed_apart_each_under_its_own_identity() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("registry-clones")).await;
+    let queue = handle(&server, &unique_namespace("registry-clones")).await;
     let options = WorkOptions::new().queues(["default"]).concurrency(2);
     let first = start(&queue, options.clone());
     let second = start(&queue.clone(), options);
@@ -756,7 +749,7 @@ async fn a_worker_on_each_shard_alone_has_an_identity_of_its_own() {
 #[tokio::test]
 async fn a_worker_hears_an_operator_from_the_moment_it_is_listed() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("listed-hears")).await;
+    let queue = handle(&server, &unique_namespace("listed-hears")).await;
     let operator = redq::Operator::from(queue.clone());
     // Fresh workers in turn: each one's listing races its subscription.
     for round in 0..5 {
@@ -797,7 +790,7 @@ async fn services_reach_the_job_and_inline_mode_runs_at_push() {
 #[tokio::test]
 async fn worker_options_are_checked_before_running() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("options")).await;
+    let queue = handle(&server, &unique_namespace("options")).await;
     for bad in [
         WorkOptions::new().concurrency(0),
         WorkOptions::new().claim_batch(0),
@@ -817,7 +810,7 @@ async fn worker_options_are_checked_before_running() {
 async fn a_killed_worker_process_job_runs_again_elsewhere_after_its_lease_lapses() {
     let server = RedisServer::start();
     let ns = unique_namespace("kill9");
-    let queue = connect(&server, &ns).await;
+    let queue = handle(&server, &ns).await;
     let client = server.client().await;
     let id = queue
         .push(&redq_tests::jobs::Recorded {
@@ -871,7 +864,7 @@ async fn a_killed_worker_process_job_runs_again_elsewhere_after_its_lease_lapses
 #[tokio::test]
 async fn a_worker_runs_the_scheduler_by_default_and_fires_due_schedules() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("scheduled")).await;
+    let queue = handle(&server, &unique_namespace("scheduled")).await;
     let schedule = redq::schedule::Schedule::new("every-second", "default", "* * * * * *")
         .job_name(Quick::NAME)
         .payload(serde_json::json!({"n": 1}));
@@ -899,7 +892,7 @@ async fn a_worker_runs_the_scheduler_by_default_and_fires_due_schedules() {
 #[tokio::test]
 async fn a_batch_ack_gives_each_job_its_own_outcome() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("ackbatch")).await;
+    let queue = handle(&server, &unique_namespace("ackbatch")).await;
     for n in 0..3 {
         queue.push(&Quick { n }).await.unwrap();
     }
@@ -944,7 +937,7 @@ impl TypedJob for Ordered {
 
 async fn run_in_order(options: WorkOptions, per_queue: usize) -> Vec<String> {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("order")).await;
+    let queue = handle(&server, &unique_namespace("order")).await;
     for name in ["high", "low"] {
         let jobs = (0..per_queue)
             .map(|_| NewJob::new(serde_json::json!(null)).name(Ordered::NAME))
@@ -1020,7 +1013,7 @@ impl TypedJob for UsesAnyhow {
 #[tokio::test]
 async fn an_anyhow_error_converts_with_question_mark_and_keeps_its_context() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("anyhow")).await;
+    let queue = handle(&server, &unique_namespace("anyhow")).await;
     let id = queue.push(&UsesAnyhow).await.unwrap().id().to_owned();
     let mut registry = Registry::new();
     registry.add_job::<UsesAnyhow>();

@@ -11,6 +11,7 @@ use redq::worker::{
     Worker,
 };
 use redq::{JobState, NewJob, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -79,14 +80,6 @@ impl Started {
     }
 }
 
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 async fn wait_dead(queue: &RedisQueue, id: &str) -> redq::JobRecord {
     wait_until(
         DEADLINE,
@@ -100,7 +93,7 @@ async fn wait_dead(queue: &RedisQueue, id: &str) -> redq::JobRecord {
 #[tokio::test]
 async fn a_job_enqueued_by_name_is_dead_lettered_at_its_types_max_attempts() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("byname")).await;
+    let queue = handle(&server, &unique_namespace("byname")).await;
     let id = queue
         .add("mail", NewJob::new(json!(null)).name(SendEmail::NAME))
         .await
@@ -145,7 +138,7 @@ async fn a_job_enqueued_by_name_is_dead_lettered_at_its_types_max_attempts() {
 #[tokio::test]
 async fn a_job_enqueued_by_name_with_its_own_max_attempts_keeps_them() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("byname-own")).await;
+    let queue = handle(&server, &unique_namespace("byname-own")).await;
     let id = queue
         .add(
             "mail",
@@ -170,7 +163,7 @@ async fn a_job_enqueued_by_name_with_its_own_max_attempts_keeps_them() {
 #[tokio::test]
 async fn a_cron_fired_job_by_name_is_dead_lettered_at_its_types_max_attempts() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("byname-cron")).await;
+    let queue = handle(&server, &unique_namespace("byname-cron")).await;
     let schedule = Schedule::new("mail-digest", "mail", "* * * * * *")
         .job_name(SendEmail::NAME)
         .payload(json!(null));

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use redq::worker::{JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker};
 use redq::RedisQueue;
+use redq_tests::fixtures::handle;
 use redq_tests::logs::LogCapture;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -43,14 +44,6 @@ impl TypedJob for Ping {
     }
 }
 
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
-
 fn start(queue: &RedisQueue, registry: Registry, done: &Done) -> RunningWorker {
     let worker = Worker::new(queue.clone(), registry, WorkOptions::new().schedules(false))
         .expect("options")
@@ -70,7 +63,7 @@ async fn listed_queues(queue: &RedisQueue) -> Vec<String> {
 #[tokio::test]
 async fn a_worker_without_queues_serves_its_registered_types_queues() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("served")).await;
+    let queue = handle(&server, &unique_namespace("served")).await;
     queue.push(&SlowReport).await.unwrap();
     queue.push(&Ping).await.unwrap();
     let mut registry = Registry::new();
@@ -88,7 +81,7 @@ async fn a_worker_without_queues_serves_its_registered_types_queues() {
 #[tokio::test]
 async fn a_worker_of_one_type_on_another_queue_serves_only_that_queue() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("served-one")).await;
+    let queue = handle(&server, &unique_namespace("served-one")).await;
     queue.push(&SlowReport).await.unwrap();
     let mut registry = Registry::new();
     registry.add_job::<SlowReport>();
@@ -105,7 +98,7 @@ async fn a_worker_of_one_type_on_another_queue_serves_only_that_queue() {
 #[tokio::test]
 async fn a_worker_of_an_empty_registry_serves_the_default_queue() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("served-empty")).await;
+    let queue = handle(&server, &unique_namespace("served-empty")).await;
     let running = start(&queue, Registry::new(), &Done::default());
     assert_eq!(listed_queues(&queue).await, ["default"]);
     running.shutdown().await;
@@ -127,7 +120,7 @@ fn warnings_of(queue: &RedisQueue, options: WorkOptions) -> String {
 #[tokio::test]
 async fn named_queues_that_leave_out_a_registered_types_queue_are_warned_about_once() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("served-warn")).await;
+    let queue = handle(&server, &unique_namespace("served-warn")).await;
     let text = warnings_of(&queue, WorkOptions::new().queues(["default"]));
     let warned: Vec<&str> = text.lines().filter(|l| l.contains("WARN")).collect();
     assert_eq!(warned.len(), 1, "{text}");

@@ -11,6 +11,7 @@ use redq::worker::{
     JobCx, JobError, Registry, Services, TypedJob, UnknownNames, WorkOptions, Worker,
 };
 use redq::{JobRecord, JobState, NewJob, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
@@ -42,14 +43,6 @@ impl TypedJob for NewType {
             .store(cx.attempt(), Ordering::SeqCst);
         Ok(())
     }
-}
-
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
 }
 
 /// A worker of queue `default` that has only [`OldType`].
@@ -96,7 +89,7 @@ fn assert_unknown_error(job: &JobRecord) {
 #[tokio::test]
 async fn by_default_an_unknown_name_is_retried_after_a_backoff_and_runs_where_it_is_known() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("unknown-retry")).await;
+    let queue = handle(&server, &unique_namespace("unknown-retry")).await;
     let id = add(&queue, new_type_job()).await;
     let before = SystemTime::now();
     let old = old_worker(&queue, WorkOptions::new());
@@ -133,7 +126,7 @@ async fn by_default_an_unknown_name_is_retried_after_a_backoff_and_runs_where_it
 #[tokio::test]
 async fn a_retried_unknown_name_is_dead_lettered_once_the_jobs_own_attempts_are_spent() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("unknown-spent")).await;
+    let queue = handle(&server, &unique_namespace("unknown-spent")).await;
     let id = add(&queue, new_type_job().max_attempts(2)).await;
     let old = old_worker(&queue, WorkOptions::new());
     let job = wait_for(&queue, &id, JobState::Dead).await;
@@ -145,7 +138,7 @@ async fn a_retried_unknown_name_is_dead_lettered_once_the_jobs_own_attempts_are_
 #[tokio::test]
 async fn told_to_dead_letter_a_worker_dead_letters_an_unknown_name_at_once() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("unknown-dead")).await;
+    let queue = handle(&server, &unique_namespace("unknown-dead")).await;
     let id = add(&queue, new_type_job().max_attempts(25)).await;
     let old = old_worker(
         &queue,
@@ -160,7 +153,7 @@ async fn told_to_dead_letter_a_worker_dead_letters_an_unknown_name_at_once() {
 #[tokio::test]
 async fn a_job_without_a_name_is_dead_lettered_at_once_even_when_unknown_names_retry() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("unknown-nameless")).await;
+    let queue = handle(&server, &unique_namespace("unknown-nameless")).await;
     let id = add(&queue, NewJob::new(json!(null)).max_attempts(25)).await;
     let old = old_worker(&queue, WorkOptions::new());
     let job = wait_for(&queue, &id, JobState::Dead).await;

@@ -17,6 +17,7 @@ use redq::workflow::{
     WaiterDecision,
 };
 use redq::{Enqueued, Job, JobState, NewJob, QueueError, RedisQueue};
+use redq_tests::fixtures::handle;
 use redq_tests::running::RunningWorker;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
@@ -24,14 +25,6 @@ use serde_json::json;
 
 const LEASE: Duration = Duration::from_secs(30);
 const DEADLINE: Duration = Duration::from_secs(10);
-
-async fn connect(server: &RedisServer, ns: &str) -> RedisQueue {
-    RedisQueue::builder(&server.url())
-        .namespace(ns)
-        .connect()
-        .await
-        .expect("connect")
-}
 
 fn ids(outcomes: &[Enqueued]) -> Vec<String> {
     outcomes.iter().map(|o| o.id().to_owned()).collect()
@@ -54,7 +47,7 @@ async fn run_all(queue: &RedisQueue, name: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_batch_without_callbacks_is_done_after_its_last_job() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-no-callbacks")).await;
+    let queue = handle(&server, &unique_namespace("wf-no-callbacks")).await;
     let batch = Batch::new().jobs(
         "rows",
         (1..=2).map(|n| NewJob::new(json!({"row": n}))).collect(),
@@ -79,7 +72,7 @@ async fn a_batch_without_callbacks_is_done_after_its_last_job() {
 async fn a_batch_runs_on_complete_once_after_all_its_jobs_and_cancels_on_success_after_a_dead_one()
 {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-batch")).await;
+    let queue = handle(&server, &unique_namespace("wf-batch")).await;
     let batch = Batch::new()
         .label("three pages")
         .jobs(
@@ -214,7 +207,7 @@ impl TypedJob for Total {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dependent_runs_once_after_its_dependencies_and_sees_their_results() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-after")).await;
+    let queue = handle(&server, &unique_namespace("wf-after")).await;
     let a = queue.push(&Part { n: 1 }).await.unwrap().id().to_owned();
     let b = queue.push(&Part { n: 2 }).await.unwrap().id().to_owned();
     let total = NewJob::new(serde_json::to_value(Total).unwrap())
@@ -266,7 +259,7 @@ async fn a_dependent_runs_once_after_its_dependencies_and_sees_their_results() {
 #[tokio::test]
 async fn a_tree_of_depth_three_across_two_queues_releases_each_parent_after_its_children() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-tree")).await;
+    let queue = handle(&server, &unique_namespace("wf-tree")).await;
     let job = |name: &str| NewJob::new(json!(name)).name(name);
     let tree = Tree::new("a", job("root"))
         .child("b", job("leaf-1"))
@@ -326,7 +319,7 @@ async fn a_tree_of_depth_three_across_two_queues_releases_each_parent_after_its_
 #[tokio::test]
 async fn a_held_dependent_waits_for_an_operator_who_releases_it_once() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-hold")).await;
+    let queue = handle(&server, &unique_namespace("wf-hold")).await;
     let charge = queue
         .add("pay", NewJob::new(json!("charge")))
         .await
@@ -393,7 +386,7 @@ async fn a_held_dependent_waits_for_an_operator_who_releases_it_once() {
 #[tokio::test]
 async fn cancelling_a_batch_cancels_its_pending_jobs_and_its_callbacks() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-cancel")).await;
+    let queue = handle(&server, &unique_namespace("wf-cancel")).await;
     let batch = Batch::new()
         .jobs("work", (0..5).map(|n| NewJob::new(json!(n))).collect())
         .on_complete("done", NewJob::new(json!("after")));
@@ -434,7 +427,7 @@ async fn cancelling_a_batch_cancels_its_pending_jobs_and_its_callbacks() {
 #[tokio::test]
 async fn status_is_read_while_a_batch_runs_at_a_cost_that_does_not_grow_with_it() {
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-status")).await;
+    let queue = handle(&server, &unique_namespace("wf-status")).await;
     let make = |n: usize| {
         Batch::new()
             .jobs("rows", (0..n).map(|i| NewJob::new(json!(i))).collect())
@@ -477,7 +470,7 @@ async fn status_is_read_while_a_batch_runs_at_a_cost_that_does_not_grow_with_it(
 async fn a_ten_thousand_job_batch_runs_its_callback_once() {
     const JOBS: usize = 10_000;
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-10k")).await;
+    let queue = handle(&server, &unique_namespace("wf-10k")).await;
     let started = Instant::now();
     let batch = Batch::new()
         .jobs(
@@ -573,7 +566,7 @@ async fn an_ack_counting_its_jobs_in_thousands_of_gates_releases_every_dependent
     const DEPS: usize = 60;
     const EACH: usize = 80;
     let server = RedisServer::start();
-    let queue = connect(&server, &unique_namespace("wf-many-gates")).await;
+    let queue = handle(&server, &unique_namespace("wf-many-gates")).await;
     let deps = (0..DEPS).map(|i| NewJob::new(json!(i))).collect();
     let deps = ids(&queue.add_batch("deps", deps).await.expect("dependencies"));
     // A job with dependencies is enqueued alone (one atomic call each).
