@@ -438,7 +438,7 @@ pub(crate) fn encode_into(
     }
     let (backoff_base, backoff_cap) = job.reclaim_backoff.to_ms()?;
     let mut id = [0u8; ulid::ULID_LEN];
-    ulid::Ulid::new().array_to_str(&mut id);
+    crate::job_id::next().array_to_str(&mut id);
     let mut append = |text: &[u8]| {
         let start = buf.len();
         buf.extend_from_slice(text);

@@ -127,6 +127,7 @@ mod handle;
 mod human;
 mod identity;
 mod job;
+mod job_id;
 pub mod kept;
 pub mod keys;
 mod layout;

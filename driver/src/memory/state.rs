@@ -99,7 +99,7 @@ impl State {
     ) -> String {
         self.seq += 1;
         let seq = self.seq;
-        let id = ulid::Ulid::new().to_string();
+        let id = crate::job_id::next().to_string();
         let mut place = Place::Waiting;
         if let Some(key) = &key {
             match self.keys.get_mut(key) {

@@ -307,7 +307,7 @@ impl RedisQueue {
     /// fresh ULID (a tick's job id is derived from the tick instead).
     pub async fn trigger_schedule(&self, name: &str) -> Result<Triggered, QueueError> {
         check_schedule_name(name)?;
-        let id = ulid::Ulid::new().to_string();
+        let id = crate::job_id::next().to_string();
         for _ in 0..CHANGED_RETRIES {
             let (_, record) = self.load_schedule(name).await?;
             let Some(record) = record else {

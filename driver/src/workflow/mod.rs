@@ -165,7 +165,7 @@ pub struct BatchId(String);
 impl BatchId {
     /// A fresh id.
     pub(crate) fn new() -> BatchId {
-        BatchId(ulid::Ulid::new().to_string())
+        BatchId(crate::job_id::next().to_string())
     }
 
     /// The id's text.

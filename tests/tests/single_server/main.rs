@@ -43,6 +43,7 @@ mod handoff;
 mod handoff_slots;
 mod handoff_unheard;
 mod harness;
+mod ids_in_order;
 mod kept_results;
 mod lean_record;
 mod list_blocked;

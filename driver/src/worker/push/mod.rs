@@ -151,7 +151,7 @@ impl JobQueue {
 }
 
 async fn run_inline<T: TypedJob>(job: &T, services: &Services) -> Pushed {
-    let id = ulid::Ulid::new().to_string();
+    let id = crate::job_id::next().to_string();
     let cx = JobCx::detached(id.clone(), T::QUEUE, T::NAME, services.clone());
     let error = match tokio::time::timeout(T::TIMEOUT, job.run(&cx)).await {
         Ok(Ok(())) => None,
