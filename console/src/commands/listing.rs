@@ -40,6 +40,7 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "leased": c.leased,
                     "dead": c.dead,
                     "blocked": c.blocked,
+                    "awaiting": c.awaiting,
                     "held": c.held,
                     "lapsed": c.lapsed,
                     "paused": c.paused,
@@ -66,13 +67,17 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
 /// order a job goes through them (DUE: those of SCHEDULED whose time has
 /// come, which only a claim moves to WAITING, so with no worker left they
 /// pile up there; LAPSED: those of LEASED past expiry). OLDEST is how long
-/// the longest-ready job has been ready, due ones included.
+/// the longest-ready job has been ready, due ones included. AWAITING are
+/// the jobs waiting on other jobs (callbacks, dependents, tree parents,
+/// and those held for an operator after a dependency failed), in no
+/// other column.
 fn queues_table(all: &[QueueCounts]) -> Table {
     let mut t = Table::new(&[
         "QUEUE",
         ">WAITING",
         ">HELD",
         ">BLOCKED",
+        ">AWAITING",
         ">SCHEDULED",
         ">DUE",
         ">LEASED",
@@ -91,6 +96,7 @@ fn queues_table(all: &[QueueCounts]) -> Table {
             c.waiting.to_string(),
             c.held.to_string(),
             c.blocked.to_string(),
+            c.awaiting.to_string(),
             c.scheduled.to_string(),
             c.due.to_string(),
             c.leased.to_string(),

@@ -7,6 +7,7 @@ mod live;
 mod seed;
 mod spawned;
 
+mod awaiting_shown;
 mod bench;
 mod blocked_tab;
 mod canary;

@@ -19,17 +19,55 @@ pub async fn run(queue: &Target, id: &str, json: bool) -> Result<(), Failure> {
         return finished(queue, id, &shards, now, json).await;
     };
     let notes = queue.notes(id).await?;
+    let awaits = awaits_line(queue, &job).await?;
+    let flow = crate::flow::held::detail_lines(queue, &job, now).await?;
     if json {
         let mut value = job_json(&job, &shards);
         value["progress"] = notes.progress.clone().unwrap_or_default();
         value["log"] = json!(notes.log);
+        if let Some(line) = awaits {
+            value["awaits_status"] = json!(line);
+        }
+        for (label, text) in &flow {
+            value[label.replace(' ', "_")] = json!(text);
+        }
         print_json(&value);
     } else {
-        for line in detail_lines(&job, &notes, &shards, now) {
+        let mut lines = detail_lines(&job, &notes, &shards, now);
+        // Why a held job is held, under the state line it explains.
+        let at = lines.iter().position(|l| l.starts_with("state"));
+        for (i, (label, text)) in flow.iter().enumerate() {
+            let at = at.map_or(0, |a| a + 1 + i);
+            lines.insert(at, format!("{label:<14}{text}"));
+        }
+        if let Some(line) = awaits {
+            // Under the state line it explains, as in the console's detail.
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with("state"))
+                .map_or(0, |i| i + 1);
+            lines.insert(at, format!("{:<14}{line}", "awaits"));
+            lines.insert(
+                at + 1,
+                format!("{:<14}redq deps show {}", "", crate::text::inert(id)),
+            );
+        }
+        for line in lines {
             outln!("{}", line.trim_end());
         }
     }
     Ok(())
+}
+
+/// What the gate a job awaits says of it (`batch G (7 of 10 finished):
+/// waiting for 3 of 10`), or `None` for a job that awaits nothing or whose
+/// gate is gone.
+async fn awaits_line(queue: &Target, job: &redq::JobRecord) -> Result<Option<String>, Failure> {
+    let Some(gate) = job.awaits.as_deref() else {
+        return Ok(None);
+    };
+    let read = crate::workflow::read::gate(queue, gate).await?;
+    Ok(read.map(|gate| crate::workflow::why::awaits_line(&gate, &job.id)))
 }
 
 /// A job no longer in the queue: what its kept record or tombstone says.

@@ -89,6 +89,7 @@ pub(super) fn queue_key(
         "DUE" => num(c.due),
         "LEASED" => num(c.leased),
         "BLOCKED" => num(c.blocked),
+        "AWAITING" => num(c.awaiting),
         "LAPSED" => num(c.lapsed),
         "HELD" => num(c.held),
         "DEAD" => num(c.dead),
@@ -166,6 +167,7 @@ impl State {
                 for (header, shown) in [
                     ("HELD", queues.iter().any(|q| q.counts.held > 0)),
                     ("BLOCKED", queues.iter().any(|q| q.counts.blocked > 0)),
+                    ("AWAITING", queues.iter().any(|q| q.counts.awaiting > 0)),
                     ("LAPSED", queues.iter().any(|q| q.counts.lapsed > 0)),
                 ] {
                     if shown {

@@ -62,6 +62,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // and leases that lapsed with nobody reclaiming them (also a badge).
     let any_blocked = state.data.queues.iter().any(|q| q.counts.blocked > 0);
     let any_lapsed = state.data.queues.iter().any(|q| q.counts.lapsed > 0);
+    // And jobs waiting on other jobs (a batch's callbacks, dependents, tree
+    // parents), held there for an operator too when a dependency failed:
+    // without the column a queue of them reads as empty.
+    let any_awaiting = state.data.queues.iter().any(|q| q.counts.awaiting > 0);
     let stats_at = state.stats_time(now);
     let rows = queues
         .iter()
@@ -97,6 +101,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             }
             if any_blocked {
                 cells.push(Item::number(c.blocked));
+            }
+            if any_awaiting {
+                cells.push(Item::number(c.awaiting));
             }
             if any_lapsed {
                 let lapsed = Item::number(c.lapsed);
@@ -149,6 +156,9 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // badge still names the queue.
     if any_blocked {
         columns.push(Column::number("BLOCKED").optional(4));
+    }
+    if any_awaiting {
+        columns.push(Column::number("AWAITING").optional(4));
     }
     if any_lapsed {
         columns.push(Column::number("LAPSED").optional(3));
