@@ -70,7 +70,25 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
         } => Some("functions prune"),
         Command::RecordFormat { set: Some(_), .. } => Some("record-format"),
         Command::RecordFormat { rewrite: true, .. } => Some("record-format --rewrite"),
-        _ => None,
+        Command::Metrics {
+            command: Some(crate::cli::MetricsCommand::Off { .. }),
+            ..
+        } => Some("metrics off"),
+        Command::Metrics {
+            command: Some(crate::cli::MetricsCommand::On { .. }),
+            ..
+        } => Some("metrics on"),
+        // Every other command only reads; each is named, so that a new
+        // command is classified here rather than let through by default.
+        Command::Queues
+        | Command::Stats { .. }
+        | Command::Batches { .. }
+        | Command::Workers { command: None }
+        | Command::Functions { .. }
+        | Command::RecordFormat { .. }
+        | Command::Metrics { .. }
+        | Command::Events { .. }
+        | Command::Completions { .. } => None,
     }
 }
 

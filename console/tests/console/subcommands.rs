@@ -500,6 +500,8 @@ async fn read_only_refuses_every_mutation_and_changes_nothing() {
         vec!["pause", "webhooks"],
         vec!["resume", "webhooks"],
         vec!["enqueue", "webhooks", "{}"],
+        vec!["metrics", "off", "webhooks"],
+        vec!["metrics", "on", "webhooks"],
         vec!["demo"],
     ];
     for args in mutations {
@@ -515,6 +517,8 @@ async fn read_only_refuses_every_mutation_and_changes_nothing() {
     }
     let counts = q.counts("webhooks").await.unwrap();
     assert_eq!((counts.dead, counts.waiting, counts.paused), (2, 0, false));
+    let recording = q.metrics_recording("webhooks").await.unwrap();
+    assert!(recording.is_on(), "metrics switched off: {recording:?}");
     // Reading is fine.
     assert_exit(&redq(&url, &ns, &["--read-only", "queues"]), 0);
 }
