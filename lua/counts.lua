@@ -7,7 +7,8 @@
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
---          head_enqueued_at_ms (0 when none), now_ms, completed, cancelled, held,
+--          oldest_enqueued_at_ms (the earliest enqueued waiting job of any
+--          priority, 0 when none), now_ms, completed, cancelled, held,
 --          awaiting, due, due_since_ms (0 when none) }
 -- waiting includes released ordering successors not yet moved into the
 -- queue; blocked counts jobs waiting behind another job's ordering key;
@@ -26,19 +27,32 @@ local now = now_ms()
 local fired = tonumber(redis.call('HGET', K.wf_awaiting_n, wf.fired_field(QUEUE)) or '0')
 local waiting = waiting_count() +
   redis.call('ZLEXCOUNT', K.ord_ready, '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11') - fired
--- The head is the first job in claim order: the zset's head or the fifo's,
--- whichever scores lower.
-local head_at, head_score = 0, nil
-local zset_head = redis.call('ZRANGE', K.waiting, 0, 0, 'WITHSCORES')
-if zset_head[1] then
-  local m = load_meta(zset_head[1])
-  if m then head_at, head_score = m[M.enqueued_at], tonumber(zset_head[2]) end
+-- The oldest ready job, whatever its priority: not the claim order's head,
+-- which a newer job of a higher priority replaces, so a starved job would
+-- never show. A waiting zset score is (255 - priority) * PRIORITY_SPAN + seq
+-- (lib/waiting.lua) and seq grows with each enqueue, so within a priority
+-- band the first member by score is the band's earliest enqueued; the fifo
+-- list (priority 0 only) is sorted by seq, so its first is its earliest.
+-- Each band's head is found by jumping to the next band's base score: at
+-- most 256 bands (priorities 0..255), so at most 256 ZRANGE BYSCORE LIMIT 1
+-- (O(log n) each) and 257 record reads, whatever the queue's size; a queue
+-- with one priority costs two ZRANGEs and two reads, as before.
+local head_at = 0
+local function consider(id)
+  local m = load_meta(id)
+  if m and (head_at == 0 or m[M.enqueued_at] < head_at) then head_at = m[M.enqueued_at] end
+end
+local band_head = redis.call('ZRANGE', K.waiting, 0, 0, 'WITHSCORES')
+local bands = 0
+while band_head[1] and bands < 256 do
+  bands = bands + 1
+  consider(band_head[1])
+  local next_base = (math.floor(tonumber(band_head[2]) / PRIORITY_SPAN) + 1) * PRIORITY_SPAN
+  band_head = redis.call('ZRANGE', K.waiting, string.format('%d', next_base), '+inf',
+    'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
 end
 local fifo_head = redis.call('LINDEX', K.fifo, 0)
-if fifo_head then
-  local m = load_meta(fifo_head)
-  if m and (not head_score or FIFO_BASE + m[M.seq] < head_score) then head_at = m[M.enqueued_at] end
-end
+if fifo_head then consider(fifo_head) end
 local due, due_since = redis.call('ZCOUNT', K.scheduled, '-inf', now), 0
 if due > 0 then
   due_since = tonumber(redis.call('ZRANGE', K.scheduled, 0, 0, 'WITHSCORES')[2])
