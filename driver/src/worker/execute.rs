@@ -134,7 +134,13 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         Ok(future) => future,
         Err(why) => return dead_letter(shared, &job, &lease, &why).await,
     };
-    tracing::trace!(payload = %job.payload, "running");
+    // The payload's size, never its bytes: a payload may hold anything a
+    // producer put there (addresses, tokens), and logs travel further than
+    // Redis does. Measured only when this line is logged.
+    if tracing::enabled!(tracing::Level::TRACE) {
+        let payload_bytes = serde_json::to_vec(&job.payload).map_or(0, |bytes| bytes.len());
+        tracing::trace!(payload_bytes, "running");
+    }
     let timeout = runner.timeout();
     let guarded = tokio::time::timeout(timeout, AssertUnwindSafe(future).catch_unwind());
     let outcome = tokio::select! {

@@ -53,6 +53,7 @@ mod metrics_switch;
 mod noscript;
 mod notes_api;
 mod notes_worker;
+mod observability_logs;
 mod observability_oldest;
 mod ordering;
 mod out_of_memory;
