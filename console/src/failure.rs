@@ -42,6 +42,16 @@ impl Failure {
             "refused: {what} changes Redis, and --read-only is set"
         ))
     }
+
+    /// A change asked of the default Redis: changes go only to a Redis the
+    /// user named (reads may look at the default).
+    pub fn unnamed_redis(what: &str) -> Failure {
+        Failure::Usage(format!(
+            "refused: {what} changes Redis, and no Redis was named: pass --url or set \
+             REDIS_URL (changes never go to the default {} unasked)",
+            crate::cli::DEFAULT_URL
+        ))
+    }
 }
 
 impl From<QueueError> for Failure {

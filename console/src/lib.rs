@@ -127,7 +127,9 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
             1 => Vec::new(),
             _ => redq::shards::shard_namespaces(&base, n)?,
         },
-        read_only: global.read_only,
+        // With no Redis named, the console looks at the default one but
+        // changes nothing there.
+        read_only: global.read_only || connection.url.is_none(),
         refresh: global.refresh,
     };
     let connect: tui::source::Connector = std::sync::Arc::new(move || {

@@ -102,6 +102,9 @@ pub async fn run(
         if global.read_only {
             return Err(Failure::read_only(what));
         }
+        if connection.url.is_none() {
+            return Err(Failure::unnamed_redis(what));
+        }
     }
     // The exporter connects at its first scrape, and serves `redq_up 0`
     // while Redis is out of reach, rather than failing here.

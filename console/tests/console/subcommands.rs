@@ -523,6 +523,32 @@ async fn read_only_refuses_every_mutation_and_changes_nothing() {
     assert_exit(&redq(&url, &ns, &["--read-only", "queues"]), 0);
 }
 
+/// With no `--url` and no `REDIS_URL`, reads look at the default Redis but
+/// a change is refused before any connection: it goes only to a Redis the
+/// user named.
+#[test]
+fn a_change_with_no_redis_named_is_refused_before_connecting() {
+    let changes: Vec<Vec<&str>> = vec![
+        vec!["dead", "purge", "webhooks", "--yes"],
+        vec!["pause", "webhooks"],
+        vec!["enqueue", "webhooks", "{}"],
+        vec!["metrics", "off", "webhooks"],
+    ];
+    for args in changes {
+        let out = std::process::Command::new(BIN)
+            .args(&args)
+            .env_remove("REDIS_URL")
+            .env_remove("REDQ_LOG")
+            .output()
+            .expect("running redq");
+        // Exit 2, a usage error: a connection tried would fail with exit 1.
+        assert_exit(&out, 2);
+        let said = stderr(&out);
+        assert!(said.contains("no Redis was named"), "{args:?}: {said}");
+        assert!(said.contains("--url or set REDIS_URL"), "{args:?}: {said}");
+    }
+}
+
 #[tokio::test]
 async fn usage_errors_exit_2_and_failures_exit_1() {
     let server = RedisServer::start();

@@ -10,7 +10,7 @@ impl State {
         if self.settings.read_only {
             self.say(
                 Level::Error,
-                format!("read-only: {what} refused (the console was started with --read-only)"),
+                format!("read-only: {what} refused (--read-only, or no --url or REDIS_URL named this Redis)"),
             );
             return false;
         }
