@@ -801,6 +801,11 @@ pub enum RetentionCommand {
         /// How long a forgotten job's tombstone lasts (1ms to 10 years).
         #[arg(long, value_name = "DURATION", value_parser = parse_kept_age, default_value = "1d")]
         tombstone_age: Duration,
+        /// Set it even though no job was ever enqueued to the queue (so
+        /// that its first jobs are kept, e.g. for jobs that others will
+        /// name as dependencies; or a name with a typo: check it).
+        #[arg(long)]
+        allow_unknown: bool,
     },
     /// Stop keeping a queue's finished jobs and forget those kept
     /// (tombstones stay until they expire).

@@ -11,7 +11,7 @@ use crate::failure::Failure;
 use crate::output::{count, outln, print_json};
 use crate::text::inert;
 
-use super::known::require_known;
+use super::known::{require_known, require_known_with};
 
 pub async fn run(queue: &Target, command: RetentionCommand, json: bool) -> Result<(), Failure> {
     match command {
@@ -25,8 +25,16 @@ pub async fn run(queue: &Target, command: RetentionCommand, json: bool) -> Resul
             max_age,
             max_bytes,
             tombstone_age,
+            allow_unknown,
         } => {
-            require_known(queue, &name).await?;
+            if !allow_unknown {
+                require_known_with(
+                    queue,
+                    &name,
+                    "; to keep its jobs from its first one, add --allow-unknown",
+                )
+                .await?;
+            }
             if max_count.is_none() && max_age.is_none() && max_bytes.is_none() {
                 return Err(Failure::Usage(
                     "give at least one bound: --max-count, --max-age or --max-bytes".into(),

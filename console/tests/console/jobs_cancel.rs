@@ -216,3 +216,42 @@ async fn retention_set_show_and_clear_change_what_a_queue_keeps() {
     );
     assert_exit(&out, 1);
 }
+
+/// A queue about to be used may keep its jobs from the first one (jobs
+/// other jobs will name as dependencies must leave a trace): refused
+/// without --allow-unknown, as a typo would be, and kept with it.
+#[tokio::test]
+async fn retention_set_on_a_queue_before_its_first_job_needs_allow_unknown() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-retention-first");
+    let url = server.url();
+    let set = ["retention", "set", "payments", "--max-count", "100"];
+    let out = redq(&url, &ns, &set);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("add --allow-unknown"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut allowed = set.to_vec();
+    allowed.push("--allow-unknown");
+    assert_exit(&redq(&url, &ns, &allowed), 0);
+    let q = connect(&url, &ns).await;
+    let id = q
+        .add("payments", NewJob::new(value!(1)))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let job = q
+        .claim("payments", 1, Duration::from_secs(30))
+        .await
+        .unwrap()
+        .remove(0);
+    q.ack(&job.lease()).await.unwrap();
+    assert!(
+        matches!(q.result(&id).await.unwrap(), JobResult::Kept(_)),
+        "the first job was not kept"
+    );
+}
