@@ -13,7 +13,8 @@ use redq::metrics::Figures;
 use redq::{Operator, QueueCounts, QueueError, StatsBucket};
 
 /// The `queue` label of the row summing every queue past `--max-queues`
-/// (queue names are sorted; the first ones keep their own label). A queue
+/// (the first scrape names the first ones by name, later ones keep their
+/// label, [`Labels`]). A queue
 /// actually named so is summed into it as well, so the label stays unique.
 pub const OTHER: &str = "_other";
 
@@ -44,7 +45,8 @@ pub const LAST_15_MINUTES: Duration = Duration::from_secs(15 * 60);
 pub struct Reading {
     /// How many queues the namespace knows (before folding).
     pub known_queues: usize,
-    /// One row per `queue` label, in name order, [`OTHER`] last.
+    /// One row per queue in name order, until [`fold`] leaves one per
+    /// `queue` label, [`OTHER`] last.
     pub rows: Vec<Row>,
     /// Live workers, each counted once however many shards it serves.
     pub workers: u64,
@@ -183,11 +185,7 @@ pub fn window_sum(stats: &[StatsBucket], now: SystemTime, window: Duration) -> (
 /// Read everything one scrape shows. The first read, the queue names,
 /// must answer within `first_within` ([`super::PING_TIMEOUT`]): a Redis
 /// that died fails the scrape then, not after the driver's command timeout.
-pub async fn read(
-    operator: &Operator,
-    max_queues: usize,
-    first_within: Duration,
-) -> Result<Reading, QueueError> {
+pub async fn read(operator: &Operator, first_within: Duration) -> Result<Reading, QueueError> {
     let names = tokio::time::timeout(first_within, operator.queues())
         .await
         .map_err(|_| QueueError::Timeout(first_within))??;
@@ -247,7 +245,7 @@ pub async fn read(
     let server = crate::server::read(operator, first_within).await;
     Ok(Reading {
         known_queues: names.len(),
-        rows: fold(rows, max_queues),
+        rows,
         workers,
         workers_by_wake_ups,
         event_history: event_history.into(),
@@ -255,16 +253,44 @@ pub async fn read(
     })
 }
 
-/// Keep the first `max_queues` rows (by name) and sum the rest into one
-/// [`OTHER`] row, present only when something was folded.
-fn fold(rows: Vec<Row>, max_queues: usize) -> Vec<Row> {
+/// Which queues have a `queue` label of their own and which are summed
+/// under [`OTHER`], kept for the exporter's life: a queue named once stays
+/// named and a queue folded once stays folded, so the counters of neither
+/// move between labels as queues come and go. Were "the first `max_queues`
+/// by name" recomputed each scrape, a new queue sorting early would push a
+/// named one into [`OTHER`], whose `_total` counters would then rise by
+/// that queue's whole history with no event behind it (an `increase() > 0`
+/// alert firing), and a queue leaving it would drop them, which Prometheus
+/// also reads as a reset followed by an increase.
+#[derive(Debug, Default)]
+pub struct Labels {
+    named: BTreeSet<String>,
+    folded: BTreeSet<String>,
+}
+
+/// Give the queues of `labels.named` their own row, name newly seen queues
+/// while fewer than `max_queues` are (in name order, so the first scrape
+/// names the first `max_queues` by name), and sum every other queue into
+/// one [`OTHER`] row, present only when something was folded. A queue gone
+/// from the namespace leaves both sets, so its place goes to the next new
+/// queue (not to one already summed under [`OTHER`]).
+pub fn fold(rows: Vec<Row>, max_queues: usize, labels: &mut Labels) -> Vec<Row> {
+    let present: BTreeSet<&str> = rows.iter().map(|r| r.queue.as_str()).collect();
+    labels.named.retain(|q| present.contains(q.as_str()));
+    labels.folded.retain(|q| present.contains(q.as_str()));
     let mut kept = Vec::new();
     let mut other: Option<Row> = None;
     for row in rows {
-        if kept.len() < max_queues && row.queue != OTHER {
+        let own = row.queue != OTHER
+            && (labels.named.contains(&row.queue)
+                || (!labels.folded.contains(&row.queue)
+                    && labels.named.len() < max_queues
+                    && labels.named.insert(row.queue.clone())));
+        if own {
             kept.push(row);
             continue;
         }
+        labels.folded.insert(row.queue.clone());
         other
             .get_or_insert_with(|| Row {
                 queue: OTHER.to_owned(),
@@ -320,7 +346,7 @@ mod tests {
             row("c", 3, 7, true),
             row("d", 4, 1, false),
         ];
-        let folded = fold(rows, 2);
+        let folded = fold(rows, 2, &mut Labels::default());
         let names: Vec<&str> = folded.iter().map(|r| r.queue.as_str()).collect();
         assert_eq!(names, ["a", "b", OTHER]);
         let other = &folded[2];
@@ -333,10 +359,56 @@ mod tests {
 
     #[test]
     fn no_other_row_without_folding_and_a_queue_named_other_is_folded() {
-        let folded = fold(vec![row("a", 1, 0, false)], 5);
+        let folded = fold(vec![row("a", 1, 0, false)], 5, &mut Labels::default());
         assert_eq!(folded.len(), 1);
-        let folded = fold(vec![row(OTHER, 1, 0, false), row("a", 2, 0, false)], 5);
+        let folded = fold(
+            vec![row(OTHER, 1, 0, false), row("a", 2, 0, false)],
+            5,
+            &mut Labels::default(),
+        );
         let names: Vec<&str> = folded.iter().map(|r| r.queue.as_str()).collect();
         assert_eq!(names, ["a", OTHER]);
+    }
+
+    fn names(rows: &[Row]) -> Vec<&str> {
+        rows.iter().map(|r| r.queue.as_str()).collect()
+    }
+
+    /// A new queue that sorts first does not push a named one into
+    /// `_other` (whose counters would then jump with no event), and a
+    /// queue that disappears frees its place for the next new one.
+    #[test]
+    fn a_named_queue_stays_named_while_new_ones_go_to_other() {
+        let mut labels = Labels::default();
+        let first = fold(
+            vec![row("b", 1, 0, false), row("c", 2, 0, false)],
+            2,
+            &mut labels,
+        );
+        assert_eq!(names(&first), ["b", "c"]);
+        let grown = fold(
+            vec![
+                row("a", 4, 0, false),
+                row("b", 1, 0, false),
+                row("c", 2, 0, false),
+            ],
+            2,
+            &mut labels,
+        );
+        assert_eq!(names(&grown), ["b", "c", OTHER]);
+        assert_eq!(grown[2].sizes[0], 4, "only the new queue's own counts");
+        // b disappears: its place goes to the next new queue, not to a,
+        // which stays summed so that _other does not drop.
+        let moved = fold(
+            vec![
+                row("a", 4, 0, false),
+                row("c", 2, 0, false),
+                row("d", 8, 0, false),
+            ],
+            2,
+            &mut labels,
+        );
+        assert_eq!(names(&moved), ["c", "d", OTHER]);
+        assert_eq!(moved[2].sizes[0], 4);
     }
 }

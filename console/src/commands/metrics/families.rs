@@ -238,9 +238,11 @@ fn server_families(servers: &[Option<redq::ServerStats>]) -> Vec<Family> {
 type Outcome = (&'static str, &'static str, fn(&Figures) -> u64);
 
 /// Counters of what happened to the queue's jobs, recorded by the scripts
-/// since the queue began (the totals are never reset; a queue moving into or
-/// out of `queue="_other"` as queues come and go makes its row jump, as
-/// Prometheus treats a counter reset). No job name label: up to 101 names a
+/// since the queue began (the totals are never reset). A queue never moves
+/// into or out of `queue="_other"` while the exporter runs
+/// (`collect::Labels`): a move in would be read as an increase with no event
+/// behind it, a move out as a reset; `_other` grows by its queues' events
+/// and by the whole counts of a new queue summed there. No job name label: up to 101 names a
 /// queue would multiply the series; the driver's `metrics` API has them.
 fn outcome_counters(rows: &[Row]) -> Vec<Family> {
     let outcomes: [Outcome; 5] = [

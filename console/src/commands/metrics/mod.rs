@@ -69,6 +69,8 @@ pub struct Exporter {
     shards: usize,
     url: String,
     max_queues: usize,
+    /// Which queues have their own label: kept from scrape to scrape.
+    labels: std::sync::Mutex<collect::Labels>,
     link: Mutex<Link>,
     errors: AtomicU64,
 }
@@ -153,8 +155,13 @@ impl Exporter {
     pub async fn scrape(&self) -> String {
         let started = Instant::now();
         let reading = match self.target(Some(CONNECT_WAIT)).await {
-            Ok(target) => match collect::read(&target, self.max_queues, PING_TIMEOUT).await {
-                Ok(reading) => Ok(reading),
+            Ok(target) => match collect::read(&target, PING_TIMEOUT).await {
+                Ok(mut reading) => {
+                    let mut labels = self.labels.lock().unwrap_or_else(|e| e.into_inner());
+                    let rows = std::mem::take(&mut reading.rows);
+                    reading.rows = collect::fold(rows, self.max_queues, &mut labels);
+                    Ok(reading)
+                }
                 Err(e) => Err(self.why(&e).await),
             },
             Err(e) => Err(read_failed(&e).sentence),
@@ -209,6 +216,7 @@ pub async fn run(
         shards: connection.shards(),
         url: redq::redact_url(connection.url()),
         max_queues,
+        labels: std::sync::Mutex::new(collect::Labels::default()),
         link: Mutex::new(Link::Idle),
         errors: AtomicU64::new(0),
     });
