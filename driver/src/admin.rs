@@ -220,15 +220,38 @@ impl QueueEvent {
 }
 
 impl RedisQueue {
-    /// Every queue that has ever been enqueued to, sorted.
+    /// Every queue that has ever been enqueued to, sorted. A name in the
+    /// index that no enqueue could have written (one a queue name may not
+    /// be, put there by hand) is left out, so that every name listed can
+    /// be read: [`refused_queue_names`](Self::refused_queue_names) lists
+    /// those.
     pub async fn queues(&self) -> Result<Vec<String>, QueueError> {
+        Ok(self.queue_index().await?.0)
+    }
+
+    /// The names in the queue index that [`queues`](Self::queues) leaves
+    /// out because they break the queue name rule (control characters,
+    /// `{`, `}`, `:`, empty or over 128 bytes), sorted. Only someone with
+    /// write access to Redis can have put them there; they are returned
+    /// as stored, so a caller that shows one must escape it.
+    pub async fn refused_queue_names(&self) -> Result<Vec<String>, QueueError> {
+        Ok(self.queue_index().await?.1)
+    }
+
+    /// The queue index, read once and split into the names redq accepts
+    /// and those it refuses, each sorted. One bad entry must not make
+    /// every listing fail: the reads per queue check the name and would
+    /// refuse it.
+    async fn queue_index(&self) -> Result<(Vec<String>, Vec<String>), QueueError> {
         let mut names: Vec<String> = self
             .client()
             .smembers(self.inner.keys.queues())
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
         names.sort();
-        Ok(names)
+        Ok(names
+            .into_iter()
+            .partition(|name| check_queue_name(name).is_ok()))
     }
 
     /// The queue's size by state, in one atomic snapshot.

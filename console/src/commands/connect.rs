@@ -63,7 +63,44 @@ pub async fn connect_as(connection: &Connection, program: &str) -> Result<Target
         shards = connection.shards(),
         "connected"
     );
+    say_refused_queue_names(&target).await;
     Ok(target)
+}
+
+/// A name in the queue index that no queue may have (anyone with write
+/// access to Redis can add one) is skipped by every listing, which would
+/// otherwise fail on it; said once per command on stderr, escaped (it may
+/// hold terminal escapes), so that an operator can remove it. A failed
+/// read says nothing: the command's own read will say why.
+async fn say_refused_queue_names(target: &Target) {
+    let Ok(Ok(names)) = tokio::time::timeout(COMMAND_TIMEOUT, target.refused_queue_names()).await
+    else {
+        return;
+    };
+    if names.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "\"{}\"",
+                crate::text::truncate(&crate::text::inert(name), 80)
+            )
+        })
+        .collect();
+    let index = target
+        .shards()
+        .iter()
+        .map(|shard| redq::keys::Keys::new(shard.namespace()).queues())
+        .collect::<Vec<_>>()
+        .join(", ");
+    eprintln!(
+        "redq: note: the queue index ({index}) holds {} that redq refuses as a queue name and \
+         skips (shown escaped): {}; remove with SREM if no one meant it",
+        if names.len() == 1 { "a name" } else { "names" },
+        shown.join(", ")
+    );
 }
 
 /// Where the accepted URL forms are written down.

@@ -8,6 +8,7 @@ mod metrics_labels;
 mod seed;
 mod spawned;
 
+mod acl_queue_index;
 mod awaiting_shown;
 mod bench;
 mod blocked_tab;

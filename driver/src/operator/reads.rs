@@ -30,6 +30,15 @@ impl Operator {
         Ok(names.into_iter().collect())
     }
 
+    /// The names in any shard's queue index that [`queues`](Self::queues)
+    /// leaves out as no queue's name, sorted, as stored (escape them to
+    /// show them): [`RedisQueue::refused_queue_names`].
+    pub async fn refused_queue_names(&self) -> Result<Vec<String>, QueueError> {
+        let all = try_join_all(self.shards().iter().map(|s| s.refused_queue_names())).await?;
+        let names: BTreeSet<String> = all.into_iter().flatten().collect();
+        Ok(names.into_iter().collect())
+    }
+
     /// The queue's size by state, summed; paused when any shard is (a
     /// half-applied pause shows rather than hides); the oldest head.
     pub async fn counts(&self, queue: &str) -> Result<QueueCounts, QueueError> {
