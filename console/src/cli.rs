@@ -583,6 +583,11 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
     /// A page of a queue's jobs in one state.
+    ///
+    /// WHEN is the time that matters in that state: when it was enqueued
+    /// (waiting, held, blocked, awaiting), when it is due (scheduled), when
+    /// its lease expires (leased; `lapsed` once past), when it died (dead),
+    /// when it finished (completed, cancelled).
     List(JobsList),
     /// Everything about one job: state, payload, attempts, error, progress
     /// and log lines.
