@@ -8,9 +8,10 @@
 //! `redq_up 0` and the reason as a plain sentence in a comment, and the
 //! next scrape tries again. It is a quick answer too, found as the live
 //! console finds it (`tui::source`): a scrape's first read must answer
-//! within [`PING_TIMEOUT`], not the driver's command timeout (the client
-//! queues commands while it reconnects, so a dead Redis would hold every
-//! scrape that long), and a failed read is explained by a fresh connection
+//! within [`PING_TIMEOUT`] and all of them within [`SCRAPE_WITHIN`], not
+//! the driver's command timeout each (the client queues commands while it
+//! reconnects, so a dead Redis would hold every scrape that long), and a
+//! failed read is explained by a fresh connection
 //! attempt (`Exporter::why`): refused, unknown host, wrong password, or,
 //! when it connects or does not answer either, the read's own error.
 
@@ -44,6 +45,15 @@ use crate::tui::source::PING_TIMEOUT;
 /// within about two seconds, far inside Prometheus's default 10 s scrape
 /// timeout (a dead one, whose refusal is at once, within about one).
 const CONNECT_WAIT: Duration = Duration::from_secs(1);
+
+/// How long one scrape's reads may take together, the first one's
+/// [`PING_TIMEOUT`] included: a Redis that stalls after the first read
+/// (`CLIENT PAUSE`, a long script) would otherwise hold each later read for
+/// the driver's 5 s command timeout. A healthy scrape of 1 000 queues reads
+/// in about 0.6 s; with the explanation's [`CONNECT_WAIT`] after it, a
+/// stalled scrape answers within about 4 s, inside Prometheus's default
+/// 10 s scrape timeout.
+const SCRAPE_WITHIN: Duration = Duration::from_secs(3);
 
 /// A connection attempt, in a task of its own: a scrape that stops
 /// waiting for it leaves it under way, and the next scrape waits on it
@@ -155,7 +165,10 @@ impl Exporter {
     pub async fn scrape(&self) -> String {
         let started = Instant::now();
         let reading = match self.target(Some(CONNECT_WAIT)).await {
-            Ok(target) => match collect::read(&target, PING_TIMEOUT).await {
+            Ok(target) => match timeout(SCRAPE_WITHIN, collect::read(&target, PING_TIMEOUT))
+                .await
+                .unwrap_or(Err(QueueError::Timeout(SCRAPE_WITHIN)))
+            {
                 Ok(mut reading) => {
                     let mut labels = self.labels.lock().unwrap_or_else(|e| e.into_inner());
                     let rows = std::mem::take(&mut reading.rows);
@@ -183,6 +196,7 @@ impl Exporter {
                     self.url, self.base
                 );
                 tracing::warn!(reason = %why, "scrape failed");
+                crate::failure::say_when_new(&why);
                 let scrape = families::Scrape {
                     up: false,
                     errors,
