@@ -498,9 +498,14 @@ pub enum Command {
         #[arg(long, value_name = "ADDR", required = true)]
         listen: Option<std::net::SocketAddr>,
         /// At most this many queues get a queue label of their own (the
-        /// first by name); the rest are summed under queue="_other".
+        /// first by name at the first scrape, then kept while the exporter
+        /// runs); the rest are summed under queue="_other".
         #[arg(long, value_name = "N", default_value_t = 1000)]
         max_queues: usize,
+        /// Leave out the wait and run histograms (52 of a queue's 77
+        /// series), for namespaces with many queues.
+        #[arg(long)]
+        no_histograms: bool,
     },
     /// Events (every transition and operator action), oldest first, one
     /// line each; with --follow, wait for new ones until Ctrl-C. The

@@ -112,9 +112,10 @@ pub async fn run(
         command: None,
         listen: Some(listen),
         max_queues,
+        no_histograms,
     } = command
     {
-        return metrics::run(connection, listen, max_queues).await;
+        return metrics::run(connection, listen, max_queues, !no_histograms).await;
     }
     let queue = connect(connection).await?;
     let json = global.output == crate::cli::Output::Json;

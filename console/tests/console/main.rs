@@ -4,6 +4,7 @@
 
 mod common;
 mod live;
+mod metrics_cardinality;
 mod metrics_deadline;
 mod metrics_labels;
 mod seed;

@@ -19,6 +19,9 @@ pub struct Scrape {
     pub errors: u64,
     /// How long reading Redis took.
     pub duration: Duration,
+    /// Whether the wait and run histograms are served (`--no-histograms`
+    /// leaves out their 2 × 26 series a queue).
+    pub histograms: bool,
 }
 
 /// A family with one sample per `queue` label: name, help, and its value.
@@ -189,6 +192,9 @@ pub fn families(scrape: Scrape, reading: Option<&Reading>) -> Vec<Family> {
         ),
     ];
     out.extend(lost.map(|one| per_queue_family(Kind::Counter, one, &reading.rows)));
+    if !scrape.histograms {
+        return out;
+    }
     out.push(histogram(
         "redq_job_wait_seconds",
         "Seconds from when a job was due (enqueued, its delay over, or put back by a retry, release or requeue) to its claim, on the Redis clock, recorded by the claim; buckets at powers of 2 ms (0.001 s to 4194.304 s). Since the queue began, summed over job names and shards.",
@@ -326,6 +332,7 @@ mod tests {
                 up: true,
                 errors: 0,
                 duration: Duration::ZERO,
+                histograms: true,
             },
             Some(&Reading {
                 known_queues: 0,
@@ -360,6 +367,7 @@ mod tests {
             up: false,
             errors: 1,
             duration: Duration::new(4, 728_716_355),
+            histograms: true,
         };
         let all = families(scrape, None);
         let duration = all
@@ -379,6 +387,7 @@ mod tests {
             up: false,
             errors: 3,
             duration: Duration::from_millis(1500),
+            histograms: true,
         };
         let names: Vec<&str> = families(scrape, None).iter().map(|f| f.name).collect();
         assert_eq!(

@@ -79,6 +79,8 @@ pub struct Exporter {
     shards: usize,
     url: String,
     max_queues: usize,
+    /// Whether the page has the wait and run histograms.
+    histograms: bool,
     /// Which queues have their own label: kept from scrape to scrape.
     labels: std::sync::Mutex<collect::Labels>,
     link: Mutex<Link>,
@@ -186,6 +188,7 @@ impl Exporter {
                     up: true,
                     errors: self.errors.load(Ordering::Relaxed),
                     duration,
+                    histograms: self.histograms,
                 };
                 encode::encode(&[], &families::families(scrape, Some(&reading)))
             }
@@ -196,11 +199,11 @@ impl Exporter {
                     self.url, self.base
                 );
                 tracing::warn!(reason = %why, "scrape failed");
-                crate::failure::say_when_new(&why);
                 let scrape = families::Scrape {
                     up: false,
                     errors,
                     duration,
+                    histograms: self.histograms,
                 };
                 encode::encode(&[why], &families::families(scrape, None))
             }
@@ -216,6 +219,7 @@ pub async fn run(
     connection: &Connection,
     listen: SocketAddr,
     max_queues: usize,
+    histograms: bool,
 ) -> Result<(), Failure> {
     check_url(connection)?;
     if max_queues == 0 {
@@ -230,6 +234,7 @@ pub async fn run(
         shards: connection.shards(),
         url: redq::redact_url(connection.url()),
         max_queues,
+        histograms,
         labels: std::sync::Mutex::new(collect::Labels::default()),
         link: Mutex::new(Link::Idle),
         errors: AtomicU64::new(0),
