@@ -3,6 +3,7 @@
 //! wrong (clap's own usage errors exit 2 as well), 3 when a canary requeue
 //! proved nothing (no canary finished within its watch).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redq::{ConnectionFault, QueueError};
@@ -82,8 +83,23 @@ const PERMISSION_MARKERS: [&str; 4] = [
     "this user has no permissions",
 ];
 
-/// An ACL refusal said plainly: who refused, why, and what to do, with
-/// Redis's own words (minus the script's hash and line) kept.
+/// Whether this run refuses every change (`--read-only`): then an ACL
+/// refusal can only be of a read, and advice to use `--read-only`, or
+/// about changing the namespace, is wrong.
+static READ_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// Note once, as the command line is read, whether this run is read-only.
+pub fn note_read_only(read_only: bool) {
+    READ_ONLY.store(read_only, Ordering::Relaxed);
+}
+
+/// How every ACL refusal's sentence begins.
+const ACL_REFUSED: &str = "Redis refused: the user in the URL lacks the ACL permission for this";
+
+/// An ACL refusal said plainly: who refused, what (the command Redis
+/// named, else where to find it: Redis 7.0 does not name a command its
+/// ACL refused inside a script, while `ACL LOG` does), and what to do,
+/// with Redis's own words (minus the script's hash and line) kept.
 fn permission_refusal(text: &str) -> Option<String> {
     if !PERMISSION_MARKERS.iter().any(|m| text.contains(m)) {
         return None;
@@ -97,11 +113,47 @@ fn permission_refusal(text: &str) -> Option<String> {
         .next()
         .unwrap_or(core)
         .trim_end_matches('.');
+    let denied = match denied_command(core) {
+        Some(command) => format!("The command denied is {command}"),
+        None => "ACL LOG on the server names the command or key denied".to_owned(),
+    };
+    let advice = if READ_ONLY.load(Ordering::Relaxed) {
+        "grant it to this user: a user that only looks needs the viewer rules in \
+         docs/reliability.md (Security)"
+    } else {
+        "grant it to this user, or connect as a user allowed to change this namespace, or use \
+         --read-only to only look"
+    };
     Some(format!(
-        "Redis refused: the user in the URL lacks the ACL permission for this \
-         (NOPERM: {core}). Connect as a user allowed to change this namespace, \
-         or use --read-only to only look."
+        "{ACL_REFUSED} (NOPERM: {core}). {denied}; {advice}."
     ))
+}
+
+/// The command in a refusal that names it (`… has no permissions to run
+/// the 'time' command`), in capitals as ACL rules and `ACL LOG` show it.
+fn denied_command(refusal: &str) -> Option<String> {
+    let (_, rest) = refusal.split_once("to run the '")?;
+    let (command, _) = rest.split_once('\'')?;
+    let plain = !command.is_empty()
+        && command
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '|' | '_' | '-'));
+    plain.then(|| command.to_ascii_uppercase())
+}
+
+/// The reason last said by [`say_when_new`].
+static LAST_SAID: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Say `reason` on stderr, once: again only when it differs from the last
+/// one said. For a long-running command (the exporter) whose failures are
+/// otherwise only served to its scraper and logged: an operator watching
+/// its output must see why, without a line per scrape.
+pub fn say_when_new(reason: &str) {
+    let mut last = LAST_SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if last.as_deref() != Some(reason) {
+        eprintln!("redq: {reason}");
+        *last = Some(reason.to_owned());
+    }
 }
 
 impl From<anyhow::Error> for Failure {
@@ -148,10 +200,21 @@ impl ReadFailure {
         }
     }
 
+    /// Whether Redis answers but its ACL refuses this user a command the
+    /// read needs: retrying will not help until the user's rules change,
+    /// and the console must not call it unreachable. Read from the
+    /// sentence, which [`permission_refusal`] alone begins so.
+    pub fn acl_refused(&self) -> bool {
+        self.fault.is_none() && self.sentence.starts_with(ACL_REFUSED)
+    }
+
     /// The header's one word for the outage: a Redis that refuses the
     /// password or does not answer is there, and "unreachable" would send
     /// an operator to the network.
     pub fn word(&self) -> &'static str {
+        if self.acl_refused() {
+            return "refused by ACL";
+        }
         match self.fault {
             Some(ConnectionFault::NoAnswer) => "not answering",
             Some(ConnectionFault::LoginRefused) => "login refused",

@@ -48,6 +48,7 @@ pub fn color_wanted(no_color_flag: bool) -> bool {
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    failure::note_read_only(cli.global.read_only);
     if let Some(Command::Completions { shell }) = &cli.command {
         // Generated into memory first: clap_complete panics on a failed
         // write, and the output goes through the one place that does not.

@@ -11,6 +11,7 @@ mod seed;
 mod spawned;
 
 mod acl_queue_index;
+mod acl_refusals;
 mod awaiting_shown;
 mod bench;
 mod blocked_tab;

@@ -199,6 +199,7 @@ impl Exporter {
                     self.url, self.base
                 );
                 tracing::warn!(reason = %why, "scrape failed");
+                crate::failure::say_when_new(&why);
                 let scrape = families::Scrape {
                     up: false,
                     errors,

@@ -20,6 +20,8 @@ pub fn title(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: S
     let (dot, health) = match &state.connection {
         Connection::Connecting => ("○", "connecting"),
         Connection::Live => ("●", "live"),
+        // Redis answers: it is the user's rules that fail every read.
+        Connection::Reconnecting { error, .. } if error.acl_refused() => ("✕", error.word()),
         Connection::Reconnecting { .. } if !state.data.loaded => ("○", "retrying"),
         Connection::Reconnecting { error, .. } => ("◌", error.word()),
     };
@@ -121,11 +123,25 @@ pub fn tabs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
 /// list this screen never loaded before the outage is not made up from an
 /// earlier visit, and the banner says so. The cause is on the status line.
 pub fn banner(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
-    let Connection::Reconnecting { since, .. } = &state.connection else {
+    let Connection::Reconnecting { since, error } = &state.connection else {
         return;
     };
     let since_text = clock::short(*since, *since);
     let text = match state.data.fetched_at {
+        // Redis answers and refuses: "unreachable" or "reconnecting" would
+        // send an operator to the network; the status line says what.
+        _ if error.acl_refused() && !state.screen_loaded() => format!(
+            " not loaded: Redis's ACL refuses this user a read since {since_text} UTC; \
+             tried again every {}",
+            clock::compact(state.settings.refresh)
+        ),
+        Some(at) if error.acl_refused() => format!(
+            " refused by Redis's ACL since {since_text} UTC — showing data from {} UTC, frozen",
+            clock::short(at, *since)
+        ),
+        None if error.acl_refused() => {
+            format!(" refused by Redis's ACL since {since_text} UTC — no data yet")
+        }
         _ if !state.screen_loaded() => format!(
             " not loaded: Redis unreachable since {since_text} UTC; reconnecting, \
              this list loads once Redis answers"
@@ -266,9 +282,14 @@ pub fn waiting(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     ))];
     if let Connection::Reconnecting { error, since } = &state.connection {
         lines.push(Line::styled(inert(&error.sentence), theme.error()));
+        let outage = if error.acl_refused() {
+            "refused by Redis's ACL"
+        } else {
+            "unreachable"
+        };
         lines.push(Line::styled(
             format!(
-                "unreachable since {} UTC; retrying every {}",
+                "{outage} since {} UTC; retrying every {}",
                 clock::short(*since, *since),
                 clock::compact(state.settings.refresh)
             ),

@@ -25,6 +25,9 @@ mod workflows;
 /// if it were on its way.
 fn not_loaded(state: &State, what: &str) -> String {
     match state.connection {
+        Connection::Reconnecting { ref error, .. } if error.acl_refused() => {
+            format!("{what} not loaded: Redis's ACL refuses this user a read")
+        }
         Connection::Reconnecting { .. } => format!("{what} not loaded: Redis is unreachable"),
         _ => format!("loading {what}…"),
     }
