@@ -67,6 +67,14 @@ pub async fn note_if_empty(queue: &Target, known: &[String]) -> Result<(), Failu
     if !known.is_empty() {
         return Ok(());
     }
+    eprintln!("redq: {}", empty_namespace(queue).await?);
+    Ok(())
+}
+
+/// "no queues in namespace NS; " and the likely cause: what
+/// [`note_if_empty`] prints, and what `redq metrics` says at start and on
+/// its page while the namespace has no queues.
+pub async fn empty_namespace(queue: &Target) -> Result<String, Failure> {
     let namespace = inert(queue.namespace());
     let why = match spread_over(queue).await? {
         Some(n) => shards_advice(queue.namespace(), n),
@@ -75,8 +83,7 @@ pub async fn note_if_empty(queue: &Target, known: &[String]) -> Result<(), Failu
                  none)"
             .to_owned(),
     };
-    eprintln!("redq: no queues in namespace {namespace}; {why}");
-    Ok(())
+    Ok(format!("no queues in namespace {namespace}; {why}"))
 }
 
 /// "add --shards N: NS is the base of a queue spread over N shards".

@@ -6,6 +6,7 @@ mod common;
 mod live;
 mod metrics_cardinality;
 mod metrics_deadline;
+mod metrics_empty;
 mod metrics_labels;
 mod seed;
 mod spawned;

@@ -163,6 +163,24 @@ impl Exporter {
         }
     }
 
+    /// What the page says while the namespace has no queues at all: a
+    /// wrong namespace, `/db` or `--shards` reads as an empty, healthy
+    /// exporter otherwise (`redq_up 1`, `redq_queues 0`, no queue series).
+    async fn empty_note(&self, target: &Target) -> String {
+        match timeout(
+            PING_TIMEOUT,
+            crate::commands::known::empty_namespace(target),
+        )
+        .await
+        {
+            Ok(Ok(note)) => format!("redq: {note}"),
+            _ => format!(
+                "redq: no queues in namespace {}; check --namespace, the database and --shards",
+                crate::text::inert(&self.base)
+            ),
+        }
+    }
+
     /// One scrape: the page in the text format.
     pub async fn scrape(&self) -> String {
         let started = Instant::now();
@@ -172,10 +190,16 @@ impl Exporter {
                 .unwrap_or(Err(QueueError::Timeout(SCRAPE_WITHIN)))
             {
                 Ok(mut reading) => {
-                    let mut labels = self.labels.lock().unwrap_or_else(|e| e.into_inner());
                     let rows = std::mem::take(&mut reading.rows);
-                    reading.rows = collect::fold(rows, self.max_queues, &mut labels);
-                    Ok(reading)
+                    reading.rows = {
+                        let mut labels = self.labels.lock().unwrap_or_else(|e| e.into_inner());
+                        collect::fold(rows, self.max_queues, &mut labels)
+                    };
+                    let notes = match reading.known_queues {
+                        0 => vec![self.empty_note(&target).await],
+                        _ => Vec::new(),
+                    };
+                    Ok((reading, notes))
                 }
                 Err(e) => Err(self.why(&e).await),
             },
@@ -183,14 +207,14 @@ impl Exporter {
         };
         let duration = started.elapsed();
         match reading {
-            Ok(reading) => {
+            Ok((reading, notes)) => {
                 let scrape = families::Scrape {
                     up: true,
                     errors: self.errors.load(Ordering::Relaxed),
                     duration,
                     histograms: self.histograms,
                 };
-                encode::encode(&[], &families::families(scrape, Some(&reading)))
+                encode::encode(&notes, &families::families(scrape, Some(&reading)))
             }
             Err(e) => {
                 let errors = self.errors.fetch_add(1, Ordering::Relaxed) + 1;
@@ -243,7 +267,13 @@ pub async fn run(
     // At start the attempt is waited out, however long: a wrong password
     // must be refused here, not served as redq_up 0.
     match exporter.target(None).await {
-        Ok(_) => {}
+        Ok(target) => match target.queues().await {
+            Ok(known) if known.is_empty() => eprintln!(
+                "redq metrics: {}; the page says so while it holds",
+                crate::commands::known::empty_namespace(&target).await?
+            ),
+            _ => {}
+        },
         Err(e) if is_unreachable(&e) => eprintln!(
             "redq metrics: {}; serving redq_up 0 until it answers",
             read_failed(&e)
