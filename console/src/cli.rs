@@ -902,8 +902,9 @@ pub enum LimitsCommand {
         queue: String,
         #[command(flatten)]
         scope: LimitScopeArgs,
-        /// At most this many jobs leased at once.
-        #[arg(long, value_name = "N")]
+        /// At most this many jobs leased at once (1 to 1000000).
+        #[arg(long, value_name = "N", allow_negative_numbers = true,
+              value_parser = crate::flow::parse_concurrency)]
         concurrency: Option<u32>,
         /// At most MAX jobs started in any window of INTERVAL (ms, s, m, h),
         /// on the Redis clock: e.g. 100/1s, 10/500ms, 1000/1h.

@@ -14,6 +14,14 @@ use redq::flow::{Rate, MAX_INTERVAL, MAX_RATE};
 /// The interval units a rate is typed in, and their length in ms.
 const UNITS: [(&str, u64); 4] = [("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)];
 
+/// Parse `--concurrency N` by the driver's rule
+/// ([`redq::flow::parse_concurrency`]): the refusal names the value as typed
+/// and the range 1 to 1000000, where clap's own reading of a `u32` said
+/// "0..=4294967295" (0 is refused) or, for `-1`, advised `-- -1`.
+pub fn parse_concurrency(text: &str) -> Result<u32, String> {
+    redq::flow::parse_concurrency(text).map_err(|e| e.to_string())
+}
+
 /// Parse `MAX/INTERVAL`. The error is one sentence naming what was typed.
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
     let shape = || format!("rate must look like MAX/INTERVAL, e.g. 100/1s; got {text:?}");

@@ -39,6 +39,7 @@ mod limit_events;
 mod limits_cli;
 mod limits_keys;
 mod limits_views;
+mod limits_why;
 mod metrics;
 mod metrics_histograms;
 mod metrics_keys;

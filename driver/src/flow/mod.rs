@@ -287,13 +287,7 @@ impl Limit {
     pub fn validate(&self) -> Result<(), QueueError> {
         if let Some(n) = self.concurrency {
             if n == 0 || n > MAX_CONCURRENCY {
-                return Err(QueueError::invalid(
-                    "concurrency",
-                    n.to_string(),
-                    format!(
-                        "a concurrency limit is 1 to {MAX_CONCURRENCY} jobs at once (leave it unset for none)"
-                    ),
-                ));
+                return Err(concurrency_refused(&n.to_string()));
             }
         }
         if let Some(rate) = &self.rate {
@@ -376,6 +370,35 @@ impl fmt::Display for LimitScope {
             LimitScope::Key(key) => write!(f, "key {key:?}"),
         }
     }
+}
+
+/// Read a concurrency bound as typed (`redq limits set --concurrency`):
+/// a whole number from 1 to [`MAX_CONCURRENCY`]. The refusal names the
+/// text as it was typed and the accepted range, the same sentence
+/// [`Limit::validate`] gives, so a `-1` or a `99999999999` is judged by the
+/// same rule as a 0.
+///
+/// ```
+/// assert_eq!(redq::flow::parse_concurrency("20").unwrap(), 20);
+/// let refused = redq::flow::parse_concurrency("-1").unwrap_err().to_string();
+/// assert!(refused.contains("\"-1\"") && refused.contains("1 to 1000000"), "{refused}");
+/// ```
+pub fn parse_concurrency(text: &str) -> Result<u32, QueueError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
+        _ => Err(concurrency_refused(text)),
+    }
+}
+
+/// The one sentence a concurrency outside 1 to [`MAX_CONCURRENCY`] gets.
+fn concurrency_refused(value: &str) -> QueueError {
+    QueueError::invalid(
+        "concurrency",
+        value,
+        format!(
+            "a concurrency limit is 1 to {MAX_CONCURRENCY} jobs at once (leave it unset for none)"
+        ),
+    )
 }
 
 /// A limit key: 1 to 512 bytes without control characters (the same rule
