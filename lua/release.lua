@@ -7,7 +7,13 @@
 -- Push-back (a remote said "too many requests"): with ARGV[5], the job's
 -- limiter (its limit key, or the queue when it has none) starts nothing for
 -- pushback_ms (the later of an existing push-back and this one wins), and the
--- queue becomes flow-aware. The job itself is released as without it.
+-- queue becomes flow-aware. The job itself is released as without it, and a
+-- pushed_back event (on the traffic stream, K.traffic: a storm of 429s is
+-- the queue's traffic, and must not trim an incident's events off K.events)
+-- names the job, its limiter, how long and until when, and the worker. No
+-- cap: a push-back is the remote's "not now", not a failed attempt, so it
+-- counts no attempt and spends no retry window; the events and the
+-- limiter's push-back in redq limits list show a job pushed back for ever.
 -- A lost hand-off: with ARGV[5] = handoff_lost, a worker gives back a job
 -- handed to it whose message it never heard (driver/src/worker/unheard.rs).
 -- The release is the same; a handoff_lost event tells an operator, since a
@@ -23,13 +29,15 @@
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
 --   writes jobs, leased, waiting, limits (push-back), lim, lim_held, lim_ready, lim_wake,
---          events and metrics (a lost hand-off or claim)
+--          traffic (a push-back), events and metrics (a lost hand-off or claim)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
 -- ARGV[5] (optional) pushback_ms (1..86400000), handoff_lost or claim_lost
 -- Events: handoff_lost or claim_lost (id, name, detail: the worker it was
 --   leased to, as the registry names it) when ARGV[5] says so and the job
---   was released.
+--   was released. pushed_back (id, name, detail: "key K" or "queue", then
+--   "for N ms until HH:MM:SS.mmm UTC" on the Redis clock, then the worker)
+--   on K.traffic when ARGV[5] is a push-back and the job was released.
 -- Reply: code
 -- code 1 released: the job is due again at once, no attempt counted
 -- code 2 already_released: an earlier send released it under this lease; nothing changed
@@ -56,8 +64,9 @@ if not m or m[M.queue] ~= QUEUE then return -1 end
 if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
+local worker = (lost or pushback) and
+  m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance])
 if lost then
-  local worker = m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance])
   -- Counted whether the queue's metrics are on or off: it costs nothing a
   -- job, and it is an alarm, not a figure of the work (the fields:
   -- driver/src/metrics/layout.rs).
@@ -78,4 +87,13 @@ if pushback then push_back(m[M.limit_key], now + pushback) end
 free_slot(m, now)
 place(id, m, now, now)
 wake_workers(QUEUE)
+if pushback then
+  local key = m[M.limit_key]
+  local untl = now + pushback
+  local day = math.floor(untl / 1000) % 86400
+  local limiter = key == '' and 'queue' or ('key ' .. key)
+  emit(K.traffic, 'pushed_back', QUEUE, now, 'id', id, 'name', m[M.name], 'detail',
+    string.format('%s for %d ms until %02d:%02d:%02d.%03d UTC, worker %s', limiter, pushback,
+      math.floor(day / 3600), math.floor(day / 60) % 60, day % 60, untl % 1000, worker))
+end
 return 1

@@ -526,7 +526,7 @@ pub enum Command {
         /// commas), e.g. --kind dead,schedule_deleted.
         #[arg(long, value_name = "KIND", value_delimiter = ',')]
         kind: Vec<String>,
-        /// Also the traffic stream: every enqueued and completed event.
+        /// Also the traffic stream: every enqueued, completed and pushed_back event.
         #[arg(long)]
         traffic: bool,
     },

@@ -96,6 +96,13 @@ pub enum EventKind {
     /// unrun: due again at once, no attempt counted (`job_id`, `name`,
     /// `detail` the worker as `redq workers` lists it).
     ClaimLost,
+    /// A handler's push-back ([`crate::worker::JobError::rate_limited`]):
+    /// a leased job given back unrun, no attempt counted, and its limiter
+    /// starts nothing for a while (`job_id`, `name`, `detail`: `key K` or
+    /// `queue`, then `for N ms until HH:MM:SS.mmm UTC` on the Redis clock,
+    /// then the worker as `redq workers` lists it). On the traffic stream:
+    /// a storm of 429s is as busy as the traffic.
+    PushedBack,
     /// The namespace's record format set ([`crate::RecordFormat`]; no
     /// queue; `detail` the new format and the one it replaced) (`by`).
     RecordFormatSet,
@@ -108,7 +115,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 35] = [
+    pub const ALL: [EventKind; 36] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -142,6 +149,7 @@ impl EventKind {
         EventKind::MetricsOn,
         EventKind::HandoffLost,
         EventKind::ClaimLost,
+        EventKind::PushedBack,
         EventKind::RecordFormatSet,
         EventKind::RecordsRewritten,
     ];
@@ -182,6 +190,7 @@ impl EventKind {
             EventKind::MetricsOn => "metrics_on",
             EventKind::HandoffLost => "handoff_lost",
             EventKind::ClaimLost => "claim_lost",
+            EventKind::PushedBack => "pushed_back",
             EventKind::RecordFormatSet => "record_format_set",
             EventKind::RecordsRewritten => "records_rewritten",
         }

@@ -18,7 +18,9 @@ pub enum EventStream {
     /// operator actions, workers, schedules, gates, lost hand-offs and
     /// claims).
     Main,
-    /// `{ns}:events:traffic`: `enqueued` and `completed`, one a call.
+    /// `{ns}:events:traffic`: `enqueued` and `completed`, one a call, and
+    /// `pushed_back`, one a handler's push-back (a storm of 429s is as busy
+    /// as the traffic, and must not trim an incident's events away).
     Traffic,
 }
 
@@ -38,7 +40,9 @@ impl EventStream {
     /// The stream events of `kind` are written to.
     pub fn of(kind: EventKind) -> EventStream {
         match kind {
-            EventKind::Enqueued | EventKind::Completed => EventStream::Traffic,
+            EventKind::Enqueued | EventKind::Completed | EventKind::PushedBack => {
+                EventStream::Traffic
+            }
             _ => EventStream::Main,
         }
     }
@@ -68,12 +72,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_enqueued_and_completed_go_to_the_traffic_stream() {
+    fn only_enqueued_completed_and_pushed_back_go_to_the_traffic_stream() {
         let traffic: Vec<EventKind> = EventKind::ALL
             .into_iter()
             .filter(|kind| EventStream::of(*kind) == EventStream::Traffic)
             .collect();
-        assert_eq!(traffic, [EventKind::Enqueued, EventKind::Completed]);
+        assert_eq!(
+            traffic,
+            [
+                EventKind::Enqueued,
+                EventKind::Completed,
+                EventKind::PushedBack
+            ]
+        );
         assert_eq!(
             EventStream::holding(&[EventKind::Dead, EventKind::Completed]),
             EventStream::BOTH

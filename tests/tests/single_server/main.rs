@@ -33,6 +33,7 @@ mod fencing;
 mod flow_api;
 mod flow_limits;
 mod flow_pushback;
+mod flow_pushed_back;
 mod flow_raise;
 mod flow_rate;
 mod flow_scripts;
