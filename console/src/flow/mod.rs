@@ -5,4 +5,4 @@ pub mod rate;
 pub mod rows;
 
 pub use rate::{parse_concurrency, parse_rate};
-pub use rows::{rows_of, scope_text, LimiterRow, Scope};
+pub use rows::{rows_of, scope_text, split_text, LimiterRow, Scope};

@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use redq::flow::{Limit, LimitScope, QueueLimits};
+use redq::flow::{HeldBy, Limit, LimitScope, QueueLimits};
 
 use crate::clock;
 use crate::text::inert;
@@ -41,10 +41,20 @@ pub struct LimiterRow {
     pub leased: Option<u64>,
     /// Jobs started in the current rate window; `None` as for `leased`.
     pub started: Option<u64>,
-    /// Jobs held back: the queue's in all (queue row), the key's (key row).
+    /// Jobs held back by this limiter: on the queue row the due jobs its
+    /// own limit blocks (unkeyed ones, and those of keys with room of
+    /// their own), on a key row the key's held jobs (whichever limit holds
+    /// them: see `why`).
     pub held: Option<u64>,
+    /// On the queue row, every job of the queue waiting on a limit: held
+    /// by a key, or blocked by the queue's own.
+    pub held_in_all: Option<u64>,
     /// Nothing starts before this (a handler's push-back after a 429).
     pub pushed_back_until: Option<SystemTime>,
+    /// WHY: what holds the row's jobs, in words (`the queue-wide limit: at
+    /// its concurrency (5/5 running)`, `ready: no worker claimed them`,
+    /// `paused`, `split over 3 shards: 4, 3, 3 at once`), `—` for nothing.
+    pub why: Vec<String>,
 }
 
 impl LimiterRow {
@@ -118,6 +128,14 @@ impl LimiterRow {
         self.held.map_or("—".to_owned(), |n| n.to_string())
     }
 
+    /// WHY: its reasons joined, `—` for none.
+    pub fn why_text(&self) -> String {
+        match self.why.is_empty() {
+            true => "—".to_owned(),
+            false => self.why.join("; "),
+        }
+    }
+
     /// PUSHED BACK: `for 12s` while it lasts, else `—`.
     pub fn pushed_back_text(&self, now: SystemTime) -> String {
         match self.pushed_back_until {
@@ -144,14 +162,17 @@ pub fn scope_text(scope: &LimitScope) -> String {
 /// is set), then its keys, most held first (then by key), since those are
 /// what an operator looks for.
 pub fn rows_of(limits: &QueueLimits) -> Vec<LimiterRow> {
+    let blocked = limits.queue_blocked();
     let mut rows = vec![LimiterRow {
         queue: limits.queue.clone(),
         scope: Scope::Queue,
         limit: limits.limit,
         leased: Some(limits.leased),
         started: Some(limits.started_in_window),
-        held: Some(limits.held),
+        held: Some(limits.held_by_queue),
+        held_in_all: Some(limits.held + blocked.map_or(0, |_| limits.waiting)),
         pushed_back_until: limits.pushed_back_until,
+        why: queue_why(limits),
     }];
     if !limits.each_key.is_none() {
         rows.push(LimiterRow {
@@ -161,24 +182,89 @@ pub fn rows_of(limits: &QueueLimits) -> Vec<LimiterRow> {
             leased: None,
             started: None,
             held: None,
+            held_in_all: None,
             pushed_back_until: None,
+            why: Vec::new(),
         });
     }
     let mut keys: Vec<_> = limits.keys.iter().collect();
     keys.sort_by(|a, b| b.held.cmp(&a.held).then(a.key.cmp(&b.key)));
-    rows.extend(keys.into_iter().map(|k| LimiterRow {
-        queue: limits.queue.clone(),
-        scope: Scope::Key {
-            key: k.key.clone(),
-            overridden: k.overridden,
-        },
-        limit: k.limit,
-        leased: Some(k.leased),
-        started: Some(k.started_in_window),
-        held: Some(k.held),
-        pushed_back_until: k.pushed_back_until,
+    rows.extend(keys.into_iter().map(|k| {
+        LimiterRow {
+            queue: limits.queue.clone(),
+            scope: Scope::Key {
+                key: k.key.clone(),
+                overridden: k.overridden,
+            },
+            limit: k.limit,
+            leased: Some(k.leased),
+            started: Some(k.started_in_window),
+            held: Some(k.held),
+            held_in_all: None,
+            pushed_back_until: k.pushed_back_until,
+            why: limits
+                .why_key_held(k)
+                .map(|why| vec![why.to_string()])
+                .unwrap_or_default(),
+        }
     }));
     rows
+}
+
+/// The queue row's WHY: paused; what blocks its own limit; its unkeyed due
+/// jobs ready with no worker to claim them; over shards, the shares and
+/// each shard whose share has no room.
+fn queue_why(limits: &QueueLimits) -> Vec<String> {
+    let mut why = Vec::new();
+    if limits.paused {
+        why.push("paused".to_owned());
+    }
+    let blocked = limits.queue_blocked();
+    if let (false, Some(b)) = (limits.paused, blocked) {
+        why.push(b.to_string());
+    }
+    if !limits.paused && blocked.is_none() && limits.waiting > 0 && limits.leased == 0 {
+        why.push(HeldBy::NoWorker.to_string());
+    }
+    if let Some(split) = split_text(limits) {
+        why.push(split);
+    }
+    for (i, shard) in limits.shards.iter().enumerate() {
+        if let (Some(b), false) = (shard.blocked, limits.limit.is_none()) {
+            why.push(format!("shard {i}: {b}"));
+        }
+    }
+    why
+}
+
+/// `split over 3 shards: 4, 3, 3 at once; 2, 2, 1 per 1s`: each shard's
+/// share of the queue-wide limit, which it enforces on its own.
+pub fn split_text(limits: &QueueLimits) -> Option<String> {
+    if limits.shards.is_empty() || limits.limit.is_none() {
+        return None;
+    }
+    let list = |f: &dyn Fn(&Limit) -> Option<u32>| {
+        let shares: Option<Vec<String>> = limits
+            .shards
+            .iter()
+            .map(|s| f(&s.limit).map(|n| n.to_string()))
+            .collect();
+        shares.map(|s| s.join(", "))
+    };
+    let mut parts = Vec::new();
+    if let Some(c) = list(&|l: &Limit| l.concurrency) {
+        parts.push(format!("{c} at once"));
+    }
+    if let (Some(r), Some(rate)) = (list(&|l: &Limit| l.rate.map(|r| r.max)), limits.limit.rate) {
+        let per = rate.to_string();
+        let per = per.split_once('/').map_or("", |(_, per)| per).to_owned();
+        parts.push(format!("{r} per {per}"));
+    }
+    Some(format!(
+        "split over {} shards: {}",
+        limits.shards.len(),
+        parts.join("; ")
+    ))
 }
 
 fn used_of(used: Option<u64>, of: Option<u32>) -> String {
@@ -202,7 +288,9 @@ mod tests {
             leased: Some(3),
             started: Some(87),
             held: Some(12),
+            held_in_all: Some(12),
             pushed_back_until: None,
+            why: Vec::new(),
         }
     }
 

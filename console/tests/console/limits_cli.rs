@@ -107,13 +107,16 @@ async fn limits_are_set_listed_and_cleared_from_the_command_line() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    assert!(line("QUEUE").starts_with("QUEUE SCOPE KEY LIMIT IN USE STARTED HELD PUSHED BACK"));
+    assert!(line("QUEUE").starts_with("QUEUE SCOPE KEY LIMIT IN USE STARTED HELD PUSHED BACK WHY"));
     assert_eq!(
         line("100/1s"),
-        "emails queue — 5 at once, 100/1s 0/5 0/100 1 —"
+        "emails queue — 5 at once, 100/1s 0/5 0/100 0 — —"
     );
-    assert_eq!(line("each key"), "emails each key — 2 at once — — — —");
-    assert_eq!(line("acme"), "emails key, own acme 10/500ms 0 0/10 1 —");
+    assert_eq!(line("each key"), "emails each key — 2 at once — — — — —");
+    assert_eq!(
+        line("acme"),
+        "emails key, own acme 10/500ms 0 0/10 1 — ready: no worker claimed them"
+    );
 
     // The held job is listed with its key.
     let held = json(&run(&[

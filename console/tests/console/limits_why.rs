@@ -35,6 +35,81 @@ fn line<'a>(table: &'a str, starts: &[&str]) -> &'a str {
 }
 
 #[tokio::test]
+async fn a_queue_wide_rate_counts_every_job_it_holds_back_and_a_key_says_it_is_the_queues() {
+    let (_server, url, ns, q) = start("limits_why_queue").await;
+    for n in 0..20 {
+        q.add("api", NewJob::new(json!(n))).await.unwrap();
+        q.add("api", NewJob::new(json!(n)).limit_key("t1"))
+            .await
+            .unwrap();
+    }
+    let set = ["limits", "set", "api", "--rate", "2/10s"];
+    assert_exit(&redq(&url, &ns, &set), 0);
+    let started = q.claim("api", 10, LEASE).await.unwrap();
+    assert_eq!(started.len(), 2, "the rate lets 2 start");
+
+    let listed = json(&redq(&url, &ns, &["limits", "list", "api", "-o", "json"]));
+    let api = &listed[0];
+    assert_eq!(api["held_by_queue"], 38, "{api}");
+    assert_eq!(
+        api["blocked"], "its rate window is full (2/2 started)",
+        "{api}"
+    );
+    let t1 = &api["keys"][0];
+    assert_eq!(t1["key"], "t1");
+    assert_eq!(
+        t1["held_by"], "the queue-wide limit: its rate window is full (2/2 started)",
+        "{api}"
+    );
+
+    let out = redq(&url, &ns, &["limits", "list", "api"]);
+    assert_exit(&out, 0);
+    let table = stdout(&out);
+    assert!(table.lines().next().unwrap().contains("WHY"), "{table}");
+    let queue = line(&table, &["api", "queue"]);
+    assert!(queue.contains(" 38 "), "{table}");
+    assert!(queue.contains("its rate window is full"), "{table}");
+    let key = line(&table, &["api", "key", "t1"]);
+    assert!(key.contains("the queue-wide limit:"), "{table}");
+}
+
+#[tokio::test]
+async fn held_jobs_with_room_and_no_worker_say_so_and_a_pause_is_said() {
+    let (_server, url, ns, q) = start("limits_why_ready").await;
+    for n in 0..40 {
+        q.add("api", NewJob::new(json!(n)).limit_key("t2"))
+            .await
+            .unwrap();
+    }
+    let each = ["limits", "set", "api", "--each-key", "--concurrency", "2"];
+    assert_exit(&redq(&url, &ns, &each), 0);
+    let out = redq(&url, &ns, &["limits", "list", "api"]);
+    let table = stdout(&out);
+    let key = line(&table, &["api", "key", "t2"]);
+    assert!(key.contains("0/2"), "{table}");
+    assert!(key.contains("ready: no worker claimed them"), "{table}");
+    let listed = json(&redq(&url, &ns, &["limits", "list", "api", "-o", "json"]));
+    assert_eq!(
+        listed[0]["keys"][0]["held_by"], "ready: no worker claimed them",
+        "{listed}"
+    );
+
+    q.pause("api").await.unwrap();
+    let out = redq(&url, &ns, &["limits", "list", "api"]);
+    let table = stdout(&out);
+    assert!(
+        line(&table, &["api", "queue"]).contains("paused"),
+        "{table}"
+    );
+    assert!(
+        line(&table, &["api", "key", "t2"]).contains("the queue is paused"),
+        "{table}"
+    );
+    let listed = json(&redq(&url, &ns, &["limits", "list", "api", "-o", "json"]));
+    assert_eq!(listed[0]["paused"], true, "{listed}");
+}
+
+#[tokio::test]
 async fn a_concurrency_out_of_range_is_judged_by_redqs_rule() {
     let (_server, url, ns, q) = start("limits_why_parse").await;
     q.add("api", NewJob::new(json!(1))).await.unwrap();
@@ -53,4 +128,42 @@ async fn a_concurrency_out_of_range_is_judged_by_redqs_rule() {
         );
     }
     assert_eq!(q.limits("api").await.unwrap().limit, Limit::none());
+}
+
+#[tokio::test]
+async fn over_shards_each_shards_share_is_shown() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("limits_why_shards"));
+    let run = |args: &[&str]| {
+        let mut all = vec!["--shards", "3"];
+        all.extend_from_slice(args);
+        redq(&url, &ns, &all)
+    };
+    let set = [
+        "limits",
+        "set",
+        "api",
+        "--concurrency",
+        "10",
+        "--rate",
+        "5/1s",
+        "--allow-unknown",
+    ];
+    assert_exit(&run(&set), 0);
+    let out = run(&["limits", "list", "api"]);
+    assert_exit(&out, 0);
+    let table = stdout(&out);
+    assert!(
+        line(&table, &["api", "queue"])
+            .contains("split over 3 shards: 4, 3, 3 at once; 2, 2, 1 per 1s"),
+        "{table}"
+    );
+    let listed = json(&run(&["limits", "list", "api", "-o", "json"]));
+    let shards: Vec<&serde_json::Value> = listed[0]["shards"]
+        .as_array()
+        .expect("shards")
+        .iter()
+        .map(|s| &s["limit"]["concurrency"])
+        .collect();
+    assert_eq!(shards, [&json!(4), &json!(3), &json!(3)], "{listed}");
 }

@@ -135,6 +135,7 @@
 
 mod read;
 pub(crate) mod shares;
+mod why;
 mod write;
 
 use std::fmt;
@@ -145,7 +146,8 @@ use serde::Serialize;
 use crate::limits::{check_text, MAX_KEY_LEN};
 use crate::QueueError;
 
-pub use read::{KeyLimitUse, QueueLimits};
+pub use read::{KeyLimitUse, QueueLimits, ShardLimit};
+pub use why::{Blocked, HeldBy};
 
 /// The most jobs one limit lets be leased at once.
 pub const MAX_CONCURRENCY: u32 = 1_000_000;

@@ -39,9 +39,41 @@ pub struct QueueLimits {
     pub pushed_back_until: Option<SystemTime>,
     /// Jobs held back by their key's limits.
     pub held: u64,
+    /// The queue's due jobs without a limit key, waiting to be claimed.
+    pub waiting: u64,
+    /// The jobs the queue's own limit (or its push-back) holds back now:
+    /// its unkeyed due jobs and the held jobs of its keys that have room of
+    /// their own, while the queue-wide limit has none (see
+    /// [`QueueLimits::queue_blocked`]); 0 while it has room. Over the keys
+    /// listed (all of them unless the listing was capped).
+    pub held_by_queue: u64,
+    /// The queue is paused (over shards: on any shard).
+    pub paused: bool,
     /// Every limit key with use, held jobs, a push-back or an override,
     /// sorted by key (at most [`MAX_LISTED_KEYS`]).
     pub keys: Vec<KeyLimitUse>,
+    /// Over shards, each shard's part in shard order (its share of the
+    /// queue-wide limit and its use); empty on one Redis.
+    pub shards: Vec<ShardLimit>,
+}
+
+/// One shard's part of a sharded queue's limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShardLimit {
+    /// Its share of the queue-wide limit.
+    pub limit: Limit,
+    /// Its jobs leased now.
+    pub leased: u64,
+    /// Its starts in the queue-wide rate's current window.
+    pub started_in_window: u64,
+    /// Its jobs held by their keys.
+    pub held: u64,
+    /// The jobs its share holds back (as [`QueueLimits::held_by_queue`]).
+    pub held_by_queue: u64,
+    /// It is paused.
+    pub paused: bool,
+    /// What stops its share starting anything now, if anything.
+    pub blocked: Option<super::Blocked>,
 }
 
 /// One limit key's limit and use.
@@ -75,8 +107,24 @@ impl QueueLimits {
             started_in_window: 0,
             pushed_back_until: None,
             held: 0,
+            waiting: 0,
+            held_by_queue: 0,
+            paused: false,
             keys: Vec::new(),
+            shards: Vec::new(),
         }
+    }
+
+    /// Fill in what follows from the figures read: what blocks the queue,
+    /// and so the jobs its own limit holds back.
+    fn settle(&mut self) {
+        self.held_by_queue = match self.queue_blocked() {
+            Some(_) => {
+                let ready: u64 = self.keys.iter().filter(|k| k.ready).map(|k| k.held).sum();
+                self.waiting + ready
+            }
+            None => 0,
+        };
     }
 }
 
@@ -99,13 +147,34 @@ impl RedisQueue {
         queue: &str,
         max_keys: usize,
     ) -> Result<QueueLimits, QueueError> {
+        self.read_limits(queue, max_keys, None).await
+    }
+
+    /// One page with the one key `only` (see [`RedisQueue::limits_of_key`]).
+    pub(crate) async fn limits_page(
+        &self,
+        queue: &str,
+        only: Option<&str>,
+    ) -> Result<QueueLimits, QueueError> {
+        self.read_limits(queue, 1, only).await
+    }
+
+    async fn read_limits(
+        &self,
+        queue: &str,
+        max_keys: usize,
+        only: Option<&str>,
+    ) -> Result<QueueLimits, QueueError> {
         let max_keys = max_keys.clamp(1, MAX_LISTED_KEYS);
         let mut limits = QueueLimits::empty(queue);
         let mut keys: BTreeMap<String, KeyLimitUse> = BTreeMap::new();
         let mut cursor = "0".to_owned();
         let mut first = true;
         loop {
-            let args = vec![text(cursor.as_str()), num(KEYS_PER_CALL)];
+            let mut args = vec![text(cursor.as_str()), num(KEYS_PER_CALL)];
+            if let Some(key) = only {
+                args.push(text(key));
+            }
             let items = reply::array(self.run(Op::LimitsGet, queue, args).await?)?;
             let page = Page::decode(items)?;
             if first {
@@ -114,6 +183,8 @@ impl RedisQueue {
                 limits.leased = page.leased;
                 limits.started_in_window = page.started_in_window;
                 limits.pushed_back_until = page.pushed_back_until;
+                limits.waiting = page.waiting;
+                limits.paused = page.paused;
                 first = false;
             }
             for key in page.keys {
@@ -140,11 +211,12 @@ impl RedisQueue {
         limits.keys = keys.into_values().take(max_keys).collect();
         // Only keyed jobs are held, each counted under its key; past the
         // listing's cap the queue's own count is asked for.
-        limits.held = if complete {
+        limits.held = if complete || only.is_some() {
             limits.keys.iter().map(|k| k.held).sum()
         } else {
             self.counts(queue).await?.held
         };
+        limits.settle();
         Ok(limits)
     }
 
@@ -172,6 +244,8 @@ struct Page {
     started_in_window: u64,
     pushed_back_until: Option<SystemTime>,
     next_cursor: String,
+    waiting: u64,
+    paused: bool,
     keys: Vec<KeyPage>,
 }
 
@@ -186,19 +260,20 @@ struct KeyPage {
 }
 
 /// The head of the reply, before the keys.
-const HEAD: usize = 7;
+const HEAD: usize = 9;
 /// Entries per key.
 const PER_KEY: usize = 7;
 
 impl Page {
     /// `{ now, queue_spec, queue_leased, queue_started_in_window,
-    /// queue_pushed_back_until, each_key_spec, next_cursor, then per key:
+    /// queue_pushed_back_until, each_key_spec, next_cursor, waiting, paused,
+    /// then per key:
     /// key, override, leased, held, started_in_window, pushed_back_until,
     /// ready }`.
     fn decode(items: Vec<Value>) -> Result<Page, QueueError> {
         if items.len() < HEAD || !(items.len() - HEAD).is_multiple_of(PER_KEY) {
             return Err(QueueError::Protocol(format!(
-                "limits_get.lua replied {} entries, not 7 and then 7 per key",
+                "limits_get.lua replied {} entries, not 9 and then 7 per key",
                 items.len()
             )));
         }
@@ -250,6 +325,8 @@ impl Page {
             started_in_window: count(3)?,
             pushed_back_until: until(4)?,
             next_cursor: spec_text(6)?,
+            waiting: count(7)?,
+            paused: count(8)? == 1,
             keys,
         })
     }
@@ -296,6 +373,8 @@ mod tests {
             n(0),
             s("2 0 0"),
             s("0"),
+            n(6),
+            n(1),
             s("acme"),
             s("5 0 0"),
             n(4),
@@ -320,6 +399,7 @@ mod tests {
         assert_eq!((page.leased, page.started_in_window), (3, 40));
         assert_eq!(page.pushed_back_until, None);
         assert_eq!(page.next_cursor, "0");
+        assert_eq!((page.waiting, page.paused), (6, true));
         assert_eq!(page.keys.len(), 2);
         assert_eq!(page.keys[0].override_limit, Some(Limit::concurrency(5)));
         assert_eq!((page.keys[0].leased, page.keys[0].held), (4, 9));
@@ -330,7 +410,7 @@ mod tests {
 
     #[test]
     fn a_queue_without_limits_reads_as_none_and_a_short_reply_is_a_protocol_error() {
-        let items = vec![n(1), s(""), n(0), n(0), n(0), s(""), s("0")];
+        let items = vec![n(1), s(""), n(0), n(0), n(0), s(""), s("0"), n(0), n(0)];
         let page = Page::decode(items).unwrap();
         assert!(page.queue_limit.is_none() && page.each_key.is_none());
         assert!(page.keys.is_empty());
@@ -339,7 +419,17 @@ mod tests {
             Err(QueueError::Protocol(_))
         ));
         assert!(matches!(
-            Page::decode(vec![n(1), s("1 2"), n(0), n(0), n(0), s(""), s("0")]),
+            Page::decode(vec![
+                n(1),
+                s("1 2"),
+                n(0),
+                n(0),
+                n(0),
+                s(""),
+                s("0"),
+                n(0),
+                n(0)
+            ]),
             Err(QueueError::Protocol(_))
         ));
     }

@@ -93,8 +93,26 @@ fn added(a: Limit, b: Limit) -> Limit {
 /// shard (every shard has the same), and each key once (a key lives on one
 /// shard; should it be on several, its use is added up).
 pub(crate) fn merged(parts: Vec<QueueLimits>) -> Option<QueueLimits> {
+    // Each shard's own part, kept beside the sum: a sum of 10 at once can
+    // hide one shard at its share of 4 while the others idle.
+    let shards: Vec<super::ShardLimit> = match parts.len() {
+        0 | 1 => Vec::new(),
+        _ => parts
+            .iter()
+            .map(|part| super::ShardLimit {
+                limit: part.limit,
+                leased: part.leased,
+                started_in_window: part.started_in_window,
+                held: part.held,
+                held_by_queue: part.held_by_queue,
+                paused: part.paused,
+                blocked: part.queue_blocked(),
+            })
+            .collect(),
+    };
     let mut parts = parts.into_iter();
     let mut total = parts.next()?;
+    total.shards = shards;
     let mut keys: BTreeMap<String, super::KeyLimitUse> = BTreeMap::new();
     let mut add_keys = |list: Vec<super::KeyLimitUse>| {
         for key in list {
@@ -120,6 +138,9 @@ pub(crate) fn merged(parts: Vec<QueueLimits>) -> Option<QueueLimits> {
         total.started_in_window += part.started_in_window;
         total.pushed_back_until = total.pushed_back_until.max(part.pushed_back_until);
         total.held += part.held;
+        total.waiting += part.waiting;
+        total.held_by_queue += part.held_by_queue;
+        total.paused |= part.paused;
         if total.each_key.is_none() {
             total.each_key = part.each_key;
         }
@@ -191,6 +212,10 @@ mod tests {
             started_in_window: 1,
             pushed_back_until: None,
             held: keys.iter().map(|(_, h)| h).sum(),
+            waiting: 0,
+            held_by_queue: 0,
+            paused: false,
+            shards: Vec::new(),
             keys: keys
                 .iter()
                 .map(|(key, held)| KeyLimitUse {

@@ -69,6 +69,14 @@ impl Operator {
         shares::merged(parts).ok_or_else(|| QueueError::Protocol("no shards".into()))
     }
 
+    /// [`RedisQueue::limits_of_key`](crate::RedisQueue::limits_of_key)
+    /// over every shard, added up (the key is used on one shard only): what
+    /// a held job's detail reads to say why it is held.
+    pub async fn limits_of_key(&self, queue: &str, key: &str) -> Result<QueueLimits, QueueError> {
+        let parts = try_join_all(self.shards().iter().map(|s| s.limits_of_key(queue, key))).await?;
+        shares::merged(parts).ok_or_else(|| QueueError::Protocol("no shards".into()))
+    }
+
     /// Every queue with limits on any shard, sorted.
     pub async fn limited_queues(&self) -> Result<Vec<String>, QueueError> {
         let all = try_join_all(self.shards().iter().map(|s| s.limited_queues())).await?;

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use redq::events::{EventKind, EventStream, EVENTS_CAP};
+use redq::flow::{Blocked, HeldBy, Limit, LimitScope};
 use redq::NewJob;
 use redq_tests::fixtures::*;
 use serde_json::json;
@@ -79,4 +80,50 @@ async fn each_push_back_is_a_pushed_back_event_on_the_traffic_stream() {
     );
     let record = queue.inspect(keyed.id()).await.unwrap().unwrap();
     assert_eq!(record.attempts, 0, "a push-back still counts no attempt");
+}
+
+#[tokio::test]
+async fn a_queue_wide_limit_counts_the_jobs_it_holds_back_and_a_key_says_so() {
+    let server = server();
+    let queue = queue(&server, "flow-held-by-queue").await;
+    for n in 0..20 {
+        queue.add("api", NewJob::new(json!(n))).await.unwrap();
+        queue
+            .add("api", NewJob::new(json!(n)).limit_key("t1"))
+            .await
+            .unwrap();
+    }
+    queue
+        .set_limit(
+            "api",
+            LimitScope::Queue,
+            Limit::rate(2, Duration::from_secs(10)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(queue.claim("api", 10, LONG).await.unwrap().len(), 2);
+    let limits = queue.limits("api").await.unwrap();
+    assert_eq!(limits.held_by_queue, 38, "{limits:?}");
+    assert_eq!(
+        limits.queue_blocked(),
+        Some(Blocked::Rate { started: 2, of: 2 })
+    );
+    let t1 = &limits.keys[0];
+    assert_eq!(
+        limits.why_key_held(t1),
+        Some(HeldBy::Queue(Blocked::Rate { started: 2, of: 2 }))
+    );
+    // The same key read alone, as a held job's detail reads it.
+    let one = queue.limits_of_key("api", "t1").await.unwrap();
+    assert_eq!(one.keys.len(), 1);
+    assert_eq!(one.why(one.keys.first()), limits.why(Some(t1)));
+
+    // A raised limit lets them start: nothing is held back by it then.
+    queue
+        .set_limit("api", LimitScope::Queue, Limit::concurrency(100))
+        .await
+        .unwrap();
+    let limits = queue.limits("api").await.unwrap();
+    assert_eq!(limits.held_by_queue, 0, "{limits:?}");
+    assert_eq!(limits.why(Some(&limits.keys[0])), HeldBy::NoWorker);
 }

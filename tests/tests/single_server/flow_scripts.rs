@@ -758,8 +758,9 @@ async fn a_raised_limit_lets_held_jobs_out_at_once_and_limits_get_shows_the_use(
     assert_eq!(int(&page[2]), 7, "queue leased");
     assert_eq!(text(&page[5]), "2 0 0");
     assert_eq!(text(&page[6]), "0", "one page");
+    assert_eq!(int(&page[8]), 0, "not paused");
     let mut keys: HashMap<String, (String, i64, i64, i64)> = HashMap::new();
-    for entry in page[7..].chunks(7) {
+    for entry in page[9..].chunks(7) {
         keys.insert(
             text(&entry[0]),
             (

@@ -47,6 +47,7 @@ pub async fn run(queue: &Target, name: Option<&str>, json: bool) -> Result<(), F
         ">STARTED",
         ">HELD",
         "PUSHED BACK",
+        "WHY",
     ]);
     let now = SystemTime::now();
     for row in all.iter().flat_map(rows_of) {
@@ -59,6 +60,7 @@ pub async fn run(queue: &Target, name: Option<&str>, json: bool) -> Result<(), F
             row.started_text(),
             row.held_text(),
             row.pushed_back_text(now),
+            row.why_text(),
         ]);
     }
     table.print();
@@ -79,6 +81,22 @@ fn queue_json(limits: &QueueLimits) -> Value {
                 "held": k.held,
                 "pushed_back_until": pushed_back_json(k.pushed_back_until),
                 "ready": k.ready,
+                "held_by": limits.why_key_held(k).map(|why| why.to_string()),
+            })
+        })
+        .collect();
+    let shards: Vec<Value> = limits
+        .shards
+        .iter()
+        .map(|s| {
+            json!({
+                "limit": limit_json(&s.limit),
+                "leased": s.leased,
+                "started_in_window": s.started_in_window,
+                "held": s.held,
+                "held_by_queue": s.held_by_queue,
+                "paused": s.paused,
+                "blocked": s.blocked.map(|b| b.to_string()),
             })
         })
         .collect();
@@ -89,7 +107,13 @@ fn queue_json(limits: &QueueLimits) -> Value {
         "leased": limits.leased,
         "started_in_window": limits.started_in_window,
         "held": limits.held,
+        "waiting": limits.waiting,
+        "held_by_queue": limits.held_by_queue,
+        "blocked": limits.queue_blocked().map(|b| b.to_string()),
+        "paused": limits.paused,
         "pushed_back_until": pushed_back_json(limits.pushed_back_until),
+        "split": crate::flow::split_text(limits),
+        "shards": shards,
         "keys": keys,
     })
 }

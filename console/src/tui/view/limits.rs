@@ -28,11 +28,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         .iter()
         .map(|row| cells(row, paused.contains(&row.queue.as_str()), theme, now))
         .collect::<Vec<_>>();
-    let held: u64 = limiters
-        .iter()
-        .filter(|r| r.key().is_none())
-        .filter_map(|r| r.held)
-        .sum();
+    let held: u64 = limiters.iter().filter_map(|r| r.held_in_all).sum();
     let paused_shown = paused
         .iter()
         .filter(|q| limiters.iter().any(|r| r.queue == **q))
@@ -66,6 +62,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             Column::number("STARTED"),
             Column::number("HELD"),
             Column::whole("PUSHED BACK"),
+            // Left out at 80 columns, where the limit itself must stay whole.
+            Column::text("WHY").optional(0),
         ],
         rows,
         selected: state.cursor().index,
@@ -100,5 +98,6 @@ fn cells<'a>(row: &'a LimiterRow, paused: bool, theme: &Theme, now: SystemTime) 
         warn_if(Item::new(row.started_text()), rate_full),
         warn_if(Item::new(row.held_text()), row.held.is_some_and(|n| n > 0)),
         warn_if(Item::new(row.pushed_back_text(now)), pushed),
+        Item::new(row.why_text()),
     ]
 }

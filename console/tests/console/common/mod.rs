@@ -334,6 +334,10 @@ pub fn queue_limits() -> Vec<QueueLimits> {
             started_in_window: 87,
             pushed_back_until: None,
             held: 11,
+            waiting: 0,
+            held_by_queue: 0,
+            paused: false,
+            shards: Vec::new(),
             keys: vec![
                 key("acme", Limit::concurrency(5), 5, 4, true),
                 key("globex", each, 2, 7, false),
@@ -348,6 +352,10 @@ pub fn queue_limits() -> Vec<QueueLimits> {
             started_in_window: 10,
             pushed_back_until: Some(now() + Duration::from_secs(12)),
             held: 0,
+            waiting: 0,
+            held_by_queue: 0,
+            paused: false,
+            shards: Vec::new(),
             keys: Vec::new(),
         },
     ]
