@@ -1,6 +1,7 @@
 //! Flow control as the CLI and the console show it (see `redq::flow`):
 //! rates as people type them, and one row per limiter with its use now.
 
+pub mod held;
 pub mod rate;
 pub mod rows;
 

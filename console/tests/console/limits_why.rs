@@ -167,3 +167,57 @@ async fn over_shards_each_shards_share_is_shown() {
         .collect();
     assert_eq!(shards, [&json!(4), &json!(3), &json!(3)], "{listed}");
 }
+
+#[tokio::test]
+async fn a_held_jobs_detail_says_why_it_is_held_and_that_it_was_pushed_back() {
+    let (_server, url, ns, q) = start("limits_why_job").await;
+    q.set_limit("api", LimitScope::Key("pb".into()), Limit::concurrency(1))
+        .await
+        .unwrap();
+    let first = q
+        .add("api", NewJob::new(json!(1)).limit_key("pb"))
+        .await
+        .unwrap();
+    let second = q
+        .add("api", NewJob::new(json!(2)).limit_key("pb"))
+        .await
+        .unwrap();
+    let job = q.claim("api", 1, LEASE).await.unwrap().remove(0);
+    assert_eq!(job.id, first.id());
+    let out = redq(&url, &ns, &["jobs", "show", second.id()]);
+    assert_exit(&out, 0);
+    let detail = stdout(&out);
+    assert!(
+        detail.contains("held by       the key's limit: at its concurrency (1/1 running)"),
+        "{detail}"
+    );
+    q.release_pushing_back(&job.lease(), Duration::from_secs(30))
+        .await
+        .unwrap();
+    let out = redq(&url, &ns, &["jobs", "show", first.id()]);
+    let detail = stdout(&out);
+    assert!(
+        detail.contains("held by       the key's limit: pushed back until"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("pushed back   once, last") && detail.contains("key pb for 30000 ms until"),
+        "{detail}"
+    );
+    let shown = json(&redq(
+        &url,
+        &ns,
+        &["jobs", "show", first.id(), "-o", "json"],
+    ));
+    assert!(
+        shown["pushed_back"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("once")),
+        "{shown}"
+    );
+    let events = stdout(&redq(&url, &ns, &["events", "--kind", "pushed_back"]));
+    assert!(
+        events.contains("pushed_back") && events.contains(first.id()),
+        "{events}"
+    );
+}
