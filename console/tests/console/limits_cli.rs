@@ -71,7 +71,7 @@ async fn limits_are_set_listed_and_cleared_from_the_command_line() {
     ];
     assert_prints(
         &run(&acme),
-        "emails: the key \"acme\" limit is now 10/500ms\n",
+        "emails: the key \"acme\" limit is now 10/500ms (was the each-key default, 2 at once)\n",
     );
 
     let listed = json(&run(&["limits", "list", "-o", "json"]));

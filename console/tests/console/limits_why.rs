@@ -110,6 +110,69 @@ async fn held_jobs_with_room_and_no_worker_say_so_and_a_pause_is_said() {
 }
 
 #[tokio::test]
+async fn a_replaced_limit_says_what_it_was_and_what_is_over_it() {
+    let (_server, url, ns, q) = start("limits_why_set").await;
+    for n in 0..5 {
+        q.add("api", NewJob::new(json!(n))).await.unwrap();
+    }
+    let run = |args: &[&str]| redq(&url, &ns, args);
+    let both = [
+        "limits",
+        "set",
+        "api",
+        "--concurrency",
+        "5",
+        "--rate",
+        "20/1s",
+    ];
+    assert_eq!(
+        stdout(&run(&both)),
+        "api: the queue-wide limit is now 5 at once, 20/1s\n"
+    );
+    assert_eq!(q.claim("api", 5, LEASE).await.unwrap().len(), 5);
+    let rate = ["limits", "set", "api", "--rate", "30/1s"];
+    assert_eq!(
+        stdout(&run(&rate)),
+        "api: the queue-wide limit is now 30/1s (was 5 at once, 20/1s); \
+         it no longer bounds how many run at once\n"
+    );
+    let lower = ["limits", "set", "api", "--concurrency", "2"];
+    assert_eq!(
+        stdout(&run(&lower)),
+        "api: the queue-wide limit is now 2 at once (was 30/1s); it no longer bounds \
+         how many start per interval; 3 jobs running are over it and will finish \
+         (a lowered limit takes nothing back)\n"
+    );
+    let out = json(&run(&[
+        "limits",
+        "set",
+        "api",
+        "--concurrency",
+        "1",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(out["was"]["concurrency"], 2, "{out}");
+    assert_eq!(out["over"], 4, "{out}");
+    let each = ["limits", "set", "api", "--each-key", "--concurrency", "2"];
+    assert_exit(&run(&each), 0);
+    let key = [
+        "limits",
+        "set",
+        "api",
+        "--key",
+        "acme",
+        "--concurrency",
+        "3",
+        "--allow-unknown",
+    ];
+    assert_eq!(
+        stdout(&run(&key)),
+        "api: the key \"acme\" limit is now 3 at once (was the each-key default, 2 at once)\n"
+    );
+}
+
+#[tokio::test]
 async fn a_concurrency_out_of_range_is_judged_by_redqs_rule() {
     let (_server, url, ns, q) = start("limits_why_parse").await;
     q.add("api", NewJob::new(json!(1))).await.unwrap();
