@@ -38,6 +38,7 @@ pub fn waiter_why(gate: &Gate, waiter: &Waiter) -> String {
         WaiterDecision::OperatorFailed => {
             "dead-lettered by an operator after being held".to_owned()
         }
+        WaiterDecision::Deleted => "deleted by an operator before it was decided".to_owned(),
     }
 }
 
@@ -117,6 +118,11 @@ mod tests {
         let (mut g, w) = gate(GateState::Cancelled, WaiterDecision::Cancelled);
         g.kind = GateKind::Batch;
         assert_eq!(waiter_why(&g, &w), "cancelled: its batch was cancelled");
+        let (g, w) = gate(GateState::Done, WaiterDecision::Deleted);
+        assert_eq!(
+            waiter_why(&g, &w),
+            "deleted by an operator before it was decided"
+        );
         assert_eq!(
             progress(&g),
             "7 of 10 finished (6 succeeded, 1 failed), 3 pending"

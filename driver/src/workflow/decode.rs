@@ -62,6 +62,7 @@ pub(crate) fn decision(text: &str) -> Result<WaiterDecision, QueueError> {
         "held" => WaiterDecision::Held,
         "operator_released" => WaiterDecision::OperatorReleased,
         "operator_failed" => WaiterDecision::OperatorFailed,
+        "deleted" => WaiterDecision::Deleted,
         other => return Err(bad("waiter decision", other)),
     })
 }

@@ -232,6 +232,9 @@ pub enum WaiterDecision {
     OperatorReleased,
     /// Dead-lettered by an operator after it was held.
     OperatorFailed,
+    /// Deleted before it was decided (`lua/gate_get.lua` reports a waiter
+    /// undecided or held whose job no longer waits as deleted).
+    Deleted,
 }
 
 /// A job waiting on a gate.
@@ -319,7 +322,7 @@ impl GateState {
 
 impl WaiterDecision {
     /// Its words: pending, released, dead, cancelled, held, released by an
-    /// operator, failed by an operator.
+    /// operator, failed by an operator, deleted.
     pub fn as_str(self) -> &'static str {
         match self {
             WaiterDecision::Pending => "pending",
@@ -329,6 +332,7 @@ impl WaiterDecision {
             WaiterDecision::Held => "held",
             WaiterDecision::OperatorReleased => "released by an operator",
             WaiterDecision::OperatorFailed => "failed by an operator",
+            WaiterDecision::Deleted => "deleted",
         }
     }
 }

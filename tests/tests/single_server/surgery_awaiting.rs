@@ -152,15 +152,16 @@ async fn deleting_all_awaiting_jobs_keeps_their_workflows_as_deleting_each_by_id
     assert_eq!(seen, observe(&by_id, &by_id_flow).await);
     // And what that is: the awaiting jobs gone, S counted deleted in R's
     // gate and in D's, D dead-lettered for it, C and T run to their gates'
-    // end with no waiter left to release.
+    // end with no waiter left to release (R's and S's gates read their
+    // deleted waiter as deleted).
     let expected = [
         "archive: waiting 0 awaiting 0 dead 0",
         "thumbs: waiting 2 awaiting 0 dead 0",
         "mail: waiting 0 awaiting 1 dead 0",
         "None",
-        "Some(\"Sealed total 2 pending 1 succeeded 0 failed 1 first deleted waiters [\\\"Pending\\\"]\")",
+        "Some(\"Sealed total 2 pending 1 succeeded 0 failed 1 first deleted waiters [\\\"Deleted\\\"]\")",
         "None",
-        "Some(\"Sealed total 1 pending 1 succeeded 0 failed 0 first - waiters [\\\"Pending\\\"]\")",
+        "Some(\"Sealed total 1 pending 1 succeeded 0 failed 0 first - waiters [\\\"Deleted\\\"]\")",
         "Some(Awaiting)",
         "Some(\"Done total 1 pending 0 succeeded 0 failed 1 first deleted waiters [\\\"Pending\\\"]\")",
         "D after claim: Some(Dead), error names a deleted dependency: true",
