@@ -91,3 +91,4 @@ mod worker_queues;
 mod worker_registry;
 mod worker_unknown;
 mod workflows;
+mod workflows_cancel;
