@@ -19,6 +19,7 @@
 -- code 1 decided: the waiter was released or dead-lettered now
 -- code 0 not_found: no job with this id in this queue waits on a gate
 -- code -1 not_held: the waiter is not held; its current decision follows ('' = undecided)
+-- code 2 not_waiting: the job is in this queue but waits on no gate (never did, or no longer)
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 if id == '' then fail('job id must not be empty') end
@@ -29,7 +30,8 @@ end
 local by = text(ARGV[5], 'decided by', 128)
 if by ~= '' then BY = by end
 local m = load_meta(id)
-if not m or m[M.queue] ~= QUEUE or m[M.awaits] == '' then return { 0 } end
+if not m or m[M.queue] ~= QUEUE then return { 0 } end
+if m[M.awaits] == '' then return { 2 } end
 local gid = m[M.awaits]
 local g = wf.load(gid)
 local decision = ''

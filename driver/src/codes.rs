@@ -94,6 +94,8 @@ codes! {
         Decided = 1 "decided",
         NotFound = 0 "not_found",
         NotHeld = -1 "not_held",
+        /// The job exists but waits on no gate.
+        NotWaiting = 2 "not_waiting",
     }
     /// `lua/ack.lua`, one code per job.
     AckCode for "ack" {
@@ -441,6 +443,8 @@ pub(crate) enum DecideReply {
     NotFound,
     /// Not held: its current decision's word.
     NotHeld(String),
+    /// The job exists but waits on no gate.
+    NotWaiting,
 }
 
 /// A gate_decide reply, `{ code, decision }`.
@@ -449,6 +453,7 @@ pub(crate) fn gate_decided(items: &[Value]) -> Result<DecideReply, QueueError> {
         GateDecideCode::Decided => DecideReply::Decided,
         GateDecideCode::NotFound => DecideReply::NotFound,
         GateDecideCode::NotHeld => DecideReply::NotHeld(detail(items)?),
+        GateDecideCode::NotWaiting => DecideReply::NotWaiting,
     })
 }
 

@@ -111,6 +111,17 @@ pub async fn decide(
             ),
             json: json!({ "outcome": "not_found" }),
         }),
+        // No waiter (waits on nothing, or finished): the driver's sentence
+        // says what it is instead.
+        Err(QueueError::Invalid {
+            what: "waiter",
+            rule,
+            ..
+        }) => Ok(Outcome {
+            ok: false,
+            message: inert(&rule),
+            json: json!({ "outcome": "not_waiting" }),
+        }),
         // Not held (pending, released, decided already): said, not a
         // usage error; nothing was changed.
         Err(

@@ -376,7 +376,10 @@ impl RedisQueue {
     /// Decide a held waiter ([`OnFailure::Hold`](super::OnFailure::Hold)):
     /// release it into its queue, or dead-letter it; `by` says who. Only a
     /// waiter whose decision is `held` is decided by hand: anything else
-    /// is refused in words, nothing changed.
+    /// is refused in words, nothing changed. A job that exists but waits on
+    /// nothing, or finished (a callback its batch cancelled), is refused as
+    /// [`QueueError::Invalid`] about a `"waiter"`, saying what it is; a job
+    /// with no trace is [`QueueError::JobNotFound`].
     pub async fn decide_held(
         &self,
         waiter: &str,
@@ -386,9 +389,7 @@ impl RedisQueue {
         limits::check_id(waiter)?;
         crate::kept::check_by(by)?;
         let Some(meta) = self.stored_meta(waiter).await? else {
-            return Err(QueueError::JobNotFound {
-                id: waiter.to_owned(),
-            });
+            return Err(self.finished_waiter(waiter).await?);
         };
         let word = match decision {
             Decision::Release => "release",
@@ -401,6 +402,19 @@ impl RedisQueue {
             DecideReply::NotFound => Err(QueueError::JobNotFound {
                 id: waiter.to_owned(),
             }),
+            DecideReply::NotWaiting => {
+                let where_ = match self.inspect(waiter).await? {
+                    Some(job) => format!("queue {}, state {}", job.queue, job.state.as_str()),
+                    None => format!("queue {}, finished since", meta.queue),
+                };
+                Err(not_a_waiter(
+                    waiter,
+                    format!(
+                        "job {waiter} ({where_}) waits on nothing: there is nothing to \
+                         release or fail"
+                    ),
+                ))
+            }
             DecideReply::NotHeld(current) => {
                 let now = super::decode::decision(&current)
                     .map(|d| d.as_str().to_owned())
@@ -416,6 +430,62 @@ impl RedisQueue {
             }
         }
     }
+
+    /// Why job `id`, whose record is gone, is not decided: it finished
+    /// (completed, or cancelled: by an operator, or by what it waited on),
+    /// or it has no trace ([`QueueError::JobNotFound`]).
+    async fn finished_waiter(&self, id: &str) -> Result<QueueError, QueueError> {
+        const HOLD: &str = "a cancelled job is not released or failed; a callback that should \
+                            be recoverable is made with OnFailure::Hold";
+        let rule = match self.result(id).await? {
+            crate::JobResult::Kept(kept) if kept.outcome == crate::kept::Outcome::Cancelled => {
+                let by = kept.cancelled_by.clone().unwrap_or_default();
+                if kept.cancelled_in.as_deref() == Some("awaiting") && by.starts_with("dependency ")
+                {
+                    let what = match self.gate(id).await? {
+                        Some(g) if g.kind == GateKind::Tree => "its tree",
+                        Some(_) => "its dependencies",
+                        None => "its batch",
+                    };
+                    format!(
+                        "job {id} (queue {}) was cancelled by {what} when a member failed \
+                         ({by}); {HOLD}",
+                        kept.queue
+                    )
+                } else if by.is_empty() {
+                    format!("job {id} (queue {}) was cancelled; {HOLD}", kept.queue)
+                } else {
+                    format!(
+                        "job {id} (queue {}) was cancelled ({by}); {HOLD}",
+                        kept.queue
+                    )
+                }
+            }
+            crate::JobResult::Kept(kept) => format!(
+                "job {id} (queue {}) completed: there is nothing to release or fail",
+                kept.queue
+            ),
+            crate::JobResult::Tombstone(t) => match t.outcome {
+                crate::kept::Outcome::Cancelled => format!(
+                    "job {id} was cancelled (its queue keeps only a tombstone; a batch's \
+                     callback is cancelled by its batch when a member failed); {HOLD}"
+                ),
+                crate::kept::Outcome::Completed => {
+                    format!("job {id} completed: there is nothing to release or fail")
+                }
+            },
+            crate::JobResult::Live | crate::JobResult::Unknown => {
+                return Ok(QueueError::JobNotFound { id: id.to_owned() })
+            }
+        };
+        Ok(not_a_waiter(id, rule))
+    }
+}
+
+/// A decision refused because the job is no waiter (it waits on nothing,
+/// or finished): `what` is `"waiter"`, the rule the whole sentence.
+fn not_a_waiter(id: &str, rule: String) -> QueueError {
+    QueueError::invalid("waiter", id, rule)
 }
 
 /// A gate_seal refusal in words.

@@ -1,10 +1,11 @@
-//! Workflows where the review found them wrong: a deleted callback reads
-//! as deleted, not pending.
+//! Workflows where the review found them wrong: deciding a job that waits
+//! on nothing says what it is; a deleted callback reads as deleted, not
+//! pending.
 
 use std::time::Duration;
 
-use redq::workflow::{Batch, WaiterDecision};
-use redq::{IfLeased, Job, NewJob, RedisQueue};
+use redq::workflow::{Batch, Decision, WaiterDecision};
+use redq::{IfLeased, Job, JobState, NewJob, QueueError, RedisQueue, Retention};
 use redq_tests::fixtures::handle;
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json;
@@ -21,6 +22,68 @@ async fn run_all(queue: &RedisQueue, name: &str) -> usize {
         }
     }
     jobs.len()
+}
+
+/// The rule of a refused decision about a job that is no waiter.
+async fn refusal(queue: &RedisQueue, id: &str) -> String {
+    match queue.decide_held(id, Decision::Release, "ops").await {
+        Err(QueueError::Invalid {
+            what: "waiter",
+            rule,
+            ..
+        }) => rule,
+        other => panic!("{id}: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn deciding_a_job_that_waits_on_nothing_says_what_it_is() {
+    let server = RedisServer::start();
+    let queue = handle(&server, &unique_namespace("wf-decide-words")).await;
+    let waiting = queue.add("mail", NewJob::new(json!(1))).await.unwrap();
+    let id = waiting.id();
+    assert_eq!(
+        refusal(&queue, id).await,
+        format!("job {id} (queue mail, state waiting) waits on nothing: there is nothing to release or fail")
+    );
+
+    let dead = queue.add("ledger", NewJob::new(json!(2))).await.unwrap();
+    let job = queue.claim("ledger", 10, LEASE).await.unwrap();
+    for job in &job {
+        queue.dead_letter(&job.lease(), "boom").await.unwrap();
+    }
+    assert!(refusal(&queue, dead.id())
+        .await
+        .contains("(queue ledger, state dead) waits on nothing"));
+
+    // A batch's on_success cancelled by the batch's failure: kept, and said.
+    queue
+        .set_retention("pdf", &Retention::new().max_count(100))
+        .await
+        .unwrap();
+    let batch = Batch::new()
+        .job("pages", NewJob::new(json!("p")))
+        .on_success("pdf", NewJob::new(json!("pdf")));
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    let job = queue.claim("pages", 1, LEASE).await.unwrap().remove(0);
+    queue.dead_letter(&job.lease(), "kaput").await.unwrap();
+    assert_eq!(run_all(&queue, "pdf").await, 0);
+    let callback = handle.callbacks[0].id();
+    let rule = refusal(&queue, callback).await;
+    assert!(rule.contains("was cancelled by its batch"), "{rule}");
+    assert!(rule.contains("OnFailure::Hold"), "{rule}");
+
+    // No trace at all: not found, as before.
+    assert!(matches!(
+        queue
+            .decide_held("01NOSUCHJOB0000000000000", Decision::Release, "ops")
+            .await,
+        Err(QueueError::JobNotFound { .. })
+    ));
+    assert_eq!(
+        queue.inspect(id).await.unwrap().unwrap().state,
+        JobState::Waiting
+    );
 }
 
 #[tokio::test]
