@@ -333,6 +333,7 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
              redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel://"
         )));
     }
+    check_query(url, scheme, redacted)?;
     let config = Config::from_url(url).map_err(|e| {
         let why = crate::error::plain(&e);
         QueueError::Config(format!("{redacted}: {}", scrub(&why, url)))
@@ -346,6 +347,54 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
 }
 
 /// A rustls connector that trusts exactly the CA certificates in `pem`.
+/// The query parameters the client (fred's `Config::from_url`) reads, by
+/// scheme: `node` (further seed nodes) for a cluster, `node` and
+/// `sentinelServiceName` for a sentinel; none for a single server. Its
+/// `sentinelUsername` and `sentinelPassword` need a feature this build
+/// does not enable, so they would be ignored too.
+fn query_parameters_read(scheme: &str) -> &'static [&'static str] {
+    if scheme.ends_with("-cluster") {
+        &["node"]
+    } else if scheme.ends_with("-sentinel") {
+        &["node", "sentinelServiceName"]
+    } else {
+        &[]
+    }
+}
+
+/// Refuse a query parameter the client would silently ignore, before
+/// connecting: `?password=...` read as a password but was dropped, and the
+/// connection then failed (or ran without the intended database or TLS
+/// setting) with no word about why. The sentence names the parameter,
+/// never its value.
+fn check_query(url: &str, scheme: &str, redacted: &str) -> Result<(), QueueError> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Ok(());
+    };
+    let read = query_parameters_read(scheme);
+    let Some((name, _)) = parsed
+        .query_pairs()
+        .find(|(k, _)| !read.contains(&k.as_ref()))
+    else {
+        return Ok(());
+    };
+    let accepted = match read {
+        [] => format!("a {scheme}:// URL takes no query parameters"),
+        names => format!("a {scheme}:// URL accepts only {}", names.join(" and ")),
+    };
+    // Printable as it stands: a name with control characters or spaces is
+    // shown with those replaced.
+    let name: String = name
+        .chars()
+        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+        .collect();
+    Err(QueueError::Config(format!(
+        "{redacted}: the query parameter {name} is not read by the Redis client, and {accepted}; \
+         a password goes before the host (redis://:PASSWORD@host:6379, or \
+         redis://USER:PASSWORD@host:6379), the database after it (redis://host:6379/2)"
+    )))
+}
+
 fn tls_connector(pem: &[u8]) -> Result<fred::types::config::TlsConnector, QueueError> {
     use fred::rustls::pki_types::pem::PemObject;
     use fred::rustls::pki_types::CertificateDer;
@@ -371,6 +420,11 @@ fn tls_connector(pem: &[u8]) -> Result<fred::types::config::TlsConnector, QueueE
 fn scrub(message: &str, url: &str) -> String {
     let mut out = message.replace(url, "<url>");
     if let Ok(parsed) = url::Url::parse(url) {
+        for (_, value) in parsed.query_pairs() {
+            if !value.is_empty() {
+                out = out.replace(value.as_ref(), "<value>");
+            }
+        }
         if let Some(password) = parsed.password().filter(|p| !p.is_empty()) {
             out = out.replace(password, "<password>");
         }

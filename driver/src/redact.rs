@@ -1,12 +1,31 @@
 //! Redis URLs without their secrets, for logs, errors and `Debug`.
 
-/// The URL with any user-info password removed. Unparseable input is not
-/// echoed at all, since it might be a password pasted in the wrong place.
+/// The URL with any user-info password removed, and its query parameters
+/// named without their values (`?password=s3cr3t` shows as `?password`: a
+/// secret put in the query is as secret as one in the user info).
+/// Unparseable input is not echoed at all, since it might be a password
+/// pasted in the wrong place.
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) => {
             if parsed.password().is_some() {
                 let _ = parsed.set_password(None);
+            }
+            if parsed.query().is_some() {
+                let names: Vec<String> = parsed
+                    .query_pairs()
+                    .map(|(name, _)| {
+                        url::form_urlencoded::byte_serialize(name.as_bytes()).collect()
+                    })
+                    .collect();
+                parsed.set_query(
+                    Some(&names.join("&"))
+                        .filter(|q| !q.is_empty())
+                        .map(String::as_str),
+                );
+            }
+            if parsed.fragment().is_some() {
+                parsed.set_fragment(None);
             }
             parsed.to_string()
         }
@@ -30,5 +49,18 @@ mod tests {
         );
         assert_eq!(redact_url("redis://host:6379"), "redis://host:6379");
         assert!(!redact_url("not a url s3cret").contains("s3cret"));
+    }
+
+    #[test]
+    fn query_values_never_survive() {
+        assert_eq!(
+            redact_url("redis://127.0.0.1:7429?password=s3cr3t"),
+            "redis://127.0.0.1:7429?password"
+        );
+        assert_eq!(
+            redact_url("redis-sentinel://h:26379?sentinelServiceName=main&sentinelPassword=s3cr3t"),
+            "redis-sentinel://h:26379?sentinelServiceName&sentinelPassword"
+        );
+        assert_eq!(redact_url("redis://h:6379#s3cr3t"), "redis://h:6379");
     }
 }

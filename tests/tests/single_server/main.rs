@@ -56,6 +56,7 @@ mod notes_api;
 mod notes_worker;
 mod observability_logs;
 mod observability_oldest;
+mod observability_url;
 mod ordering;
 mod out_of_memory;
 mod payloads;
