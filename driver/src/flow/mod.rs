@@ -44,7 +44,13 @@
 //! The job is released without counting an attempt
 //! ([`RedisQueue::release_pushing_back`](crate::RedisQueue::release_pushing_back)), and its limiter (its limit key,
 //! or the queue when it has none) starts nothing until `retry_after` from
-//! now; of two push-backs the later end wins.
+//! now; of two push-backs the later end wins. Each push-back is a
+//! [`pushed_back`](crate::events::EventKind::PushedBack) event on the
+//! traffic stream (the job, its limiter, until when, the worker), so a job
+//! pushed back again and again is seen. There is no cap: a 429 is the
+//! remote's "not now", not a failed attempt, so it counts no attempt and
+//! spends none of the job's retry window; the events and the limiter's
+//! push-back in [`QueueLimits`] show it.
 //!
 //! # Bounds
 //!
@@ -70,6 +76,13 @@
 //! O(jobs taken + keys woken (at most 100) + keys found without room (at
 //! most 2 × the claim limit + 16)) Redis calls, whatever the number of held
 //! jobs.
+//!
+//! A queue-wide limit holds jobs back without holding them: an unkeyed due
+//! job waits among the waiting jobs, and a key with room of its own stays
+//! ready, while the queue has no room. [`QueueLimits::held_by_queue`]
+//! counts those, and [`QueueLimits::why`] says which limit holds a key's
+//! jobs (its own, the queue's, a push-back, a pause, or none: no worker
+//! claimed them yet).
 //!
 //! Keyed jobs always go through the held set and the ready index, whether or
 //! not a limit is set for their key, so the accounting is exact at every
