@@ -59,12 +59,31 @@ pub async fn cancel(
              data expired 24 h after it finished)"
             ),
         ),
-        GateCancelled::Cancelled { members_cancelled } => (
+        GateCancelled::Cancelled {
+            members_cancelled,
+            subtrees_cancelled,
+        } => {
+            let subtrees = match subtrees_cancelled {
+                0 => String::new(),
+                n => format!(
+                    " (at every level: {} cancelled with it)",
+                    crate::output::count(n, "subtree", "subtrees")
+                ),
+            };
+            (
+                true,
+                format!(
+                    "cancelled {shown}: {} cancelled{subtrees}; the jobs waiting on it are \
+                     cancelled at their queues' next claim",
+                    crate::output::count(members_cancelled, "pending job", "pending jobs")
+                ),
+            )
+        }
+        GateCancelled::HeldCancelled { waiters_cancelled } => (
             true,
             format!(
-                "cancelled {shown}: {} cancelled; the jobs waiting on it are cancelled at \
-                     their queues' next claim",
-                crate::output::count(members_cancelled, "pending job", "pending jobs")
+                "{shown} was done: {} held for an operator cancelled",
+                crate::output::count(waiters_cancelled, "job", "jobs")
             ),
         ),
         GateCancelled::AlreadyFinished(state) => (

@@ -1,7 +1,9 @@
 //! Why a waiter waits, or how it was decided, in one sentence: the words
 //! `redq batches show`, `redq deps show` and the Workflows screen share.
 
-use super::{cancelled_sentence, finished, Gate, GateState, Waiter, WaiterDecision};
+use super::{
+    cancelled_sentence, finished, Condition, Gate, GateState, OnFailure, Waiter, WaiterDecision,
+};
 use crate::text::inert;
 
 /// `waiting for 3 of 10`, `held: dependency 01J… dead: boom`, `released:
@@ -32,14 +34,28 @@ pub fn waiter_why(gate: &Gate, waiter: &Waiter) -> String {
         WaiterDecision::Cancelled if gate.state == GateState::Cancelled => {
             format!("cancelled: {}", cancelled_sentence(gate.kind))
         }
-        WaiterDecision::Cancelled => format!("cancelled: {}", failure()),
+        // Its policy cancelled it only when the gate finished with a
+        // failure; any other cancel was an operator's.
+        WaiterDecision::Cancelled if cancelled_by_policy(gate, waiter) => {
+            format!("cancelled: {}", failure())
+        }
+        WaiterDecision::Cancelled => "cancelled by an operator".to_owned(),
+        WaiterDecision::Deleted => "deleted by an operator before it was decided".to_owned(),
         WaiterDecision::Held => format!("held: {}", failure()),
         WaiterDecision::OperatorReleased => "released by an operator after being held".to_owned(),
         WaiterDecision::OperatorFailed => {
             "dead-lettered by an operator after being held".to_owned()
         }
-        WaiterDecision::Deleted => "deleted by an operator before it was decided".to_owned(),
     }
+}
+
+/// Whether `waiter`'s own policy cancelled it: its gate is done with a
+/// failed member, it wanted all to succeed, and a failure cancels it.
+fn cancelled_by_policy(gate: &Gate, waiter: &Waiter) -> bool {
+    gate.state == GateState::Done
+        && gate.failed > 0
+        && waiter.condition == Condition::AllSucceeded
+        && waiter.on_failure == OnFailure::Cancel
 }
 
 /// `7 of 10 finished (6 succeeded, 1 failed), 3 pending`.
@@ -118,6 +134,13 @@ mod tests {
         let (mut g, w) = gate(GateState::Cancelled, WaiterDecision::Cancelled);
         g.kind = GateKind::Batch;
         assert_eq!(waiter_why(&g, &w), "cancelled: its batch was cancelled");
+        // A held waiter an operator cancelled (redq jobs cancel) does not
+        // read as cancelled by the failure.
+        let (g, w) = gate(GateState::Done, WaiterDecision::Cancelled);
+        assert_eq!(waiter_why(&g, &w), "cancelled by an operator");
+        let (g, mut w) = gate(GateState::Done, WaiterDecision::Cancelled);
+        w.on_failure = OnFailure::Cancel;
+        assert_eq!(waiter_why(&g, &w), "cancelled: dependency X dead: boom");
         let (g, w) = gate(GateState::Done, WaiterDecision::Deleted);
         assert_eq!(
             waiter_why(&g, &w),

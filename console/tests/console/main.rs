@@ -77,5 +77,6 @@ mod workers_lost_claims;
 mod workers_sharded;
 mod workers_shards_view;
 mod workflows_cli;
+mod workflows_fixes_cli;
 mod workflows_keys;
 mod workflows_views;

@@ -155,17 +155,14 @@ fn c_asks_before_cancelling_a_gate_and_names_what_it_cancels() {
         Some(&Command::Mutate(Mutation::CancelGate(BATCH.into())))
     );
 
-    // A gate that is done has nothing to cancel: said, not asked.
+    // A gate that is done with a held waiter: c asks to cancel that waiter.
     let state = with(&[Action::Show(Screen::Workflows), Action::CancelGate]);
-    assert!(state.confirm().is_none());
-    let said = state
-        .status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default();
+    let prompt = state.confirm().expect("c asks").prompt.clone();
     assert_eq!(
-        said,
-        format!("deps {RECEIPT} is done already: nothing to cancel")
+        prompt,
+        format!(
+            "Cancel the 1 job held waiting on deps {RECEIPT}? It is done; that job is cancelled."
+        )
     );
 
     // Read-only refuses before asking.

@@ -25,14 +25,24 @@ use crate::{Enqueued, NewJob, QueueError, RedisQueue};
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum GateCancelled {
     /// Cancelled now: its waiters are cancelled at their queues' next
-    /// claim, and this many of its pending members were cancelled.
+    /// claim, and this many of its pending members were cancelled (a
+    /// tree's: at every level).
     Cancelled {
-        /// Members cancelled by this call.
+        /// Members cancelled by this call, at every level of a tree.
         members_cancelled: u64,
+        /// A tree's subtrees whose gates this call cancelled.
+        subtrees_cancelled: u64,
+    },
+    /// It was done already, with waiters held for an operator: those were
+    /// cancelled.
+    HeldCancelled {
+        /// Held waiters cancelled by this call.
+        waiters_cancelled: u64,
     },
     /// No gate with this id (never created, or expired).
     NotFound,
-    /// It had finished already (done or cancelled); nothing changed.
+    /// It had finished already (done with no waiter held, or cancelled with
+    /// nothing left pending); nothing changed.
     AlreadyFinished(GateState),
 }
 
@@ -305,13 +315,25 @@ impl RedisQueue {
         }
     }
 
-    /// Cancel gate `id` (a batch, a job's dependencies, a tree's parent
-    /// level): its waiters are cancelled at their queues' next claim, then
-    /// its members still pending are cancelled (`by` kept with each),
-    /// [`MAX_MEMBERS_PAGE`](super::MAX_MEMBERS_PAGE) at a time;
-    /// `progress(done, left)` follows them. A tree's subtrees are members:
-    /// cancelling one cancels its own gate at its claim, not its children;
-    /// cancel each subtree's gate for those.
+    /// Cancel gate `id` (a batch, a job's dependencies, a tree): its
+    /// waiters are cancelled at their queues' next claim, then its members
+    /// still pending are cancelled (`by` kept with each),
+    /// [`MAX_MEMBERS_PAGE`](super::MAX_MEMBERS_PAGE) at a time. A member
+    /// that is a subtree's parent (awaiting its own tree gate) is cancelled
+    /// and so is its gate, level by level down the tree, each level's
+    /// pending members counted in `progress(done, left)` and in the reply.
+    ///
+    /// Safe to call again after an interruption: a cancelled gate is swept
+    /// again (its pending members and its subtrees' gates), and the reply
+    /// is [`GateCancelled::AlreadyFinished`] only when nothing was left.
+    /// A gate that is done with waiters held for an operator
+    /// ([`OnFailure::Hold`](super::OnFailure::Hold)) has those waiters
+    /// cancelled ([`GateCancelled::HeldCancelled`]).
+    ///
+    /// Bounded: one gate_cancel per gate of the tree, one cancel per
+    /// pending member, and one O(1) gate read per member that is awaiting
+    /// or was cancelled or deleted (a subtree's parent is one of those);
+    /// the tree is walked with a stack, not by recursion.
     pub async fn cancel_gate(
         &self,
         id: &str,
@@ -323,53 +345,157 @@ impl RedisQueue {
         let Some(status) = self.gate(id).await? else {
             return Ok(GateCancelled::NotFound);
         };
+        match self.cancel_one_gate(&status, by).await? {
+            GateCancelReply::Cancelled => {}
+            GateCancelReply::NotFound => return Ok(GateCancelled::NotFound),
+            GateCancelReply::AlreadyDone(state) => match super::decode::state(&state)? {
+                // Interrupted before: sweep again what is left.
+                GateState::Cancelled => {}
+                GateState::Done => return self.cancel_held(&status, by).await,
+                other => return Ok(GateCancelled::AlreadyFinished(other)),
+            },
+        }
+        let resumed = status.state == GateState::Cancelled;
+        let mut sweep = Sweep {
+            done: 0,
+            left: status.pending,
+            subtrees: 0,
+        };
+        let mut stack = vec![id.to_owned()];
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(id.to_owned());
+        while let Some(gate) = stack.pop() {
+            for parent in self
+                .cancel_members(&gate, by, &mut sweep, &mut progress)
+                .await?
+            {
+                if seen.contains(&parent) {
+                    continue;
+                }
+                let Some(sub) = self.subtree_gate(&parent).await? else {
+                    continue;
+                };
+                let reply = self.cancel_one_gate(&sub, by).await?;
+                let go_on = match reply {
+                    GateCancelReply::Cancelled => {
+                        sweep.subtrees += 1;
+                        true
+                    }
+                    // Cancelled before, perhaps by an interrupted call.
+                    GateCancelReply::AlreadyDone(state) => state == "cancelled" && sub.pending > 0,
+                    GateCancelReply::NotFound => false,
+                };
+                if go_on {
+                    sweep.left += sub.pending;
+                    progress(sweep.done, sweep.left);
+                    seen.insert(parent.clone());
+                    stack.push(parent);
+                }
+            }
+        }
+        if resumed && sweep.done == 0 && sweep.subtrees == 0 {
+            return Ok(GateCancelled::AlreadyFinished(GateState::Cancelled));
+        }
+        Ok(GateCancelled::Cancelled {
+            members_cancelled: sweep.done,
+            subtrees_cancelled: sweep.subtrees,
+        })
+    }
+
+    /// One gate_cancel call for gate `status`, in its first waiter's queue.
+    async fn cancel_one_gate(
+        &self,
+        status: &super::GateStatus,
+        by: &str,
+    ) -> Result<GateCancelReply, QueueError> {
         let queue = status
             .waiters
             .first()
             .map(|w| w.queue.clone())
             .unwrap_or_else(|| super::read::READ_QUEUE.to_owned());
-        let args = vec![text(id), text(by)];
+        let args = vec![text(&status.id), text(by)];
         let items = reply::array(self.run(Op::GateCancel, &queue, args).await?)?;
-        match codes::gate_cancelled(&items)? {
-            GateCancelReply::Cancelled => {}
-            GateCancelReply::NotFound => return Ok(GateCancelled::NotFound),
-            GateCancelReply::AlreadyDone(state) => {
-                return Ok(GateCancelled::AlreadyFinished(super::decode::state(
-                    &state,
-                )?))
-            }
-        }
-        let mut left = status.pending;
-        let mut done = 0;
+        codes::gate_cancelled(&items)
+    }
+
+    /// Cancel gate `gate`'s pending members, page by page; the members that
+    /// may be a subtree's parent (awaiting, or cancelled or deleted, by this
+    /// call or an interrupted one).
+    async fn cancel_members(
+        &self,
+        gate: &str,
+        by: &str,
+        sweep: &mut Sweep,
+        progress: &mut impl FnMut(u64, u64),
+    ) -> Result<Vec<String>, QueueError> {
+        let mut parents = Vec::new();
         let mut cursor = String::new();
         loop {
             let page = self
-                .gate_members(id, &cursor, super::MAX_MEMBERS_PAGE)
+                .gate_members(gate, &cursor, super::MAX_MEMBERS_PAGE)
                 .await?;
-            let pending: Vec<&str> = page
-                .members
-                .iter()
-                .filter(|m| matches!(m.state, MemberState::Pending(_)))
-                .map(|m| m.id.as_str())
-                .collect();
+            let mut pending = Vec::new();
+            for m in &page.members {
+                match m.state {
+                    MemberState::Pending(state) => {
+                        pending.push(m.id.as_str());
+                        if state == crate::JobState::Awaiting {
+                            parents.push(m.id.clone());
+                        }
+                    }
+                    MemberState::Cancelled | MemberState::Deleted => parents.push(m.id.clone()),
+                    MemberState::Completed(_) | MemberState::Dead(_) => {}
+                }
+            }
             for ids in pending.chunks(CANCELS_IN_FLIGHT) {
                 let outcomes =
                     futures::future::try_join_all(ids.iter().map(|id| self.cancel(id, by))).await?;
-                let now = outcomes
+                sweep.done += outcomes
                     .iter()
                     .filter(|o| matches!(o, crate::CancelOutcome::Cancelled { .. }))
                     .count() as u64;
-                done += now;
-                left = left.saturating_sub(ids.len() as u64);
-                progress(done, left);
+                sweep.left = sweep.left.saturating_sub(ids.len() as u64);
+                progress(sweep.done, sweep.left);
             }
             match page.next {
                 Some(next) => cursor = next,
                 None => break,
             }
         }
-        Ok(GateCancelled::Cancelled {
-            members_cancelled: done,
+        Ok(parents)
+    }
+
+    /// The tree gate job `id` is the parent of (kept under its own id,
+    /// with it as its waiter), when it is not done.
+    async fn subtree_gate(&self, id: &str) -> Result<Option<super::GateStatus>, QueueError> {
+        Ok(self.gate(id).await?.filter(|g| {
+            g.kind == GateKind::Tree
+                && g.state != GateState::Done
+                && g.waiters.iter().any(|w| w.id == id)
+        }))
+    }
+
+    /// Gate `status` is done: cancel its waiters held for an operator.
+    async fn cancel_held(
+        &self,
+        status: &super::GateStatus,
+        by: &str,
+    ) -> Result<GateCancelled, QueueError> {
+        let held = status
+            .waiters
+            .iter()
+            .filter(|w| w.decision == super::WaiterDecision::Held);
+        let mut cancelled = 0;
+        for waiter in held {
+            if let crate::CancelOutcome::Cancelled { .. } = self.cancel(&waiter.id, by).await? {
+                cancelled += 1;
+            }
+        }
+        Ok(match cancelled {
+            0 => GateCancelled::AlreadyFinished(GateState::Done),
+            n => GateCancelled::HeldCancelled {
+                waiters_cancelled: n,
+            },
         })
     }
 
@@ -480,6 +606,16 @@ impl RedisQueue {
         };
         Ok(not_a_waiter(id, rule))
     }
+}
+
+/// Progress through a tree being cancelled.
+struct Sweep {
+    /// Members cancelled.
+    done: u64,
+    /// Members pending that are not cancelled yet (as far as read).
+    left: u64,
+    /// Subtree gates cancelled.
+    subtrees: u64,
 }
 
 /// A decision refused because the job is no waiter (it waits on nothing,

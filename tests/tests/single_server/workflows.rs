@@ -404,7 +404,8 @@ async fn cancelling_a_batch_cancels_its_pending_jobs_and_its_callbacks() {
     assert_eq!(
         outcome,
         GateCancelled::Cancelled {
-            members_cancelled: 4
+            members_cancelled: 4,
+            subtrees_cancelled: 0,
         }
     );
     assert_eq!(seen.last(), Some(&(4, 0)));

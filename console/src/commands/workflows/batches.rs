@@ -9,7 +9,10 @@ use crate::aggregate::Target;
 use crate::failure::Failure;
 use crate::output::{outln, print_json, Table};
 use crate::text::inert;
-use crate::workflow::{act, decisions_text, done_text, kind_word, last_change, read};
+use crate::workflow::{
+    act, decisions_text, done_text, kind_word, last_change, read, GateKind, GateState,
+    WaiterDecision,
+};
 
 pub async fn list(queue: &Target, offset: u64, limit: u64, json: bool) -> Result<(), Failure> {
     let gates = read::gates(queue, offset, limit as usize).await?;
@@ -76,17 +79,47 @@ pub async fn cancel(queue: &Target, id: &str, yes: bool, json: bool) -> Result<(
     let Some(gate) = read::gate(queue, id).await? else {
         return Err(not_a_gate(id));
     };
-    if !yes {
-        return Err(Failure::Usage(format!(
-            "cancel stops {} {} as a whole ({} pending, {} waiting on it); add --yes to do it",
-            kind_word(gate.kind),
-            inert(id),
-            crate::output::count(gate.pending, "job", "jobs"),
-            crate::output::count(gate.waiter_count as u64, "job", "jobs"),
+    let named = format!("{} {}", kind_word(gate.kind), inert(id));
+    let held = gate
+        .waiters
+        .iter()
+        .filter(|w| w.decision == WaiterDecision::Held)
+        .count() as u64;
+    if gate.state == GateState::Done && held == 0 {
+        return Err(Failure::Failed(format!(
+            "{named} is done already, with no job held waiting on it: nothing to cancel"
         )));
     }
-    let outcome = act::cancel(queue, id, CANCELLED_BY, |_, _| {}).await?;
-    outcome.print(id, json)
+    if !yes {
+        let what = match gate.state {
+            GateState::Done => format!(
+                "cancel cancels the {} held for an operator waiting on {named}, which is done",
+                crate::output::count(held, "job", "jobs")
+            ),
+            GateState::Cancelled => format!(
+                "{named} is cancelled; cancel again cancels what is left of it ({} pending{})",
+                crate::output::count(gate.pending, "job", "jobs"),
+                subtrees_note(gate.kind)
+            ),
+            GateState::Open | GateState::Sealed => format!(
+                "cancel stops {named} as a whole ({} pending, {} waiting on it{})",
+                crate::output::count(gate.pending, "job", "jobs"),
+                crate::output::count(gate.waiter_count as u64, "job", "jobs"),
+                subtrees_note(gate.kind)
+            ),
+        };
+        return Err(Failure::Usage(format!("{what}; add --yes to do it")));
+    }
+    let outcome = act::cancel(queue, &gate.id, CANCELLED_BY, |_, _| {}).await?;
+    outcome.print(&gate.id, json)
+}
+
+/// What a tree's cancel also stops.
+fn subtrees_note(kind: GateKind) -> &'static str {
+    match kind {
+        GateKind::Tree => ", and its subtrees' jobs at every level",
+        GateKind::Batch | GateKind::Dependencies => "",
+    }
 }
 
 /// Who a CLI cancel is kept as having come from.

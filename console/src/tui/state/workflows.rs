@@ -4,7 +4,9 @@
 
 use super::{Command, Cursor, Level, Mutation, Screen, State, View};
 use crate::text::inert;
-use crate::workflow::{held_waiter, kind_word, members_noun, Gate, GateState, Member};
+use crate::workflow::{
+    held_waiter, kind_word, members_noun, Gate, GateKind, GateState, Member, WaiterDecision,
+};
 
 impl State {
     /// Gates matching the Workflows filter (id, kind, state, label, a
@@ -86,7 +88,17 @@ impl State {
             self.say(Level::Info, "no batch, dependencies or tree selected");
             return Command::None;
         };
-        if matches!(gate.state, GateState::Done | GateState::Cancelled) {
+        let held = gate
+            .waiters
+            .iter()
+            .filter(|w| w.decision == WaiterDecision::Held)
+            .count();
+        let finished = match gate.state {
+            GateState::Done => held == 0,
+            GateState::Cancelled => gate.pending == 0,
+            GateState::Open | GateState::Sealed => false,
+        };
+        if finished {
             let text = format!(
                 "{} {} is {} already: nothing to cancel",
                 kind_word(gate.kind),
@@ -99,28 +111,43 @@ impl State {
         if !self.may_mutate("cancelling a workflow") {
             return Command::None;
         }
-        let waiting = gate
-            .waiters
-            .iter()
-            .filter(|w| w.decision == crate::workflow::WaiterDecision::Pending)
-            .count();
-        let prompt = format!(
-            "Cancel {} {}? Its {} pending {} cancelled and {} waiting on it {}.",
-            kind_word(gate.kind),
-            inert(&gate.id),
-            gate.pending,
-            if gate.pending == 1 {
-                "member is"
-            } else {
-                "members are"
-            },
-            super::plural(waiting, "job"),
-            if waiting == 1 {
-                "is cancelled too"
-            } else {
-                "are cancelled too"
-            },
-        );
+        let named = format!("{} {}", kind_word(gate.kind), inert(&gate.id));
+        let prompt = if gate.state == GateState::Done {
+            format!(
+                "Cancel the {} held waiting on {named}? It is done; {} cancelled.",
+                super::plural(held, "job"),
+                if held == 1 {
+                    "that job is"
+                } else {
+                    "those jobs are"
+                }
+            )
+        } else {
+            let waiting = gate
+                .waiters
+                .iter()
+                .filter(|w| w.decision == WaiterDecision::Pending)
+                .count();
+            let subtrees = match gate.kind {
+                GateKind::Tree => " So are its subtrees, at every level.",
+                GateKind::Batch | GateKind::Dependencies => "",
+            };
+            format!(
+                "Cancel {named}? Its {} pending {} cancelled and {} waiting on it {}.{subtrees}",
+                gate.pending,
+                if gate.pending == 1 {
+                    "member is"
+                } else {
+                    "members are"
+                },
+                super::plural(waiting, "job"),
+                if waiting == 1 {
+                    "is cancelled too"
+                } else {
+                    "are cancelled too"
+                },
+            )
+        };
         self.ask(prompt, Mutation::CancelGate(gate.id))
     }
 
