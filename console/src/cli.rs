@@ -509,9 +509,9 @@ pub enum Command {
     },
     /// Events (every transition and operator action), oldest first, one
     /// line each; with --follow, wait for new ones until Ctrl-C. The
-    /// traffic (enqueued, completed) is a stream of its own, so that it
-    /// never trims the rest away: shown with --traffic, or when --kind
-    /// names one of its kinds.
+    /// traffic (enqueued, completed, pushed_back) is a stream of its own, so
+    /// that it never trims the rest away: shown with --traffic, or when
+    /// --kind names one of its kinds.
     Events {
         /// Keep printing events as they happen (blocking reads), saying on
         /// stderr when Redis stops answering, answers again, or lost the

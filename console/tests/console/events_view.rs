@@ -191,7 +191,9 @@ fn an_empty_events_screen_says_the_traffic_is_searched_apart() {
     let text = screen_text(&state, 100, 30);
     assert!(text.contains("no events yet"), "{text}");
     assert!(
-        text.contains("enqueued and completed jobs are apart: a filter (/) searches them too"),
+        text.contains(
+            "enqueues, completions and push-backs are apart: a filter (/) searches them too"
+        ),
         "{text}"
     );
 }

@@ -54,7 +54,8 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             "failures, reclaims, workers and operator actions show here as they happen".to_owned(),
             // The traffic's stream is apart (redq::events::EventStream): a
             // busy queue with nothing else to show is not an empty one.
-            "enqueued and completed jobs are apart: a filter (/) searches them too".to_owned(),
+            "enqueues, completions and push-backs are apart: a filter (/) searches them too"
+                .to_owned(),
         ]
     } else {
         vec!["no event matches the filter (kind:NAME keeps one kind)".to_owned()]
