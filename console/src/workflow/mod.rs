@@ -101,6 +101,15 @@ pub fn condition_text(condition: Condition) -> &'static str {
     }
 }
 
+/// What a failed member does to a waiter, in a word; `-` for a waiter
+/// released when all finished, whatever their outcomes.
+pub fn on_failure_text(waiter: &Waiter) -> &'static str {
+    match waiter.condition {
+        Condition::AllFinished => "-",
+        Condition::AllSucceeded => on_failure_word(waiter.on_failure),
+    }
+}
+
 /// What a failed member does to a waiter, in a word.
 pub fn on_failure_word(on_failure: OnFailure) -> &'static str {
     match on_failure {

@@ -2,13 +2,14 @@
 //! batches cancel` of a tree reaches every level and says so; of a done
 //! batch it cancels the held callbacks its question named; a held waiter an
 //! operator cancelled reads as theirs; `redq deps release` of a job that is
-//! no waiter says what it is.
+//! no waiter says what it is; a deleted callback reads as deleted; a
+//! callback's id finds its batch; an on_complete waiter's ON FAILURE is `-`.
 
 use std::time::Duration;
 
 use crate::seed::*;
 use redq::workflow::{Batch, Condition, OnFailure, Tree};
-use redq::{NewJob, RedisQueue};
+use redq::{IfLeased, NewJob, RedisQueue};
 use redq_tests::{unique_namespace, RedisServer};
 use serde_json::json as j;
 
@@ -82,9 +83,10 @@ async fn cancelling_a_done_batch_cancels_its_held_callbacks_and_says_whose_cance
         .on_complete("after", NewJob::new(j!("always")));
     let handle = q.enqueue_batch(batch).await.unwrap();
     let id = handle.id.to_string();
-    let (first, second) = (
+    let (first, second, always) = (
         handle.callbacks[0].id().to_owned(),
         handle.callbacks[1].id().to_owned(),
+        handle.callbacks[2].id().to_owned(),
     );
     let job = q
         .claim("work", 1, Duration::from_secs(60))
@@ -93,6 +95,11 @@ async fn cancelling_a_done_batch_cancels_its_held_callbacks_and_says_whose_cance
         .remove(0);
     q.dead_letter(&job.lease(), "kaput").await.unwrap();
     assert_eq!(run_all(&q, "after").await, 1, "on_complete runs");
+
+    // An on_complete waiter has no failure policy: `-`.
+    let text = stdout(&run(&["batches", "show", &id]));
+    let row = line_with(&text, &always);
+    assert!(row.contains(" - ") && !row.contains("cancel"), "{row}");
 
     // One held callback cancelled by hand reads as an operator's cancel.
     assert_exit(&run(&["jobs", "cancel", &first]), 0);
@@ -163,4 +170,49 @@ async fn deciding_a_job_that_is_no_waiter_says_what_it_is() {
         "{said}"
     );
     assert!(!said.contains("not in this namespace"), "{said}");
+}
+
+#[tokio::test]
+async fn a_deleted_callback_reads_as_deleted_and_a_callback_id_finds_its_batch() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("wf_fix_deleted"));
+    let q = connect(&url, &ns).await;
+    let run = |args: &[&str]| redq(&url, &ns, args);
+    let batch = Batch::new()
+        .job("work", NewJob::new(j!(1)))
+        .on_complete("after", NewJob::new(j!("a")))
+        .on_complete("after", NewJob::new(j!("b")));
+    let handle = q.enqueue_batch(batch).await.unwrap();
+    let id = handle.id.to_string();
+    let (deleted, kept) = (handle.callbacks[0].id(), handle.callbacks[1].id());
+
+    // show by a callback's id: its batch.
+    let show = run(&["batches", "show", kept]);
+    assert_exit(&show, 0);
+    let text = stdout(&show);
+    assert!(
+        text.starts_with(&format!("job {kept} waits on batch {id}\n")),
+        "{text}"
+    );
+
+    q.delete_job(deleted, IfLeased::Refuse).await.unwrap();
+    let text = stdout(&run(&["batches", "show", &id]));
+    assert!(
+        line_with(&text, deleted).contains("deleted by an operator"),
+        "{text}"
+    );
+    let list = stdout(&run(&["batches", "list"]));
+    assert!(line_with(&list, &id).contains("deleted, pending"), "{list}");
+    let shown = json(&run(&["-o", "json", "batches", "show", &id]));
+    assert_eq!(shown["waiters"][0]["decision"], "deleted", "{shown}");
+
+    // A job that is no gate and waits on none: the error says what to use.
+    let member = handle.jobs[0].id();
+    let show = run(&["batches", "show", member]);
+    assert_exit(&show, 1);
+    assert!(
+        stderr(&show).contains("redq deps show ID"),
+        "{}",
+        stderr(&show)
+    );
 }

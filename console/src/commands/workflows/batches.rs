@@ -10,7 +10,7 @@ use crate::failure::Failure;
 use crate::output::{outln, print_json, Table};
 use crate::text::inert;
 use crate::workflow::{
-    act, decisions_text, done_text, kind_word, last_change, read, GateKind, GateState,
+    act, decisions_text, done_text, kind_word, last_change, read, Gate, GateKind, GateState,
     WaiterDecision,
 };
 
@@ -56,9 +56,17 @@ pub async fn show(
     limit: usize,
     json: bool,
 ) -> Result<(), Failure> {
-    let Some(gate) = read::gate(queue, id).await? else {
-        return Err(not_a_gate(id));
-    };
+    let gate = find(queue, id).await?;
+    if gate.id != id {
+        outln!(
+            "job {} waits on {} {}",
+            inert(id),
+            kind_word(gate.kind),
+            inert(&gate.id)
+        );
+    }
+    let id = gate.id.clone();
+    let id = id.as_str();
     let members = read::members(queue, id, cursor, limit).await?;
     if json {
         let mut value = gate_json(&gate);
@@ -76,10 +84,16 @@ pub async fn show(
 }
 
 pub async fn cancel(queue: &Target, id: &str, yes: bool, json: bool) -> Result<(), Failure> {
-    let Some(gate) = read::gate(queue, id).await? else {
-        return Err(not_a_gate(id));
+    let gate = find(queue, id).await?;
+    let named = match gate.id == id {
+        true => format!("{} {}", kind_word(gate.kind), inert(id)),
+        false => format!(
+            "{} {} (the one job {} waits on)",
+            kind_word(gate.kind),
+            inert(&gate.id),
+            inert(id)
+        ),
     };
-    let named = format!("{} {}", kind_word(gate.kind), inert(id));
     let held = gate
         .waiters
         .iter()
@@ -122,14 +136,30 @@ fn subtrees_note(kind: GateKind) -> &'static str {
     }
 }
 
+/// Gate `id`, or the gate job `id` waits on (a batch's callback is no
+/// gate's id: it waits on its batch).
+async fn find(queue: &Target, id: &str) -> Result<Gate, Failure> {
+    if let Some(gate) = read::gate(queue, id).await? {
+        return Ok(gate);
+    }
+    let links = read::links(queue, id).await?;
+    if let Some(awaits) = &links.awaits {
+        if let Some(gate) = read::gate(queue, awaits).await? {
+            return Ok(gate);
+        }
+    }
+    Err(not_a_gate(id))
+}
+
 /// Who a CLI cancel is kept as having come from.
 pub(super) const CANCELLED_BY: &str = "cli";
 
 /// The error for an id with no gate.
 pub(super) fn not_a_gate(id: &str) -> Failure {
     Failure::Failed(format!(
-        "no batch, dependencies or tree {} in this namespace (never created, or its data \
-         expired 24 h after it finished); redq batches list shows the newest",
+        "no batch, dependencies or tree {} in this namespace, and no job by that id waits on \
+         one (never created, or its data expired 24 h after it finished); redq batches list \
+         shows the newest, redq deps show ID what a job waits on",
         inert(id)
     ))
 }

@@ -10,7 +10,7 @@ use crate::output::{opt_time, outln, time, Table};
 use crate::text::{inert, truncate};
 use crate::workflow::why::{progress, waiter_why};
 use crate::workflow::{
-    condition_text, kind_word, member_detail, member_word, on_failure_word, Gate, Member,
+    condition_text, kind_word, member_detail, member_word, on_failure_text, Gate, Member,
     MemberPage, MemberState,
 };
 
@@ -112,7 +112,7 @@ pub fn print_gate(gate: &Gate, now: SystemTime) {
             w.id.clone(),
             w.queue.clone(),
             condition_text(w.condition).to_owned(),
-            on_failure_word(w.on_failure).to_owned(),
+            on_failure_text(w).to_owned(),
             waiter_why(gate, w),
         ]);
     }

@@ -18,7 +18,7 @@ use crate::tui::theme::Theme;
 use crate::workflow::why::{progress, waiter_why};
 use crate::workflow::{
     condition_text, decisions_text, done_text, held_waiter, kind_word, last_change, member_detail,
-    member_failed, member_word, on_failure_word, Gate, GateState, Member, MemberState,
+    member_failed, member_word, on_failure_text, Gate, GateState, Member, MemberState,
     WaiterDecision,
 };
 
@@ -126,7 +126,7 @@ pub fn gate(
                 Item::new(&w.id),
                 Item::new(&w.queue),
                 Item::new(condition_text(w.condition)),
-                Item::new(on_failure_word(w.on_failure)),
+                Item::new(on_failure_text(w)),
                 why,
             ]
         })
