@@ -3,6 +3,7 @@
 //! private servers, in tmux where it draws a terminal.
 
 mod common;
+mod events_shown;
 mod live;
 mod metrics_cardinality;
 mod metrics_deadline;

@@ -52,6 +52,9 @@ struct Feed {
     stream: EventStream,
     /// The id of the last event read from it (or where it started).
     position: String,
+    /// The id of the last event of it printed: not `position`, which may
+    /// be where `--from now` started or an event `--kind` left out.
+    shown: Option<String>,
 }
 
 /// Every feed's events, each tagged with its feed's index.
@@ -78,7 +81,7 @@ pub async fn follow(
     target: &Target,
     streams: &[EventStream],
     from: EventCursor,
-    print: impl Fn(&QueueEvent),
+    print: impl Fn(&QueueEvent) -> bool,
 ) -> Result<(), Failure> {
     let mut feeds: Vec<Feed> = target
         .shards()
@@ -89,6 +92,7 @@ pub async fn follow(
                 shard,
                 stream,
                 position: String::new(),
+                shown: None,
             })
         })
         .collect();
@@ -111,7 +115,9 @@ pub async fn follow(
             next = reads.next() => match next {
                 Some((i, Ok(event))) => {
                     feeds[i].position.clone_from(&event.event_id);
-                    print(&event);
+                    if print(&event) {
+                        feeds[i].shown = Some(event.event_id.clone());
+                    }
                 }
                 Some((_, Err(e))) => {
                     watch.check = true;
@@ -207,7 +213,17 @@ impl Watch {
             let restarted = self.run_ids[index]
                 .as_ref()
                 .is_some_and(|before| *before != stats.run_id);
-            let mut lost = None;
+            let mut lost = false;
+            // The shard's last event printed, of whichever of its streams.
+            let shown = feeds
+                .iter()
+                .filter(|f| f.shard == index)
+                .filter_map(|f| f.shown.as_deref())
+                .max_by_key(|id| entry_id(id));
+            let last = match shown {
+                Some(id) => format!("the last one shown was {id}"),
+                None => "none was shown before".to_owned(),
+            };
             for feed in feeds.iter().filter(|f| f.shard == index) {
                 let Ok(Ok(kept)) =
                     tokio::time::timeout(PROBE_TIMEOUT, shard.event_ids_kept(feed.stream)).await
@@ -215,9 +231,7 @@ impl Watch {
                     return None;
                 };
                 let gone = history_gone(&feed.position, kept.as_ref());
-                if gone.is_some() && lost.is_none() {
-                    lost = Some(feed.position.clone());
-                }
+                lost |= gone.is_some();
                 let again = gone == Some(Gone::EndsBefore);
                 reopen |= again;
                 again_from_start.push(again);
@@ -229,17 +243,16 @@ impl Watch {
                 String::new()
             };
             match (lost, restarted) {
-                (Some(last), _) => eprintln!(
+                (true, _) => eprintln!(
                     "redq: the event history restarted{on}: Redis lost its data, events \
-                     before {} UTC are gone (the last one shown was {last}); following \
-                     what it holds now",
+                     before {} UTC are gone ({last}); following what it holds now",
                     self.lost_before()
                 ),
-                (None, true) => eprintln!(
+                (false, true) => eprintln!(
                     "redq: Redis restarted{on} while it was out of reach (a new server \
                      process); the event history is still there"
                 ),
-                (None, false) => {}
+                (false, false) => {}
             }
         }
         self.check = false;

@@ -48,10 +48,13 @@ pub async fn run(
     let kinds = kind_filter(kinds)?;
     let streams = streams_read(&kinds, traffic);
     let sharded = target.is_sharded();
+    // Whether it printed the event: --follow names the last one printed.
     let print = |event: &QueueEvent| {
-        if kinds.is_empty() || kinds.iter().any(|k| k.as_str() == event.kind) {
+        let shown = kinds.is_empty() || kinds.iter().any(|k| k.as_str() == event.kind);
+        if shown {
             outln!("{}", line(event, sharded, json));
         }
+        shown
     };
     if !follow {
         for event in target.events_since_in(&streams, from).await? {
