@@ -218,6 +218,7 @@ impl ReadFailure {
         match self.fault {
             Some(ConnectionFault::NoAnswer) => "not answering",
             Some(ConnectionFault::LoginRefused) => "login refused",
+            Some(ConnectionFault::Tls) => "TLS refused",
             _ => "unreachable",
         }
     }

@@ -29,6 +29,11 @@ pub enum ConnectionFault {
     /// another service on that port, or a TLS port reached with
     /// `redis://` instead of `rediss://`.
     NotRedis,
+    /// The TLS handshake failed over a certificate: the server's is not
+    /// signed by a trusted CA, names another host or is out of its dates,
+    /// or the server asks for a client certificate, which redq does not
+    /// send. [`QueueError`](crate::QueueError)'s message says which.
+    Tls,
 }
 
 impl ConnectionFault {
@@ -43,7 +48,8 @@ impl ConnectionFault {
             | ConnectionFault::NoRoute => true,
             ConnectionFault::LoginRefused
             | ConnectionFault::NoSuchDatabase
-            | ConnectionFault::NotRedis => false,
+            | ConnectionFault::NotRedis
+            | ConnectionFault::Tls => false,
         }
     }
 }
@@ -90,6 +96,121 @@ fn of_server_reply(reply: &str) -> Option<ConnectionFault> {
     }
 }
 
+/// rustls's refusals of a handshake as fred keeps them, in the `Debug`
+/// text of an I/O error (`Custom { kind: InvalidData, error:
+/// InvalidCertificate(UnknownIssuer) }`): the server's certificate, or the
+/// server's alert about the client's.
+fn is_tls_refusal(details: &str) -> bool {
+    details.contains("error: InvalidCertificate(") || details.contains("error: AlertReceived(")
+}
+
+/// A TLS refusal in `details` (an I/O error's `Debug` text) said in words,
+/// naming what is wrong with which certificate, or `None` when it is not
+/// one. Only what rustls's `Debug` shows is read: the names a certificate
+/// holds, the name asked for and the dates.
+pub(crate) fn tls_refusal(details: &str) -> Option<String> {
+    if !is_tls_refusal(details) {
+        return None;
+    }
+    let (_, error) = details.split_once("error: ")?;
+    let error = error.strip_suffix(" }").unwrap_or(error);
+    let cert = "the server's certificate";
+    let sentence = if let Some(context) = error.strip_prefix("InvalidCertificate(") {
+        let context = context.strip_suffix(')').unwrap_or(context);
+        if context.starts_with("UnknownIssuer") {
+            format!("{cert} is not signed by a CA this client trusts (invalid certificate: unknown issuer)")
+        } else if context.starts_with("NotValidForNameContext") {
+            let expected = name_in(after(context, "expected: ")?);
+            let presented: Vec<String> = after(context, "presented: [")?
+                .split(", \"")
+                .map(|name| name_in(&name.replace("\\\"", "\"")))
+                .filter(|name| !name.is_empty())
+                .collect();
+            format!("{cert} is for {}, not {expected}", presented.join(", "))
+        } else if context.starts_with("NotValidForName") {
+            format!("{cert} is not for the host in the URL")
+        } else if context.starts_with("ExpiredContext") {
+            match date(after(context, "not_after: ")?) {
+                Some(day) => format!("{cert} expired on {day}"),
+                None => format!("{cert} has expired"),
+            }
+        } else if context.starts_with("Expired") {
+            format!("{cert} has expired")
+        } else if context.starts_with("NotValidYetContext") {
+            match date(after(context, "not_before: ")?) {
+                Some(day) => format!("{cert} is not valid before {day}"),
+                None => format!("{cert} is not valid yet"),
+            }
+        } else if context.starts_with("NotValidYet") {
+            format!("{cert} is not valid yet")
+        } else {
+            format!("{cert} is refused ({})", debug_words(context))
+        }
+    } else if error.starts_with("AlertReceived(CertificateRequired)") {
+        "the server asks for a client certificate, which redq does not send".to_owned()
+    } else {
+        format!("the TLS handshake failed ({})", debug_words(error))
+    };
+    Some(sentence)
+}
+
+/// The text after `field` in a `Debug` rendering.
+fn after<'a>(debug: &'a str, field: &str) -> Option<&'a str> {
+    Some(&debug[debug.find(field)? + field.len()..])
+}
+
+/// The name in `DnsName("localhost")` (or `DnsName(\"localhost\")`), or the
+/// address in `IpAddress(V4(Ipv4Addr([127, 0, 0, 1])))` as written there
+/// when it is not a DNS name.
+fn name_in(debug: &str) -> String {
+    let debug = debug.trim_start_matches('"');
+    if let Some(rest) = debug.strip_prefix("DnsName(\"") {
+        return rest.split('"').next().unwrap_or_default().to_owned();
+    }
+    if let Some(rest) = debug.strip_prefix("IpAddress(") {
+        let digits: Vec<&str> = rest
+            .split(|c: char| !c.is_ascii_hexdigit() && c != '.' && c != ':')
+            .filter(|part| !part.is_empty() && part.chars().any(|c| c.is_ascii_digit()))
+            .collect();
+        return match digits.as_slice() {
+            [one] => (*one).to_owned(),
+            [a, b, c, d] => format!("{a}.{b}.{c}.{d}"),
+            _ => "an IP address".to_owned(),
+        };
+    }
+    debug
+        .split([',', ']', ')'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The day of `UnixTime(1577923200)`, as 2020-01-02 (UTC).
+fn date(debug: &str) -> Option<String> {
+    let seconds: i64 = debug
+        .strip_prefix("UnixTime(")?
+        .split(')')
+        .next()?
+        .parse()
+        .ok()?;
+    let at = jiff::Timestamp::from_second(seconds).ok()?;
+    Some(at.strftime("%Y-%m-%d").to_string())
+}
+
+/// `BadSignature` → `bad signature`; anything else that is not one
+/// identifier is kept as it is.
+fn debug_words(debug: &str) -> String {
+    let name = debug.split(['(', ' ', '{']).next().unwrap_or(debug);
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 /// fred keeps an I/O error as its `Debug` text
 /// (`Os { code: 111, kind: ConnectionRefused, message: "…" }`,
 /// `Kind(UnexpectedEof)`, `Custom { kind: Uncategorized, error: "failed to
@@ -98,6 +219,9 @@ fn of_server_reply(reply: &str) -> Option<ConnectionFault> {
 /// kinds (`InvalidData`: a certificate the client does not trust) are not
 /// a connection's trouble that waiting or a login could change.
 fn of_io(details: &str) -> Option<ConnectionFault> {
+    if is_tls_refusal(details) {
+        return Some(ConnectionFault::Tls);
+    }
     let kind = details
         .split_once("kind: ")
         .map(|(_, rest)| rest)
@@ -161,7 +285,37 @@ mod tests {
             ErrorKind::IO,
             "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",
         );
-        assert_eq!(of_client_error(&untrusted), None);
+        assert_eq!(of_client_error(&untrusted), Some(ConnectionFault::Tls));
+    }
+
+    #[test]
+    fn tls_refusals_are_said_in_words_naming_the_certificates_trouble() {
+        let said = |error: &str| {
+            super::tls_refusal(&format!("Custom {{ kind: InvalidData, error: {error} }}"))
+        };
+        assert_eq!(
+            said(r#"InvalidCertificate(NotValidForNameContext { expected: DnsName("localhost"), presented: ["DnsName(\"otherhost\")"] })"#)
+                .as_deref(),
+            Some("the server's certificate is for otherhost, not localhost")
+        );
+        assert_eq!(
+            said(r#"InvalidCertificate(NotValidForNameContext { expected: DnsName("localhost"), presented: ["DnsName(\"a.example\")", "IpAddress(10.0.0.1)"] })"#)
+                .as_deref(),
+            Some("the server's certificate is for a.example, 10.0.0.1, not localhost")
+        );
+        assert_eq!(
+            said("InvalidCertificate(ExpiredContext { time: UnixTime(1765000000), not_after: UnixTime(1577923200) })")
+                .as_deref(),
+            Some("the server's certificate expired on 2020-01-02")
+        );
+        assert_eq!(
+            said("AlertReceived(CertificateRequired)").as_deref(),
+            Some("the server asks for a client certificate, which redq does not send")
+        );
+        assert!(said("InvalidCertificate(UnknownIssuer)")
+            .unwrap()
+            .contains("not signed by a CA this client trusts"));
+        assert_eq!(super::tls_refusal("Kind(UnexpectedEof)"), None);
     }
 
     #[test]

@@ -162,7 +162,8 @@ pub(crate) fn plain(err: &fred::error::Error) -> String {
         // `format!("{:?}", io::Error)`: `Os { .., message: "Connection refused" }`,
         // `Custom { .., error: "failed to lookup address information: .." }`,
         // `Kind(UnexpectedEof)`.
-        ErrorKind::IO => quoted_field(details, "message: \"")
+        ErrorKind::IO => crate::connection_fault::tls_refusal(details)
+            .or_else(|| quoted_field(details, "message: \""))
             .or_else(|| quoted_field(details, "error: \""))
             .or_else(|| debug_value(details, "error: "))
             .or_else(|| {
@@ -342,6 +343,10 @@ mod tests {
             ErrorKind::IO,
             "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",
         );
-        assert_eq!(shown(untrusted), "invalid certificate (unknown issuer)");
+        assert_eq!(
+            shown(untrusted),
+            "the server's certificate is not signed by a CA this client trusts (invalid \
+             certificate: unknown issuer)"
+        );
     }
 }

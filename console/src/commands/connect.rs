@@ -2,6 +2,7 @@
 //! a connection failure becomes the sentence an operator reads: what
 //! failed, on which URL (never its password), and what to try.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use redq::{ConnectionFault, QueueError, RedisQueue, RedisQueueBuilder};
@@ -24,17 +25,42 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// Nor are they readied at connect: a command runs a few of the 45, each
 /// composed and, if the server lacks it, loaded at its first call, which
 /// spares every command composing them all (most of its CPU time).
+///
+/// With a CA file (`REDQ_TLS_CA_FILE`, as the driver's `from_config` reads
+/// it) `rediss://` trusts the CAs in it instead of the system's roots, read
+/// by the driver's own `RedisQueueBuilder::tls_ca_file`. A file that cannot
+/// be read is refused by [`check_url`], which every connect runs first.
 pub fn builder(connection: &Connection) -> RedisQueueBuilder {
-    RedisQueue::builder(connection.url())
+    let builder = RedisQueue::builder(connection.url())
         .command_timeout(COMMAND_TIMEOUT)
         .actor(redq::events::local_actor("cli"))
         .script_calls(redq::ScriptCalls::Eval)
-        .preload_scripts(false)
+        .preload_scripts(false);
+    match tls_ca_file(connection) {
+        Some(path) => builder.clone().tls_ca_file(path).unwrap_or(builder),
+        None => builder,
+    }
 }
 
-/// A URL the driver would refuse is a usage error (exit 2), said before
-/// anything is sent.
+/// The file of CA certificates to trust for `rediss://`, if one is named.
+fn tls_ca_file(_connection: &Connection) -> Option<PathBuf> {
+    std::env::var_os(redq::config::TLS_CA_FILE_VAR)
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from)
+}
+
+/// A URL the driver would refuse, or a CA file it cannot read, is a usage
+/// error (exit 2), said before anything is sent.
 pub fn check_url(connection: &Connection) -> Result<(), Failure> {
+    if let Some(path) = tls_ca_file(connection) {
+        if let Err(e) = std::fs::File::open(&path) {
+            return Err(Failure::Usage(format!(
+                "the TLS CA file {} ({}) cannot be read: {e}",
+                path.display(),
+                redq::config::TLS_CA_FILE_VAR
+            )));
+        }
+    }
     builder(connection)
         .check_url()
         .map_err(|e| bad_url(connection.url(), e))
@@ -149,6 +175,11 @@ fn connect_advice(fault: Option<ConnectionFault>) -> &'static str {
         }
         Some(ConnectionFault::NotRedis) => {
             "check the host, port and scheme of the URL (--url or REDIS_URL)"
+        }
+        Some(ConnectionFault::Tls) => {
+            "check the TLS settings: REDQ_TLS_CA_FILE names a PEM file of the CA that signed the \
+             server's certificate (without it the system's root certificates are trusted), the \
+             URL's host is a name that certificate holds, and the certificate is within its dates"
         }
         _ => {
             "check that Redis is running there and that the URL (--url or REDIS_URL) and its \

@@ -70,6 +70,7 @@ mod state_input;
 mod subcommands;
 mod surgery_keys;
 mod terminal;
+mod tls_private_ca;
 mod viewer;
 mod views;
 mod workers_control;

@@ -30,7 +30,7 @@
 //! deployment shares, and a variable overrides one key for one process
 //! (`REDQ_MODE=inline` for a test run). An empty variable counts as unset,
 //! as it does for the `redq` console, which reads the same `REDIS_URL`,
-//! `REDQ_NAMESPACE` and `REDQ_SHARDS`.
+//! `REDQ_NAMESPACE`, `REDQ_SHARDS` and `REDQ_TLS_CA_FILE`.
 //!
 //! In `inline` mode the Redis settings are still checked (a bad value is a
 //! mistake in any mode) but not used: a [`MemoryQueue`] keeps its jobs for
@@ -113,6 +113,11 @@ pub const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 /// The environment variable naming the config file.
 pub const CONFIG_FILE_VAR: &str = "REDQ_CONFIG";
 
+/// The environment variable naming a PEM file of the CA certificates
+/// trusted for `rediss://` (the `tls_ca_file` setting); the `redq` console
+/// reads it too.
+pub const TLS_CA_FILE_VAR: &str = "REDQ_TLS_CA_FILE";
+
 /// One setting: its name in a config file and its environment variable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Key {
@@ -152,7 +157,7 @@ pub(crate) const KEYS: [Key; 9] = [
     },
     Key {
         name: "tls_ca_file",
-        var: "REDQ_TLS_CA_FILE",
+        var: TLS_CA_FILE_VAR,
     },
     Key {
         name: "script_calls",
