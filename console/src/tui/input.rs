@@ -307,6 +307,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Scope::Gate, &[k('c')], "", "", Some("c cancel"), Action::CancelGate),
     bind(Scope::Gate, &[k('r')], "", "", Some("r release"), Action::DecideHeld(true)),
     bind(Scope::Gate, &[k('d')], "", "", Some("d fail"), Action::DecideHeld(false)),
+    bind(Scope::Gate, &[k('w')], "", "", Some("w waiter"), Action::NextWaiter),
     bind(Scope::Workflows, &[code(Enter)], "Enter", "open it: counts, waiters and why, members (PgDn)", Some("Enter open"), Action::Open),
     bind(Scope::Workflows, &[k('c')], "c r d", "cancel it; release, dead-letter its held job (asks)", Some("c cancel"), Action::CancelGate),
     bind(Scope::Workflows, &[k('r')], "", "", Some("r release"), Action::DecideHeld(true)),

@@ -3,7 +3,6 @@
 //! private servers, in tmux where it draws a terminal.
 
 mod common;
-mod events_shown;
 mod live;
 mod metrics_cardinality;
 mod metrics_deadline;
@@ -70,7 +69,6 @@ mod state_input;
 mod subcommands;
 mod surgery_keys;
 mod terminal;
-mod tls_private_ca;
 mod viewer;
 mod views;
 mod workers_control;
@@ -82,3 +80,4 @@ mod workflows_cli;
 mod workflows_fixes_cli;
 mod workflows_keys;
 mod workflows_views;
+mod workflows_waiter_keys;

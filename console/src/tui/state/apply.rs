@@ -67,6 +67,8 @@ pub enum Action {
     /// Release (`true`) or dead-letter the gate's held waiter (asks for
     /// the dead letter).
     DecideHeld(bool),
+    /// Pick the next waiter of the gate shown (the one `r` and `d` decide).
+    NextWaiter,
     /// A schedule, lease or canary key (`operate.rs`).
     Operate(OperateKey),
     /// Group dead letters by error signature, or stop grouping.
@@ -231,6 +233,7 @@ impl State {
             Action::ClearLimit => return self.clear_selected_limit(),
             Action::CancelGate => return self.cancel_gate(),
             Action::DecideHeld(release) => return self.decide_held(release),
+            Action::NextWaiter => self.next_waiter(),
             Action::Operate(key) => return self.on_operate(key),
             Action::StartSearch => self.start_search(),
             Action::ToggleGroup if self.view == View::Screen(Screen::Dead) => {

@@ -101,6 +101,8 @@ pub struct GateView {
     pub cursor: Cursor,
     /// Where the earlier pages started (PgUp goes back to the last).
     pub earlier: Vec<String>,
+    /// The waiter picked (`w`), by its place: the one `r` and `d` decide.
+    pub waiter: usize,
 }
 
 /// Which gate, and where its members page starts.

@@ -93,6 +93,12 @@ impl State {
                     },
                     cursor: Cursor::default(),
                     earlier: Vec::new(),
+                    // The first held waiter, which r and d decide first.
+                    waiter: gate
+                        .waiters
+                        .iter()
+                        .position(|w| w.decision == crate::workflow::WaiterDecision::Held)
+                        .unwrap_or(0),
                 })
             }),
             View::Jobs(jobs) => self

@@ -5,7 +5,7 @@
 use super::{Command, Cursor, Level, Mutation, Screen, State, View};
 use crate::text::inert;
 use crate::workflow::{
-    held_waiter, kind_word, members_noun, Gate, GateKind, GateState, Member, WaiterDecision,
+    held_waiter, kind_word, members_noun, Gate, GateKind, GateState, Member, Waiter, WaiterDecision,
 };
 
 impl State {
@@ -151,19 +151,76 @@ impl State {
         self.ask(prompt, Mutation::CancelGate(gate.id))
     }
 
-    /// `r` / `d`: release or dead-letter the gate's held waiter (asks).
+    /// `w` in the gate view: pick the next waiter (after the last, the
+    /// first again).
+    pub(super) fn next_waiter(&mut self) {
+        let count = self
+            .gate_shown()
+            .and_then(|p| p.gate.as_ref())
+            .map_or(0, |g| g.waiters.len());
+        if let View::Gate(view) = &mut self.view {
+            view.waiter = match count {
+                0 => 0,
+                n => (view.waiter + 1) % n,
+            };
+        }
+    }
+
+    /// The waiter `r` and `d` decide, with its place (from 1): in the gate
+    /// view the one picked (`w`), on the Workflows screen the first held.
+    fn acted_waiter(&self, gate: &Gate) -> Option<(usize, Waiter)> {
+        let place = match &self.view {
+            View::Gate(view) => view.waiter,
+            _ => {
+                let held = held_waiter(gate)?;
+                gate.waiters.iter().position(|w| w.id == held.id)?
+            }
+        };
+        gate.waiters.get(place).map(|w| (place + 1, w.clone()))
+    }
+
+    /// `r` / `d`: release or dead-letter a held waiter (asks, naming it):
+    /// the one picked in the gate view, the first held on the Workflows
+    /// screen.
     pub(super) fn decide_held(&mut self, release: bool) -> Command {
         let Some(gate) = self.acted_gate() else {
             self.say(Level::Info, "no batch, dependencies or tree selected");
             return Command::None;
         };
-        let Some(waiter) = held_waiter(&gate).cloned() else {
-            let text = format!(
-                "no job waiting on {} is held: only a held job is released or failed by hand",
-                inert(&gate.id)
-            );
+        let held = gate
+            .waiters
+            .iter()
+            .filter(|w| w.decision == WaiterDecision::Held)
+            .count();
+        let picked = self.acted_waiter(&gate);
+        let Some((place, waiter)) = picked
+            .clone()
+            .filter(|(_, w)| w.decision == WaiterDecision::Held)
+        else {
+            let text = match (held, picked) {
+                (0, _) => format!(
+                    "no job waiting on {} is held: only a held job is released or failed by hand",
+                    inert(&gate.id)
+                ),
+                (_, Some((place, w))) => format!(
+                    "waiter {place} of {}, {}, is {}: only a held job is released or failed by \
+                     hand; w picks another",
+                    gate.waiters.len(),
+                    inert(&w.id),
+                    w.decision.as_str()
+                ),
+                (_, None) => "no waiter picked: w picks one".to_owned(),
+            };
             self.say(Level::Info, text);
             return Command::None;
+        };
+        let which = match (gate.waiters.len(), &self.view) {
+            (1, _) => String::new(),
+            (n, View::Gate(_)) => format!(" (waiter {place} of {n}, w picks another)"),
+            (n, _) if held > 1 => format!(
+                " (waiter {place} of {n}, the first of {held} held: Enter, then w picks another)"
+            ),
+            (n, _) => format!(" (waiter {place} of {n})"),
         };
         if !self.may_mutate(if release {
             "releasing a held job"
@@ -175,14 +232,15 @@ impl State {
         let why = crate::workflow::why::waiter_why(&gate, &waiter);
         let prompt = if release {
             format!(
-                "Release held job {} into {} ({why})? It runs as if its {} had all succeeded.",
+                "Release held job {}{which} into {} ({why})? It runs as if its {} had all \
+                 succeeded.",
                 inert(&waiter.id),
                 inert(&waiter.queue),
                 members_noun(gate.kind)
             )
         } else {
             format!(
-                "Dead-letter held job {} of {} ({why})? It does not run.",
+                "Dead-letter held job {}{which} of {} ({why})? It does not run.",
                 inert(&waiter.id),
                 inert(&waiter.queue)
             )

@@ -131,8 +131,12 @@ pub fn gate(
             ]
         })
         .collect();
+    // With several waiters and one held, the one picked (w), which r and d
+    // decide, is marked; the members list keeps the cursor (j/k).
+    let picking = gate.waiters.len() > 1 && held_waiter(gate).is_some();
+    let pick = if picking { ", w picks, r d decide" } else { "" };
     let waiters_list = List {
-        title: format!(" Waiting on it ({}) ", gate.waiters.len()),
+        title: format!(" Waiting on it ({}){pick} ", gate.waiters.len()),
         columns: vec![
             Column::id("WAITER"),
             Column::name("QUEUE"),
@@ -141,11 +145,14 @@ pub fn gate(
             Column::text("WHY"),
         ],
         rows: waiter_rows,
-        selected: 0,
+        selected: view.waiter,
         empty: vec!["no job waits on it yet: members may still join".to_owned()],
     };
-    // The members list holds the selection.
-    table::draw_unselected(frame, waiters_area, waiters_list, theme);
+    if picking {
+        table::draw(frame, waiters_area, waiters_list, theme);
+    } else {
+        table::draw_unselected(frame, waiters_area, waiters_list, theme);
+    }
 
     let members = state.visible_members();
     let first = view.earlier.len() * crate::workflow::MEMBERS_PAGE + 1;
