@@ -3,6 +3,7 @@
 //! private servers, in tmux where it draws a terminal.
 
 mod common;
+mod events_shown;
 mod live;
 mod metrics_cardinality;
 mod metrics_deadline;
@@ -69,6 +70,7 @@ mod state_input;
 mod subcommands;
 mod surgery_keys;
 mod terminal;
+mod tls_private_ca;
 mod viewer;
 mod views;
 mod workers_control;
