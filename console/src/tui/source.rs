@@ -225,6 +225,11 @@ pub async fn run(
                 // jobs of the snapshots on either side of it.
                 if let Some(servers) = servers {
                     let _ = updates.send(Update::Server(servers));
+                    if let Ok(Ok(names)) =
+                        timeout(PING_TIMEOUT, queue.refused_queue_names()).await
+                    {
+                        let _ = updates.send(Update::RefusedQueueNames(names));
+                    }
                 }
                 if let (true, Some(id)) = (live, &watched) {
                     if let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await {

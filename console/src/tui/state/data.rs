@@ -267,6 +267,10 @@ pub enum Update {
     /// The `INFO` of each shard's server, read just before the snapshot
     /// sent before this (`None` where it could not be read).
     Server(Vec<Option<redq::ServerStats>>),
+    /// The names in the queue index that redq refuses as queue names and
+    /// every listing skips, as stored (`RedisQueue::refused_queue_names`),
+    /// read with each refresh.
+    RefusedQueueNames(Vec<String>),
     /// A refresh failed: Redis is unreachable (or refusing).
     Unreachable {
         /// What went wrong (never contains the URL's password).

@@ -71,6 +71,7 @@ impl State {
                 }
             }
             Update::Server(servers) => self.server.read(&servers),
+            Update::RefusedQueueNames(names) => self.server.refused_queue_names = names,
             Update::Unreachable { error, at } => {
                 self.advance(at);
                 let since = match &self.connection {

@@ -35,6 +35,9 @@ pub struct ServerWatch {
     /// How full the fullest server's memory is, with its sentence; `None`
     /// when it is fine or `INFO` could not be read.
     pub memory: Option<(Fill, String)>,
+    /// Names in the queue index that redq refuses as queue names (anyone
+    /// with write access can add one), as stored; every listing skips them.
+    pub refused_queue_names: Vec<String>,
 }
 
 /// Every job each shard holds; the queues' sum as one shard when the
@@ -134,6 +137,33 @@ impl State {
             };
             notices.push((level, text.clone()));
         }
+        if !self.server.refused_queue_names.is_empty() {
+            notices.push((
+                Level::Info,
+                refused_names_notice(&self.server.refused_queue_names),
+            ));
+        }
         notices
     }
+}
+
+/// The notice for names in the queue index that no queue may have: each
+/// escaped (one may hold terminal escapes) and shortened, so that an
+/// operator can find and remove it.
+fn refused_names_notice(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "\"{}\"",
+                crate::text::truncate(&crate::text::inert(name), 40)
+            )
+        })
+        .collect();
+    format!(
+        "the queue index holds {} that redq refuses as a queue name and skips (shown escaped): \
+         {}; remove with SREM if no one meant it",
+        if names.len() == 1 { "a name" } else { "names" },
+        shown.join(", ")
+    )
 }
