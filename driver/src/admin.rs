@@ -62,7 +62,9 @@ pub struct QueueCounts {
     /// How many namespaces (shards) these counts cover: 1, or a
     /// `ShardedQueue`'s shard count.
     pub shards: u32,
-    /// Enqueue time of the job at the head of the queue.
+    /// Enqueue time of the earliest enqueued waiting job, of any priority
+    /// (not the claim order's head, which a newer job of a higher priority
+    /// would replace, hiding a starved one).
     pub head_enqueued_at: Option<SystemTime>,
     /// Redis's clock when the snapshot was taken.
     pub now: SystemTime,
@@ -70,7 +72,8 @@ pub struct QueueCounts {
 
 impl QueueCounts {
     /// Since when the job that has waited longest to run has been ready:
-    /// the head's enqueue time while jobs wait, or the moment the earliest
+    /// the earliest waiting job's enqueue time (of any priority), or the
+    /// moment the earliest
     /// due scheduled job came due, whichever is earlier; `None` when
     /// nothing is ready. What an operator's "oldest" and an age alert
     /// read: due jobs that no claim moved (every worker gone) count too.
