@@ -150,6 +150,12 @@ pub fn view_lines(
         Some(kept) => finished_lines(kept, shards, now),
         None => {
             let mut lines = detail_lines(&detail.record, &detail.notes, shards, now);
+            // Why it is held, under the state line, as `redq jobs show` says.
+            let state_at = lines.iter().position(|l| l.starts_with("state"));
+            for (i, (label, text)) in detail.held.iter().enumerate() {
+                let at = state_at.map_or(0, |a| a + 1 + i);
+                lines.insert(at, format!("{label:<14}{}", inert(text)));
+            }
             if let Some(line) = awaits_line(detail) {
                 // Right under the identity and state lines it explains.
                 let at = lines

@@ -251,6 +251,15 @@ pub async fn run(
                                 _ => None,
                             },
                         };
+                        // Why a due job of a limited queue is held: "held
+                        // by the queue-wide limit: …". Not its push-backs,
+                        // read from the events only by `redq jobs show`.
+                        if let Some(job) = &record {
+                            let read = crate::flow::held::why_lines(queue, job);
+                            if let Ok(Ok(lines)) = timeout(PING_TIMEOUT, read).await {
+                                let _ = updates.send(Update::JobHeld { id: id.clone(), lines });
+                            }
+                        }
                         // The gate it waits on: "awaits G (7 of 10 finished)".
                         let awaits = record.as_ref().and_then(|r| r.awaits.clone());
                         let record = record.map(Box::new);

@@ -30,6 +30,7 @@ mod events_view;
 mod exporter_outage;
 mod functions_cli;
 mod handoffs_lost;
+mod held_detail_view;
 mod jobs;
 mod jobs_cancel;
 mod jobs_states;

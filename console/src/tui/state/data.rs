@@ -297,6 +297,14 @@ pub enum Update {
         /// Its gate now (`None`: gone).
         gate: Option<Box<crate::workflow::Gate>>,
     },
+    /// Why the detail view's job is held or waits on a limit, read again
+    /// with the job (empty: it is not).
+    JobHeld {
+        /// The job.
+        id: String,
+        /// `(label, text)` lines (`held by`, `waits on`).
+        lines: Vec<(&'static str, String)>,
+    },
     /// The Metrics view's figures, read for this view.
     Metrics {
         /// The queue and window read.

@@ -153,6 +153,9 @@ pub struct Detail {
     /// The gate it awaits (batch callback, dependencies, tree parent), as
     /// last read: "awaits G (7 of 10 finished)".
     pub awaits: Option<crate::workflow::Gate>,
+    /// Why a due job of a limited queue is held or waits (`held by`,
+    /// `waits on`), as last read; empty otherwise.
+    pub held: Vec<(&'static str, String)>,
     /// Lines scrolled.
     pub scroll: u16,
     /// The list it was opened from, which Esc shows again as it was.
@@ -218,6 +221,7 @@ impl View {
             notes: redq::JobNotes::default(),
             finished: None,
             awaits: None,
+            held: Vec::new(),
             scroll: 0,
             from,
         }))

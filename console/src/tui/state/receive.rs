@@ -119,6 +119,16 @@ impl State {
                     }
                 }
             }
+            Update::JobHeld { id, lines } => {
+                if self.frozen.is_some() {
+                    return;
+                }
+                if let View::Detail(detail) = &mut self.view {
+                    if detail.record.id == id {
+                        detail.held = lines;
+                    }
+                }
+            }
             Update::Metrics { view, history } => self.receive_metrics(view, *history),
             Update::MetricsUnread { view, error } => self.metrics_unread(&view, &error),
             Update::Search(step) => self.receive_search(step),
