@@ -3,12 +3,7 @@
 //! private servers, in tmux where it draws a terminal.
 
 mod common;
-mod events_shown;
 mod live;
-mod metrics_cardinality;
-mod metrics_deadline;
-mod metrics_empty;
-mod metrics_labels;
 mod seed;
 mod spawned;
 
@@ -26,6 +21,7 @@ mod demo_guard;
 mod detail_notes;
 mod events;
 mod events_kinds_cli;
+mod events_shown;
 mod events_view;
 mod exporter_outage;
 mod functions_cli;
@@ -43,8 +39,12 @@ mod limits_keys;
 mod limits_views;
 mod limits_why;
 mod metrics;
+mod metrics_cardinality;
+mod metrics_deadline;
+mod metrics_empty;
 mod metrics_histograms;
 mod metrics_keys;
+mod metrics_labels;
 mod metrics_show;
 mod operator_acts;
 mod operator_keys;
