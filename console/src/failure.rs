@@ -252,3 +252,26 @@ pub fn read_failed(e: &QueueError) -> ReadFailure {
     };
     ReadFailure { sentence, fault }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::permission_refusal;
+
+    #[test]
+    fn a_refusal_that_names_the_command_says_it_and_one_that_does_not_points_to_acl_log() {
+        let named = permission_refusal(
+            "NOPERM User viewer has no permissions to run the 'time' command script: \
+             e0e1f9fabfc9d4800c877a703b823ac0578ff8db, on @user_script:1.",
+        )
+        .unwrap();
+        assert!(named.contains("The command denied is TIME"), "{named}");
+        assert!(!named.contains("e0e1f9"), "{named}");
+        let unnamed = permission_refusal(
+            "ERR The user executing the script can't run this command or subcommand script: \
+             e0e1f9fabfc9d4800c877a703b823ac0578ff8db, on @user_script:1.",
+        )
+        .unwrap();
+        assert!(unnamed.contains("ACL LOG"), "{unnamed}");
+        assert_eq!(permission_refusal("ERR unknown command 'FOO'"), None);
+    }
+}
