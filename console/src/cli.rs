@@ -71,6 +71,11 @@ pub struct Connection {
     /// Default: the REDQ_SHARDS variable, else 1.
     #[arg(long, value_name = "N", value_parser = parse_shards, global = true)]
     pub shards: Option<usize>,
+    /// PEM file of the CA certificates trusted for rediss:// instead of the
+    /// system's roots (a private CA). Default: the REDQ_TLS_CA_FILE
+    /// variable.
+    #[arg(long, value_name = "PATH", global = true)]
+    pub tls_ca_file: Option<std::path::PathBuf>,
 }
 
 impl Connection {
@@ -80,6 +85,9 @@ impl Connection {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         self.url = self.url.or_else(|| var("REDIS_URL"));
         self.namespace = self.namespace.or_else(|| var("REDQ_NAMESPACE"));
+        self.tls_ca_file = self
+            .tls_ca_file
+            .or_else(|| var(redq::config::TLS_CA_FILE_VAR).map(std::path::PathBuf::from));
         if self.shards.is_none() {
             if let Some(text) = var("REDQ_SHARDS") {
                 let shards = parse_shards(&text)

@@ -43,10 +43,8 @@ pub fn builder(connection: &Connection) -> RedisQueueBuilder {
 }
 
 /// The file of CA certificates to trust for `rediss://`, if one is named.
-fn tls_ca_file(_connection: &Connection) -> Option<PathBuf> {
-    std::env::var_os(redq::config::TLS_CA_FILE_VAR)
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
+fn tls_ca_file(connection: &Connection) -> Option<PathBuf> {
+    connection.tls_ca_file.clone()
 }
 
 /// A URL the driver would refuse, or a CA file it cannot read, is a usage
@@ -55,7 +53,7 @@ pub fn check_url(connection: &Connection) -> Result<(), Failure> {
     if let Some(path) = tls_ca_file(connection) {
         if let Err(e) = std::fs::File::open(&path) {
             return Err(Failure::Usage(format!(
-                "the TLS CA file {} ({}) cannot be read: {e}",
+                "the TLS CA file {} (--tls-ca-file or {}) cannot be read: {e}",
                 path.display(),
                 redq::config::TLS_CA_FILE_VAR
             )));

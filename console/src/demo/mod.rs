@@ -75,6 +75,7 @@ pub async fn run(
         url: None,
         namespace: connection.namespace.clone(),
         shards: None,
+        tls_ca_file: connection.tls_ca_file.clone(),
     };
     let server = match into {
         Destination::Private => {

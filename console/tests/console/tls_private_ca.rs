@@ -185,6 +185,17 @@ async fn a_private_ca_is_trusted_from_redq_tls_ca_file_and_certificate_troubles_
     let out = queues(&url, &ns, &trusting);
     assert_exit(&out, 0);
     assert!(stdout(&out).contains("emails"), "{}", stdout(&out));
+    // The flag says the same as the variable.
+    let out = Command::new(BIN)
+        .args(["queues", "--tls-ca-file", &ca])
+        .env("REDIS_URL", &url)
+        .env("REDQ_NAMESPACE", &ns)
+        .env_remove("REDQ_TLS_CA_FILE")
+        .env_remove("REDQ_LOG")
+        .output()
+        .expect("running redq");
+    assert_exit(&out, 0);
+    assert!(stdout(&out).contains("emails"), "{}", stdout(&out));
 
     // The system's roots do not hold the private CA.
     assert_tls_refusal(
