@@ -333,6 +333,7 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
              redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel://"
         )));
     }
+    check_no_stray_at(url, redacted)?;
     check_query(url, scheme, redacted)?;
     let config = Config::from_url(url).map_err(|e| {
         let why = crate::error::plain(&e);
@@ -346,7 +347,22 @@ fn parse_config(url: &str, redacted: &str) -> Result<Config, QueueError> {
     Ok(config)
 }
 
-/// A rustls connector that trusts exactly the CA certificates in `pem`.
+/// Refuse an `@` after the host: a password holding `/`, `?` or `#` that
+/// was not percent-encoded ends the host early (`redis://admin:6379/x@h`
+/// reads as host `admin`, port 6379, path `/x@h`), so the client would
+/// connect to the wrong place and the rest of the password would be shown
+/// as the URL's path or query. Said without the URL, which holds it.
+fn check_no_stray_at(url: &str, redacted: &str) -> Result<(), QueueError> {
+    if !crate::redact::has_stray_at(url) {
+        return Ok(());
+    }
+    Err(QueueError::Config(format!(
+        "{redacted}: the URL has an '@' after its host, so part of a password is read as \
+         the host, path or query; percent-encode the password's '/', '?' and '#' \
+         (%2F, %3F, %23)"
+    )))
+}
+
 /// The query parameters the client (fred's `Config::from_url`) reads, by
 /// scheme: `node` (further seed nodes) for a cluster, `node` and
 /// `sentinelServiceName` for a sentinel; none for a single server. Its
@@ -395,6 +411,7 @@ fn check_query(url: &str, scheme: &str, redacted: &str) -> Result<(), QueueError
     )))
 }
 
+/// A rustls connector that trusts exactly the CA certificates in `pem`.
 fn tls_connector(pem: &[u8]) -> Result<fred::types::config::TlsConnector, QueueError> {
     use fred::rustls::pki_types::pem::PemObject;
     use fred::rustls::pki_types::CertificateDer;

@@ -6,6 +6,9 @@
 /// Unparseable input is not echoed at all, since it might be a password
 /// pasted in the wrong place.
 pub fn redact_url(url: &str) -> String {
+    if has_stray_at(url) {
+        return "<a redis url with an '@' after its host: not shown>".to_owned();
+    }
     match url::Url::parse(url) {
         Ok(mut parsed) => {
             if parsed.password().is_some() {
@@ -31,6 +34,19 @@ pub fn redact_url(url: &str) -> String {
         }
         Err(_) => "<unparseable redis url>".to_owned(),
     }
+}
+
+/// Whether `url` parses with an `@` after its host (in its path, query or
+/// fragment): the sign of a password whose `/`, `?` or `#` was not
+/// percent-encoded, which ended the host early and left the rest of the
+/// password where nothing redacts it.
+pub(crate) fn has_stray_at(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return false;
+    };
+    parsed.path().contains('@')
+        || parsed.query().is_some_and(|q| q.contains('@'))
+        || parsed.fragment().is_some_and(|f| f.contains('@'))
 }
 
 #[cfg(test)]
@@ -62,5 +78,24 @@ mod tests {
             "redis-sentinel://h:26379?sentinelServiceName&sentinelPassword"
         );
         assert_eq!(redact_url("redis://h:6379#s3cr3t"), "redis://h:6379");
+    }
+
+    #[test]
+    fn a_password_that_ended_the_host_early_is_not_shown() {
+        for url in [
+            "redis://admin:6379/SEKRIT+x@127.0.0.1:7431",
+            "redis://admin:6379?SEKRIT@127.0.0.1",
+            "redis://admin:6379#SEKRIT@127.0.0.1",
+        ] {
+            assert!(has_stray_at(url), "{url}");
+            let shown = redact_url(url);
+            assert!(!shown.contains("SEKRIT"), "{shown}");
+        }
+        // Encoded, it is a password like any other.
+        assert!(!has_stray_at("redis://admin:6379%2FSEKRIT@127.0.0.1:7431"));
+        assert_eq!(
+            redact_url("redis://admin:6379%2FSEKRIT@127.0.0.1:7431"),
+            "redis://admin@127.0.0.1:7431"
+        );
     }
 }

@@ -168,6 +168,17 @@ fn a_bad_url_is_a_usage_error_that_never_echoes_a_password() {
          redis://, rediss:// (TLS), redis+unix://, redis-cluster://, rediss-cluster://, \
          redis-sentinel://, rediss-sentinel://",
     );
+    // A password with an unencoded '/' ends the host early: the rest of it
+    // would read as the URL's path and be shown.
+    let early = format!("redis://admin:6379/{SECRET}@127.0.0.1:6379");
+    let out = run(&[("REDIS_URL", &early)], &["queues"]);
+    assert_exit(&out, 2);
+    let said = stderr(&out);
+    assert!(!said.contains(SECRET), "{said}");
+    assert!(
+        said.contains("percent-encode the password's '/', '?' and '#'"),
+        "{said}"
+    );
 }
 
 #[tokio::test]
