@@ -38,6 +38,7 @@ mod probe;
 mod replies;
 pub mod running;
 mod server;
+pub mod tls;
 mod url;
 mod wait;
 

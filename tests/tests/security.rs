@@ -15,8 +15,6 @@
 //! - A canary password is searched for in every error, `Debug` output,
 //!   URL the driver prints, and everything logged through `tracing`.
 
-use std::net::TcpListener;
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -30,6 +28,7 @@ use redq_tests::acl::{acl_log, set_user, user_url, viewer_acl, worker_acl};
 use redq_tests::chaos::workload::{produce, spawn_workers, specs, Behaviour};
 use redq_tests::history::{self, Recorder, RecordingQueue, ServerLog};
 use redq_tests::logs::LogCapture;
+use redq_tests::tls::{free_port, make_ca, make_server_cert};
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
 
@@ -60,97 +59,12 @@ fn canary() -> String {
 
 // ---------------------------------------------------------------- TLS
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the openssl CLI is installed");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A CA and a server certificate for 127.0.0.1 / localhost signed by it,
-/// written to `dir` as ca.crt, server.crt and server.key.
-fn make_certificates(dir: &Path) {
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let mut ca = vec!["req", "-x509"];
-    ca.extend(ec);
-    ca.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=redq test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign",
-    ]);
-    openssl(dir, &ca);
-    let mut csr = vec!["req"];
-    csr.extend(ec);
-    csr.extend([
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-    ]);
-    openssl(dir, &csr);
-    std::fs::write(
-        dir.join("ext.cnf"),
-        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "server.crt",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-        ],
-    );
-}
-
 /// A redis-server with a plaintext port (for the harness and MONITOR) and
 /// a TLS port; returns it, the TLS port and the CA's PEM.
 fn tls_server() -> (RedisServer, u16, Vec<u8>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    make_certificates(dir.path());
+    make_ca(dir.path());
+    make_server_cert(dir.path(), "server", "DNS:localhost,IP:127.0.0.1", "2");
     let tls_port = free_port();
     let file = |name: &str| dir.path().join(name).display().to_string();
     let server = RedisServer::builder()

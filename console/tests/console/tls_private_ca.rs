@@ -10,98 +10,10 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use redq::NewJob;
+use redq_tests::tls::{free_port, make_ca, make_server_cert};
 use redq_tests::{unique_namespace, RedisServer};
 
 use crate::seed::{assert_exit, connect, stderr, stdout, BIN};
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the openssl CLI is installed");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-const EC: [&str; 5] = [
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-];
-
-/// A CA (ca.crt, ca.key) in `dir`.
-fn make_ca(dir: &Path) {
-    let mut args = vec!["req", "-x509"];
-    args.extend(EC);
-    args.extend([
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=redq tls test CA",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign",
-    ]);
-    openssl(dir, &args);
-}
-
-/// `name`.crt and `name`.key, signed by the CA, for `san`, valid for
-/// `days` from now (-1: expired yesterday).
-fn make_server_cert(dir: &Path, name: &str, san: &str, days: &str) {
-    let (key, csr, crt, ext) = (
-        format!("{name}.key"),
-        format!("{name}.csr"),
-        format!("{name}.crt"),
-        format!("{name}.cnf"),
-    );
-    let mut args = vec!["req"];
-    args.extend(EC);
-    args.extend([
-        "-keyout",
-        &key,
-        "-out",
-        &csr,
-        "-subj",
-        "/CN=redq test server",
-    ]);
-    openssl(dir, &args);
-    std::fs::write(
-        dir.join(&ext),
-        format!("subjectAltName={san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"),
-    )
-    .unwrap();
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &csr,
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            &crt,
-            "-days",
-            days,
-            "-extfile",
-            &ext,
-        ],
-    );
-}
 
 /// The day `name`.crt expires, as openssl reads it (2020-01-02).
 fn not_after(dir: &Path, name: &str) -> String {
@@ -116,13 +28,6 @@ fn not_after(dir: &Path, name: &str) -> String {
         .and_then(|at| at.split(' ').next())
         .unwrap_or_else(|| panic!("no notAfter in {text:?}"))
         .to_owned()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
 }
 
 /// `redq queues` on `url` with only these variables of ours set.
