@@ -9,7 +9,7 @@ use redq_console::tui::state::{
     Action, Command, GatePage, GateQuery, Mutation, Screen, State, Update, View,
 };
 
-const HEADERS: [&str; 7] = ["GATE", "KIND", "STATE", "DONE", "FAILED", "WAITERS", "AGE"];
+const HEADERS: [&str; 7] = ["GATE", "KIND", "STATE", "DONE", "FAILED", "WAITERS", "IDLE"];
 
 #[test]
 fn the_workflows_screen_lists_gates_with_progress_and_decisions() {

@@ -29,7 +29,7 @@ pub async fn list(queue: &Target, offset: u64, limit: u64, json: bool) -> Result
         return Ok(());
     }
     let mut table = Table::new(&[
-        "ID", "KIND", "STATE", ">DONE", ">FAILED", ">PENDING", "WAITERS", "LABEL", ">AGE",
+        "ID", "KIND", "STATE", ">DONE", ">FAILED", ">PENDING", "WAITERS", "LABEL", ">IDLE",
     ]);
     let now = SystemTime::now();
     for g in &gates {

@@ -49,7 +49,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             Column::number("FAILED"),
             Column::text("WAITERS"),
             Column::name("LABEL").optional(1),
-            Column::number("AGE"),
+            Column::number("IDLE"),
         ],
         rows,
         selected: state.cursor().index,
