@@ -43,20 +43,21 @@ async fn check(queue: &Target, name: &str, advice: &str) -> Result<(), Failure> 
         inert(name),
         inert(queue.namespace()),
         listing(&known),
-        match spread_over(queue).await? {
-            Some(n) => format!(", or {}", shards_advice(queue.namespace(), n)),
+        match sharded_as(queue).await? {
+            Some((n, base)) => format!(", or {}", shards_advice(queue.namespace(), n, &base)),
             None => String::new(),
         },
     )))
 }
 
-/// The shard count of the queue whose base this one namespace is, if it
-/// is one (its jobs are then in the shards' namespaces, not here).
-pub async fn spread_over(queue: &Target) -> Result<Option<usize>, Failure> {
+/// The shard count and base of the sharded queue this one namespace
+/// belongs to, as its base or as one of its shards (its jobs are then in
+/// the shards' namespaces, not all here).
+async fn sharded_as(queue: &Target) -> Result<Option<(usize, String)>, Failure> {
     if queue.is_sharded() {
         return Ok(None);
     }
-    Ok(queue.shards()[0].spread_over().await?)
+    Ok(queue.shards()[0].sharded_as().await?)
 }
 
 /// What a listing of a namespace with no queues at all says on stderr:
@@ -76,8 +77,8 @@ pub async fn note_if_empty(queue: &Target, known: &[String]) -> Result<(), Failu
 /// its page while the namespace has no queues.
 pub async fn empty_namespace(queue: &Target) -> Result<String, Failure> {
     let namespace = inert(queue.namespace());
-    let why = match spread_over(queue).await? {
-        Some(n) => shards_advice(queue.namespace(), n),
+    let why = match sharded_as(queue).await? {
+        Some((n, base)) => shards_advice(queue.namespace(), n, &base),
         None => "nothing was ever enqueued there on this Redis database; check --namespace \
                  (or REDQ_NAMESPACE) and the database number at the end of the URL (/0 when \
                  none)"
@@ -86,11 +87,21 @@ pub async fn empty_namespace(queue: &Target) -> Result<String, Failure> {
     Ok(format!("no queues in namespace {namespace}; {why}"))
 }
 
-/// "add --shards N: NS is the base of a queue spread over N shards".
-pub fn shards_advice(namespace: &str, n: usize) -> String {
+/// "add --shards N: NS is the base of a queue spread over N shards", or,
+/// for one of its shards, which base and count to watch instead.
+pub fn shards_advice(namespace: &str, n: usize, base: &str) -> String {
+    if namespace == base {
+        return format!(
+            "add --shards {n}: {} is the base of a queue spread over {n} shards",
+            inert(namespace)
+        );
+    }
     format!(
-        "add --shards {n}: {} is the base of a queue spread over {n} shards",
-        inert(namespace)
+        "{} is one shard of {}, a queue spread over {n} shards: use --namespace {} \
+         --shards {n} to see all of it",
+        inert(namespace),
+        inert(base),
+        inert(base)
     )
 }
 

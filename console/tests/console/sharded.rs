@@ -532,4 +532,17 @@ async fn a_shard_count_the_producers_did_not_use_is_refused() {
         "{}",
         stderr(&out)
     );
+    // Pointed at one shard, a refusal names the base to watch instead.
+    let shard = &redq::shards::shard_namespaces(&base, 3).unwrap()[1];
+    let out = redq(&url, shard, &["pause", "no-such-queue"]);
+    assert_exit(&out, 1);
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!(
+            "{shard} is one shard of {base}, a queue spread over 3 shards: use --namespace \
+             {base} --shards 3"
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("is the base"), "{said}");
 }

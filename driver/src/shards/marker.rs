@@ -100,16 +100,27 @@ pub(super) async fn check(handles: &[RedisQueue], base: &str, n: usize) -> Resul
 
 impl RedisQueue {
     /// When this namespace is the base of a [`ShardedQueue`](crate::ShardedQueue),
-    /// the shard count its producers and workers last connected it with:
-    /// the queue's jobs are in those shards' namespaces, not here, which a
-    /// tool looking at this namespace alone can say.
+    /// or one of its shards, the shard count its producers and workers last
+    /// connected it with: the queue's jobs are in the shards' namespaces,
+    /// which a tool looking at one namespace alone can say.
     pub async fn spread_over(&self) -> Result<Option<usize>, QueueError> {
+        Ok(self.sharded_as().await?.map(|(n, _)| n))
+    }
+
+    /// [`RedisQueue::spread_over`] with the base the count belongs to: this
+    /// namespace when it is the base, else the base it is a shard of (so a
+    /// tool pointed at a shard can name the namespace to watch instead).
+    pub async fn sharded_as(&self) -> Result<Option<(usize, String)>, QueueError> {
         let mark: Option<String> = self
             .client()
             .get(Keys::new(self.namespace()).sharded_as())
             .await
             .map_err(|e| QueueError::from_redis(e, self.inner.timeout))?;
-        Ok(mark.as_deref().and_then(marked_count))
+        Ok(mark.as_deref().and_then(|mark| {
+            let n = marked_count(mark)?;
+            let base = mark.split_once(' ').map(|(_, base)| base.to_owned())?;
+            Some((n, base))
+        }))
     }
 }
 

@@ -125,7 +125,9 @@ impl ShardedQueue {
                 value.as_str(),
                 format!(
                     "job {value} is not on the shard of job {} (a job's dependencies all live \
-                     on one shard: enqueue them with one ordering key, or as one batch)",
+                     on one shard: enqueue them as one batch, or with one limit key, which \
+                     routes them to one shard and limits nothing unless a limit is set for \
+                     it)",
                     ids[0]
                 ),
             )),
