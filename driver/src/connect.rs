@@ -388,24 +388,36 @@ fn check_query(url: &str, scheme: &str, redacted: &str) -> Result<(), QueueError
         return Ok(());
     };
     let read = query_parameters_read(scheme);
-    let Some((name, _)) = parsed
-        .query_pairs()
-        .find(|(k, _)| !read.contains(&k.as_ref()))
+    let Some(part) = parsed
+        .query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find(|part| !read.contains(&part.split_once('=').map_or(*part, |(k, _)| k)))
     else {
         return Ok(());
+    };
+    // A part without '=' is no parameter: perhaps a password pasted there,
+    // so it is not shown.
+    let what = match part.split_once('=') {
+        // Printable as it stands: a name with control characters or spaces
+        // is shown with those replaced.
+        Some((name, _)) => {
+            let name: String = url::form_urlencoded::parse(name.as_bytes())
+                .next()
+                .map_or_else(String::new, |(name, _)| name.into_owned())
+                .chars()
+                .map(|c| if c.is_ascii_graphic() { c } else { '?' })
+                .collect();
+            format!("the query parameter {name}")
+        }
+        None => "a query part without '=' (not shown, in case it holds a password)".to_owned(),
     };
     let accepted = match read {
         [] => format!("a {scheme}:// URL takes no query parameters"),
         names => format!("a {scheme}:// URL accepts only {}", names.join(" and ")),
     };
-    // Printable as it stands: a name with control characters or spaces is
-    // shown with those replaced.
-    let name: String = name
-        .chars()
-        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
-        .collect();
     Err(QueueError::Config(format!(
-        "{redacted}: the query parameter {name} is not read by the Redis client, and {accepted}; \
+        "{redacted}: {what} is not read by the Redis client, and {accepted}; \
          a password goes before the host (redis://:PASSWORD@host:6379, or \
          redis://USER:PASSWORD@host:6379), the database after it (redis://host:6379/2)"
     )))

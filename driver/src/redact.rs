@@ -14,12 +14,13 @@ pub fn redact_url(url: &str) -> String {
             if parsed.password().is_some() {
                 let _ = parsed.set_password(None);
             }
-            if parsed.query().is_some() {
-                let names: Vec<String> = parsed
-                    .query_pairs()
-                    .map(|(name, _)| {
-                        url::form_urlencoded::byte_serialize(name.as_bytes()).collect()
-                    })
+            if let Some(query) = parsed.query().map(str::to_owned) {
+                // A part without '=' is no name=value pair: it may be a
+                // secret pasted there, so it is left out with the values.
+                let names: Vec<String> = query
+                    .split('&')
+                    .filter_map(|part| part.split_once('='))
+                    .map(|(name, _)| name.to_owned())
                     .collect();
                 parsed.set_query(
                     Some(&names.join("&"))
@@ -78,6 +79,11 @@ mod tests {
             "redis-sentinel://h:26379?sentinelServiceName&sentinelPassword"
         );
         assert_eq!(redact_url("redis://h:6379#s3cr3t"), "redis://h:6379");
+        assert_eq!(redact_url("redis://h:6379?s3cr3t"), "redis://h:6379");
+        assert_eq!(
+            redact_url("redis://h:6379?node=a&s3cr3t"),
+            "redis://h:6379?node"
+        );
     }
 
     #[test]

@@ -47,4 +47,8 @@ fn parameters_the_client_reads_still_pass_and_others_are_named() {
     let db = refusal("redis://127.0.0.1:6379?db=2");
     assert!(db.contains("parameter db"), "{db}");
     assert!(db.contains("/2"), "the database goes after the host: {db}");
+    // A part without '=' may be a password pasted there: never shown.
+    let bare = refusal("redis://127.0.0.1:6379?s3cr3t");
+    assert!(bare.contains("a query part without '='"), "{bare}");
+    assert!(!bare.contains("s3cr3t"), "{bare}");
 }
