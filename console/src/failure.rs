@@ -203,7 +203,7 @@ impl ReadFailure {
     /// Whether Redis answers but its ACL refuses this user a command the
     /// read needs: retrying will not help until the user's rules change,
     /// and the console must not call it unreachable. Read from the
-    /// sentence, which [`permission_refusal`] alone begins so.
+    /// sentence, which only `permission_refusal` begins so.
     pub fn acl_refused(&self) -> bool {
         self.fault.is_none() && self.sentence.starts_with(ACL_REFUSED)
     }

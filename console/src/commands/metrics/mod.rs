@@ -8,7 +8,7 @@
 //! `redq_up 0` and the reason as a plain sentence in a comment, and the
 //! next scrape tries again. It is a quick answer too, found as the live
 //! console finds it (`tui::source`): a scrape's first read must answer
-//! within [`PING_TIMEOUT`] and all of them within [`SCRAPE_WITHIN`], not
+//! within [`PING_TIMEOUT`] and all of them within `SCRAPE_WITHIN` (3 s), not
 //! the driver's command timeout each (the client queues commands while it
 //! reconnects, so a dead Redis would hold every scrape that long), and a
 //! failed read is explained by a fresh connection
