@@ -83,12 +83,12 @@ const PERMISSION_MARKERS: [&str; 4] = [
     "this user has no permissions",
 ];
 
-/// Whether this run refuses every change (`--read-only`): then an ACL
-/// refusal can only be of a read, and advice to use `--read-only`, or
-/// about changing the namespace, is wrong.
+/// Whether this run only reads (`--read-only`, or a subcommand that
+/// changes nothing): then an ACL refusal can only be of a read, and advice
+/// to use `--read-only`, or about changing the namespace, is wrong.
 static READ_ONLY: AtomicBool = AtomicBool::new(false);
 
-/// Note once, as the command line is read, whether this run is read-only.
+/// Note once, as the command line is read, whether this run only reads.
 pub fn note_read_only(read_only: bool) {
     READ_ONLY.store(read_only, Ordering::Relaxed);
 }

@@ -48,7 +48,13 @@ pub fn color_wanted(no_color_flag: bool) -> bool {
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
-    failure::note_read_only(cli.global.read_only);
+    // A subcommand that only reads is refused by an ACL only for a read,
+    // as a run under --read-only is: the advice is what to grant.
+    let only_reads = cli.global.read_only
+        || cli.command.as_ref().is_some_and(|command| {
+            !matches!(command, Command::Demo { .. }) && commands::mutates(command).is_none()
+        });
+    failure::note_read_only(only_reads);
     if let Some(Command::Completions { shell }) = &cli.command {
         // Generated into memory first: clap_complete panics on a failed
         // write, and the output goes through the one place that does not.

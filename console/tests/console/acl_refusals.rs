@@ -55,6 +55,13 @@ async fn a_read_refused_by_acl_under_read_only_says_what_to_grant_not_to_use_rea
     assert!(!said.contains("--read-only"), "{said}");
     assert!(!said.contains("change"), "{said}");
     assert!(!said.contains(PASSWORD), "{said}");
+    // A subcommand that only reads gets the same advice without the flag.
+    let out = redq(&url, &ns, &["queues"]);
+    assert_exit(&out, 1);
+    let said = stderr(&out);
+    assert!(said.contains("grant it to this user"), "{said}");
+    assert!(!said.contains("--read-only"), "{said}");
+    assert!(!said.contains("change"), "{said}");
 }
 
 #[tokio::test]
