@@ -12,9 +12,9 @@ use redq_console::failure::read_failed;
 use redq_console::tui::state::{Action, Update};
 use redq_tests::acl::{set_user, user_url, viewer_acl};
 use redq_tests::{unique_namespace, RedisServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::*;
+use crate::metrics::fetch_page;
 use crate::outage::screen_at;
 use crate::seed::{assert_exit, connect, redq, stderr};
 use crate::spawned::Spawned;
@@ -88,19 +88,6 @@ async fn the_console_says_refused_by_acl_not_unreachable() {
     assert!(!screen.contains("retrying"), "{screen}");
 }
 
-/// `GET /metrics` from the exporter at `addr`.
-async fn scrape(addr: &str) -> String {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut page = String::new();
-    tokio::time::timeout(Duration::from_secs(15), stream.read_to_string(&mut page))
-        .await
-        .expect("a scrape answers")
-        .unwrap();
-    page
-}
-
 #[tokio::test]
 async fn the_exporter_says_why_redq_up_is_0_on_stderr_once() {
     let ns = unique_namespace("acl_refusals_metrics");
@@ -116,7 +103,7 @@ async fn the_exporter_says_why_redq_up_is_0_on_stderr_once() {
         .unwrap_or_else(|| panic!("no address in {line:?}"))
         .to_owned();
     for _ in 0..3 {
-        let page = scrape(&addr).await;
+        let page = fetch_page(&addr).await.0;
         assert!(page.contains("\nredq_up 0"), "{page}");
     }
     let reason = exporter

@@ -92,3 +92,23 @@ pub async fn run(
         progress,
     )
 }
+
+/// The screen drawn now at `width`×`height`, each row in full (as a live
+/// console would draw it: ages and rates against the real clock).
+pub fn drawn(state: &State, width: u16, height: u16) -> String {
+    let backend = ratatui::backend::TestBackend::new(width, height);
+    let mut terminal = ratatui::Terminal::new(backend).unwrap();
+    let theme = redq_console::tui::theme::Theme::new(false);
+    terminal
+        .draw(|frame| redq_console::tui::view::render(frame, state, &theme, SystemTime::now()))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}

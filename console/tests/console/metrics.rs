@@ -5,7 +5,7 @@
 //! queues past `--max-queues` are summed under `queue="_other"`.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use redq::events::EventStream;
 use redq::{NewJob, RedisQueue, ShardedQueue};
@@ -16,6 +16,24 @@ use crate::seed::{connect, dead_letters};
 use crate::spawned::Spawned;
 
 const STARTUP: Duration = Duration::from_secs(20);
+
+/// `GET /metrics` from the exporter at `addr`: the page's body, and how
+/// long it took from the request to its last byte. Bounded, so a scrape
+/// that hangs fails the test instead of stalling it.
+pub(crate) async fn fetch_page(addr: &str) -> (String, Duration) {
+    let started = Instant::now();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_string(&mut raw))
+        .await
+        .expect("a scrape answered within 30 s")
+        .unwrap();
+    let took = started.elapsed();
+    let (_, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
+    (body.to_owned(), took)
+}
 
 /// A running exporter and where it serves.
 pub(crate) struct Exporter {

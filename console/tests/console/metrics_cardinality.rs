@@ -3,24 +3,9 @@
 
 use redq::NewJob;
 use redq_tests::{unique_namespace, RedisServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::metrics::Exporter;
+use crate::metrics::{fetch_page, Exporter};
 use crate::seed::connect;
-
-/// The page's body.
-async fn page(exporter: &Exporter) -> String {
-    let addr = exporter.addr();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    raw.split_once("\r\n\r\n")
-        .expect("an HTTP response")
-        .1
-        .to_owned()
-}
 
 /// The samples labelled `queue="q"`.
 fn series_of_q(page: &str) -> usize {
@@ -38,12 +23,12 @@ async fn a_queue_costs_77_series_and_25_without_histograms() {
     q.close().await;
 
     let full = Exporter::start(&server.url(), &ns, &[]).await;
-    let with = page(&full).await;
+    let with = fetch_page(full.addr()).await.0;
     assert_eq!(series_of_q(&with), 77, "{with}");
     assert!(with.contains("redq_job_wait_seconds_bucket{"), "{with}");
 
     let lean = Exporter::start(&server.url(), &ns, &["--no-histograms"]).await;
-    let without = page(&lean).await;
+    let without = fetch_page(lean.addr()).await.0;
     assert!(without.contains("\nredq_up 1\n"), "{without}");
     assert_eq!(series_of_q(&without), 25, "{without}");
     assert!(

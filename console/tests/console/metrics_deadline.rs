@@ -2,33 +2,16 @@
 //! reads share one deadline, so the page says `redq_up 0` and why in about
 //! 4 s, not after one 5 s command timeout per read still to go.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redq::NewJob;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::metrics::Exporter;
+use crate::metrics::{fetch_page, Exporter};
 use crate::seed::connect;
 
 /// Enough queues that a scrape still reads when the pause comes.
 const QUEUES: usize = 1500;
-
-/// `GET /metrics`: the page and how long it took.
-async fn timed_scrape(addr: &str) -> (String, Duration) {
-    let started = Instant::now();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_string(&mut raw))
-        .await
-        .expect("a scrape answered within 30 s")
-        .unwrap();
-    let took = started.elapsed();
-    let (_, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
-    (body.to_owned(), took)
-}
 
 #[tokio::test]
 async fn redis_pausing_mid_scrape_answers_up_0_within_the_scrape_deadline() {
@@ -42,7 +25,7 @@ async fn redis_pausing_mid_scrape_answers_up_0_within_the_scrape_deadline() {
     }
     q.close().await;
     let exporter = Exporter::start(&server.url(), &ns, &[]).await;
-    let (page, healthy) = timed_scrape(exporter.addr()).await;
+    let (page, healthy) = fetch_page(exporter.addr()).await;
     assert!(page.contains("\nredq_up 1\n"), "{page}");
     assert!(
         healthy > Duration::from_millis(300),
@@ -50,7 +33,7 @@ async fn redis_pausing_mid_scrape_answers_up_0_within_the_scrape_deadline() {
     );
 
     let addr = exporter.addr().to_owned();
-    let scraping = tokio::spawn(async move { timed_scrape(&addr).await });
+    let scraping = tokio::spawn(async move { fetch_page(&addr).await });
     tokio::time::sleep(Duration::from_millis(150)).await;
     server.cmd(&["CLIENT", "PAUSE", "8000", "ALL"]).await;
     let (page, took) = scraping.await.unwrap();
@@ -68,7 +51,7 @@ async fn redis_pausing_mid_scrape_answers_up_0_within_the_scrape_deadline() {
         Duration::from_secs(30),
         "a scrape to read Redis again",
         async || {
-            timed_scrape(exporter.addr())
+            fetch_page(exporter.addr())
                 .await
                 .0
                 .contains("\nredq_up 1\n")

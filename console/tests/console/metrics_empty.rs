@@ -7,22 +7,10 @@ use std::time::Duration;
 
 use redq::NewJob;
 use redq_tests::{unique_namespace, RedisServer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::metrics::fetch_page;
 use crate::seed::connect;
 use crate::spawned::Spawned;
-
-async fn page(addr: &str) -> String {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    raw.split_once("\r\n\r\n")
-        .expect("an HTTP response")
-        .1
-        .to_owned()
-}
 
 #[tokio::test]
 async fn a_namespace_without_queues_is_warned_about_at_start_and_on_the_page() {
@@ -53,7 +41,7 @@ async fn a_namespace_without_queues_is_warned_about_at_start_and_on_the_page() {
         .and_then(|rest| rest.split('/').next())
         .unwrap()
         .to_owned();
-    let empty = page(&addr).await;
+    let empty = fetch_page(&addr).await.0;
     assert!(empty.contains("\nredq_up 1\n"), "{empty}");
     assert!(
         empty.starts_with(&format!("# redq: no queues in namespace {typo}; ")),
@@ -66,7 +54,7 @@ async fn a_namespace_without_queues_is_warned_about_at_start_and_on_the_page() {
         .await
         .unwrap();
     q.close().await;
-    let filled = page(&addr).await;
+    let filled = fetch_page(&addr).await.0;
     assert!(!filled.contains("no queues"), "{filled}");
     assert!(filled.contains("\nredq_queues 1\n"), "{filled}");
 }

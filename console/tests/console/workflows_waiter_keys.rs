@@ -3,37 +3,21 @@
 //! says how to pick another; in the gate view `w` picks the waiter, the
 //! waiters table marks it, and `r` then `y` release the one picked.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
-use ratatui::Terminal;
 use redq::workflow::{Batch, Condition, OnFailure};
 use redq::{JobState, NewJob};
 use redq_console::aggregate::Target;
 use redq_console::tui::state::{Screen, State, View};
-use redq_console::tui::theme::Theme;
-use redq_console::tui::view;
 use redq_tests::{unique_namespace, RedisServer};
 
-use crate::live::{console, press, prompt, refresh, run};
+use crate::live::{console, drawn, press, prompt, refresh, run};
 use crate::seed::connect;
 
 /// The screen as drawn at 120×30.
 fn screen(state: &State) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
-    terminal
-        .draw(|frame| view::render(frame, state, &Theme::new(false), SystemTime::now()))
-        .unwrap();
-    let buffer = terminal.backend().buffer();
-    (0..30)
-        .map(|y| {
-            (0..120)
-                .map(|x| buffer[(x, y)].symbol())
-                .collect::<String>()
-                + "\n"
-        })
-        .collect()
+    drawn(state, 120, 30)
 }
 
 #[tokio::test]
