@@ -115,6 +115,26 @@ pub fn require_terminal() -> Result<(), Failure> {
     ))
 }
 
+/// What the live console shows and may do on `connection`.
+pub fn console_settings(
+    connection: &cli::Connection,
+    global: &cli::Global,
+) -> Result<Settings, Failure> {
+    let (base, n) = (connection.namespace(), connection.shards());
+    Ok(Settings {
+        url: redq::redact_url(connection.url()),
+        namespace: base.to_owned(),
+        shards: match n {
+            1 => Vec::new(),
+            _ => redq::shards::shard_namespaces(base, n)?,
+        },
+        // With no Redis named, the console looks at the default one but
+        // changes nothing there.
+        read_only: global.read_only || connection.url.is_none(),
+        refresh: global.refresh,
+    })
+}
+
 /// The live console on the connection's Redis. It opens while Redis is out
 /// of reach and keeps retrying; settings that retrying cannot fix (a bad
 /// URL, a wrong password) are refused at once, as before.
@@ -127,18 +147,7 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
         connection.namespace().to_owned(),
         connection.shards(),
     );
-    let settings = Settings {
-        url: redq::redact_url(connection.url()),
-        namespace: base.clone(),
-        shards: match n {
-            1 => Vec::new(),
-            _ => redq::shards::shard_namespaces(&base, n)?,
-        },
-        // With no Redis named, the console looks at the default one but
-        // changes nothing there.
-        read_only: global.read_only || connection.url.is_none(),
-        refresh: global.refresh,
-    };
+    let settings = console_settings(connection, global)?;
     let connect: tui::source::Connector = std::sync::Arc::new(move || {
         let (builder, base) = (builder.clone(), base.clone());
         Box::pin(async move { aggregate::Target::connect(builder, &base, n).await })

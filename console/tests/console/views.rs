@@ -332,6 +332,43 @@ fn read_only_refuses_and_says_so() {
     insta::assert_snapshot!(screen(&state));
 }
 
+/// `redq` with neither `--url` nor `REDIS_URL` watches the default Redis
+/// and changes nothing there: a requeue is refused and says why.
+#[test]
+fn with_no_redis_named_the_console_is_read_only() {
+    use clap::Parser;
+    use redq_console::cli::Cli;
+    let settings_of = |args: &[&str]| {
+        let cli = Cli::try_parse_from(args).unwrap();
+        redq_console::console_settings(&cli.connection, &cli.global).unwrap()
+    };
+    let named = settings_of(&["redq", "--url", "redis://127.0.0.1:6379"]);
+    assert!(!named.read_only, "a named Redis may be changed");
+    let unnamed = settings_of(&["redq"]);
+    assert!(unnamed.read_only, "the default Redis must not be changed");
+    assert_eq!(unnamed.url, named.url, "both watch the same Redis");
+
+    let mut state = State::new(redq_console::tui::state::Settings {
+        refresh: settings().refresh,
+        ..unnamed
+    });
+    state.apply(Action::Received(Update::Snapshot {
+        snapshot: Box::new(snapshot()),
+        received_at: now(),
+    }));
+    let commands = press(&mut state, &[Action::Show(Screen::Dead), Action::Requeue]);
+    let sent: Vec<_> = commands
+        .iter()
+        .filter(|c| !matches!(c, redq_console::tui::state::Command::None))
+        .collect();
+    assert!(sent.is_empty(), "nothing may be sent: {sent:?}");
+    let shown = screen_text(&state, 140, 30);
+    assert!(
+        shown.contains("no --url or REDIS_URL named this Redis"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn escape_sequences_in_payloads_are_shown_inert() {
     let mut evil = dead(
