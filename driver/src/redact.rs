@@ -2,9 +2,11 @@
 
 /// The URL with any user-info password removed, and its query parameters
 /// named without their values (`?password=s3cr3t` shows as `?password`: a
-/// secret put in the query is as secret as one in the user info).
-/// Unparseable input is not echoed at all, since it might be a password
-/// pasted in the wrong place.
+/// secret put in the query is as secret as one in the user info), but for
+/// the seed nodes and the sentinel's service name, which are addresses and
+/// names an operator needs to see in a connect error (`?node=10.0.0.2:6379`)
+/// and are shown when they look like nothing else. Unparseable input is not
+/// echoed at all, since it might be a password pasted in the wrong place.
 pub fn redact_url(url: &str) -> String {
     if has_stray_at(url) {
         return "<a redis url with an '@' after its host: not shown>".to_owned();
@@ -20,7 +22,10 @@ pub fn redact_url(url: &str) -> String {
                 let names: Vec<String> = query
                     .split('&')
                     .filter_map(|part| part.split_once('='))
-                    .map(|(name, _)| name.to_owned())
+                    .map(|(name, value)| match shown_value(name, value) {
+                        true => format!("{name}={value}"),
+                        false => name.to_owned(),
+                    })
                     .collect();
                 parsed.set_query(
                     Some(&names.join("&"))
@@ -35,6 +40,18 @@ pub fn redact_url(url: &str) -> String {
         }
         Err(_) => "<unparseable redis url>".to_owned(),
     }
+}
+
+/// Whether a query value is shown: a seed node's `host:port` or a
+/// sentinel's service name, written with the characters of a host name,
+/// an IP address and a port only (no `@`, `%`, space or control).
+fn shown_value(name: &str, value: &str) -> bool {
+    matches!(name, "node" | "sentinelServiceName")
+        && !value.is_empty()
+        && value.len() <= 255
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
 }
 
 /// Whether `url` parses with an `@` after its host (in its path, query or
@@ -76,13 +93,27 @@ mod tests {
         );
         assert_eq!(
             redact_url("redis-sentinel://h:26379?sentinelServiceName=main&sentinelPassword=s3cr3t"),
-            "redis-sentinel://h:26379?sentinelServiceName&sentinelPassword"
+            "redis-sentinel://h:26379?sentinelServiceName=main&sentinelPassword"
         );
         assert_eq!(redact_url("redis://h:6379#s3cr3t"), "redis://h:6379");
         assert_eq!(redact_url("redis://h:6379?s3cr3t"), "redis://h:6379");
         assert_eq!(
             redact_url("redis://h:6379?node=a&s3cr3t"),
-            "redis://h:6379?node"
+            "redis://h:6379?node=a"
+        );
+        // A node that is not a plain address is not shown either.
+        assert_eq!(
+            redact_url("redis-cluster://h:7000?node=u:s3cr3t%40h2:7001&node=h3:7002"),
+            "redis-cluster://h:7000?node&node=h3:7002"
+        );
+    }
+
+    /// A connect error over a cluster names the seed nodes it was given.
+    #[test]
+    fn seed_nodes_are_shown() {
+        assert_eq!(
+            redact_url("redis-cluster://:pw@10.0.0.1:7000?node=10.0.0.2:7001&node=[::1]:7002"),
+            "redis-cluster://10.0.0.1:7000?node=10.0.0.2:7001&node=[::1]:7002"
         );
     }
 
