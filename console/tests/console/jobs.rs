@@ -283,6 +283,30 @@ async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
     assert_eq!(kept["state"], "completed");
     assert_eq!(kept["result"]["message_id"], "m-1\u{1b}[2J");
     assert_eq!(kept["run_time_ms"], 1500);
+    // The same job as `jobs list --state completed -o json` words it: the
+    // holder as {node, instance}, the same times; `kept` says it is no
+    // tombstone (whose JSON says false).
+    assert_eq!(kept["kept"], true);
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs",
+            "list",
+            "emails",
+            "--state",
+            "completed",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let listed = json(&out);
+    let row = &listed["jobs"][0];
+    assert!(kept["holder"]["node"].is_u64(), "{kept}");
+    assert_eq!(kept["holder"], row["holder"], "{kept} {row}");
+    assert_eq!(kept["finished_at"], row["finished_at"], "{kept} {row}");
+    assert_eq!(kept["enqueued_at"], row["enqueued_at"], "{kept} {row}");
 
     let out = redq(&url, &ns, &["jobs", "show", &completed]);
     assert_exit(&out, 0);

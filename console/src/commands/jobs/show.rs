@@ -70,6 +70,32 @@ async fn awaits_line(queue: &Target, job: &redq::JobRecord) -> Result<Option<Str
     Ok(read.map(|gate| crate::workflow::why::awaits_line(&gate, &job.id)))
 }
 
+/// A kept job as JSON, in the words `redq jobs list --state completed`
+/// uses for the same job (`state`, `holder` as `{node, instance}`, times
+/// as RFC 3339), with `"kept": true` where a tombstone says `false`.
+fn kept_json(kept: &redq::KeptJob, shards: &[String]) -> serde_json::Value {
+    let mut value = json!({
+        "id": kept.id,
+        "queue": kept.queue,
+        "state": kept.outcome.as_str(),
+        "kept": true,
+        "name": kept.name,
+        "attempt": kept.attempt,
+        "holder": kept.holder.map(|(node, instance)| json!({"node": node, "instance": instance})),
+        "enqueued_at": time(kept.enqueued_at),
+        "finished_at": time(kept.finished_at),
+        "run_time_ms": kept.run_time.map(|d| d.as_millis() as u64),
+        "cancelled_by": kept.cancelled_by,
+        "cancelled_in": kept.cancelled_in,
+        "result": kept.result,
+    });
+    if !shards.is_empty() {
+        value["shard"] = json!(crate::aggregate::shard_index(shards, &kept.namespace));
+        value["namespace"] = json!(kept.namespace);
+    }
+    value
+}
+
 /// A job no longer in the queue: what its kept record or tombstone says.
 async fn finished(
     queue: &Target,
@@ -81,15 +107,7 @@ async fn finished(
     match queue.result(id).await? {
         JobResult::Kept(kept) => {
             if json {
-                let mut value = serde_json::to_value(&*kept).unwrap_or_default();
-                value["state"] = json!(kept.outcome.as_str());
-                value["enqueued_at"] = json!(time(kept.enqueued_at));
-                value["finished_at"] = json!(time(kept.finished_at));
-                if let Some(fields) = value.as_object_mut() {
-                    fields.remove("run_time");
-                }
-                value["run_time_ms"] = json!(kept.run_time.map(|d| d.as_millis() as u64));
-                print_json(&value);
+                print_json(&kept_json(&kept, shards));
             } else {
                 for line in finished_lines(&kept, shards, now) {
                     outln!("{}", line.trim_end());
