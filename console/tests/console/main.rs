@@ -61,6 +61,7 @@ mod restart_per_server;
 mod restart_per_server_live;
 mod retention_replace;
 mod retention_sharded;
+mod schedules_fixes;
 mod schedules_shards_view;
 mod search_keys;
 mod search_views;

@@ -67,6 +67,7 @@ mod reclaim;
 mod reclaim_backoff;
 mod record_rewrite;
 mod resend;
+mod schedule_fixes;
 mod schedules;
 mod script_calls_auto;
 mod search_jobs;
