@@ -121,7 +121,7 @@ impl State {
                 Operate::PauseSchedule(name),
             ),
             _ => (
-                format!("Delete schedule {shown} for good? The jobs it enqueued stay."),
+                format!("Delete schedule {shown}? The jobs it enqueued stay; an app that upserts it at start creates it again."),
                 Operate::DeleteSchedule(name),
             ),
         })
