@@ -106,10 +106,40 @@ impl Registry {
 
     /// Why a job with this name cannot run here, for its error text.
     pub(crate) fn unknown(&self, name: Option<&str>) -> String {
-        let known = self.names().join(", ");
+        let known = shown_names(&self.names());
         match name {
             Some(name) => format!("unknown job name {name:?}: no handler registered on this worker (registered: {known})"),
             None => format!("job has no name: typed workers only run jobs pushed with a name (registered: {known})"),
         }
+    }
+}
+
+/// How many registered names an error lists: the text is stored in every
+/// such job's record and event, so a registry of hundreds of types must not
+/// make each one kilobytes long.
+const NAMES_SHOWN: usize = 8;
+
+/// `a, b, c` or, past [`NAMES_SHOWN`], `a, b, …, h and 12 more`.
+fn shown_names(names: &[&str]) -> String {
+    match names.len().checked_sub(NAMES_SHOWN) {
+        None | Some(0) => names.join(", "),
+        Some(more) => format!("{} and {more} more", names[..NAMES_SHOWN].join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_registry_is_listed_in_part() {
+        let few = ["a", "b"];
+        assert_eq!(shown_names(&few), "a, b");
+        let many: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            shown_names(&many),
+            "t00, t01, t02, t03, t04, t05, t06, t07 and 12 more"
+        );
     }
 }
