@@ -35,7 +35,10 @@
 --
 -- Reply: { code, job id or "", created (1/0), stored next run (0 = none) }
 -- code 1 fired: the job was enqueued (created 0: a job with that id already lived)
--- code 2 skipped: next run advanced without a job
+-- code 2 skipped: next run advanced without a job; the tick is stored as the
+--   record's last_skipped and a schedule_skipped event says so (id the
+--   schedule, name its jobs' type name, detail the tick and how late it was):
+--   a skipped run must be visible to an operator, not only to a debug log
 -- code 0 missing: no such schedule
 -- code 3 lost: next run is no longer this tick (another scheduler fired it, or an upsert, pause or resume moved it); nothing changed
 -- code 4 changed: the record is at another revision, or in another queue; nothing changed
@@ -57,6 +60,35 @@ local detach_from = detach_from_format(ARGV[9])
 if #id == 0 then fail('job id must not be empty') end
 if following ~= 0 and following <= tick then
   fail('following next run ' .. ARGV[7] .. ' must be after the tick ' .. ARGV[5])
+end
+
+-- `ms` (unix ms) as "YYYY-MM-DD HH:MM:SS UTC": the civil date from the day
+-- number (H. Hinnant's days_from_civil, inverted); exact for every time up
+-- to MAX_TIME_MS in Lua's doubles.
+local function utc_text(ms)
+  local secs = math.floor(ms / 1000)
+  local days, of_day = math.floor(secs / 86400), secs % 86400
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
+    - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local day = doy - math.floor((153 * mp + 2) / 5) + 1
+  local month = mp < 10 and mp + 3 or mp - 9
+  local year = yoe + era * 400 + (month <= 2 and 1 or 0)
+  return string.format('%04d-%02d-%02d %02d:%02d:%02d UTC', year, month, day,
+    math.floor(of_day / 3600), math.floor(of_day / 60) % 60, of_day % 60)
+end
+
+-- A lateness in ms, in the unit a person reads it in: "75 s", "3 min", "5 h", "3 days".
+local function lateness_text(ms)
+  local secs = math.floor(ms / 1000)
+  if secs < 120 then return secs .. ' s' end
+  if secs < 7200 then return math.floor(secs / 60) .. ' min' end
+  if secs < 172800 then return math.floor(secs / 3600) .. ' h' end
+  return math.floor(secs / 86400) .. ' days'
 end
 
 local function stored_next()
@@ -86,8 +118,11 @@ if tick <= s[S.last_tick] then
 end
 s[S.last_tick] = tick
 if enqueue == 0 then
+  s[S.last_skipped] = tick
   advance()
   redis.call('HSET', SCHEDULES, name, encode_schedule(s))
+  emit(K.events, 'schedule_skipped', QUEUE, now, 'id', name, 'name', s[S.job_name], 'detail',
+    'tick ' .. utc_text(tick) .. ' skipped ' .. lateness_text(now - tick) .. ' late (misfire policy skip)')
   return { 2, '', 0, following }
 end
 

@@ -41,7 +41,9 @@
 --
 -- Events (lib/events.lua): schedule_created (id the schedule, detail its
 -- expression and time zone), or schedule_changed (detail the fields that
--- differ from the stored definition, by name: never the payload's bytes);
+-- differ from the stored definition, by name, with the old value of the
+-- queue, expression and time zone, "cron (was 0 2 * * *)", cut to WAS_MAX
+-- bytes: never the payload's bytes);
 -- an upsert of the definition already stored writes none (an application
 -- that upserts its schedules at every start adds nothing to the feed).
 --
@@ -51,6 +53,9 @@
 -- Errors (nothing written): "ERR redq: ..." naming the bad argument.
 
 local SCHEDULES, NEXT = KEYS[QUEUE_KEY_COUNT + 1], KEYS[QUEUE_KEY_COUNT + 2]
+-- Longest old value a schedule_changed detail quotes, in bytes (a cron
+-- expression may be 256).
+local WAS_MAX = 64
 
 if ARGC ~= 16 then fail('expected 16 arguments, got ' .. ARGC) end
 queue_name(QUEUE)
@@ -101,6 +106,7 @@ if old then
   s[S.rev] = old[S.rev] + 1
   s[S.last_run] = old[S.last_run]
   s[S.last_tick] = old[S.last_tick]
+  s[S.last_skipped] = old[S.last_skipped]
   s[S.last_job_id] = old[S.last_job_id]
   s[S.created_at] = old[S.created_at]
 end
@@ -126,9 +132,20 @@ else
   local function differs(field, word)
     if old[field] ~= s[field] then changed[#changed + 1] = word end
   end
-  if old[S.queue] ~= QUEUE then changed[#changed + 1] = 'queue (was ' .. old[S.queue] .. ')' end
-  differs(S.cron, 'cron')
-  differs(S.tz, 'time zone')
+  -- The old value, for the fields a reader needs it to follow the change.
+  -- Stored values were checked as they were upserted (no control
+  -- characters; a queue name at most 128 bytes, a time zone 64); an
+  -- expression (ASCII: croner refuses anything else) is cut to WAS_MAX
+  -- bytes so the detail stays one short line.
+  local function was(field, word)
+    if old[field] == s[field] then return end
+    local value = old[field]
+    if field == S.cron and #value > WAS_MAX then value = string.sub(value, 1, WAS_MAX) .. '...' end
+    changed[#changed + 1] = word .. ' (was ' .. value .. ')'
+  end
+  was(S.queue, 'queue')
+  was(S.cron, 'cron')
+  was(S.tz, 'time zone')
   differs(S.payload, 'payload')
   differs(S.priority, 'priority')
   differs(S.max_attempts, 'max attempts')

@@ -38,6 +38,12 @@ pub enum EventKind {
     /// A schedule enqueued its job (`detail` the schedule, `count` 0 when
     /// the job already existed); a trigger by an operator says so (`by`).
     ScheduleFired,
+    /// A schedule's tick skipped by its misfire policy
+    /// ([`crate::schedule::Misfire::Skip`]): no job was enqueued for it
+    /// (`job_id` the schedule's name, `name` its jobs' type name, `detail`
+    /// `tick YYYY-MM-DD HH:MM:SS UTC skipped N min late (misfire policy
+    /// skip)`).
+    ScheduleSkipped,
     /// A worker entered the registry (`detail` its id; no queue).
     WorkerJoined,
     /// A worker left the registry as it stopped.
@@ -115,7 +121,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 36] = [
+    pub const ALL: [EventKind; 37] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -128,6 +134,7 @@ impl EventKind {
         EventKind::Paused,
         EventKind::Resumed,
         EventKind::ScheduleFired,
+        EventKind::ScheduleSkipped,
         EventKind::WorkerJoined,
         EventKind::WorkerLeft,
         EventKind::WorkerLost,
@@ -169,6 +176,7 @@ impl EventKind {
             EventKind::Paused => "paused",
             EventKind::Resumed => "resumed",
             EventKind::ScheduleFired => "schedule_fired",
+            EventKind::ScheduleSkipped => "schedule_skipped",
             EventKind::WorkerJoined => "worker_joined",
             EventKind::WorkerLeft => "worker_left",
             EventKind::WorkerLost => "worker_lost",

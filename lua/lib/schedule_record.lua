@@ -29,8 +29,9 @@ local S = {
   last_job_id = 17,     -- "" = none
   created_at = 18,      -- unix ms
   updated_at = 19,      -- unix ms
+  last_skipped = 20,    -- the last tick skipped by the misfire policy skip, unix ms, 0 = none
 }
-local SCHEDULE_LEN = 19
+local SCHEDULE_LEN = 20
 
 -- A new record: every field at its default ("" for the text fields, 1 for
 -- rev, else 0); the caller sets the fields it knows by name (s[S.cron] = ...).
@@ -44,12 +45,15 @@ local function new_schedule()
 end
 
 -- The stored record of schedule `name`, refused when it is not a record of
--- this layout (nothing has been written yet when this is called).
+-- this layout (nothing has been written yet when this is called). A record
+-- stored before last_skipped existed ends just before it: the field is read
+-- as 0 (never), and written back whole with the next write.
 local function decode_schedule(raw, name)
   local s = cmsgpack.unpack(raw)
-  if type(s) ~= 'table' or #s < SCHEDULE_LEN then
+  if type(s) ~= 'table' or #s < S.last_skipped - 1 then
     fail('stored schedule ' .. name .. ' is not a ' .. SCHEDULE_LEN .. '-field record')
   end
+  for at = #s + 1, SCHEDULE_LEN do s[at] = 0 end
   return s
 end
 

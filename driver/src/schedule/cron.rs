@@ -18,23 +18,30 @@
 //! # Daylight-saving time
 //!
 //! A tick is a wall-clock time in the schedule's time zone. Twice a year the
-//! wall clock skips or repeats an hour, and croner (OCPS) decides by the kind
-//! of expression:
+//! wall clock skips or repeats an hour, and what a tick does then depends on
+//! the kind of expression:
 //!
-//! * **Fixed-time** expressions — second, minute and hour each one value,
-//!   such as `30 2 * * *` or `@daily`:
+//! * **Fixed-time** expressions — second, minute and hour each a plain number
+//!   or a list of plain numbers, such as `30 2 * * *`, `0 2,14 * * *` (twice
+//!   a day) or `@daily`. Each listed time of day behaves on its own:
 //!   * *spring forward* (the wall time does not exist that day, e.g. 02:30 in
 //!     New York on 2026-03-08): the tick fires once, at the first instant
 //!     after the gap (03:00 EDT). A daily job is never lost.
 //!   * *fall back* (the wall time happens twice, e.g. 01:30 in New York on
 //!     2026-11-01): the tick fires once, at the first occurrence (01:30 EDT).
 //!     A daily job never runs twice.
-//! * **Interval** expressions — a wildcard, step, range or list in the
-//!   second, minute or hour field, such as `*/15 * * * *` or `@hourly`:
+//! * **Interval** expressions — a wildcard, step or range in the second,
+//!   minute or hour field, such as `*/15 * * * *`, `0 9-17 * * *` or
+//!   `@hourly`:
 //!   * *spring forward*: wall times inside the gap are skipped (no run at
 //!     02:15 on 2026-03-08); the rhythm in real time is kept.
 //!   * *fall back*: the repeated wall times fire on both occurrences (01:15
 //!     EDT and 01:15 EST), again keeping the rhythm in real time.
+//!
+//! croner itself counts any list in those fields as an interval; redq splits
+//! a fixed-time expression with lists into one expression per listed time of
+//! day (at most [`MAX_FIXED_TIMES`] of them; beyond that the expression is
+//! an interval) and takes the earliest next tick of all.
 //!
 //! UTC and fixed-offset zones have no transitions.
 
@@ -52,6 +59,10 @@ use crate::QueueError;
 pub const MAX_EXPRESSION_LEN: usize = 256;
 /// Longest time zone name accepted, in bytes.
 pub const MAX_TIMEZONE_LEN: usize = 64;
+/// Most times of day a fixed-time expression with lists (`0 0,30 8,12,18 * * *`:
+/// 6) is split into; one with more is an interval expression (see the
+/// module docs). 144 is every ten minutes of a day, listed.
+pub const MAX_FIXED_TIMES: usize = 144;
 
 /// A parsed cron expression bound to a time zone.
 ///
@@ -70,7 +81,9 @@ pub const MAX_TIMEZONE_LEN: usize = 64;
 pub struct CronExpr {
     expression: String,
     timezone: String,
-    cron: croner::Cron,
+    /// The expression as croner parsed it, or, for a fixed-time expression
+    /// with lists, one fixed-time expression per listed time of day.
+    crons: Vec<croner::Cron>,
     tz: TimeZone,
 }
 
@@ -81,9 +94,6 @@ impl CronExpr {
     /// Fails with [`QueueError::Invalid`] naming the expression or the time
     /// zone, and also for an expression that never fires (`0 0 30 2 *`).
     pub fn parse(expression: &str, timezone: &str) -> Result<CronExpr, QueueError> {
-        let rule = |why: String| {
-            format!("a 5- or 6-field cron expression or an @hourly-style alias ({why})")
-        };
         if expression.trim().is_empty()
             || expression.len() > MAX_EXPRESSION_LEN
             || expression.chars().any(char::is_control)
@@ -91,9 +101,10 @@ impl CronExpr {
             return Err(QueueError::invalid(
                 "cron expression",
                 expression,
-                rule(format!(
-                    "1 to {MAX_EXPRESSION_LEN} bytes without control characters"
-                )),
+                format!(
+                    "a 5- or 6-field cron expression or an @hourly-style alias \
+                     (1 to {MAX_EXPRESSION_LEN} bytes without control characters)"
+                ),
             ));
         }
         if timezone.is_empty()
@@ -102,21 +113,26 @@ impl CronExpr {
         {
             return Err(invalid_timezone(timezone));
         }
-        let cron = CronParser::builder()
-            .seconds(Seconds::Optional)
-            .year(Year::Disallowed)
-            .build()
-            .parse(expression)
-            .map_err(|e| {
-                QueueError::invalid("cron expression", expression, rule(croner_reason(&e)))
-            })?;
+        let cron = parser().parse(expression).map_err(|e| {
+            QueueError::invalid("cron expression", expression, why_invalid(expression, &e))
+        })?;
+        let crons = match fixed_time_parts(expression) {
+            Some(parts) => parts
+                .iter()
+                .map(|part| parser().parse(part))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| {
+                    QueueError::invalid("cron expression", expression, why_invalid(expression, &e))
+                })?,
+            None => vec![cron],
+        };
         let tz = jiff::tz::db()
             .get(timezone)
             .map_err(|_| invalid_timezone(timezone))?;
         let parsed = CronExpr {
             expression: expression.to_owned(),
             timezone: timezone.to_owned(),
-            cron,
+            crons,
             tz,
         };
         // A pattern like "0 0 30 2 *" parses but names no real day.
@@ -168,14 +184,201 @@ impl CronExpr {
     /// [`CronExpr::next_after`] in unix milliseconds. Ticks are whole
     /// seconds, so the answer is always a multiple of 1000.
     pub(crate) fn next_after_ms(&self, after_ms: u64) -> Option<u64> {
-        let after = Timestamp::from_millisecond(i64::try_from(after_ms).ok()?).ok()?;
-        let next = self
-            .cron
-            .find_next_occurrence(&after.to_zoned(self.tz.clone()), false)
-            .ok()?;
-        let ms = u64::try_from(next.timestamp().as_millisecond()).ok()?;
-        (ms > after_ms && ms <= MAX_TIME_MS).then_some(ms)
+        let after = Timestamp::from_millisecond(i64::try_from(after_ms).ok()?)
+            .ok()?
+            .to_zoned(self.tz.clone());
+        let ms = self
+            .crons
+            .iter()
+            .filter_map(|cron| cron.find_next_occurrence(&after, false).ok())
+            .filter_map(|next| u64::try_from(next.timestamp().as_millisecond()).ok())
+            .filter(|ms| *ms > after_ms)
+            .min()?;
+        (ms <= MAX_TIME_MS).then_some(ms)
     }
+}
+
+/// The parser every expression goes through: optional seconds, no years.
+fn parser() -> CronParser {
+    CronParser::builder()
+        .seconds(Seconds::Optional)
+        .year(Year::Disallowed)
+        .build()
+}
+
+/// One 6-field fixed-time expression per listed time of day, when
+/// `expression`'s second, minute and hour fields are plain numbers or lists
+/// of plain numbers and list at least two times (`0 2,14 * * *`); `None`
+/// otherwise (croner's own reading then stands).
+///
+/// Why: croner counts a list as an interval, so on a DST day `0 2,14 * * *`
+/// in New York lost its 02:00 run (spring forward) and `30 1,13 * * *` ran
+/// at 01:30 twice (fall back), while a user reads both as fixed times. Each
+/// part keeps the date fields as written.
+fn fixed_time_parts(expression: &str) -> Option<Vec<String>> {
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    let (time, date) = match fields.len() {
+        5 => (vec!["0", fields[0], fields[1]], &fields[2..]),
+        6 => (fields[..3].to_vec(), &fields[3..]),
+        _ => return None,
+    };
+    let lists = time
+        .iter()
+        .map(|field| plain_numbers(field))
+        .collect::<Option<Vec<_>>>()?;
+    let count: usize = lists.iter().map(Vec::len).product();
+    if !(2..=MAX_FIXED_TIMES).contains(&count) {
+        return None;
+    }
+    let date = date.join(" ");
+    let mut parts = Vec::with_capacity(count);
+    for second in &lists[0] {
+        for minute in &lists[1] {
+            for hour in &lists[2] {
+                parts.push(format!("{second} {minute} {hour} {date}"));
+            }
+        }
+    }
+    Some(parts)
+}
+
+/// The values of a field that is a plain number or a list of them.
+fn plain_numbers(field: &str) -> Option<Vec<&str>> {
+    let values: Vec<&str> = field.split(',').collect();
+    values
+        .iter()
+        .all(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(values)
+}
+
+/// A cron field: its name and the values it accepts.
+struct Field {
+    name: &'static str,
+    plural: &'static str,
+    min: u32,
+    max: u32,
+}
+
+/// The six fields, seconds first (a 5-field expression starts at minutes).
+const FIELDS: [Field; 6] = [
+    Field {
+        name: "second",
+        plural: "seconds are",
+        min: 0,
+        max: 59,
+    },
+    Field {
+        name: "minute",
+        plural: "minutes are",
+        min: 0,
+        max: 59,
+    },
+    Field {
+        name: "hour",
+        plural: "hours are",
+        min: 0,
+        max: 23,
+    },
+    Field {
+        name: "day-of-month",
+        plural: "days of the month are",
+        min: 1,
+        max: 31,
+    },
+    Field {
+        name: "month",
+        plural: "months are",
+        min: 1,
+        max: 12,
+    },
+    Field {
+        name: "day-of-week",
+        plural: "days of the week are",
+        min: 0,
+        max: 7,
+    },
+];
+
+/// Why croner refused `expression`, as a sentence naming the field and
+/// what it accepts where that can be told, and croner's own words
+/// otherwise.
+fn why_invalid(expression: &str, error: &croner::errors::CronError) -> String {
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    if let Some(alias) = fields.first().and_then(|f| f.strip_prefix('@')) {
+        if alias.eq_ignore_ascii_case("every") {
+            return "@every is not supported: write the interval as a cron expression, \
+                    such as \"*/5 * * * *\" for every 5 minutes or \"*/30 * * * * *\" for \
+                    every 30 seconds"
+                .to_owned();
+        }
+        return format!(
+            "@{alias} is not an alias redq knows: accepted are @yearly, @annually, @monthly, \
+             @weekly, @daily and @hourly"
+        );
+    }
+    if let Some((zone, rest)) = fields.split_last() {
+        if fields.len() > 5 && looks_like_zone(zone) {
+            return format!(
+                "a time zone does not go in the expression: write \"{}\" and give {zone:?} \
+                 with .timezone(...) (--timezone on the command line)",
+                rest.join(" ")
+            );
+        }
+    }
+    if !(5..=6).contains(&fields.len()) {
+        return format!(
+            "it has {} fields: accepted are 5 (minute hour day-of-month month day-of-week), \
+             6 (second first) or an alias such as @daily",
+            fields.len()
+        );
+    }
+    let names = &FIELDS[6 - fields.len()..];
+    for (text, field) in fields.iter().zip(names) {
+        if let Some(why) = out_of_range(text, field) {
+            return why;
+        }
+    }
+    format!(
+        "{} (accepted: a 5- or 6-field cron expression or an alias such as @daily)",
+        croner_reason(error)
+    )
+}
+
+/// The sentence for a number in `text` outside `field`'s range, if any.
+/// Steps (after `/`) are not values and are left to croner.
+fn out_of_range(text: &str, field: &Field) -> Option<String> {
+    text.split(',')
+        .flat_map(|item| {
+            let values = item.split('/').next().unwrap_or("");
+            values.split('-')
+        })
+        .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .find(|v| {
+            v.parse::<u32>()
+                .map_or(true, |n| n < field.min || n > field.max)
+        })
+        .map(|bad| {
+            let Field {
+                name,
+                plural,
+                min,
+                max,
+            } = field;
+            if bad == text {
+                format!("the {name} field {bad} is out of range: {plural} {min}-{max}")
+            } else {
+                format!(
+                    "the {name} field {text} has {bad}, which is out of range: {plural} {min}-{max}"
+                )
+            }
+        })
+}
+
+/// Whether the last word of a refused expression is a time zone name
+/// (`Europe/Paris`, `UTC`), as Sidekiq-cron writes one.
+fn looks_like_zone(word: &str) -> bool {
+    word.bytes().any(|b| b.is_ascii_alphabetic())
+        && (word.contains('/') || jiff::tz::db().get(word).is_ok())
 }
 
 /// croner's message, in the crate's style: lowercase, no trailing period.
@@ -472,19 +675,178 @@ mod tests {
         assert_eq!(tz.to_offset(summer).seconds(), -4 * 3600);
     }
 
+    /// The rule part of the error for `expr`, after "invalid cron expression ...: ".
+    fn refusal(expr: &str) -> String {
+        match CronExpr::parse(expr, "UTC") {
+            Err(QueueError::Invalid { what, rule, .. }) => {
+                assert_eq!(what, "cron expression", "{expr:?}");
+                rule
+            }
+            other => panic!("{expr:?} gave {other:?}"),
+        }
+    }
+
     #[test]
-    fn error_messages_say_what_is_wrong() {
+    fn error_messages_name_the_field_and_its_range() {
         let err = CronExpr::parse("61 * * * *", "UTC")
             .unwrap_err()
             .to_string();
-        assert!(
-            err.starts_with("invalid cron expression \"61 * * * *\""),
-            "{err}"
+        assert_eq!(
+            err,
+            "invalid cron expression \"61 * * * *\": \
+             the minute field 61 is out of range: minutes are 0-59"
         );
-        assert!(
-            err.ends_with("(component error: Number out of bounds)"),
-            "{err}"
+        assert_eq!(
+            refusal("0 25 * * *"),
+            "the hour field 25 is out of range: hours are 0-23"
         );
+        assert_eq!(
+            refusal("61 0 2 * * *"),
+            "the second field 61 is out of range: seconds are 0-59"
+        );
+        assert_eq!(
+            refusal("0 2 0 * *"),
+            "the day-of-month field 0 is out of range: days of the month are 1-31"
+        );
+        assert_eq!(
+            refusal("0 2 * 1-13 *"),
+            "the month field 1-13 has 13, which is out of range: months are 1-12"
+        );
+        assert_eq!(
+            refusal("0 2 * * 8"),
+            "the day-of-week field 8 is out of range: days of the week are 0-7"
+        );
+    }
+
+    #[test]
+    fn error_messages_point_to_what_to_write_instead() {
+        assert_eq!(
+            refusal("@every 5m"),
+            "@every is not supported: write the interval as a cron expression, such as \
+             \"*/5 * * * *\" for every 5 minutes or \"*/30 * * * * *\" for every 30 seconds"
+        );
+        assert!(refusal("@reboot").starts_with("@reboot is not an alias redq knows"));
+        assert_eq!(
+            refusal("30 2 * * * Europe/Paris"),
+            "a time zone does not go in the expression: write \"30 2 * * *\" and give \
+             \"Europe/Paris\" with .timezone(...) (--timezone on the command line)"
+        );
+        assert!(refusal("30 2 * * * UTC").starts_with("a time zone does not go"));
+        assert!(refusal("* * * *").starts_with("it has 4 fields: accepted are 5"));
+        assert!(refusal("* * * * * * *").starts_with("it has 7 fields"));
+        // No field out of range: croner's words, with what is accepted.
+        assert!(
+            refusal("hello * * * *").ends_with(
+                "(accepted: a 5- or 6-field cron expression or an alias such as @daily)"
+            ),
+            "{}",
+            refusal("hello * * * *")
+        );
+    }
+
+    // Several listed hours are fixed times, each on its own: croner alone
+    // counts a list as an interval, which lost the 02:00 run of
+    // `0 2,14 * * *` when New York springs forward and ran `30 1,13 * * *`
+    // at 01:30 twice when it falls back.
+
+    #[test]
+    fn spring_forward_listed_hours_each_fire_once() {
+        assert_eq!(
+            ticks(
+                "0 2,14 * * *",
+                "America/New_York",
+                "2026-03-07T12:00:00Z",
+                4
+            ),
+            [
+                "2026-03-07T19:00:00Z", // 14:00 EST
+                "2026-03-08T07:00:00Z", // 02:00 does not exist: 03:00 EDT
+                "2026-03-08T18:00:00Z", // 14:00 EDT
+                "2026-03-09T06:00:00Z", // 02:00 EDT
+            ]
+        );
+        // 2026-03-29 in Paris: 02:00 CET -> 03:00 CEST (01:00 UTC).
+        assert_eq!(
+            ticks("30 2,14 * * *", "Europe/Paris", "2026-03-28T12:00:00Z", 3),
+            [
+                "2026-03-28T13:30:00Z", // 14:30 CET
+                "2026-03-29T01:00:00Z", // 02:30 does not exist: 03:00 CEST
+                "2026-03-29T12:30:00Z", // 14:30 CEST
+            ]
+        );
+    }
+
+    #[test]
+    fn fall_back_listed_hours_each_fire_once_at_the_first() {
+        assert_eq!(
+            ticks(
+                "30 1,13 * * *",
+                "America/New_York",
+                "2026-10-31T12:00:00Z",
+                4
+            ),
+            [
+                "2026-10-31T17:30:00Z", // 13:30 EDT
+                "2026-11-01T05:30:00Z", // 01:30 EDT; not again at 01:30 EST
+                "2026-11-01T18:30:00Z", // 13:30 EST
+                "2026-11-02T06:30:00Z", // 01:30 EST
+            ]
+        );
+        // 2026-10-25 in Paris: 03:00 CEST -> 02:00 CET (01:00 UTC).
+        assert_eq!(
+            ticks("0 30 2,14 * * *", "Europe/Paris", "2026-10-24T12:00:00Z", 4),
+            [
+                "2026-10-24T12:30:00Z", // 14:30 CEST
+                "2026-10-25T00:30:00Z", // 02:30 CEST; not again at 02:30 CET
+                "2026-10-25T13:30:00Z", // 14:30 CET
+                "2026-10-26T01:30:00Z",
+            ]
+        );
+        // Listed minutes too, and in both orders.
+        assert_eq!(
+            ticks(
+                "45,15 1 * * *",
+                "America/New_York",
+                "2026-11-01T04:00:00Z",
+                3
+            ),
+            [
+                "2026-11-01T05:15:00Z", // 01:15 EDT
+                "2026-11-01T05:45:00Z", // 01:45 EDT; neither again in EST
+                "2026-11-02T06:15:00Z",
+            ]
+        );
+    }
+
+    #[test]
+    fn ranges_steps_and_long_lists_stay_intervals() {
+        // A range in the hour field keeps the rhythm in real time.
+        assert_eq!(
+            ticks(
+                "30 1-2 * * *",
+                "America/New_York",
+                "2026-11-01T04:00:00Z",
+                3
+            ),
+            [
+                "2026-11-01T05:30:00Z", // 01:30 EDT
+                "2026-11-01T06:30:00Z", // 01:30 EST
+                "2026-11-01T07:30:00Z", // 02:30 EST
+            ]
+        );
+        assert!(fixed_time_parts("0 */2 * * *").is_none());
+        assert!(fixed_time_parts("30 2 * * *").is_none()); // croner's own fixed time
+        assert_eq!(
+            fixed_time_parts("0 2,14 * * 1-5").unwrap(),
+            ["0 0 2 * * 1-5", "0 0 14 * * 1-5"]
+        );
+        let every_minute_of_three_hours = (0..60).map(|m| m.to_string()).collect::<Vec<_>>();
+        let long = format!("{} 1,2,3 * * *", every_minute_of_three_hours.join(","));
+        assert!(
+            fixed_time_parts(&long).is_none(),
+            "180 times > MAX_FIXED_TIMES"
+        );
+        assert!(CronExpr::parse(&long, "UTC").is_ok());
     }
 
     #[test]

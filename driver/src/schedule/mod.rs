@@ -39,16 +39,19 @@
 //! When no scheduler ran for a while (downtime), the next run is in the past.
 //! With [`Misfire::FireOnce`] (the default) the schedule fires once, the job
 //! of the first missed tick, and continues from the next tick in the future;
-//! with [`Misfire::Skip`] it fires nothing for the missed ticks. Ticks that
-//! pass while a schedule is paused are never fired.
+//! with [`Misfire::Skip`] it fires nothing for the missed ticks, and says so:
+//! a `schedule_skipped` event, a WARN log and
+//! [`ScheduleInfo::last_skipped`]. Ticks that pass while a schedule is
+//! paused are never fired.
 //!
 //! # Time zones and daylight-saving time
 //!
 //! Expressions are wall-clock times in the schedule's time zone (default
-//! UTC). When the clock springs forward, a fixed-time job (`30 2 * * *`)
-//! whose time does not exist that day fires once right after the gap, and an
-//! interval job (`*/15 * * * *`, `@hourly`) skips the missing times. When the
-//! clock falls back, a fixed-time job fires once, at the first of the two
+//! UTC). When the clock springs forward, a fixed-time job (`30 2 * * *`, or
+//! `0 2,14 * * *` for each of its listed times) whose time does not exist
+//! that day fires once right after the gap, and an interval job
+//! (`*/15 * * * *`, `0 9-17 * * *`, `@hourly`) skips the missing times. When
+//! the clock falls back, a fixed-time job fires once, at the first of the two
 //! occurrences, and an interval job fires at both. See [`CronExpr`] for the
 //! syntax and worked examples.
 //!
@@ -67,6 +70,9 @@
 //!     .upsert_schedule(
 //!         Schedule::new("nightly-report", "reports", "30 2 * * *")
 //!             .timezone("Europe/Paris")
+//!             // The TypedJob::NAME of the type that runs it: a typed worker
+//!             // dead-letters a job without one ("job has no name").
+//!             .job_name("acme::nightly_report")
 //!             .payload(serde_json::json!({"kind": "daily"}))
 //!             .max_attempts(3)
 //!             .misfire(Misfire::Skip),
@@ -97,7 +103,7 @@ mod spec;
 mod store;
 
 pub use crate::outcome::schedule::{ScheduleChange, Triggered, Upserted};
-pub use cron::{tick_job_id, CronExpr, MAX_EXPRESSION_LEN, MAX_TIMEZONE_LEN};
+pub use cron::{tick_job_id, CronExpr, MAX_EXPRESSION_LEN, MAX_FIXED_TIMES, MAX_TIMEZONE_LEN};
 pub use record::ScheduleInfo;
 pub use scheduler::{
     Scheduler, SchedulerPass, SchedulerReport, DEFAULT_SCHEDULER_BATCH, DEFAULT_SCHEDULER_MAX_IDLE,

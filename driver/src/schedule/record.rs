@@ -58,6 +58,10 @@ pub struct ScheduleInfo {
     pub last_run: Option<SystemTime>,
     /// The last tick it fired or skipped.
     pub last_tick: Option<SystemTime>,
+    /// The last tick the misfire policy [`Misfire::Skip`] skipped (no job
+    /// was enqueued for it; a `schedule_skipped` event says how late it
+    /// was). `None` when none was ever skipped.
+    pub last_skipped: Option<SystemTime>,
     /// The id of the last job it enqueued.
     pub last_job_id: Option<String>,
     /// Goes up by one at every upsert.
@@ -66,6 +70,30 @@ pub struct ScheduleInfo {
     pub created_at: SystemTime,
     /// When it was last upserted, paused or resumed.
     pub updated_at: SystemTime,
+}
+
+impl ScheduleInfo {
+    /// Whether the schedule has ended at `now`: it has an end
+    /// ([`ScheduleInfo::ends_at`]) and either the end has passed, or it
+    /// runs with no next run left (its last tick before the end fired). An
+    /// ended schedule stays listed and fires nothing more; a paused one whose
+    /// end is still ahead has not ended.
+    ///
+    /// ```
+    /// # fn demo(info: redq::schedule::ScheduleInfo) {
+    /// let state = if info.ended(std::time::SystemTime::now()) {
+    ///     "ended"
+    /// } else if info.paused {
+    ///     "paused"
+    /// } else {
+    ///     "active"
+    /// };
+    /// # }
+    /// ```
+    pub fn ended(&self, now: SystemTime) -> bool {
+        self.ends_at
+            .is_some_and(|end| end < now || (!self.paused && self.next_run.is_none()))
+    }
 }
 
 /// The raw fields a scheduler needs, decoded once.
@@ -82,12 +110,14 @@ impl Record {
     pub fn decode(raw: &[u8], next_ms: i64) -> Result<Record, QueueError> {
         let bad = |why: &str| QueueError::Protocol(format!("schedule record: {why}"));
         let value = rmpv::decode::read_value(&mut &raw[..]).map_err(|e| bad(&e.to_string()))?;
+        // A record stored before last_skipped existed ends just before it;
+        // the fields it lacks read as their defaults.
         let fields = match value {
-            rmpv::Value::Array(fields) if fields.len() >= field::LEN => fields,
+            rmpv::Value::Array(fields) if fields.len() >= field::LAST_SKIPPED => fields,
             _ => return Err(bad(&format!("not a {}-field array", field::LEN))),
         };
         let num = |i: usize| -> u64 {
-            match &fields[i] {
+            match fields.get(i).unwrap_or(&rmpv::Value::Nil) {
                 rmpv::Value::Integer(n) => n.as_u64().unwrap_or(0),
                 rmpv::Value::F64(f) if *f >= 0.0 => *f as u64,
                 rmpv::Value::F32(f) if *f >= 0.0 => *f as u64,
@@ -95,7 +125,7 @@ impl Record {
             }
         };
         let bytes = |i: usize| -> &[u8] {
-            match &fields[i] {
+            match fields.get(i).unwrap_or(&rmpv::Value::Nil) {
                 rmpv::Value::String(s) => s.as_bytes(),
                 rmpv::Value::Binary(b) => b,
                 _ => &[],
@@ -125,6 +155,7 @@ impl Record {
             next_run: u64::try_from(next_ms).ok().map(ms_to_time),
             last_run: opt_time(field::LAST_RUN),
             last_tick: opt_time(field::LAST_TICK),
+            last_skipped: opt_time(field::LAST_SKIPPED),
             last_job_id: opt_text(field::LAST_JOB_ID),
             revision: num(field::REV),
             created_at: ms_to_time(num(field::CREATED_AT)),
@@ -178,6 +209,26 @@ mod tests {
         assert_eq!(info.starts_at, None);
         assert_eq!(info.ends_at, Some(ms_to_time(1_800_000_000_000)));
         assert_eq!(info.last_job_id.as_deref(), Some("s-00-1"));
+        // Stored before last_skipped existed: 19 fields, none skipped.
+        assert_eq!(info.last_skipped, None);
         assert!(Record::decode(b"\x91\x01", 0).is_err());
+    }
+
+    #[test]
+    fn ended_means_past_its_end_or_running_out_of_ticks() {
+        let mut raw = Vec::new();
+        let fields: Vec<rmpv::Value> = (0..field::LEN).map(|_| rmpv::Value::from(0)).collect();
+        rmpv::encode::write_value(&mut raw, &rmpv::Value::Array(fields)).unwrap();
+        let mut info = Record::decode(&raw, 5_000).unwrap().info;
+        let now = ms_to_time(10_000);
+        assert!(!info.ended(now), "no end");
+        info.ends_at = Some(ms_to_time(20_000));
+        assert!(!info.ended(now), "end ahead, next run ahead");
+        info.next_run = None;
+        assert!(info.ended(now), "end ahead, no tick left before it");
+        info.paused = true;
+        assert!(!info.ended(now), "paused, end ahead");
+        info.ends_at = Some(ms_to_time(9_999));
+        assert!(info.ended(now), "end passed");
     }
 }

@@ -47,7 +47,11 @@ pub struct SchedulerReport {
     pub enqueued: u64,
     /// Ticks this scheduler fired whose job already existed (nothing created).
     pub duplicates: u64,
-    /// Ticks skipped by the misfire policy [`Misfire::Skip`].
+    /// Ticks skipped by the misfire policy [`Misfire::Skip`] (each also a
+    /// `schedule_skipped` event, the schedule's
+    /// [`crate::schedule::ScheduleInfo::last_skipped`] and a WARN log), and
+    /// ticks found not after the last one fired (nothing enqueued, nothing
+    /// written but the next run).
     pub skipped: u64,
     /// Due ticks another scheduler (or an upsert, pause or delete) got to
     /// first; this one changed nothing.
@@ -243,6 +247,17 @@ impl Scheduler {
             )
             .await?;
         tracing::debug!(schedule = %due.name, tick, following, ?fired, "schedule tick");
+        if fired == FireOutcome::Skipped {
+            // A run that did not happen must be seen: the script wrote a
+            // schedule_skipped event and the record's last_skipped, and the
+            // log says it too.
+            tracing::warn!(
+                schedule = %due.name,
+                tick = %crate::human::time_text(crate::job::ms_to_time(tick)),
+                late_ms = now_ms.saturating_sub(tick),
+                "schedule tick skipped: it was due too late for misfire policy skip; no job enqueued"
+            );
+        }
         match fired {
             FireOutcome::Enqueued { created: true, .. } => report.enqueued += 1,
             FireOutcome::Enqueued { created: false, .. } => report.duplicates += 1,

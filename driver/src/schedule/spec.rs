@@ -19,6 +19,13 @@ pub enum Misfire {
     /// future. A tick counts as missed once the tick after it is also due,
     /// or once it is more than [`SKIP_GRACE`] late; a tick that is merely a
     /// little late (a busy scheduler) still fires.
+    ///
+    /// A skip is never silent: the scheduler writes a `schedule_skipped`
+    /// event (`redq events`) naming the tick and how late it was, logs a
+    /// WARN, and stores the tick as the schedule's
+    /// [`crate::schedule::ScheduleInfo::last_skipped`]. A daily job skipped
+    /// after an outage of a few minutes (a deploy) is therefore seen, and an
+    /// operator can run it with `trigger_schedule` (`redq schedules trigger`).
     Skip,
 }
 
@@ -46,6 +53,11 @@ impl Misfire {
 /// A recurring schedule to upsert with [`crate::RedisQueue::upsert_schedule`]:
 /// a name, the queue its jobs go to, a cron expression, and options, each
 /// with a default.
+///
+/// **A typed worker needs [`Schedule::job_name`]**: a [`crate::worker::TypedJob`]
+/// worker runs a job by its type name, so a schedule without one sends every
+/// tick's job straight to the dead letters (`job has no name`). Give it the
+/// type's `NAME`, and a payload that type decodes.
 ///
 /// ```
 /// use std::time::Duration;
@@ -137,7 +149,9 @@ impl Schedule {
         self
     }
 
-    /// The jobs' type name, which typed workers dispatch on (default none).
+    /// The jobs' type name, which typed workers dispatch on (default none):
+    /// the [`crate::worker::TypedJob::NAME`] of the type that runs them.
+    /// Required for a typed worker, which dead-letters a job with no name.
     #[must_use]
     pub fn job_name(mut self, name: impl Into<String>) -> Self {
         self.job_name = Some(name.into());

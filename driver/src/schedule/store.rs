@@ -152,6 +152,14 @@ impl RedisQueue {
     /// Everything is validated before anything is written: a bad expression
     /// or time zone fails with [`QueueError::Invalid`] naming it
     /// (`what` = `"cron expression"` or `"timezone"`), and nothing is stored.
+    /// So does an end ([`Schedule::ends_at`]) that leaves no tick, because it
+    /// has passed on Redis's clock or comes before the first tick (`what` =
+    /// `"ends_at"`, naming the end and now): such a schedule would never
+    /// run. The one exception is an upsert of the timing already stored
+    /// (expression, time zone, start and end): an application re-upserting
+    /// its schedules at every start keeps working after one has ended, and
+    /// gets [`Upserted::Updated`] with no next run
+    /// ([`ScheduleInfo::ended`] then says so).
     ///
     /// The first tick is computed from Redis's clock: the first one strictly
     /// after now (and at or after [`Schedule::starts_at`]). Replacing a
@@ -188,8 +196,21 @@ impl RedisQueue {
             ));
         }
 
-        let (now, _) = self.load_schedule(&schedule.name).await?;
+        let (now, stored) = self.load_schedule(&schedule.name).await?;
         let next_run = first_tick(&cron, now, starts_at, ends_at);
+        if next_run == 0 && ends_at > 0 {
+            // Re-upserting the stored timing of a schedule that has since
+            // ended is the documented start-up routine, not a mistake.
+            let stored_timing = stored.as_ref().is_some_and(|r| {
+                r.info.expression == schedule.expression
+                    && r.info.timezone == schedule.timezone
+                    && r.starts_at_ms == starts_at
+                    && r.ends_at_ms == ends_at
+            });
+            if !stored_timing {
+                return Err(never_fires(&cron, now, starts_at, ends_at));
+            }
+        }
         let paused = match schedule.paused {
             Some(true) => 1,
             Some(false) => 0,
@@ -386,6 +407,33 @@ impl RedisQueue {
             .await?;
         Ok(())
     }
+}
+
+/// The refusal of an upsert whose end leaves no tick: the end has passed on
+/// Redis's clock (`now_ms`), or no tick falls between now (or the start) and
+/// the end. Stored, it would list as a schedule that never runs.
+fn never_fires(cron: &CronExpr, now_ms: u64, starts_at_ms: u64, ends_at_ms: u64) -> QueueError {
+    let text = |ms: u64| crate::human::time_text(crate::job::ms_to_time(ms));
+    let end = text(ends_at_ms);
+    let rule = if ends_at_ms <= now_ms {
+        format!(
+            "a time after now ({} on the Redis clock): this end has passed, so the schedule \
+             would never fire",
+            text(now_ms)
+        )
+    } else {
+        match first_tick(cron, now_ms, starts_at_ms, 0) {
+            0 => "a time at or after the schedule's first tick".to_owned(),
+            first => format!(
+                "a time at or after the schedule's first tick, {} (now {} on the Redis \
+                 clock): no tick of {:?} falls before this end, so the schedule would never fire",
+                text(first),
+                text(now_ms),
+                cron.expression()
+            ),
+        }
+    };
+    QueueError::invalid("ends_at", end, rule)
 }
 
 fn changed_too_often(name: &str) -> QueueError {
