@@ -12,8 +12,23 @@
 -- again). A blocked job leaves its place behind its key's holder.
 --
 -- A leased job is refused (code leased) unless `force` is 1; forced, its
--- lease is voided with the job: the holder's later ack answers already_gone,
+-- lease is voided with the job and its holder is told at once on its holder
+-- channel, as cancel.lua tells it (message "<job id> <lease id>", so the
+-- job's cancellation fires): the holder's later ack answers already_gone,
 -- its nack, extend and release lease_lost, and nothing brings the job back.
+--
+-- A finished job (by id only) is deleted too: its kept record (lib/kept.lua:
+-- the kept hash, its place in the queue's completed or cancelled index, the
+-- bytes the queue's retention is charged for it) or its tombstone. A
+-- tombstone names no queue (it is the namespace's), so the tombstone of an
+-- id that no live job or kept record of another queue claims is deleted
+-- whichever queue the call names. Which of these the id is, is decided
+-- before anything of it is written.
+--
+-- Waiters (RedisQueue::wait_for): when the queue keeps finished jobs (one
+-- HGET of its retention policy a call that deleted something, as an ack
+-- reads it), the deleted live jobs' ids are published, space-separated, on
+-- the wake-up channel .. ':finished', once a call.
 --
 -- Flow control (lib/flow.lua): a held job leaves its key's held set; a
 -- forced delete of a leased job frees its key's slot, and the wake-up
@@ -25,14 +40,15 @@
 -- gate keeps it as a waiter whose job is gone: firing skips it).
 --
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store detached ordering job_state notes flow flow_claim events gate notify
+-- include: check clock keys job_store detached ordering job_state notes flow flow_claim events gate notify retention_spec kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  limits, lim_starts
+--   reads  limits, lim_starts, retention (read too)
 --   writes jobs, detached, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
 --          ord_active, ord_blocked, ord_ready, ord_blocked_n, progress, logs,
 --          lim, lim_held, lim_ready, lim_wake, events,
 --          wf_gates (read too), wf_members, wf_outcomes, wf_of, wf_awaiting (read too),
---          wf_awaiting_n, wf_expire
+--          wf_awaiting_n, wf_expire,
+--          kept, completed, cancelled, tombstones, tombstones_at (a finished job, by id)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] limit (1..1000): most jobs deleted (or, in bulk, examined) per call
 -- ARGV[4] force: 1 = a leased job is deleted too (its lease voided), 0 = refused
@@ -47,7 +63,9 @@
 -- the queue (0 when ids are given); cursor: the bulk form's next ARGV[6], or
 -- "" once the state has been examined to its end.
 -- code 1 deleted: the job is gone, with what it held
--- code 0 not_found: no job with this id in this queue
+-- code 2 deleted_completed: the job had completed; its kept record (with its result) or its tombstone is gone
+-- code 3 deleted_cancelled: the job had been cancelled; its kept record or its tombstone is gone
+-- code 0 not_found: no job with this id in this queue, and no kept record or tombstone of one
 -- code -1 leased: the job is running under a lease and force was not given; nothing changed
 queue_name(QUEUE)
 local limit = uint(ARGV[3], 'delete limit', 1000)
@@ -76,6 +94,10 @@ end
 
 -- Validation is complete: from here on the script writes.
 local done = 0
+-- The live jobs deleted, announced to waiters (settle).
+local gone = {}
+-- A by-id delete of one finished job: its outcome, for the event.
+local finished_detail
 local now = now_ms()
 -- Leases this call voided, and whether a freed slot gave a held job room.
 local freed, wake = 0, false
@@ -96,6 +118,11 @@ local function remove(id, m, state, structure)
     redis.call('ZREM', K.leased, id)
     freed = freed + 1
     if free_slot(m, now) then wake = true end
+    -- Its holder hears it now (its job's cancellation fires), not at its
+    -- next heartbeat; rare, so on PUBLISH, as cancel.lua tells a holder.
+    redis.call('PUBLISH', CHANNEL .. ':holder:' .. m[M.worker_node] .. ':' ..
+      string.format('%d', m[M.worker_instance]),
+      id .. ' ' .. string.format('%d', m[M.lease_id]))
   elseif state == 'held' then
     unhold(id, m[M.limit_key], waiting_score(m))
   elseif state == 'scheduled' then
@@ -130,15 +157,53 @@ local function remove(id, m, state, structure)
   -- Only a job with notes has any to delete (lib/notes.lua).
   if m[M.noted] == 1 then forget_notes({ id }) end
   done = done + 1
+  gone[#gone + 1] = id
+end
+
+-- The codes of a finished job's deletion, by its outcome.
+local FINISHED_CODE = { completed = 2, cancelled = 3 }
+
+-- What is left of finished job `id`, if this call may delete it: its kept
+-- record of this queue, or a tombstone (which names no queue). Returns the
+-- outcome, and the kept record's bytes (nil for a tombstone); nil when
+-- neither is there. Reads only.
+local function finished_trace(id)
+  local raw = redis.call('HGET', K.kept, id)
+  if raw then
+    local k = decode_kept(raw)
+    if k[KR.queue] ~= QUEUE then return nil end
+    return k[KR.outcome], raw
+  end
+  raw = redis.call('HGET', K.tombstones, id)
+  if raw then return (tombstone_read(raw)) end
+  return nil
+end
+
+-- Delete finished job `id`'s kept record (`raw`, with `outcome`), or its
+-- tombstone when `raw` is nil, with their index entries and charged bytes.
+local function forget_finished(id, outcome, raw)
+  if raw then
+    redis.call('HDEL', K.kept, id)
+    redis.call('ZREM', outcome == 'completed' and K.completed or K.cancelled, id)
+    redis.call('HINCRBY', K.retention, bytes_field(), -kept_charge(id, raw))
+  end
+  redis.call('HDEL', K.tombstones, id)
+  redis.call('ZREM', K.tombstones_at, id)
+  done = done + 1
 end
 
 -- Put the keys whose held sets or slots changed right, and wake workers
 -- when that lets a job start.
 local function settle()
   settle_keys(now)
-  if done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', '1', 'id', ids[1])
+  if finished_detail then
+    emit(K.events, 'deleted', finished_detail[2], now, 'count', '1', 'id', ids[1], 'detail', finished_detail[1])
+  elseif done == 1 and #ids == 1 then emit(K.events, 'deleted', QUEUE, now, 'count', '1', 'id', ids[1])
   elseif done > 0 then emit(K.events, 'deleted', QUEUE, now, 'count', done, 'detail', #ids > 0 and 'by id' or bulk_state) end
   if wake or (freed > 0 and queue_slots_freed(freed)) then wake_workers(QUEUE) end
+  if #gone > 0 and retention_policy() then
+    redis.call('PUBLISH', CHANNEL .. ':finished', table.concat(gone, ' '))
+  end
 end
 
 local reply = { 0, 0, '' }
@@ -153,6 +218,16 @@ if #ids > 0 then
       else
         remove(id, m, state, structure)
         code = 1
+      end
+    elseif not m then
+      local outcome, raw = finished_trace(id)
+      if FINISHED_CODE[outcome] then
+        forget_finished(id, outcome, raw)
+        code = FINISHED_CODE[outcome]
+        -- A kept record is its queue's; a tombstone is the namespace's.
+        if #ids == 1 then
+          finished_detail = { (raw and 'kept ' or 'tombstone ') .. outcome, raw and QUEUE or '' }
+        end
       end
     end
     reply[#reply + 1] = code

@@ -7,9 +7,14 @@
 -- when enqueued_at + retry_window has passed. A dead letter releases the
 -- job's dedup and ordering keys and is announced on {ns}:events. The lease's
 -- end frees its limit key's slot (lib/retry.lua, lib/flow.lua).
--- include: check clock keys job_store lease retry kept notes
+-- A dead letter of a queue that keeps finished jobs is also told to waiters
+-- (RedisQueue::wait_for): its id is published on the wake-up channel ..
+-- ':finished', as an ack publishes what it completed. Only a dead letter
+-- reads the queue's retention policy (one HGET): a retry reads nothing more.
+-- include: check clock keys job_store lease retry kept notes retention_spec
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  kept, tombstones (only when the job is gone), logs (with log lines)
+--   reads  kept, tombstones (only when the job is gone), logs (with log lines),
+--          retention (only when the job goes dead)
 --          limits, lim_starts, fifo (flow control, lib/flow.lua)
 --   writes progress and logs (with notes), jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake
@@ -44,4 +49,5 @@ if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end
 local now = now_ms()
 write_notes(id, m, progress, lines)
 local dead, due = fail_attempt(id, m, now, err, force, delay, m[M.lease_id])
+if dead and retention_policy() then redis.call('PUBLISH', CHANNEL .. ':finished', id) end
 return { 1, m[M.attempts], dead and 1 or 0, due }

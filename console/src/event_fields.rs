@@ -15,7 +15,7 @@ pub enum Subject<'a> {
     /// A job.
     Job(&'a str),
     /// A schedule, by name (`schedule_created`, `_changed`, `_paused`,
-    /// `_resumed`, `_deleted`).
+    /// `_resumed`, `_deleted`, `_skipped`).
     Schedule(&'a str),
     /// A workflow's gate (`gate_done`, `gate_cancelled`).
     Gate(&'a str),
@@ -35,7 +35,8 @@ pub fn subject(event: &QueueEvent) -> Subject<'_> {
             | EventKind::ScheduleChanged
             | EventKind::SchedulePaused
             | EventKind::ScheduleResumed
-            | EventKind::ScheduleDeleted,
+            | EventKind::ScheduleDeleted
+            | EventKind::ScheduleSkipped,
         ) => Subject::Schedule(id),
         Some(EventKind::GateDone | EventKind::GateCancelled) => Subject::Gate(id),
         _ => Subject::Job(id),

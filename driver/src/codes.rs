@@ -194,6 +194,10 @@ codes! {
     /// `lua/delete_job.lua`, one code per listed job.
     DeleteCode for "delete_job" {
         Deleted = 1 "deleted",
+        /// What was kept of a completed job (its kept record or tombstone).
+        DeletedCompleted = 2 "deleted_completed",
+        /// What was kept of a cancelled job.
+        DeletedCancelled = 3 "deleted_cancelled",
         NotFound = 0 "not_found",
         Leased = -1 "leased",
     }
@@ -268,10 +272,14 @@ pub(crate) fn promoted(items: &[Value]) -> Result<Result<(), Refusal>, QueueErro
     })
 }
 
-/// A by-id delete_job reply (`{ done, left, cursor, code }`).
-pub(crate) fn deleted(items: &[Value]) -> Result<Result<(), Refusal>, QueueError> {
+/// A by-id delete_job reply (`{ done, left, cursor, code }`): the state the
+/// job was deleted in when it had finished (completed, cancelled), `None`
+/// for a live job.
+pub(crate) fn deleted(items: &[Value]) -> Result<Result<Option<JobState>, Refusal>, QueueError> {
     Ok(match DeleteCode::from_reply(items.get(3))? {
-        DeleteCode::Deleted => Ok(()),
+        DeleteCode::Deleted => Ok(None),
+        DeleteCode::DeletedCompleted => Ok(Some(JobState::Completed)),
+        DeleteCode::DeletedCancelled => Ok(Some(JobState::Cancelled)),
         DeleteCode::NotFound => Err(Refusal::NotFound),
         DeleteCode::Leased => Err(Refusal::InState(JobState::Leased)),
     })

@@ -18,7 +18,10 @@
 -- channels", says to upgrade workers first). Hand-offs go by what the parked
 -- worker said it hears (lib/parked.lua), so a job is never handed to a
 -- worker that cannot hear it. What an operator sends now and then (a cancel
--- on a holder channel; the wake-up of a resumed queue, pause.lua) and the finished channel, once an ack call, stay on PUBLISH,
+-- or a forced delete on the holder channel of the job's worker, cancel.lua
+-- and delete_job.lua; the wake-up of a resumed queue, pause.lua) and the
+-- finished channel (once an ack, cancel or delete call, and a nack that
+-- dead-letters, of a queue that keeps finished jobs) stay on PUBLISH,
 -- which listeners of every version hear.
 --
 -- A server without sharded pub/sub (before Redis 7.0) or a user not

@@ -16,7 +16,9 @@ use crate::{limits, JobRecord, JobState, Page, QueueError, RedisQueue, WorkerIde
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", content = "job", rename_all = "snake_case")]
 pub enum JobResult {
-    /// It has not finished: it waits, runs, backs off or is dead.
+    /// It has not finished: it waits, runs, backs off or is dead (a dead
+    /// job finishes only if requeued; [`RedisQueue::wait_for`] refuses to
+    /// wait for one, at once, with [`QueueError::WrongState`]).
     Live,
     /// It finished and its queue keeps it (boxed: a kept job is large next
     /// to the other answers).
@@ -40,8 +42,9 @@ impl JobResult {
 }
 
 impl RedisQueue {
-    /// The pub/sub channel where acks and cancels of queues that keep jobs
-    /// publish the ids they finished (space-separated), once per call.
+    /// The pub/sub channel where acks, cancels and deletes of queues that
+    /// keep jobs publish the ids they finished or deleted (space-separated),
+    /// once per call, and a nack the id it dead-lettered.
     pub fn finished_channel(&self) -> String {
         format!("{}:finished", self.wake_channel())
     }
@@ -83,14 +86,22 @@ impl RedisQueue {
     }
 
     /// Wait up to `timeout` for job `id` to finish; what became of it then
-    /// ([`JobResult::Live`] when it had not finished in time).
+    /// ([`JobResult::Live`] when it had not finished in time, and
+    /// [`JobResult::Unknown`] once it was deleted).
+    ///
+    /// A dead job (dead-lettered, now or before the call) does not finish
+    /// unless requeued, so the wait ends when it dies, with
+    /// [`QueueError::WrongState`] (`change` "wait for", `state` "dead"):
+    /// its failure is in [`RedisQueue::inspect`]'s `last_error`.
     ///
     /// How it waits: it subscribes to [`RedisQueue::finished_channel`]
     /// (plainly and as a shard channel) on a connection of its own, then
     /// reads the job, and reads again only when a message names it (or once
-    /// more at the deadline): no polling. Only
-    /// queues that keep finished jobs (a [`super::Retention`] policy)
-    /// publish, so waiting for a live job of a queue without one is refused.
+    /// more at the deadline): no polling. An ack, cancel or delete of the
+    /// job, and a nack that dead-letters it, publish at once; a dead letter
+    /// by a lapsed lease's reclaim is read at the deadline. Only queues that
+    /// keep finished jobs (a [`super::Retention`] policy) publish, so
+    /// waiting for a live job of a queue without one is refused.
     pub async fn wait_for(&self, id: &str, timeout: Duration) -> Result<JobResult, QueueError> {
         limits::check_id(id)?;
         let deadline = tokio::time::Instant::now() + timeout;
@@ -141,6 +152,9 @@ impl RedisQueue {
             return Ok(first);
         }
         if let Some(meta) = self.stored_meta(id).await? {
+            if meta.died_at_ms > 0 {
+                return Err(dead(id));
+            }
             if self.retention(&meta.queue).await?.policy.is_none() {
                 return Err(QueueError::invalid(
                     "wait",
@@ -164,11 +178,31 @@ impl RedisQueue {
                         }
                     }
                 },
-                () = tokio::time::sleep_until(deadline) => return self.result(id).await,
+                () = tokio::time::sleep_until(deadline) => {
+                    return Ok(self.settled(id).await?.unwrap_or(JobResult::Live));
+                }
             }
-            let now = self.result(id).await?;
-            if now != JobResult::Live {
+            if let Some(now) = self.settled(id).await? {
                 return Ok(now);
+            }
+        }
+    }
+
+    /// What became of job `id` once it no longer runs: finished or gone
+    /// (`Some`), or dead ([`dead`]'s error); `None` while it may still
+    /// finish.
+    async fn settled(&self, id: &str) -> Result<Option<JobResult>, QueueError> {
+        let now = self.result(id).await?;
+        if now != JobResult::Live {
+            return Ok(Some(now));
+        }
+        match self.stored_meta(id).await? {
+            Some(meta) if meta.died_at_ms > 0 => Err(dead(id)),
+            Some(_) => Ok(None),
+            // Finished between the two reads.
+            None => {
+                let again = self.result(id).await?;
+                Ok((again != JobResult::Live).then_some(again))
             }
         }
     }
@@ -197,6 +231,18 @@ impl RedisQueue {
             )?);
         }
         Ok(Page { total, items: jobs })
+    }
+}
+
+/// Why a wait for job `id` ends when the job is dead: it finishes only if
+/// requeued.
+fn dead(id: &str) -> QueueError {
+    QueueError::WrongState {
+        id: id.to_owned(),
+        change: "wait for",
+        state: "dead",
+        accepted: "a dead job finishes only once requeued (redq dead requeue, retry_now); \
+                   its failure is its last error (redq jobs show)",
     }
 }
 

@@ -35,7 +35,15 @@ impl Enqueued {
 pub enum Acked {
     /// The job was completed and removed.
     Completed,
-    /// The job no longer exists: an earlier ack already completed it.
+    /// The job no longer exists, so this ack recorded nothing: an earlier
+    /// ack of this lease completed it (a repeated ack, or one the client
+    /// sent again after a lost reply), another worker completed it after
+    /// this lease lapsed, or an operator deleted it while it ran
+    /// ([`IfLeased::VoidLease`](crate::IfLeased::VoidLease), which tells
+    /// its worker at once). Not a completion by this call: a
+    /// [`Worker`](crate::worker::Worker) counts it as processed only when
+    /// an earlier send of the same ack went unanswered (that send most
+    /// likely completed it), never after an operator's delete.
     AlreadyGone,
 }
 

@@ -10,8 +10,8 @@ use serde::Serialize;
 pub enum Upserted {
     /// A new schedule was stored.
     Created {
-        /// Its first tick (`None` when paused, or when it has no tick before
-        /// its end time).
+        /// Its first tick (`None` when paused: an upsert whose end leaves
+        /// no tick is refused).
         next_run: Option<SystemTime>,
     },
     /// An existing schedule was replaced; its last run and last job are

@@ -8,6 +8,9 @@ use crate::enqueue_args::encode_payload;
 use crate::limits;
 use crate::scripts::{num, text};
 use crate::scripts::{reply, Op};
+use fred::interfaces::HashesInterface;
+
+use crate::kept::KeptJob;
 use crate::{DeadAction, JobState, QueueError, RedisQueue};
 
 /// The words for a state in a refusal.
@@ -33,6 +36,34 @@ impl RedisQueue {
         match self.stored_meta(id).await? {
             Some(meta) => Ok(meta.queue),
             None => Err(not_found(id)),
+        }
+    }
+
+    /// The queue whose delete script reaches job `id`: a live job's queue,
+    /// a kept record's queue, or for a tombstone, which names no queue (it
+    /// is the namespace's), any queue. Read from the stored records as they
+    /// are (a kept job past its age bound, which reads as gone, is deleted
+    /// too); the script checks again.
+    async fn deleting_queue(&self, id: &str) -> Result<String, QueueError> {
+        limits::check_id(id)?;
+        if let Some(meta) = self.stored_meta(id).await? {
+            return Ok(meta.queue);
+        }
+        let keys = &self.inner.keys;
+        let redis = |e| QueueError::from_redis(e, self.inner.timeout);
+        let kept: Option<Vec<u8>> = self.client().hget(keys.kept(), id).await.map_err(redis)?;
+        if let Some(raw) = kept {
+            return Ok(KeptJob::decode(self.namespace(), id.to_owned(), &raw)?.queue);
+        }
+        let buried: bool = self
+            .client()
+            .hexists(keys.tombstones(), id)
+            .await
+            .map_err(redis)?;
+        if buried {
+            Ok(crate::record_format::ANY_QUEUE.to_owned())
+        } else {
+            Err(not_found(id))
         }
     }
 
@@ -83,9 +114,25 @@ impl RedisQueue {
     /// Delete job `id` for good, in any state, releasing its ordering key
     /// (to the next job behind it) and its dedup key. A leased job is
     /// refused with [`QueueError::WrongState`] unless `if_leased` is
-    /// [`IfLeased::VoidLease`].
+    /// [`IfLeased::VoidLease`]; then its worker is told at once, as of a
+    /// cancel (the job's `cx.cancelled()` fires). A finished job's kept
+    /// record (completed or cancelled, with its result) or tombstone is
+    /// deleted too; [`RedisQueue::delete_job_reported`] says which it was.
+    /// [`QueueError::JobNotFound`] when there is no trace of the job.
     pub async fn delete_job(&self, id: &str, if_leased: IfLeased) -> Result<(), QueueError> {
-        let queue = self.queue_of(id).await?;
+        self.delete_job_reported(id, if_leased).await.map(|_| ())
+    }
+
+    /// [`RedisQueue::delete_job`], saying what was deleted: `None` for a
+    /// live job, [`JobState::Completed`] or [`JobState::Cancelled`] for what
+    /// was kept of a finished one (its kept record, with its result, or its
+    /// tombstone). One script decides which before it writes anything.
+    pub async fn delete_job_reported(
+        &self,
+        id: &str,
+        if_leased: IfLeased,
+    ) -> Result<Option<JobState>, QueueError> {
+        let queue = self.deleting_queue(id).await?;
         let force = u64::from(if_leased == IfLeased::VoidLease);
         let args = vec![num(1), num(force), text(""), text(""), text(id)];
         let items = reply::array(self.run(Op::DeleteJob, &queue, args).await?)?;

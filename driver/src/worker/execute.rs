@@ -20,7 +20,7 @@ use super::presence::Totals;
 use super::registry::Registry;
 use super::slots::Slot;
 use crate::kept::Completion;
-use crate::{Job, Nacked, NoteBatch, QueueError};
+use crate::{Acked, Job, Nacked, NoteBatch, QueueError};
 
 /// What every job task of one worker shares.
 pub(crate) struct Shared {
@@ -48,6 +48,9 @@ enum Outcome {
     LeaseLost,
     /// An operator cancelled the job (its heartbeat said so).
     Cancelled,
+    /// An operator deleted the job while it ran (its holder channel told
+    /// the worker, and its heartbeat found the lease gone).
+    Deleted,
     Interrupted,
 }
 
@@ -103,7 +106,13 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         let why = shared.registry.unknown(job.name.as_deref());
         let (delay, dead) = shared.unknown_names.failure(&job);
         let notes = NoteBatch::new();
-        return report_failure(shared, &job, &lease, &why, delay, dead, &notes).await;
+        let failure = Failure {
+            error: &why,
+            delay,
+            dead,
+            deleted: false,
+        };
+        return report_failure(shared, &job, &lease, failure, &notes).await;
     };
     let cx = JobCx {
         id: job.id.clone(),
@@ -154,6 +163,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
             ))),
         },
         lost = keep_lease(&shared.queue, &lease, shared.lease, &cx) => match lost {
+            Lost::ToAnother if operator_told(shared, &cx) => Outcome::Deleted,
             Lost::ToAnother => Outcome::LeaseLost,
             Lost::Cancelled => Outcome::Cancelled,
         },
@@ -165,10 +175,18 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
     match outcome {
         Outcome::Succeeded => {
             match acknowledge(shared, lease, completion(&cx, started.elapsed())).await {
-                Ok(_) => {
+                Ok(Acked::Completed) => {
                     shared.totals.processed.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!("completed");
                 }
+                // Nothing was recorded: not a processed job.
+                Ok(Acked::AlreadyGone) if operator_told(shared, &cx) => tracing::info!(
+                    "finished, but an operator had deleted it while it ran: not acknowledged"
+                ),
+                Ok(Acked::AlreadyGone) => tracing::warn!(
+                    "finished, but the job was gone: an operator deleted it, or another worker \
+                     completed it after this lease lapsed; not acknowledged"
+                ),
                 Err(QueueError::LeaseLost { .. }) => tracing::warn!(
                     "finished, but the lease was lost meanwhile; another worker may run it again"
                 ),
@@ -186,11 +204,23 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
             // A job enqueued by name is held to its type's MAX_ATTEMPTS.
             let dead = super::attempts::spent(&job, runner.max_attempts());
             let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
-            report_failure(shared, &job, &lease, &error, delay, dead, &notes).await;
+            let failure = Failure {
+                error: &error,
+                delay,
+                dead,
+                deleted: operator_told(shared, &cx),
+            };
+            report_failure(shared, &job, &lease, failure, &notes).await;
         }
         Outcome::Failed(JobError::Fail { error }) => {
             let notes = cx.notes.lock().expect("job notes poisoned").take_for_send();
-            report_failure(shared, &job, &lease, &error, Duration::ZERO, true, &notes).await
+            let failure = Failure {
+                error: &error,
+                delay: Duration::ZERO,
+                dead: true,
+                deleted: operator_told(shared, &cx),
+            };
+            report_failure(shared, &job, &lease, failure, &notes).await
         }
         Outcome::Failed(JobError::RateLimited { retry_after }) => {
             let retry_after =
@@ -211,11 +241,18 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         }
         Outcome::LeaseLost => {
             cx.cancel.cancel();
-            tracing::warn!("lease lost to another worker: job cancelled and not acknowledged");
+            tracing::warn!(
+                "lease lost: the job was reclaimed for another worker, or deleted; \
+                 job stopped and not acknowledged"
+            );
         }
         Outcome::Cancelled => {
             cx.cancel.cancel();
             tracing::info!("cancelled by an operator: job stopped");
+        }
+        Outcome::Deleted => {
+            cx.cancel.cancel();
+            tracing::info!("deleted by an operator while it ran: job stopped");
         }
         Outcome::Interrupted => {
             cx.cancel.cancel();
@@ -229,6 +266,16 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
             }
         }
     }
+}
+
+/// Whether an operator's word on the holder channel (a cancel, or a
+/// forced delete: `super::cancels`) fired the job's cancellation: the only
+/// other thing that fires it before its outcome is the worker's shutdown.
+/// After it, a lease found gone (or an ack that finds no job) was deleted,
+/// since a cancel answers `JobCancelled`. A word that did not arrive (the
+/// listener reconnecting) leaves the heartbeat's answer alone.
+fn operator_told(shared: &Shared, cx: &JobCx) -> bool {
+    cx.cancel.is_cancelled() && !shared.shutdown.is_cancelled()
 }
 
 /// What the ack of a succeeded job tells: its result and run time, and
@@ -292,27 +339,39 @@ async fn keep_lease(queue: &Backend, lease: &Held, length: Duration, cx: &JobCx)
 }
 
 async fn dead_letter(shared: &Shared, job: &Job, lease: &Held, why: &str) {
-    report_failure(
-        shared,
-        job,
-        lease,
-        why,
-        Duration::ZERO,
-        true,
-        &NoteBatch::new(),
-    )
-    .await;
+    let failure = Failure {
+        error: why,
+        delay: Duration::ZERO,
+        dead: true,
+        deleted: false,
+    };
+    report_failure(shared, job, lease, failure, &NoteBatch::new()).await;
+}
+
+/// A failed run to record.
+struct Failure<'a> {
+    error: &'a str,
+    /// Before the retry.
+    delay: Duration,
+    /// Dead-letter it now.
+    dead: bool,
+    /// An operator's word fired its cancellation ([`operator_told`]).
+    deleted: bool,
 }
 
 async fn report_failure(
     shared: &Shared,
     job: &Job,
     lease: &Held,
-    error: &str,
-    delay: Duration,
-    dead: bool,
+    failure: Failure<'_>,
     notes: &NoteBatch,
 ) {
+    let Failure {
+        error,
+        delay,
+        dead,
+        deleted,
+    } = failure;
     shared.totals.failed.fetch_add(1, Ordering::Relaxed);
     let result = Box::pin(shared.queue.fail(lease, delay, error, dead, notes)).await;
     match result {
@@ -337,6 +396,12 @@ async fn report_failure(
                 error: error.to_owned(),
                 attempts,
             });
+        }
+        Err(QueueError::LeaseLost { .. }) if deleted => {
+            tracing::info!(
+                error,
+                "failed, but an operator had deleted it while it ran: not retried"
+            )
         }
         Err(QueueError::LeaseLost { .. }) => {
             tracing::warn!(error, "failed, but the lease was lost meanwhile")

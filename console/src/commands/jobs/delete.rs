@@ -1,15 +1,17 @@
 //! `redq jobs delete ID... [--force] | --queue QUEUE --state S [--force] --yes`:
 //! jobs gone for good, in any state, their ordering and dedup keys released.
-//! A leased job needs --force, which voids its holder's lease.
+//! A leased job needs --force, which voids its holder's lease (its worker
+//! is told at once). By id, a finished job's kept record (its result) or
+//! tombstone goes too, and the line says so: `deleted completed job ID`.
 
-use redq::{IfLeased, JobState};
+use redq::{IfLeased, JobState, QueueError};
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
 use crate::text::inert;
 
 use super::super::known::require_known;
-use super::changes::{all_of, confirm_first, report, report_all};
+use super::changes::{all_of, confirm_first, report, report_all, Outcome};
 
 pub async fn run(
     queue: &Target,
@@ -49,9 +51,25 @@ pub async fn run(
     }
     let mut outcomes = Vec::new();
     for id in ids {
-        let outcome = queue.delete_job(&id, if_leased).await.map(|()| "deleted");
+        let outcome = delete_one(queue, &id, if_leased).await;
         tracing::info!(id = %id, ok = outcome.is_ok(), "delete");
         outcomes.push((id, outcome));
     }
     report("delete", outcomes, json)
+}
+
+/// Delete job `id` on the shard that holds it or what was kept of it (as
+/// `Operator::delete_job` does), saying which it was.
+async fn delete_one(queue: &Target, id: &str, if_leased: IfLeased) -> Outcome {
+    let mut last = QueueError::JobNotFound { id: id.to_owned() };
+    for shard in queue.shards() {
+        match shard.delete_job_reported(id, if_leased).await {
+            Ok(Some(JobState::Completed)) => return Ok("deleted completed job"),
+            Ok(Some(JobState::Cancelled)) => return Ok("deleted cancelled job"),
+            Ok(_) => return Ok("deleted"),
+            Err(err @ QueueError::JobNotFound { .. }) => last = err,
+            Err(err) => return Err(err),
+        }
+    }
+    Err(last)
 }
