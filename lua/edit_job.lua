@@ -1,7 +1,9 @@
 #!lua
 -- edit_job.lua: replace the payload of one job that is not running
--- (waiting, scheduled, held, blocked or dead); everything else about the job (its
--- place, attempts, keys, times) stays as it was.
+-- (waiting, scheduled, held, blocked, awaiting or dead); everything else about
+-- the job (its place, attempts, keys, times) stays as it was. A held or
+-- awaiting job is edited like a waiting one: it runs with the new payload once
+-- its limit key or its gate lets it.
 --
 -- The state is checked in this script, so an edit and a claim racing it are
 -- ordered by Redis: an edit that answers `edited` ran before any claim, and
@@ -21,7 +23,7 @@
 -- Event: `edited` (id, detail the sizes, never the bytes: "payload 40 -> 52
 -- bytes") when the payload changed; the same payload again writes none.
 -- Reply: { code, state } with state the job's state (waiting | scheduled |
--- held | blocked | dead | leased), "" when not found.
+-- held | blocked | awaiting | dead | leased), "" when not found.
 -- code 1 edited: the job's payload is the new one
 -- code 0 not_found: no job with this id in this queue
 -- code -1 leased: the job is running under a lease; nothing changed

@@ -618,7 +618,9 @@ pub enum JobsCommand {
     Promote(JobsPromote),
     /// Retry now: a job backing off after a failure runs at once (its
     /// attempts kept); a dead job is requeued with attempts reset to 0. With
-    /// --queue, every job of the queue backing off.
+    /// --queue, every job of the queue backing off; scheduled jobs that never
+    /// failed are not retries and stay scheduled (`redq jobs promote` makes
+    /// them due), and dead ones are `redq dead requeue QUEUE --all`.
     #[command(
         group = clap::ArgGroup::new("which").required(true).args(["ids", "queue"]),
         override_usage = "redq jobs retry <ID>...\n       \
@@ -635,7 +637,9 @@ pub enum JobsCommand {
     )]
     Delete(JobsDelete),
     /// Replace the payload of a job that is not running (waiting,
-    /// scheduled, blocked or dead), checked as an enqueue checks it.
+    /// scheduled, held, blocked, awaiting or dead), checked as an enqueue
+    /// checks it. A held or awaiting job runs with the new payload once its
+    /// limit or gate lets it; a running (leased) job is refused.
     #[command(
         group = clap::ArgGroup::new("source").required(true).args(["payload", "file"]),
         override_usage = "redq jobs edit <ID> <JSON>\n       \

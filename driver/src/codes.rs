@@ -190,6 +190,8 @@ codes! {
         Dead = 4 "dead",
         Blocked = 5 "blocked",
         NotBackingOff = 6 "not_backing_off",
+        Held = 7 "held",
+        Awaiting = 8 "awaiting",
     }
     /// `lua/delete_job.lua`, one code per listed job.
     DeleteCode for "delete_job" {
@@ -269,6 +271,8 @@ pub(crate) fn promoted(items: &[Value]) -> Result<Result<(), Refusal>, QueueErro
         PromoteCode::Dead => Err(Refusal::InState(JobState::Dead)),
         PromoteCode::Blocked => Err(Refusal::InState(JobState::Blocked)),
         PromoteCode::NotBackingOff => Err(Refusal::NotBackingOff),
+        PromoteCode::Held => Err(Refusal::InState(JobState::Held)),
+        PromoteCode::Awaiting => Err(Refusal::InState(JobState::Awaiting)),
     })
 }
 

@@ -20,7 +20,7 @@ const SCREEN_LIMIT_KEYS: usize = 1000;
 
 use futures::future::{try_join_all, BoxFuture};
 use redq::events::EventStream;
-use redq::{limits, CancelOutcome, DeadAction, IfLeased, JobState, QueueError};
+use redq::{limits, CancelOutcome, DeadAction, IfLeased, JobState, QueueError, RetriedNow};
 use tokio::sync::{mpsc, Notify};
 use tokio::time::{sleep_until, timeout, Instant};
 use tokio_util::sync::CancellationToken;
@@ -232,50 +232,8 @@ pub async fn run(
                     }
                 }
                 if let (true, Some(id)) = (live, &watched) {
-                    if let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await {
-                        // Notes that cannot be read leave the detail without
-                        // them rather than without the job.
-                        let notes = match &record {
-                            Some(_) => timeout(PING_TIMEOUT, queue.notes(id))
-                                .await
-                                .ok()
-                                .and_then(Result::ok)
-                                .unwrap_or_default(),
-                            None => redq::JobNotes::default(),
-                        };
-                        // Gone from the queue: what its queue kept of it.
-                        let finished = match &record {
-                            Some(_) => None,
-                            None => match timeout(PING_TIMEOUT, queue.result(id)).await {
-                                Ok(Ok(redq::JobResult::Kept(kept))) => Some(kept),
-                                _ => None,
-                            },
-                        };
-                        // Why a due job of a limited queue is held: "held
-                        // by the queue-wide limit: …". Not its push-backs,
-                        // read from the events only by `redq jobs show`.
-                        if let Some(job) = &record {
-                            let read = crate::flow::held::why_lines(queue, job);
-                            if let Ok(Ok(lines)) = timeout(PING_TIMEOUT, read).await {
-                                let _ = updates.send(Update::JobHeld { id: id.clone(), lines });
-                            }
-                        }
-                        // The gate it waits on: "awaits G (7 of 10 finished)".
-                        let awaits = record.as_ref().and_then(|r| r.awaits.clone());
-                        let record = record.map(Box::new);
-                        if let Some(gate) = awaits {
-                            let read = crate::workflow::read::gate(queue, &gate);
-                            if let Ok(Ok(gate)) = timeout(PING_TIMEOUT, read).await {
-                                let gate = gate.map(Box::new);
-                                let _ = updates.send(Update::JobAwaits { id: id.clone(), gate });
-                            }
-                        }
-                        let _ = updates.send(Update::Job {
-                            id: id.clone(),
-                            record,
-                            notes,
-                            finished,
-                        });
+                    for update in read_watched(queue, id).await {
+                        let _ = updates.send(update);
                     }
                 }
                 if let (true, Focus::Metrics(view)) = (live, &focus) {
@@ -306,6 +264,67 @@ pub async fn run(
             }
         }
     }
+}
+
+/// The watched job (the detail's) read again: why it is held, the gate it
+/// awaits, then the job itself, or, once it left the queue, what its queue
+/// kept of it. Nothing when the job's read fails (the detail keeps what it
+/// showed; the next refresh tries again).
+pub async fn read_watched(queue: &Target, id: &str) -> Vec<Update> {
+    let mut updates = Vec::new();
+    let Ok(Ok(record)) = timeout(PING_TIMEOUT, queue.inspect(id)).await else {
+        return updates;
+    };
+    // Notes that cannot be read leave the detail without
+    // them rather than without the job.
+    let notes = match &record {
+        Some(_) => timeout(PING_TIMEOUT, queue.notes(id))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default(),
+        None => redq::JobNotes::default(),
+    };
+    // Gone from the queue: what its queue kept of it.
+    let finished = match &record {
+        Some(_) => None,
+        None => match timeout(PING_TIMEOUT, queue.result(id)).await {
+            Ok(Ok(redq::JobResult::Kept(kept))) => Some(kept),
+            _ => None,
+        },
+    };
+    // Why a due job of a limited queue is held: "held
+    // by the queue-wide limit: …". Not its push-backs,
+    // read from the events only by `redq jobs show`.
+    if let Some(job) = &record {
+        let read = crate::flow::held::why_lines(queue, job);
+        if let Ok(Ok(lines)) = timeout(PING_TIMEOUT, read).await {
+            updates.push(Update::JobHeld {
+                id: id.to_owned(),
+                lines,
+            });
+        }
+    }
+    // The gate it waits on: "awaits G (7 of 10 finished)".
+    let awaits = record.as_ref().and_then(|r| r.awaits.clone());
+    let record = record.map(Box::new);
+    if let Some(gate) = awaits {
+        let read = crate::workflow::read::gate(queue, &gate);
+        if let Ok(Ok(gate)) = timeout(PING_TIMEOUT, read).await {
+            let gate = gate.map(Box::new);
+            updates.push(Update::JobAwaits {
+                id: id.to_owned(),
+                gate,
+            });
+        }
+    }
+    updates.push(Update::Job {
+        id: id.to_owned(),
+        record,
+        notes,
+        finished,
+    });
+    updates
 }
 
 /// The Metrics view's figures for `view`, as the update the UI takes.
@@ -645,9 +664,16 @@ async fn apply(
             queue.promote(id).await?;
             Ok(format!("promoted {}: due now", crate::text::inert(id)))
         }
+        // As `redq jobs retry`: a job backing off runs now, a dead one is
+        // requeued.
         Mutation::RetryNow(id) => {
-            queue.retry_now(id).await?;
-            Ok(format!("retrying {} now", crate::text::inert(id)))
+            let shown = crate::text::inert(id);
+            Ok(match queue.retry_now(id).await? {
+                RetriedNow::Promoted => format!("retrying {shown} now"),
+                RetriedNow::Requeued => {
+                    format!("requeued {shown} (it was dead), its attempts reset to 0")
+                }
+            })
         }
         Mutation::DeleteJob { id, force } => {
             let if_leased = if *force {

@@ -104,6 +104,32 @@ impl RedisQueue {
         self.drain_surgery(Bulk::RetryNow, queue, progress).await
     }
 
+    /// How many jobs of `queue` are backing off after a failure (scheduled,
+    /// with a failed attempt): what [`retry_all_now`](Self::retry_all_now)
+    /// would retry now; delayed jobs that never failed are not counted. A
+    /// dry run of its script (`lua/promote_job.lua`, mode `count`) that
+    /// writes nothing, [`SURGERY_BATCH`] jobs examined per call, so like any
+    /// count over several calls it is of a moment, not a snapshot.
+    pub async fn backing_off(&self, queue: &str) -> Result<u64, QueueError> {
+        let (mut cursor, mut counted) = (0_i64, 0);
+        loop {
+            let batch = num(SURGERY_BATCH as u64);
+            let args = vec![text("count"), batch, text(cursor.to_string())];
+            let items = reply::array(self.run(Op::PromoteJob, queue, args).await?)?;
+            counted += reply::count_at(&items, 0)?;
+            let scheduled = reply::count_at(&items, 1)?;
+            match items.get(2) {
+                // A set growing as fast as it is walked still ends: the
+                // walk stops at the size it has now.
+                Some(Value::Integer(next)) if *next >= 0 && (*next as u64) < scheduled => {
+                    cursor = *next
+                }
+                _ => break,
+            }
+        }
+        Ok(counted)
+    }
+
     /// Delete every job of `queue` in `state` (waiting, scheduled, held,
     /// blocked, awaiting, dead, or leased with [`IfLeased::VoidLease`]),
     /// releasing what each held, [`SURGERY_BATCH`] per atomic step;

@@ -1,6 +1,6 @@
 //! `redq jobs edit ID PAYLOAD | --file PATH | -`: replace the payload of a
-//! job that is not running (waiting, scheduled, blocked or dead), checked
-//! as an enqueue checks it.
+//! job that is not running (waiting, scheduled, held, blocked, awaiting or
+//! dead), checked as an enqueue checks it.
 
 use std::io::Read;
 use std::path::PathBuf;

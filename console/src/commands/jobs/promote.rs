@@ -1,8 +1,11 @@
 //! `redq jobs promote ID... | --queue QUEUE --yes`: scheduled jobs due now,
 //! in their place by priority.
 
+use serde_json::json;
+
 use crate::aggregate::Target;
 use crate::failure::Failure;
+use crate::output::{outln, print_json};
 use crate::text::inert;
 
 use super::super::known::require_known;
@@ -18,6 +21,15 @@ pub async fn run(
     if let Some(name) = all {
         require_known(queue, &name).await?;
         let scheduled = queue.counts(&name).await?.scheduled;
+        if scheduled == 0 {
+            // Nothing to ask about: said, and a success.
+            if json {
+                print_json(&json!({ "queue": name, "action": "promoted", "done": 0, "left": 0 }));
+            } else {
+                outln!("no scheduled job in {}: nothing to promote", inert(&name));
+            }
+            return Ok(());
+        }
         if !yes {
             let shown = inert(&name);
             return Err(confirm_first(format!(

@@ -100,7 +100,17 @@ impl State {
                         detail.record = *record;
                         detail.notes = notes;
                     }
-                    None if finished.is_some() => detail.finished = finished.map(|k| *k),
+                    // Finished, and kept by its queue: the detail is of the
+                    // kept job now, its record too, so the keys act on a
+                    // finished job (`surgery`), not on the job it was.
+                    None if finished.is_some() => {
+                        let kept = finished.map(|k| *k);
+                        if let Some(kept) = &kept {
+                            detail.record = kept.to_record();
+                            detail.notes = redq::JobNotes::default();
+                        }
+                        detail.finished = kept;
+                    }
                     None => {
                         let text = format!("job {} no longer exists", inert(&id));
                         if self.status.as_ref().map(|s| &s.text) != Some(&text) {

@@ -5,6 +5,13 @@
 //! state shown (see `redq::kept`). Each names what it
 //! will touch and asks (default No); only `y` sends it, and the bulk forms
 //! run in the driver's bounded batches with progress on the status line.
+//!
+//! A key that cannot apply to the job's state (or the state shown) is
+//! refused at the keypress, before any question, with why and what to do
+//! instead: [`Surgery::refused_for`] and [`Surgery::refused_for_all`] are
+//! the one place that says which states each key accepts. A job's detail
+//! acts on what it shows: once the job finished and its queue keeps it,
+//! on the kept job (`receive`).
 
 use redq::{JobRecord, JobState};
 
@@ -16,7 +23,8 @@ use crate::text::inert;
 pub enum Surgery {
     /// A scheduled job due now.
     Promote,
-    /// A job backing off after a failure due now.
+    /// A job backing off after a failure due now; a dead job requeued
+    /// (as `redq jobs retry` and the driver's `retry_now` do).
     RetryNow,
     /// A job gone for good.
     Delete,
@@ -33,10 +41,78 @@ impl Surgery {
             Surgery::Cancel => "cancel",
         }
     }
+
+    /// Why this key does not apply to `job`, said with what to do instead;
+    /// `None` when it applies. With [`Surgery::refused_for_all`], the one
+    /// place naming the states each key accepts.
+    fn refused_for(self, job: &JobRecord) -> Option<String> {
+        let state = job.state;
+        let finished = matches!(state, JobState::Completed | JobState::Cancelled);
+        match self {
+            Surgery::Promote if state == JobState::Scheduled => None,
+            Surgery::Promote => Some(format!(
+                "only a scheduled job can be promoted: {}",
+                what_it_is(job)
+            )),
+            Surgery::RetryNow if state == JobState::Scheduled && job.attempts == 0 => {
+                Some("this job has not failed (a delay, not a backoff): u promotes it".to_owned())
+            }
+            Surgery::RetryNow if matches!(state, JobState::Scheduled | JobState::Dead) => None,
+            Surgery::RetryNow => Some(format!(
+                "only a job backing off after a failure, or a dead one, can be retried now: {}",
+                what_it_is(job)
+            )),
+            // Every state, the kept ones too: the driver deletes a kept
+            // job by id (its record and result).
+            Surgery::Delete => None,
+            Surgery::Cancel if finished => Some(format!("nothing to cancel: {}", what_it_is(job))),
+            Surgery::Cancel => None,
+        }
+    }
+
+    /// Why this key does not apply to every job of `state`, as
+    /// [`Surgery::refused_for`] for one job.
+    fn refused_for_all(self, state: JobState, queue: &str) -> Option<String> {
+        let kept = matches!(state, JobState::Completed | JobState::Cancelled);
+        match self {
+            Surgery::Promote | Surgery::RetryNow if state != JobState::Scheduled => {
+                let retry = match self {
+                    Surgery::RetryNow if state == JobState::Dead => {
+                        " (dead letters: R requeues them all)"
+                    }
+                    _ => "",
+                };
+                Some(format!(
+                    "{} all works on the scheduled jobs: → to them first{retry}",
+                    self.verb()
+                ))
+            }
+            Surgery::Promote | Surgery::RetryNow => None,
+            Surgery::Delete if kept => Some(format!(
+                "{} jobs are kept by the retention policy of {q}, not queued:                  `redq retention clear {q}` forgets them all, `redq retention set` keeps fewer;                  d deletes the selected one",
+                state.as_str(),
+                q = inert(queue)
+            )),
+            Surgery::Delete => None,
+            // A blocked job goes when its key's holder does, so there is
+            // no bulk cancel of them.
+            Surgery::Cancel if state == JobState::Blocked => Some(
+                "blocked jobs follow the holder of their ordering key: c cancels the selected \
+                 one, D deletes them all"
+                    .to_owned(),
+            ),
+            Surgery::Cancel if kept => Some(format!(
+                "{} jobs have finished: there is nothing to cancel",
+                state.as_str()
+            )),
+            Surgery::Cancel => None,
+        }
+    }
 }
 
 impl State {
-    /// `u` / `t` / `d` on one job.
+    /// `u` / `t` / `d` / `c` on one job: the selected row, or the job a
+    /// detail shows (the kept job once it finished).
     pub(super) fn on_job(&mut self, change: Surgery) -> Command {
         let job = match &self.view {
             View::Detail(detail) => Some(detail.record.clone()),
@@ -55,17 +131,29 @@ impl State {
             );
             return Command::None;
         };
+        // Refused before read-only or busy: the answer does not depend on
+        // them, and says what would work.
+        if let Some(refusal) = change.refused_for(&job) {
+            self.say(Level::Error, refusal);
+            return Command::None;
+        }
         if !self.may_mutate(change.verb()) {
             return Command::None;
         }
         let what = describe(&job);
-        let backing_off = job.state == JobState::Scheduled && job.attempts > 0;
+        let kept = matches!(job.state, JobState::Completed | JobState::Cancelled);
         let (prompt, mutation) = match change {
-            Surgery::Promote if job.state == JobState::Scheduled => (
+            Surgery::Promote => (
                 format!("Promote {what}? It becomes due now, in its place by priority."),
                 Mutation::Promote(job.id),
             ),
-            Surgery::RetryNow if backing_off => (
+            Surgery::RetryNow if job.state == JobState::Dead => (
+                format!(
+                    "Retry {what} now? It is requeued with its attempts reset to 0, as r does."
+                ),
+                Mutation::RetryNow(job.id),
+            ),
+            Surgery::RetryNow => (
                 format!(
                     "Retry {what} now? It failed {} and runs again at once.",
                     times(job.attempts)
@@ -80,6 +168,13 @@ impl State {
                 Mutation::DeleteJob {
                     id: job.id,
                     force: true,
+                },
+            ),
+            Surgery::Delete if kept => (
+                format!("Delete {what} for good? What its queue kept of it, result included, is forgotten."),
+                Mutation::DeleteJob {
+                    id: job.id,
+                    force: false,
                 },
             ),
             Surgery::Delete => (
@@ -97,64 +192,26 @@ impl State {
                 }
                 (prompt, Mutation::CancelJob(job.id))
             }
-            Surgery::Promote => {
-                let refusal = format!(
-                    "only a scheduled job can be promoted; this one is {}",
-                    job.state.as_str()
-                );
-                self.say(Level::Error, refusal);
-                return Command::None;
-            }
-            Surgery::RetryNow => {
-                let refusal = if job.state == JobState::Scheduled {
-                    "this job has not failed (a delay, not a backoff): u promotes it".to_owned()
-                } else {
-                    format!(
-                        "only a job backing off after a failure can be retried now; this one is {} \
-                         (a dead job: r requeues it)",
-                        job.state.as_str()
-                    )
-                };
-                self.say(Level::Error, refusal);
-                return Command::None;
-            }
         };
         self.ask(prompt, mutation)
     }
 
-    /// `U` / `T` / `D` in a jobs view: every job of its queue in the state
-    /// shown (promote and retry: the scheduled ones). The whole state, not
-    /// the filtered rows, so a filter must be cleared first.
+    /// `U` / `T` / `D` / `C` in a jobs view: every job of its queue in the
+    /// state shown (promote and retry: the scheduled ones). The whole
+    /// state, not the filtered rows, so a filter must be cleared first.
     pub(super) fn on_all_jobs(&mut self, change: Surgery) -> Command {
         let View::Jobs(view) = &self.view else {
             return Command::None;
         };
         let (queue, state) = (view.query.queue.clone(), view.query.state);
+        if let Some(refusal) = change.refused_for_all(state, &queue) {
+            self.say(Level::Error, refusal);
+            return Command::None;
+        }
         if !self.filter().is_empty() {
             self.say(
                 Level::Error,
                 "clear the filter first: this acts on every job of the state, not the rows shown",
-            );
-            return Command::None;
-        }
-        // Refused before the question, not after it: a blocked job goes
-        // when its key's holder does, so there is no bulk cancel of them.
-        if change == Surgery::Cancel && state == JobState::Blocked {
-            self.say(
-                Level::Error,
-                "blocked jobs follow the holder of their ordering key: c cancels the selected \
-                 one, D deletes them all",
-            );
-            return Command::None;
-        }
-        let any_state = matches!(change, Surgery::Delete | Surgery::Cancel);
-        if !any_state && state != JobState::Scheduled {
-            self.say(
-                Level::Error,
-                format!(
-                    "{} all works on the scheduled jobs: → to them first",
-                    change.verb()
-                ),
             );
             return Command::None;
         }
@@ -169,6 +226,17 @@ impl State {
             .find(|q| q.counts.queue == queue)
             .map(|q| q.counts.in_state(state))
             .unwrap_or(0);
+        if count == 0 {
+            self.say(
+                Level::Info,
+                format!(
+                    "no {} jobs in {shown}: nothing to {}",
+                    state.as_str(),
+                    change.verb()
+                ),
+            );
+            return Command::None;
+        }
         let (prompt, mutation) = match change {
             Surgery::Promote => (
                 format!("Promote all {count} scheduled jobs of {shown}? They become due now."),
@@ -201,6 +269,33 @@ impl State {
             ),
         };
         self.ask(prompt, mutation)
+    }
+}
+
+/// What `job` is and what moves it on, as a refusal says it.
+fn what_it_is(job: &JobRecord) -> String {
+    let q = inert(&job.queue);
+    match job.state {
+        JobState::Waiting => "this job is waiting: due already, next in line by priority".into(),
+        JobState::Scheduled => "this job is scheduled".into(),
+        JobState::Held => format!(
+            "this job is held: due already, held back by its limit key's limits until the key \
+             has room (the Limits screen, or redq limits show {q})"
+        ),
+        JobState::Awaiting => format!(
+            "this job is awaiting its batch, dependencies or tree: it runs once they decide \
+             (redq deps show {})",
+            inert(&job.id)
+        ),
+        JobState::Blocked => "this job is blocked behind the holder of its ordering key: \
+                              it runs once that job finishes"
+            .into(),
+        JobState::Leased => "this job is running (c cancels it, d deletes it)".into(),
+        JobState::Dead => "this job is dead (t or r requeues it)".into(),
+        JobState::Completed => "this job has completed; its queue only keeps its record".into(),
+        JobState::Cancelled => "this job was cancelled; its queue only keeps its record".into(),
+        #[allow(unreachable_patterns)]
+        other => format!("this job is {}", other.as_str()),
     }
 }
 
