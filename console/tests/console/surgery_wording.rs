@@ -96,6 +96,10 @@ async fn on_the_completed_tab_what_cannot_apply_is_refused_before_any_question()
     // `d` is not refused: the driver deletes a kept job by id.
     assert!(press(&mut state, &chars("d")).is_empty());
     assert!(prompt(&state).starts_with(&format!("Delete completed job {}", done.id())));
+    let sent = press(&mut state, &chars("y"));
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok, "{message}");
+    assert_eq!(queue.counts("emails").await.unwrap().completed, 0);
 }
 
 #[tokio::test]
