@@ -736,31 +736,59 @@ pub enum DepsCommand {
 /// `redq schedules` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum SchedulesCommand {
-    /// Every schedule with its next and last run.
+    /// Every schedule with its next run (marked overdue when no scheduler
+    /// fired it), its last tick and its state (active, paused or ended).
     List,
+    /// Everything a schedule holds (its job, misfire policy, start and
+    /// end, last tick and last enqueue), and its next 5 runs in its own
+    /// time zone and in UTC.
+    Show {
+        /// The schedule.
+        name: String,
+        #[command(flatten)]
+        shard: ScheduleShard,
+    },
     /// Enqueue the schedule's job now (its next run is unchanged).
     Trigger {
         /// The schedule.
         name: String,
+        #[command(flatten)]
+        shard: ScheduleShard,
     },
     /// Pause a schedule: no tick fires until it is resumed.
     Pause {
         /// The schedule.
         name: String,
+        #[command(flatten)]
+        shard: ScheduleShard,
     },
     /// Resume a paused schedule from its next tick.
     Resume {
         /// The schedule.
         name: String,
+        #[command(flatten)]
+        shard: ScheduleShard,
     },
     /// Delete a schedule (jobs it enqueued stay).
     Delete {
         /// The schedule.
         name: String,
+        #[command(flatten)]
+        shard: ScheduleShard,
         /// Required: a deleted schedule is gone for good.
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// Which shard's schedule a `redq schedules` subcommand acts on.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ScheduleShard {
+    /// With --shards: the shard whose schedule of that name to act on
+    /// (its index, as the SHARD column shows it). Needed only when several
+    /// shards store the name: each of those is a schedule of its own.
+    #[arg(long, value_name = "INDEX")]
+    pub shard: Option<usize>,
 }
 
 /// `redq leases` subcommands.

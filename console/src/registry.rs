@@ -7,6 +7,7 @@
 //! honestly as "not reported" rather than as an empty list; with this
 //! driver they are always `Some`.
 
+use redq::schedule::{tick_job_id, ScheduleInfo as Stored};
 use redq::{QueueError, RedisQueue};
 
 use crate::tui::state::{ScheduleInfo, WorkerInfo};
@@ -47,18 +48,41 @@ pub async fn workers(queue: &RedisQueue) -> Result<Option<Vec<WorkerInfo>>, Queu
 pub async fn schedules(queue: &RedisQueue) -> Result<Option<Vec<ScheduleInfo>>, QueueError> {
     let schedules = queue.list_schedules().await?;
     Ok(Some(
-        schedules
-            .into_iter()
-            .map(|s| ScheduleInfo {
-                name: s.name,
-                queue: s.queue,
-                expression: s.expression,
-                timezone: s.timezone,
-                next_run: s.next_run,
-                last_run: s.last_run,
-                paused: s.paused,
-                shard: None,
-            })
-            .collect(),
+        schedules.iter().map(|s| schedule_row(s, None)).collect(),
     ))
+}
+
+/// A stored schedule as a row of the console's (`shard`: the shard that
+/// stores it, with several). LAST is the last tick, not the last enqueue:
+/// a manual trigger enqueues too, and must not read as the tick that ran.
+pub fn schedule_row(s: &Stored, shard: Option<usize>) -> ScheduleInfo {
+    ScheduleInfo {
+        name: s.name.clone(),
+        queue: s.queue.clone(),
+        expression: s.expression.clone(),
+        timezone: s.timezone.clone(),
+        next_run: s.next_run,
+        last_run: s.last_tick,
+        paused: s.paused,
+        shard,
+    }
+}
+
+/// Whether the schedule's last tick enqueued its job (`Some(true)`) or was
+/// skipped by the skip misfire policy (`Some(false)`); `None` before its
+/// first tick.
+pub fn last_tick_fired(s: &Stored) -> Option<bool> {
+    let tick = s.last_tick?;
+    Some(s.last_skipped != Some(tick))
+}
+
+/// Whether the schedule's last enqueue (`last_run`, `last_job_id`) was a
+/// manual trigger (`Some(true)`) or a tick (`Some(false)`): a tick's job id
+/// is derived from the schedule name and the tick, a trigger's is a fresh
+/// ULID. `None` before anything was enqueued.
+pub fn last_enqueue_was_trigger(s: &Stored) -> Option<bool> {
+    let id = s.last_job_id.as_deref()?;
+    let tick_id = tick_job_id(&s.name, std::time::UNIX_EPOCH);
+    let prefix = tick_id.trim_end_matches('0');
+    Some(!id.starts_with(prefix))
 }

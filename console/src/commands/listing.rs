@@ -381,21 +381,26 @@ pub async fn workers(queue: &Target, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `redq schedules`: NEXT marked overdue (and by how long) by the rule the
+/// console's screen uses, LAST the last tick (a manual trigger is not a
+/// tick: `redq schedules show` and the JSON tell them apart), STATE
+/// active, paused or ended.
 pub async fn schedules(queue: &Target, json: bool) -> Result<(), Failure> {
-    let schedules = queue.schedules().await?;
+    let schedules = super::schedules::stored(queue).await?;
+    let now = SystemTime::now();
     if json {
-        print_json(&serde_json::to_value(schedules.unwrap_or_default()).unwrap_or_default());
+        let rows: Vec<Value> = schedules
+            .iter()
+            .map(|(shard, s)| super::schedules::record_json(*shard, s, now))
+            .collect();
+        print_json(&Value::Array(rows));
         return Ok(());
     }
-    let Some(schedules) = schedules else {
-        outln!("no schedules (this driver version does not store recurring schedules yet)");
-        return Ok(());
-    };
     if schedules.is_empty() {
         outln!("no schedules");
         return Ok(());
     }
-    let sharded = schedules.iter().any(|s| s.shard.is_some());
+    let sharded = schedules.iter().any(|(shard, _)| shard.is_some());
     let mut t = Table::new(&with_shard(
         sharded,
         &[
@@ -408,18 +413,23 @@ pub async fn schedules(queue: &Target, json: bool) -> Result<(), Failure> {
             "STATE",
         ],
     ));
-    for s in &schedules {
+    for (shard, s) in &schedules {
+        let row = crate::registry::schedule_row(s, *shard);
         let when = |at: Option<SystemTime>| at.map(clock::rfc3339).unwrap_or_else(|| "-".into());
+        let next = match row.overdue_by(now) {
+            Some(late) => format!("{} overdue {}", when(row.next_run), clock::compact(late)),
+            None => when(row.next_run),
+        };
         t.row(shard_cell(
-            s.shard,
+            *shard,
             vec![
-                s.name.clone(),
-                s.queue.clone(),
-                s.expression.clone(),
-                s.timezone.clone(),
-                when(s.next_run),
-                when(s.last_run),
-                if s.paused { "paused" } else { "active" }.into(),
+                row.name.clone(),
+                row.queue.clone(),
+                row.expression.clone(),
+                row.timezone.clone(),
+                next,
+                when(row.last_run),
+                row.state_text().into(),
             ],
         ));
     }

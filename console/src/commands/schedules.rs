@@ -1,20 +1,35 @@
-//! `redq schedules [list]|trigger|pause|resume|delete NAME`: the driver's
-//! schedule calls, on the shard that has the schedule. An unknown name is
-//! an error (exit 1) naming the schedules there are.
+//! `redq schedules [list]|show|trigger|pause|resume|delete NAME`: the
+//! driver's schedule calls, on the shard that has the schedule. An unknown
+//! name is an error (exit 1) naming the schedules there are.
+//!
+//! With `--shards`, the same name may be stored on several shards: those
+//! are several schedules, each firing. A change or a `show` then needs
+//! `--shard INDEX` and is refused without it, naming the shards: acting on
+//! all of them would enqueue one job per shard on a trigger and delete
+//! more than was looked at, and acting on the first one (as before) left
+//! the others firing while saying it was done.
 
-use redq::schedule::{ScheduleChange, Triggered};
-use serde_json::json;
+use std::time::SystemTime;
+
+use redq::schedule::{ScheduleChange, ScheduleInfo as Stored, Triggered};
+use redq::Operator;
+use serde_json::{json, Value};
 
 use crate::aggregate::Target;
-use crate::cli::SchedulesCommand;
+use crate::cli::{ScheduleShard, SchedulesCommand};
+use crate::clock;
 use crate::failure::Failure;
-use crate::output::{outln, print_json};
+use crate::output::{opt_time, outln, print_json, time};
+use crate::registry::{last_enqueue_was_trigger, last_tick_fired, schedule_row};
 use crate::text::inert;
+
+/// How many upcoming runs `show` previews.
+const PREVIEW_RUNS: usize = 5;
 
 /// Whether a `schedules` subcommand changes Redis.
 pub fn mutates(command: &Option<SchedulesCommand>) -> Option<&'static str> {
     match command {
-        None | Some(SchedulesCommand::List) => None,
+        None | Some(SchedulesCommand::List) | Some(SchedulesCommand::Show { .. }) => None,
         Some(SchedulesCommand::Trigger { .. }) => Some("schedules trigger"),
         Some(SchedulesCommand::Pause { .. }) => Some("schedules pause"),
         Some(SchedulesCommand::Resume { .. }) => Some("schedules resume"),
@@ -31,23 +46,31 @@ pub async fn run(
         None | Some(SchedulesCommand::List) => {
             return super::listing::schedules(target, json).await
         }
-        Some(SchedulesCommand::Trigger { name }) => return trigger(target, &name, json).await,
-        Some(SchedulesCommand::Pause { name }) => {
-            let change = target.pause_schedule(&name).await?;
+        Some(SchedulesCommand::Show { name, shard }) => {
+            return show(target, &name, shard, json).await
+        }
+        Some(SchedulesCommand::Trigger { name, shard }) => {
+            return trigger(target, &name, shard, json).await
+        }
+        Some(SchedulesCommand::Pause { name, shard }) => {
+            let on = which_shard(target, &name, shard).await?;
+            let change = target.pause_schedule_on(on, &name).await?;
             (name, "paused", change)
         }
-        Some(SchedulesCommand::Resume { name }) => {
-            let change = target.resume_schedule(&name).await?;
+        Some(SchedulesCommand::Resume { name, shard }) => {
+            let on = which_shard(target, &name, shard).await?;
+            let change = target.resume_schedule_on(on, &name).await?;
             (name, "resumed", change)
         }
-        Some(SchedulesCommand::Delete { name, yes }) => {
+        Some(SchedulesCommand::Delete { name, shard, yes }) => {
             if !yes {
                 return Err(Failure::Usage(format!(
                     "delete removes schedule {} for good (the jobs it enqueued stay); add --yes to do it",
                     inert(&name)
                 )));
             }
-            let change = target.delete_schedule(&name).await?;
+            let on = which_shard(target, &name, shard).await?;
+            let change = target.delete_schedule_on(on, &name).await?;
             (name, "deleted", change)
         }
     };
@@ -67,8 +90,14 @@ pub async fn run(
     Ok(())
 }
 
-async fn trigger(target: &Target, name: &str, json: bool) -> Result<(), Failure> {
-    match target.trigger_schedule(name).await? {
+async fn trigger(
+    target: &Target,
+    name: &str,
+    shard: ScheduleShard,
+    json: bool,
+) -> Result<(), Failure> {
+    let on = which_shard(target, name, shard).await?;
+    match target.trigger_schedule_on(on, name).await? {
         Triggered::NotFound => Err(not_found(target, name).await),
         Triggered::Enqueued(id) => {
             tracing::info!(schedule = %name, job = %id, "schedule triggered");
@@ -86,10 +115,52 @@ async fn trigger(target: &Target, name: &str, json: bool) -> Result<(), Failure>
     }
 }
 
+/// The shard to act on for `name`: the one `--shard` names, else the only
+/// one that stores it. Several: refused, naming them.
+async fn which_shard(target: &Target, name: &str, shard: ScheduleShard) -> Result<usize, Failure> {
+    let n = target.shards().len();
+    if let Some(shard) = shard.shard {
+        if shard >= n {
+            return Err(Failure::Usage(match n {
+                1 => format!(
+                    "--shard {shard}: there is one namespace (no --shards), so the only shard is 0"
+                ),
+                _ => format!(
+                    "--shard {shard}: there are {n} shards, numbered 0 to {}",
+                    n - 1
+                ),
+            }));
+        }
+        return Ok(shard);
+    }
+    let on = target.schedule_shards(name).await?;
+    match on.as_slice() {
+        [] => Err(not_found(target, name).await),
+        [one] => Ok(*one),
+        several => {
+            let list: Vec<String> = several.iter().map(|i| i.to_string()).collect();
+            let choose: Vec<String> = several.iter().map(|i| format!("--shard {i}")).collect();
+            Err(Failure::Usage(format!(
+                "schedule {} is stored on shards {}, each a schedule of its own that fires; \
+                 add {} to choose one",
+                inert(name),
+                list.join(" and "),
+                choose.join(" or ")
+            )))
+        }
+    }
+}
+
 /// The refusal for a schedule no shard has, naming those there are.
 async fn not_found(target: &Target, name: &str) -> Failure {
     let names: Vec<String> = match target.schedules().await {
-        Ok(Some(all)) => all.into_iter().map(|s| inert(&s.name)).collect(),
+        Ok(Some(all)) => all
+            .into_iter()
+            .map(|s| match s.shard {
+                Some(shard) => format!("{} (shard {shard})", inert(&s.name)),
+                None => inert(&s.name),
+            })
+            .collect(),
         _ => Vec::new(),
     };
     let known = if names.is_empty() {
@@ -98,4 +169,207 @@ async fn not_found(target: &Target, name: &str) -> Failure {
         format!("the schedules are {}", names.join(", "))
     };
     Failure::Failed(format!("no schedule is named {}; {known}", inert(name)))
+}
+
+/// Every stored schedule with the shard that stores it (with several),
+/// by name then shard.
+pub async fn stored(target: &Target) -> Result<Vec<(Option<usize>, Stored)>, Failure> {
+    let sharded = target.is_sharded();
+    let mut all = Vec::new();
+    for (i, shard) in target.shards().iter().enumerate() {
+        for s in shard.list_schedules().await? {
+            all.push((sharded.then_some(i), s));
+        }
+    }
+    all.sort_by(|(a_shard, a), (b_shard, b)| a.name.cmp(&b.name).then(a_shard.cmp(b_shard)));
+    Ok(all)
+}
+
+/// A schedule as JSON: everything its record holds, what the table says of
+/// it (`state`, `overdue`), and the last tick apart from the last enqueue,
+/// which a manual trigger moves too.
+pub fn record_json(shard: Option<usize>, s: &Stored, now: SystemTime) -> Value {
+    let row = schedule_row(s, shard);
+    let overdue = row.overdue_by(now);
+    let mut value = json!({
+        "name": s.name,
+        "queue": s.queue,
+        "expression": s.expression,
+        "timezone": s.timezone,
+        "state": row.state_text(),
+        "paused": s.paused,
+        "ended": row.ended(),
+        "next_run": opt_time(s.next_run),
+        "overdue": overdue.is_some(),
+        "overdue_ms": overdue.map(|d| d.as_millis() as u64),
+        "last_tick": opt_time(s.last_tick),
+        "last_tick_fired": last_tick_fired(s),
+        "last_skipped": opt_time(s.last_skipped),
+        "last_run": opt_time(s.last_run),
+        "last_run_by": last_enqueue_was_trigger(s).map(|t| if t { "trigger" } else { "tick" }),
+        "last_job_id": s.last_job_id,
+        "misfire": s.misfire,
+        "starts_at": opt_time(s.starts_at),
+        "ends_at": opt_time(s.ends_at),
+        "job_name": s.job_name,
+        "payload": s.payload,
+        "priority": s.priority,
+        "max_attempts": s.max_attempts,
+        "retry_window_ms": s.retry_window.map(|d| d.as_millis() as u64),
+        "revision": s.revision,
+        "created_at": time(s.created_at),
+        "updated_at": time(s.updated_at),
+    });
+    if let Some(shard) = shard {
+        value["shard"] = json!(shard);
+    }
+    value
+}
+
+/// `redq schedules show NAME`.
+async fn show(
+    target: &Target,
+    name: &str,
+    shard: ScheduleShard,
+    json: bool,
+) -> Result<(), Failure> {
+    let on = which_shard(target, name, shard).await?;
+    let Some(s) = target.shards()[on].schedule(name).await? else {
+        return Err(not_found(target, name).await);
+    };
+    let shard = target.is_sharded().then_some(on);
+    let now = SystemTime::now();
+    // From the next run on, so an overdue tick leads the preview.
+    let from = s.next_run.map_or(now, |next| {
+        next.min(now) - std::time::Duration::from_millis(1)
+    });
+    let upcoming = if s.paused || s.next_run.is_some() {
+        Operator::upcoming_runs(&s, from, PREVIEW_RUNS)?
+    } else {
+        Vec::new()
+    };
+    if json {
+        let mut value = record_json(shard, &s, now);
+        value["upcoming"] = upcoming
+            .iter()
+            .map(|(at, local)| json!({ "utc": time(*at), "local": local }))
+            .collect();
+        print_json(&value);
+        return Ok(());
+    }
+    for (label, text) in detail_lines(shard, &s, now) {
+        outln!("{label:<14}{}", text.trim_end());
+    }
+    if upcoming.is_empty() {
+        outln!(
+            "{:<14}none (it is {})",
+            "upcoming",
+            schedule_row(&s, shard).state_text()
+        );
+    }
+    for (i, (at, local)) in upcoming.iter().enumerate() {
+        let label = if i == 0 { "upcoming" } else { "" };
+        outln!(
+            "{label:<14}{}  {}  ({})",
+            clock::rfc3339(*at),
+            local,
+            inert(&s.timezone)
+        );
+    }
+    Ok(())
+}
+
+/// The labelled lines of `show`, every text from Redis made inert.
+fn detail_lines(shard: Option<usize>, s: &Stored, now: SystemTime) -> Vec<(&'static str, String)> {
+    let row = schedule_row(s, shard);
+    let when = |at: Option<SystemTime>| at.map_or_else(|| "-".to_owned(), clock::rfc3339);
+    let local = |at: Option<SystemTime>| {
+        at.and_then(|at| Operator::wall_clock(at, &s.timezone))
+            .map_or_else(String::new, |l| format!(" ({l} {})", inert(&s.timezone)))
+    };
+    let mut state = row.state_text().to_owned();
+    if let Some(late) = row.overdue_by(now) {
+        state.push_str(&format!(
+            ", overdue by {} (no scheduler has fired its next run)",
+            clock::compact(late)
+        ));
+    }
+    let tick = match (s.last_tick, last_tick_fired(s)) {
+        (None, _) => "- (no tick yet)".to_owned(),
+        (Some(at), Some(false)) => format!(
+            "{}{} skipped (misfire policy skip)",
+            when(Some(at)),
+            local(Some(at))
+        ),
+        (Some(at), _) => format!("{}{}", when(Some(at)), local(Some(at))),
+    };
+    let enqueue = match (s.last_run, last_enqueue_was_trigger(s)) {
+        (None, _) => "-".to_owned(),
+        (Some(at), by) => format!(
+            "{}, {} job {}",
+            when(Some(at)),
+            if by == Some(true) {
+                "a manual trigger:"
+            } else {
+                "its tick:"
+            },
+            inert(s.last_job_id.as_deref().unwrap_or("-"))
+        ),
+    };
+    let mut lines = vec![("name", inert(&s.name))];
+    if let Some(shard) = shard {
+        lines.push(("shard", shard.to_string()));
+    }
+    lines.extend([
+        ("queue", inert(&s.queue)),
+        ("state", state),
+        ("expression", inert(&s.expression)),
+        ("timezone", inert(&s.timezone)),
+        (
+            "next run",
+            format!("{}{}", when(s.next_run), local(s.next_run)),
+        ),
+        ("last tick", tick),
+        ("last enqueue", enqueue),
+        ("misfire", misfire_text(s).to_owned()),
+        (
+            "starts at",
+            format!("{}{}", when(s.starts_at), local(s.starts_at)),
+        ),
+        (
+            "ends at",
+            format!("{}{}", when(s.ends_at), local(s.ends_at)),
+        ),
+        (
+            "job name",
+            s.job_name.as_deref().map_or("-".to_owned(), inert),
+        ),
+        ("payload", inert(&s.payload.to_string())),
+        ("priority", s.priority.to_string()),
+        (
+            "max attempts",
+            match s.max_attempts {
+                0 => "unlimited".to_owned(),
+                n => n.to_string(),
+            },
+        ),
+        (
+            "retry window",
+            s.retry_window.map_or("-".to_owned(), clock::compact),
+        ),
+        ("revision", s.revision.to_string()),
+        ("created", clock::rfc3339(s.created_at)),
+        ("updated", clock::rfc3339(s.updated_at)),
+    ]);
+    lines
+}
+
+/// The misfire policy in words.
+fn misfire_text(s: &Stored) -> &'static str {
+    match s.misfire {
+        redq::schedule::Misfire::FireOnce => {
+            "fire_once (after an outage, one job for the missed ticks)"
+        }
+        redq::schedule::Misfire::Skip => "skip (missed ticks fire nothing)",
+    }
 }

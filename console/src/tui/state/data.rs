@@ -149,7 +149,9 @@ pub struct ScheduleInfo {
     /// The next tick.
     #[serde(serialize_with = "crate::output::ser_opt_time")]
     pub next_run: Option<SystemTime>,
-    /// The last tick that fired.
+    /// The last tick it handled: fired, or (under the skip misfire policy)
+    /// skipped. Never a manual trigger: "did last night's run happen?" is
+    /// answered by the tick, and a trigger enqueues without ticking.
     #[serde(serialize_with = "crate::output::ser_opt_time")]
     pub last_run: Option<SystemTime>,
     /// Paused schedules do not fire.
@@ -157,6 +159,40 @@ pub struct ScheduleInfo {
     /// The shard that stores it (`--shards` above 1 only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<usize>,
+}
+
+/// A tick this late is overdue. Schedulers poll at most a second apart by
+/// default (`redq::schedule::DEFAULT_SCHEDULER_MAX_IDLE`), but that is
+/// configurable: the margin keeps a slower poll from reading as a dead one.
+pub const TICK_OVERDUE_AFTER: Duration = Duration::from_secs(30);
+
+impl ScheduleInfo {
+    /// How late its next tick is at `now`, once that is
+    /// [`TICK_OVERDUE_AFTER`] or more: ticks fire through schedulers, so an
+    /// overdue one means none is running (an outage). `None` while paused,
+    /// ended, or on time. The one rule the console screen and `redq
+    /// schedules` both mark overdue by.
+    pub fn overdue_by(&self, now: SystemTime) -> Option<Duration> {
+        let late = crate::clock::age(self.next_run?, now);
+        (!self.paused && late >= TICK_OVERDUE_AFTER).then_some(late)
+    }
+
+    /// Ended: not paused and no tick to come, which the driver reports once
+    /// its end has passed (or its expression names no later time).
+    pub fn ended(&self) -> bool {
+        !self.paused && self.next_run.is_none()
+    }
+
+    /// `paused`, `ended` or `active`.
+    pub fn state_text(&self) -> &'static str {
+        if self.paused {
+            "paused"
+        } else if self.ended() {
+            "ended"
+        } else {
+            "active"
+        }
+    }
 }
 
 /// The newest dead letters of every queue, as far as the console loads them,
