@@ -150,6 +150,16 @@ pub fn view_lines(
         Some(kept) => finished_lines(kept, shards, now),
         None => {
             let mut lines = detail_lines(&detail.record, &detail.notes, shards, now);
+            if detail.gone {
+                // What it last was stays below; the state line says the truth.
+                if let Some(line) = lines.iter_mut().find(|l| l.starts_with("state")) {
+                    *line = format!(
+                        "{:<14}gone: deleted, or finished and not kept (it was {})",
+                        "state",
+                        detail.record.state.as_str()
+                    );
+                }
+            }
             // Why it is held, under the state line, as `redq jobs show` says.
             let state_at = lines.iter().position(|l| l.starts_with("state"));
             for (i, (label, text)) in detail.held.iter().enumerate() {

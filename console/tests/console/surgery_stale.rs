@@ -88,3 +88,51 @@ async fn the_detail_of_a_job_that_completed_acts_on_the_completed_job() {
         "{said}"
     );
 }
+
+/// A job deleted elsewhere while its detail is open reads as gone: the
+/// title and state line say so (what it last was kept below), and its keys
+/// refuse at once rather than ask about a waiting job that is not there.
+#[tokio::test]
+async fn the_detail_of_a_job_deleted_elsewhere_reads_as_gone() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_gone"));
+    let queue = connect(&url, &ns).await;
+    let id = queue
+        .add("emails", NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    let target = Target::single(connect(&url, &ns).await);
+    let mut state = console(&target, &ns);
+    refresh(&target, &mut state).await;
+    press(&mut state, &[KeyCode::Enter]);
+    refresh(&target, &mut state).await;
+    press(&mut state, &[KeyCode::Enter]);
+    assert_eq!(state.detail().unwrap().record.id, id);
+
+    queue.delete_job(&id, redq::IfLeased::Refuse).await.unwrap();
+    reread(&target, &mut state).await;
+    let screen = drawn(&state, 100, 30);
+    assert!(screen.contains(&format!("gone job {id}")), "{screen}");
+    assert!(
+        screen.contains("gone: deleted, or finished and not kept (it was waiting)"),
+        "{screen}"
+    );
+
+    for key in ["d", "c"] {
+        let sent = press(&mut state, &chars(key));
+        assert!(sent.is_empty(), "{key}: {sent:?}");
+        assert!(
+            matches!(state.overlay, Overlay::None),
+            "{key}: {:?}",
+            state.overlay
+        );
+    }
+    assert!(press(&mut state, &chars("d")).is_empty());
+    let said = state.status.as_ref().unwrap().text.clone();
+    assert!(
+        said.contains(&format!("job {id} no longer exists")),
+        "{said}"
+    );
+}

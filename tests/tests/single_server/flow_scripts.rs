@@ -570,7 +570,7 @@ async fn held_jobs_are_seen_cancelled_deleted_edited_and_not_promoted() {
         )
         .await,
     );
-    assert_eq!(int(&promoted[3]), 2, "a held job is already due");
+    assert_eq!(int(&promoted[3]), 7, "a held job is held, not waiting");
     let cancelled = items(
         raw.run(
             "cancel",

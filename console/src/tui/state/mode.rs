@@ -150,6 +150,10 @@ pub struct Detail {
     /// How it finished, once it left the queue, when its queue keeps it:
     /// then the detail shows that instead of `record`.
     pub finished: Option<redq::KeptJob>,
+    /// Gone: its last read found neither the job nor a kept record of it
+    /// (deleted, or finished and not kept). The detail still shows what it
+    /// last was, titled gone, and its keys refuse.
+    pub gone: bool,
     /// The gate it awaits (batch callback, dependencies, tree parent), as
     /// last read: "awaits G (7 of 10 finished)".
     pub awaits: Option<crate::workflow::Gate>,
@@ -220,6 +224,7 @@ impl View {
             record: record.clone(),
             notes: redq::JobNotes::default(),
             finished: None,
+            gone: false,
             awaits: None,
             held: Vec::new(),
             scroll: 0,

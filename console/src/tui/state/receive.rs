@@ -95,6 +95,7 @@ impl State {
                 if detail.record.id != id {
                     return;
                 }
+                detail.gone = record.is_none() && finished.is_none();
                 match record {
                     Some(record) => {
                         detail.record = *record;

@@ -115,6 +115,14 @@ impl State {
     /// detail shows (the kept job once it finished).
     pub(super) fn on_job(&mut self, change: Surgery) -> Command {
         let job = match &self.view {
+            View::Detail(detail) if detail.gone => {
+                let id = inert(&detail.record.id);
+                self.say(
+                    Level::Info,
+                    format!("job {id} no longer exists: there is nothing to {}", change.verb()),
+                );
+                return Command::None;
+            }
             View::Detail(detail) => Some(detail.record.clone()),
             View::Jobs(_) => self.selected_job().cloned(),
             View::Screen(Screen::Leases) if change == Surgery::Cancel => self

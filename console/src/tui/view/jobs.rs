@@ -212,6 +212,7 @@ pub fn detail(
         .collect();
     let state_name = match &detail.finished {
         Some(kept) => kept.outcome.as_str().to_owned(),
+        None if detail.gone => "gone".to_owned(),
         None => job.state.to_string(),
     };
     let block = Block::bordered().title(Line::styled(
