@@ -1,12 +1,14 @@
 //! What graceful shutdown does to a job that outlives the grace period.
 //!
 //! `cargo run -p redq --example graceful_shutdown` (Redis at `REDIS_URL`).
-//! A long job starts, the worker is told to stop, the grace period passes,
-//! and the job is released at once: waiting again, no attempt counted.
+//! A long job starts, the worker is told to stop (here after 300 ms, or at
+//! once on SIGTERM or Ctrl-C), the grace period passes, and the job is
+//! released at once: waiting again, no attempt counted. A service takes its
+//! token from `shutdown_on_signals` alone (see the `worker` example).
 
 use std::time::Duration;
 
-use redq::worker::{CancellationToken, JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
+use redq::worker::{shutdown_on_signals, JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
 use redq::RedisQueue;
 use serde::{Deserialize, Serialize};
 
@@ -21,8 +23,9 @@ impl TypedJob for Export {
 
     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
         for row in 0..self.rows {
-            // Cooperative jobs can check the signal and checkpoint; this one
-            // keeps going, so the grace period's end drops it.
+            // Cooperative jobs can check the signal (it fires as shutdown
+            // begins) and checkpoint; this one keeps going, so the grace
+            // period's end drops it.
             if row == 0 && cx.is_cancelled() {
                 println!("asked to stop before starting");
             }
@@ -34,6 +37,7 @@ impl TypedJob for Export {
 
 #[tokio::main]
 async fn main() -> Result<(), redq::QueueError> {
+    tracing_subscriber::fmt().with_env_filter("info").init();
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
     let queue = RedisQueue::builder(&url)
         .namespace("graceful-example")
@@ -48,7 +52,7 @@ async fn main() -> Result<(), redq::QueueError> {
         .grace(Duration::from_millis(500))
         .schedules(false);
     let worker = Worker::new(queue.clone(), registry, options)?;
-    let shutdown = CancellationToken::new();
+    let shutdown = shutdown_on_signals();
     let running = tokio::spawn(worker.run(shutdown.clone()));
 
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -1,14 +1,16 @@
-//! Run a worker until Ctrl-C, then shut down gracefully.
+//! Run a worker until SIGTERM or Ctrl-C, then shut down gracefully.
 //!
-//! `cargo run -p redq --example worker` (Redis at `REDIS_URL`). The library
-//! installs no signal handler: the application decides what stops a worker,
-//! here Ctrl-C, by cancelling the token it gave the worker.
+//! `cargo run -p redq --example worker` (Redis at `REDIS_URL`). The
+//! application decides what stops a worker by cancelling the token it gave
+//! it; `shutdown_on_signals` cancels one on SIGTERM (what Kubernetes, Docker
+//! and systemd send) and SIGINT (Ctrl-C). The worker logs at INFO when it
+//! starts, when shutdown begins and when it stops.
 
 mod common;
 
 use std::time::Duration;
 
-use redq::worker::{CancellationToken, Registry, WorkOptions, Worker};
+use redq::worker::{shutdown_on_signals, Registry, WorkOptions, Worker};
 use redq::RedisQueue;
 
 #[tokio::main]
@@ -23,14 +25,7 @@ async fn main() -> Result<(), redq::QueueError> {
         .grace(Duration::from_secs(10));
     let worker = Worker::new(queue, registry, options)?;
 
-    let shutdown = CancellationToken::new();
-    let on_ctrl_c = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = tokio::signal::ctrl_c().await;
-        println!("shutting down: finishing running jobs (10 s grace)…");
-        on_ctrl_c.cancel();
-    });
-    let report = worker.run(shutdown).await?;
+    let report = worker.run(shutdown_on_signals()).await?;
     println!(
         "stopped: {} processed, {} failed attempts",
         report.processed, report.failed

@@ -150,14 +150,15 @@ impl Backend {
 
     /// Acknowledge `leases`, all of `shard` (each shard's acker sends its
     /// own: `super::acker`), each outcome in input order. A batch that could
-    /// not be sent gives each of its leases the reason. Each lease's
-    /// [`Completion`] (result, run time) goes in the same call; a memory
-    /// queue keeps no results.
+    /// not be sent gives each of its leases its error, of the same kind (a
+    /// timeout stays a timeout: the acker sends again on a connection's
+    /// trouble). Each lease's [`Completion`] (result, run time) goes in the
+    /// same call; a memory queue keeps no results.
     pub async fn ack_batch(
         &self,
         shard: usize,
-        leases: Vec<Lease>,
-        completions: Vec<Completion>,
+        leases: &[Lease],
+        completions: &[Completion],
     ) -> Vec<Result<Acked, QueueError>> {
         let n = leases.len();
         let queue = match self {
@@ -165,7 +166,7 @@ impl Backend {
             Backend::Redis(redis) => redis,
             Backend::Sharded(sharded) => &sharded.shards()[shard],
         };
-        batch_outcomes(queue.ack_batch_with(&leases, &completions).await, n)
+        batch_outcomes(queue.ack_batch_with(leases, completions).await, n)
     }
 
     /// Record a failed attempt: back after `delay`, or dead when `dead`
@@ -297,23 +298,17 @@ impl Backend {
     }
 }
 
-/// One batch's outcomes, or its failure given to each of its `n` leases.
+/// One batch's outcomes, or its failure given to each of its `n` leases
+/// as it is: relabelled (it was once wrapped as an unexpected reply), a
+/// timeout read as a protocol error, and neither the acker nor a log could
+/// tell a delayed ack from a broken one.
 fn batch_outcomes(
     batch: Result<Vec<Result<Acked, QueueError>>, QueueError>,
     n: usize,
 ) -> Vec<Result<Acked, QueueError>> {
     match batch {
         Ok(outcomes) => outcomes,
-        Err(e) => {
-            let why = e.to_string();
-            (0..n)
-                .map(|_| {
-                    Err(QueueError::Protocol(format!(
-                        "acknowledgement failed: {why}"
-                    )))
-                })
-                .collect()
-        }
+        Err(e) => vec![Err(e); n],
     }
 }
 
@@ -334,6 +329,27 @@ async fn forward_changes(
                 inbox.due.store(true, std::sync::atomic::Ordering::Release);
                 inbox.wake.notify_one();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ConnectionFault;
+
+    #[test]
+    fn a_batch_that_timed_out_gives_each_lease_a_timeout() {
+        let outcomes = batch_outcomes(Err(QueueError::Timeout(Duration::from_secs(10))), 2);
+        assert_eq!(outcomes.len(), 2);
+        for outcome in outcomes {
+            let e = outcome.expect_err("the batch failed");
+            assert!(matches!(e, QueueError::Timeout(_)), "{e}");
+            assert_eq!(e.connection_fault(), Some(ConnectionFault::NoAnswer));
+            assert_eq!(
+                e.to_string(),
+                "redis command timed out after 10 s; it may or may not have been applied"
+            );
         }
     }
 }

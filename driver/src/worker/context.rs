@@ -122,10 +122,17 @@ impl JobCx {
             .expect("lease deadline poisoned")
     }
 
-    /// True once the job should stop: the worker is shutting down past its
-    /// grace period, the lease was lost to another worker, or an operator
-    /// cancelled the job (see [`crate::kept`]; the job is gone for good and
+    /// True once the job should wrap up: the worker began shutting down
+    /// (at once, not at the grace period's end: the handler has the rest
+    /// of the grace to finish or checkpoint, then its future is dropped and
+    /// the job released, no attempt counted), or an operator cancelled or
+    /// deleted the job (see [`crate::kept`]; the job is gone for good and
     /// its ack would change nothing).
+    ///
+    /// A lost lease (found reclaimed or gone by a lease extension) and the
+    /// job's timeout are not signalled to the handler: its future is
+    /// dropped at once. After a lost lease this fires too, for tasks the
+    /// handler spawned with a clone of this context.
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
     }

@@ -1,6 +1,6 @@
 //! An operator's word to one running worker: **quiet** (claim nothing more,
 //! finish what runs, stay registered) and **stop** (quiet, then exit once
-//! idle). Both arrive on the worker's holder channel, where cancels of the
+//! idle). The worker's own shutdown reads as a stop. Both arrive on the worker's holder channel, where cancels of the
 //! jobs it holds arrive too (`super::cancels`); see
 //! [`Operator::quiet_worker`](crate::Operator::quiet_worker).
 //!
@@ -94,6 +94,13 @@ impl Control {
         self.stop.cancel();
     }
 
+    /// The worker's own shutdown began (its token was cancelled): its
+    /// record says `stopping` at once, as after an operator's stop, rather
+    /// than `running` for the whole grace period.
+    pub fn shutting_down(&self) {
+        self.stop();
+    }
+
     /// What the registry record shows.
     pub fn state(&self) -> WorkerState {
         if self.stop.is_cancelled() {
@@ -170,6 +177,9 @@ mod tests {
         assert_eq!(control.state(), WorkerState::Quiet);
         control.stop();
         assert_eq!(control.state(), WorkerState::Stopping);
+        let shutting_down = Control::default();
+        shutting_down.shutting_down();
+        assert_eq!(shutting_down.state(), WorkerState::Stopping);
         assert_eq!(WorkerState::parse("quiet"), WorkerState::Quiet);
         assert_eq!(WorkerState::parse(""), WorkerState::Running);
     }

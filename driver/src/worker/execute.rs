@@ -11,6 +11,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::acker::{AckReply, AckRequest};
 use super::backend::{Backend, Claimed, Held};
 use super::cancels::RunningJobs;
 use super::context::{JobCx, Notes, Services};
@@ -20,7 +21,7 @@ use super::presence::Totals;
 use super::registry::Registry;
 use super::slots::Slot;
 use crate::kept::Completion;
-use crate::{Acked, Job, Nacked, NoteBatch, QueueError};
+use crate::{Acked, ConnectionFault, Job, Nacked, NoteBatch, QueueError};
 
 /// What every job task of one worker shares.
 pub(crate) struct Shared {
@@ -174,7 +175,9 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
     slot.handler_done();
     match outcome {
         Outcome::Succeeded => {
-            match acknowledge(shared, lease, completion(&cx, started.elapsed())).await {
+            let done = completion(&cx, started.elapsed());
+            let acked = acknowledge(shared, lease, done, cx.lease_expires_at()).await;
+            match acked.outcome {
                 Ok(Acked::Completed) => {
                     shared.totals.processed.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!("completed");
@@ -183,6 +186,14 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
                 Ok(Acked::AlreadyGone) if operator_told(shared, &cx) => tracing::info!(
                     "finished, but an operator had deleted it while it ran: not acknowledged"
                 ),
+                // Sent again after an earlier send went unanswered.
+                Ok(Acked::AlreadyGone) if acked.sent_before => {
+                    shared.totals.processed.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(
+                        "completed: an acknowledgement that went unanswered had been applied \
+                         (sent again, it found the job done)"
+                    );
+                }
                 Ok(Acked::AlreadyGone) => tracing::warn!(
                     "finished, but the job was gone: an operator deleted it, or another worker \
                      completed it after this lease lapsed; not acknowledged"
@@ -193,10 +204,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
                 Err(QueueError::JobCancelled { .. }) => {
                     tracing::info!("finished, but an operator had cancelled it: not acknowledged")
                 }
-                Err(e) => tracing::error!(
-                    error = %e,
-                    "finished, but the acknowledgement failed; the job will run again after its lease lapses"
-                ),
+                Err(e) => ack_failed(shared, &e, acked.sent_before),
             }
         }
         Outcome::Failed(JobError::Retry { error, after }) => {
@@ -258,6 +266,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
             cx.cancel.cancel();
             match Box::pin(shared.queue.release(&lease)).await {
                 Ok(()) => {
+                    shared.totals.released.fetch_add(1, Ordering::Relaxed);
                     tracing::info!("shutdown grace period over: job released for another worker")
                 }
                 Err(e) => {
@@ -290,27 +299,74 @@ fn completion(cx: &JobCx, run_time: Duration) -> Completion {
     }
 }
 
-/// Hand the lease to the acker and wait for this job's own outcome.
+/// Hand the lease to the acker and wait for this job's own outcome; the
+/// acker sends it again on a connection's trouble until `lease_ends`.
 async fn acknowledge(
     shared: &Shared,
-    lease: Held,
+    held: Held,
     completion: Completion,
-) -> Result<crate::Acked, QueueError> {
+    lease_ends: SystemTime,
+) -> AckReply {
     let (reply, outcome) = tokio::sync::oneshot::channel();
-    if let Err(unsent) = shared.acks.send((lease, completion, reply)) {
+    let request = AckRequest {
+        held,
+        completion,
+        lease_ends,
+        reply,
+    };
+    if let Err(unsent) = shared.acks.send(request) {
         // The acker is gone (only while the worker winds down): ack directly.
-        let (held, completion, _) = unsent.0;
-        let acked = shared
-            .queue
-            .ack_batch(held.shard, vec![held.lease], vec![completion]);
-        let mut outcomes = Box::pin(acked).await;
-        return outcomes
+        let AckRequest {
+            held, completion, ..
+        } = unsent.0;
+        let leases = std::slice::from_ref(&held.lease);
+        let completions = std::slice::from_ref(&completion);
+        let mut outcomes = Box::pin(shared.queue.ack_batch(held.shard, leases, completions)).await;
+        let outcome = outcomes
             .pop()
             .unwrap_or_else(|| Err(QueueError::Protocol("ack returned no outcome".into())));
+        return AckReply {
+            outcome,
+            sent_before: false,
+        };
     }
-    outcome
-        .await
-        .unwrap_or_else(|_| Err(QueueError::Protocol("the acker stopped".into())))
+    outcome.await.unwrap_or_else(|_| AckReply {
+        outcome: Err(QueueError::Protocol("the acker stopped".into())),
+        sent_before: false,
+    })
+}
+
+/// Log a finished job's ack that failed for good, saying what is known:
+/// whether it may have been applied, and until when the acker sent it
+/// again (`super::acker`).
+fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
+    if !e
+        .connection_fault()
+        .is_some_and(ConnectionFault::is_transient)
+    {
+        return tracing::error!(
+            error = %e,
+            "finished, but the acknowledgement failed; the job will run again after its lease lapses"
+        );
+    }
+    let until = if shared.hard_stop.is_cancelled() {
+        "the shutdown grace period ended"
+    } else {
+        "its lease lapsed"
+    };
+    if sent_before || super::acker::may_have_been_applied(e) {
+        tracing::error!(
+            error = %e,
+            "finished, but Redis did not answer its acknowledgement before {until}; it may or \
+             may not have been applied; if not, the job runs again after its lease lapses"
+        )
+    } else {
+        tracing::error!(
+            error = %e,
+            "finished, but its acknowledgement could not be sent before {until}; the job runs \
+             again after its lease lapses"
+        )
+    }
 }
 
 /// Extend the lease every third of its length for as long as the job runs;

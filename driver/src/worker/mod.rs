@@ -89,16 +89,23 @@
 //! The seam is one closed enum, not a public trait; `backend.rs` says why.
 //!
 //! Shutdown is driven by a [`CancellationToken`]; the library installs no
-//! signal handler. On cancel the worker stops claiming, lets running jobs
-//! finish within the grace period (their [`JobCx::cancelled`] fires so they
-//! may wrap up early), then drops the rest and releases them at once: due
-//! again immediately, no attempt counted.
+//! signal handler of itself. [`shutdown_on_signals`] gives a token that
+//! SIGTERM (what Kubernetes, Docker and systemd send) or SIGINT (Ctrl-C)
+//! cancels. On cancel the worker stops claiming, its registry record says
+//! `stopping` (as after an operator's stop), and running jobs may finish
+//! within the grace period: their [`JobCx::cancelled`] fires at once, so
+//! they may wrap up early. At the grace period's end it drops the rest and
+//! releases them at once: due again immediately, no attempt counted. A job
+//! that finished meanwhile but whose acknowledgement Redis has not taken
+//! (down, paused) has it sent again until the grace ends. The worker logs
+//! at INFO when it starts, when shutdown begins (how many jobs run, the
+//! grace) and when it stops (how many ended within the grace, how many were
+//! released, how long it took).
 //!
 //! ```no_run
 //! use redq::worker::{JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
 //! use redq::RedisQueue;
 //! use serde::{Deserialize, Serialize};
-//! use redq::worker::CancellationToken;
 //!
 //! #[derive(Serialize, Deserialize)]
 //! struct Resize { image: String }
@@ -115,8 +122,8 @@
 //! let mut registry = Registry::new();
 //! registry.add_job::<Resize>();
 //! let worker = Worker::new(queue, registry, WorkOptions::new().concurrency(8))?;
-//! let shutdown = CancellationToken::new();
-//! // e.g. cancel `shutdown` from your own ctrl-c handler
+//! // Cancelled by SIGTERM or Ctrl-C; any `CancellationToken` will do.
+//! let shutdown = redq::worker::shutdown_on_signals();
 //! worker.run(shutdown).await?;
 //! # Ok(()) }
 //! ```
@@ -327,8 +334,20 @@ impl Worker {
         let options = self.options;
         // The acker stops once every job (each holding a sender through
         // `shared`) is done and the worker has dropped its own handle.
-        let acker = tokio::spawn(acker::run(shared.queue.clone(), ack_requests));
+        // It sends again an ack a connection's trouble held up, until the
+        // grace period's end at the latest (`acker`).
+        let acker = tokio::spawn(acker::run(
+            shared.queue.clone(),
+            ack_requests,
+            shared.hard_stop.clone(),
+        ));
         let queues: Vec<String> = options.queues.iter().map(|(q, _)| q.clone()).collect();
+        tracing::info!(
+            id = shared.queue.namespaces().first().map(presence::worker_id),
+            queues = %queues.join(", "),
+            concurrency = options.concurrency,
+            "worker started"
+        );
         let background = CancellationToken::new();
         let control = shared.totals.control.clone();
         let inbox = Arc::new(wake::Inbox::new(shared.running.clone(), control.clone()));
@@ -494,13 +513,34 @@ impl Worker {
                 }
             }
         }
+        let began = tokio::time::Instant::now();
+        let in_flight = || shared.totals.in_flight.load(Ordering::Relaxed);
+        let running_then = in_flight();
+        tracing::info!(
+            cause = if shutdown.is_cancelled() {
+                "asked to stop"
+            } else {
+                "an operator's stop"
+            },
+            "shutting down: {running_then} jobs running, given up to {} to finish; the rest \
+             are then released for another worker",
+            crate::human::duration_text(options.grace),
+        );
+        // The registry record says so at once, as after an operator's stop.
+        control.shutting_down();
         shared.shutdown.cancel();
         let grace = tokio::time::sleep(options.grace);
         tokio::pin!(grace);
+        let mut left_at_grace_end = 0;
         loop {
             tokio::select! {
-                next = running.join_next() => if next.is_none() { break },
+                next = running.join_next() => match next {
+                    None => break,
+                    // The record's count of running jobs, kept fresh.
+                    Some(_) => shared.totals.beat_now.notify_one(),
+                },
                 _ = &mut grace => {
+                    left_at_grace_end = in_flight();
                     shared.hard_stop.cancel();
                     while running.join_next().await.is_some() {}
                     break;
@@ -509,6 +549,14 @@ impl Worker {
         }
         background.cancel();
         while duties.join_next().await.is_some() {}
+        let released = shared.totals.released.load(Ordering::Relaxed);
+        let ended = running_then.saturating_sub(left_at_grace_end);
+        let took = Duration::from_millis(began.elapsed().as_millis() as u64);
+        tracing::info!(
+            "worker stopped after {}: {ended} of {running_then} running jobs ended within the \
+             grace period, {released} released for another worker",
+            crate::human::duration_text(took),
+        );
         let report = WorkerReport {
             processed: shared.totals.processed.load(Ordering::Relaxed),
             failed: shared.totals.failed.load(Ordering::Relaxed),
@@ -519,6 +567,62 @@ impl Worker {
         let _ = acker.await;
         Ok(report)
     }
+}
+
+/// A token cancelled when the process is asked to stop: by SIGTERM (what
+/// Kubernetes, Docker and systemd send) or SIGINT (Ctrl-C) on Unix, by
+/// Ctrl-C elsewhere; pass it to [`Worker::run`]. The signal received is
+/// logged at INFO. Without it, a worker stopped by SIGTERM dies at once, and
+/// its jobs come back only once their leases lapse, each charged an attempt.
+///
+/// Call it within a Tokio runtime (it spawns the task that waits). On Unix
+/// the handlers are in place before it returns, so a signal that arrives
+/// any time after is not missed; from then on neither signal ends the
+/// process by itself, and a second one does nothing more: the worker's
+/// [grace period](WorkOptions::grace) bounds the wait. Keep that grace
+/// shorter than the time your platform allows before it kills the process
+/// (Kubernetes' `terminationGracePeriodSeconds`, 30 s by default, as is the
+/// grace), so the jobs still running at its end are released, not killed.
+///
+/// ```no_run
+/// # async fn demo(worker: redq::worker::Worker) -> Result<(), redq::QueueError> {
+/// let report = worker.run(redq::worker::shutdown_on_signals()).await?;
+/// # Ok(()) }
+/// ```
+pub fn shutdown_on_signals() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut terminate), Ok(mut interrupt)) => {
+                tokio::spawn(async move {
+                    let name = tokio::select! {
+                        _ = terminate.recv() => "SIGTERM",
+                        _ = interrupt.recv() => "SIGINT",
+                    };
+                    tracing::info!("{name} received: shutting down gracefully");
+                    cancel.cancel();
+                });
+                return token;
+            }
+            (Err(e), _) | (_, Err(e)) => tracing::error!(
+                error = %e,
+                "cannot listen for SIGTERM and SIGINT; only Ctrl-C stops the worker gracefully"
+            ),
+        }
+    }
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::info!("Ctrl-C received: shutting down gracefully");
+            cancel.cancel();
+        }
+    });
+    token
 }
 
 /// Claim up to `n` jobs from the first queue (in strict or weighted order)

@@ -144,8 +144,12 @@ impl WorkOptions {
             .min(crate::limits::MAX_CLAIM)
     }
 
-    /// On shutdown, how long running jobs may finish before they are
-    /// cancelled and released (default 30 s).
+    /// On shutdown, how long running jobs may finish (their
+    /// [`JobCx::cancelled`](super::JobCx::cancelled) fires when it starts)
+    /// before they are dropped and released for another worker, no attempt
+    /// counted (default 30 s). Keep it below the time your platform allows
+    /// a stopping process before it kills it (Kubernetes'
+    /// `terminationGracePeriodSeconds`, also 30 s by default).
     #[must_use]
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = grace;

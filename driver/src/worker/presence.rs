@@ -52,7 +52,8 @@ pub struct WorkerInfo {
     /// Its last heartbeat (Redis clock).
     pub last_heartbeat: SystemTime,
     /// Running, quiet or stopping (an operator's
-    /// [`quiet_worker`](crate::Operator::quiet_worker) or `stop_worker`).
+    /// [`quiet_worker`](crate::Operator::quiet_worker) or `stop_worker`, or
+    /// the worker's own shutdown, for its whole grace period).
     pub state: WorkerState,
     /// Silent past [`WORKER_TTL`]: lost, listed until [`GONE_KEPT`] more
     /// passed; `last_heartbeat` says when it was last seen.
@@ -123,9 +124,14 @@ pub(crate) struct Totals {
     /// Jobs of claims whose replies never arrived, given back
     /// (`super::lost_claims`).
     pub claims_lost: AtomicU64,
+    /// Jobs still running at the shutdown grace period's end, given back
+    /// for another worker (`super::execute`), for the worker's last log
+    /// line.
+    pub released: AtomicU64,
     /// Rewrite the record now rather than at the next heartbeat: a lost
     /// hand-off or claim is rare and is what an operator looks for in an
-    /// incident.
+    /// incident; while shutting down, each job that ends changes the count
+    /// of running ones an operator watches fall.
     pub beat_now: tokio::sync::Notify,
     /// An operator's quiet or stop, which the record reports.
     pub control: Arc<Control>,

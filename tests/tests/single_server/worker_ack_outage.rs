@@ -1,0 +1,179 @@
+//! A finished job's acknowledgement that meets a Redis outage, or a stall
+//! longer than the command timeout, is sent again while the job's lease
+//! lasts (driver/src/worker/acker.rs): the job is not run again, nor
+//! charged an attempt, it counts as processed, and the log says what is
+//! known rather than "unexpected reply from redis".
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redq::worker::{
+    CancellationToken, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
+    WorkerProgress,
+};
+use redq::RedisQueue;
+use redq_tests::logs::LogCapture;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+/// Short, so an outage outlasts it quickly (a connect under a loaded
+/// machine's tests needs some of it).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+/// Far longer than each test's wait for the ack: a job whose ack was given
+/// up on would come back only after it.
+const LEASE: Duration = Duration::from_secs(30);
+
+/// A job that finishes when the test lets it, noting each run's attempt.
+#[derive(Serialize, Deserialize)]
+struct Finishes;
+
+struct Runs {
+    attempts: Mutex<Vec<u32>>,
+    finish: Semaphore,
+}
+
+impl Runs {
+    fn attempts(&self) -> Vec<u32> {
+        self.attempts.lock().unwrap().clone()
+    }
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs {
+            attempts: Mutex::default(),
+            finish: Semaphore::new(0),
+        }
+    }
+}
+
+impl TypedJob for Finishes {
+    const NAME: &'static str = "tests.ack_outage";
+
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let runs = cx.service::<Arc<Runs>>().expect("runs");
+        runs.attempts.lock().unwrap().push(cx.attempt());
+        runs.finish.acquire().await.expect("open").forget();
+        Ok(())
+    }
+}
+
+struct Running {
+    queue: RedisQueue,
+    runs: Arc<Runs>,
+    id: String,
+    progress: WorkerProgress,
+    stop: CancellationToken,
+    handle: tokio::task::JoinHandle<Result<redq::worker::WorkerReport, redq::QueueError>>,
+}
+
+/// A worker running one `Finishes` job, started: the handler waits for the
+/// test's word to finish.
+async fn started(server: &RedisServer, test: &str) -> Running {
+    let queue = RedisQueue::builder(&server.url())
+        .namespace(unique_namespace(test))
+        .script_calls(redq_tests::fixtures::script_calls())
+        .command_timeout(COMMAND_TIMEOUT)
+        .connect()
+        .await
+        .expect("connecting to the test redis");
+    let id = queue.push(&Finishes).await.unwrap().id().to_owned();
+    let runs = Arc::new(Runs::default());
+    let mut registry = Registry::new();
+    registry.add_job::<Finishes>();
+    let options = WorkOptions::new()
+        .lease(LEASE)
+        .grace(Duration::from_secs(1))
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .unwrap()
+        .services(Services::new().with(runs.clone()));
+    let progress = worker.progress();
+    let stop = CancellationToken::new();
+    let handle = tokio::spawn(worker.run(stop.clone()));
+    wait_until(DEADLINE, "the job to start", async || {
+        runs.attempts() == [1]
+    })
+    .await;
+    Running {
+        queue,
+        runs,
+        id,
+        progress,
+        stop,
+        handle,
+    }
+}
+
+impl Running {
+    /// Acknowledged once, run once, gone from Redis.
+    async fn assert_done_once(self, logs: &LogCapture) {
+        wait_until(
+            DEADLINE,
+            "the worker to count the job processed",
+            async || self.progress.processed() == 1,
+        )
+        .await;
+        assert_eq!(self.runs.attempts(), [1], "{}", logs.text());
+        assert!(
+            self.queue.inspect(&self.id).await.unwrap().is_none(),
+            "the job is acknowledged"
+        );
+        self.stop.cancel();
+        let report = self.handle.await.unwrap().unwrap();
+        assert_eq!(report.processed, 1);
+        let text = logs.text();
+        assert!(!text.contains("ERROR"), "{text}");
+        assert!(!text.contains("unexpected reply"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn an_ack_that_meets_a_redis_restart_is_sent_again_while_the_lease_lasts() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::WARN);
+    let mut server = RedisServer::builder().appendonly_always().start();
+    let running = started(&server, "ack-restart").await;
+    server.kill9();
+    running.runs.finish.add_permits(1);
+    // The ack has been tried, and failed, while Redis was down (longer
+    // than the command timeout).
+    wait_until(DEADLINE, "the ack to fail", async || {
+        logs.text().contains("acknowledg")
+    })
+    .await;
+    server.restart();
+    running.assert_done_once(&logs).await;
+    let text = logs.text();
+    assert!(
+        text.contains(
+            "acknowledging finished jobs failed; sending it again while their leases last"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_ack_redis_answers_late_is_counted_once_and_not_called_a_protocol_error() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let server = RedisServer::start();
+    let running = started(&server, "ack-paused").await;
+    // Every client stalls for 5 s, over two command timeouts: the ack is sent,
+    // its reply comes too late, it is sent again, and once the pause ends
+    // the first send is applied and the next finds the job done.
+    server.cmd(&["CLIENT", "PAUSE", "5000", "ALL"]).await;
+    running.runs.finish.add_permits(1);
+    running.assert_done_once(&logs).await;
+    let text = logs.text();
+    assert!(
+        text.contains("redis command timed out after 2 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("completed: an acknowledgement that went unanswered had been applied"),
+        "{text}"
+    );
+}

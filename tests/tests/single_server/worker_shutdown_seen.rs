@@ -1,0 +1,140 @@
+//! A worker shutting down (its token cancelled, here by SIGTERM through
+//! `shutdown_on_signals`) says so: its registry record reads `stopping` at
+//! once with its running count kept fresh, as after an operator's stop, and
+//! it logs its start, the shutdown's beginning and its end.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use redq::worker::{
+    shutdown_on_signals, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
+    WorkerState,
+};
+use redq::RedisQueue;
+use redq_tests::fixtures::handle;
+use redq_tests::logs::LogCapture;
+use redq_tests::{unique_namespace, wait_until, RedisServer};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+/// Shorter than the heartbeat's interval (5 s): what the record shows this
+/// soon, it shows because it changed, not because a beat came round.
+const AT_ONCE: Duration = Duration::from_secs(2);
+const GRACE: Duration = Duration::from_secs(6);
+
+/// A job that finishes when the test lets it.
+#[derive(Serialize, Deserialize)]
+struct Finishes;
+
+struct Runs {
+    started: AtomicU32,
+    finish: Semaphore,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs {
+            started: AtomicU32::default(),
+            finish: Semaphore::new(0),
+        }
+    }
+}
+
+impl TypedJob for Finishes {
+    const NAME: &'static str = "tests.shutdown_seen";
+
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let runs = cx.service::<Arc<Runs>>().expect("runs");
+        runs.started.fetch_add(1, Ordering::SeqCst);
+        runs.finish.acquire().await.expect("open").forget();
+        Ok(())
+    }
+}
+
+/// The worker's record: its state and running count.
+async fn shown(queue: &RedisQueue) -> Option<(WorkerState, u64)> {
+    let workers = queue.workers().await.unwrap();
+    workers.first().map(|w| (w.state, w.in_flight))
+}
+
+#[tokio::test]
+async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let server = RedisServer::start();
+    let queue = handle(&server, &unique_namespace("shutdown-seen")).await;
+    let ids = [
+        queue.push(&Finishes).await.unwrap().id().to_owned(),
+        queue.push(&Finishes).await.unwrap().id().to_owned(),
+    ];
+    let runs = Arc::new(Runs::default());
+    let mut registry = Registry::new();
+    registry.add_job::<Finishes>();
+    let options = WorkOptions::new()
+        .concurrency(2)
+        .grace(GRACE)
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .unwrap()
+        .services(Services::new().with(runs.clone()));
+    let shutdown = shutdown_on_signals();
+    let running = tokio::spawn(worker.run(shutdown.clone()));
+    wait_until(
+        DEADLINE,
+        "both jobs to run, the record to show them",
+        async || {
+            runs.started.load(Ordering::SeqCst) == 2
+                && shown(&queue).await == Some((WorkerState::Running, 2))
+        },
+    )
+    .await;
+
+    // What Kubernetes, Docker and systemd send.
+    let pid = std::process::id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    wait_until(AT_ONCE, "the record to say stopping", async || {
+        shown(&queue).await == Some((WorkerState::Stopping, 2))
+    })
+    .await;
+    assert!(shutdown.is_cancelled());
+    // One job ends within the grace: the record's count follows.
+    runs.finish.add_permits(1);
+    wait_until(AT_ONCE, "the record to count one job running", async || {
+        shown(&queue).await == Some((WorkerState::Stopping, 1))
+    })
+    .await;
+    // The other outlasts the grace and is released for another worker.
+    let report = tokio::time::timeout(DEADLINE, running)
+        .await
+        .expect("the worker stops after its grace")
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.processed, 1);
+    let mut waiting = 0;
+    for id in &ids {
+        if let Some(job) = queue.inspect(id).await.unwrap() {
+            assert_eq!(job.attempts, 0, "released with no attempt counted");
+            waiting += 1;
+        }
+    }
+    assert_eq!(waiting, 1, "one job acknowledged, one released");
+    assert_eq!(shown(&queue).await, None, "the record is removed");
+
+    let text = logs.text();
+    for line in [
+        "worker started",
+        "SIGTERM received: shutting down gracefully",
+        "shutting down: 2 jobs running, given up to 6 s to finish; the rest are then released for another worker",
+        "shutdown grace period over: job released for another worker",
+        "1 of 2 running jobs ended within the grace period, 1 released for another worker",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
+    assert!(text.contains("queues=default concurrency=2"), "{text}");
+}
