@@ -21,8 +21,14 @@ fn state_words(state: JobState) -> &'static str {
         JobState::Leased => "leased (running)",
         JobState::Dead => "dead",
         JobState::Blocked => "blocked behind the holder of its ordering key",
-        JobState::Held => "held back by its limit key's limits",
-        JobState::Awaiting => "awaiting its batch, dependencies or tree",
+        JobState::Held => {
+            "held back by its limit key's limits: due already, it runs once its key has \
+             room (`redq limits show QUEUE`)"
+        }
+        JobState::Awaiting => {
+            "awaiting its batch, dependencies or tree: it runs once they decide \
+             (`redq deps show ID`, `redq batches show GATE`)"
+        }
         #[allow(unreachable_patterns)]
         _ => "finished",
     }
@@ -80,7 +86,8 @@ impl RedisQueue {
     /// Retry job `id` now: a job backing off after a failure is due now
     /// (its attempts kept), a dead job is requeued with attempts reset to 0
     /// (the dead-letter requeue). Refused for a delayed job that never
-    /// failed (promote it), and for waiting, leased and blocked jobs.
+    /// failed (promote it), and for waiting, held, awaiting, leased and
+    /// blocked jobs.
     pub async fn retry_now(&self, id: &str) -> Result<RetriedNow, QueueError> {
         match self.promote_call(id, "retry").await? {
             Ok(()) => Ok(RetriedNow::Promoted),
@@ -140,7 +147,7 @@ impl RedisQueue {
     }
 
     /// Replace the payload of job `id`, which must not be running: waiting,
-    /// scheduled, blocked or dead. The payload is checked as an enqueue
+    /// scheduled, held, blocked, awaiting or dead. The payload is checked as an enqueue
     /// checks it (the same function: JSON nesting, this handle's payload
     /// limit). Returns the state the job is in; a leased job is refused
     /// with [`QueueError::WrongState`] and keeps its payload.

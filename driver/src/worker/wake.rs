@@ -273,7 +273,7 @@ async fn listen(
                     match HolderMessage::parse(&body) {
                         Some(HolderMessage::Cancel { id, lease }) => {
                             if inbox.running.cancel(id, lease) {
-                                tracing::info!(id, "an operator cancelled a running job; its cancellation fired");
+                                tracing::info!(id, "an operator cancelled or deleted a running job; its cancellation fired");
                             }
                         }
                         Some(HolderMessage::Quiet) => {

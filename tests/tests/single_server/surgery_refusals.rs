@@ -69,6 +69,8 @@ async fn promote_and_retry_now_name_a_held_job_held_and_an_awaiting_one_awaiting
         refusal(queue.retry_now(&held).await),
     ] {
         assert!(said.contains("it is held back by its limit key"), "{said}");
+        // And where to look.
+        assert!(said.contains("redq limits show"), "{said}");
         assert!(!said.contains("waiting"), "{said}");
     }
     for said in [
@@ -80,6 +82,7 @@ async fn promote_and_retry_now_name_a_held_job_held_and_an_awaiting_one_awaiting
             "{said}"
         );
         assert!(!said.contains("ordering key"), "{said}");
+        assert!(said.contains("redq deps show"), "{said}");
     }
     assert_eq!(
         digest(&server).await,
