@@ -6,7 +6,7 @@
 --
 -- allow-oom: clearing frees memory; a set writes one small field and its
 -- event (one stream entry of about 100 bytes, as pause.lua's).
--- include: check clock keys retention_spec kept events
+-- include: check clock keys kept_record retention_spec kept events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  retention, completed, cancelled, kept
 --   writes retention, kept, completed, cancelled, tombstones, tombstones_at, events
@@ -26,7 +26,11 @@
 -- that removes a policy (not by the calls that go on forgetting after it).
 -- Reply: show: {} when the queue keeps nothing and keeps nothing still,
 --   else { max_count, max_age_ms, max_bytes, tombstone_ms, kept_bytes,
---   completed, cancelled } (bounds 0 when no policy is set);
+--   completed, cancelled, expired } (bounds 0 when no policy is set):
+--   completed and cancelled count the jobs within the age bound on Redis's
+--   clock now (lib/kept_record.lua kept_expired), expired those past it
+--   that the queue's next ack or cancel frees (kept_bytes still counts
+--   them: they hold their memory until then);
 --   set: { 1 }; clear: { forgotten, kept left }
 queue_name(QUEUE)
 local action = ARGV[3]
@@ -56,11 +60,14 @@ if action == 'show' then
   local p = retention_policy()
   local left = kept_left()
   if not p and left == 0 then return {} end
+  local since = kept_range_min(p, now_ms())
+  local completed = redis.call('ZCOUNT', K.completed, since, '+inf')
+  local cancelled = redis.call('ZCOUNT', K.cancelled, since, '+inf')
   p = p or { count = 0, age_ms = 0, bytes = 0, tombstone_ms = 0 }
   return {
     p.count, p.age_ms, p.bytes, p.tombstone_ms,
     tonumber(redis.call('HGET', K.retention, bytes_field()) or '0'),
-    redis.call('ZCARD', K.completed), redis.call('ZCARD', K.cancelled),
+    completed, cancelled, left - completed - cancelled,
   }
 end
 

@@ -5,7 +5,11 @@
 -- include: keys kept_record
 --
 -- The policy of queue Q is the field Q of {ns}:retention (K.retention),
--- read and written by lib/retention_spec.lua.
+-- read by lib/retention_spec.lua, its form lib/kept_record.lua's.
+-- A kept job past its age bound, and a tombstone past its own, are already
+-- gone to every read (kept_get.lua, kept_list.lua, retention.lua show:
+-- lib/kept_record.lua kept_expired, a tombstone's expiry below); the trim
+-- here is what frees their memory, at the queue's next ack or cancel.
 -- The field "Q:bytes" (a queue name has no ':') counts the bytes Q's kept
 -- jobs are charged: what one costs in Redis memory, its id twice (hash field
 -- and zset member), its record plus a quarter (the allocator rounds a block
@@ -34,17 +38,26 @@ local function kept_charge(id, raw)
   return 2 * #id + #raw + math.ceil(#raw / 4) + KEPT_ENTRY_OVERHEAD
 end
 
--- Leave tombstones for these ids (finished at `ats`, with `outcome`).
-local function bury(ids, ats, outcome, now, tombstone_ms)
+-- Leave tombstones for these ids (finished at `ats`, with `outcome`),
+-- expiring `tombstone_ms` from now; with `aged` (the policy, for records
+-- forgotten for their age), from when the age bound passed, which reads
+-- already treated as the moment they left (lib/kept_record.lua
+-- kept_expired): a tombstone never shows again once a read stopped showing
+-- it, and one already expired is not written.
+local function bury(ids, ats, outcome, now, tombstone_ms, aged)
   if #ids == 0 then return end
   local values, expiries = {}, {}
-  local expiry = now + tombstone_ms
   for i, id in ipairs(ids) do
-    values[#values + 1] = id
-    values[#values + 1] = tombstone_value(outcome, ats[i])
-    expiries[#expiries + 1] = expiry
-    expiries[#expiries + 1] = id
+    local expiry = now + tombstone_ms
+    if aged then expiry = aged_tombstone_expiry(ats[i], aged) end
+    if expiry > now then
+      values[#values + 1] = id
+      values[#values + 1] = tombstone_value(outcome, ats[i])
+      expiries[#expiries + 1] = expiry
+      expiries[#expiries + 1] = id
+    end
   end
+  if #values == 0 then return end
   redis.call('HSET', K.tombstones, unpack(values))
   redis.call('ZADD', K.tombstones_at, unpack(expiries))
 end
@@ -68,8 +81,8 @@ local function keep(ids, raws, index, now)
 end
 
 -- Forget the kept records at the head of `index` (flat id, score list
--- `head`), leaving tombstones. Returns the bytes freed.
-local function forget(index, outcome, head, now, tombstone_ms)
+-- `head`), leaving tombstones (`aged`: bury's). Returns the bytes freed.
+local function forget(index, outcome, head, now, tombstone_ms, aged)
   local ids, ats = {}, {}
   for i = 1, #head, 2 do
     ids[#ids + 1] = head[i]
@@ -83,7 +96,7 @@ local function forget(index, outcome, head, now, tombstone_ms)
   end
   redis.call('HDEL', K.kept, unpack(ids))
   redis.call('ZREM', index, unpack(ids))
-  bury(ids, ats, outcome, now, tombstone_ms)
+  bury(ids, ats, outcome, now, tombstone_ms, aged)
   if freed > 0 then redis.call('HINCRBY', K.retention, bytes_field(), -freed) end
   return freed, #ids
 end
@@ -110,7 +123,7 @@ local function trim_kept(policy, now, added)
     if policy.age_ms > 0 and budget > 0 then
       local old = redis.call('ZRANGEBYSCORE', index, '-inf', now - policy.age_ms,
         'WITHSCORES', 'LIMIT', 0, budget)
-      local freed, n = forget(index, outcome, old, now, tombstone_ms)
+      local freed, n = forget(index, outcome, old, now, tombstone_ms, policy)
       used, budget = used - freed, budget - (n or 0)
     end
     if policy.count > 0 and budget > 0 then

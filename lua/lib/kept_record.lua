@@ -1,5 +1,7 @@
--- lib/kept_record.lua: the kept record of a finished job and its tombstone,
--- defined once. A kept job's value in {ns}:kept (K.kept) is this msgpack
+-- lib/kept_record.lua: the kept record of a finished job, its tombstone and
+-- the retention policy that bounds them, each defined once, with when a kept
+-- job or a tombstone has outlived its bound. No keys: kept_get.lua, which
+-- takes no queue's key list, reads them too. A kept job's value in {ns}:kept (K.kept) is this msgpack
 -- array; driver/src/kept/record.rs decodes it, and a unit test there reads
 -- this table and fails when the Rust positions differ from it.
 --
@@ -54,4 +56,53 @@ local function tombstone_read(raw)
   if kind == 'c' then return 'completed', tonumber(at) end
   if kind == 'x' then return 'cancelled', tonumber(at) end
   return nil, 0
+end
+
+-- A queue's retention policy, as stored in its field of {ns}:retention
+-- (K.retention, lib/retention_spec.lua reads it): "max_count max_age_ms
+-- max_bytes tombstone_ms", 0 = no such bound (at least one of the first
+-- three is set; the driver refuses a policy without one).
+local function retention_read(raw)
+  if not raw then return nil end
+  local count, age, bytes, tomb = string.match(raw, '^(%d+) (%d+) (%d+) (%d+)$')
+  if not count then return nil end
+  return {
+    count = tonumber(count), age_ms = tonumber(age), bytes = tonumber(bytes),
+    tombstone_ms = tonumber(tomb),
+  }
+end
+
+-- The stored form of a policy (retention.lua writes it).
+local function retention_format(p)
+  return string.format('%d %d %d %d', p.count, p.age_ms, p.bytes, p.tombstone_ms)
+end
+
+-- The finish time a kept job must be later than to be kept at `now` under
+-- `policy` (nil: any): past its queue's age bound, every read treats a kept
+-- job as trimmed (what lib/kept.lua's trim_kept makes of it at the queue's
+-- next ack or cancel: a tombstone), though it holds its memory until that
+-- trim. A queue without a policy (a clear under way) or without an age
+-- bound keeps it.
+local function kept_after(policy, now)
+  if policy and policy.age_ms > 0 then return now - policy.age_ms end
+  return nil
+end
+
+-- Whether a kept job that finished at `at` is past its age bound at `now`.
+local function kept_expired(at, policy, now)
+  local after = kept_after(policy, now)
+  return after ~= nil and at <= after
+end
+
+-- kept_after as a zset score range's lower end: '(<ms>' or '-inf'.
+local function kept_range_min(policy, now)
+  local after = kept_after(policy, now)
+  if after then return string.format('(%d', after) end
+  return '-inf'
+end
+
+-- When the tombstone of a job kept until its age bound passed expires: its
+-- own age after that moment, whenever the trim comes.
+local function aged_tombstone_expiry(at, policy)
+  return at + policy.age_ms + policy.tombstone_ms
 end

@@ -17,6 +17,18 @@
 //! plus its two entries), which answers "did it complete, when" until its
 //! own age ([`Retention::tombstone_age`]) passes.
 //!
+//! The age bounds hold at every read, on Redis's clock, whether or not a
+//! trim ran since: a kept job older than its queue's age bound reads as its
+//! tombstone (from [`RedisQueue::result`], and so `wait_for`) and is not
+//! listed or counted ([`RedisQueue::list_kept`], [`RedisQueue::retention`]),
+//! and a tombstone past its age reads as nothing. Reads write nothing (they
+//! serve read-only users too), so the memory is freed by the queue's next
+//! ack or cancel (a bounded amount each, as above), or by
+//! [`RedisQueue::clear_retention`]; until then [`RetentionState::expired`]
+//! counts those jobs and `kept_bytes` still includes them. Expired
+//! tombstones are freed by any cancel in the namespace, and any ack of a
+//! queue with a policy.
+//!
 //! Without a policy an ack costs what it always did plus one `HGET` of the
 //! policy per ack call (a batch of up to 1000 jobs), nothing per job. With
 //! one, each acknowledged job costs one more record decode and its share of
@@ -61,7 +73,7 @@ pub use crate::outcome::cancel::CancelOutcome;
 pub(crate) use cancel::check_by;
 pub use cancel::{CANCEL_BATCH, MAX_CANCELLED_BY};
 pub use record::{KeptJob, Outcome, Tombstone};
-pub use retention::{Retention, RetentionState};
+pub use retention::{Retention, RetentionState, MIN_RETENTION_BYTES};
 pub use wait::JobResult;
 
 use crate::{QueueError, RedisQueue};

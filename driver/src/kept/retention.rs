@@ -12,8 +12,22 @@ use crate::{limits, QueueError, RedisQueue};
 /// Kept jobs a clear forgets per script call.
 const CLEAR_BATCH: u64 = 1000;
 
+/// The smallest size bound accepted: 1 KiB. A kept job is charged its id
+/// twice, its record and a quarter more, and 160 bytes for its entries
+/// (`lua/lib/kept.lua`): about 220 bytes for a small job without a result,
+/// so a bound much under this keeps nothing, or a job at a time.
+pub const MIN_RETENTION_BYTES: u64 = 1024;
+
 /// What a queue keeps of its finished (completed and cancelled) jobs. At
 /// least one of the count, age and size bounds must be set.
+///
+/// A policy is whole: [`RedisQueue::set_retention`] replaces the queue's
+/// policy with this one, so a bound not set here is no longer a bound.
+///
+/// A kept job older than the age bound is gone to every read at once
+/// ([`RedisQueue::result`], [`RedisQueue::list_kept`], the counts of
+/// [`RedisQueue::retention`]), on Redis's clock; its memory is freed by
+/// the queue's next ack or cancel, which trims it (see [`crate::kept`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -61,7 +75,8 @@ impl Retention {
     }
 
     /// Keep at most about `bytes` of kept jobs (records, ids and their
-    /// entries' overhead as estimated by `lua/lib/kept.lua`; 0 = no size bound).
+    /// entries' overhead as estimated by `lua/lib/kept.lua`; 0 = no size
+    /// bound). Refused under [`MIN_RETENTION_BYTES`] when set.
     #[must_use]
     pub fn max_bytes(mut self, bytes: u64) -> Retention {
         self.max_bytes = bytes;
@@ -107,6 +122,10 @@ pub struct RetentionState {
     pub completed: u64,
     /// Kept cancelled jobs.
     pub cancelled: u64,
+    /// Kept jobs past the age bound: no read returns or counts them in
+    /// `completed` or `cancelled`, but they hold their memory (and count in
+    /// `kept_bytes`) until the queue's next ack or cancel trims them.
+    pub expired: u64,
 }
 
 impl RetentionState {
@@ -118,6 +137,7 @@ impl RetentionState {
             kept_bytes: self.kept_bytes + other.kept_bytes,
             completed: self.completed + other.completed,
             cancelled: self.cancelled + other.cancelled,
+            expired: self.expired + other.expired,
         }
     }
 }
@@ -132,6 +152,7 @@ impl RedisQueue {
                 kept_bytes: 0,
                 completed: 0,
                 cancelled: 0,
+                expired: 0,
             });
         }
         let field = |i: usize| reply::count_at(&items, i);
@@ -147,12 +168,16 @@ impl RedisQueue {
             kept_bytes: field(4)?,
             completed: field(5)?,
             cancelled: field(6)?,
+            expired: field(7)?,
         })
     }
 
     /// Keep `queue`'s finished jobs within `policy`, from its next ack or
     /// cancel on (what is kept beyond the new bounds is trimmed over the
-    /// next calls, a bounded amount each).
+    /// next calls, a bounded amount each; beyond a new age bound it is gone
+    /// to every read at once). `policy` replaces the queue's policy whole:
+    /// a bound it does not set is dropped, not kept from before. A size
+    /// bound under [`MIN_RETENTION_BYTES`] is refused.
     pub async fn set_retention(&self, queue: &str, policy: &Retention) -> Result<(), QueueError> {
         if policy.max_count == 0 && policy.max_age.is_none() && policy.max_bytes == 0 {
             return Err(QueueError::invalid(
@@ -178,6 +203,16 @@ impl RedisQueue {
                 "retention count",
                 policy.max_count.to_string(),
                 format!("at most {}", u32::MAX),
+            ));
+        }
+        if policy.max_bytes > 0 && policy.max_bytes < MIN_RETENTION_BYTES {
+            return Err(QueueError::invalid(
+                "retention size",
+                format!("{} bytes", policy.max_bytes),
+                format!(
+                    "at least {MIN_RETENTION_BYTES} bytes (1KB): a kept job is charged about 220 bytes \
+                     plus its result and a quarter, so a smaller bound keeps next to nothing"
+                ),
             ));
         }
         if policy.max_bytes > limits::MAX_TIME_MS {
