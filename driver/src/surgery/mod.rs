@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | promote | scheduled (delayed or backing off): due now, in its place by priority and seq; behind its ordering key's holder if another job holds it; waiting in a paused queue like any due job | waiting, held (due already: it runs once its limit key has room), awaiting (it runs once its gate decides), leased, dead, blocked |
 //! | retry now | scheduled after a failure (attempts > 0): as promote; dead: the dead-letter requeue, attempts reset to 0 | delayed jobs that never failed (promote them), waiting, held, awaiting, leased, blocked |
-//! | delete | waiting, scheduled, held, blocked, awaiting (it leaves its gate's waiters, and counts as deleted toward the gates it is a member of), dead; leased only with [`IfLeased::VoidLease`], which voids the lease (the holder's ack answers already gone, its nack, extend and release lease lost, and nothing brings the job back) | leased, by default |
+//! | delete | waiting, scheduled, held, blocked, awaiting (it leaves its gate's waiters, and counts as deleted toward the gates it is a member of), dead; leased only with [`IfLeased::VoidLease`], which voids the lease and tells the holder at once on its holder channel (the handler's cancellation fires; the holder's ack answers already gone, its nack, extend and release lease lost, and nothing brings the job back); by id, a finished job's kept record or tombstone | leased, by default |
 //! | edit | any job not running: waiting, scheduled, held, blocked, awaiting, dead: the payload replaced, validated as on enqueue (a held or awaiting job runs with the new payload once its limit or gate lets it) | leased |
 //!
 //! Per job, a call reads the job's record for its queue (`HGET`), then runs
