@@ -73,6 +73,16 @@ pub fn compact(d: Duration) -> String {
     }
 }
 
+/// How long a run took, in tenths of a second below a minute (`1.5s`,
+/// `12s`, `850ms`): `compact` would say `1s` for 1 500 ms.
+pub fn run_time(d: Duration) -> String {
+    let ms = d.as_millis() as u64;
+    match ms {
+        1000..60_000 if ms % 1000 >= 100 => format!("{}.{}s", ms / 1000, ms % 1000 / 100),
+        _ => compact(d),
+    }
+}
+
 /// `at` from `now`'s side: `in 30s`, or `1m05s ago` once it has passed
 /// (a lapse or a due time that passed must not read as still to come).
 pub fn relative(at: SystemTime, now: SystemTime) -> String {
@@ -137,6 +147,17 @@ mod tests {
 
     fn at(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn a_run_time_keeps_its_tenths_below_a_minute() {
+        let ms = Duration::from_millis;
+        assert_eq!(run_time(ms(1500)), "1.5s");
+        assert_eq!(run_time(ms(1050)), "1s");
+        assert_eq!(run_time(ms(12_000)), "12s");
+        assert_eq!(run_time(ms(59_999)), "59.9s");
+        assert_eq!(run_time(ms(850)), "850ms");
+        assert_eq!(run_time(ms(65_000)), "1m05s");
     }
 
     #[test]

@@ -241,7 +241,7 @@ pub fn finished_lines(kept: &redq::KeptJob, shards: &[String], now: SystemTime) 
         ),
     );
     if let Some(run_time) = kept.run_time {
-        field("run time", clock::compact(run_time));
+        field("run time", clock::run_time(run_time));
     }
     if let Some((node, instance)) = kept.holder {
         field("holder", facts::worker(node, instance));

@@ -311,7 +311,7 @@ async fn jobs_show_prints_a_kept_jobs_outcome_result_and_run_time() {
     let out = redq(&url, &ns, &["jobs", "show", &completed]);
     assert_exit(&out, 0);
     let text = stdout(&out);
-    assert!(text.contains("run time"), "{text}");
+    assert!(text.contains("run time      1.5s"), "{text}");
     // The successful attempt is said as such, beside the list's failed
     // tries (0 here), so the two do not read as a contradiction.
     assert!(text.contains("attempt       1 (the first run)"), "{text}");

@@ -90,6 +90,25 @@ async fn delete_refuses_a_running_job_without_force_and_deletes_it_with() {
     assert!(q.inspect(&held.id).await.unwrap().is_none());
 }
 
+/// An id that cannot be a job id is said once, by its own sentence, and
+/// the exit's line sums up how many were unusable (it repeated the same
+/// sentence).
+#[tokio::test]
+async fn an_unusable_id_is_said_once() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-bad-id");
+    let url = server.url();
+    let long = "x".repeat(70);
+    let out = redq(&url, &ns, &["jobs", "delete", &long]);
+    assert_exit(&out, 2);
+    let said = stderr(&out);
+    assert_eq!(said.matches("invalid job id").count(), 1, "{said}");
+    assert!(
+        said.contains("the id given is not usable as a job id"),
+        "{said}"
+    );
+}
+
 #[tokio::test]
 async fn a_bulk_form_asks_for_yes_first_and_then_works_in_batches() {
     let server = RedisServer::start();

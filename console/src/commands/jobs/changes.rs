@@ -15,7 +15,7 @@ pub type Outcome = Result<&'static str, redq::QueueError>;
 /// failed, exit 2 when an id itself was unusable.
 pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Result<(), Failure> {
     let mut failed = 0;
-    let mut usage = None;
+    let mut unusable = 0;
     let mut rows = Vec::new();
     for (id, outcome) in outcomes {
         match outcome {
@@ -32,7 +32,7 @@ pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Res
                     eprintln!("{}", inert(&message));
                 }
                 if matches!(err, redq::QueueError::Invalid { .. }) {
-                    usage = Some(message.clone());
+                    unusable += 1;
                 }
                 rows.push(json!({ "id": id, "outcome": "refused", "error": message }));
             }
@@ -41,8 +41,14 @@ pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Res
     if json {
         print_json(&json!({ "action": change, "jobs": rows }));
     }
-    if let Some(message) = usage {
-        return Err(Failure::Usage(message));
+    // Each id's own sentence is printed above: the exit's line sums them
+    // up rather than repeating one.
+    if unusable > 0 {
+        return Err(Failure::Usage(match (unusable, rows.len()) {
+            (_, 1) => "the id given is not usable as a job id".to_owned(),
+            (1, n) => format!("1 of the {n} ids given is not usable as a job id"),
+            (k, n) => format!("{k} of the {n} ids given are not usable as job ids"),
+        }));
     }
     if failed > 0 {
         return Err(Failure::Failed(format!(
