@@ -1,15 +1,17 @@
-//! A worker shutting down (its token cancelled, here by SIGTERM through
-//! `shutdown_on_signals`) says so: its registry record reads `stopping` at
-//! once with its running count kept fresh, as after an operator's stop, and
-//! it logs its start, the shutdown's beginning and its end.
+//! A worker shutting down (its token cancelled) says so: its registry
+//! record reads `stopping` at once with its running count kept fresh, as
+//! after an operator's stop, and it logs its start, the shutdown's
+//! beginning and its end. `shutdown_on_signals` cancels its token on
+//! SIGTERM, in a process of its own (this test binary run again): a
+//! handler left installed here would keep a SIGTERM from ending the suite.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use redq::worker::{
-    shutdown_on_signals, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
-    WorkerState,
+    shutdown_on_signals, CancellationToken, JobCx, JobError, Registry, Services, TypedJob,
+    WorkOptions, Worker, WorkerState,
 };
 use redq::RedisQueue;
 use redq_tests::fixtures::handle;
@@ -60,7 +62,7 @@ async fn shown(queue: &RedisQueue) -> Option<(WorkerState, u64)> {
 }
 
 #[tokio::test]
-async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() {
+async fn a_shutdown_shows_the_worker_stopping_at_once_and_is_logged() {
     let logs = LogCapture::new();
     let _guard = logs.set_default(tracing::Level::INFO);
     let server = RedisServer::start();
@@ -79,7 +81,7 @@ async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() 
     let worker = Worker::new(queue.clone(), registry, options)
         .unwrap()
         .services(Services::new().with(runs.clone()));
-    let shutdown = shutdown_on_signals();
+    let shutdown = CancellationToken::new();
     let running = tokio::spawn(worker.run(shutdown.clone()));
     wait_until(
         DEADLINE,
@@ -91,18 +93,11 @@ async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() 
     )
     .await;
 
-    // What Kubernetes, Docker and systemd send.
-    let pid = std::process::id().to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
+    shutdown.cancel();
     wait_until(AT_ONCE, "the record to say stopping", async || {
         shown(&queue).await == Some((WorkerState::Stopping, 2))
     })
     .await;
-    assert!(shutdown.is_cancelled());
     // One job ends within the grace: the record's count follows.
     runs.finish.add_permits(1);
     wait_until(AT_ONCE, "the record to count one job running", async || {
@@ -129,7 +124,6 @@ async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() 
     let text = logs.text();
     for line in [
         "worker started",
-        "SIGTERM received: shutting down gracefully",
         "shutting down: 2 jobs running, given up to 6 s to finish; the rest are then released for another worker",
         "shutdown grace period over: job released for another worker",
         "1 of 2 running jobs ended within the grace period, 1 released for another worker",
@@ -137,4 +131,74 @@ async fn sigterm_shows_the_worker_stopping_at_once_and_its_shutdown_is_logged() 
         assert!(text.contains(line), "{line:?} not in:\n{text}");
     }
     assert!(text.contains("queues=default concurrency=2"), "{text}");
+}
+
+/// Set in the process [`sigterm_cancels_the_token_of_shutdown_on_signals`]
+/// starts, so the test it runs there does its part.
+const SIGNAL_CHILD: &str = "REDQ_TEST_SIGNAL_CHILD";
+
+#[test]
+fn sigterm_cancels_the_token_of_shutdown_on_signals() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "worker_shutdown_seen::waits_for_a_signal",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SIGNAL_CHILD, "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("running this test binary again");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut heard = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        heard.push(line.clone());
+        // libtest's "test … ... " comes first on its line.
+        if line.ends_with("listening") {
+            break;
+        }
+    }
+    assert!(
+        heard.last().is_some_and(|l| l.ends_with("listening")),
+        "{heard:?}"
+    );
+    // What Kubernetes, Docker and systemd send.
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    heard.extend(lines.map(Result::unwrap));
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}: {heard:?}");
+    assert!(heard.iter().any(|l| l.contains("cancelled")), "{heard:?}");
+}
+
+/// The part of [`sigterm_cancels_the_token_of_shutdown_on_signals`] run
+/// in a process of its own: nothing when run by hand.
+#[tokio::test]
+#[ignore = "run by sigterm_cancels_the_token_of_shutdown_on_signals in a process of its own"]
+async fn waits_for_a_signal() {
+    if std::env::var_os(SIGNAL_CHILD).is_none() {
+        return;
+    }
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let token = shutdown_on_signals();
+    println!("listening");
+    tokio::time::timeout(DEADLINE, token.cancelled())
+        .await
+        .expect("SIGTERM cancels the token");
+    let text = logs.text();
+    assert!(
+        text.contains("SIGTERM received: shutting down gracefully"),
+        "{text}"
+    );
+    println!("cancelled");
 }
