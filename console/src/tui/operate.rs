@@ -29,18 +29,20 @@ pub async fn run(
         ScheduleChange::NotFound => format!("schedule {} is gone", inert(name)),
     };
     Ok(match operate {
-        Operate::TriggerSchedule(name) => match target.trigger_schedule(name).await? {
+        Operate::TriggerSchedule(name, on) => match target.trigger_schedule_on(*on, name).await? {
             Triggered::Enqueued(id) => {
                 format!("triggered schedule {}: job {}", inert(name), inert(&id))
             }
             Triggered::NotFound => format!("schedule {} is gone", inert(name)),
         },
-        Operate::PauseSchedule(name) => changed(target.pause_schedule(name).await?, name, "paused"),
-        Operate::ResumeSchedule(name) => {
-            changed(target.resume_schedule(name).await?, name, "resumed")
+        Operate::PauseSchedule(name, on) => {
+            changed(target.pause_schedule_on(*on, name).await?, name, "paused")
         }
-        Operate::DeleteSchedule(name) => {
-            changed(target.delete_schedule(name).await?, name, "deleted")
+        Operate::ResumeSchedule(name, on) => {
+            changed(target.resume_schedule_on(*on, name).await?, name, "resumed")
+        }
+        Operate::DeleteSchedule(name, on) => {
+            changed(target.delete_schedule_on(*on, name).await?, name, "deleted")
         }
         Operate::Reclaim(queue) => {
             let done = target.reclaim_all(queue, RECLAIM_BATCH).await?;

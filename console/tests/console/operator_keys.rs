@@ -71,7 +71,7 @@ async fn schedule_keys_trigger_pause_resume_and_delete_after_asking() {
 
     // d deletes after asking.
     press(&mut state, &[KeyCode::Char('d')]);
-    assert!(prompt(&state).contains("Delete schedule digest for good?"));
+    assert!(prompt(&state).contains("Delete schedule digest?"));
     let sent = press(&mut state, &[KeyCode::Char('y')]);
     let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
     assert!(ok && message == "deleted schedule digest", "{message}");

@@ -423,3 +423,53 @@ fn the_screen_says_ended() {
     let row = text.lines().find(|l| l.contains("ny-twice")).unwrap();
     assert!(row.contains("ENDED"), "{text}");
 }
+
+/// On the Schedules screen over shards, `p` on a row pauses that row's
+/// schedule: the same name on another shard keeps firing untouched.
+#[tokio::test]
+async fn p_on_a_shard_row_pauses_that_shards_schedule() {
+    use ratatui::crossterm::event::KeyCode;
+    use redq_console::aggregate::Target;
+
+    let server = RedisServer::start();
+    let url = server.url();
+    let base = unique_namespace("schedules_shard_keys");
+    let q = ShardedQueue::connect(RedisQueue::builder(&url), &base, 3)
+        .await
+        .unwrap();
+    for shard in [0, 1] {
+        q.shards()[shard]
+            .upsert_schedule(Schedule::new("nightly", "reports", "30 2 * * *"))
+            .await
+            .unwrap();
+    }
+    let target = Target::connect(RedisQueue::builder(&url), &base, 3)
+        .await
+        .unwrap();
+    let mut state = State::new(redq_console::tui::state::Settings {
+        shards: target.shard_namespaces(),
+        ..crate::live::console(&target, &base).settings
+    });
+    crate::live::press(&mut state, &[KeyCode::Char('4')]);
+    crate::live::refresh(&target, &mut state).await;
+    state.apply(redq_console::tui::state::Action::Resize(140, 40));
+    // The second row: shard 1's nightly.
+    crate::live::press(&mut state, &[KeyCode::Down, KeyCode::Char('p')]);
+    let asked = crate::live::prompt(&state);
+    assert!(asked.contains("nightly (shard 1)"), "{asked}");
+    let sent = crate::live::press(&mut state, &[KeyCode::Char('y')]);
+    let ((message, ok), _) = crate::live::run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok && message == "paused schedule nightly", "{message}");
+    let paused = |shard: usize| {
+        let q = q.clone();
+        async move {
+            q.shards()[shard]
+                .schedule("nightly")
+                .await
+                .unwrap()
+                .unwrap()
+                .paused
+        }
+    };
+    assert!(paused(1).await && !paused(0).await);
+}

@@ -29,14 +29,17 @@ pub enum OperateKey {
 /// A change an [`OperateKey`] asks for, carried out by `tui::operate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Operate {
-    /// Enqueue the schedule's job now.
-    TriggerSchedule(String),
+    /// Enqueue the schedule's job now. Each schedule variant carries the
+    /// name and the shard of the selected row (0 without shards): a name
+    /// two shards store is two schedules, and the key acts on the one
+    /// selected.
+    TriggerSchedule(String, usize),
     /// Pause the schedule.
-    PauseSchedule(String),
+    PauseSchedule(String, usize),
     /// Resume the schedule.
-    ResumeSchedule(String),
+    ResumeSchedule(String, usize),
     /// Delete the schedule.
-    DeleteSchedule(String),
+    DeleteSchedule(String, usize),
     /// Reclaim every lapsed lease of the queue.
     Reclaim(String),
     /// Turn the queue's metrics off (`false`) or on (`true`).
@@ -57,10 +60,10 @@ impl Operate {
     /// A short description for progress and results.
     pub fn label(&self) -> String {
         match self {
-            Operate::TriggerSchedule(name) => format!("trigger schedule {}", inert(name)),
-            Operate::PauseSchedule(name) => format!("pause schedule {}", inert(name)),
-            Operate::ResumeSchedule(name) => format!("resume schedule {}", inert(name)),
-            Operate::DeleteSchedule(name) => format!("delete schedule {}", inert(name)),
+            Operate::TriggerSchedule(name, _) => format!("trigger schedule {}", inert(name)),
+            Operate::PauseSchedule(name, _) => format!("pause schedule {}", inert(name)),
+            Operate::ResumeSchedule(name, _) => format!("resume schedule {}", inert(name)),
+            Operate::DeleteSchedule(name, _) => format!("delete schedule {}", inert(name)),
             Operate::Reclaim(queue) => format!("reclaim the lapsed leases of {}", inert(queue)),
             Operate::RecordMetrics(queue, on) => {
                 let switch = if *on { "on" } else { "off" };
@@ -106,23 +109,27 @@ impl State {
             return None;
         };
         let (name, queue) = (schedule.name.clone(), inert(&schedule.queue));
-        let shown = inert(&name);
+        let on = schedule.shard.unwrap_or(0);
+        let shown = match schedule.shard {
+            Some(shard) => format!("{} (shard {shard})", inert(&name)),
+            None => inert(&name),
+        };
         Some(match key {
             OperateKey::TriggerSchedule => (
                 format!("Trigger schedule {shown} now? It enqueues one job into {queue}; its next run stays as it is."),
-                Operate::TriggerSchedule(name),
+                Operate::TriggerSchedule(name, on),
             ),
             OperateKey::ToggleSchedule if schedule.paused => (
                 format!("Resume schedule {shown}? It fires again from its next tick."),
-                Operate::ResumeSchedule(name),
+                Operate::ResumeSchedule(name, on),
             ),
             OperateKey::ToggleSchedule => (
                 format!("Pause schedule {shown}? No tick fires until it is resumed, and ticks missed meanwhile are not fired later."),
-                Operate::PauseSchedule(name),
+                Operate::PauseSchedule(name, on),
             ),
             _ => (
                 format!("Delete schedule {shown}? The jobs it enqueued stay; an app that upserts it at start creates it again."),
-                Operate::DeleteSchedule(name),
+                Operate::DeleteSchedule(name, on),
             ),
         })
     }

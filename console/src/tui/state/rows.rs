@@ -348,10 +348,15 @@ impl State {
                 .map(|g| g.signature)
                 .collect(),
             Screen::Dead => self.visible_dead().iter().map(|j| j.id.clone()).collect(),
+            // Name and shard: a name two shards store is two rows, and the
+            // cursor must stay on the one selected (NUL is in no name).
             Screen::Schedules => self
                 .visible_schedules()
                 .iter()
-                .map(|s| s.name.clone())
+                .map(|s| match s.shard {
+                    Some(shard) => format!("{}\0{shard}", s.name),
+                    None => s.name.clone(),
+                })
                 .collect(),
             Screen::Workers => self
                 .visible_workers()
