@@ -58,6 +58,8 @@
 --   of jobs without notes issues no note command)
 -- Reply: one code per job, in order:
 -- code 1 acknowledged: the job is done and removed (kept, if the queue keeps jobs)
+-- code 3 acknowledged_unkept: acknowledged, and its result (given, not '') is
+--   kept nowhere result() reads: the queue keeps no finished jobs
 -- code 0 already_gone: the job no longer exists (a repeated ack: harmless)
 -- code -1 lease_lost: the job is not held under this lease; nothing changed for it
 -- code -2 cancelled: an operator cancelled the job (cancel.lua); nothing changed
@@ -154,6 +156,9 @@ for i = 1, n do
         detached_done[#detached_done + 1] = id
       end
       codes[i] = 1
+      -- A result the queue does not keep is lost to result() and wait_for:
+      -- said, so that the driver warns (one compare a job).
+      if not policy and results[i] and results[i] ~= '' then codes[i] = 3 end
       acked[id] = true
       names[i] = name
       release_keys(id, m)

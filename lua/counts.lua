@@ -1,9 +1,9 @@
 #!lua flags=no-writes,allow-oom
 -- counts.lua: one consistent snapshot of a queue's size by state.
--- include: check clock keys job_record job_store waiting gate
+-- include: check clock keys job_record job_store waiting gate kept_record retention_spec
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  jobs, fifo, waiting, scheduled, leased, dead, ord_ready, ord_blocked_n, paused,
---          completed, cancelled, lim_held, wf_awaiting_n
+--          completed, cancelled, retention, lim_held, wf_awaiting_n
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- Reply: { waiting, scheduled, leased, dead, blocked, lapsed, paused (0/1),
@@ -57,6 +57,8 @@ local due, due_since = redis.call('ZCOUNT', K.scheduled, '-inf', now), 0
 if due > 0 then
   due_since = tonumber(redis.call('ZRANGE', K.scheduled, 0, 0, 'WITHSCORES')[2])
 end
+-- Kept jobs past the queue's age bound are not counted (lib/kept_record.lua).
+local kept_since = kept_range_min(retention_policy(), now)
 return {
   waiting,
   redis.call('ZCARD', K.scheduled),
@@ -67,8 +69,8 @@ return {
   redis.call('SISMEMBER', K.paused, QUEUE),
   head_at,
   now,
-  redis.call('ZCARD', K.completed),
-  redis.call('ZCARD', K.cancelled),
+  redis.call('ZCOUNT', K.completed, kept_since, '+inf'),
+  redis.call('ZCOUNT', K.cancelled, kept_since, '+inf'),
   redis.call('ZCARD', K.lim_held),
   tonumber(redis.call('HGET', K.wf_awaiting_n, QUEUE) or '0'),
   due,

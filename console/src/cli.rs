@@ -832,7 +832,9 @@ pub enum RetentionCommand {
         queue: String,
     },
     /// Keep a queue's completed and cancelled jobs (with their results)
-    /// within these bounds; at least one of count, age and size.
+    /// within these bounds; at least one of count, age and size. It
+    /// replaces the queue's whole policy: a bound not given is no longer
+    /// set (the reply names it).
     Set {
         /// The queue.
         queue: String,
@@ -845,7 +847,8 @@ pub enum RetentionCommand {
         max_age: Option<Duration>,
         /// At most about this much of kept jobs: bytes (1048576), or a whole
         /// number with KB, MB, GB or TB (e.g. 512MB, 1GB; a KB is 1024
-        /// bytes, and KiB, MiB, GiB, TiB say the same); up to 128 TB.
+        /// bytes, and KiB, MiB, GiB, TiB say the same); at least 1KB, up
+        /// to 128 TB.
         #[arg(long, value_name = "SIZE", value_parser = parse_size)]
         max_bytes: Option<u64>,
         /// How long a forgotten job's tombstone lasts (1ms to 10 years).

@@ -100,6 +100,9 @@ codes! {
     /// `lua/ack.lua`, one code per job.
     AckCode for "ack" {
         Acknowledged = 1 "acknowledged",
+        /// Acknowledged; its result is kept nowhere (the queue keeps no
+        /// finished jobs).
+        AcknowledgedUnkept = 3 "acknowledged_unkept",
         AlreadyGone = 0 "already_gone",
         LeaseLost = -1 "lease_lost",
         Cancelled = -2 "cancelled",
@@ -469,10 +472,18 @@ pub(crate) fn gate_decided(items: &[Value]) -> Result<DecideReply, QueueError> {
     })
 }
 
+/// Whether one job's code of an ack reply says its result was kept nowhere.
+pub(crate) fn result_unkept(code: &Value) -> bool {
+    matches!(
+        AckCode::from_reply(Some(code)),
+        Ok(AckCode::AcknowledgedUnkept)
+    )
+}
+
 /// One job's code of an ack reply.
 pub(crate) fn acked(code: &Value, lease: &Lease) -> Result<Result<Acked, QueueError>, QueueError> {
     Ok(match AckCode::from_reply(Some(code))? {
-        AckCode::Acknowledged => Ok(Acked::Completed),
+        AckCode::Acknowledged | AckCode::AcknowledgedUnkept => Ok(Acked::Completed),
         AckCode::AlreadyGone => Ok(Acked::AlreadyGone),
         AckCode::LeaseLost => Err(lease_lost(lease)),
         AckCode::Cancelled => Err(job_cancelled(lease)),

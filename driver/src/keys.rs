@@ -160,6 +160,15 @@ impl Keys {
     pub fn tombstones(&self) -> String {
         self.key("tombstones")
     }
+    /// `{ns}:tombstones:at`: job id → when its tombstone expires (unix ms).
+    pub fn tombstones_at(&self) -> String {
+        self.key("tombstones:at")
+    }
+    /// `{ns}:retention`: queue → its retention policy, `<queue>:bytes` →
+    /// what its kept jobs are charged.
+    pub fn retention(&self) -> String {
+        self.key("retention")
+    }
     /// `{ns}:progress`: job id → its latest progress (`crate::notes`).
     pub fn progress(&self) -> String {
         self.key("progress")
@@ -331,6 +340,8 @@ mod tests {
         let named = |name: &str| listed[queue_key_position(name).unwrap()].1.clone();
         assert_eq!(named("jobs"), keys.jobs());
         assert_eq!(named("kept"), keys.kept());
+        assert_eq!(named("tombstones_at"), keys.tombstones_at());
+        assert_eq!(named("retention"), keys.retention());
         assert_eq!(named("limits"), keys.limits());
         assert_eq!(named("events"), keys.events());
         assert_eq!(named("stats"), keys.stats("emails"));

@@ -583,6 +583,13 @@ impl RedisQueue {
                 )));
             }
             for (&i, code) in chunk.iter().zip(codes.iter()) {
+                if codes::result_unkept(code) {
+                    crate::kept::warn_result_dropped(
+                        self.namespace(),
+                        &leases[i].queue,
+                        &leases[i].id,
+                    );
+                }
                 outcomes[i] = Some(codes::acked(code, &leases[i])?);
             }
         }

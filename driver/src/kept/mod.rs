@@ -147,6 +147,28 @@ impl Completion {
     }
 }
 
+/// Warn, once per namespace and queue in this process, that a job's result
+/// was dropped: its queue keeps no finished jobs (an ack says so, for free:
+/// `lua/ack.lua` code 3), so `result` and `wait_for` cannot return it.
+pub(crate) fn warn_result_dropped(namespace: &str, queue: &str, id: &str) {
+    type Warned = std::collections::HashSet<(String, String)>;
+    static WARNED: std::sync::Mutex<Option<Warned>> = std::sync::Mutex::new(None);
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    let first = warned
+        .get_or_insert_with(Warned::new)
+        .insert((namespace.to_owned(), queue.to_owned()));
+    if first {
+        tracing::warn!(
+            namespace,
+            queue,
+            job = id,
+            "queue {queue} keeps no finished jobs, so the result of job {id} was dropped \
+             (result() and wait_for cannot return it; said once per queue); to keep results, \
+             set a retention policy: redq retention set {queue} --max-count N (or --max-age, --max-bytes)"
+        );
+    }
+}
+
 /// `value` as JSON, refused when over [`MAX_RESULT_BYTES`].
 pub(crate) fn result_json<T: Serialize + ?Sized>(value: &T) -> Result<String, QueueError> {
     let json = serde_json::to_string(value).map_err(|e| QueueError::Invalid {

@@ -67,6 +67,8 @@ impl RedisQueue {
             self.inner.keys.jobs(),
             self.inner.keys.kept(),
             self.inner.keys.tombstones(),
+            self.inner.keys.tombstones_at(),
+            self.inner.keys.retention(),
         ]);
         let items = reply::array(
             scripts::run(self.caller(), Op::KeptGet, &keys, vec![text(id)])

@@ -146,7 +146,10 @@ impl JobCx {
     /// (see [`crate::kept`]) and sent with its acknowledgement (no extra
     /// round trip). A later call replaces an earlier one. Refused, never
     /// cut, when its JSON is over [`crate::kept::MAX_RESULT_BYTES`]; the
-    /// job may still succeed without one.
+    /// job may still succeed without one. Returning that error
+    /// (`cx.set_result(&v)?`) fails the attempt: the job is retried from
+    /// the start, side effects included. A queue without a retention
+    /// policy keeps no result (the driver warns once per queue).
     pub fn set_result<T: serde::Serialize + ?Sized>(
         &self,
         value: &T,

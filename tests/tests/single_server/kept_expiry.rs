@@ -101,7 +101,6 @@ async fn a_kept_job_past_its_age_is_neither_listed_nor_counted_before_any_trim()
 }
 
 #[tokio::test]
-#[ignore = "needs driver/src/kept/wait.rs (result) to pass kept_get.lua the tombstones:at and retention keys: see the kept-expiry report"]
 async fn a_kept_result_past_its_age_reads_as_its_tombstone_then_as_nothing() {
     let server = server();
     let queue = queue(&server, "expiry-get").await;
@@ -150,7 +149,6 @@ async fn a_kept_result_past_its_age_reads_as_its_tombstone_then_as_nothing() {
 }
 
 #[tokio::test]
-#[ignore = "needs driver/src/kept/wait.rs (result) to pass kept_get.lua the tombstones:at and retention keys: see the kept-expiry report"]
 async fn a_tombstone_past_its_age_reads_as_nothing_before_any_trim() {
     let server = server();
     let queue = queue(&server, "expiry-tombstone").await;
@@ -258,7 +256,6 @@ async fn an_oversized_result_set_with_a_question_mark_fails_the_attempt_and_reru
 /// The queue's counts (`redq queues`, the console's Completed tab title)
 /// leave out a kept job past its age bound, as its listing does.
 #[tokio::test]
-#[ignore = "needs lua/counts.lua to count kept jobs within the age bound: see the kept-expiry report"]
 async fn the_queue_counts_leave_out_a_kept_job_past_its_age() {
     let server = server();
     let queue = queue(&server, "expiry-counts").await;
@@ -283,7 +280,6 @@ async fn the_queue_counts_leave_out_a_kept_job_past_its_age() {
 /// `result` and `wait_for`: the driver warns, once per queue, naming the job
 /// and the command that keeps results; an ack without a result says nothing.
 #[tokio::test(flavor = "current_thread")]
-#[ignore = "needs lua/ack.lua's code 3 and the driver's warning: see the kept-expiry report"]
 async fn a_result_dropped_by_a_queue_that_keeps_nothing_is_warned_once() {
     let server = server();
     let queue = queue(&server, "expiry-dropped").await;

@@ -168,10 +168,7 @@ async fn an_ack_redis_answers_late_is_counted_once_and_not_called_a_protocol_err
     running.runs.finish.add_permits(1);
     running.assert_done_once(&logs).await;
     let text = logs.text();
-    assert!(
-        text.contains("redis command timed out after 2 s"),
-        "{text}"
-    );
+    assert!(text.contains("redis command timed out after 2 s"), "{text}");
     assert!(
         text.contains("completed: an acknowledgement that went unanswered had been applied"),
         "{text}"

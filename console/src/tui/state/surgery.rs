@@ -119,7 +119,10 @@ impl State {
                 let id = inert(&detail.record.id);
                 self.say(
                     Level::Info,
-                    format!("job {id} no longer exists: there is nothing to {}", change.verb()),
+                    format!(
+                        "job {id} no longer exists: there is nothing to {}",
+                        change.verb()
+                    ),
                 );
                 return Command::None;
             }
