@@ -168,7 +168,7 @@ pub const TICK_OVERDUE_AFTER: Duration = Duration::from_secs(30);
 
 impl ScheduleInfo {
     /// How late its next tick is at `now`, once that is
-    /// [`TICK_OVERDUE_AFTER`] or more: ticks fire through schedulers, so an
+    /// `TICK_OVERDUE_AFTER` (30 s) or more: ticks fire through schedulers, so an
     /// overdue one means none is running (an outage). `None` while paused,
     /// ended, or on time. The one rule the console screen and `redq
     /// schedules` both mark overdue by.
