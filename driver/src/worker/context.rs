@@ -137,7 +137,10 @@ impl JobCx {
         self.cancel.is_cancelled()
     }
 
-    /// Resolves when the job should stop (see [`JobCx::is_cancelled`]).
+    /// Resolves when the job should stop (see [`JobCx::is_cancelled`]). A
+    /// handler stopping for the worker's shutdown returns
+    /// [`JobError::stopped`](super::JobError::stopped) to be given back
+    /// without an attempt counted.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
     }

@@ -4,8 +4,9 @@ use std::fmt;
 use std::time::Duration;
 
 /// Why a run did not succeed: retry it (after the backoff or a given delay),
-/// fail it now, straight to the dead-letter set, or give it back because a
-/// remote service rate-limited it ([`JobError::rate_limited`]).
+/// fail it now, straight to the dead-letter set, give it back because a
+/// remote service rate-limited it ([`JobError::rate_limited`]), or give it
+/// back because the worker is shutting down ([`JobError::stopped`]).
 ///
 /// Any error converts into a retry with `?`: every `std::error::Error`,
 /// `anyhow::Error` (through its conversion into a boxed error, so this crate
@@ -37,6 +38,9 @@ pub enum JobError {
         /// clamps a value outside that range into it).
         retry_after: Duration,
     },
+    /// The run stopped early for the worker's shutdown: give the job back
+    /// without counting an attempt; see [`JobError::stopped`].
+    Stopped,
 }
 
 impl JobError {
@@ -82,12 +86,27 @@ impl JobError {
         JobError::RateLimited { retry_after }
     }
 
-    /// The error text that is recorded (a rate-limited run records none;
-    /// this is its description for logs).
+    /// The run stopped early because the worker is shutting down (its
+    /// [`JobCx::cancelled`](super::JobCx::cancelled) fired), after saving
+    /// what it must: the worker gives the job back at once, due again
+    /// immediately with no attempt counted, as it does with a job still
+    /// running when the grace period ends. So a handler that cooperates
+    /// with a shutdown is not charged an attempt that one ignoring it is
+    /// not. Returned while the worker is not shutting down (an operator's
+    /// cancel, or by mistake), it is an ordinary retry after the backoff,
+    /// with an error saying so, so that a handler returning it at every run
+    /// cannot spin.
+    pub fn stopped() -> Self {
+        JobError::Stopped
+    }
+
+    /// The error text that is recorded (a rate-limited or stopped run
+    /// records none; this is its description for logs).
     pub fn message(&self) -> &str {
         match self {
             JobError::Retry { error, .. } | JobError::Fail { error } => error,
             JobError::RateLimited { .. } => "rate limited by a remote service",
+            JobError::Stopped => "stopped early for the worker's shutdown",
         }
     }
 }

@@ -53,6 +53,8 @@ enum Outcome {
     /// the worker, and its heartbeat found the lease gone).
     Deleted,
     Interrupted,
+    /// The handler returned [`JobError::Stopped`] during the shutdown.
+    StoppedForShutdown,
 }
 
 /// Why the lease could not be kept.
@@ -170,6 +172,17 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         },
         () = shared.hard_stop.cancelled() => Outcome::Interrupted,
     };
+    // A run stopped for the shutdown is given back like one the grace
+    // period's end interrupts; stopped at any other time, it is a retry.
+    let outcome = match outcome {
+        Outcome::Failed(JobError::Stopped) if shared.shutdown.is_cancelled() => {
+            Outcome::StoppedForShutdown
+        }
+        Outcome::Failed(JobError::Stopped) => Outcome::Failed(JobError::retry(
+            "the handler returned JobError::stopped() while the worker was not shutting down",
+        )),
+        other => other,
+    };
     // The handler is done: the next job may start while this one's outcome
     // is recorded (batched with others' for an ack).
     slot.handler_done();
@@ -264,15 +277,25 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         }
         Outcome::Interrupted => {
             cx.cancel.cancel();
-            match Box::pin(shared.queue.release(&lease)).await {
-                Ok(()) => {
-                    shared.totals.released.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!("shutdown grace period over: job released for another worker")
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not release the job; it returns after its lease lapses")
-                }
-            }
+            give_back(shared, &lease, "shutdown grace period over").await;
+        }
+        Outcome::StoppedForShutdown => {
+            give_back(shared, &lease, "stopped early for the shutdown").await;
+        }
+        Outcome::Failed(JobError::Stopped) => unreachable!("mapped to a retry above"),
+    }
+}
+
+/// Release a job this worker stops running because it shuts down: due
+/// again at once, no attempt counted.
+async fn give_back(shared: &Shared, lease: &Held, why: &str) {
+    match Box::pin(shared.queue.release(lease)).await {
+        Ok(()) => {
+            shared.totals.released.fetch_add(1, Ordering::Relaxed);
+            tracing::info!("{why}: job released for another worker, no attempt counted")
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "{why}, but the job could not be released; it returns after its lease lapses")
         }
     }
 }

@@ -137,6 +137,105 @@ async fn a_shutdown_shows_the_worker_stopping_at_once_and_is_logged() {
 /// starts, so the test it runs there does its part.
 const SIGNAL_CHILD: &str = "REDQ_TEST_SIGNAL_CHILD";
 
+/// A handler that stops when told and returns `JobError::stopped()`.
+#[derive(Serialize, Deserialize)]
+struct Cooperates;
+
+impl TypedJob for Cooperates {
+    const NAME: &'static str = "tests.cooperates";
+
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let runs = cx.service::<Arc<Runs>>().expect("runs");
+        runs.started.fetch_add(1, Ordering::SeqCst);
+        // Either the shutdown fires its cancellation, or the test lets it
+        // stop on its own (not shutting down).
+        tokio::select! {
+            () = cx.cancelled() => {}
+            permit = runs.finish.acquire() => permit.expect("open").forget(),
+        }
+        Err(JobError::stopped())
+    }
+}
+
+/// A handler that cooperates with a shutdown (stops at `cx.cancelled()` and
+/// returns `JobError::stopped()`) is given back with no attempt counted, as
+/// one the grace period's end interrupts, not charged a failed attempt; the
+/// same error outside a shutdown is an ordinary retry, so it cannot spin.
+#[tokio::test]
+async fn a_handler_that_stops_for_the_shutdown_is_given_back_without_an_attempt() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let server = RedisServer::start();
+    let queue = handle(&server, &unique_namespace("stopped-for-shutdown")).await;
+    let runs = Arc::new(Runs::default());
+    let start = |queue: &RedisQueue| {
+        let mut registry = Registry::new();
+        registry.add_job::<Cooperates>();
+        let options = WorkOptions::new()
+            .concurrency(1)
+            .grace(GRACE)
+            .schedules(false);
+        Worker::new(queue.clone(), registry, options)
+            .unwrap()
+            .services(Services::new().with(runs.clone()))
+    };
+
+    // Not shutting down: a retry, one attempt counted.
+    let early = queue.push(&Cooperates).await.unwrap().id().to_owned();
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn(start(&queue).run(shutdown.clone()));
+    wait_until(DEADLINE, "the job to run", async || {
+        runs.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    runs.finish.add_permits(1);
+    wait_until(
+        DEADLINE,
+        "the run to count as a failed attempt",
+        async || {
+            queue
+                .inspect(&early)
+                .await
+                .unwrap()
+                .is_some_and(|job| job.attempts == 1)
+        },
+    )
+    .await;
+    let job = queue.inspect(&early).await.unwrap().unwrap();
+    let error = job.last_error.unwrap_or_default();
+    assert!(error.contains("not shutting down"), "{error}");
+    queue
+        .delete_job(&early, redq::IfLeased::VoidLease)
+        .await
+        .unwrap();
+
+    // Shutting down: given back at once, no attempt, the worker says so.
+    let id = queue.push(&Cooperates).await.unwrap().id().to_owned();
+    wait_until(DEADLINE, "the second job to run", async || {
+        runs.started.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    let began = std::time::Instant::now();
+    shutdown.cancel();
+    let report = tokio::time::timeout(DEADLINE, running)
+        .await
+        .expect("the worker stops")
+        .unwrap()
+        .unwrap();
+    assert!(began.elapsed() < GRACE, "it did not wait out the grace");
+    assert_eq!(report.failed, 1, "only the first run failed: {report:?}");
+    let job = queue.inspect(&id).await.unwrap().expect("given back");
+    assert_eq!(job.state, redq::JobState::Waiting);
+    assert_eq!(job.attempts, 0, "no attempt counted");
+    let said = logs.text();
+    assert!(
+        said.contains(
+            "stopped early for the shutdown: job released for another worker, no attempt counted"
+        ),
+        "{said}"
+    );
+}
+
 #[test]
 fn sigterm_cancels_the_token_of_shutdown_on_signals() {
     use std::io::{BufRead, BufReader};
