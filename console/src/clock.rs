@@ -112,6 +112,24 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// A duration as a flag takes it, in the largest whole unit it is (`7d`,
+/// `90m`, `1500ms`): what [`parse_duration`] reads back exactly, for a
+/// command an output suggests (`redq retention set q --max-age 7d`).
+pub fn as_flag(d: Duration) -> String {
+    let ms = d.as_millis();
+    for (unit, name) in [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ] {
+        if ms >= unit && ms.is_multiple_of(unit) {
+            return format!("{}{name}", ms / unit);
+        }
+    }
+    format!("{ms}ms")
+}
+
 /// Parses `250ms`, `5s`, `2m`, `1h`, `1d`, or a plain number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -147,6 +165,16 @@ mod tests {
 
     fn at(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn a_flag_duration_reads_back_exactly() {
+        for ms in [1, 999, 1500, 60_000, 5_400_000, 7 * 86_400_000, 86_400_001] {
+            let d = Duration::from_millis(ms);
+            assert_eq!(parse_duration(&as_flag(d)), Ok(d), "{}", as_flag(d));
+        }
+        assert_eq!(as_flag(Duration::from_secs(7 * 86_400)), "7d");
+        assert_eq!(as_flag(Duration::from_millis(1500)), "1500ms");
     }
 
     #[test]

@@ -7,8 +7,6 @@
 //! longer has, with the command that would keep it: a `--max-age` alone on
 //! a policy that also had a count must not drop the count unseen.
 
-use std::time::Duration;
-
 use redq::Retention;
 use serde_json::{json, Value};
 
@@ -132,7 +130,7 @@ async fn set_reply(
             if was.tombstone_age() != now.tombstone_age() {
                 before.push_str(&format!(
                     "; tombstones lasted {}",
-                    exact_duration(was.tombstone_age())
+                    crate::clock::as_flag(was.tombstone_age())
                 ));
             }
             format!(
@@ -190,7 +188,7 @@ fn dropped_bounds(now: &Retention, was: Option<&Retention>) -> Vec<Dropped> {
     if let (Some(age), None) = (was.age_bound(), now.age_bound()) {
         dropped.push(Dropped {
             flag: "--max-age",
-            value: exact_duration(age),
+            value: crate::clock::as_flag(age),
             words: "age",
         });
     }
@@ -211,7 +209,7 @@ fn flags(p: &Retention) -> String {
         flags.push(format!("--max-count {}", p.count_bound()));
     }
     if let Some(age) = p.age_bound() {
-        flags.push(format!("--max-age {}", exact_duration(age)));
+        flags.push(format!("--max-age {}", crate::clock::as_flag(age)));
     }
     if p.bytes_bound() > 0 {
         flags.push(format!("--max-bytes {}", p.bytes_bound()));
@@ -219,7 +217,7 @@ fn flags(p: &Retention) -> String {
     if p.tombstone_age() != Retention::new().tombstone_age() {
         flags.push(format!(
             "--tombstone-age {}",
-            exact_duration(p.tombstone_age())
+            crate::clock::as_flag(p.tombstone_age())
         ));
     }
     flags.join(" ")
@@ -247,7 +245,7 @@ fn policy_text(p: &Retention, shards: usize) -> String {
     format!(
         "finished jobs {}{each_shard}; tombstones last {}",
         bounds_text(p),
-        exact_duration(p.tombstone_age())
+        crate::clock::as_flag(p.tombstone_age())
     )
 }
 
@@ -258,29 +256,12 @@ fn bounds_text(p: &Retention) -> String {
         bounds.push(format!("at most {} of each outcome", p.count_bound()));
     }
     if let Some(age) = p.age_bound() {
-        bounds.push(format!("for {}", exact_duration(age)));
+        bounds.push(format!("for {}", crate::clock::as_flag(age)));
     }
     if p.bytes_bound() > 0 {
         bounds.push(format!("within {} bytes", p.bytes_bound()));
     }
     bounds.join(", ")
-}
-
-/// A duration in the largest whole unit it is, as `--max-age` takes it:
-/// `7d`, `90m`, `1500ms` (`lua/retention.lua` words its events the same).
-fn exact_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    for (unit, name) in [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-    ] {
-        if ms >= unit && ms.is_multiple_of(unit) {
-            return format!("{}{name}", ms / unit);
-        }
-    }
-    format!("{ms}ms")
 }
 
 /// `kept now: 1 completed, 0 cancelled, 805 bytes`, and the jobs past the
