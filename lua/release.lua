@@ -25,6 +25,13 @@
 -- The release is the same; a claim_lost event tells an operator of the
 -- connection trouble behind it, and the queue's count of them (K.metrics'
 -- claims_lost field) goes up by one (redq_claims_lost_total).
+-- A shutdown: with ARGV[5] = interrupted (the worker's grace period ended
+-- while the job ran: its handler was stopped mid-run) or stopped (its
+-- handler stopped early for the shutdown, JobError::stopped), a worker gives
+-- back a job it was running as it stops. The release is the same; a
+-- given_back event says why and names the worker, so that an operator who
+-- sees the job run again (an interrupted one, from its start) knows why.
+-- Nothing is counted: a deploy gives jobs back, it is not an alarm.
 -- include: check clock keys job_store lease waiting flow notify events
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts
@@ -32,10 +39,12 @@
 --          traffic (a push-back), events and metrics (a lost hand-off or claim)
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] lease id (0 = whatever lease is current)
--- ARGV[5] (optional) pushback_ms (1..86400000), handoff_lost or claim_lost
+-- ARGV[5] (optional) pushback_ms (1..86400000), handoff_lost, claim_lost,
+--   interrupted or stopped
 -- Events: handoff_lost or claim_lost (id, name, detail: the worker it was
 --   leased to, as the registry names it) when ARGV[5] says so and the job
---   was released. pushed_back (id, name, detail: "key K" or "queue", then
+--   was released. given_back (id, name, detail: why, then the worker) for
+--   interrupted or stopped. pushed_back (id, name, detail: "key K" or "queue", then
 --   "for N ms until HH:MM:SS.mmm UTC" on the Redis clock, then the worker)
 --   on K.traffic when ARGV[5] is a push-back and the job was released.
 -- Reply: code
@@ -48,13 +57,20 @@
 queue_name(QUEUE)
 local id = text(ARGV[3], 'job id', 64)
 local lease = uint(ARGV[4], 'lease id', 9007199254740991)
-local pushback, lost
+-- Why a shutdown gave a job back, as its given_back event says it.
+local SHUTDOWN = {
+  interrupted = 'interrupted at the end of its worker\'s shutdown grace period',
+  stopped = 'stopped by its handler for its worker\'s shutdown',
+}
+local pushback, lost, shutdown
 if ARGV[5] == 'handoff_lost' or ARGV[5] == 'claim_lost' then
   lost = ARGV[5]
+elseif SHUTDOWN[ARGV[5]] then
+  shutdown = SHUTDOWN[ARGV[5]]
 elseif ARGV[5] then
   if not string.match(ARGV[5], '^%d+$') then
-    fail('the fifth argument must be pushback_ms (1 to 86400000), handoff_lost or claim_lost, got '
-      .. string.format('%q', ARGV[5]))
+    fail('the fifth argument must be pushback_ms (1 to 86400000), handoff_lost, claim_lost, '
+      .. 'interrupted or stopped, got ' .. string.format('%q', ARGV[5]))
   end
   pushback = uint(ARGV[5], 'pushback_ms', 86400000)
   if pushback < 1 then fail('pushback_ms must be 1 to 86400000, got 0') end
@@ -64,7 +80,7 @@ if not m or m[M.queue] ~= QUEUE then return -1 end
 if lease ~= 0 and m[M.resolved_lease] == -lease then return 2 end
 if not lease_matches(m, lease) then return -1 end
 local now = now_ms()
-local worker = (lost or pushback) and
+local worker = (lost or pushback or shutdown) and
   m[M.worker_node] .. '-' .. string.format('%d', m[M.worker_instance])
 if lost then
   -- Counted whether the queue's metrics are on or off: it costs nothing a
@@ -77,6 +93,9 @@ if lost then
     emit(K.events, 'claim_lost', QUEUE, now, 'id', id, 'name', m[M.name], 'detail', worker)
     redis.call('HINCRBY', K.metrics, 'claims_lost', 1)
   end
+elseif shutdown then
+  emit(K.events, 'given_back', QUEUE, now, 'id', id, 'name', m[M.name], 'detail',
+    shutdown .. ', worker ' .. worker)
 end
 m[M.resolved_lease] = -m[M.lease_id]
 clear_lease(m)

@@ -102,6 +102,14 @@ pub enum EventKind {
     /// unrun: due again at once, no attempt counted (`job_id`, `name`,
     /// `detail` the worker as `redq workers` lists it).
     ClaimLost,
+    /// A job a worker was running given back as the worker shut down, due
+    /// again at once, no attempt counted (`job_id`, `name`, `detail`: why,
+    /// `interrupted at the end of its worker's shutdown grace period` (its
+    /// handler was stopped mid-run, so it runs again from its start) or
+    /// `stopped by its handler for its worker's shutdown`
+    /// ([`crate::worker::JobError::stopped`]), then `worker W` as
+    /// `redq workers` lists it).
+    GivenBack,
     /// A handler's push-back ([`crate::worker::JobError::rate_limited`]):
     /// a leased job given back unrun, no attempt counted, and its limiter
     /// starts nothing for a while (`job_id`, `name`, `detail`: `key K` or
@@ -121,7 +129,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 37] = [
+    pub const ALL: [EventKind; 38] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -156,6 +164,7 @@ impl EventKind {
         EventKind::MetricsOn,
         EventKind::HandoffLost,
         EventKind::ClaimLost,
+        EventKind::GivenBack,
         EventKind::PushedBack,
         EventKind::RecordFormatSet,
         EventKind::RecordsRewritten,
@@ -198,6 +207,7 @@ impl EventKind {
             EventKind::MetricsOn => "metrics_on",
             EventKind::HandoffLost => "handoff_lost",
             EventKind::ClaimLost => "claim_lost",
+            EventKind::GivenBack => "given_back",
             EventKind::PushedBack => "pushed_back",
             EventKind::RecordFormatSet => "record_format_set",
             EventKind::RecordsRewritten => "records_rewritten",

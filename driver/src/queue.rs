@@ -702,6 +702,23 @@ impl RedisQueue {
         codes::released(&self.run(Op::Release, &lease.queue, args).await?, lease)
     }
 
+    /// Give back a job this worker was running as it shuts down, as
+    /// [`RedisQueue::release`] does, recorded as a `given_back` event that
+    /// says `why` and names the worker ([`crate::events::EventKind::GivenBack`]).
+    pub(crate) async fn release_for_shutdown(
+        &self,
+        lease: &Lease,
+        why: ShutdownRelease,
+    ) -> Result<(), QueueError> {
+        check_lease(lease)?;
+        let args = vec![
+            text(lease.id.as_str()),
+            num(lease.lease_id),
+            text(why.as_arg()),
+        ];
+        codes::released(&self.run(Op::Release, &lease.queue, args).await?, lease)
+    }
+
     /// Reclaim up to `limit` (1 to 10 000) lapsed leases of `queue`: each
     /// counts a failed attempt and goes back to the queue, or to the
     /// dead-letter set when spent. `claim` does this too; this is the bounded
@@ -763,5 +780,26 @@ pub(crate) fn check_lease(lease: &Lease) -> Result<(), QueueError> {
 impl crate::unwaited::Closable for RedisQueue {
     async fn close_unused(self) {
         self.close().await;
+    }
+}
+
+/// Why a stopping worker gives back a job it was running: `release.lua`'s
+/// fifth argument, which its `given_back` event puts in words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShutdownRelease {
+    /// The grace period ended while the handler ran: it was stopped
+    /// mid-run, and the job runs again from its start.
+    Interrupted,
+    /// The handler stopped early for the shutdown
+    /// ([`crate::worker::JobError::stopped`]).
+    Stopped,
+}
+
+impl ShutdownRelease {
+    fn as_arg(self) -> &'static str {
+        match self {
+            ShutdownRelease::Interrupted => "interrupted",
+            ShutdownRelease::Stopped => "stopped",
+        }
     }
 }

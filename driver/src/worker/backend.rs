@@ -40,6 +40,7 @@ use super::shard_claims::ShardClaims;
 use crate::kept::Completion;
 use crate::lost_claim::LostClaim;
 use crate::notes::NoteBatch;
+use crate::queue::ShutdownRelease;
 use crate::{Acked, Job, Lease, MemoryQueue, Nacked, QueueError, RedisQueue, ShardedQueue};
 
 /// Where a [`Worker`](super::Worker) claims its jobs: a [`RedisQueue`], a
@@ -216,6 +217,23 @@ impl Backend {
         match self {
             Backend::Memory(memory) => memory.release_held(&held.lease),
             _ => self.shard(held.shard).release(&held.lease).await,
+        }
+    }
+
+    /// Give back a job this worker was running as it stops: due at once,
+    /// no attempt counted, and on Redis a `given_back` event says `why`.
+    pub async fn release_for_shutdown(
+        &self,
+        held: &Held,
+        why: ShutdownRelease,
+    ) -> Result<(), QueueError> {
+        match self {
+            Backend::Memory(memory) => memory.release_held(&held.lease),
+            _ => {
+                self.shard(held.shard)
+                    .release_for_shutdown(&held.lease, why)
+                    .await
+            }
         }
     }
 

@@ -21,6 +21,7 @@ use super::presence::Totals;
 use super::registry::Registry;
 use super::slots::Slot;
 use crate::kept::Completion;
+use crate::queue::ShutdownRelease;
 use crate::{Acked, ConnectionFault, Job, Nacked, NoteBatch, QueueError};
 
 /// What every job task of one worker shares.
@@ -277,25 +278,29 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         }
         Outcome::Interrupted => {
             cx.cancel.cancel();
-            give_back(shared, &lease, "shutdown grace period over").await;
+            give_back(shared, &lease, ShutdownRelease::Interrupted).await;
         }
         Outcome::StoppedForShutdown => {
-            give_back(shared, &lease, "stopped early for the shutdown").await;
+            give_back(shared, &lease, ShutdownRelease::Stopped).await;
         }
         Outcome::Failed(JobError::Stopped) => unreachable!("mapped to a retry above"),
     }
 }
 
 /// Release a job this worker stops running because it shuts down: due
-/// again at once, no attempt counted.
-async fn give_back(shared: &Shared, lease: &Held, why: &str) {
-    match Box::pin(shared.queue.release(lease)).await {
+/// again at once, no attempt counted, and a `given_back` event says why.
+async fn give_back(shared: &Shared, lease: &Held, why: ShutdownRelease) {
+    let why_text = match why {
+        ShutdownRelease::Interrupted => "shutdown grace period over",
+        ShutdownRelease::Stopped => "stopped early for the shutdown",
+    };
+    match Box::pin(shared.queue.release_for_shutdown(lease, why)).await {
         Ok(()) => {
             shared.totals.released.fetch_add(1, Ordering::Relaxed);
-            tracing::info!("{why}: job released for another worker, no attempt counted")
+            tracing::info!("{why_text}: job released for another worker, no attempt counted")
         }
         Err(e) => {
-            tracing::warn!(error = %e, "{why}, but the job could not be released; it returns after its lease lapses")
+            tracing::warn!(error = %e, "{why_text}, but the job could not be released; it returns after its lease lapses")
         }
     }
 }

@@ -248,9 +248,9 @@ async fn a_lost_hand_off_given_back_is_due_again_and_recorded_as_an_event() {
         .await
         .expect_err("neither a push-back nor handoff_lost");
     assert!(
-        refused
-            .to_string()
-            .contains("pushback_ms (1 to 86400000), handoff_lost or claim_lost"),
+        refused.to_string().contains(
+            "pushback_ms (1 to 86400000), handoff_lost, claim_lost, interrupted or stopped"
+        ),
         "{refused}"
     );
     assert_eq!(job_of(&ids[1]).await.state, redq::JobState::Leased);

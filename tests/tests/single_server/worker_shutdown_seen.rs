@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use redq::events::EventKind;
 use redq::worker::{
     shutdown_on_signals, CancellationToken, JobCx, JobError, Registry, Services, TypedJob,
     WorkOptions, Worker, WorkerState,
 };
 use redq::RedisQueue;
+use redq_tests::events::latest_of_kind;
 use redq_tests::fixtures::handle;
 use redq_tests::logs::LogCapture;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
@@ -120,6 +122,19 @@ async fn a_shutdown_shows_the_worker_stopping_at_once_and_is_logged() {
     }
     assert_eq!(waiting, 1, "one job acknowledged, one released");
     assert_eq!(shown(&queue).await, None, "the record is removed");
+    // The operator sees why the job will run again from its start.
+    let given_back = latest_of_kind(&queue, EventKind::GivenBack).await;
+    let [event] = &given_back[..] else {
+        panic!("one given_back event, got {given_back:?}")
+    };
+    let released = ids.iter().find(|id| **id == event.job_id);
+    assert!(released.is_some(), "{event:?} names a job of {ids:?}");
+    assert_eq!(event.name.as_deref(), Some(Finishes::NAME));
+    let detail = event.detail.as_deref().unwrap_or_default();
+    assert!(
+        detail.starts_with("interrupted at the end of its worker's shutdown grace period, worker "),
+        "{detail}"
+    );
 
     let text = logs.text();
     for line in [
@@ -227,6 +242,16 @@ async fn a_handler_that_stops_for_the_shutdown_is_given_back_without_an_attempt(
     let job = queue.inspect(&id).await.unwrap().expect("given back");
     assert_eq!(job.state, redq::JobState::Waiting);
     assert_eq!(job.attempts, 0, "no attempt counted");
+    let given_back = latest_of_kind(&queue, EventKind::GivenBack).await;
+    let [event] = &given_back[..] else {
+        panic!("one given_back event, got {given_back:?}")
+    };
+    assert_eq!(event.job_id, id);
+    let detail = event.detail.as_deref().unwrap_or_default();
+    assert!(
+        detail.starts_with("stopped by its handler for its worker's shutdown, worker "),
+        "{detail}"
+    );
     let said = logs.text();
     assert!(
         said.contains(
