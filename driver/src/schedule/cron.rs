@@ -11,9 +11,39 @@
 //! * 5 fields, `minute hour day-of-month month day-of-week`: fires at second 0.
 //! * 6 fields, `second minute hour day-of-month month day-of-week`.
 //! * `@yearly` (`@annually`), `@monthly`, `@weekly`, `@daily`, `@hourly`.
+//! * `@every <interval>`: a fixed interval, such as `@every 30s`,
+//!   `@every 5m`, `@every 1h30m` or `@every 2d` (see below).
 //!
 //! Day of month and day of week combine with OR when both are restricted, as
 //! in Vixie cron. A year field is refused, so 6 fields always mean seconds.
+//!
+//! ## `@every <interval>`
+//!
+//! The interval is whole numbers of `s`, `m`, `h` and `d` (24 hours), alone
+//! or combined largest first, written as one word (`1h30m`, `1d12h`), from
+//! [`MIN_EVERY`] (1 s) to [`MAX_EVERY`] (366 days); `@every` is
+//! [asynq]'s and [robfig/cron]'s syntax, BullMQ's `repeat: { every }`.
+//!
+//! **Ticks are aligned to the unix epoch**: the next tick after a time `t`
+//! is the next multiple of the interval since 1970-01-01 00:00:00 UTC after
+//! `t`, as in BullMQ. `@every 7m` fires at 00:07, 00:14, … counted from
+//! 1970, not 7 minutes after the schedule was created, and `@every 5m` at
+//! :00, :05, :10 of every hour. So every scheduler computes the same ticks
+//! on its own, and a tick fires exactly once like a cron tick. For a run at
+//! a time of day (daily at 02:30 in Paris) write a cron expression
+//! (`30 2 * * *` with the time zone): `@every 1d` fires at 00:00 UTC.
+//!
+//! The ticks are instants, which no time zone moves, and daylight-saving
+//! time does not apply to them (below). An `@every` schedule's time zone must
+//! therefore be UTC (the default; `Etc/UTC` too): another is refused rather
+//! than silently ignored, since `@every 1d` in `Europe/Paris` reads as
+//! "midnight in Paris", which it would not be.
+//!
+//! [`crate::schedule::Schedule::every`] builds the expression from a
+//! [`std::time::Duration`]; [`CronExpr::interval`] reads it back.
+//!
+//! [asynq]: https://github.com/hibiken/asynq
+//! [robfig/cron]: https://pkg.go.dev/github.com/robfig/cron/v3
 //!
 //! # Daylight-saving time
 //!
@@ -45,7 +75,7 @@
 //!
 //! UTC and fixed-offset zones have no transitions.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use croner::parser::{CronParser, Seconds, Year};
 use jiff::tz::TimeZone;
@@ -54,6 +84,9 @@ use jiff::Timestamp;
 use crate::job::{ms_to_time, time_to_ms};
 use crate::limits::MAX_TIME_MS;
 use crate::QueueError;
+
+use super::every;
+pub use super::every::{MAX_EVERY, MIN_EVERY};
 
 /// Longest cron expression accepted, in bytes.
 pub const MAX_EXPRESSION_LEN: usize = 256;
@@ -64,7 +97,8 @@ pub const MAX_TIMEZONE_LEN: usize = 64;
 /// module docs). 144 is every ten minutes of a day, listed.
 pub const MAX_FIXED_TIMES: usize = 144;
 
-/// A parsed cron expression bound to a time zone.
+/// A parsed cron expression bound to a time zone, or an `@every` interval
+/// (see the module docs).
 ///
 /// ```
 /// use std::time::{Duration, UNIX_EPOCH};
@@ -81,10 +115,21 @@ pub const MAX_FIXED_TIMES: usize = 144;
 pub struct CronExpr {
     expression: String,
     timezone: String,
-    /// The expression as croner parsed it, or, for a fixed-time expression
-    /// with lists, one fixed-time expression per listed time of day.
-    crons: Vec<croner::Cron>,
-    tz: TimeZone,
+    timing: Timing,
+}
+
+/// How a [`CronExpr`] finds its next tick.
+#[derive(Debug, Clone)]
+enum Timing {
+    /// A cron expression as croner parsed it, or, for a fixed-time
+    /// expression with lists, one fixed-time expression per listed time of
+    /// day; walked on the wall clock of `tz`.
+    Cron {
+        crons: Vec<croner::Cron>,
+        tz: TimeZone,
+    },
+    /// `@every`: the multiples of this many milliseconds since the epoch.
+    Every { interval_ms: u64 },
 }
 
 impl CronExpr {
@@ -102,8 +147,9 @@ impl CronExpr {
                 "cron expression",
                 expression,
                 format!(
-                    "a 5- or 6-field cron expression or an @hourly-style alias \
-                     (1 to {MAX_EXPRESSION_LEN} bytes without control characters)"
+                    "a 5- or 6-field cron expression, an @hourly-style alias or \
+                     @every <interval> (1 to {MAX_EXPRESSION_LEN} bytes without control \
+                     characters)"
                 ),
             ));
         }
@@ -112,6 +158,11 @@ impl CronExpr {
             || timezone.chars().any(char::is_control)
         {
             return Err(invalid_timezone(timezone));
+        }
+        if let Some(seconds) = every::parse(expression) {
+            let seconds =
+                seconds.map_err(|why| QueueError::invalid("interval", expression, why))?;
+            return CronExpr::every_in(expression, seconds, timezone);
         }
         let cron = parser().parse(expression).map_err(|e| {
             QueueError::invalid("cron expression", expression, why_invalid(expression, &e))
@@ -132,8 +183,7 @@ impl CronExpr {
         let parsed = CronExpr {
             expression: expression.to_owned(),
             timezone: timezone.to_owned(),
-            crons,
-            tz,
+            timing: Timing::Cron { crons, tz },
         };
         // A pattern like "0 0 30 2 *" parses but names no real day.
         if parsed
@@ -147,6 +197,44 @@ impl CronExpr {
             ));
         }
         Ok(parsed)
+    }
+
+    /// The `@every` expression for `expression`'s interval, once checked:
+    /// ticks at its multiples since the epoch, which no time zone moves, so
+    /// one that is not UTC is refused rather than silently ignored.
+    fn every_in(expression: &str, seconds: u64, timezone: &str) -> Result<CronExpr, QueueError> {
+        let tz = jiff::tz::db()
+            .get(timezone)
+            .map_err(|_| invalid_timezone(timezone))?;
+        let is_utc = tz.following(Timestamp::MIN).next().is_none()
+            && tz.to_offset(Timestamp::UNIX_EPOCH).seconds() == 0;
+        if !is_utc {
+            return Err(QueueError::invalid(
+                "timezone",
+                timezone,
+                format!(
+                    "an @every schedule ticks at multiples of its interval since \
+                     1970-01-01 00:00 UTC, which no time zone moves: leave the time zone UTC \
+                     (the default), or for runs at a time of day in {timezone} write a cron \
+                     expression such as \"0 0 * * *\""
+                ),
+            ));
+        }
+        Ok(CronExpr {
+            expression: expression.to_owned(),
+            timezone: timezone.to_owned(),
+            timing: Timing::Every {
+                interval_ms: seconds * 1000,
+            },
+        })
+    }
+
+    /// The interval of an `@every` expression; `None` for a cron expression.
+    pub fn interval(&self) -> Option<Duration> {
+        match self.timing {
+            Timing::Every { interval_ms } => Some(Duration::from_millis(interval_ms)),
+            Timing::Cron { .. } => None,
+        }
     }
 
     /// The expression as given.
@@ -184,11 +272,14 @@ impl CronExpr {
     /// [`CronExpr::next_after`] in unix milliseconds. Ticks are whole
     /// seconds, so the answer is always a multiple of 1000.
     pub(crate) fn next_after_ms(&self, after_ms: u64) -> Option<u64> {
+        let (crons, tz) = match &self.timing {
+            Timing::Every { interval_ms } => return every::next_after_ms(*interval_ms, after_ms),
+            Timing::Cron { crons, tz } => (crons, tz),
+        };
         let after = Timestamp::from_millisecond(i64::try_from(after_ms).ok()?)
             .ok()?
-            .to_zoned(self.tz.clone());
-        let ms = self
-            .crons
+            .to_zoned(tz.clone());
+        let ms = crons
             .iter()
             .filter_map(|cron| cron.find_next_occurrence(&after, false).ok())
             .filter_map(|next| u64::try_from(next.timestamp().as_millisecond()).ok())
@@ -305,15 +396,9 @@ const FIELDS: [Field; 6] = [
 fn why_invalid(expression: &str, error: &croner::errors::CronError) -> String {
     let fields: Vec<&str> = expression.split_whitespace().collect();
     if let Some(alias) = fields.first().and_then(|f| f.strip_prefix('@')) {
-        if alias.eq_ignore_ascii_case("every") {
-            return "@every is not supported: write the interval as a cron expression, \
-                    such as \"*/5 * * * *\" for every 5 minutes or \"*/30 * * * * *\" for \
-                    every 30 seconds"
-                .to_owned();
-        }
         return format!(
             "@{alias} is not an alias redq knows: accepted are @yearly, @annually, @monthly, \
-             @weekly, @daily and @hourly"
+             @weekly, @daily, @hourly and @every <interval> (such as @every 5m)"
         );
     }
     if let Some((zone, rest)) = fields.split_last() {
@@ -720,12 +805,12 @@ mod tests {
 
     #[test]
     fn error_messages_point_to_what_to_write_instead() {
-        assert_eq!(
-            refusal("@every 5m"),
-            "@every is not supported: write the interval as a cron expression, such as \
-             \"*/5 * * * *\" for every 5 minutes or \"*/30 * * * * *\" for every 30 seconds"
-        );
         assert!(refusal("@reboot").starts_with("@reboot is not an alias redq knows"));
+        assert!(
+            refusal("@everyday").ends_with("@hourly and @every <interval> (such as @every 5m)"),
+            "{}",
+            refusal("@everyday")
+        );
         assert_eq!(
             refusal("30 2 * * * Europe/Paris"),
             "a time zone does not go in the expression: write \"30 2 * * *\" and give \
@@ -847,6 +932,257 @@ mod tests {
             "180 times > MAX_FIXED_TIMES"
         );
         assert!(CronExpr::parse(&long, "UTC").is_ok());
+    }
+
+    /// The rule part of the error for the `@every` expression `expr`.
+    fn every_refusal(expr: &str) -> String {
+        match CronExpr::parse(expr, "UTC") {
+            Err(QueueError::Invalid { what, rule, .. }) => {
+                assert_eq!(what, "interval", "{expr:?}");
+                rule
+            }
+            other => panic!("{expr:?} gave {other:?}"),
+        }
+    }
+
+    fn interval_of(expr: &str) -> Duration {
+        CronExpr::parse(expr, "UTC").unwrap().interval().unwrap()
+    }
+
+    #[test]
+    fn every_accepts_seconds_minutes_hours_days_and_combinations() {
+        let secs = |s: u64| Duration::from_secs(s);
+        assert_eq!(interval_of("@every 1s"), secs(1));
+        assert_eq!(interval_of("@every 30s"), secs(30));
+        assert_eq!(interval_of("@every 5m"), secs(300));
+        assert_eq!(interval_of("@every 1h30m"), secs(5400));
+        assert_eq!(interval_of("@every 2d"), secs(2 * 86_400));
+        assert_eq!(
+            interval_of("@every 1d2h3m4s"),
+            secs(86_400 + 7200 + 180 + 4)
+        );
+        assert_eq!(interval_of("@every 90m"), secs(5400));
+        assert_eq!(interval_of("@every 366d"), MAX_EVERY);
+        // The alias in any case, surrounding and separating spaces (a tab
+        // is a control character, refused in any expression).
+        assert_eq!(interval_of("@EVERY 10s"), secs(10));
+        assert_eq!(interval_of("  @every   10s "), secs(10));
+        assert!(CronExpr::parse("*/5 * * * *", "UTC")
+            .unwrap()
+            .interval()
+            .is_none());
+    }
+
+    #[test]
+    fn every_refuses_bad_intervals_saying_what_is_accepted() {
+        const ACCEPTED: &str = "accepted is a whole number of s, m, h or d, or a combination \
+                                largest first, such as 30s, 5m, 1h30m or 2d, from 1s to 366d";
+        assert_eq!(
+            every_refusal("@every"),
+            format!("@every needs an interval after it: {ACCEPTED}")
+        );
+        assert_eq!(
+            every_refusal("@every 0s"),
+            "the interval \"0s\" is zero, which would never move on: the shortest is 1s"
+        );
+        assert_eq!(
+            every_refusal("@every 367d"),
+            "the interval \"367d\" is longer than 366d, the longest @every: for a yearly run \
+             write a cron expression such as @yearly"
+        );
+        assert!(every_refusal("@every 366d1s").contains("longer than 366d"));
+        assert!(every_refusal("@every 99999999999999999999999s").contains("longer than 366d"));
+        assert!(every_refusal("@every 9999999999999999d").contains("longer than 366d"));
+        assert_eq!(
+            every_refusal("@every 500ms"),
+            format!(
+                "the interval \"500ms\" is in ms, finer than @every goes: @every takes whole \
+                 seconds, 1s at least ({ACCEPTED})"
+            )
+        );
+        assert_eq!(
+            every_refusal("@every 1.5m"),
+            format!(
+                "the interval \"1.5m\" has a fraction: @every takes whole numbers of units, \
+                 such as 1m30s for a minute and a half ({ACCEPTED})"
+            )
+        );
+        assert_eq!(
+            every_refusal("@every 30"),
+            "the interval \"30\" has the number 30 without a unit: write 30s, 30m, 30h or 30d"
+        );
+        assert_eq!(
+            every_refusal("@every 2w"),
+            format!(
+                "the interval \"2w\" has the unit \"w\", which @every does not know: {ACCEPTED}"
+            )
+        );
+        assert!(every_refusal("@every 5M").contains("the unit \"M\""));
+        assert!(every_refusal("@every 5min").contains("the unit \"min\""));
+        assert_eq!(
+            every_refusal("@every h"),
+            format!("the interval \"h\" has the unit \"h\" without a number before it: {ACCEPTED}")
+        );
+        assert_eq!(
+            every_refusal("@every -5m"),
+            format!("the interval \"-5m\" has '-', which @every does not read: {ACCEPTED}")
+        );
+        assert!(every_refusal("@every 1h 30m").starts_with("the interval \"1h 30m\" has spaces"));
+        // The whole error names the expression.
+        assert_eq!(
+            CronExpr::parse("@every 0s", "UTC").unwrap_err().to_string(),
+            "invalid interval \"@every 0s\": the interval \"0s\" is zero, which would never \
+             move on: the shortest is 1s"
+        );
+    }
+
+    #[test]
+    fn every_refuses_a_time_zone_other_than_utc() {
+        assert!(CronExpr::parse("@every 1d", "UTC").is_ok());
+        assert!(CronExpr::parse("@every 1d", "Etc/UTC").is_ok());
+        for zone in ["Europe/Paris", "Europe/London", "Asia/Kolkata", "Etc/GMT+5"] {
+            match CronExpr::parse("@every 1d", zone) {
+                Err(QueueError::Invalid { what, rule, value }) => {
+                    assert_eq!(what, "timezone");
+                    assert_eq!(value, zone);
+                    assert!(
+                        rule.starts_with(
+                            "an @every schedule ticks at multiples of its interval since \
+                             1970-01-01 00:00 UTC, which no time zone moves"
+                        ),
+                        "{rule}"
+                    );
+                    assert!(
+                        rule.contains(&format!("at a time of day in {zone}")),
+                        "{rule}"
+                    );
+                }
+                other => panic!("{zone} gave {other:?}"),
+            }
+        }
+        // An unknown zone is still the unknown-zone error.
+        let err = CronExpr::parse("@every 1d", "Mars/Olympus_Mons").unwrap_err();
+        assert!(err.to_string().contains("an IANA time zone name"), "{err}");
+    }
+
+    #[test]
+    fn every_ticks_are_multiples_of_the_interval_since_the_epoch() {
+        // 7 minutes: not a divisor of an hour, so the ticks drift against
+        // the clock face, but they are the same for every scheduler.
+        let after = ms("2026-12-07T22:13:55Z");
+        let seven = 7 * 60 * 1000;
+        let first = next("@every 7m", "UTC", "2026-12-07T22:13:55Z");
+        assert_eq!(first % seven, 0);
+        assert!(first > after && first - after <= seven);
+        assert_eq!(
+            ticks("@every 5m", "UTC", "2026-12-07T22:13:55Z", 3),
+            [
+                "2026-12-07T22:15:00Z",
+                "2026-12-07T22:20:00Z",
+                "2026-12-07T22:25:00Z"
+            ]
+        );
+        assert_eq!(
+            ticks("@every 1h30m", "UTC", "2026-12-07T22:13:55Z", 2),
+            ["2026-12-07T22:30:00Z", "2026-12-08T00:00:00Z"]
+        );
+        // A day ticks at midnight UTC; 2 days at even days since 1970.
+        assert_eq!(
+            next("@every 1d", "UTC", "2026-12-07T22:13:55Z"),
+            ms("2026-12-08T00:00:00Z")
+        );
+        let two_days = next("@every 2d", "UTC", "2026-12-07T22:13:55Z");
+        assert_eq!(two_days % (2 * 86_400_000), 0);
+        assert!(two_days > after && two_days - after <= 2 * 86_400_000);
+    }
+
+    #[test]
+    fn every_next_is_strictly_after_even_exactly_on_a_tick() {
+        let every = CronExpr::parse("@every 30s", "UTC").unwrap();
+        let tick = ms("2026-01-01T00:00:30Z");
+        assert_eq!(every.next_after_ms(tick), Some(tick + 30_000));
+        assert_eq!(every.next_after_ms(tick - 1), Some(tick));
+        assert_eq!(every.next_after_ms(tick + 29_999), Some(tick + 30_000));
+        assert_eq!(every.next_after_ms(0), Some(30_000));
+        assert_eq!(
+            every.next_after(std::time::UNIX_EPOCH + Duration::from_millis(tick)),
+            Some(std::time::UNIX_EPOCH + Duration::from_millis(tick + 30_000))
+        );
+    }
+
+    #[test]
+    fn every_handles_the_largest_interval_and_the_end_of_time() {
+        let year = CronExpr::parse("@every 366d", "UTC").unwrap();
+        let interval = 366 * 86_400_000;
+        let next = year.next_after_ms(ms("2026-12-07T00:00:00Z")).unwrap();
+        assert_eq!(next % interval, 0);
+        assert_eq!(next, 57 * interval); // 2027-02-13, the 57th since 1970
+        assert_eq!(year.next_after_ms(next), Some(next + interval));
+        // No tick past the latest time redq stores: none, not a wrap.
+        assert_eq!(year.next_after_ms(MAX_TIME_MS), None);
+        assert_eq!(year.next_after_ms(u64::MAX), None);
+        let second = CronExpr::parse("@every 1s", "UTC").unwrap();
+        assert_eq!(second.next_after_ms(MAX_TIME_MS), None);
+    }
+
+    #[test]
+    fn every_upcoming_previews_aligned_ticks_with_no_dst_rule() {
+        // New York's spring forward (2026-03-08 07:00 UTC) changes nothing:
+        // the ticks are instants (and the zone is UTC anyway).
+        let every = CronExpr::parse("@every 1h", "UTC").unwrap();
+        let from = std::time::UNIX_EPOCH + Duration::from_millis(ms("2026-03-08T05:30:00Z"));
+        let got: Vec<String> = every
+            .upcoming(from, 4)
+            .into_iter()
+            .map(|t| {
+                Timestamp::from_millisecond(time_to_ms(t) as i64)
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "2026-03-08T06:00:00Z",
+                "2026-03-08T07:00:00Z",
+                "2026-03-08T08:00:00Z",
+                "2026-03-08T09:00:00Z"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_expression_from_a_duration_reads_back_the_same() {
+        use crate::schedule::every::expression;
+        for secs in [
+            1,
+            30,
+            59,
+            60,
+            90,
+            300,
+            3600,
+            5400,
+            86_400,
+            90_061,
+            366 * 86_400,
+        ] {
+            let text = expression(Duration::from_secs(secs));
+            assert_eq!(interval_of(&text), Duration::from_secs(secs), "{text}");
+        }
+        assert_eq!(expression(Duration::from_secs(5400)), "@every 1h30m");
+        assert_eq!(expression(Duration::from_secs(90_061)), "@every 1d1h1m1s");
+        assert_eq!(expression(Duration::from_secs(2 * 86_400)), "@every 2d");
+        // What the syntax cannot hold is refused, with the text's message.
+        assert_eq!(expression(Duration::ZERO), "@every 0s");
+        assert!(every_refusal(&expression(Duration::ZERO)).contains("is zero"));
+        assert_eq!(expression(Duration::from_millis(1500)), "@every 1s500ms");
+        assert!(every_refusal(&expression(Duration::from_millis(1500))).contains("is in ms"));
+        assert_eq!(expression(Duration::from_nanos(1)), "@every 1ms");
+        assert!(
+            every_refusal(&expression(Duration::from_secs(367 * 86_400)))
+                .contains("longer than 366d")
+        );
     }
 
     #[test]

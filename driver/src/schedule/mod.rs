@@ -1,5 +1,5 @@
-//! Recurring schedules: cron expressions stored in Redis, fired exactly once
-//! per tick however many schedulers run.
+//! Recurring schedules: cron expressions and `@every` intervals stored in
+//! Redis, fired exactly once per tick however many schedulers run.
 //!
 //! # The model
 //!
@@ -55,6 +55,11 @@
 //! occurrences, and an interval job fires at both. See [`CronExpr`] for the
 //! syntax and worked examples.
 //!
+//! An interval schedule, `@every 30s` ([`Schedule::every`]), ticks at the
+//! multiples of its interval since 1970-01-01 00:00 UTC, not counted from
+//! its creation: instants that no time zone or DST change moves, so its time
+//! zone must be UTC. A daily run at a time of day is a cron expression.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -97,13 +102,17 @@
 //! ```
 
 mod cron;
+mod every;
 mod record;
 mod scheduler;
 mod spec;
 mod store;
 
 pub use crate::outcome::schedule::{ScheduleChange, Triggered, Upserted};
-pub use cron::{tick_job_id, CronExpr, MAX_EXPRESSION_LEN, MAX_FIXED_TIMES, MAX_TIMEZONE_LEN};
+pub use cron::{
+    tick_job_id, CronExpr, MAX_EVERY, MAX_EXPRESSION_LEN, MAX_FIXED_TIMES, MAX_TIMEZONE_LEN,
+    MIN_EVERY,
+};
 pub use record::ScheduleInfo;
 pub use scheduler::{
     Scheduler, SchedulerPass, SchedulerReport, DEFAULT_SCHEDULER_BATCH, DEFAULT_SCHEDULER_MAX_IDLE,

@@ -92,7 +92,8 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule `name` (1 to 128 bytes, no control characters; unique in
     /// the namespace) enqueueing into `queue` at the ticks of `expression`
-    /// (5 or 6 fields, or `@hourly`-style; see [`crate::schedule::CronExpr`]).
+    /// (5 or 6 fields, `@hourly`-style, or `@every 5m`; see
+    /// [`crate::schedule::CronExpr`]).
     ///
     /// Defaults: time zone `UTC`, payload `null`, priority 0, unlimited
     /// attempts, no job name, no retry window, no start or end, misfire
@@ -118,6 +119,30 @@ impl Schedule {
             ends_at: None,
             misfire: Misfire::FireOnce,
         }
+    }
+
+    /// A schedule firing every `interval` (whole seconds, from 1 s to 366
+    /// days): [`Schedule::new`] with the expression `@every <interval>`
+    /// written largest unit first (90 minutes is `@every 1h30m`), so it is
+    /// stored, listed and shown as that text.
+    ///
+    /// **Ticks are the multiples of the interval since 1970-01-01 00:00
+    /// UTC**, not counted from the upsert: 7 minutes fire at 00:07, 00:14,
+    /// … of 1970's count, and a day at 00:00 UTC. The time zone must stay
+    /// UTC; for a run at a time of day use a cron expression. An interval
+    /// out of range or not whole seconds is refused at the upsert
+    /// ([`crate::QueueError::Invalid`], `what` = `"interval"`). See
+    /// [`crate::schedule::CronExpr`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use redq::schedule::Schedule;
+    ///
+    /// let poll = Schedule::every("poll-feeds", "feeds", Duration::from_secs(90))
+    ///     .job_name("feeds::poll");
+    /// ```
+    pub fn every(name: impl Into<String>, queue: impl Into<String>, interval: Duration) -> Self {
+        Schedule::new(name, queue, super::every::expression(interval))
     }
 
     /// The IANA time zone the expression's wall-clock times are in (default

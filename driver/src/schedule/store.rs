@@ -151,7 +151,8 @@ impl RedisQueue {
     ///
     /// Everything is validated before anything is written: a bad expression
     /// or time zone fails with [`QueueError::Invalid`] naming it
-    /// (`what` = `"cron expression"` or `"timezone"`), and nothing is stored.
+    /// (`what` = `"cron expression"`, `"interval"` for a bad `@every`, or
+    /// `"timezone"`), and nothing is stored.
     /// So does an end ([`Schedule::ends_at`]) that leaves no tick, because it
     /// has passed on Redis's clock or comes before the first tick (`what` =
     /// `"ends_at"`, naming the end and now): such a schedule would never
