@@ -22,10 +22,20 @@ impl Operator {
 
     /// [`RedisQueue::delete_job`] on the shard that holds job `id`.
     pub async fn delete_job(&self, id: &str, if_leased: IfLeased) -> Result<(), QueueError> {
-        self.on_holder(
-            id,
-            |shard| async move { shard.delete_job(id, if_leased).await },
-        )
+        self.delete_job_reported(id, if_leased).await.map(|_| ())
+    }
+
+    /// [`RedisQueue::delete_job_reported`] on the shard that holds job
+    /// `id` or what was kept of it: `None` for a live job, the outcome for
+    /// a finished one's kept record or tombstone.
+    pub async fn delete_job_reported(
+        &self,
+        id: &str,
+        if_leased: IfLeased,
+    ) -> Result<Option<JobState>, QueueError> {
+        self.on_holder(id, |shard| async move {
+            shard.delete_job_reported(id, if_leased).await
+        })
         .await
     }
 

@@ -89,3 +89,61 @@ async fn over_shards_a_cancel_and_a_result_reach_the_shard_holding_the_job() {
         JobResult::Kept(_)
     ));
 }
+
+/// A delete by id through the `Operator` finds the shard that holds the
+/// job, or what was kept of it, and says which it was: a kept cancelled
+/// job on either shard reads `Cancelled`, a live one `None`, and a second
+/// delete of the same id finds nothing on any shard.
+#[tokio::test]
+async fn over_shards_a_delete_by_id_says_what_it_deleted() {
+    let server = server();
+    let sharded = two_shards(&server, "delete-reported-sharded").await;
+    let operator = sharded.operator();
+    operator
+        .set_retention("q", &Retention::new().max_count(100))
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..8 {
+        let id = operator.add("q", NewJob::new(json!(n))).await.unwrap();
+        ids.push(id.id().to_owned());
+    }
+    let (kept, live) = ids.split_at(4);
+    for id in kept {
+        operator.cancel(id, "ops").await.unwrap();
+    }
+    for shard in sharded.shards() {
+        assert!(
+            shard.counts("q").await.unwrap().cancelled > 0,
+            "the kept jobs did not spread over both shards"
+        );
+    }
+    for id in kept {
+        assert_eq!(
+            operator
+                .delete_job_reported(id, redq::IfLeased::Refuse)
+                .await
+                .unwrap(),
+            Some(JobState::Cancelled),
+            "{id}"
+        );
+        assert!(matches!(
+            operator
+                .delete_job_reported(id, redq::IfLeased::Refuse)
+                .await,
+            Err(redq::QueueError::JobNotFound { .. })
+        ));
+    }
+    for id in live {
+        assert_eq!(
+            operator
+                .delete_job_reported(id, redq::IfLeased::Refuse)
+                .await
+                .unwrap(),
+            None,
+            "{id}"
+        );
+    }
+    assert_eq!(operator.counts("q").await.unwrap().cancelled, 0);
+    assert_eq!(operator.counts("q").await.unwrap().waiting, 0);
+}

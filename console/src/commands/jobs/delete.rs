@@ -4,7 +4,7 @@
 //! is told at once). By id, a finished job's kept record (its result) or
 //! tombstone goes too, and the line says so: `deleted completed job ID`.
 
-use redq::{IfLeased, JobState, QueueError};
+use redq::{IfLeased, JobState};
 
 use crate::aggregate::Target;
 use crate::failure::Failure;
@@ -58,18 +58,12 @@ pub async fn run(
     report("delete", outcomes, json)
 }
 
-/// Delete job `id` on the shard that holds it or what was kept of it (as
-/// `Operator::delete_job` does), saying which it was.
+/// Delete job `id` on the shard that holds it or what was kept of it,
+/// saying which it was.
 async fn delete_one(queue: &Target, id: &str, if_leased: IfLeased) -> Outcome {
-    let mut last = QueueError::JobNotFound { id: id.to_owned() };
-    for shard in queue.shards() {
-        match shard.delete_job_reported(id, if_leased).await {
-            Ok(Some(JobState::Completed)) => return Ok("deleted completed job"),
-            Ok(Some(JobState::Cancelled)) => return Ok("deleted cancelled job"),
-            Ok(_) => return Ok("deleted"),
-            Err(err @ QueueError::JobNotFound { .. }) => last = err,
-            Err(err) => return Err(err),
-        }
+    match queue.delete_job_reported(id, if_leased).await? {
+        Some(JobState::Completed) => Ok("deleted completed job"),
+        Some(JobState::Cancelled) => Ok("deleted cancelled job"),
+        _ => Ok("deleted"),
     }
-    Err(last)
 }
