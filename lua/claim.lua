@@ -17,14 +17,16 @@
 -- Cost bound: O(taken + keys woken + ready keys found without room) calls.
 -- include: check clock keys retry promote waiting lease flow_spec flow_claim metrics
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  paused, limits, detached (the payload of a lone detached record)
+--   reads  paused, limits, detached (the payload of a lone detached record),
+--          retention (when it dead-letters: the dead-letter bound, lib/dead_bound.lua)
 --   writes jobs, fifo, waiting, scheduled, leased, dead, stats, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, events, lease_seq,
---          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits)
+--          lim, lim_starts, lim_held, lim_ready, lim_wake, metrics (lib/metrics.lua: waits),
+--          progress, logs, detached (the trim of a queue with a dead-letter bound)
 -- variant plain: jobs fifo waiting scheduled leased lease_seq paused limits metrics ord_ready detached
 --   the keys of a claim that only leases waiting jobs: of a queue without
 --   limits, with no lapsed lease to reclaim, no scheduled job due and no
---   ordering successor released (11 of 37: what a worker's claims usually
+--   ordering successor released (11 of 39: what a worker's claims usually
 --   are; detached among them, since only the records it pops say whether
 --   any is detached, after the pop has written). Each other key reads
 --   false in the variant, and a call that needs one is refused before

@@ -7,10 +7,12 @@
 -- into its gate's record. Runs in the waiter's queue.
 -- include: check clock keys job_record job_store gate_record gate gate_decide events notify
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, wf_gates, wf_awaiting, ord_active, limits
+--   reads  jobs, wf_gates, wf_awaiting, ord_active, limits,
+--          retention (a dead decision: the dead-letter bound, lib/dead_bound.lua)
 --   writes jobs, detached, fifo, waiting, scheduled, dead, ord_active, ord_blocked, ord_blocked_n,
 --          lim, lim_held, lim_ready, lim_wake, dedup, events, wf_gates, wf_awaiting,
---          wf_awaiting_n, wf_members, wf_outcomes, wf_of, wf_expire, ord_ready
+--          wf_awaiting_n, wf_members, wf_outcomes, wf_of, wf_expire, ord_ready,
+--          progress, logs (the trim of a queue with a dead-letter bound)
 -- ARGV[1] queue name (the waiter's)   ARGV[2] wake-up channel
 -- ARGV[3] waiter job id   ARGV[4] release | dead
 -- ARGV[5] by: who decides (text, at most 128 bytes, '' = not given)

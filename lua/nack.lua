@@ -11,10 +11,13 @@
 -- (RedisQueue::wait_for): its id is published on the wake-up channel ..
 -- ':finished', as an ack publishes what it completed. Only a dead letter
 -- reads the queue's retention policy (one HGET): a retry reads nothing more.
--- include: check clock keys job_store lease retry kept notes retention_spec
+-- A dead letter also reads the queue's dead-letter bound (one HGET), and in
+-- a queue with one deletes the oldest dead letters past it, at most 100
+-- (lib/dead_bound.lua, a `purged` event).
+-- include: check clock keys job_store lease retry kept notes retention_spec dead_bound
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  kept, tombstones (only when the job is gone), logs (with log lines),
---          retention (only when the job goes dead)
+--          retention (only when the job goes dead: its policy and dead-letter bound)
 --          limits, lim_starts, fifo (flow control, lib/flow.lua)
 --   writes progress and logs (with notes), jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
 --          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake
@@ -49,5 +52,8 @@ if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end
 local now = now_ms()
 write_notes(id, m, progress, lines)
 local dead, due = fail_attempt(id, m, now, err, force, delay, m[M.lease_id])
-if dead and retention_policy() then redis.call('PUBLISH', CHANNEL .. ':finished', id) end
+if dead then
+  if retention_policy() then redis.call('PUBLISH', CHANNEL .. ':finished', id) end
+  bound_dead(now)
+end
 return { 1, m[M.attempts], dead and 1 or 0, due }

@@ -6,9 +6,11 @@
 -- call for janitors and operators.
 -- include: check clock keys retry
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  limits, lim_starts, fifo (flow control, lib/flow.lua)
+--   reads  limits, lim_starts, fifo (flow control, lib/flow.lua),
+--          retention (when it dead-letters: the dead-letter bound, lib/dead_bound.lua)
 --   writes jobs, leased, waiting, scheduled, dead, stats, events, dedup, ord_active,
---          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake
+--          ord_blocked, ord_ready, ord_blocked_n, lim, lim_held, lim_ready, lim_wake,
+--          progress, logs, detached (the trim of a queue with a dead-letter bound)
 -- ARGV[1] queue name   ARGV[2] wake-up channel   ARGV[3] limit (1..10000)
 -- Reply: { requeued, dead_lettered, still_lapsed }
 queue_name(QUEUE)

@@ -80,6 +80,7 @@ fn attributed(op: Op) -> bool {
             | Op::Reclaim
             | Op::RequeueDead
             | Op::DeleteDead
+            | Op::DeadBound
             | Op::DeleteJob
             | Op::LimitsSet
             | Op::ScheduleTrigger

@@ -4,7 +4,7 @@
 -- cancelled (kept or tombstoned as any cancel), or held for an operator.
 -- Used by the claim (lib/promote.lua `promote_ready`, for waiters its gate
 -- fired) and by gate_decide.lua (an operator's decision on a held waiter).
--- include: keys job_record job_store detached ordering gate_record gate retention_spec kept kept_record events
+-- include: keys job_record job_store detached ordering gate_record gate retention_spec kept kept_record events dead_bound
 --
 -- Its helpers are fields of one table (see lib/gate.lua for why).
 local wf_waiter = {}
@@ -20,7 +20,9 @@ function wf_waiter.release(id, m, now)
   return admit(id, m, m[M.not_before], now)
 end
 
--- Waiter `id` (record `m`) is dead-lettered with error `err`.
+-- Waiter `id` (record `m`) is dead-lettered with error `err`, and its
+-- queue's dead letters trimmed to its dead-letter bound, if it has one
+-- (lib/dead_bound.lua: one HGET when it has none).
 function wf_waiter.dead_letter(id, m, err, now)
   wf.leave_awaiting(id, m)
   m[M.error] = string.sub(err, 1, 4096)
@@ -31,6 +33,7 @@ function wf_waiter.dead_letter(id, m, err, now)
   release_keys(id, m)
   emit(K.events, 'dead', QUEUE, now, 'id', id, 'name', m[M.name], 'error', m[M.error],
     'attempts', m[M.attempts])
+  bound_dead(now)
 end
 
 -- Waiter `id` (record `m`) is cancelled because of `why`: gone for good,

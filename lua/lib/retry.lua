@@ -7,7 +7,10 @@
 -- now wakes them anyway; a delayed retry of a job without a limit key on a
 -- queue at its queue-wide concurrency does not (that would cost every nack
 -- an HGET): the failing worker's own next claim takes the slot.
--- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics gate notify
+-- A reclaim that dead-letters jobs then trims the queue's dead letters to
+-- its dead-letter bound, if it has one (lib/dead_bound.lua: one HGET per
+-- reclaim that dead-letters, none otherwise).
+-- include: keys job_record job_store lease stats waiting ordering flow flow_claim events metrics gate notify dead_bound
 
 local MAX_ERROR_BYTES = 4096
 
@@ -84,5 +87,6 @@ local function reclaim_lapsed(now, limit)
   if requeued + dead > 0 then
     emit(K.events, 'reclaimed', QUEUE, now, 'count', requeued + dead, 'detail', requeued .. ' requeued, ' .. dead .. ' dead')
   end
+  if dead > 0 then bound_dead(now) end
   return requeued, dead
 end

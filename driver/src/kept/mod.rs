@@ -61,6 +61,7 @@
 //! [`MemoryQueue`](crate::MemoryQueue) keeps no results and cannot cancel.
 
 mod cancel;
+pub mod dead_bound;
 mod record;
 mod retention;
 mod wait;
@@ -72,6 +73,7 @@ use serde::Serialize;
 pub use crate::outcome::cancel::CancelOutcome;
 pub(crate) use cancel::check_by;
 pub use cancel::{CANCEL_BATCH, MAX_CANCELLED_BY};
+pub use dead_bound::{DeadBound, DeadBoundSet, DeadBoundState, DEAD_TRIM_BATCH, MIN_DEAD_AGE};
 pub use record::{KeptJob, Outcome, Tombstone};
 pub use retention::{Retention, RetentionState, MIN_RETENTION_BYTES};
 pub use wait::JobResult;

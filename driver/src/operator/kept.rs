@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use super::Operator;
-use crate::kept::{CancelOutcome, JobResult, KeptJob, Outcome, Retention, RetentionState};
+use crate::kept::{
+    CancelOutcome, DeadBound, DeadBoundSet, DeadBoundState, JobResult, KeptJob, Outcome, Retention,
+    RetentionState,
+};
 use crate::{JobState, Page, QueueError};
 
 impl Operator {
@@ -150,5 +153,64 @@ impl Operator {
             .take(limit)
             .collect();
         Ok(Page { total, items })
+    }
+}
+
+/// The dead-letter bound over every shard: each shard bounds its own dead
+/// letters (with `n` shards, up to `n` times the count).
+impl Operator {
+    /// `queue`'s dead-letter bound (the first shard's that has one) and its
+    /// dead letters summed over the shards.
+    pub async fn dead_bound(&self, queue: &str) -> Result<DeadBoundState, QueueError> {
+        let mut total = DeadBoundState {
+            bound: None,
+            dead: 0,
+        };
+        for shard in self.shards() {
+            let state = shard.dead_bound(queue).await?;
+            total.bound = total.bound.or(state.bound);
+            total.dead += state.dead;
+        }
+        Ok(total)
+    }
+
+    /// Set `queue`'s dead-letter bound on every shard, each trimming at
+    /// once: the bound replaced (the first shard's that had one) and the
+    /// dead letters deleted over all shards.
+    pub async fn set_dead_bound(
+        &self,
+        queue: &str,
+        bound: &DeadBound,
+    ) -> Result<DeadBoundSet, QueueError> {
+        let mut total = DeadBoundSet {
+            replaced: None,
+            trimmed: 0,
+        };
+        for shard in self.shards() {
+            let set = shard.set_dead_bound(queue, bound).await?;
+            total.replaced = total.replaced.or(set.replaced);
+            total.trimmed += set.trimmed;
+        }
+        Ok(total)
+    }
+
+    /// Remove `queue`'s dead-letter bound on every shard: the bound it had
+    /// (the first shard's that had one).
+    pub async fn clear_dead_bound(&self, queue: &str) -> Result<Option<DeadBound>, QueueError> {
+        let mut had = None;
+        for shard in self.shards() {
+            had = had.or(shard.clear_dead_bound(queue).await?);
+        }
+        Ok(had)
+    }
+
+    /// Delete now the dead letters past `queue`'s bound, on every shard:
+    /// how many.
+    pub async fn trim_dead(&self, queue: &str) -> Result<u64, QueueError> {
+        let mut trimmed = 0;
+        for shard in self.shards() {
+            trimmed += shard.trim_dead(queue).await?;
+        }
+        Ok(trimmed)
     }
 }
