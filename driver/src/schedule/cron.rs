@@ -1028,6 +1028,17 @@ mod tests {
             format!("the interval \"-5m\" has '-', which @every does not read: {ACCEPTED}")
         );
         assert!(every_refusal("@every 1h 30m").starts_with("the interval \"1h 30m\" has spaces"));
+        for not_ascii in [
+            "@every\u{a0}5m",
+            "@every 5m\u{a0}",
+            "@every ５m",
+            "@every 5µs",
+        ] {
+            assert!(
+                every_refusal(not_ascii).starts_with("@every is written in plain ASCII"),
+                "{not_ascii:?}"
+            );
+        }
         // The whole error names the expression.
         assert_eq!(
             CronExpr::parse("@every 0s", "UTC").unwrap_err().to_string(),

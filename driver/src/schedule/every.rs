@@ -44,6 +44,13 @@ pub(crate) fn parse(expression: &str) -> Option<Result<u64, String>> {
     if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
         return None; // "@everyday": not ours; croner names it an unknown alias
     }
+    if !expression.is_ascii() {
+        // Stored text is ASCII, as croner's is: what quotes an expression
+        // may cut it at any byte (lua/schedule_upsert.lua).
+        return Some(Err(format!(
+            "@every is written in plain ASCII, with plain spaces: {ACCEPTED}"
+        )));
+    }
     Some(interval(rest.trim()))
 }
 
@@ -76,7 +83,7 @@ fn interval(text: &str) -> Result<u64, String> {
         let (number, after) = rest.split_at(digits);
         let unit_len = after.len()
             - after
-                .trim_start_matches(|c: char| c.is_alphabetic() || c == 'µ')
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic())
                 .len();
         let (unit, after) = after.split_at(unit_len);
         if number.is_empty() {
@@ -99,7 +106,7 @@ fn interval(text: &str) -> Result<u64, String> {
                      write {number}s, {number}m, {number}h or {number}d"
                 ))
             }
-            "ms" | "us" | "µs" | "ns" => {
+            "ms" | "us" | "ns" => {
                 return Err(format!(
                     "the interval {text:?} is in {unit}, finer than @every goes: \
                      @every takes whole seconds, 1s at least ({ACCEPTED})"
