@@ -23,8 +23,8 @@
 -- changes the bound; retention_cleared (detail the same) when a clear
 -- removes one; purged (count, detail naming the bound) by each call that
 -- trims (lib/dead_bound.lua trim_dead).
--- Reply: show: {} without a bound, else { max_count, max_age_ms, dead }
---   (dead: how many dead letters the queue has now);
+-- Reply: show: { max_count, max_age_ms, dead } (both bounds 0 without a
+--   bound; dead: how many dead letters the queue has now);
 --   set: { trimmed, dead_left, had, old_count, old_age_ms } (had 0: no bound before);
 --   clear: { had, old_count, old_age_ms };
 --   trim: { trimmed, dead_left }
@@ -41,8 +41,7 @@ end
 local field = dead_bound_field()
 
 if action == 'show' then
-  local b = dead_bound_read(redis.call('HGET', K.retention, field))
-  if not b then return {} end
+  local b = dead_bound_read(redis.call('HGET', K.retention, field)) or { count = 0, age_ms = 0 }
   return { b.count, b.age_ms, redis.call('ZCARD', K.dead) }
 end
 

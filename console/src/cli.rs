@@ -1192,6 +1192,81 @@ pub enum DeadCommand {
         #[arg(long)]
         yes: bool,
     },
+    /// A queue's dead-letter bound: at most N dead letters and/or none
+    /// older than an age, trimmed whenever a job of the queue dies, when
+    /// the bound is set, and by `redq dead bound trim`.
+    Bound {
+        #[command(subcommand)]
+        command: DeadBoundCommand,
+    },
+}
+
+/// `redq dead bound` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DeadBoundCommand {
+    /// A queue's dead-letter bound, and how many dead letters it has.
+    Show {
+        /// The queue.
+        queue: String,
+    },
+    /// Bound a queue's dead letters (at least one of count and age), and
+    /// delete at once those past the bound. It replaces the queue's whole
+    /// bound: a bound not given is no longer set (the reply names it).
+    /// From then on, each death in the queue deletes the oldest dead
+    /// letters past it (at most 100 a death).
+    Set {
+        /// The queue.
+        queue: String,
+        /// Keep at most the N newest dead letters: 1 to 4294967295.
+        #[arg(long, value_name = "N", value_parser = parse_dead_count)]
+        max_count: Option<u64>,
+        /// Delete dead letters that died longer ago than this (e.g. 30d,
+        /// 12h; 1m to 10 years), on Redis's clock.
+        #[arg(long, value_name = "DURATION", value_parser = parse_dead_age)]
+        max_age: Option<Duration>,
+        /// Set it even though no job was ever enqueued to the queue (or a
+        /// name with a typo: check it).
+        #[arg(long)]
+        allow_unknown: bool,
+    },
+    /// Remove a queue's dead-letter bound; its dead letters stay.
+    Clear {
+        /// The queue.
+        queue: String,
+    },
+    /// Delete now the dead letters past a queue's bound: how a cron job
+    /// applies the age bound to a queue where no job dies.
+    Trim {
+        /// The queue.
+        queue: String,
+    },
+}
+
+/// `dead bound set --max-count`: 1 to `MAX_KEPT_COUNT` dead letters.
+fn parse_dead_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(format!(
+            "0 is no count bound: give a number of dead letters from 1 to {MAX_KEPT_COUNT} \
+             (to delete every dead letter: redq dead purge)"
+        )),
+        Ok(n) if n <= MAX_KEPT_COUNT => Ok(n),
+        _ => Err(format!(
+            "{text} is not a count of dead letters: give a whole number from 1 to {MAX_KEPT_COUNT}"
+        )),
+    }
+}
+
+/// `dead bound set --max-age`: a duration of at least a minute (the
+/// driver's `redq::kept::MIN_DEAD_AGE`).
+fn parse_dead_age(text: &str) -> Result<Duration, String> {
+    let age = parse_duration(text)?;
+    if age < redq::kept::MIN_DEAD_AGE {
+        return Err(format!(
+            "{text} is too short: give an age of 1m to 10 years, with its unit (e.g. 30d, 12h); \
+             a dead letter deleted sooner could be gone before anyone saw it"
+        ));
+    }
+    Ok(age)
 }
 
 /// `redq record-format`'s argument: a plain sentence naming what is accepted.
@@ -1239,6 +1314,20 @@ mod tests {
             .unwrap_err()
             .contains("1ms to 10 years"));
         assert!(parse_kept_age("0.5ms").is_err());
+    }
+
+    #[test]
+    fn a_dead_bound_refuses_a_zero_count_and_an_age_under_a_minute() {
+        assert_eq!(parse_dead_count("10000"), Ok(10_000));
+        assert!(parse_dead_count("0")
+            .unwrap_err()
+            .contains("redq dead purge"));
+        assert!(parse_dead_count("4294967296").is_err());
+        assert_eq!(parse_dead_age("30d"), Ok(Duration::from_secs(30 * 86_400)));
+        assert_eq!(parse_dead_age("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_dead_age("59s")
+            .unwrap_err()
+            .contains("1m to 10 years"));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `redq dead list|groups|show|requeue|delete|purge`.
+//! `redq dead list|groups|show|requeue|delete|purge` (`redq dead bound`:
+//! `dead_bound.rs`).
 
 use redq::DeadLetterReport;
 
@@ -184,6 +185,7 @@ pub async fn run(queue: &Target, command: DeadCommand, json: bool) -> Result<(),
             tracing::info!(queue = %name, done, "purged dead letters");
             report_all(queue, json, "purged", &name, done).await
         }
+        DeadCommand::Bound { command } => super::dead_bound::run(queue, command, json).await,
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod connect;
 mod dead;
+mod dead_bound;
 mod dead_group;
 mod dead_groups;
 mod enqueue;
@@ -38,6 +39,7 @@ pub fn mutates(command: &Command) -> Option<&'static str> {
             D::Requeue { .. } => Some("dead requeue"),
             D::Delete { .. } => Some("dead delete"),
             D::Purge { .. } => Some("dead purge"),
+            D::Bound { command } => dead_bound::mutates(command),
             D::List { .. } | D::Groups { .. } | D::Show { .. } => None,
         },
         Command::Jobs { command, .. } => jobs::mutates(command),

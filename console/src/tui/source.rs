@@ -542,10 +542,20 @@ async fn fetch_with(
                 let (name, dead) = (&r.counts.queue, r.counts.dead);
                 groups.push(censuses.census(queue, name, dead, deadline).await?);
             }
+            // Each queue's dead-letter bound, shown in the title: one
+            // read a queue with dead letters.
+            let with_dead = snapshot.queues.iter().filter(|r| r.counts.dead > 0);
+            let states = try_join_all(with_dead.map(|r| queue.dead_bound(&r.counts.queue))).await?;
+            let named = snapshot.queues.iter().filter(|r| r.counts.dead > 0);
+            let bounds = named
+                .zip(states)
+                .filter_map(|(r, s)| Some((r.counts.queue.clone(), s.bound?)))
+                .collect();
             snapshot.dead = Some(DeadWindow {
                 items,
                 truncated,
                 groups,
+                bounds,
             });
         }
         Focus::Jobs(query) => {

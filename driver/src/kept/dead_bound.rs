@@ -184,10 +184,6 @@ impl RedisQueue {
     /// `queue`'s dead-letter bound, and how many dead letters it has.
     pub async fn dead_bound(&self, queue: &str) -> Result<DeadBoundState, QueueError> {
         let items = reply::array(self.run(Op::DeadBound, queue, vec![text("show")]).await?)?;
-        if items.is_empty() {
-            let dead = self.counts(queue).await?.dead;
-            return Ok(DeadBoundState { bound: None, dead });
-        }
         let field = |i: usize| reply::count_at(&items, i);
         Ok(DeadBoundState {
             bound: bound_of(field(0)?, field(1)?),
@@ -243,7 +239,7 @@ impl RedisQueue {
     /// to a queue where no job dies. Returns how many were deleted (0 when
     /// the queue has no bound).
     pub async fn trim_dead(&self, queue: &str) -> Result<u64, QueueError> {
-        let dead = self.counts(queue).await?.dead;
+        let dead = self.dead_bound(queue).await?.dead;
         self.trim_dead_from(queue, dead).await
     }
 

@@ -206,6 +206,9 @@ pub struct DeadWindow {
     /// Each queue with dead letters, its dead letters by error signature
     /// (over the whole queue, up to `dead_census::SCREEN_BOUND`).
     pub groups: Vec<crate::dead_census::QueueCensus>,
+    /// The queues with dead letters that have a dead-letter bound
+    /// (`redq dead bound`), by name, and their bounds.
+    pub bounds: Vec<(String, redq::kept::DeadBound)>,
 }
 
 impl DeadWindow {
@@ -217,6 +220,7 @@ impl DeadWindow {
             items,
             truncated: false,
             groups,
+            bounds: Vec::new(),
         }
     }
 }

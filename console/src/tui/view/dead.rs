@@ -88,8 +88,27 @@ fn title(state: &State, shown: usize, what: &str) -> String {
             "; the newest {DEAD_WINDOW} of each queue are loaded"
         ));
     }
+    for (queue, bound) in &state.data.dead.bounds {
+        title.push_str(&format!(
+            "; {} {}",
+            crate::text::inert(queue),
+            bound_words(bound)
+        ));
+    }
     title.push(' ');
     title
+}
+
+/// A queue's dead-letter bound in a title: `kept ≤ 10,000, 30d`.
+fn bound_words(bound: &redq::kept::DeadBound) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = bound.count_bound() {
+        parts.push(format!("≤ {}", table::group_digits(n)));
+    }
+    if let Some(age) = bound.age_bound() {
+        parts.push(clock::as_flag(age));
+    }
+    format!("kept {}", parts.join(", "))
 }
 
 fn empty(state: &State) -> Vec<String> {
