@@ -40,7 +40,7 @@
 -- gate keeps it as a waiter whose job is gone: firing skips it).
 --
 -- allow-oom: deleting frees memory.
--- include: check clock keys job_store detached ordering job_state notes flow flow_claim events gate notify retention_spec kept
+-- include: check clock keys job_store detached ordering job_state unplace notes flow flow_claim events gate notify retention_spec kept
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  limits, lim_starts, retention (read too)
 --   writes jobs, detached, fifo, waiting, scheduled, leased, dead, dedup, dedup_ttl,
@@ -123,27 +123,10 @@ local function remove(id, m, state, structure)
     redis.call('PUBLISH', CHANNEL .. ':holder:' .. m[M.worker_node] .. ':' ..
       string.format('%d', m[M.worker_instance]),
       id .. ' ' .. string.format('%d', m[M.lease_id]))
-  elseif state == 'held' then
-    unhold(id, m[M.limit_key], waiting_score(m))
-  elseif state == 'scheduled' then
-    redis.call('ZREM', K.scheduled, id)
   elseif state == 'dead' then
     redis.call('ZREM', K.dead, id)
-  elseif state == 'awaiting' then
-    -- Its gate may have fired it into ord:ready already.
-    redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
-  elseif state == 'blocked' then
-    redis.call('ZREM', K.ord_blocked, m[M.ordering_key] .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
-    if redis.call('HINCRBY', K.ord_blocked_n, QUEUE, -1) <= 0 then
-      redis.call('HDEL', K.ord_blocked_n, QUEUE)
-    end
-  elseif structure == 'zset' then
-    redis.call('ZREM', K.waiting, id)
-  elseif structure == 'fifo' then
-    -- O(the job's position in the list): Redis scans from the head.
-    redis.call('LREM', K.fifo, 1, id)
-  elseif structure == 'ready' then
-    redis.call('ZREM', K.ord_ready, QUEUE .. '\n' .. pad16(m[M.seq]) .. '\n' .. id)
+  else
+    unplace(id, m, state, structure)
   end
   free_dedup(id, m)
   -- A dead job released its keys when it died; a blocked one holds none

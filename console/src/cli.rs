@@ -655,6 +655,14 @@ pub enum JobsCommand {
                           redq jobs cancel [OPTIONS] --queue <QUEUE> --state <STATE> --yes"
     )]
     Cancel(JobsCancel),
+    /// Move jobs that wait their turn (waiting, scheduled, held or blocked)
+    /// to the dead-letter set, unrun: to look at, fix (`redq jobs edit`)
+    /// and requeue later (`redq dead requeue`). Each dies as a failed job
+    /// dies: attempts kept, its error `dead-lettered by an operator (WHO):
+    /// REASON`, its ordering key passed on. A running job is refused
+    /// (cancel or delete it), as are awaiting and dead ones.
+    #[command(name = "dead-letter")]
+    DeadLetter(JobsDeadLetter),
     /// Search a queue's live jobs for a text in their payload (plain,
     /// case-sensitive), in Redis, in bounded steps that never block it:
     /// each step examines at most 1 000 records.
@@ -998,6 +1006,18 @@ pub struct JobsPromote {
     /// Required with --queue: a bulk change is not undone.
     #[arg(long)]
     pub yes: bool,
+}
+
+/// What `redq jobs dead-letter` takes.
+#[derive(Debug, Args, Clone)]
+pub struct JobsDeadLetter {
+    /// The jobs.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// Why, recorded in each job's error after who did it (at most 1024
+    /// bytes).
+    #[arg(long, default_value = "")]
+    pub reason: String,
 }
 
 /// What `redq jobs delete` takes.

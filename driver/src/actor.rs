@@ -90,6 +90,7 @@ fn attributed(op: Op) -> bool {
             | Op::ScheduleDelete
             | Op::PromoteJob
             | Op::EditJob
+            | Op::DeadLetterJob
             | Op::Retention
             | Op::GateDecide
             | Op::MetricsSwitch

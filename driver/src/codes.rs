@@ -212,6 +212,14 @@ codes! {
         NotFound = 0 "not_found",
         Leased = -1 "leased",
     }
+    /// `lua/dead_letter_job.lua`.
+    DeadLetterCode for "dead_letter_job" {
+        DeadLettered = 1 "dead_lettered",
+        NotFound = 0 "not_found",
+        Leased = 3 "leased",
+        Dead = 4 "dead",
+        Awaiting = 8 "awaiting",
+    }
     /// `lua/limits_set.lua` (`crate::flow`).
     LimitsSetCode for "limits_set" {
         Set = 1 "set",
@@ -303,6 +311,23 @@ pub(crate) fn edited(items: &[Value]) -> Result<Result<JobState, Refusal>, Queue
         }
         EditCode::NotFound => Err(Refusal::NotFound),
         EditCode::Leased => Err(Refusal::InState(JobState::Leased)),
+    })
+}
+
+/// A dead_letter_job reply (`{ code, state }`): the state the job was
+/// dead-lettered from.
+pub(crate) fn dead_lettered(items: &[Value]) -> Result<Result<JobState, Refusal>, QueueError> {
+    Ok(match DeadLetterCode::from_reply(items.first())? {
+        DeadLetterCode::DeadLettered => {
+            let state = items.get(1).cloned().map(reply::text).transpose()?;
+            Ok(state.as_deref().and_then(JobState::parse).ok_or_else(|| {
+                QueueError::Protocol("dead_letter_job.lua replied without a state".into())
+            })?)
+        }
+        DeadLetterCode::NotFound => Err(Refusal::NotFound),
+        DeadLetterCode::Leased => Err(Refusal::InState(JobState::Leased)),
+        DeadLetterCode::Dead => Err(Refusal::InState(JobState::Dead)),
+        DeadLetterCode::Awaiting => Err(Refusal::InState(JobState::Awaiting)),
     })
 }
 

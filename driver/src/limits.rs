@@ -17,6 +17,9 @@ pub const MAX_JOB_NAME: usize = 256;
 pub const MAX_ID_LEN: usize = 64;
 /// Error texts are cut to this many bytes when recorded.
 pub const MAX_ERROR_LEN: usize = 4096;
+/// Longest reason an operator gives for dead-lettering a job, in bytes
+/// (`lua/dead_letter_job.lua` cuts at the same length).
+pub const MAX_REASON_LEN: usize = 1024;
 /// Longest delay, lease, retry window or dedup TTL: ten years.
 pub const MAX_DURATION: Duration = Duration::from_millis(315_360_000_000);
 /// Most jobs one `claim` returns; a larger limit is served as this many.

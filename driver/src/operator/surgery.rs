@@ -39,6 +39,14 @@ impl Operator {
         .await
     }
 
+    /// [`RedisQueue::dead_letter_job`] on the shard that holds job `id`.
+    pub async fn dead_letter_job(&self, id: &str, reason: &str) -> Result<JobState, QueueError> {
+        self.on_holder(id, |shard| async move {
+            shard.dead_letter_job(id, reason).await
+        })
+        .await
+    }
+
     /// [`RedisQueue::edit_payload`] on the shard that holds job `id`.
     pub async fn edit_payload(
         &self,

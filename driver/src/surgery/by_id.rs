@@ -146,6 +146,29 @@ impl RedisQueue {
         codes::deleted(&items)?.map_err(|refusal| refused(Change::Delete, id, refusal))
     }
 
+    /// Move job `id`, which waits its turn (waiting, scheduled, held or
+    /// blocked), to the dead-letter set unrun, to look at or requeue later
+    /// ([`RedisQueue::requeue_dead`]): it dies as a failed job dies, its
+    /// attempts kept, its error `dead-lettered by an operator (WHO):
+    /// REASON` (`reason` may be empty; the handle's actor is WHO), its
+    /// ordering key passed on, its gates counting it failed, a `dead`
+    /// event. Returns the state it was in. A leased, awaiting or dead job
+    /// is refused with [`QueueError::WrongState`] and nothing changes;
+    /// [`QueueError::JobNotFound`] when there is no such job.
+    pub async fn dead_letter_job(&self, id: &str, reason: &str) -> Result<JobState, QueueError> {
+        if reason.len() > limits::MAX_REASON_LEN {
+            return Err(QueueError::invalid(
+                "reason",
+                reason,
+                format!("at most {} bytes", limits::MAX_REASON_LEN),
+            ));
+        }
+        let queue = self.queue_of(id).await?;
+        let args = vec![text(id), text(reason)];
+        let items = reply::array(self.run(Op::DeadLetterJob, &queue, args).await?)?;
+        codes::dead_lettered(&items)?.map_err(|refusal| refused(Change::DeadLetter, id, refusal))
+    }
+
     /// Replace the payload of job `id`, which must not be running: waiting,
     /// scheduled, held, blocked, awaiting or dead. The payload is checked as an enqueue
     /// checks it (the same function: JSON nesting, this handle's payload

@@ -65,6 +65,7 @@ pub(crate) enum Change {
     RetryNow,
     Delete,
     Edit,
+    DeadLetter,
 }
 
 impl Change {
@@ -74,6 +75,7 @@ impl Change {
             Change::RetryNow => "retry now",
             Change::Delete => "delete",
             Change::Edit => "edit",
+            Change::DeadLetter => "dead-letter",
         }
     }
 
@@ -87,6 +89,11 @@ impl Change {
             Change::Edit => {
                 "only a job that is not running can be edited: waiting, scheduled, held, \
                  blocked, awaiting or dead"
+            }
+            Change::DeadLetter => {
+                "only a job waiting its turn can be dead-lettered: waiting, scheduled, held \
+                 or blocked (cancel or delete a running job; an awaiting one is its gate's to \
+                 decide)"
             }
         }
     }

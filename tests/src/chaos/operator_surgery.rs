@@ -1,9 +1,9 @@
-//! An operator cancelling, deleting and promoting jobs while worker
+//! An operator cancelling, deleting, dead-lettering and promoting jobs while worker
 //! processes run them and are killed with `kill -9` every 2–4 s: cancels
 //! race the holders' acks and nacks and the reclaims of killed workers'
 //! leases. Every cancel that answered "cancelled" must stay final (the job
 //! never completes, is never handed out again, is not left in the queue),
-//! deletes and promotes must stay in their lane, and nothing else may be
+//! deletes, dead-letters and promotes must stay in their lane, and nothing else may be
 //! lost: the checker reads the operator's calls with everyone else's.
 
 use std::path::Path;
@@ -31,6 +31,7 @@ struct Surgery {
     cancelled_leased: usize,
     cancelled_waiting: usize,
     deleted: usize,
+    dead_lettered: usize,
     promoted: usize,
 }
 
@@ -100,7 +101,11 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
                         }
                     }
                 }
-                70..85 => surgery.deleted += (operator.delete(id, false).await == 1) as usize,
+                70..78 => surgery.deleted += (operator.delete(id, false).await == 1) as usize,
+                // Waiting jobs (78..85) and jobs backing off (85..90) set aside.
+                78..90 => {
+                    surgery.dead_lettered += (operator.dead_letter_job(id).await == 1) as usize
+                }
                 _ => surgery.promoted += (operator.promote(id).await == 1) as usize,
             }
         }
@@ -123,7 +128,7 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
     let (entries, ended) = harness::end_fleet(fleet, recorded).await;
     let (report, unread) = harness::check(&server, &ns, log, &entries, None).await;
     let mut outcome = Outcome::new(
-        "an operator cancels, deletes and promotes while workers are killed",
+        "an operator cancels, deletes, dead-letters and promotes while workers are killed",
         started,
         report,
         structure,
@@ -132,12 +137,16 @@ pub async fn operator_surgery(scale: Scale, worker_bin: &Path) -> Outcome {
     outcome.figure("running jobs cancelled", surgery.cancelled_leased);
     outcome.figure("waiting jobs cancelled", surgery.cancelled_waiting);
     outcome.figure("jobs deleted", surgery.deleted);
+    outcome.figure("jobs dead-lettered", surgery.dead_lettered);
     outcome.figure("retries promoted", surgery.promoted);
     outcome.figure("worker processes killed with -9", kills);
     outcome.require(surgery.cancelled_leased > 0, || {
         "no running job was cancelled".into()
     });
     outcome.require(surgery.deleted > 0, || "no job was deleted".into());
+    outcome.require(surgery.dead_lettered > 0, || {
+        "no job was dead-lettered".into()
+    });
     harness::require_ran(
         &mut outcome,
         drained,

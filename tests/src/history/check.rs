@@ -12,7 +12,7 @@
 //! | a reclaimed job waits out its backoff | server side: a job reclaimed (not dead) is not leased again before half its backoff's ceiling for the attempts it had (min(cap, base·2^attempts)/2) has passed since the reclaim, on the Redis clock; the driver draws the delay from [ceiling/2, ceiling] |
 //! | a cancel is final | a job whose cancel answered "cancelled" never has an ack answer "completed", is never handed out by a claim made after that answer, and is not live at the end; it counts as ended, not lost |
 //! | notes are fenced | server side: progress and log lines are written (by `note`, or riding an `extend`) only for a job leased under the lease presented |
-//! | operator surgery stays in its lane | server side: `delete_job` removes a leased job only when told to void leases (force); `edit_job` never rewrites a leased job and changes nothing but the payload; `promote_job` rewrites only scheduled jobs (never leased or dead ones); a deleted job counts as ended, not lost |
+//! | operator surgery stays in its lane | server side: `delete_job` removes a leased job only when told to void leases (force); `edit_job` never rewrites a leased job and changes nothing but the payload; `promote_job` rewrites only scheduled jobs (never leased or dead ones); `dead_letter_job` takes only a job that is neither leased nor dead, and leaves it with a death time; a deleted job counts as ended, not lost |
 //! | attempts counted exactly | each nack or reclaim adds exactly one attempt; nothing else (grant, extend, release, any other rewrite) changes them but a dead letter's requeue; a nack reply reports claim attempts + 1; dead letters only when attempts are spent (or forced) |
 //! | per-key order | every lease of the n-th job of an ordering key precedes every lease of the (n+1)-th (lease ids are the fencing order); server side, at most one leased job per key at any instant and jobs of a key finish in enqueue order |
 //! | unique fencing tokens | lease ids never repeat and grow in server order |
@@ -876,6 +876,23 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                                 "dead".to_owned()
                             }
                         ),
+                    );
+                }
+            }
+            Kind::DeadLettered => {
+                r.add("server_dead_letters", 1);
+                let died = after.as_ref().is_some_and(|a| a.died_at > 0);
+                let was = if before.lease_id != 0 {
+                    Some(format!("running under lease {}", before.lease_id))
+                } else if before.died_at > 0 {
+                    Some("dead already".to_owned())
+                } else {
+                    (!died).then(|| "left without a death time".to_owned())
+                };
+                if let Some(was) = was {
+                    r.violation(
+                        ViolationKind::ServerDeadLetteredOutOfState,
+                        format!("job {id}: dead-lettered by an operator while {was}"),
                     );
                 }
             }

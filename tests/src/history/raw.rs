@@ -452,6 +452,20 @@ impl RawQueue {
         }
     }
 
+    /// `dead_letter_job.lua`: the operator's dead-letter of job `id`; its
+    /// code (1 dead-lettered, 0 not found, 3 leased, 4 dead, 8 awaiting).
+    pub async fn dead_letter_job(&self, id: &str) -> i64 {
+        let args = vec![s(id), s("set aside")];
+        match self
+            .run("dead_letter_job", args)
+            .await
+            .expect("dead_letter_job")
+        {
+            Value::Array(reply) => int(&reply[0]),
+            other => panic!("dead_letter_job reply {other:?}"),
+        }
+    }
+
     /// `limits_set.lua`: sets `scope`'s limit ("queue", "each_key", or
     /// "key" with `key`): concurrency, rate max and rate interval (ms), 0
     /// for none. Not a recorded call: the checker reads the limits from the

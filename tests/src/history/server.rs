@@ -51,6 +51,9 @@ pub enum Kind {
     Rewritten { payload_kept: bool },
     /// An operator made a scheduled job due now (`promote_job`).
     Promoted,
+    /// An operator moved a job that waited its turn to the dead-letter set
+    /// (`dead_letter_job`).
+    DeadLettered,
     /// The job entered its queue's held set (flow control): due, but its
     /// limit key had no room. `key` is the key its held member names.
     Held { key: String },
@@ -358,6 +361,7 @@ pub fn parse(lines: &[String], ns: &str, names: &HashMap<String, String>) -> Ser
                             payload_kept: tag_before.is_none() || tag == tag_before,
                         },
                         Some(_) if script == "promote_job" => Kind::Promoted,
+                        Some(_) if script == "dead_letter_job" => Kind::DeadLettered,
                         Some(b) => classify(b, &after),
                     };
                     known.insert(id.clone(), after.clone());

@@ -119,6 +119,10 @@ kinds! {
     /// An operator's promote rewrote a job that was leased or dead (only a
     /// scheduled job is promoted).
     ServerPromotedOutOfState,
+    /// An operator's dead-letter (`dead_letter_job.lua`) took a job that was
+    /// running under a lease or already dead, or left it without a death
+    /// time.
+    ServerDeadLetteredOutOfState,
     /// A reclaimed job was leased again before its reclaim backoff's least
     /// delay had passed (a crash loop cycling at lease speed).
     ServerReclaimedWithoutBackoff,

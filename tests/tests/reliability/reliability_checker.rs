@@ -100,6 +100,7 @@ variants! {
     a_compact_records_lease_that_drops_its_max_attempts_is_caught: compact_lease_drops_max_attempts => [ServerGrantChangedJob];
     lease_ids_that_do_not_grow_are_caught: repeated_lease_ids => [LeaseHandedOutTwice, ServerLeaseIdsNotGrowing];
     a_nack_that_loses_the_job_is_caught: lost_on_nack => [Lost];
+    a_dead_bound_that_trims_a_waiting_job_is_caught: dead_bound_trims_a_waiting_job => [Lost];
     a_nack_that_forgets_the_attempt_is_caught: uncounted_nack => [AttemptsMiscounted, NackReportedWrongAttempts, ServerFailureNotOneAttempt];
     a_reclaim_that_forgets_the_attempt_is_caught: uncounted_reclaim => [AttemptsMiscounted, ServerFailureNotOneAttempt];
     a_claim_that_never_reclaims_is_caught: no_reclaim => [NeverFinished];
@@ -115,6 +116,7 @@ variants! {
     a_rewrite_that_changes_more_than_the_layout_is_caught: rewrite_beyond_the_layout => [ServerRewriteChangedJob];
     a_rewrite_that_joins_another_payload_is_caught: rewrite_with_another_payload => [ServerRewriteChangedJob, ClaimedNeverEnqueued];
     a_promote_of_a_running_job_is_caught: promote_while_leased => [ServerPromotedOutOfState, IndexWithoutRecord];
+    a_dead_letter_of_a_running_job_is_caught: dead_letter_while_leased => [ServerDeadLetteredOutOfState, CompletedButLive, IndexWithoutRecord];
     a_claim_that_counts_an_attempt_is_caught: counted_grant => [ServerAttemptsChangedWithoutFailure, ServerGrantChangedJob];
     a_claim_past_its_start_by_that_leases_is_caught: start_by_ignored => [ServerGrantedPastStartBy];
     an_extend_that_counts_an_attempt_is_caught: counted_extend => [ServerAttemptsChangedWithoutFailure];

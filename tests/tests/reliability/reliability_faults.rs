@@ -34,7 +34,7 @@ async fn worker_processes_killed_with_sigkill_lose_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_operators_cancels_deletes_and_promotes_under_kill_9_stay_final() {
+async fn an_operators_cancels_deletes_dead_letters_and_promotes_under_kill_9_stay_final() {
     let outcome = chaos::operator_surgery(scale(), worker_bin()).await;
     println!("{outcome}");
     outcome.assert_ok();

@@ -80,6 +80,7 @@ mod sharded_paging;
 mod smoke;
 mod surgery_awaiting;
 mod surgery_bulk;
+mod surgery_dead_letter;
 mod surgery_delete;
 mod surgery_edit;
 mod surgery_promote;

@@ -2,6 +2,7 @@
 
 mod cancel;
 pub(super) mod changes;
+mod dead_letter;
 mod delete;
 mod edit;
 mod list;
@@ -25,6 +26,7 @@ pub fn mutates(command: &Option<JobsCommand>) -> Option<&'static str> {
         Some(JobsCommand::Delete(_)) => Some("jobs delete"),
         Some(JobsCommand::Edit(_)) => Some("jobs edit"),
         Some(JobsCommand::Cancel(_)) => Some("jobs cancel"),
+        Some(JobsCommand::DeadLetter(_)) => Some("jobs dead-letter"),
         Some(JobsCommand::Search(_)) => None,
     }
 }
@@ -60,6 +62,9 @@ pub async fn run(
             edit::run(queue, &args.id, source, json).await
         }
         Some(JobsCommand::Cancel(args)) => cancel::run(queue, args, json).await,
+        Some(JobsCommand::DeadLetter(args)) => {
+            dead_letter::run(queue, args.ids, &args.reason, json).await
+        }
         Some(JobsCommand::Search(args)) => search::run(queue, args, json).await,
     }
 }

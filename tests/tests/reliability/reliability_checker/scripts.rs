@@ -482,6 +482,27 @@ pub async fn promote_while_leased(broken: bool) -> Report {
     bench.finish(drained()).await
 }
 
+/// An operator's dead-letter that skips the state check for a running job:
+/// the job dies under its holder, whose ack then completes it and leaves
+/// its dead-set entry behind. Both runs dead-letter a waiting job too,
+/// which the checker takes as a sound end.
+pub async fn dead_letter_while_leased(broken: bool) -> Report {
+    let dead_letter = patch(
+        "dead_letter_job",
+        "local REFUSED = { leased = 3, dead = 4, awaiting = 8 }",
+        "local REFUSED = { dead = 4, awaiting = 8 }",
+    );
+    let bench = Bench::new(if broken { &dead_letter[..] } else { &[] }).await;
+    let ids = bench.a.enqueue(&[job("t1"), job("t2")]).await;
+    let held = bench.a.claim(1, 5_000, &[]).await.remove(0);
+    let waiting = ids.iter().find(|id| **id != held.id).expect("two jobs");
+    assert_eq!(bench.b.dead_letter_job(waiting).await, 1, "waiting job");
+    let code = bench.b.dead_letter_job(&held.id).await;
+    assert_eq!(code, if broken { 1 } else { 3 }, "dead-letter code");
+    bench.a.ack(&held.id, held.lease).await;
+    bench.finish(drained()).await
+}
+
 /// A claim that never reclaims lapsed leases: a dead worker's job stays
 /// leased for ever (the run cannot drain).
 pub async fn no_reclaim(broken: bool) -> Report {
@@ -923,4 +944,39 @@ pub async fn rewrite_with_another_payload(broken: bool) -> Report {
         bench.a.ack(&j.id, j.lease).await;
     }
     bench.finish(drained()).await
+}
+
+/// A queue's dead-letter bound whose trim takes the oldest waiting job
+/// instead of the oldest dead letter (lib/dead_bound.lua): a job that never
+/// died is deleted, so it is lost. Shipped, the trim deletes the older dead
+/// letter, which the checker takes as deleted.
+pub async fn dead_bound_trims_a_waiting_job(broken: bool) -> Report {
+    let nack = patch_if(
+        broken,
+        "nack",
+        "dead_bound_delete(redis.call('ZRANGE', K.dead, 0, math.min(over, limit - #gone) - 1), gone)",
+        "dead_bound_delete(redis.call('LRANGE', K.fifo, 0, math.min(over, limit - #gone) - 1), gone)",
+    );
+    let bench = Bench::new(&nack).await;
+    // At most one dead letter in q (the field redq's set_dead_bound writes).
+    let client = bench.server.client().await;
+    let retention = format!("{{{}}}:retention", bench.ns);
+    let _: i64 = client
+        .hset(&retention, ("dead\nq", "1 0"))
+        .await
+        .expect("HSET of the bound");
+    bench.a.enqueue(&[job("t1"), job("t2"), job("t3")]).await;
+    for j in bench.b.claim(2, 5_000, &[]).await {
+        bench.b.nack(&j.id, j.lease, 0, true).await;
+    }
+    for j in bench.a.claim(10, 5_000, &[]).await {
+        bench.a.ack(&j.id, j.lease).await;
+    }
+    let report = bench.finish(drained()).await;
+    if !broken {
+        // The dead letter the bound trimmed ends deleted, not lost.
+        assert_eq!(report.figures.get("ended_deleted"), Some(&1), "{report}");
+        assert_eq!(report.figures.get("ended_dead"), Some(&1), "{report}");
+    }
+    report
 }
