@@ -251,3 +251,52 @@ fn the_dead_letters_screen_shows_each_queues_bound() {
     );
     insta::assert_snapshot!(screen);
 }
+
+/// Over shards each shard keeps to the bound on its own: the sentence says
+/// so, and every shard has the bound.
+#[tokio::test]
+async fn dead_bound_over_shards_is_each_shards() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-dead-bound-sharded");
+    let sharded = redq::ShardedQueue::connect(RedisQueue::builder(&server.url()), &ns, 3)
+        .await
+        .unwrap();
+    sharded.add("kq", NewJob::new(value!(1))).await.unwrap();
+    let set = [
+        "--shards",
+        "3",
+        "dead",
+        "bound",
+        "set",
+        "kq",
+        "--max-count",
+        "5",
+    ];
+    let out = redq(&server.url(), &ns, &set);
+    assert_exit(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains(
+            "kq now keeps at most 5 dead letters on each of its 3 shards \
+             (up to 3 times that in all) (it had no bound)"
+        ),
+        "{said}"
+    );
+    for shard in sharded.shards() {
+        assert_eq!(
+            shard.dead_bound("kq").await.unwrap().bound,
+            Some(DeadBound::new().max_count(5))
+        );
+    }
+    let out = redq(
+        &server.url(),
+        &ns,
+        &["--shards", "3", "-o", "json", "dead", "bound", "show", "kq"],
+    );
+    assert_exit(&out, 0);
+    let shown = json(&out);
+    assert_eq!(
+        (shown["shards"].clone(), shown["max_count"].clone()),
+        (value!(3), value!(5))
+    );
+}

@@ -14,9 +14,12 @@
 //!
 //! - **When a job of the queue goes dead** (a nack that dead-letters, a
 //!   reclaim of a lapsed lease whose attempts are spent, in a claim or in
-//!   [`RedisQueue::reclaim`], a workflow waiter dead-lettered by its gate):
-//!   in the same script, the oldest dead letters past the bound go, at most
-//!   100 a script call (normally the one the death pushed over the count).
+//!   [`RedisQueue::reclaim`], a workflow waiter dead-lettered by its gate or
+//!   by an operator's decision, an operator's
+//!   [`RedisQueue::dead_letter_job`]): in the same script, the oldest dead
+//!   letters past the bound go, at most 100 each time (normally the one the
+//!   death pushed over the count; a reclaim trims once after all its
+//!   deaths).
 //! - **When the bound is set** ([`RedisQueue::set_dead_bound`]): at once,
 //!   1000 per script call, in a loop until none is past it.
 //! - **When asked** ([`RedisQueue::trim_dead`], `redq dead bound trim`): the

@@ -59,6 +59,17 @@
 //!
 //! These are [`RedisQueue`] and [`Operator`](crate::Operator) calls;
 //! [`MemoryQueue`](crate::MemoryQueue) keeps no results and cannot cancel.
+//!
+//! # Dead-letter bounds
+//!
+//! A queue's dead letters are kept until deleted, unless the queue has a
+//! [`DeadBound`] (opt-in, [`RedisQueue::set_dead_bound`], `redq dead bound
+//! set`): at most a count and/or none older than an age. Dead letters past
+//! it are deleted when a job of the queue dies (in the same script, at most
+//! 100 each time), when the bound is set (at once, all of them), and by
+//! [`RedisQueue::trim_dead`] (`redq dead bound trim`, for a cron job: the
+//! age bound of a queue where no job dies); never otherwise. See
+//! [`dead_bound`] for the model and its cost.
 
 mod cancel;
 pub mod dead_bound;

@@ -355,3 +355,23 @@ async fn a_waiter_dead_lettered_by_its_gate_or_an_operator_trims_to_the_bound() 
     assert_eq!(dead_ids(&queue).await, vec![held.clone()]);
     assert_gone(&server, &queue, &auto).await;
 }
+
+#[tokio::test]
+async fn an_operators_dead_letter_of_a_waiting_job_trims_to_the_bound() {
+    let server = server();
+    let queue = queue(&server, "dead-bound-operator").await;
+    let first = kill(&queue, 1).await;
+    queue
+        .set_dead_bound("q", &DeadBound::new().max_count(1))
+        .await
+        .unwrap();
+    let waiting = queue
+        .add("q", NewJob::new(json!("poison")))
+        .await
+        .unwrap()
+        .id()
+        .to_owned();
+    queue.dead_letter_job(&waiting, "set aside").await.unwrap();
+    assert_eq!(dead_ids(&queue).await, vec![waiting]);
+    assert_gone(&server, &queue, &first[0]).await;
+}
