@@ -133,11 +133,14 @@ enum Timing {
 }
 
 impl CronExpr {
-    /// Parse `expression` (5 or 6 fields, or an `@` alias) for the IANA time
-    /// zone `timezone` (e.g. `Europe/Paris`, `UTC`).
+    /// Parse `expression` (5 or 6 fields, an `@` alias, or
+    /// `@every <interval>`) for the IANA time zone `timezone` (e.g.
+    /// `Europe/Paris`, `UTC`).
     ///
-    /// Fails with [`QueueError::Invalid`] naming the expression or the time
-    /// zone, and also for an expression that never fires (`0 0 30 2 *`).
+    /// Fails with [`QueueError::Invalid`] naming the expression (`what` =
+    /// `"cron expression"`, or `"interval"` for a bad `@every`) or the time
+    /// zone (`"timezone"`, also for an `@every` in a zone other than UTC),
+    /// and also for an expression that never fires (`0 0 30 2 *`).
     pub fn parse(expression: &str, timezone: &str) -> Result<CronExpr, QueueError> {
         if expression.trim().is_empty()
             || expression.len() > MAX_EXPRESSION_LEN
