@@ -381,7 +381,7 @@ pub enum Command {
         list: JobsList,
     },
     /// Dead letters: list, groups (by error signature), show, requeue,
-    /// delete, purge.
+    /// delete, purge, and the queue's dead-letter bound.
     Dead {
         #[command(subcommand)]
         command: DeadCommand,
