@@ -14,7 +14,7 @@
 -- check proves it is the one the caller computed the next tick from), laid out
 -- by lib/job_record.lua's new_record and entered with admit(), like enqueue.lua.
 --
--- include: check clock keys job_record detached ordering schedule_record events notify
+-- include: check clock keys job_record detached ordering schedule_record events notify time_words
 -- KEYS: the queue key list of the schedule's queue (lua/lib/keys.lua),
 --   of which this script reads jobs, and writes jobs, detached (a payload
 --   to detach), seq, queues, waiting, ord_active, ord_blocked, ord_blocked_n,
@@ -60,35 +60,6 @@ local detach_from = detach_from_format(ARGV[9])
 if #id == 0 then fail('job id must not be empty') end
 if following ~= 0 and following <= tick then
   fail('following next run ' .. ARGV[7] .. ' must be after the tick ' .. ARGV[5])
-end
-
--- `ms` (unix ms) as "YYYY-MM-DD HH:MM:SS UTC": the civil date from the day
--- number (H. Hinnant's days_from_civil, inverted); exact for every time up
--- to MAX_TIME_MS in Lua's doubles.
-local function utc_text(ms)
-  local secs = math.floor(ms / 1000)
-  local days, of_day = math.floor(secs / 86400), secs % 86400
-  local z = days + 719468
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
-    - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local day = doy - math.floor((153 * mp + 2) / 5) + 1
-  local month = mp < 10 and mp + 3 or mp - 9
-  local year = yoe + era * 400 + (month <= 2 and 1 or 0)
-  return string.format('%04d-%02d-%02d %02d:%02d:%02d UTC', year, month, day,
-    math.floor(of_day / 3600), math.floor(of_day / 60) % 60, of_day % 60)
-end
-
--- A lateness in ms, in the unit a person reads it in: "75 s", "3 min", "5 h", "3 days".
-local function lateness_text(ms)
-  local secs = math.floor(ms / 1000)
-  if secs < 120 then return secs .. ' s' end
-  if secs < 7200 then return math.floor(secs / 60) .. ' min' end
-  if secs < 172800 then return math.floor(secs / 3600) .. ' h' end
-  return math.floor(secs / 86400) .. ' days'
 end
 
 local function stored_next()

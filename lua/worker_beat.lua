@@ -12,8 +12,11 @@
 -- nobody: whatever kept it from Redis that long (CLIENT PAUSE, a stalled
 -- or restarted server, this process frozen) may have kept every peer away
 -- as well, so their silence says nothing yet. Its next beat prunes, by
--- when each live peer has beaten again.
--- include: check clock events
+-- when each live peer has beaten again. A worker_lost event is written when
+-- the loss is noticed, so its detail says when the worker was last seen:
+-- `ID, last seen 2026-12-07 22:20:21 UTC, 54 s before this was noticed`
+-- (the time an operator's timeline needs; the event's own is the notice).
+-- include: check clock events time_words
 -- KEYS[1] {ns}:workers        zset  worker id -> last heartbeat (unix ms, Redis clock); writes
 -- KEYS[2] {ns}:workers:info   hash  worker id -> JSON record (host, pid, queues, totals…); writes
 -- KEYS[3] {ns}:events         stream the event stream (lib/events.lua); writes
@@ -51,7 +54,9 @@ for i = 1, #stale, 2 do
   local gone = stale[i]
   redis.call('ZREM', workers, gone)
   redis.call('ZADD', gone_set, stale[i + 1], gone)
-  emit(events, 'worker_lost', '', now, 'detail', gone)
+  local seen = tonumber(stale[i + 1])
+  emit(events, 'worker_lost', '', now, 'detail', gone .. ', last seen ' .. utc_text(seen) .. ', '
+    .. lateness_text(now - seen) .. ' before this was noticed')
 end
 local forgotten = redis.call('ZRANGEBYSCORE', gone_set, '-inf', now - ttl - kept, 'LIMIT', 0, 100)
 for _, old in ipairs(forgotten) do

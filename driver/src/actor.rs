@@ -91,6 +91,7 @@ fn attributed(op: Op) -> bool {
             | Op::PromoteJob
             | Op::EditJob
             | Op::DeadLetterJob
+            | Op::WorkerControl
             | Op::Retention
             | Op::GateDecide
             | Op::MetricsSwitch

@@ -48,8 +48,16 @@ pub enum EventKind {
     WorkerJoined,
     /// A worker left the registry as it stopped.
     WorkerLeft,
-    /// A worker's heartbeat lapsed, noticed by another worker's beat.
+    /// A worker's heartbeat lapsed, noticed by another worker's beat
+    /// (`detail`: its id, then when it was last seen: `ID, last seen
+    /// 2026-12-07 22:20:21 UTC, 54 s before this was noticed`).
     WorkerLost,
+    /// An operator quieted a worker, which heard it: it claims nothing more
+    /// (`detail` its id) (`by`).
+    WorkerQuieted,
+    /// An operator asked a worker to stop once idle, which heard it
+    /// (`detail` its id) (`by`).
+    WorkerStopping,
     /// A limit set (`detail`: scope and figures) (`by`).
     LimitSet,
     /// A limit cleared (`detail`: its scope) (`by`).
@@ -129,7 +137,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, in the order a list of them is shown.
-    pub const ALL: [EventKind; 38] = [
+    pub const ALL: [EventKind; 40] = [
         EventKind::Enqueued,
         EventKind::Completed,
         EventKind::Retried,
@@ -146,6 +154,8 @@ impl EventKind {
         EventKind::WorkerJoined,
         EventKind::WorkerLeft,
         EventKind::WorkerLost,
+        EventKind::WorkerQuieted,
+        EventKind::WorkerStopping,
         EventKind::LimitSet,
         EventKind::LimitCleared,
         EventKind::GateDone,
@@ -189,6 +199,8 @@ impl EventKind {
             EventKind::WorkerJoined => "worker_joined",
             EventKind::WorkerLeft => "worker_left",
             EventKind::WorkerLost => "worker_lost",
+            EventKind::WorkerQuieted => "worker_quieted",
+            EventKind::WorkerStopping => "worker_stopping",
             EventKind::LimitSet => "limit_set",
             EventKind::LimitCleared => "limit_cleared",
             EventKind::GateDone => "gate_done",
@@ -245,6 +257,8 @@ impl EventKind {
                 | EventKind::MetricsOn
                 | EventKind::RecordFormatSet
                 | EventKind::RecordsRewritten
+                | EventKind::WorkerQuieted
+                | EventKind::WorkerStopping
         )
     }
 }

@@ -226,6 +226,10 @@ impl Keys {
             self.key("workers:gone"),
         ])
     }
+    /// The keys of `lua/worker_control.lua`: the event stream.
+    pub fn worker_control(&self) -> QueueKeys {
+        QueueKeys::from(vec![self.events()])
+    }
     /// `{ns}:q:<queue>:stats`
     pub fn stats(&self, queue: &str) -> String {
         self.key(&format!("q:{queue}:stats"))

@@ -248,9 +248,22 @@ async fn workers_joining_leaving_and_lost_are_events_of_the_registry() {
     })
     .await;
     let events = all(&queue).await;
+    // A lost worker's detail says when it was last seen (its score, 1 ms
+    // past the epoch here), since the event is written when it is noticed.
+    let lost = events.iter().find(|e| e.kind == "worker_lost").unwrap();
+    let said = lost.detail.as_deref().unwrap();
+    assert!(
+        said.starts_with("7-7, last seen 1970-01-01 00:00:00 UTC, ")
+            && said.ends_with(" days before this was noticed"),
+        "{said}"
+    );
     let registry: Vec<(&str, Option<&str>)> = events
         .iter()
-        .map(|e| (e.kind.as_str(), e.detail.as_deref()))
+        .map(|e| {
+            let detail = e.detail.as_deref();
+            let id = detail.map(|d| d.split_once(", last seen ").map_or(d, |(id, _)| id));
+            (e.kind.as_str(), id)
+        })
         .collect();
     let me = events
         .iter()
@@ -480,4 +493,45 @@ async fn a_record_format_change_and_a_rewrite_are_events_naming_who() {
             ),
         ]
     );
+}
+
+/// An operator's quiet or stop that a worker heard is an event naming the
+/// worker and who did it, so whoever comes to the incident next finds why
+/// a worker claims nothing; one that no worker heard changed nothing and
+/// records nothing.
+#[tokio::test]
+async fn quieting_and_stopping_a_worker_are_events_of_who_did_it() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("event_kinds_control");
+    let queue = acting(&server, &ns, ACTOR).await;
+    let options = WorkOptions::new().queues(["mail"]).schedules(false);
+    let worker =
+        RunningWorker::spawn(Worker::new(queue.clone(), Registry::new(), options).unwrap());
+    wait_until(DEADLINE, "the worker listed", async || {
+        !queue.workers().await.unwrap().is_empty()
+    })
+    .await;
+    let id = queue.workers().await.unwrap().remove(0).id;
+    let operator = queue.operator();
+    assert!(
+        !operator.quiet_worker("9-9").await.unwrap(),
+        "nobody is 9-9"
+    );
+    assert!(operator.quiet_worker(&id).await.unwrap());
+    assert!(operator.stop_worker(&id).await.unwrap());
+    let told: Vec<(String, Option<String>, Option<String>)> = all(&queue)
+        .await
+        .into_iter()
+        .filter(|e| e.kind == "worker_quieted" || e.kind == "worker_stopping")
+        .map(|e| (e.kind, e.detail, e.by))
+        .collect();
+    let by = Some(ACTOR.to_owned());
+    assert_eq!(
+        told,
+        [
+            ("worker_quieted".to_owned(), Some(id.clone()), by.clone()),
+            ("worker_stopping".to_owned(), Some(id), by),
+        ]
+    );
+    worker.shutdown().await;
 }

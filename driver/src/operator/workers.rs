@@ -2,9 +2,8 @@
 //! which it already listens on for cancels (`worker::control` says why the
 //! two cannot be mistaken for each other).
 
-use fred::interfaces::PubsubInterface;
-
 use super::Operator;
+use crate::scripts::{self, reply, text, Op};
 use crate::worker::{QUIET_MESSAGE, STOP_MESSAGE};
 use crate::{QueueError, WorkerIdentity};
 
@@ -13,31 +12,53 @@ impl Operator {
     /// lists it) to claim nothing more and finish what it runs; it stays
     /// registered, shown as quiet. Whether any worker heard it (`false`:
     /// none listens under that id, e.g. it is gone, or pub/sub is denied).
+    /// A worker that heard it is a `worker_quieted` event (with `by`).
     pub async fn quiet_worker(&self, id: &str) -> Result<bool, QueueError> {
-        self.tell_worker(id, QUIET_MESSAGE).await
+        self.tell_worker(id, Word::Quiet).await
     }
 
     /// Quiet worker `id`, and have it exit once its running jobs are done.
-    /// Whether any worker heard it.
+    /// Whether any worker heard it; if one did, a `worker_stopping` event.
     pub async fn stop_worker(&self, id: &str) -> Result<bool, QueueError> {
-        self.tell_worker(id, STOP_MESSAGE).await
+        self.tell_worker(id, Word::Stop).await
     }
 
-    async fn tell_worker(&self, id: &str, message: &str) -> Result<bool, QueueError> {
+    async fn tell_worker(&self, id: &str, word: Word) -> Result<bool, QueueError> {
         let identity = parse_worker_id(id)?;
+        let (name, body) = match word {
+            Word::Quiet => ("quiet", QUIET_MESSAGE),
+            Word::Stop => ("stop", STOP_MESSAGE),
+        };
         let mut heard = 0;
         // A worker of a sharded queue listens on one shard's channel; the
-        // others have no subscriber and count nothing.
+        // others have no subscriber, count nothing and record nothing.
         for shard in &self.shards {
-            let listeners: i64 = shard
-                .client()
-                .publish(shard.holder_channel(identity), message)
-                .await
-                .map_err(|e| QueueError::from_redis(e, shard.inner.timeout))?;
-            heard += listeners;
+            let mut args = vec![
+                text(id),
+                text(shard.holder_channel(identity)),
+                text(name),
+                text(body),
+            ];
+            shard.attribute(Op::WorkerControl, &mut args);
+            let reply = scripts::run(
+                shard.caller(),
+                Op::WorkerControl,
+                &shard.inner.keys.worker_control(),
+                args,
+            )
+            .await
+            .map_err(|e| scripts::map_error(e, shard.inner.timeout))?;
+            heard += reply::int(&reply)?;
         }
         Ok(heard > 0)
     }
+}
+
+/// What an operator tells a worker.
+#[derive(Debug, Clone, Copy)]
+enum Word {
+    Quiet,
+    Stop,
 }
 
 /// `node-instance` → its identity; anything else is refused, naming the form.

@@ -62,6 +62,10 @@ impl Registry {
             .into_iter()
             .filter(|e| e.kind == "worker_lost")
             .filter_map(|e| e.detail)
+            .map(|detail| match detail.split_once(", last seen ") {
+                Some((id, _)) => id.to_owned(),
+                None => panic!("a worker_lost detail says when it was last seen: {detail}"),
+            })
             .collect();
         lost.reverse();
         lost
