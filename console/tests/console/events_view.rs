@@ -76,7 +76,7 @@ fn every_kind_shows_with_who_did_it_and_what() {
         "console ana@laptop",
         "queue: concurrency 4, rate 100 per 1000 ms",
         "dead",
-        "BY",
+        "WHO",
         "WHAT",
     ] {
         assert!(text.contains(wanted), "{wanted} missing:\n{text}");

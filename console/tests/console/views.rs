@@ -591,10 +591,7 @@ fn long_tenant_queue_names_stay_distinguishable_on_every_list() {
             Screen::Dead,
             &["JOB", "QUEUE", "NAME", "TRIES", "DIED", "ERROR"],
         ),
-        (
-            Screen::Events,
-            &["TIME", "KIND", "QUEUE", "JOB", "BY", "WHAT"],
-        ),
+        (Screen::Events, &["TIME", "KIND", "QUEUE", "JOB", "WHAT"]),
     ];
     for (screen, headers) in lists {
         let mut state = with_tenant_queues();

@@ -18,34 +18,37 @@ use crate::tui::theme::Theme;
 pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: SystemTime) {
     let events = state.visible_events();
     let shard = table::ShardColumn::new(&state.settings.shards);
+    // Who did it: only operator actions say, so most rows have no one. The
+    // column is there while some row has someone, and at 80 columns it
+    // goes before WHAT (the error) is cut below its floor.
+    let any_by = events.iter().any(|e| e.by.is_some());
     let rows = events
         .iter()
         .map(|e| {
             let kind = Item::new(&e.kind);
+            let mut what_by = vec![Item::new(what(e))];
+            if any_by {
+                what_by.insert(0, Item::new(e.by.as_deref().unwrap_or("—")));
+            }
             // The job id is the first column the shard qualifies: the
             // SHARD column goes after TIME here, as after JOB elsewhere.
-            shard.cells(
-                vec![
-                    Item::new(clock::short(e.at, now)),
-                    match EventKind::of(&e.kind) {
-                        Some(EventKind::Dead | EventKind::WorkerLost) => kind.style(theme.error()),
-                        // The job is safe, but the worker's subscription
-                        // broke or lagged, or its connection dropped a
-                        // claim's reply: worth a look.
-                        Some(EventKind::HandoffLost | EventKind::ClaimLost) => {
-                            kind.style(theme.warn())
-                        }
-                        _ => kind,
-                    },
-                    Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
-                    Item::new(subject(e)),
-                    Item::new(e.name.as_deref().unwrap_or("—")),
-                    Item::new(failed(e)),
-                    Item::new(e.by.as_deref().unwrap_or("—")),
-                    Item::new(what(e)),
-                ],
-                &e.namespace,
-            )
+            let mut items = vec![
+                Item::new(clock::short(e.at, now)),
+                match EventKind::of(&e.kind) {
+                    Some(EventKind::Dead | EventKind::WorkerLost) => kind.style(theme.error()),
+                    // The job is safe, but the worker's subscription
+                    // broke or lagged, or its connection dropped a
+                    // claim's reply: worth a look.
+                    Some(EventKind::HandoffLost | EventKind::ClaimLost) => kind.style(theme.warn()),
+                    _ => kind,
+                },
+                Item::new(if e.queue.is_empty() { "—" } else { &e.queue }),
+                Item::new(subject(e)),
+                Item::new(e.name.as_deref().unwrap_or("—")),
+                Item::new(failed(e)),
+            ];
+            items.extend(what_by);
+            shard.cells(items, &e.namespace)
         })
         .collect::<Vec<_>>();
     let empty = if state.filter().is_empty() {
@@ -60,6 +63,20 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     } else {
         vec!["no event matches the filter (kind:NAME keeps one kind)".to_owned()]
     };
+    // WHO, not BY: beside FAILED the headers read as one phrase ("FAILED
+    // BY"), as if FAILED counted what the operator failed.
+    let mut columns = vec![
+        Column::whole("TIME"),
+        Column::name("KIND"),
+        Column::name("QUEUE"),
+        Column::id("JOB"),
+        Column::name("NAME").optional(1),
+        Column::number("FAILED").optional(2),
+    ];
+    if any_by {
+        columns.push(Column::name("WHO").optional(3));
+    }
+    columns.push(Column::text("WHAT"));
     let mut list = List {
         // How far back the stream goes: an empty screen or a missing dead
         // letter means nothing older than this was kept.
@@ -71,16 +88,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
             ),
             None => format!(" Events: latest {} ", events.len()),
         },
-        columns: vec![
-            Column::whole("TIME"),
-            Column::name("KIND"),
-            Column::name("QUEUE"),
-            Column::id("JOB"),
-            Column::name("NAME").optional(1),
-            Column::number("FAILED").optional(2),
-            Column::name("BY"),
-            Column::text("WHAT"),
-        ],
+        columns,
         rows,
         selected: state.cursor().index,
         empty,

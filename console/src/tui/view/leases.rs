@@ -23,18 +23,22 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
         .map(|job| {
             let (holder, host) = match job.holder {
                 // A holder the registry lists as gone will not finish the
-                // job: its lease lapses (or has), and is reclaimed.
-                Some((node, instance)) => (
-                    facts::worker(node, instance),
+                // job: its lease lapses (or has), and is reclaimed. Said on
+                // HOLDER, which stays at 80 columns where HOST goes first:
+                // on HOST a narrow terminal hid it, and a dead worker's
+                // leases read as healthy until they lapsed.
+                Some((node, instance)) => {
+                    let holder = facts::worker(node, instance);
                     match state.worker_for(node, instance) {
-                        Some(w) if w.gone => {
-                            Item::new(format!("{} (gone)", w.host)).style(theme.warn())
-                        }
-                        Some(w) => Item::new(&w.host),
-                        None => Item::new("—"),
-                    },
-                ),
-                None => ("—".to_owned(), Item::new("—")),
+                        Some(w) if w.gone => (
+                            Item::new(format!("{holder} (gone)")).style(theme.warn()),
+                            Item::new(&w.host),
+                        ),
+                        Some(w) => (Item::new(holder), Item::new(&w.host)),
+                        None => (Item::new(holder), Item::new("—")),
+                    }
+                }
+                None => (Item::new("—"), Item::new("—")),
             };
             let left = match job.lease_expires_at {
                 Some(at) if at > now => {
@@ -52,7 +56,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
                     Item::new(&job.id),
                     Item::new(&job.queue),
                     Item::new(job.name.as_deref().unwrap_or("—")),
-                    Item::new(holder),
+                    holder,
                     host,
                     left,
                     Item::new(facts::tries(job.attempts, job.max_attempts)),

@@ -140,17 +140,23 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     } else {
         vec!["no queue matches the filter".to_owned()]
     };
+    // At 80 columns the name and the badge must survive, so the numbers
+    // go too when room is short, an operator's least needed first: the
+    // sparklines (1, 2), LAPSED (3), BLOCKED and AWAITING (4), SCHED (5:
+    // future jobs are normal, DUE is the part that is not), HELD (6: the
+    // Limits screen has it), DONE/S (7), FAIL/S (8), DUE (9: NO WORKER
+    // says it too). WAITING, LEASED, DEAD and OLDEST always stay.
     let mut columns = vec![
         Column::name("QUEUE"),
         Column::number("WAITING"),
-        Column::number("SCHED"),
+        Column::number("SCHED").optional(5),
     ];
     if any_due {
-        columns.push(Column::number("DUE"));
+        columns.push(Column::number("DUE").optional(9));
     }
     columns.push(Column::number("LEASED"));
     if any_held {
-        columns.push(Column::number("HELD"));
+        columns.push(Column::number("HELD").optional(6));
     }
     // When room is short these go after the sparklines, LAPSED first: its
     // badge still names the queue.
@@ -165,12 +171,12 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     }
     columns.extend([
         Column::number("DEAD"),
-        Column::number("DONE/S"),
-        Column::number("FAIL/S"),
+        Column::number("DONE/S").optional(7),
+        Column::number("FAIL/S").optional(8),
         Column::drawn("DONE 15m", SPARK_MIN, SPARK_MAX).optional(2),
         Column::drawn("FAILED 15m", SPARK_MIN, SPARK_MAX).optional(1),
         Column::number("OLDEST"),
-        Column::whole(""),
+        Column::whole("").kept(),
     ]);
     let list = List {
         title: format!(" Queues ({}) ", queues.len()),

@@ -67,6 +67,9 @@ pub struct Column {
     pub optional: Option<u8>,
     /// The list is sorted by this column: ▲ or ▼ after its header.
     pub sorted: Option<&'static str>,
+    /// Never dropped to make room (a warning badge): other columns go
+    /// first, even ones not `optional`.
+    pub kept: bool,
 }
 
 impl Column {
@@ -77,6 +80,7 @@ impl Column {
             right: false,
             optional: None,
             sorted: None,
+            kept: false,
         }
     }
 
@@ -113,6 +117,13 @@ impl Column {
     /// Right-aligned.
     pub const fn right(mut self) -> Column {
         self.right = true;
+        self
+    }
+
+    /// Kept whatever the width: what a narrow terminal must still show
+    /// (the Queues screen's badges), other columns going first.
+    pub const fn kept(mut self) -> Column {
+        self.kept = true;
         self
     }
 
@@ -206,8 +217,9 @@ impl<'a> Item<'a> {
         let text = match &self.content {
             Content::Drawn(draw) => draw(width),
             Content::Text(t) => match column.fit {
-                Fit::Whole | Fit::Drawn { .. } => t.clone(),
-                Fit::Text => truncate(t, width),
+                // Only the last cut of a lone first column (see
+                // [`layout`]) leaves these narrower than their text.
+                Fit::Whole | Fit::Drawn { .. } | Fit::Text => truncate(t, width),
                 Fit::Name => truncate_middle(t, width),
                 Fit::Id => keep_tail(t, width),
             },
@@ -253,7 +265,17 @@ pub struct List<'a> {
 /// widest first within each), each to its floor; then optional columns are
 /// dropped, lowest rank first; then names and text share a last cut. Room
 /// freed by a drop goes back (names first), and what is left over goes to
-/// the last text column. No column gets narrower than its header.
+/// the last text column. Down to there no column is narrower than its
+/// header, and a cut cell ends (or, for names and ids, holds) a `…`.
+///
+/// The widths never add up to more than `room`: were they to, ratatui
+/// would squeeze columns as it likes, clipping names and headers with no
+/// `…` (a queue `thumbnails` read `thumbna`). So when even that is too
+/// wide, whole columns go, from the right: first those that are not names
+/// or text, then those, never the first column nor a [`Column::kept`] one
+/// (a warning badge); a dropped column is seen missing, a clipped one is
+/// not. Only a first column alone too wide for `room` is cut, header and
+/// all.
 pub fn layout(room: usize, columns: &[Column], wants: &[usize]) -> Vec<Option<u16>> {
     let wants: Vec<usize> = columns
         .iter()
@@ -301,6 +323,19 @@ pub fn layout(room: usize, columns: &[Column], wants: &[usize]) -> Vec<Option<u1
         .filter(|i| shown[*i] && matches!(columns[*i].fit, Fit::Name | Fit::Text))
         .collect();
     shrink(&mut width, over, &cut, |i| columns[i].hard_floor(wants[i]));
+    // Still too wide: whole columns go, from the right, numbers and other
+    // uncut columns before names and text; never the first or a kept one.
+    for names_too in [false, true] {
+        while total(&width, &shown) > room {
+            let drop = (1..columns.len()).rev().find(|i| {
+                shown[*i]
+                    && !columns[*i].kept
+                    && (names_too || !matches!(columns[*i].fit, Fit::Name | Fit::Text))
+            });
+            let Some(i) = drop else { break };
+            shown[i] = false;
+        }
+    }
     for is in order.iter().rev() {
         let spare = room.saturating_sub(total(&width, &shown));
         let pick: Vec<usize> = (0..columns.len())
@@ -314,6 +349,18 @@ pub fn layout(room: usize, columns: &[Column], wants: &[usize]) -> Vec<Option<u1
         .find(|i| shown[*i] && columns[*i].fit == Fit::Text)
     {
         width[last_text] += spare;
+    }
+    // Kept columns and the first one alone did not fit: kept ones go too,
+    // from the right, and the first is cut.
+    while total(&width, &shown) > room {
+        let Some(i) = (1..columns.len()).rev().find(|i| shown[*i]) else {
+            break;
+        };
+        shown[i] = false;
+    }
+    let over = total(&width, &shown).saturating_sub(room);
+    if let Some(first) = (0..columns.len()).find(|i| shown[*i]) {
+        width[first] = width[first].saturating_sub(over);
     }
     (0..columns.len())
         .map(|i| shown[i].then(|| width[i].min(u16::MAX as usize) as u16))
@@ -407,9 +454,9 @@ fn draw_with(
         .filter_map(|(i, w)| w.map(|w| (i, w)))
         .collect();
     let constraints: Vec<Constraint> = shown.iter().map(|(_, w)| Constraint::Length(*w)).collect();
-    let header = Row::new(shown.iter().map(|(i, _)| {
+    let header = Row::new(shown.iter().map(|(i, w)| {
         let column = &list.columns[*i];
-        let line = Line::from(column.header_text());
+        let line = Line::from(truncate(&column.header_text(), *w as usize));
         Cell::from(if column.right {
             line.right_aligned()
         } else {
@@ -551,8 +598,148 @@ mod tests {
     #[test]
     fn no_header_is_cut() {
         let columns = [Column::name("A LONG HEADER"), Column::number("N")];
-        let w = layout(10, &columns, &[3, 1]);
-        assert_eq!(w, vec![Some(13), Some(1)]);
+        assert_eq!(layout(15, &columns, &[3, 1]), vec![Some(13), Some(1)]);
+        // A column goes rather than a header being cut...
+        assert_eq!(layout(14, &columns, &[3, 1]), vec![Some(13), None]);
+        // ...until the first column alone is too wide for the room.
+        assert_eq!(layout(10, &columns, &[3, 1]), vec![Some(10), None]);
+    }
+
+    /// The Queues screen's columns at the review's incident (DUE and HELD
+    /// shown, LAPSED too), ranked as `queues.rs` ranks them, and its
+    /// badge, kept.
+    fn incident_queues() -> Vec<Column> {
+        vec![
+            Column::name("QUEUE"),
+            Column::number("WAITING"),
+            Column::number("SCHED").optional(5),
+            Column::number("DUE").optional(9),
+            Column::number("LEASED"),
+            Column::number("HELD").optional(6),
+            Column::number("LAPSED").optional(3),
+            Column::number("DEAD"),
+            Column::number("DONE/S").optional(7),
+            Column::number("FAIL/S").optional(8),
+            Column::drawn("DONE 15m", 9, 30).optional(2),
+            Column::drawn("FAILED 15m", 9, 30).optional(1),
+            Column::number("OLDEST"),
+            Column::whole("").kept(),
+        ]
+    }
+
+    fn total(widths: &[Option<u16>]) -> usize {
+        let shown: Vec<usize> = widths.iter().flatten().map(|w| *w as usize).collect();
+        shown.iter().sum::<usize>() + shown.len().saturating_sub(1)
+    }
+
+    /// 80 columns less the borders and the `▶ ` marker.
+    const ROOM_AT_80: usize = 80 - 2 - 2;
+
+    #[test]
+    fn at_80_columns_the_queue_name_and_the_badge_survive_within_the_room() {
+        // thumbnails, with "LAPSED NO WORKER": the widths added up to 83
+        // in 76 and ratatui clipped QUEUE, LEASED and the badge.
+        let wants = [10, 1, 1, 1, 1, 1, 1, 2, 1, 1, 0, 0, 3, 16];
+        let w = layout(ROOM_AT_80, &incident_queues(), &wants);
+        assert!(total(&w) <= ROOM_AT_80, "{w:?}");
+        assert_eq!(w[0], Some(10), "the name whole: {w:?}");
+        assert_eq!(w[13], Some(16), "the badge whole: {w:?}");
+        // What an operator needs least went, by its rank; the rest stayed
+        // whole, headers and all.
+        for (i, gone) in [(2, "SCHED"), (5, "HELD"), (6, "LAPSED"), (10, ""), (11, "")] {
+            assert_eq!(w[i], None, "{gone}: {w:?}");
+        }
+        for i in [1, 3, 4, 7, 8, 9, 12] {
+            let header = incident_queues()[i].header_width();
+            assert!(w[i].is_some_and(|w| w as usize >= header), "{i}: {w:?}");
+        }
+    }
+
+    #[test]
+    fn a_longer_badge_takes_more_numbers_but_never_the_name() {
+        let wants = [20, 1, 1, 1, 1, 1, 1, 2, 1, 1, 0, 0, 3, 27];
+        let w = layout(ROOM_AT_80, &incident_queues(), &wants);
+        assert!(total(&w) <= ROOM_AT_80, "{w:?}");
+        assert_eq!(w[13], Some(27), "{w:?}");
+        assert!(w[0].is_some_and(|w| w >= 10), "{w:?}");
+        // DONE/S went before FAIL/S, FAIL/S before DUE.
+        assert_eq!(w[8], None, "{w:?}");
+    }
+
+    #[test]
+    fn the_widths_never_add_up_to_more_than_the_room() {
+        let sets: Vec<(Vec<Column>, Vec<usize>)> = vec![
+            (
+                incident_queues(),
+                vec![41, 9, 9, 9, 9, 9, 9, 9, 5, 5, 0, 0, 7, 27],
+            ),
+            (queues(), vec![41, 3, 0, 30]),
+            (
+                vec![
+                    Column::whole("TIME"),
+                    Column::name("KIND"),
+                    Column::id("JOB"),
+                    Column::number("FAILED").optional(2),
+                    Column::name("WHO").optional(3),
+                    Column::text("WHAT"),
+                ],
+                vec![8, 12, 26, 1, 18, 60],
+            ),
+            (
+                vec![Column::whole("A LONG HEADER"), Column::number("N")],
+                vec![3, 1],
+            ),
+        ];
+        for (columns, wants) in sets {
+            for room in 0..200 {
+                let w = layout(room, &columns, &wants);
+                assert!(total(&w) <= room, "{room}: {w:?}");
+                assert!(w[0].is_some(), "the first column stays: {room}: {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn whole_columns_go_from_the_right_before_names_when_nothing_else_is_left() {
+        let columns = [
+            Column::name("QUEUE"),
+            Column::number("WAITING"),
+            Column::name("HOLDER"),
+            Column::number("TRIES"),
+            Column::whole("").kept(),
+        ];
+        // 10 + 7 + 10 + 5 + 9 + 4 = 45 > 40: TRIES goes, then WAITING.
+        let w = layout(40, &columns, &[30, 1, 30, 3, 9]);
+        assert_eq!(w[3], None, "{w:?}");
+        assert_eq!(w[4], Some(9), "kept: {w:?}");
+        assert!(total(&w) <= 40, "{w:?}");
+        // Too narrow even for the first column: it alone is cut.
+        let w = layout(4, &columns, &[30, 1, 30, 3, 9]);
+        assert_eq!(w, vec![Some(4), None, None, None, None]);
+    }
+
+    #[test]
+    fn a_cut_cell_shows_its_ellipsis() {
+        let name = Column::name("QUEUE");
+        let text = Column::text("WHAT");
+        let whole = Column::whole("OLDEST");
+        let shown = |item: Item, column: &Column, width: usize| {
+            let mut buffer = ratatui::buffer::Buffer::empty(Rect::new(0, 0, width as u16, 1));
+            let row = Row::new([item.cell(column, width)]);
+            ratatui::widgets::Widget::render(
+                Table::new([row], [Constraint::Length(width as u16)]),
+                buffer.area,
+                &mut buffer,
+            );
+            (0..width as u16)
+                .map(|x| buffer[(x, 0)].symbol().to_owned())
+                .collect::<String>()
+        };
+        assert_eq!(shown(Item::new("thumbnails"), &name, 7), "thu…ils");
+        assert_eq!(shown(Item::new("thumbnails"), &name, 10), "thumbnails");
+        assert_eq!(shown(Item::new("HTTP 503 from x"), &text, 9), "HTTP 503…");
+        // Only the last cut makes an uncut column narrower than its text.
+        assert_eq!(shown(Item::new("3h2m"), &whole, 3), "3h…");
     }
 
     #[test]
