@@ -33,6 +33,10 @@ pub struct Restart {
     pub jobs_before: u64,
     /// Jobs in the first snapshot read after it.
     pub jobs_after: u64,
+    /// Jobs in the latest snapshot: the notice stays for the session, and
+    /// "holds none now" nine minutes on, over refilled queues, read as a
+    /// current fact when it was the state just after the restart.
+    pub jobs_now: u64,
 }
 
 impl Restart {
@@ -42,10 +46,13 @@ impl Restart {
         self.jobs_before > 0 && self.jobs_after == 0
     }
 
-    /// The notice: when, and what became of the jobs.
+    /// The notice: when, and what became of the jobs. Its figures are of
+    /// the moment the restart was noticed (the uptime then, the jobs just
+    /// after), and once the jobs have changed since it says how many are
+    /// there now, so that a notice left up reads as history, not as now.
     pub fn text(&self) -> String {
         let head = format!(
-            "Redis restarted at {} UTC (a new server run; up {})",
+            "Redis restarted at {} UTC (a new server run; up {} when noticed)",
             clock::short(self.at, self.at),
             clock::compact(self.up)
         );
@@ -55,16 +62,23 @@ impl Restart {
             several => (format!("shards {}", super::listed(several)), "hold"),
         };
         let jobs = |n: u64| crate::tui::state::plural(n as usize, "job");
+        let before = match self.jobs_before {
+            0 => "no jobs".to_owned(),
+            n => jobs(n),
+        };
+        // What it holds: still the figure read just after, or that and
+        // how many now.
+        let after = match (self.jobs_after, self.jobs_now) {
+            (0, 0) => format!("{holds} none now"),
+            (after, now) if after == now => format!("{holds} {after} now"),
+            (0, now) => format!("none just after, {now} now"),
+            (after, now) => format!("{after} just after, {now} now"),
+        };
+        let told = format!("{whose} held {before} before and {after}");
         match (self.jobs_before, self.jobs_after) {
-            (0, 0) => format!("{head}; {whose} held no jobs before and {holds} none now"),
-            (before, 0) => format!(
-                "{head}: {whose} held {} before and {holds} none now; data lost?",
-                jobs(before)
-            ),
-            (before, after) => format!(
-                "{head}; data reloaded: {whose} held {} before and {holds} {after} now",
-                jobs(before)
-            ),
+            (0, _) if self.jobs_after == 0 => format!("{head}; {told}"),
+            (_, 0) => format!("{head}: {told}; data lost?"),
+            _ => format!("{head}; data reloaded: {told}"),
         }
     }
 }
@@ -80,6 +94,7 @@ mod tests {
             shards,
             jobs_before: before,
             jobs_after: after,
+            jobs_now: after,
         }
     }
 
@@ -87,8 +102,8 @@ mod tests {
     fn a_restart_says_whether_the_jobs_came_back() {
         assert_eq!(
             restart(vec![], 37, 0).text(),
-            "Redis restarted at 11:31:47 UTC (a new server run; up 3s): the namespace \
-             held 37 jobs before and holds none now; data lost?"
+            "Redis restarted at 11:31:47 UTC (a new server run; up 3s when noticed): the \
+             namespace held 37 jobs before and holds none now; data lost?"
         );
         assert!(restart(vec![], 37, 0).lost_data());
         let reloaded = restart(vec![], 37, 35);
@@ -97,6 +112,44 @@ mod tests {
             reloaded.text().contains("data reloaded"),
             "{}",
             reloaded.text()
+        );
+    }
+
+    #[test]
+    fn a_notice_left_up_says_its_figures_were_of_then_and_what_is_there_now() {
+        // Nine minutes on, the queues refilled: "holds none now" would be
+        // false, and "up 3s" read as the server's uptime now.
+        let refilled = Restart {
+            jobs_now: 1512,
+            ..restart(vec![], 37, 0)
+        };
+        assert_eq!(
+            refilled.text(),
+            "Redis restarted at 11:31:47 UTC (a new server run; up 3s when noticed): the \
+             namespace held 37 jobs before and none just after, 1512 now; data lost?"
+        );
+        assert!(refilled.lost_data());
+        let reloaded = Restart {
+            jobs_now: 40,
+            ..restart(vec![1], 37, 35)
+        };
+        assert!(
+            reloaded.text().ends_with(
+                "; data reloaded: shard 1 held 37 jobs before and 35 just after, 40 now"
+            ),
+            "{}",
+            reloaded.text()
+        );
+        let quiet = Restart {
+            jobs_now: 2,
+            ..restart(vec![], 0, 0)
+        };
+        assert!(
+            quiet
+                .text()
+                .ends_with("; the namespace held no jobs before and none just after, 2 now"),
+            "{}",
+            quiet.text()
         );
     }
 

@@ -73,6 +73,15 @@ impl ServerWatch {
         self.jobs_before = self.jobs_latest.take();
         self.jobs_latest = Some(shard_jobs(snapshot));
         self.redis_now = Some(snapshot.redis_now);
+        // A notice stays for the session: it says how many jobs are there
+        // now once that is not what it found just after the restart.
+        let n = self.run_ids.len().max(1);
+        for restart in &mut self.restarts {
+            restart.jobs_now = match restart.shards.is_empty() {
+                true => self.jobs_latest.iter().flatten().sum(),
+                false => jobs_of(self.jobs_latest.as_ref(), &restart.shards, n),
+            };
+        }
     }
 
     /// The servers as read just before the latest snapshot.
@@ -98,11 +107,13 @@ impl ServerWatch {
         let now = self.redis_now.unwrap_or(SystemTime::UNIX_EPOCH);
         let n = servers.len();
         for run in new_runs {
+            let jobs_after = jobs_of(self.jobs_latest.as_ref(), &run.shards, n);
             let restart = Restart {
                 at: now.checked_sub(run.up).unwrap_or(now),
                 up: run.up,
                 jobs_before: jobs_of(self.jobs_before.as_ref(), &run.shards, n),
-                jobs_after: jobs_of(self.jobs_latest.as_ref(), &run.shards, n),
+                jobs_after,
+                jobs_now: jobs_after,
                 // One namespace says "the namespace", as it always has.
                 shards: if n > 1 { run.shards } else { Vec::new() },
             };
