@@ -137,14 +137,18 @@ fn queues_show_a_held_column_only_while_some_queue_holds_jobs() {
     let state = holding(None);
     for (w, h) in [(100, 30), (80, 24)] {
         let text = screen_text(&state, w, h);
-        assert_headers_whole(
-            &text,
-            &[
+        // At 80 columns SCHED (future jobs) makes way before HELD.
+        let headers: &[&str] = match w {
+            80 => &["QUEUE", "WAITING", "LEASED", "HELD", "DEAD", "OLDEST"],
+            _ => &[
                 "QUEUE", "WAITING", "SCHED", "LEASED", "HELD", "DEAD", "OLDEST",
             ],
-        );
+        };
+        assert_headers_whole(&text, headers);
+        let header: Vec<&str> = line_with(&text, "QUEUE").split_whitespace().collect();
         let emails: Vec<&str> = line_with(&text, "emails").split_whitespace().collect();
-        assert_eq!(&emails[1..6], ["emails", "7", "12", "2", "11"], "{text}");
+        let held = header.iter().position(|h| *h == "HELD").unwrap();
+        assert_eq!(emails[held], "11", "{text}");
     }
     insta::assert_snapshot!("queues_holding_jobs", screen_text(&state, 100, 30));
 }

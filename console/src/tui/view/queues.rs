@@ -142,14 +142,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     };
     // At 80 columns the name and the badge must survive, so the numbers
     // go too when room is short, an operator's least needed first: the
-    // sparklines (1, 2), LAPSED (3), BLOCKED and AWAITING (4), SCHED (5:
-    // future jobs are normal, DUE is the part that is not), HELD (6: the
-    // Limits screen has it), DONE/S (7), FAIL/S (8), DUE (9: NO WORKER
-    // says it too). WAITING, LEASED, DEAD and OLDEST always stay.
+    // sparklines (1, 2), LAPSED (3: its badge stays), SCHED (4: future
+    // jobs are normal, DUE is the part that is not), BLOCKED and AWAITING
+    // (5), HELD (6: the Limits screen has it), DONE/S (7), FAIL/S (8), DUE
+    // (9: NO WORKER says it too). WAITING, LEASED, DEAD and OLDEST stay.
     let mut columns = vec![
         Column::name("QUEUE"),
         Column::number("WAITING"),
-        Column::number("SCHED").optional(5),
+        Column::number("SCHED").optional(4),
     ];
     if any_due {
         columns.push(Column::number("DUE").optional(9));
@@ -161,10 +161,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: 
     // When room is short these go after the sparklines, LAPSED first: its
     // badge still names the queue.
     if any_blocked {
-        columns.push(Column::number("BLOCKED").optional(4));
+        columns.push(Column::number("BLOCKED").optional(5));
     }
     if any_awaiting {
-        columns.push(Column::number("AWAITING").optional(4));
+        columns.push(Column::number("AWAITING").optional(5));
     }
     if any_lapsed {
         columns.push(Column::number("LAPSED").optional(3));

@@ -612,7 +612,7 @@ mod tests {
         vec![
             Column::name("QUEUE"),
             Column::number("WAITING"),
-            Column::number("SCHED").optional(5),
+            Column::number("SCHED").optional(4),
             Column::number("DUE").optional(9),
             Column::number("LEASED"),
             Column::number("HELD").optional(6),
