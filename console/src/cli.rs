@@ -428,8 +428,9 @@ pub enum Command {
         /// The queue.
         queue: String,
     },
-    /// Recurring schedules: list them (the default), trigger one now,
-    /// pause, resume or delete one.
+    /// Recurring schedules: list them (the default), set one (a cron
+    /// expression or @every INTERVAL), trigger one now, pause, resume or
+    /// delete one.
     Schedules {
         #[command(subcommand)]
         command: Option<SchedulesCommand>,
@@ -756,6 +757,40 @@ pub enum SchedulesCommand {
         #[command(flatten)]
         shard: ScheduleShard,
     },
+    /// Create a schedule, or replace one with --replace: a cron expression
+    /// ("30 2 * * *", 5 or 6 fields, or an alias such as @daily) in
+    /// --timezone, or an interval, "@every 30s" (s, m, h, d; 1s to 366d),
+    /// whose runs are the multiples of the interval since 1970-01-01 00:00
+    /// UTC, not counted from now. Prints the next run.
+    Set {
+        /// The schedule (1 to 128 bytes).
+        name: String,
+        /// The queue its jobs go to.
+        queue: String,
+        /// When it runs: "30 2 * * *", "@daily", "@every 5m"; quote it.
+        expression: String,
+        /// The IANA time zone of a cron expression's times (an @every
+        /// schedule's must be UTC).
+        #[arg(long, default_value = "UTC")]
+        timezone: String,
+        /// The jobs' type name, which a typed worker needs to run them.
+        #[arg(long, value_name = "NAME")]
+        job_name: Option<String>,
+        /// The payload every job carries, as JSON.
+        #[arg(long, value_name = "JSON")]
+        payload: Option<String>,
+        /// After an outage: fire once for the missed runs, or skip them.
+        #[arg(long, value_enum, default_value_t = MisfireArg::FireOnce)]
+        misfire: MisfireArg,
+        /// Replace a schedule of that name: everything not given takes its
+        /// default (payload null, no job name). Without it an existing
+        /// schedule is refused, so an application's is not reset by
+        /// accident.
+        #[arg(long)]
+        replace: bool,
+        #[command(flatten)]
+        shard: ScheduleShard,
+    },
     /// Enqueue the schedule's job now (its next run is unchanged).
     Trigger {
         /// The schedule.
@@ -787,6 +822,15 @@ pub enum SchedulesCommand {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// `redq schedules set --misfire`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MisfireArg {
+    /// One job for the runs missed during an outage (the default).
+    FireOnce,
+    /// No job for missed runs.
+    Skip,
 }
 
 /// Which shard's schedule a `redq schedules` subcommand acts on.

@@ -29,7 +29,11 @@ pub enum EventKind {
     /// Listed jobs deleted (`detail`: `dead` for dead letters, else the
     /// state or `by id`) (`by`).
     Deleted,
-    /// The oldest dead letters deleted, without listing them (`by`).
+    /// The oldest dead letters deleted, without listing them (`by`): by an
+    /// operator's purge (`detail` `dead`), or past the queue's dead-letter
+    /// bound when a job died, the bound was set or trimmed
+    /// ([`crate::kept::dead_bound`]; `detail` names the bound, `by` the
+    /// actor of an operator's call).
     Purged,
     /// A queue paused (`by`).
     Paused,
@@ -90,9 +94,11 @@ pub enum EventKind {
     /// A job's payload replaced (`job_id`, `detail` the sizes before and
     /// after, never the bytes) (`by`).
     Edited,
-    /// A queue's retention policy set (`detail` its bounds) (`by`).
+    /// A queue's retention policy set (`detail` its bounds), or its
+    /// dead-letter bound (`detail` `dead letters: ` and its bounds) (`by`).
     RetentionSet,
-    /// A queue's retention policy cleared (`detail` the bounds it had)
+    /// A queue's retention policy cleared (`detail` the bounds it had), or
+    /// its dead-letter bound (`detail` `dead letters: ` and its bounds)
     /// (`by`).
     RetentionCleared,
     /// A queue's metrics turned off: nothing more is recorded in them

@@ -29,7 +29,7 @@
 //! | `{ns}:q:<queue>:cancelled` | zset | kept cancelled jobs of the queue; score = cancelled at (ms) |
 //! | `{ns}:tombstones` | hash | job id → `"<c\|x> <ms>"`: completed or cancelled, and when; once its kept record is trimmed, or for a cancel in a queue that keeps nothing |
 //! | `{ns}:tombstones:at` | zset | job id → when its tombstone expires (trim order) |
-//! | `{ns}:retention` | hash | queue → its retention policy `"max_count max_age_ms max_bytes tombstone_ms"`; `<queue>:bytes` → bytes its kept jobs are charged |
+//! | `{ns}:retention` | hash | queue → its retention policy `"max_count max_age_ms max_bytes tombstone_ms"`; `<queue>:bytes` → bytes its kept jobs are charged; `dead\n<queue>` → its dead-letter bound `"max_count max_age_ms"` ([`crate::kept::dead_bound`]) |
 //! | `{ns}:progress` | hash | job id → the job's latest progress (JSON text), until it leaves for good ([`crate::notes`]) |
 //! | `{ns}:logs` | hash | job id → the job's last log lines, each ended by `\n`, oldest first (at most 100 lines, 16 KiB) |
 //! | `{ns}:limits` | hash | queue → its limits `"qc qr qp kc kr kp"` (queue-wide concurrency, rate max, rate per ms; the same for each limit key; 0 = none); `<queue>\n<key>` → that limit key's override `"c r p"` (`crate::flow`) |

@@ -178,7 +178,7 @@ pub use error::{QueueError, RedisError};
 pub use handle::RedisQueue;
 pub use identity::WorkerIdentity;
 pub use job::{Job, JobRecord, JobState, Lease};
-pub use kept::{CancelOutcome, Completion, JobResult, KeptJob, Retention};
+pub use kept::{CancelOutcome, Completion, DeadBound, JobResult, KeptJob, Retention};
 pub use memory::MemoryQueue;
 pub use notes::{JobNotes, NoteBatch};
 pub use operator::Operator;

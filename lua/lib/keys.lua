@@ -36,7 +36,8 @@
 --                                                (lib/kept_record.lua)
 --   K.tombstones_at  {ns}:tombstones:at   zset   id -> when its tombstone expires (trim order)
 --   K.retention      {ns}:retention       hash   queue -> what Q keeps of finished jobs, and
---                                                "Q:bytes" -> what they are charged (lib/kept.lua)
+--                                                "Q:bytes" -> what they are charged (lib/kept.lua), and
+--                                                "dead\nQ" -> Q's dead-letter bound (lib/dead_bound.lua)
 --   K.progress       {ns}:progress        hash   id -> the job's latest progress, JSON text
 --                                                (lib/notes.lua), until the job leaves for good
 --   K.logs           {ns}:logs            hash   id -> the job's last log lines, each ended by

@@ -1,4 +1,4 @@
-//! `redq schedules [list]|show|trigger|pause|resume|delete NAME`: the
+//! `redq schedules [list]|show|set|trigger|pause|resume|delete NAME`: the
 //! driver's schedule calls, on the shard that has the schedule. An unknown
 //! name is an error (exit 1) naming the schedules there are.
 //!
@@ -11,12 +11,14 @@
 
 use std::time::SystemTime;
 
-use redq::schedule::{ScheduleChange, ScheduleInfo as Stored, Triggered};
+use redq::schedule::{
+    Misfire, Schedule, ScheduleChange, ScheduleInfo as Stored, Triggered, Upserted,
+};
 use redq::Operator;
 use serde_json::{json, Value};
 
 use crate::aggregate::Target;
-use crate::cli::{ScheduleShard, SchedulesCommand};
+use crate::cli::{MisfireArg, ScheduleShard, SchedulesCommand};
 use crate::clock;
 use crate::failure::Failure;
 use crate::output::{opt_time, outln, print_json, time};
@@ -30,6 +32,7 @@ const PREVIEW_RUNS: usize = 5;
 pub fn mutates(command: &Option<SchedulesCommand>) -> Option<&'static str> {
     match command {
         None | Some(SchedulesCommand::List) | Some(SchedulesCommand::Show { .. }) => None,
+        Some(SchedulesCommand::Set { .. }) => Some("schedules set"),
         Some(SchedulesCommand::Trigger { .. }) => Some("schedules trigger"),
         Some(SchedulesCommand::Pause { .. }) => Some("schedules pause"),
         Some(SchedulesCommand::Resume { .. }) => Some("schedules resume"),
@@ -49,6 +52,7 @@ pub async fn run(
         Some(SchedulesCommand::Show { name, shard }) => {
             return show(target, &name, shard, json).await
         }
+        Some(command @ SchedulesCommand::Set { .. }) => return set(target, command, json).await,
         Some(SchedulesCommand::Trigger { name, shard }) => {
             return trigger(target, &name, shard, json).await
         }
@@ -87,6 +91,94 @@ pub async fn run(
         ScheduleChange::Unchanged => outln!("schedule {shown} was already {verb}"),
     }
     tracing::info!(schedule = %name, action = verb, "schedule changed");
+    Ok(())
+}
+
+/// `redq schedules set`: the driver's upsert, which checks the expression,
+/// zone and name before writing anything; an existing schedule only with
+/// --replace.
+async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(), Failure> {
+    let SchedulesCommand::Set {
+        name,
+        queue,
+        expression,
+        timezone,
+        job_name,
+        payload,
+        misfire,
+        replace,
+        shard,
+    } = command
+    else {
+        unreachable!("set is called with a set command")
+    };
+    let payload = match payload {
+        None => Value::Null,
+        Some(text) => serde_json::from_str(&text).map_err(|e| {
+            Failure::Usage(format!("--payload is not JSON ({e}): {}", inert(&text)))
+        })?,
+    };
+    let mut schedule = Schedule::new(&name, &queue, &expression)
+        .timezone(&timezone)
+        .payload(payload)
+        .misfire(match misfire {
+            MisfireArg::FireOnce => Misfire::FireOnce,
+            MisfireArg::Skip => Misfire::Skip,
+        });
+    if let Some(job_name) = job_name {
+        schedule = schedule.job_name(job_name);
+    }
+    let n = target.shards().len();
+    let on = match shard.shard {
+        Some(_) => which_shard(target, &name, shard).await?,
+        None if n == 1 => 0,
+        None => {
+            return Err(Failure::Usage(format!(
+                "with --shards, add --shard INDEX (0 to {}) to say which shard stores schedule {}",
+                n - 1,
+                inert(&name)
+            )))
+        }
+    };
+    let queue_on = &target.shards()[on];
+    if !replace && queue_on.schedule(&name).await?.is_some() {
+        return Err(Failure::Usage(format!(
+            "schedule {} exists; add --replace to replace it whole (anything not given takes \
+             its default)",
+            inert(&name)
+        )));
+    }
+    let upserted = queue_on.upsert_schedule(schedule).await?;
+    let verb = match upserted {
+        Upserted::Created { .. } => "created",
+        Upserted::Updated { .. } => "replaced",
+    };
+    let next = upserted.next_run();
+    tracing::info!(schedule = %name, action = verb, "schedule set");
+    if json {
+        print_json(&json!({
+            "schedule": name,
+            "action": verb,
+            "expression": expression,
+            "timezone": timezone,
+            "next_run": opt_time(next),
+        }));
+        return Ok(());
+    }
+    let when = match next {
+        Some(at) => format!(
+            "{}{}",
+            clock::rfc3339(at),
+            Operator::wall_clock(at, &timezone)
+                .map_or_else(String::new, |l| format!(" ({l} {})", inert(&timezone)))
+        ),
+        None => "none (paused)".to_owned(),
+    };
+    outln!(
+        "{verb} schedule {} ({}): next run {when}",
+        inert(&name),
+        inert(&expression)
+    );
     Ok(())
 }
 

@@ -257,3 +257,66 @@ async fn edit_takes_the_payload_as_an_argument_a_file_or_standard_input() {
         value!({"to": "di"})
     );
 }
+
+/// `redq jobs dead-letter ID... --reason TEXT` sets waiting and scheduled
+/// jobs aside unrun, recording the reason and who did it (`cli user@host`),
+/// reports each id, and refuses a running job with nothing changed (exit 1).
+#[tokio::test]
+async fn dead_letter_sets_jobs_aside_with_the_reason_and_refuses_a_running_one() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-dead-letter");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let running = q.add("pdf", NewJob::new(value!(1))).await.unwrap();
+    q.claim("pdf", 1, LATER).await.unwrap();
+    let waiting = q.add("pdf", NewJob::new(value!(2))).await.unwrap();
+    let delayed = q
+        .add("pdf", NewJob::new(value!(3)).delay(LATER))
+        .await
+        .unwrap();
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "jobs",
+            "dead-letter",
+            waiting.id(),
+            delayed.id(),
+            "--reason",
+            "crashes the renderer",
+            "-o",
+            "json",
+        ],
+    );
+    assert_exit(&out, 0);
+    let report = json(&out);
+    assert_eq!(report["action"], "dead-letter");
+    assert_eq!(report["jobs"][0]["outcome"], "dead-lettered waiting job");
+    assert_eq!(report["jobs"][1]["outcome"], "dead-lettered scheduled job");
+    let record = q.inspect(waiting.id()).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Dead);
+    let error = record.last_error.unwrap_or_default();
+    assert!(
+        error.starts_with("dead-lettered by an operator (cli ")
+            && error.ends_with("): crashes the renderer"),
+        "{error}"
+    );
+    assert_eq!(q.counts("pdf").await.unwrap().dead, 2);
+
+    // A running job: refused, said on stderr, nothing changed.
+    let out = redq(&url, &ns, &["jobs", "dead-letter", running.id()]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("cannot dead-letter job"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("cancel or delete a running job"),
+        "{}",
+        stderr(&out)
+    );
+    let record = q.inspect(running.id()).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Leased);
+}

@@ -193,3 +193,119 @@ async fn the_schedules_screen_shows_the_interval_expression() {
         .unwrap_or_else(|| panic!("no poll row in\n{screen}"));
     assert!(row.contains("@every 1h30m"), "{row}");
 }
+
+#[tokio::test]
+async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
+    let server = RedisServer::start();
+    let url = server.url();
+    let ns = unique_namespace("schedules_every_set");
+    let queue = connect(&url, &ns).await;
+
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "schedules",
+            "set",
+            "poll",
+            "feeds",
+            "@every 5m",
+            "--job-name",
+            "feeds::poll",
+            "--payload",
+            r#"{"all":true}"#,
+        ],
+    );
+    assert_exit(&out, 0);
+    let info = queue.schedule("poll").await.unwrap().unwrap();
+    assert_eq!(info.expression, "@every 5m");
+    assert_eq!(info.job_name.as_deref(), Some("feeds::poll"));
+    assert_eq!(info.payload, serde_json::json!({"all": true}));
+    let next = ms(info.next_run.unwrap());
+    assert_eq!(next % (5 * MINUTE), 0);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("created schedule poll (@every 5m): next run ")
+            && text.contains(&redq_console::clock::rfc3339(at_ms(next))),
+        "{text}"
+    );
+
+    // An existing schedule is replaced only when asked.
+    let again = redq(
+        &url,
+        &ns,
+        &["schedules", "set", "poll", "feeds", "@every 1h"],
+    );
+    assert_exit(&again, 2);
+    assert!(
+        stderr(&again).contains("add --replace"),
+        "{}",
+        stderr(&again)
+    );
+    let replaced = json(&redq(
+        &url,
+        &ns,
+        &[
+            "schedules",
+            "set",
+            "poll",
+            "feeds",
+            "@every 1h",
+            "--replace",
+            "-o",
+            "json",
+        ],
+    ));
+    assert_eq!(replaced["action"], "replaced", "{replaced}");
+    assert_eq!(replaced["expression"], "@every 1h", "{replaced}");
+    let next = queue
+        .schedule("poll")
+        .await
+        .unwrap()
+        .unwrap()
+        .next_run
+        .unwrap();
+    assert_eq!(ms(next) % (60 * MINUTE), 0);
+    assert_eq!(
+        replaced["next_run"],
+        redq_console::clock::rfc3339(next).as_str(),
+        "{replaced}"
+    );
+
+    // A bad interval: the driver's sentence, exit 2, nothing written.
+    let bad = redq(
+        &url,
+        &ns,
+        &["schedules", "set", "bad", "feeds", "@every 90x"],
+    );
+    assert_exit(&bad, 2);
+    let err = stderr(&bad);
+    assert!(
+        err.contains(
+            "invalid interval \"@every 90x\": the interval \"90x\" has the unit \"x\", which \
+             @every does not know: accepted is"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("Invalid {"), "no Debug text: {err}");
+    let zone = redq(
+        &url,
+        &ns,
+        &[
+            "schedules",
+            "set",
+            "bad",
+            "feeds",
+            "@every 1d",
+            "--timezone",
+            "Europe/Paris",
+        ],
+    );
+    assert_exit(&zone, 2);
+    assert!(
+        stderr(&zone).contains("which no time zone moves"),
+        "{}",
+        stderr(&zone)
+    );
+    assert_eq!(queue.schedule("bad").await.unwrap(), None);
+}

@@ -1,6 +1,6 @@
 //! The per-job changes on one namespace: [`RedisQueue::promote`],
 //! [`RedisQueue::retry_now`], [`RedisQueue::delete_job`],
-//! [`RedisQueue::edit_payload`].
+//! [`RedisQueue::edit_payload`], [`RedisQueue::dead_letter_job`].
 
 use super::{Change, IfLeased, RetriedNow};
 use crate::codes::{self, Refusal};

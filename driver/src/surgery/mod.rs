@@ -1,9 +1,10 @@
 //! Job surgery: an operator changing one job, or all of a queue's jobs in a
 //! state, outside the worker lifecycle: promote a scheduled job (due now),
-//! retry now a job backing off, delete a job in any state, edit a payload.
+//! retry now a job backing off, delete a job in any state, edit a payload,
+//! dead-letter a job that waits its turn.
 //!
 //! Each change is one script (`lua/promote_job.lua`, `lua/delete_job.lua`,
-//! `lua/edit_job.lua`) that checks the job's state and changes it in one
+//! `lua/edit_job.lua`, `lua/dead_letter_job.lua`) that checks the job's state and changes it in one
 //! atomic step, so a change racing a claim is either before it or refused,
 //! and a refusal writes nothing. Every change releases what the job held as
 //! a completion would: its ordering key passes to the next job queued
@@ -14,6 +15,7 @@
 //! | promote | scheduled (delayed or backing off): due now, in its place by priority and seq; behind its ordering key's holder if another job holds it; waiting in a paused queue like any due job | waiting, held (due already: it runs once its limit key has room), awaiting (it runs once its gate decides), leased, dead, blocked |
 //! | retry now | scheduled after a failure (attempts > 0): as promote; dead: the dead-letter requeue, attempts reset to 0 | delayed jobs that never failed (promote them), waiting, held, awaiting, leased, blocked |
 //! | delete | waiting, scheduled, held, blocked, awaiting (it leaves its gate's waiters, and counts as deleted toward the gates it is a member of), dead; leased only with [`IfLeased::VoidLease`], which voids the lease and tells the holder at once on its holder channel (the handler's cancellation fires; the holder's ack answers already gone, its nack, extend and release lease lost, and nothing brings the job back); by id, a finished job's kept record or tombstone | leased, by default |
+//! | dead-letter | waiting, scheduled (delayed or backing off), held, blocked: to the dead-letter set unrun, as a failed job dies (attempts kept, the operator's words as its error, ordering key passed on, dedup key freed, gates counting it failed, the dead-letter bound applied) | leased (cancel or delete it), awaiting (its gate decides it), dead |
 //! | edit | any job not running: waiting, scheduled, held, blocked, awaiting, dead: the payload replaced, validated as on enqueue (a held or awaiting job runs with the new payload once its limit or gate lets it) | leased |
 //!
 //! Per job, a call reads the job's record for its queue (`HGET`), then runs
