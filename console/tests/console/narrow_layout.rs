@@ -12,7 +12,11 @@ use redq::{JobState, Page, QueueEvent};
 use redq_console::tui::state::{Action, JobsPage, Screen, State, Update};
 
 use crate::common::*;
+use crate::seed::tmux::Tmux;
+use crate::seed::{connect, dead_letters, BIN};
 use crate::views::{assert_headers_whole, line_with, screen_text};
+use redq::NewJob;
+use redq_tests::{unique_namespace, RedisServer};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 45)];
 
@@ -245,5 +249,50 @@ fn every_table_screen_fits_80x24_and_160x45() {
         assert_within_borders(&text);
         assert_headers_whole(&text, &["JOB"]);
         insta::assert_snapshot!(format!("incident_jobs_{w}x{h}"), text);
+    }
+}
+
+/// The review's repro with the real binary in an 80×24 tmux: thumbnails
+/// with leases that lapsed and no worker, webhooks with dead letters. The
+/// names, the headers and the badge are whole, and nothing runs past the
+/// border.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_console_at_80x24_keeps_names_headers_and_the_badge_whole() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("narrow");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    for i in 0..8 {
+        let job = NewJob::new(serde_json::json!({ "n": i })).name("resize");
+        q.add("thumbnails", job).await.unwrap();
+    }
+    // Three leases of a second that nobody renews or reclaims.
+    q.claim("thumbnails", 3, Duration::from_secs(1))
+        .await
+        .unwrap();
+    dead_letters(&q, "webhooks", 3, "HTTP 503 from upstream").await;
+    q.add("webhooks", NewJob::new(serde_json::json!({})))
+        .await
+        .unwrap();
+
+    let term = Tmux::start(
+        &format!("{BIN} --refresh 250ms; sleep 60"),
+        &[("REDIS_URL", url.as_str()), ("REDQ_NAMESPACE", ns.as_str())],
+    );
+    term.resize(80, 24);
+    let deadline = Duration::from_secs(20);
+    let screen = term.wait_until(deadline, "thumbnails' LAPSED badge", |s| {
+        s.lines()
+            .any(|l| l.contains("thumbnails") && l.contains("LAPSED") && l.contains("NO WORKER"))
+    });
+    for line in screen.lines() {
+        assert!(line.chars().count() <= 80, "{screen}");
+    }
+    assert_headers_whole(&screen, &["QUEUE", "WAITING", "LEASED", "DEAD", "OLDEST"]);
+    let webhooks = line_with(&screen, "webhooks");
+    assert!(webhooks.contains("NO WORKER"), "{screen}");
+    // Every row that holds a cell ends at the border: nothing clipped.
+    for line in screen.lines().filter(|l| l.starts_with('│')) {
+        assert!(line.trim_end().ends_with('│'), "{screen}");
     }
 }
