@@ -274,6 +274,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(Dead, &[k('d')], "", "", Some("d delete"), Action::Delete),
     bind(DeadList, &[k('D')], "", "", Some("D all"), Action::Purge),
     bind(Job, &[k('u')], "u t d c", "promote, retry now, delete, cancel", None, Action::Job(Surgery::Promote)),
+    bind(Job, &[k('x')], "x", "dead-letter it: set aside unrun, requeue later (asks)", None, Action::Job(Surgery::DeadLetter)),
     bind(Job, &[k('t')], "", "", None, Action::Job(Surgery::RetryNow)),
     bind(Job, &[k('d')], "", "", None, Action::Job(Surgery::Delete)),
     bind(Job, &[k('c')], "", "", None, Action::Job(Surgery::Cancel)),

@@ -718,6 +718,13 @@ async fn apply(
                 CancelOutcome::NotFound => format!("{shown} is gone"),
             })
         }
+        Mutation::DeadLetterJob(id) => {
+            let from = queue.dead_letter_job(id, "").await?;
+            Ok(format!(
+                "dead-lettered {} (it was {from}): r on Dead letters requeues it",
+                crate::text::inert(id)
+            ))
+        }
         Mutation::CancelAll { queue: name, state } => {
             let done = queue
                 .cancel_all(name, *state, CANCELLED_BY, progress)

@@ -175,3 +175,52 @@ async fn capital_u_and_d_act_on_every_job_of_the_state_in_batches_with_progress(
     assert!(ok, "{message}");
     assert_eq!(queue.counts("emails").await.unwrap().waiting, 0);
 }
+
+/// `x` sets the selected job aside, unrun, in the dead-letter set: it asks
+/// first, names how it comes back, and a running job is refused at the
+/// keypress with what to do instead.
+#[tokio::test]
+async fn x_dead_letters_a_waiting_job_and_refuses_a_running_one() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_dead_letter"));
+    let queue = connect(&url, &ns).await;
+    queue
+        .add("emails", NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    queue.claim("emails", 1, LATER).await.unwrap();
+    let waiting = queue
+        .add("emails", NewJob::new(serde_json::json!(2)))
+        .await
+        .unwrap();
+    let target = Target::single(connect(&url, &ns).await);
+
+    // The running job, on the leased tab: refused, nothing asked.
+    let mut state = jobs_view(&target, &ns, 2).await;
+    assert!(press(&mut state, &chars("x")).is_empty());
+    assert!(matches!(state.overlay, Overlay::None));
+    let said = &state.status.as_ref().unwrap().text;
+    assert!(said.contains("c cancels it, d deletes it"), "{said}");
+
+    // The waiting one: asked, then sent.
+    let mut state = jobs_view(&target, &ns, 0).await;
+    assert_eq!(
+        state.selected_job().map(|j| j.id.as_str()),
+        Some(waiting.id())
+    );
+    assert!(press(&mut state, &chars("x")).is_empty());
+    assert!(
+        prompt(&state).starts_with(&format!("Dead-letter waiting job {}", waiting.id()))
+            && prompt(&state).contains("r on Dead letters requeues it"),
+        "{}",
+        prompt(&state)
+    );
+    let sent = press(&mut state, &chars("y"));
+    assert_eq!(sent, vec![Mutation::DeadLetterJob(waiting.id().to_owned())]);
+    let ((message, ok), _) = run(&target, &mut state, sent[0].clone()).await;
+    assert!(ok, "{message}");
+    assert!(message.contains("(it was waiting)"), "{message}");
+    let record = queue.inspect(waiting.id()).await.unwrap().unwrap();
+    assert_eq!(record.state, JobState::Dead);
+    assert_eq!(record.attempts, 0);
+}

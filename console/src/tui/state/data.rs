@@ -478,6 +478,8 @@ pub enum Mutation {
     },
     /// Cancel a job in any state (its worker told when it runs).
     CancelJob(String),
+    /// Set a job that waits its turn aside, unrun, in the dead-letter set.
+    DeadLetterJob(String),
     /// Cancel every job of a queue in a state, in bounded batches.
     CancelAll {
         /// The queue.
@@ -577,6 +579,7 @@ impl Mutation {
                 crate::text::inert(queue)
             ),
             Mutation::CancelJob(id) => format!("cancel job {}", crate::text::inert(id)),
+            Mutation::DeadLetterJob(id) => format!("dead-letter job {}", crate::text::inert(id)),
             Mutation::CancelAll { queue, state } => format!(
                 "cancel the {} jobs of {}",
                 state.as_str(),

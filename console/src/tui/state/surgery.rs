@@ -2,7 +2,8 @@
 //! job (a row of the jobs view, or the job detail), and `U`, `T`, `D` the
 //! same for every job of the queue in the state shown; `c` cancels the
 //! selected job (also a row of the Leases screen) and `C` every job of the
-//! state shown (see `redq::kept`). Each names what it
+//! state shown (see `redq::kept`); `x` sets the selected job, if it waits
+//! its turn, aside unrun in the dead-letter set (`redq::surgery`). Each names what it
 //! will touch and asks (default No); only `y` sends it, and the bulk forms
 //! run in the driver's bounded batches with progress on the status line.
 //!
@@ -30,6 +31,8 @@ pub enum Surgery {
     Delete,
     /// A job cancelled: gone for good, never retried, its worker told.
     Cancel,
+    /// A job that waits its turn set aside, unrun, in the dead-letter set.
+    DeadLetter,
 }
 
 impl Surgery {
@@ -39,6 +42,7 @@ impl Surgery {
             Surgery::RetryNow => "retry now",
             Surgery::Delete => "delete",
             Surgery::Cancel => "cancel",
+            Surgery::DeadLetter => "dead-letter",
         }
     }
 
@@ -67,6 +71,25 @@ impl Surgery {
             Surgery::Delete => None,
             Surgery::Cancel if finished => Some(format!("nothing to cancel: {}", what_it_is(job))),
             Surgery::Cancel => None,
+            Surgery::DeadLetter
+                if matches!(
+                    state,
+                    JobState::Waiting | JobState::Scheduled | JobState::Held | JobState::Blocked
+                ) =>
+            {
+                None
+            }
+            Surgery::DeadLetter if state == JobState::Leased => {
+                Some("a running job cannot be set aside: c cancels it, d deletes it".to_owned())
+            }
+            Surgery::DeadLetter if state == JobState::Dead => {
+                Some("it is a dead letter already".to_owned())
+            }
+            Surgery::DeadLetter => Some(format!(
+                "only a job waiting its turn (waiting, scheduled, held, blocked) can be \
+                 dead-lettered: {}",
+                what_it_is(job)
+            )),
         }
     }
 
@@ -89,7 +112,9 @@ impl Surgery {
             }
             Surgery::Promote | Surgery::RetryNow => None,
             Surgery::Delete if kept => Some(format!(
-                "{} jobs are kept by the retention policy of {q}, not queued:                  `redq retention clear {q}` forgets them all, `redq retention set` keeps fewer;                  d deletes the selected one",
+                "{} jobs are kept by the retention policy of {q}, not queued: \
+                 `redq retention clear {q}` forgets them all, `redq retention set` keeps fewer; \
+                 d deletes the selected one",
                 state.as_str(),
                 q = inert(queue)
             )),
@@ -106,6 +131,9 @@ impl Surgery {
                 state.as_str()
             )),
             Surgery::Cancel => None,
+            // No key asks for it: a bulk dead-letter is one decision too
+            // many for a keypress (`redq jobs dead-letter` takes ids).
+            Surgery::DeadLetter => Some("x sets aside the selected job only".to_owned()),
         }
     }
 }
@@ -195,6 +223,13 @@ impl State {
                     force: false,
                 },
             ),
+            Surgery::DeadLetter => (
+                format!(
+                    "Dead-letter {what}? It is set aside unrun, its attempts kept; \
+                     r on Dead letters requeues it."
+                ),
+                Mutation::DeadLetterJob(job.id),
+            ),
             Surgery::Cancel => {
                 let mut prompt =
                     format!("Cancel {what}? It leaves the queue for good and is never retried.");
@@ -278,6 +313,8 @@ impl State {
                 ),
                 Mutation::CancelAll { queue, state },
             ),
+            // Refused above (refused_for_all): no bulk dead-letter.
+            Surgery::DeadLetter => return Command::None,
         };
         self.ask(prompt, mutation)
     }
