@@ -31,7 +31,8 @@ const ID_FLOOR: usize = 13;
 
 /// How a column gives up room when the terminal is narrow. Columns give it
 /// up in this order: ids (the detail shows the whole id), text, drawn,
-/// names; whole columns never do.
+/// names; whole columns never do (they are left out instead, see
+/// [`layout`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fit {
     /// Never cut: numbers, times, states. As wide as its widest cell.
