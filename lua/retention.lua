@@ -6,7 +6,7 @@
 --
 -- allow-oom: clearing frees memory; a set writes one small field and its
 -- event (one stream entry of about 100 bytes, as pause.lua's).
--- include: check clock keys kept_record retention_spec kept events
+-- include: check clock keys kept_record retention_spec kept events time_words
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
 --   reads  retention, completed, cancelled, kept
 --   writes retention, kept, completed, cancelled, tombstones, tombstones_at, events
@@ -34,14 +34,6 @@
 --   set: { 1 }; clear: { forgotten, kept left }
 queue_name(QUEUE)
 local action = ARGV[3]
-
--- A duration in the largest whole unit it is: 7d, 90m, 1500ms.
-local function duration_words(ms)
-  for _, unit in ipairs({ { 86400000, 'd' }, { 3600000, 'h' }, { 60000, 'm' }, { 1000, 's' } }) do
-    if ms % unit[1] == 0 then return string.format('%d%s', ms / unit[1], unit[2]) end
-  end
-  return string.format('%dms', ms)
-end
 
 -- A policy as an operator reads it on the Events screen: each bound it has.
 local function retention_words(p)

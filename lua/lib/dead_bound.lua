@@ -3,7 +3,7 @@
 -- goes dead (nack.lua; a reclaim's dead letters, lib/retry.lua
 -- reclaim_lapsed, in claim.lua and reclaim.lua; a waiter's,
 -- lib/gate_decide.lua) and by dead_bound.lua (set, trim).
--- include: keys notes events
+-- include: keys notes events time_words
 --
 -- The bound of queue Q is the field "dead\n" .. Q of {ns}:retention
 -- (K.retention): "count age_ms", 0 for a bound not set. No other field can
@@ -42,19 +42,11 @@ local function dead_bound_format(b)
   return string.format('%d %d', b.count, b.age_ms)
 end
 
--- A duration in the largest whole unit it is: 30d, 90m, 1500ms.
-local function dead_bound_duration(ms)
-  for _, unit in ipairs({ { 86400000, 'd' }, { 3600000, 'h' }, { 60000, 'm' }, { 1000, 's' } }) do
-    if ms % unit[1] == 0 then return string.format('%d%s', ms / unit[1], unit[2]) end
-  end
-  return string.format('%dms', ms)
-end
-
 -- A bound as an operator reads it in an event: each bound it has.
 local function dead_bound_words(b)
   local words = {}
   if b.count > 0 then words[#words + 1] = string.format('count %d', b.count) end
-  if b.age_ms > 0 then words[#words + 1] = 'age ' .. dead_bound_duration(b.age_ms) end
+  if b.age_ms > 0 then words[#words + 1] = 'age ' .. duration_words(b.age_ms) end
   return table.concat(words, ', ')
 end
 

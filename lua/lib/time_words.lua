@@ -1,6 +1,16 @@
 -- lib/time_words.lua: times and spans as an operator reads them in an
 -- event's detail, for the few scripts that write one (a skipped schedule
--- tick, a lost worker); lazy, so no other call builds them.
+-- tick, a lost worker, a retention policy or dead-letter bound); lazy, so no
+-- other call builds them.
+
+-- A duration in the largest whole unit it is: 7d, 90m, 1500ms (the form
+-- the CLI's flags take back).
+local function duration_words(ms)
+  for _, unit in ipairs({ { 86400000, 'd' }, { 3600000, 'h' }, { 60000, 'm' }, { 1000, 's' } }) do
+    if ms % unit[1] == 0 then return string.format('%d%s', ms / unit[1], unit[2]) end
+  end
+  return string.format('%dms', ms)
+end
 
 -- `ms` (unix ms) as "YYYY-MM-DD HH:MM:SS UTC": the civil date from the day
 -- number (H. Hinnant's days_from_civil, inverted); exact for every time up
