@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use redq::{JobState, QueueCounts, StatsBucket};
+use redq::{JobState, StatsBucket};
 use serde_json::{json, Value};
 
 use crate::aggregate::Target;
@@ -12,26 +12,42 @@ use crate::clock;
 use crate::failure::Failure;
 use crate::output::{job_json, opt_time, outln, print_json, time, Table};
 use crate::tui::state::metrics::{rate_text, rates};
+use crate::tui::state::rows::{queue_badges, Badge};
+use crate::tui::state::QueueRow;
 
 pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
     let (mut all, mut paused_in) = (Vec::new(), Vec::new());
     for name in queue.queues().await? {
-        let (sum, each) = queue.counts_by_shard(&name).await?;
-        all.push(sum);
+        let (counts, stats) = tokio::join!(queue.counts_by_shard(&name), queue.stats(&name));
+        let (sum, each) = counts?;
         let paused: Vec<usize> = each
             .iter()
             .enumerate()
             .filter(|(_, shard)| shard.paused)
             .map(|(i, _)| i)
             .collect();
+        all.push(QueueRow {
+            counts: sum,
+            stats: stats?,
+        });
         paused_in.push(paused);
     }
+    // The console's warnings, by the same function over the same reads
+    // (counts, throughput, the worker registry), at each snapshot's Redis
+    // time: a script without a TTY sees what the Queues screen shows.
+    let workers = queue.workers().await?;
+    let warnings: Vec<Vec<Badge>> = all
+        .iter()
+        .map(|row| queue_badges(row, workers.as_deref(), row.counts.now, row.counts.now))
+        .collect();
     let servers = server_note(queue).await;
     if json {
         let rows: Vec<Value> = all
             .iter()
             .zip(&paused_in)
-            .map(|(c, paused_in)| {
+            .zip(&warnings)
+            .map(|((row, paused_in), badges)| {
+                let c = &row.counts;
                 json!({
                     "queue": c.queue,
                     "waiting": c.waiting,
@@ -49,14 +65,16 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
                     "due_since": opt_time(c.due_since),
                     "ready_since": opt_time(c.ready_since()),
                     "server": crate::server::json(&servers),
+                    "warnings": badges.iter().map(Badge::code).collect::<Vec<_>>(),
+                    "warnings_text": badges.iter().map(Badge::text).collect::<Vec<_>>(),
                 })
             })
             .collect();
         print_json(&Value::Array(rows));
         return Ok(());
     }
-    queues_table(&all).print();
-    let names: Vec<String> = all.iter().map(|c| c.queue.clone()).collect();
+    queues_table(&all, &warnings).print();
+    let names: Vec<String> = all.iter().map(|r| r.counts.queue.clone()).collect();
     super::known::note_if_empty(queue, &names).await
 }
 
@@ -70,8 +88,10 @@ pub async fn queues(queue: &Target, json: bool) -> Result<(), Failure> {
 /// the longest-ready job has been ready, due ones included. AWAITING are
 /// the jobs waiting on other jobs (callbacks, dependents, tree parents,
 /// and those held for an operator after a dependency failed), in no
-/// other column.
-fn queues_table(all: &[QueueCounts]) -> Table {
+/// other column. WARNINGS are the console's badges as the JSON's words
+/// (`no_worker,lapsed`, `-` for none; one word each, so the table still
+/// splits on blanks), the pause aside: STATE says it, last, as before.
+fn queues_table(all: &[QueueRow], warnings: &[Vec<Badge>]) -> Table {
     let mut t = Table::new(&[
         "QUEUE",
         ">WAITING",
@@ -84,13 +104,20 @@ fn queues_table(all: &[QueueCounts]) -> Table {
         ">LAPSED",
         ">DEAD",
         ">OLDEST",
+        "WARNINGS",
         "STATE",
     ]);
-    for c in all {
+    for (row, badges) in all.iter().zip(warnings) {
+        let c = &row.counts;
         let oldest = match c.ready_since() {
             Some(at) => clock::compact(clock::age(at, c.now)),
             None => "-".into(),
         };
+        let words: Vec<&str> = badges
+            .iter()
+            .filter(|b| !matches!(b, Badge::Paused(_)))
+            .map(Badge::code)
+            .collect();
         t.row(vec![
             c.queue.clone(),
             c.waiting.to_string(),
@@ -103,6 +130,10 @@ fn queues_table(all: &[QueueCounts]) -> Table {
             c.lapsed.to_string(),
             c.dead.to_string(),
             oldest,
+            match words.is_empty() {
+                true => "-".to_owned(),
+                false => words.join(","),
+            },
             crate::tui::view::facts::pause_of(c).unwrap_or_else(|| "active".to_owned()),
         ]);
     }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use redq::worker::WorkerState;
 use redq::{JobRecord, QueueEvent};
 
 use super::metrics;
@@ -54,31 +55,148 @@ pub struct DeadGroup {
     pub canaries: Vec<(String, String)>,
 }
 
-/// A warning shown beside a queue.
+/// A warning shown beside a queue: on the Queues screen (and its narrow
+/// form), and in `redq queues` (its WARNINGS column and its JSON
+/// `warnings`), all computed by [`queue_badges`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Badge {
     /// Claims are paused: its words (`paused`, or `paused 1/3` over shards
     /// a pause reached only some of).
     Paused(String),
-    /// Jobs are waiting (or leases lapsed, which only a claim or an
-    /// operator's reclaim returns) and no live worker serves the queue.
-    NoWorker,
-    /// Jobs are waiting, nothing is leased, and nothing finished lately.
+    /// The queue has work only a claim moves (ready jobs, jobs held by a
+    /// limit, lapsed leases) and no running worker serves it, paused or
+    /// not: resuming alone would not start anything. `quiet` and
+    /// `stopping` count the live workers that list the queue but claim
+    /// nothing (`z` and `s` on the Workers screen), so the badge says why.
+    NoWorker {
+        /// Quiet workers listing the queue.
+        quiet: usize,
+        /// Stopping workers listing the queue.
+        stopping: usize,
+    },
+    /// Jobs are ready, a running worker serves the queue (or the driver
+    /// has no worker registry to say), yet nothing is leased and nothing
+    /// finished for [`STALL_AFTER`].
     Stalled,
     /// Leases lapsed and nobody reclaimed them.
     Lapsed,
 }
 
+/// Each badge as the help screen explains it: its text, then one plain
+/// sentence. One table, so the legend names every badge [`Badge::text`]
+/// can show (a test holds them together).
+pub const BADGE_LEGEND: &[(&str, &str)] = &[
+    (
+        "PAUSED",
+        "Claims take nothing from the queue until it is resumed (p); PAUSED 1/3 means the pause reached 1 of 3 shards.",
+    ),
+    (
+        "NO WORKER",
+        "Jobs are ready, held by a limit or in lapsed leases, and no running worker serves the queue, so nothing will start, even after a resume; (2 quiet) or (1 stopping) counts the workers that list it but claim nothing.",
+    ),
+    (
+        "LAPSED",
+        "Leases ran out and nobody reclaimed them yet; a worker's claim or x on the Leases screen brings those jobs back.",
+    ),
+    (
+        "STALLED",
+        "Jobs are ready and a running worker lists the queue, yet nothing is leased and nothing completed or failed for a minute: look at that worker.",
+    ),
+];
+
 impl Badge {
-    /// The badge text.
+    /// The badge text, as the console shows it.
     pub fn text(&self) -> String {
         match self {
             Badge::Paused(words) => words.to_uppercase(),
-            Badge::NoWorker => "NO WORKER".to_owned(),
+            Badge::NoWorker { quiet, stopping } => {
+                let why: Vec<String> = [(*quiet, "quiet"), (*stopping, "stopping")]
+                    .into_iter()
+                    .filter(|(n, _)| *n > 0)
+                    .map(|(n, word)| format!("{n} {word}"))
+                    .collect();
+                match why.is_empty() {
+                    true => "NO WORKER".to_owned(),
+                    false => format!("NO WORKER ({})", why.join(", ")),
+                }
+            }
             Badge::Stalled => "STALLED".to_owned(),
             Badge::Lapsed => "LAPSED".to_owned(),
         }
     }
+
+    /// The badge as a word for scripts (`redq queues`' WARNINGS and its
+    /// JSON `warnings`): `paused`, `no_worker`, `lapsed`, `stalled`. Fixed,
+    /// whatever the reason in its text, so an alert matches one word.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Badge::Paused(_) => "paused",
+            Badge::NoWorker { .. } => "no_worker",
+            Badge::Stalled => "stalled",
+            Badge::Lapsed => "lapsed",
+        }
+    }
+}
+
+/// Warnings for one queue at `now` (Redis clock), throughput read at
+/// `stats_at`; `workers`: the registry's workers, `None` when the driver
+/// has none to ask (then no NO WORKER, and STALLED alone flags a backlog
+/// nothing moves). The one definition the console and `redq queues`
+/// share, so a script sees what the screen shows.
+///
+/// A worker serves the queue when it lists it, is not gone, its heartbeat
+/// is younger than [`WORKER_STALE`], and it runs: a quiet or stopping one
+/// claims nothing, so it is counted in the badge's reason instead.
+pub fn queue_badges(
+    row: &QueueRow,
+    workers: Option<&[WorkerInfo]>,
+    now: SystemTime,
+    stats_at: SystemTime,
+) -> Vec<Badge> {
+    let c = &row.counts;
+    let mut out = Vec::new();
+    if let Some(words) = crate::tui::view::facts::pause_of(c) {
+        out.push(Badge::Paused(words));
+    }
+    if c.lapsed > 0 {
+        out.push(Badge::Lapsed);
+    }
+    let ready = c.waiting > 0 || overdue(c, now);
+    // Work that only a claim moves: ready jobs, jobs a limit holds (a
+    // claim releases them when the limit has room), and lapsed leases
+    // (with no worker to claim, only an operator's reclaim returns them).
+    // Counted paused or not: a paused queue nobody serves stays stuck
+    // after its resume, and the operator should know before resuming.
+    let needs_claims = ready || c.held > 0 || c.lapsed > 0;
+    if let Some(workers) = workers.filter(|_| needs_claims) {
+        let (mut running, mut quiet, mut stopping) = (0, 0, 0);
+        for w in workers.iter().filter(|w| {
+            !w.gone
+                && w.queues.contains(&c.queue)
+                && crate::clock::age(w.last_heartbeat, now) < WORKER_STALE
+        }) {
+            match w.state {
+                WorkerState::Running => running += 1,
+                WorkerState::Quiet => quiet += 1,
+                WorkerState::Stopping => stopping += 1,
+            }
+        }
+        if running == 0 {
+            out.push(Badge::NoWorker { quiet, stopping });
+        }
+    }
+    // Held jobs stay out of STALLED: a long rate window may hold them a
+    // while with every worker well.
+    let no_worker = out.iter().any(|b| matches!(b, Badge::NoWorker { .. }));
+    if ready
+        && !c.paused
+        && c.leased == 0
+        && !metrics::active_within(&row.stats, stats_at, STALL_AFTER)
+        && !no_worker
+    {
+        out.push(Badge::Stalled);
+    }
+    out
 }
 
 fn matches(filter: &str, fields: &[&str]) -> bool {
@@ -381,36 +499,170 @@ impl State {
             .find(|w| w.node == node && w.instance == instance)
     }
 
-    /// Warnings for one queue at `now` (Redis clock).
+    /// Warnings for one queue at `now` (Redis clock): [`queue_badges`]
+    /// over this snapshot's workers and throughput.
     pub fn badges(&self, row: &QueueRow, now: SystemTime) -> Vec<Badge> {
-        let c = &row.counts;
-        let mut out = Vec::new();
-        if let Some(words) = crate::tui::view::facts::pause_of(c) {
-            out.push(Badge::Paused(words));
+        let workers = self
+            .data
+            .workers_known
+            .then_some(self.data.workers.as_slice());
+        queue_badges(row, workers, now, self.stats_time(now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use redq::worker::WorkerState;
+    use redq::QueueCounts;
+
+    use super::{queue_badges, Badge, BADGE_LEGEND};
+    use crate::tui::state::{QueueRow, WorkerInfo};
+
+    fn now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+    }
+
+    fn row(queue: &str, waiting: u64, held: u64) -> QueueRow {
+        QueueRow {
+            counts: QueueCounts {
+                queue: queue.into(),
+                waiting,
+                scheduled: 0,
+                leased: 0,
+                dead: 0,
+                blocked: 0,
+                lapsed: 0,
+                completed: 0,
+                cancelled: 0,
+                held,
+                awaiting: 0,
+                due: 0,
+                due_since: None,
+                paused: false,
+                paused_shards: 0,
+                shards: 1,
+                head_enqueued_at: (waiting > 0).then(|| now() - Duration::from_secs(30)),
+                now: now(),
+            },
+            stats: Vec::new(),
         }
-        if c.lapsed > 0 {
-            out.push(Badge::Lapsed);
+    }
+
+    fn worker(id: &str, queue: &str, state: WorkerState) -> WorkerInfo {
+        WorkerInfo {
+            id: id.into(),
+            node: 1,
+            instance: 1,
+            host: "web-1".into(),
+            pid: 1,
+            started_at: now() - Duration::from_secs(600),
+            queues: vec![queue.into()],
+            in_flight: 0,
+            processed: 0,
+            failed: 0,
+            last_heartbeat: now() - Duration::from_secs(1),
+            shards: Vec::new(),
+            gone_shards: Vec::new(),
+            state,
+            gone: false,
+            wake_ups: None,
+            version: None,
+            handoffs_lost: None,
+            claims_lost: None,
         }
-        let backlog = (c.waiting > 0 || overdue(c, now)) && !c.paused;
-        // Lapsed leases are work too: with no worker to claim, nothing
-        // returns them but an operator's reclaim (`x`).
-        let unserved = backlog || (c.lapsed > 0 && !c.paused);
-        if unserved && self.data.workers_known {
-            let served = self.data.workers.iter().any(|w| {
-                w.queues.contains(&c.queue)
-                    && crate::clock::age(w.last_heartbeat, now) < WORKER_STALE
-            });
-            if !served {
-                out.push(Badge::NoWorker);
-            }
+    }
+
+    fn texts(badges: &[Badge]) -> Vec<String> {
+        badges.iter().map(Badge::text).collect()
+    }
+
+    #[test]
+    fn a_queue_whose_workers_are_all_quiet_or_stopping_has_no_worker_at_once() {
+        let workers = [
+            worker("a", "emails", WorkerState::Quiet),
+            worker("b", "emails", WorkerState::Quiet),
+            worker("c", "emails", WorkerState::Stopping),
+        ];
+        let badges = queue_badges(&row("emails", 5, 0), Some(&workers), now(), now());
+        assert_eq!(texts(&badges), ["NO WORKER (2 quiet, 1 stopping)"]);
+        assert_eq!(badges[0].code(), "no_worker");
+        // One running worker (here at work on one of them) is enough.
+        let mut serving = workers.to_vec();
+        serving.push(worker("d", "emails", WorkerState::Running));
+        let mut busy = row("emails", 5, 0);
+        busy.counts.leased = 1;
+        assert!(queue_badges(&busy, Some(&serving), now(), now()).is_empty());
+    }
+
+    #[test]
+    fn a_gone_or_silent_worker_serves_nothing() {
+        let mut gone = worker("a", "emails", WorkerState::Running);
+        gone.gone = true;
+        let mut silent = worker("b", "emails", WorkerState::Running);
+        silent.last_heartbeat = now() - Duration::from_secs(60);
+        let badges = queue_badges(&row("emails", 1, 0), Some(&[gone, silent]), now(), now());
+        assert_eq!(texts(&badges), ["NO WORKER"]);
+    }
+
+    #[test]
+    fn held_jobs_with_no_worker_get_no_worker_but_never_stalled() {
+        let badges = queue_badges(&row("webhooks", 0, 53), Some(&[]), now(), now());
+        assert_eq!(texts(&badges), ["NO WORKER"]);
+        // With a worker, a limit holding jobs is normal, however long.
+        let workers = [worker("a", "webhooks", WorkerState::Running)];
+        assert!(queue_badges(&row("webhooks", 0, 53), Some(&workers), now(), now()).is_empty());
+        // Without a registry nothing can be said of held jobs.
+        assert!(queue_badges(&row("webhooks", 0, 53), None, now(), now()).is_empty());
+    }
+
+    #[test]
+    fn a_paused_queue_nobody_serves_says_both() {
+        let mut paused = row("thumbnails", 40, 0);
+        paused.counts.paused = true;
+        let quiet = [worker("a", "thumbnails", WorkerState::Quiet)];
+        let badges = queue_badges(&paused, Some(&quiet), now(), now());
+        assert_eq!(texts(&badges), ["PAUSED", "NO WORKER (1 quiet)"]);
+        // Served, it is only paused; empty, a resume has nothing to start.
+        let running = [worker("a", "thumbnails", WorkerState::Running)];
+        assert_eq!(
+            texts(&queue_badges(&paused, Some(&running), now(), now())),
+            ["PAUSED"]
+        );
+        let mut empty = row("thumbnails", 0, 0);
+        empty.counts.paused = true;
+        assert_eq!(
+            texts(&queue_badges(&empty, Some(&[]), now(), now())),
+            ["PAUSED"]
+        );
+    }
+
+    #[test]
+    fn a_served_backlog_that_nothing_moves_is_stalled() {
+        let workers = [worker("a", "reports", WorkerState::Running)];
+        let badges = queue_badges(&row("reports", 12, 0), Some(&workers), now(), now());
+        assert_eq!(texts(&badges), ["STALLED"]);
+        assert_eq!(badges[0].code(), "stalled");
+    }
+
+    #[test]
+    fn the_legend_explains_every_badge() {
+        let all = [
+            Badge::Paused("paused".into()),
+            Badge::NoWorker {
+                quiet: 0,
+                stopping: 0,
+            },
+            Badge::Lapsed,
+            Badge::Stalled,
+        ];
+        for badge in &all {
+            assert!(
+                BADGE_LEGEND.iter().any(|(name, _)| *name == badge.text()),
+                "{badge:?} is not in the legend"
+            );
         }
-        if backlog
-            && c.leased == 0
-            && !metrics::active_within(&row.stats, self.stats_time(now), STALL_AFTER)
-            && !out.contains(&Badge::NoWorker)
-        {
-            out.push(Badge::Stalled);
-        }
-        out
+        assert_eq!(BADGE_LEGEND.len(), all.len());
     }
 }
