@@ -880,7 +880,7 @@ fn check_server(server: &ServerRecord, r: &mut Report) {
                 }
             }
             Kind::DeadLettered => {
-                r.add("server_dead_letters", 1);
+                r.add("server_operator_dead_letters", 1);
                 let died = after.as_ref().is_some_and(|a| a.died_at > 0);
                 let was = if before.lease_id != 0 {
                     Some(format!("running under lease {}", before.lease_id))

@@ -46,6 +46,10 @@ async fn an_operators_cancels_deletes_dead_letters_and_promotes_under_kill_9_sta
         outcome.report.get("ended_cancelled") > 0,
         "cancelled jobs counted as ended"
     );
+    assert!(
+        outcome.report.get("server_operator_dead_letters") > 0,
+        "the checker saw the operator's dead-letters"
+    );
 }
 
 /// Records rewritten to the standard layout, pass after pass, beside a
