@@ -10,8 +10,9 @@
 -- (`dead-lettered by an operator (WHO): REASON`), its gates counting it
 -- failed, its ordering key passed to the next job behind it and its dedup
 -- key freed, a `dead` event (with `by`), its metrics' dead outcome, and the
--- queue's dead-letter bound applied (lib/dead_bound.lua). Requeued, it
--- runs with the attempts it had.
+-- queue's dead-letter bound applied (lib/dead_bound.lua). A requeue
+-- (requeue_dead.lua) brings it back as any dead letter, its attempts reset
+-- to the count the operator gives (0 by default).
 --
 -- A running job is refused (code leased: cancel or delete it), and so is
 -- one awaiting its gate (code awaiting: the gate decides it) and a dead
@@ -31,9 +32,12 @@
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] job id       ARGV[4] reason ("" = none; cut to 1024 bytes)
 -- last ARGV, optional: the operator's actor, marked (lib/events.lua: ARGC leaves it out)
--- Reply: { code, state } with state the job's state before the call
--- (waiting | scheduled | held | blocked | awaiting | dead | leased), ""
--- when not found.
+-- Reply: { code, state, bound_deleted } with state the job's state before
+-- the call (waiting | scheduled | held | blocked | awaiting | dead | leased),
+-- "" when not found, and bound_deleted how many older dead letters the
+-- queue's dead-letter bound deleted in this call (0 without a bound): the
+-- caller says so, since a batch of dead-letters in a bounded queue can
+-- evict the jobs it set aside itself.
 -- code 1 dead_lettered: the job is in the dead-letter set
 -- code 0 not_found: no job with this id in this queue
 -- code 3 leased: the job is running under a lease; nothing changed
@@ -47,10 +51,10 @@ if type(reason) ~= 'string' then fail('reason is missing ("" for none)') end
 reason = string.sub(reason, 1, MAX_REASON_BYTES)
 
 local m = load_meta(id)
-if not m or m[M.queue] ~= QUEUE then return { 0, '' } end
+if not m or m[M.queue] ~= QUEUE then return { 0, '', 0 } end
 local state, where = state_of(id, m)
 local REFUSED = { leased = 3, dead = 4, awaiting = 8 }
-if REFUSED[state] then return { REFUSED[state], state } end
+if REFUSED[state] then return { REFUSED[state], state, 0 } end
 
 local now = now_ms()
 unplace(id, m, state, where)
@@ -69,5 +73,4 @@ emit(K.events, 'dead', QUEUE, now, 'id', id, 'name', m[M.name], 'error', err,
   'attempts', m[M.attempts])
 -- The next job behind its ordering key may be ready now.
 if m[M.ordering_key] ~= '' then wake_workers(QUEUE) end
-bound_dead(now)
-return { 1, state }
+return { 1, state, bound_dead(now) }

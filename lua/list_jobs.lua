@@ -4,9 +4,15 @@
 -- first; dead: newest first; held (lib/flow.lua): by limit key, then claim order;
 -- awaiting (waiting on a gate, lib/gate.lua): by id, which is creation order
 -- for the driver's ids. Blocked jobs are listed by list_blocked.lua.
--- include: check clock keys job_record waiting listed_job
+-- Waiting includes the ordering successors a holder's end released
+-- (ord:ready): they enter the claim order at the next claim, so until then
+-- they are listed after the other waiting jobs, in seq order, as counts.lua
+-- counts them. A waiter its gate fired is there too until a claim decides
+-- it; it is awaiting (counted and listed there), so it is left out here.
+-- include: check clock keys job_record waiting listed_job gate
 -- KEYS: the queue key list (lua/lib/keys.lua), of which this script
---   reads  jobs, detached, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n
+--   reads  jobs, detached, fifo, waiting, scheduled, leased, dead, lim_held, wf_awaiting, wf_awaiting_n,
+--          ord_ready
 --   writes nothing
 -- ARGV[1] queue name   ARGV[2] wake-up channel
 -- ARGV[3] state (waiting | scheduled | leased | dead | held | awaiting)
@@ -78,6 +84,32 @@ local function waiting_page(at, n)
   return page
 end
 
+-- This queue's released successors in ord:ready (lex range of its members).
+local READY_FROM, READY_TO = '[' .. QUEUE .. '\n', '(' .. QUEUE .. '\11'
+
+-- How many of them are waiting: all but the fired waiters (wf_awaiting_n's
+-- fired field, lib/gate.lua count_fired), which are awaiting.
+local function ready_count()
+  local fired = tonumber(redis.call('HGET', K.wf_awaiting_n, wf.fired_field(QUEUE)) or '0')
+  return redis.call('ZLEXCOUNT', K.ord_ready, READY_FROM, READY_TO) - fired
+end
+
+-- Up to `n` released successors from position `at` among them, as id, score
+-- pairs with their claim-order score; a fired waiter (in wf:awaiting) is
+-- skipped, so a page may come out short while one is there.
+local function ready_page(at, n)
+  local page = {}
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', K.ord_ready, READY_FROM, READY_TO, 'LIMIT', at, n)) do
+    local id = string.sub(member, #QUEUE + 19)
+    local raw = redis.call('HGET', K.jobs, id)
+    if raw and not redis.call('ZSCORE', K.wf_awaiting, QUEUE .. '\n' .. id) then
+      page[#page + 1] = id
+      page[#page + 1] = string.format('%d', waiting_score(split_record(raw)))
+    end
+  end
+  return page
+end
+
 local total
 if state == 'awaiting' then
   -- wf:awaiting holds every queue's: this queue's count is kept apart.
@@ -86,11 +118,18 @@ else
   total = redis.call('ZCARD', key)
   if state == 'waiting' then total = total + redis.call('LLEN', K.fifo) end
 end
+-- The waiting jobs before the released successors.
+local placed = total
+if state == 'waiting' then total = total + ready_count() end
 local reply = { total, now_ms() }
 if count == 0 then return reply end
 local page
 if state == 'waiting' then
-  page = waiting_page(offset, count)
+  page = offset < placed and waiting_page(offset, count) or {}
+  local more = count - #page / 2
+  if more > 0 then
+    for _, v in ipairs(ready_page(math.max(0, offset - placed), more)) do page[#page + 1] = v end
+  end
 elseif state == 'held' then
   -- Members "key\nscore16\nid" in rank order: id and score out of each.
   page = {}

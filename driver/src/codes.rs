@@ -314,15 +314,19 @@ pub(crate) fn edited(items: &[Value]) -> Result<Result<JobState, Refusal>, Queue
     })
 }
 
-/// A dead_letter_job reply (`{ code, state }`): the state the job was
-/// dead-lettered from.
-pub(crate) fn dead_lettered(items: &[Value]) -> Result<Result<JobState, Refusal>, QueueError> {
+/// A dead_letter_job reply (`{ code, state, bound_deleted }`): the state
+/// the job was dead-lettered from, and how many older dead letters its
+/// queue's dead-letter bound deleted in the same call.
+pub(crate) fn dead_lettered(
+    items: &[Value],
+) -> Result<Result<(JobState, u64), Refusal>, QueueError> {
     Ok(match DeadLetterCode::from_reply(items.first())? {
         DeadLetterCode::DeadLettered => {
             let state = items.get(1).cloned().map(reply::text).transpose()?;
-            Ok(state.as_deref().and_then(JobState::parse).ok_or_else(|| {
+            let from = state.as_deref().and_then(JobState::parse).ok_or_else(|| {
                 QueueError::Protocol("dead_letter_job.lua replied without a state".into())
-            })?)
+            })?;
+            Ok((from, reply::count_at(items, 2)?))
         }
         DeadLetterCode::NotFound => Err(Refusal::NotFound),
         DeadLetterCode::Leased => Err(Refusal::InState(JobState::Leased)),

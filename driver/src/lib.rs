@@ -195,7 +195,7 @@ pub use scripts::exposed as lua;
 pub use scripts::{FunctionLibrary, ScriptCalls};
 pub use seed::Queue;
 pub use shards::ShardedQueue;
-pub use surgery::{IfLeased, RetriedNow};
+pub use surgery::{DeadLettered, IfLeased, RetriedNow};
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]

@@ -719,11 +719,19 @@ async fn apply(
             })
         }
         Mutation::DeadLetterJob(id) => {
-            let from = queue.dead_letter_job(id, "").await?;
-            Ok(format!(
-                "dead-lettered {} (it was {from}): r on Dead letters requeues it",
-                crate::text::inert(id)
-            ))
+            let done = queue.dead_letter_job(id, "").await?;
+            let mut said = format!(
+                "dead-lettered {} (it was {}): r on Dead letters requeues it",
+                crate::text::inert(id),
+                done.from
+            );
+            if done.bound_deleted > 0 {
+                said.push_str(&format!(
+                    "; its queue's dead-letter bound deleted {} older",
+                    done.bound_deleted
+                ));
+            }
+            Ok(said)
         }
         Mutation::CancelAll { queue: name, state } => {
             let done = queue

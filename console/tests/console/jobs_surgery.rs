@@ -294,6 +294,7 @@ async fn dead_letter_sets_jobs_aside_with_the_reason_and_refuses_a_running_one()
     assert_eq!(report["action"], "dead-letter");
     assert_eq!(report["jobs"][0]["outcome"], "dead-lettered waiting job");
     assert_eq!(report["jobs"][1]["outcome"], "dead-lettered scheduled job");
+    assert_eq!(report["bound_deleted"], 0);
     let record = q.inspect(waiting.id()).await.unwrap().unwrap();
     assert_eq!(record.state, JobState::Dead);
     let error = record.last_error.unwrap_or_default();
@@ -319,4 +320,50 @@ async fn dead_letter_sets_jobs_aside_with_the_reason_and_refuses_a_running_one()
     );
     let record = q.inspect(running.id()).await.unwrap().unwrap();
     assert_eq!(record.state, JobState::Leased);
+}
+
+/// In a queue with a dead-letter bound, a batch of dead-letters may push
+/// its own first jobs out: the reply says how many the bound deleted and
+/// names those of the batch, and an over-long reason is refused once,
+/// before any id, as the reason's fault.
+#[tokio::test]
+async fn dead_letter_says_what_the_bound_deleted_and_refuses_a_long_reason_once() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-dead-letter-bound");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.set_dead_bound("pdf", &redq::kept::DeadBound::new().max_count(2))
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let job = q.add("pdf", NewJob::new(value!(n))).await.unwrap();
+        ids.push(job.id().to_owned());
+    }
+    let mut args = vec!["jobs", "dead-letter"];
+    args.extend(ids.iter().map(String::as_str));
+    let out = redq(&url, &ns, &args);
+    assert_exit(&out, 0);
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "the dead-letter bound deleted 1 older dead letter past it, among them 1 job \
+             this command set aside: {}",
+            ids[0]
+        )),
+        "{said}"
+    );
+    let long = "r".repeat(1025);
+    let out = redq(
+        &url,
+        &ns,
+        &["jobs", "dead-letter", &ids[1], &ids[2], "--reason", &long],
+    );
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("the reason is 1025 bytes: at most 1024 are accepted"),
+        "{err}"
+    );
+    assert!(!err.contains("job id"), "{err}");
 }

@@ -4,7 +4,7 @@
 //! progress counted over all of them. See [`crate::surgery`].
 
 use super::Operator;
-use crate::surgery::{Bulk, IfLeased, RetriedNow};
+use crate::surgery::{Bulk, DeadLettered, IfLeased, RetriedNow};
 use crate::{JobState, QueueError, RedisQueue};
 
 impl Operator {
@@ -40,7 +40,11 @@ impl Operator {
     }
 
     /// [`RedisQueue::dead_letter_job`] on the shard that holds job `id`.
-    pub async fn dead_letter_job(&self, id: &str, reason: &str) -> Result<JobState, QueueError> {
+    pub async fn dead_letter_job(
+        &self,
+        id: &str,
+        reason: &str,
+    ) -> Result<DeadLettered, QueueError> {
         self.on_holder(id, |shard| async move {
             shard.dead_letter_job(id, reason).await
         })

@@ -2,7 +2,7 @@
 //! [`RedisQueue::retry_now`], [`RedisQueue::delete_job`],
 //! [`RedisQueue::edit_payload`], [`RedisQueue::dead_letter_job`].
 
-use super::{Change, IfLeased, RetriedNow};
+use super::{Change, DeadLettered, IfLeased, RetriedNow};
 use crate::codes::{self, Refusal};
 use crate::enqueue_args::encode_payload;
 use crate::limits;
@@ -152,10 +152,16 @@ impl RedisQueue {
     /// attempts kept, its error `dead-lettered by an operator (WHO):
     /// REASON` (`reason` may be empty; the handle's actor is WHO), its
     /// ordering key passed on, its gates counting it failed, a `dead`
-    /// event. Returns the state it was in. A leased, awaiting or dead job
+    /// event; the queue's dead-letter bound, if it has one, applied (older
+    /// dead letters past it deleted: [`DeadLettered::bound_deleted`]).
+    /// Returns the state it was in. A leased, awaiting or dead job
     /// is refused with [`QueueError::WrongState`] and nothing changes;
     /// [`QueueError::JobNotFound`] when there is no such job.
-    pub async fn dead_letter_job(&self, id: &str, reason: &str) -> Result<JobState, QueueError> {
+    pub async fn dead_letter_job(
+        &self,
+        id: &str,
+        reason: &str,
+    ) -> Result<DeadLettered, QueueError> {
         if reason.len() > limits::MAX_REASON_LEN {
             return Err(QueueError::invalid(
                 "reason",
@@ -166,7 +172,12 @@ impl RedisQueue {
         let queue = self.queue_of(id).await?;
         let args = vec![text(id), text(reason)];
         let items = reply::array(self.run(Op::DeadLetterJob, &queue, args).await?)?;
-        codes::dead_lettered(&items)?.map_err(|refusal| refused(Change::DeadLetter, id, refusal))
+        let (from, bound_deleted) = codes::dead_lettered(&items)?
+            .map_err(|refusal| refused(Change::DeadLetter, id, refusal))?;
+        Ok(DeadLettered {
+            from,
+            bound_deleted,
+        })
     }
 
     /// Replace the payload of job `id`, which must not be running: waiting,

@@ -60,6 +60,18 @@ pub enum RetriedNow {
     Requeued,
 }
 
+/// What an operator's dead-letter did ([`RedisQueue::dead_letter_job`](crate::RedisQueue::dead_letter_job)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadLettered {
+    /// The state the job left: waiting, scheduled, held or blocked.
+    pub from: crate::JobState,
+    /// How many older dead letters of its queue the queue's dead-letter
+    /// bound deleted in the same step ([`crate::kept::dead_bound`]; 0
+    /// without a bound). In a bounded queue a batch of dead-letters can
+    /// evict the jobs it set aside itself: a caller says so.
+    pub bound_deleted: u64,
+}
+
 /// The changes, named as the errors and the CLI name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Change {

@@ -59,8 +59,8 @@ async fn a_job_waiting_its_turn_is_dead_lettered_from_each_state_as_a_failed_job
     ];
     for (id, from, attempts) in cases {
         assert_eq!(state(&queue, id).await, from, "{id} before");
-        let left = queue.dead_letter_job(id, "bad payload").await.unwrap();
-        assert_eq!(left, from, "{id}");
+        let done = queue.dead_letter_job(id, "bad payload").await.unwrap();
+        assert_eq!((done.from, done.bound_deleted), (from, 0), "{id}");
         let record = queue.inspect(id).await.unwrap().unwrap();
         assert_eq!(record.state, JobState::Dead, "{id}");
         assert_eq!(record.attempts, attempts, "{id}: attempts kept");
@@ -130,6 +130,16 @@ async fn dead_lettering_the_holder_of_an_ordering_key_lets_the_next_job_run() {
         Some("dead-lettered by an operator"),
         "no reason, no actor: the plain words"
     );
+    // The released successor waits (it enters the claim order at the next
+    // claim): listed as waiting, as it is counted, before any claim.
+    let listed = queue
+        .list_jobs("q", JobState::Waiting, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(listed.total, 1);
+    let ids: Vec<&str> = listed.items.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, [next.id()]);
+    assert_eq!(queue.counts("q").await.unwrap().waiting, 1);
     assert_eq!(
         numbers(&queue.claim("q", 10, LATER).await.unwrap()),
         vec![1]
@@ -220,13 +230,48 @@ async fn a_dead_letter_keeps_to_the_queues_dead_letter_bound() {
     for n in 0..3 {
         ids.push(queue.add("q", job(n)).await.unwrap().id().to_owned());
     }
+    let mut deleted = Vec::new();
     for id in &ids {
-        queue.dead_letter_job(id, "").await.unwrap();
+        deleted.push(queue.dead_letter_job(id, "").await.unwrap().bound_deleted);
     }
+    assert_eq!(
+        deleted,
+        [0, 0, 1],
+        "the third death is said to push one out"
+    );
     // The oldest went when the third died: the bound holds at once.
     assert_eq!(queue.counts("q").await.unwrap().dead, 2);
     assert!(queue.inspect(&ids[0]).await.unwrap().is_none());
     for id in &ids[1..] {
         assert_eq!(state(&queue, id).await, JobState::Dead);
     }
+}
+
+/// Released successors are listed after the queue's other waiting jobs,
+/// page by page, and the total counts them: what `redq jobs list` shows
+/// adds up to what `redq queues` counts.
+#[tokio::test]
+async fn a_released_successor_is_listed_after_the_other_waiting_jobs_page_by_page() {
+    let server = server();
+    let queue = queue(&server, "dead-letter-listing").await;
+    queue.add("q", job(0)).await.unwrap();
+    queue.add("q", job(1)).await.unwrap();
+    let holder = queue.add("q", job(2).ordering_key("k")).await.unwrap();
+    let next = queue.add("q", job(3).ordering_key("k")).await.unwrap();
+    queue.dead_letter_job(holder.id(), "").await.unwrap();
+
+    let first = queue.list_jobs("q", JobState::Waiting, 0, 2).await.unwrap();
+    assert_eq!(first.total, 3);
+    assert_eq!(numbers_of(&first.items), [0, 1]);
+    let second = queue.list_jobs("q", JobState::Waiting, 2, 2).await.unwrap();
+    assert_eq!(second.total, 3);
+    let ids: Vec<&str> = second.items.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, [next.id()]);
+    assert_eq!(queue.counts("q").await.unwrap().waiting, 3);
+}
+
+fn numbers_of(jobs: &[redq::JobRecord]) -> Vec<i64> {
+    jobs.iter()
+        .map(|j| j.payload["n"].as_i64().unwrap())
+        .collect()
 }

@@ -14,6 +14,17 @@ pub type Outcome = Result<&'static str, redq::QueueError>;
 /// Print each id's outcome; exit 1 (after every id was tried) when any
 /// failed, exit 2 when an id itself was unusable.
 pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Result<(), Failure> {
+    report_with(change, outcomes, json, serde_json::Map::new())
+}
+
+/// [`report`], with `extra` fields in the JSON reply beside `action` and
+/// `jobs` (a change that has more to say than each id's outcome).
+pub fn report_with(
+    change: &str,
+    outcomes: Vec<(String, Outcome)>,
+    json: bool,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> Result<(), Failure> {
     let mut failed = 0;
     let mut unusable = 0;
     let mut rows = Vec::new();
@@ -39,7 +50,9 @@ pub fn report(change: &str, outcomes: Vec<(String, Outcome)>, json: bool) -> Res
         }
     }
     if json {
-        print_json(&json!({ "action": change, "jobs": rows }));
+        let mut reply = json!({ "action": change, "jobs": rows });
+        reply.as_object_mut().expect("an object").extend(extra);
+        print_json(&reply);
     }
     // Each id's own sentence is printed above: the exit's line sums them
     // up rather than repeating one.
