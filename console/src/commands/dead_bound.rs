@@ -31,7 +31,7 @@ pub fn mutates(command: &DeadBoundCommand) -> Option<&'static str> {
 pub async fn run(queue: &Target, command: DeadBoundCommand, json: bool) -> Result<(), Failure> {
     match command {
         DeadBoundCommand::Show { queue: name } => {
-            require_known(queue, &name).await?;
+            require_known_or_bounded(queue, &name).await?;
             let state = queue.dead_bound(&name).await?;
             if json {
                 print_json(&state_json(&name, queue.shards().len(), &state));
@@ -131,7 +131,7 @@ pub async fn run(queue: &Target, command: DeadBoundCommand, json: bool) -> Resul
             Ok(())
         }
         DeadBoundCommand::Clear { queue: name } => {
-            require_known(queue, &name).await?;
+            require_known_or_bounded(queue, &name).await?;
             let had = queue.clear_dead_bound(&name).await?;
             tracing::info!(queue = %name, ?had, "dead-letter bound cleared");
             let dead = queue.dead_bound(&name).await?.dead;
@@ -160,7 +160,7 @@ pub async fn run(queue: &Target, command: DeadBoundCommand, json: bool) -> Resul
             Ok(())
         }
         DeadBoundCommand::Trim { queue: name } => {
-            require_known(queue, &name).await?;
+            require_known_or_bounded(queue, &name).await?;
             let trimmed = queue.trim_dead(&name).await?;
             tracing::info!(queue = %name, trimmed, "dead letters trimmed to their bound");
             let state = queue.dead_bound(&name).await?;
@@ -187,6 +187,16 @@ pub async fn run(queue: &Target, command: DeadBoundCommand, json: bool) -> Resul
             Ok(())
         }
     }
+}
+
+/// A queue that exists, or one a bound was set for before its first job
+/// (`set --allow-unknown`): that bound must stay in reach of show, clear
+/// and trim, or a typo's bound could be neither seen nor removed.
+async fn require_known_or_bounded(queue: &Target, name: &str) -> Result<(), Failure> {
+    if queue.dead_bound(name).await?.bound.is_some() {
+        return Ok(());
+    }
+    require_known(queue, name).await
 }
 
 /// `3 dead letters now`.

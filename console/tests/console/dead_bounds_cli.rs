@@ -300,3 +300,51 @@ async fn dead_bound_over_shards_is_each_shards() {
         (value!(3), value!(5))
     );
 }
+
+/// A bound set for a queue before its first job (`--allow-unknown`) stays
+/// in reach: show, trim and clear find it, where they refuse a queue that
+/// has neither jobs nor a bound.
+#[tokio::test]
+async fn a_bound_set_before_the_queues_first_job_can_be_shown_and_cleared() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-dead-bound-unknown");
+    let url = server.url();
+    let out = redq(
+        &url,
+        &ns,
+        &[
+            "dead",
+            "bound",
+            "set",
+            "later",
+            "--max-count",
+            "5",
+            "--allow-unknown",
+        ],
+    );
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["dead", "bound", "show", "later"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).starts_with("later keeps at most 5"),
+        "{}",
+        stdout(&out)
+    );
+    let out = redq(&url, &ns, &["dead", "bound", "trim", "later"]);
+    assert_exit(&out, 0);
+    let out = redq(&url, &ns, &["dead", "bound", "clear", "later"]);
+    assert_exit(&out, 0);
+    assert!(
+        stdout(&out).starts_with("later has no dead-letter bound now"),
+        "{}",
+        stdout(&out)
+    );
+    // Once cleared, the queue is unknown again: refused, naming the fix.
+    let out = redq(&url, &ns, &["dead", "bound", "show", "later"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("no queue named later"),
+        "{}",
+        stderr(&out)
+    );
+}
