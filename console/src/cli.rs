@@ -788,6 +788,10 @@ pub enum SchedulesCommand {
         /// accident.
         #[arg(long)]
         replace: bool,
+        /// Send its jobs to a queue that has none yet (otherwise refused,
+        /// so a typo does not fill a queue no worker reads).
+        #[arg(long)]
+        allow_unknown: bool,
         #[command(flatten)]
         shard: ScheduleShard,
     },

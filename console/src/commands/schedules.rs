@@ -25,6 +25,8 @@ use crate::output::{opt_time, outln, print_json, time};
 use crate::registry::{last_enqueue_was_trigger, last_tick_fired, schedule_row};
 use crate::text::inert;
 
+use super::known::require_known_with;
+
 /// How many upcoming runs `show` previews.
 const PREVIEW_RUNS: usize = 5;
 
@@ -107,11 +109,20 @@ async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(
         payload,
         misfire,
         replace,
+        allow_unknown,
         shard,
     } = command
     else {
         unreachable!("set is called with a set command")
     };
+    if !allow_unknown {
+        require_known_with(
+            target,
+            &queue,
+            "; to send a schedule's jobs to it before its first job, add --allow-unknown",
+        )
+        .await?;
+    }
     let payload = match payload {
         None => Value::Null,
         Some(text) => serde_json::from_str(&text).map_err(|e| {
@@ -141,7 +152,8 @@ async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(
         }
     };
     let queue_on = &target.shards()[on];
-    if !replace && queue_on.schedule(&name).await?.is_some() {
+    let before = queue_on.schedule(&name).await?;
+    if !replace && before.is_some() {
         return Err(Failure::Usage(format!(
             "schedule {} exists; add --replace to replace it whole (anything not given takes \
              its default)",
@@ -149,6 +161,11 @@ async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(
         )));
     }
     let upserted = queue_on.upsert_schedule(schedule).await?;
+    let after = queue_on.schedule(&name).await?;
+    let changed = match (&before, &after) {
+        (Some(before), Some(after)) => changed_fields(before, after),
+        _ => Vec::new(),
+    };
     let verb = match upserted {
         Upserted::Created { .. } => "created",
         Upserted::Updated { .. } => "replaced",
@@ -162,6 +179,7 @@ async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(
             "expression": expression,
             "timezone": timezone,
             "next_run": opt_time(next),
+            "changed": changed,
         }));
         return Ok(());
     }
@@ -179,7 +197,64 @@ async fn set(target: &Target, command: SchedulesCommand, json: bool) -> Result<(
         inert(&name),
         inert(&expression)
     );
+    if !changed.is_empty() {
+        outln!(
+            "changed from what it was: {} (a replace sets every field; give the old values \
+             to keep them)",
+            changed.join(", ")
+        );
+    }
+    if after.as_ref().is_some_and(|s| s.job_name.is_none()) {
+        eprintln!(
+            "note: its jobs carry no job name, so a typed Worker cannot run them (it \
+             dead-letters them); add --job-name NAME"
+        );
+    }
     Ok(())
+}
+
+/// The fields a replace changed, each with its old value where it is short
+/// enough to say (never the payload: it may hold what must not be shown).
+fn changed_fields(before: &Stored, after: &Stored) -> Vec<String> {
+    let mut changed = Vec::new();
+    let mut said = |what: &str, was: Option<String>| {
+        changed.push(match was {
+            Some(was) => format!("{what} (was {})", inert(&was)),
+            None => what.to_owned(),
+        })
+    };
+    if before.queue != after.queue {
+        said("queue", Some(before.queue.clone()));
+    }
+    if before.expression != after.expression {
+        said("expression", Some(before.expression.clone()));
+    }
+    if before.timezone != after.timezone {
+        said("time zone", Some(before.timezone.clone()));
+    }
+    if before.job_name != after.job_name {
+        said(
+            "job name",
+            Some(before.job_name.clone().unwrap_or_else(|| "none".into())),
+        );
+    }
+    if before.payload != after.payload {
+        said("payload", None);
+    }
+    if before.misfire != after.misfire {
+        let was = misfire_text(before);
+        said(
+            "misfire policy",
+            Some(was[..was.find(' ').unwrap_or(was.len())].to_owned()),
+        );
+    }
+    if before.priority != after.priority {
+        said("priority", Some(before.priority.to_string()));
+    }
+    if before.max_attempts != after.max_attempts {
+        said("max attempts", Some(before.max_attempts.to_string()));
+    }
+    changed
 }
 
 async fn trigger(

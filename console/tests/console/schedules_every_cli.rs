@@ -4,8 +4,8 @@
 //! the interval since the epoch, `-o json` carries the same, the overdue
 //! rule is the one for cron, and the Schedules screen shows the expression.
 //!
-//! Schedules are upserted through the driver: the CLI has no command that
-//! writes one.
+//! `redq schedules set` writes one: a queue nobody knows is refused unless
+//! `--allow-unknown`, and a replace names what it changed.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -201,6 +201,21 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
     let ns = unique_namespace("schedules_every_set");
     let queue = connect(&url, &ns).await;
 
+    // A queue with no job yet: a typo would fill a queue no worker reads.
+    let unknown = redq(
+        &url,
+        &ns,
+        &["schedules", "set", "poll", "feeds", "@every 5m"],
+    );
+    assert_exit(&unknown, 1);
+    assert!(
+        stderr(&unknown).contains("no queue named feeds")
+            && stderr(&unknown).contains("add --allow-unknown"),
+        "{}",
+        stderr(&unknown)
+    );
+    assert_eq!(queue.schedule("poll").await.unwrap(), None);
+
     let out = redq(
         &url,
         &ns,
@@ -210,6 +225,7 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
             "poll",
             "feeds",
             "@every 5m",
+            "--allow-unknown",
             "--job-name",
             "feeds::poll",
             "--payload",
@@ -234,7 +250,14 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
     let again = redq(
         &url,
         &ns,
-        &["schedules", "set", "poll", "feeds", "@every 1h"],
+        &[
+            "schedules",
+            "set",
+            "poll",
+            "feeds",
+            "@every 1h",
+            "--allow-unknown",
+        ],
     );
     assert_exit(&again, 2);
     assert!(
@@ -252,11 +275,22 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
             "feeds",
             "@every 1h",
             "--replace",
+            "--allow-unknown",
             "-o",
             "json",
         ],
     ));
     assert_eq!(replaced["action"], "replaced", "{replaced}");
+    // What the replace reset is said, the payload without its value.
+    assert_eq!(
+        replaced["changed"],
+        serde_json::json!([
+            "expression (was @every 5m)",
+            "job name (was feeds::poll)",
+            "payload"
+        ]),
+        "{replaced}"
+    );
     assert_eq!(replaced["expression"], "@every 1h", "{replaced}");
     let next = queue
         .schedule("poll")
@@ -276,7 +310,14 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
     let bad = redq(
         &url,
         &ns,
-        &["schedules", "set", "bad", "feeds", "@every 90x"],
+        &[
+            "schedules",
+            "set",
+            "bad",
+            "feeds",
+            "@every 90x",
+            "--allow-unknown",
+        ],
     );
     assert_exit(&bad, 2);
     let err = stderr(&bad);
@@ -299,6 +340,7 @@ async fn schedules_set_writes_an_every_schedule_and_refuses_a_bad_interval() {
             "@every 1d",
             "--timezone",
             "Europe/Paris",
+            "--allow-unknown",
         ],
     );
     assert_exit(&zone, 2);

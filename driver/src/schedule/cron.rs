@@ -1031,6 +1031,15 @@ mod tests {
             format!("the interval \"-5m\" has '-', which @every does not read: {ACCEPTED}")
         );
         assert!(every_refusal("@every 1h 30m").starts_with("the interval \"1h 30m\" has spaces"));
+        // Each unit once, largest first: a repeat or a smaller unit first
+        // would be stored as typed, for a period no one wrote down.
+        for misordered in ["@every 5m5m", "@every 30m1h", "@every 1s1d"] {
+            assert!(
+                every_refusal(misordered).contains("again or after a smaller one"),
+                "{misordered}"
+            );
+        }
+        assert!(CronExpr::parse("@every 1d12h30m15s", "UTC").is_ok());
         for not_ascii in [
             "@every\u{a0}5m",
             "@every 5m\u{a0}",

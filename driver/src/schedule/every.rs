@@ -78,6 +78,10 @@ fn interval(text: &str) -> Result<u64, String> {
     };
     let mut total: u64 = 0;
     let mut rest = text;
+    // Each unit once, largest first, as the help says and `expression`
+    // writes: `5m5m` or `30m1h` read as a sum would be stored as typed
+    // and shown so, for a period no one wrote down.
+    let mut smaller_than = u64::MAX;
     while !rest.is_empty() {
         let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         let (number, after) = rest.split_at(digits);
@@ -119,6 +123,13 @@ fn interval(text: &str) -> Result<u64, String> {
                 ))
             }
         };
+        if seconds >= smaller_than {
+            return Err(format!(
+                "the interval {text:?} gives the unit {unit:?} again or after a smaller one: \
+                 write each unit once, largest first ({ACCEPTED})"
+            ));
+        }
+        smaller_than = seconds;
         let part = number
             .parse::<u64>()
             .ok()
