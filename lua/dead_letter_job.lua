@@ -9,7 +9,8 @@
 -- set, its attempts as they were, its error the operator's words
 -- (`dead-lettered by an operator (WHO): REASON`), its gates counting it
 -- failed, its ordering key passed to the next job behind it and its dedup
--- key freed, a `dead` event (with `by`), its metrics' dead outcome, and the
+-- key freed, a `dead` event (with `by`, and `from STATE` as its detail),
+-- its metrics' dead outcome, and the
 -- queue's dead-letter bound applied (lib/dead_bound.lua). A requeue
 -- (requeue_dead.lua) brings it back as any dead letter, its attempts reset
 -- to the count the operator gives (0 by default).
@@ -69,8 +70,10 @@ wf.count(id, m, 'dead', err, now)
 store_meta(id, m)
 redis.call('ZADD', K.dead, now, id)
 release_keys(id, m)
+-- The state it left, which its record no longer says (a scheduled job's
+-- due time is gone with it): `from scheduled`.
 emit(K.events, 'dead', QUEUE, now, 'id', id, 'name', m[M.name], 'error', err,
-  'attempts', m[M.attempts])
+  'attempts', m[M.attempts], 'detail', 'from ' .. state)
 -- The next job behind its ordering key may be ready now.
 if m[M.ordering_key] ~= '' then wake_workers(QUEUE) end
 return { 1, state, bound_dead(now) }

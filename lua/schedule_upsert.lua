@@ -42,7 +42,7 @@
 -- Events (lib/events.lua): schedule_created (id the schedule, detail its
 -- expression and time zone), or schedule_changed (detail the fields that
 -- differ from the stored definition, by name, with the old value of the
--- queue, expression and time zone, "cron (was 0 2 * * *)", cut to WAS_MAX
+-- queue, expression and time zone, "expression (was 0 2 * * *)", cut to WAS_MAX
 -- bytes: never the payload's bytes);
 -- an upsert of the definition already stored writes none (an application
 -- that upserts its schedules at every start adds nothing to the feed).
@@ -144,7 +144,7 @@ else
     changed[#changed + 1] = word .. ' (was ' .. value .. ')'
   end
   was(S.queue, 'queue')
-  was(S.cron, 'cron')
+  was(S.cron, 'expression')
   was(S.tz, 'time zone')
   differs(S.payload, 'payload')
   differs(S.priority, 'priority')

@@ -17,7 +17,9 @@ pub enum EventKind {
     /// A failed attempt that goes back to the queue (`job_id`, `attempts`,
     /// `error`).
     Retried,
-    /// A failed attempt that dead-lettered its job.
+    /// A failed attempt that dead-lettered its job, or an operator's
+    /// dead-letter of a job that waited its turn (`by`; `detail` `from
+    /// STATE`, the state it left).
     Dead,
     /// Lapsed leases returned: `count`, `detail` how many requeued and dead.
     Reclaimed,

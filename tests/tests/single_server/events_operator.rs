@@ -140,7 +140,7 @@ async fn each_schedule_change_is_one_event_and_a_no_op_none() {
                 "schedule_changed",
                 "ops",
                 "sweep",
-                Some("queue (was mail), cron (was 0 3 * * *), time zone (was UTC), running")
+                Some("queue (was mail), expression (was 0 3 * * *), time zone (was UTC), running")
             ),
         ]
     );

@@ -291,10 +291,10 @@ async fn a_schedule_change_names_the_old_expression_and_time_zone() {
     assert_eq!(
         details,
         [
-            "cron (was 0 2 * * *), time zone (was UTC)".to_owned(),
-            "cron (was 0 3 * * *)".to_owned(),
+            "expression (was 0 2 * * *), time zone (was UTC)".to_owned(),
+            "expression (was 0 3 * * *)".to_owned(),
             // An old expression is cut to 64 bytes.
-            format!("cron (was {}...)", &long[..64]),
+            format!("expression (was {}...)", &long[..64]),
         ]
     );
 }

@@ -96,6 +96,11 @@ async fn a_job_waiting_its_turn_is_dead_lettered_from_each_state_as_a_failed_job
     for (id, _, _) in cases {
         let event = events.iter().find(|e| e.job_id == id).expect("its event");
         assert_eq!(event.by.as_deref(), Some(ACTOR));
+        let from = cases.iter().find(|c| c.0 == id).unwrap().1;
+        assert_eq!(
+            event.detail.as_deref(),
+            Some(format!("from {}", from.as_str()).as_str())
+        );
         assert!(event.error.ends_with(": bad payload"), "{event:?}");
     }
 
