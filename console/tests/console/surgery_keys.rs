@@ -224,3 +224,38 @@ async fn x_dead_letters_a_waiting_job_and_refuses_a_running_one() {
     assert_eq!(record.state, JobState::Dead);
     assert_eq!(record.attempts, 0);
 }
+
+/// Ending a batch member (delete, cancel, dead-letter) counts it failed in
+/// its batch, which decides what waits on it: the question says so.
+#[tokio::test]
+async fn ending_a_batch_member_says_the_batch_counts_it_failed() {
+    let server = RedisServer::start();
+    let (url, ns) = (server.url(), unique_namespace("console_member"));
+    let queue = connect(&url, &ns).await;
+    let batch =
+        redq::workflow::Batch::new().jobs("emails", vec![NewJob::new(serde_json::json!(1))]);
+    let handle = queue.enqueue_batch(batch).await.unwrap();
+    let target = Target::single(connect(&url, &ns).await);
+    let mut state = jobs_view(&target, &ns, 0).await;
+    for key in ["d", "c", "x"] {
+        assert!(press(&mut state, &chars(key)).is_empty());
+        assert!(
+            prompt(&state).contains(&format!(
+                "It is a member of {}: that counts it failed there",
+                handle.id.as_str()
+            )),
+            "{key}: {}",
+            prompt(&state)
+        );
+        press(&mut state, &chars("n"));
+    }
+    // A job that belongs to no batch is asked about without it.
+    queue
+        .add("emails", NewJob::new(serde_json::json!(2)))
+        .await
+        .unwrap();
+    let mut state = jobs_view(&target, &ns, 0).await;
+    press(&mut state, &[KeyCode::Down]);
+    assert!(press(&mut state, &chars("d")).is_empty());
+    assert!(!prompt(&state).contains("member of"), "{}", prompt(&state));
+}

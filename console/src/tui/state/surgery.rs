@@ -181,7 +181,10 @@ impl State {
         }
         let what = describe(&job);
         let kept = matches!(job.state, JobState::Completed | JobState::Cancelled);
-        let (prompt, mutation) = match change {
+        // A member still to count in its batch or tree: ending it here is a
+        // failure there, which decides what waits on it.
+        let member_of = job.gate.clone().filter(|_| !kept);
+        let (mut prompt, mutation) = match change {
             Surgery::Promote => (
                 format!("Promote {what}? It becomes due now, in its place by priority."),
                 Mutation::Promote(job.id),
@@ -239,6 +242,17 @@ impl State {
                 (prompt, Mutation::CancelJob(job.id))
             }
         };
+        let ends_it = matches!(
+            change,
+            Surgery::Delete | Surgery::Cancel | Surgery::DeadLetter
+        );
+        if let Some(gate) = member_of.filter(|_| ends_it) {
+            prompt.push_str(&format!(
+                " It is a member of {}: that counts it failed there, and what waits on it \
+                 follows its failure policy (redq batches show {0}).",
+                inert(&gate)
+            ));
+        }
         self.ask(prompt, mutation)
     }
 
