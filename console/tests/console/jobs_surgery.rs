@@ -318,6 +318,11 @@ async fn dead_letter_sets_jobs_aside_with_the_reason_and_refuses_a_running_one()
         "{}",
         stderr(&out)
     );
+    assert!(
+        stderr(&out).contains("redq: the job was not changed"),
+        "{}",
+        stderr(&out)
+    );
     let record = q.inspect(running.id()).await.unwrap().unwrap();
     assert_eq!(record.state, JobState::Leased);
 }

@@ -64,11 +64,12 @@ pub fn report_with(
         }));
     }
     if failed > 0 {
-        return Err(Failure::Failed(format!(
-            "{} of {} not changed",
-            count(failed, "job", "jobs"),
-            count(rows.len() as u64, "job", "jobs"),
-        )));
+        // `the job was not changed`, `2 of the 3 jobs were not changed`.
+        return Err(Failure::Failed(match (failed, rows.len()) {
+            (_, 1) => "the job was not changed".to_owned(),
+            (1, n) => format!("1 of the {n} jobs was not changed"),
+            (k, n) => format!("{k} of the {n} jobs were not changed"),
+        }));
     }
     Ok(())
 }
