@@ -64,6 +64,7 @@ mod restart_per_server;
 mod restart_per_server_live;
 mod retention_replace;
 mod retention_sharded;
+mod schedule_detail;
 mod schedules_every_cli;
 mod schedules_fixes;
 mod schedules_shards_view;

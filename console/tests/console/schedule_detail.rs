@@ -1,0 +1,1 @@
+//! Reserved: filled in this stop.
