@@ -18,7 +18,7 @@ mod listing;
 pub mod metrics;
 mod record_format;
 mod retention;
-mod schedules;
+pub mod schedules;
 pub mod workers;
 mod workflows;
 

@@ -406,16 +406,8 @@ async fn show(
     };
     let shard = target.is_sharded().then_some(on);
     let now = SystemTime::now();
-    // From the next run on, so an overdue tick leads the preview.
-    let from = s.next_run.map_or(now, |next| {
-        next.min(now) - std::time::Duration::from_millis(1)
-    });
-    let upcoming = if s.paused || s.next_run.is_some() {
-        Operator::upcoming_runs(&s, from, PREVIEW_RUNS)?
-    } else {
-        Vec::new()
-    };
     if json {
+        let upcoming = upcoming(&s, now)?;
         let mut value = record_json(shard, &s, now);
         value["upcoming"] = upcoming
             .iter()
@@ -424,26 +416,57 @@ async fn show(
         print_json(&value);
         return Ok(());
     }
-    for (label, text) in detail_lines(shard, &s, now) {
+    for (label, text) in show_lines(shard, &s, now)? {
         outln!("{label:<14}{}", text.trim_end());
     }
+    Ok(())
+}
+
+/// The next [`PREVIEW_RUNS`] runs of `s` at `now` (UTC, and the wall clock
+/// in its zone): none while it has no next run and is not paused (ended).
+fn upcoming(s: &Stored, now: SystemTime) -> Result<Vec<(SystemTime, String)>, redq::QueueError> {
+    // From the next run on, so an overdue tick leads the preview.
+    let from = s.next_run.map_or(now, |next| {
+        next.min(now) - std::time::Duration::from_millis(1)
+    });
+    if s.paused || s.next_run.is_some() {
+        Operator::upcoming_runs(s, from, PREVIEW_RUNS)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+/// What `redq schedules show NAME` prints and the console's schedule
+/// detail shows, as labelled lines: the whole record, then the next
+/// 5 runs in UTC and in its zone (`upcoming`). Every text
+/// from Redis is made inert, the payload too. One definition, so the
+/// console and the CLI cannot say different things of a schedule.
+pub fn show_lines(
+    shard: Option<usize>,
+    s: &Stored,
+    now: SystemTime,
+) -> Result<Vec<(&'static str, String)>, redq::QueueError> {
+    let upcoming = upcoming(s, now)?;
+    let mut lines = detail_lines(shard, s, now);
     if upcoming.is_empty() {
-        outln!(
-            "{:<14}none (it is {})",
+        lines.push((
             "upcoming",
-            schedule_row(&s, shard).state_text()
-        );
+            format!("none (it is {})", schedule_row(s, shard).state_text()),
+        ));
     }
     for (i, (at, local)) in upcoming.iter().enumerate() {
         let label = if i == 0 { "upcoming" } else { "" };
-        outln!(
-            "{label:<14}{}  {}  ({})",
-            clock::rfc3339(*at),
-            local,
-            inert(&s.timezone)
-        );
+        lines.push((
+            label,
+            format!(
+                "{}  {}  ({})",
+                clock::rfc3339(*at),
+                local,
+                inert(&s.timezone)
+            ),
+        ));
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// The labelled lines of `show`, every text from Redis made inert.

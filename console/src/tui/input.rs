@@ -28,6 +28,8 @@ pub enum Scope {
     Leases,
     /// The Schedules screen.
     Schedules,
+    /// The detail of one schedule (Enter on the Schedules screen).
+    Schedule,
     /// The Limits screen.
     Limits,
     /// The Workflows screen.
@@ -77,6 +79,8 @@ impl Scope {
             // Its keys sit with the `m` that opens it.
             Scope::Metrics => "Queues",
             Scope::Schedules => "Schedules",
+            // Its keys sit with the Enter that opens it.
+            Scope::Schedule => "Schedules",
             Scope::Jobs => "Jobs of a queue",
             Scope::Dead => "Dead letters",
             Scope::DeadList | Scope::DeadScreen => "Dead letters",
@@ -117,6 +121,7 @@ impl Scope {
         match view {
             View::Metrics(_) => matches!(self, Scope::Main | Scope::Metrics),
             View::Gate(_) => matches!(self, Scope::Main | Scope::Lists | Scope::Gate),
+            View::Schedule(_) => matches!(self, Scope::Main | Scope::Schedule),
             View::Detail(detail) => match self {
                 Scope::Main | Scope::Detail | Scope::Job => true,
                 Scope::Dead => detail.record.state == JobState::Dead,
@@ -313,6 +318,13 @@ pub static BINDINGS: &[Binding] = &[
     bind(Scope::Workflows, &[k('c')], "c r d", "cancel it; release, dead-letter its held job (asks)", Some("c cancel"), Action::CancelGate),
     bind(Scope::Workflows, &[k('r')], "", "", Some("r release"), Action::DecideHeld(true)),
     bind(Scope::Workflows, &[k('d')], "", "", Some("d fail"), Action::DecideHeld(false)),
+    bind(Scope::Schedules, &[code(Enter)], "Enter", "open it: the whole schedule and its next 5 runs", Some("Enter detail"), Action::Open),
+    bind(Scope::Schedule, &[code(Esc), k('h'), code(Left)], "", "", Some("Esc back"), Action::Back),
+    bind(Scope::Schedule, &[k('t')], "t p d Esc", "in its detail: the same to it (asks); j k scroll; Esc back", Some("t trigger"), Action::Operate(OperateKey::TriggerSchedule)),
+    bind(Scope::Schedule, &[k('p')], "", "", Some("p pause"), Action::Operate(OperateKey::ToggleSchedule)),
+    bind(Scope::Schedule, &[k('d')], "", "", Some("d delete"), Action::Operate(OperateKey::DeleteSchedule)),
+    bind(Scope::Schedule, &[k('j'), code(Down)], "", "", Some("j/k scroll"), Action::Down),
+    bind(Scope::Schedule, &[k('k'), code(Up)], "", "", None, Action::Up),
     bind(Scope::Schedules, &[k('t')], "t p d", "trigger now, pause or resume, delete (asks)", Some("t trigger"), Action::Operate(OperateKey::TriggerSchedule)),
     bind(Scope::Schedules, &[k('p')], "", "", Some("p pause"), Action::Operate(OperateKey::ToggleSchedule)),
     bind(Scope::Schedules, &[k('d')], "", "", Some("d delete"), Action::Operate(OperateKey::DeleteSchedule)),
@@ -439,6 +451,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)>
         Metrics,
         Leases,
         Scope::Schedules,
+        Scope::Schedule,
         Limits,
         Scope::Workflows,
         Scope::Gate,

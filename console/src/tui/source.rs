@@ -236,6 +236,15 @@ pub async fn run(
                         let _ = updates.send(update);
                     }
                 }
+                if let (true, Focus::Schedule { name, shard }) = (live, &focus) {
+                    // An error or no answer: the detail keeps what it
+                    // showed; the next refresh tries again.
+                    if let Ok(Ok(update)) =
+                        timeout(FETCH_TIMEOUT, read_schedule(queue, name, *shard)).await
+                    {
+                        let _ = updates.send(update);
+                    }
+                }
                 if let (true, Focus::Metrics(view)) = (live, &focus) {
                     if metrics_due(view, metrics_read.as_ref()) {
                         match timeout(FETCH_TIMEOUT, read_metrics(queue, view)).await {
@@ -264,6 +273,22 @@ pub async fn run(
             }
         }
     }
+}
+
+/// The schedule detail's schedule read again (after each snapshot while
+/// it is open): its record on `shard`, `None` once no schedule has that name
+/// there.
+pub async fn read_schedule(queue: &Target, name: &str, shard: usize) -> Result<Update, QueueError> {
+    let record = match queue.shards().get(shard) {
+        Some(on) => on.schedule(name).await?.map(Box::new),
+        None => None,
+    };
+    Ok(Update::Schedule(super::state::ScheduleRead {
+        name: name.to_owned(),
+        shard,
+        record,
+        gone: false,
+    }))
 }
 
 /// The watched job (the detail's) read again: why it is held, the gate it
@@ -497,7 +522,7 @@ async fn fetch_with(
     };
     match focus {
         // The Metrics view's figures are read after the snapshot (see `run`).
-        Focus::Overview | Focus::Metrics(_) | Focus::Events(_) => {}
+        Focus::Overview | Focus::Metrics(_) | Focus::Events(_) | Focus::Schedule { .. } => {}
         Focus::Workflows => {
             snapshot.gates = Some(crate::workflow::read::newest(queue).await?);
         }

@@ -50,6 +50,7 @@ impl State {
                 .visible_gates()
                 .get(at)
                 .map(|g| ("gate id", g.id.clone())),
+            View::Schedule(ref view) => Some(("schedule name", view.name.clone())),
             View::Gate(_) => self
                 .visible_members()
                 .get(at)

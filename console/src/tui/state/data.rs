@@ -282,6 +282,21 @@ pub struct Snapshot {
     pub gate: Option<GatePage>,
 }
 
+/// The schedule the schedule detail shows, as last read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleRead {
+    /// Its name.
+    pub name: String,
+    /// The shard read (0 without shards).
+    pub shard: usize,
+    /// Its record; `None` when no schedule has that name there (deleted,
+    /// or never read before it was).
+    pub record: Option<Box<redq::schedule::ScheduleInfo>>,
+    /// Gone: the last read found no such schedule, after an earlier read
+    /// found it; `record` is then what it last was.
+    pub gone: bool,
+}
+
 /// What the gate view shows: the gate (`None`: no such gate, or its data
 /// expired) and a page of its members.
 #[derive(Debug, Clone, PartialEq)]
@@ -330,6 +345,9 @@ pub enum Update {
         /// When `record` is `None`: how it finished, if its queue keeps it.
         finished: Option<Box<redq::KeptJob>>,
     },
+    /// The schedule detail's schedule, read after each snapshot while it
+    /// is open.
+    Schedule(ScheduleRead),
     /// The gate the detail view's job awaits, read again with the job.
     JobAwaits {
         /// The job.
@@ -400,6 +418,13 @@ pub enum Focus {
     Workflows,
     /// One gate and a page of its members.
     Gate(super::mode::GateQuery),
+    /// One schedule's whole record (the schedule detail).
+    Schedule {
+        /// Its name.
+        name: String,
+        /// The shard that stores it (0 without shards).
+        shard: usize,
+    },
     /// One queue's metrics over a window (read after the overview, see
     /// `source::METRICS_SLOW_EVERY`).
     Metrics(super::mode::MetricsView),

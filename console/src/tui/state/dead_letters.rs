@@ -40,7 +40,9 @@ impl State {
             View::Screen(Screen::Dead) => {
                 self.visible_dead().get(self.cursor().index).map(|j| one(j))
             }
-            View::Screen(_) | View::Metrics(_) | View::Gate(_) => return Command::None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) | View::Schedule(_) => {
+                return Command::None
+            }
         };
         let Some((ids, what, attempts_below)) = picked else {
             self.say(Level::Info, format!("nothing selected to {verb}"));

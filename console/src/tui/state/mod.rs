@@ -45,11 +45,11 @@ use redq::{JobRecord, JobState, QueueEvent};
 pub use apply::{Action, Command};
 pub use data::{
     plural, DeadIds, DeadWindow, Focus, GatePage, JobsPage, JobsQuery, Mutation, QueueRow,
-    ScheduleInfo, Snapshot, Update, WorkerInfo,
+    ScheduleInfo, ScheduleRead, Snapshot, Update, WorkerInfo,
 };
 pub use mode::{
-    Confirm, Detail, GateQuery, GateView, JobsView, MetricsView, OpenedFrom, Overlay, Screen, Tabs,
-    View,
+    Confirm, Detail, GateQuery, GateView, JobsView, MetricsView, OpenedFrom, Overlay, ScheduleView,
+    Screen, Tabs, View,
 };
 pub use operate::{Operate, OperateKey};
 pub use rows::{event_matches, Badge, DeadGroup};
@@ -151,6 +151,9 @@ pub struct Data {
     pub gates_loaded: bool,
     /// The gate view's page, when the last snapshot carried one.
     pub gate: Option<GatePage>,
+    /// The schedule detail's schedule as last read (after each snapshot
+    /// while its detail is open).
+    pub schedule: Option<ScheduleRead>,
 }
 
 /// A list position that follows its row when rows move.
@@ -290,6 +293,12 @@ impl State {
         if let View::Gate(gate) = &self.view {
             return Focus::Gate(gate.query.clone());
         }
+        if let View::Schedule(view) = &self.view {
+            return Focus::Schedule {
+                name: view.name.clone(),
+                shard: view.shard.unwrap_or(0),
+            };
+        }
         match self.screen() {
             Screen::Leases => Focus::Leases,
             Screen::Dead => Focus::Dead,
@@ -381,8 +390,21 @@ impl State {
                 .as_ref()
                 .is_some_and(|page| page.query == view.query),
             View::Metrics(view) => self.metrics_shown(view).is_some(),
+            View::Schedule(_) => self.schedule_shown().is_some(),
             View::Screen(_) => self.data.loaded,
         }
+    }
+
+    /// The schedule detail's schedule as last read, when that read is of
+    /// the schedule shown.
+    pub fn schedule_shown(&self) -> Option<&ScheduleRead> {
+        let View::Schedule(view) = &self.view else {
+            return None;
+        };
+        self.data
+            .schedule
+            .as_ref()
+            .filter(|read| read.name == view.name && read.shard == view.shard.unwrap_or(0))
     }
 
     /// The job the detail view shows, which the source keeps re-reading.

@@ -90,6 +90,21 @@ pub enum View {
     /// One gate (a batch, a job's dependencies, a tree), opened from the
     /// Workflows screen; Esc goes back to it.
     Gate(GateView),
+    /// One schedule: its whole record and its next runs, opened from the
+    /// Schedules screen (Enter); Esc goes back to it.
+    Schedule(ScheduleView),
+}
+
+/// The detail of one schedule (what `redq schedules show` prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleView {
+    /// The schedule's name.
+    pub name: String,
+    /// The shard that stores it (`--shards` above 1 only): a name two
+    /// shards store is two schedules.
+    pub shard: Option<usize>,
+    /// Lines scrolled.
+    pub scroll: u16,
 }
 
 /// The view of one gate: its counts, its waiters and a page of members.
@@ -186,6 +201,7 @@ impl View {
             View::Jobs(jobs) => jobs.from,
             View::Metrics(_) => Screen::Queues,
             View::Gate(_) => Screen::Workflows,
+            View::Schedule(_) => Screen::Schedules,
             View::Detail(detail) => match &detail.from {
                 OpenedFrom::Leases => Screen::Leases,
                 OpenedFrom::Dead => Screen::Dead,
@@ -202,7 +218,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) | View::Metrics(_) | View::Gate(_) => None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) | View::Schedule(_) => None,
         }
     }
 
@@ -214,7 +230,7 @@ impl View {
                 OpenedFrom::Jobs(jobs) => Some(jobs),
                 OpenedFrom::Leases | OpenedFrom::Dead => None,
             },
-            View::Screen(_) | View::Metrics(_) | View::Gate(_) => None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) | View::Schedule(_) => None,
         }
     }
 

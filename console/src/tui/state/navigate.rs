@@ -7,6 +7,7 @@ use redq::JobState;
 
 use super::{Action, Cursor, JobsQuery, JobsView, OpenedFrom, Screen, State, View, JOBS_PAGE};
 use crate::tui::detail_text::view_lines;
+use crate::tui::view::schedule::detail as schedule_detail;
 
 impl State {
     /// Rows a page key moves: the body height less table chrome.
@@ -26,6 +27,21 @@ impl State {
                 view_lines(detail, &self.settings.shards, SystemTime::UNIX_EPOCH).len() as i64;
             let max = (lines - 3).max(0);
             detail.scroll = (detail.scroll as i64 + delta).clamp(0, max) as u16;
+            return;
+        }
+        if let View::Schedule(view) = &self.view {
+            // As drawn at this width (the border aside): scrolling stops
+            // once its last line is on screen, the box still full (header,
+            // tabs, borders, blank and footer take 6 rows).
+            let theme = crate::tui::theme::Theme::new(false);
+            let width = self.size.0.saturating_sub(2);
+            let now = self.redis_time(self.clock);
+            let (_, lines) = schedule_detail(self, view, width, &theme, now);
+            let shown = (self.size.1 as i64 - 6).max(1);
+            let max = (lines.len() as i64 - shown).max(0);
+            if let View::Schedule(view) = &mut self.view {
+                view.scroll = (view.scroll as i64 + delta).clamp(0, max) as u16;
+            }
             return;
         }
         let keys = self.row_keys();
@@ -79,12 +95,19 @@ impl State {
         }
     }
 
-    /// Enter: a queue opens its jobs, a job its detail, a group filters by
-    /// its signature.
+    /// Enter: a queue opens its jobs, a job its detail, a schedule its
+    /// detail, a group filters by its signature.
     pub(super) fn open(&mut self) {
         let index = self.cursor().index;
         let opened = match &self.view {
-            View::Detail(_) | View::Metrics(_) | View::Gate(_) => None,
+            View::Detail(_) | View::Metrics(_) | View::Gate(_) | View::Schedule(_) => None,
+            View::Screen(Screen::Schedules) => self.visible_schedules().get(index).map(|s| {
+                View::Schedule(super::ScheduleView {
+                    name: s.name.clone(),
+                    shard: s.shard,
+                    scroll: 0,
+                })
+            }),
             View::Screen(Screen::Workflows) => self.visible_gates().get(index).map(|gate| {
                 View::Gate(super::GateView {
                     query: super::GateQuery {
@@ -148,6 +171,10 @@ impl State {
             View::Screen(_) => None,
         };
         if let Some(view) = opened {
+            // A schedule read on an earlier visit is not shown as current.
+            if matches!(view, View::Schedule(_)) {
+                self.data.schedule = None;
+            }
             self.view = view;
         }
     }
@@ -165,6 +192,8 @@ impl State {
             View::Jobs(jobs) => View::Screen(jobs.from),
             View::Metrics(_) => View::Screen(Screen::Queues),
             View::Gate(_) => View::Screen(Screen::Workflows),
+            // The Schedules screen keeps its selection, filter and sort.
+            View::Schedule(_) => View::Screen(Screen::Schedules),
             View::Screen(screen) => {
                 self.tabs.filters[screen.index()].clear();
                 View::Screen(screen)

@@ -1,6 +1,7 @@
 //! The operator's keys beyond job surgery: on the Schedules screen `t`
 //! triggers the selected schedule now, `p` pauses or resumes it, `d`
-//! deletes it; on the Leases screen `x` reclaims the lapsed leases of the
+//! deletes it (in a schedule's detail, that schedule); on the Leases
+//! screen `x` reclaims the lapsed leases of the
 //! selected lease's queue; on the Dead letters screen, grouped, `K` sends a
 //! few canaries of the selected group (see `crate::canary`); in a queue's
 //! Metrics view `o` turns its metrics off or back on. Each names what it
@@ -96,18 +97,41 @@ impl State {
         self.ask(prompt, Mutation::Operate(operate))
     }
 
-    fn schedule_question(&mut self, key: OperateKey) -> Option<(String, Operate)> {
+    /// The schedule the keys act on: the Schedules screen's selected row,
+    /// or the schedule its detail shows (as last read).
+    fn schedule_acted_on(&mut self) -> Option<super::ScheduleInfo> {
+        if let View::Schedule(view) = &self.view {
+            let shown = match view.shard {
+                Some(shard) => format!("{} (shard {shard})", inert(&view.name)),
+                None => inert(&view.name),
+            };
+            let shard = view.shard;
+            let read = self.schedule_shown().map(|r| (r.gone, r.record.clone()));
+            let said = match read {
+                Some((false, Some(record))) => {
+                    return Some(crate::registry::schedule_row(&record, shard))
+                }
+                Some(_) => format!("schedule {shown} is gone: it was deleted"),
+                None => format!("schedule {shown} is not read yet: try again when it shows"),
+            };
+            self.say(Level::Info, said);
+            return None;
+        }
         if self.view != View::Screen(Screen::Schedules) {
             return None;
         }
-        let Some(schedule) = self
+        let schedule = self
             .visible_schedules()
             .get(self.cursor().index)
-            .map(|s| (*s).clone())
-        else {
+            .map(|s| (*s).clone());
+        if schedule.is_none() {
             self.say(Level::Info, "no schedule selected");
-            return None;
-        };
+        }
+        schedule
+    }
+
+    fn schedule_question(&mut self, key: OperateKey) -> Option<(String, Operate)> {
+        let schedule = self.schedule_acted_on()?;
         let (name, queue) = (schedule.name.clone(), inert(&schedule.queue));
         let on = schedule.shard.unwrap_or(0);
         let shown = match schedule.shard {

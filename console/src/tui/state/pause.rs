@@ -12,9 +12,11 @@ impl State {
                 .visible_queues()
                 .get(self.cursor().index)
                 .map(|q| q.counts.queue.clone()),
-            View::Screen(_) | View::Detail(_) | View::Metrics(_) | View::Gate(_) => {
-                return Command::None
-            }
+            View::Screen(_)
+            | View::Detail(_)
+            | View::Metrics(_)
+            | View::Gate(_)
+            | View::Schedule(_) => return Command::None,
         };
         let Some(queue) = queue else {
             self.say(Level::Info, "no queue selected");

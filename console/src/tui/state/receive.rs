@@ -70,6 +70,26 @@ impl State {
                     self.status = None;
                 }
             }
+            Update::Schedule(read) => {
+                if self.holds_snapshots() && self.data.schedule.is_some() {
+                    return;
+                }
+                self.data.schedule = match (read, self.data.schedule.take()) {
+                    // Deleted while its detail is open: it reads as gone,
+                    // showing what it last was.
+                    (mut read, Some(before))
+                        if read.record.is_none()
+                            && before.name == read.name
+                            && before.shard == read.shard
+                            && before.record.is_some() =>
+                    {
+                        read.record = before.record;
+                        read.gone = true;
+                        Some(read)
+                    }
+                    (read, _) => Some(read),
+                };
+            }
             Update::Server(servers) => self.server.read(&servers),
             Update::RefusedQueueNames(names) => self.server.refused_queue_names = names,
             Update::Unreachable { error, at } => {

@@ -161,7 +161,9 @@ impl State {
                 .get(self.cursor().index)
                 .copied()
                 .cloned(),
-            View::Screen(_) | View::Metrics(_) | View::Gate(_) => return Command::None,
+            View::Screen(_) | View::Metrics(_) | View::Gate(_) | View::Schedule(_) => {
+                return Command::None
+            }
         };
         let Some(job) = job else {
             self.say(

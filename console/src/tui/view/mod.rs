@@ -13,6 +13,7 @@ mod limits;
 pub mod metrics;
 mod queues;
 mod registry;
+pub(crate) mod schedule;
 mod search;
 mod small;
 mod table;
@@ -112,5 +113,6 @@ fn body_of(frame: &mut Frame, area: Rect, state: &State, theme: &Theme, now: Sys
         View::Screen(Screen::Limits) => limits::render(frame, area, state, theme, now),
         View::Screen(Screen::Workflows) => workflows::render(frame, area, state, theme, now),
         View::Gate(view) => workflows::gate(frame, area, state, view, theme, now),
+        View::Schedule(view) => schedule::render(frame, area, state, view, theme, now),
     }
 }
