@@ -124,9 +124,22 @@ async fn a_failed_over_primary_names_its_own_shards_and_counts_their_jobs() {
         )),
         "{text}"
     );
-    assert!(console
+    let screen = screen_words(&console);
+    assert!(
+        screen.contains(&format!("data reloaded: {whose} held")),
+        "{screen}"
+    );
+}
+
+/// The screen's words, one space between: a notice wraps at the terminal's
+/// width where its length puts it (its uptime has one digit or two), so a
+/// phrase is looked for across rows.
+fn screen_words(console: &Console) -> String {
+    console
         .screen()
-        .contains(&format!("data reloaded: {whose} held")));
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,12 +161,7 @@ async fn shards_on_one_restarted_server_are_named_together_and_said_lost() {
         text.ends_with(": shards 0, 1 and 2 held 15 jobs before and hold none now; data lost?"),
         "{text}"
     );
-    // The notice wraps at the terminal's width: read it as one line.
-    let screen = console
-        .screen()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let screen = screen_words(&console);
     assert!(
         screen.contains("shards 0, 1 and 2 held 15 jobs before"),
         "{screen}"
