@@ -372,3 +372,40 @@ async fn dead_letter_says_what_the_bound_deleted_and_refuses_a_long_reason_once(
     );
     assert!(!err.contains("job id"), "{err}");
 }
+
+/// Ending a batch member from the command line (delete, cancel,
+/// dead-letter) says on stderr that its batch counts it failed, as the
+/// console's question does; a job of no batch gets no such note.
+#[tokio::test]
+async fn ending_a_batch_member_notes_that_its_batch_counts_it_failed() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("cli-member");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    let batch =
+        redq::workflow::Batch::new().jobs("pdf", (0..3).map(|n| NewJob::new(value!(n))).collect());
+    let handle = q.enqueue_batch(batch).await.unwrap();
+    let ids: Vec<String> = handle.jobs.iter().map(|j| j.id().to_owned()).collect();
+    let gate = handle.id.as_str();
+    for (command, id) in [
+        (vec!["jobs", "delete"], &ids[0]),
+        (vec!["jobs", "cancel"], &ids[1]),
+        (vec!["jobs", "dead-letter"], &ids[2]),
+    ] {
+        let mut args = command.clone();
+        args.push(id);
+        let out = redq(&url, &ns, &args);
+        assert_exit(&out, 0);
+        assert!(
+            stderr(&out).contains(&format!(
+                "note: job {id} was a member of {gate}: that counts it failed there"
+            )),
+            "{command:?}: {}",
+            stderr(&out)
+        );
+    }
+    let lone = q.add("pdf", NewJob::new(value!(9))).await.unwrap();
+    let out = redq(&url, &ns, &["jobs", "delete", lone.id()]);
+    assert_exit(&out, 0);
+    assert!(!stderr(&out).contains("member of"), "{}", stderr(&out));
+}

@@ -11,6 +11,7 @@ use crate::output::{count, opt_time, outln, print_json};
 use crate::text::inert;
 
 use super::super::known::require_known;
+use super::changes::{member_of, say_member};
 
 pub async fn run(queue: &Target, args: JobsCancel, json: bool) -> Result<(), Failure> {
     match (args.id, args.queue, args.state) {
@@ -56,7 +57,11 @@ pub async fn run(queue: &Target, args: JobsCancel, json: bool) -> Result<(), Fai
 }
 
 async fn one(queue: &Target, id: &str, by: &str, json: bool) -> Result<(), Failure> {
+    let member = member_of(queue, id).await;
     let outcome = queue.cancel(id, by).await?;
+    if let (Some(gate), CancelOutcome::Cancelled { .. }) = (&member, &outcome) {
+        say_member(id, gate);
+    }
     tracing::info!(id, ?outcome, "cancel");
     let (name, from, at) = match outcome {
         CancelOutcome::Cancelled { from, at } => ("cancelled", Some(from), Some(at)),

@@ -4,6 +4,9 @@
 
 use serde_json::json;
 
+use redq::JobState;
+
+use crate::aggregate::Target;
 use crate::failure::{describe, Failure};
 use crate::output::{count, outln, print_json};
 use crate::text::inert;
@@ -101,4 +104,28 @@ pub fn report_all(action: &str, queue: &str, done: u64, left: u64, json: bool) {
             left
         );
     }
+}
+
+/// The batch or tree live job `id` is a member of, read before a change
+/// that ends it (delete, cancel, dead-letter): ending it counts it failed
+/// there, which decides what waits on it, so the command says so, as the
+/// console's question does. `None` for a job of no batch, one that already
+/// finished, or one that cannot be read (the change itself then says why).
+pub async fn member_of(queue: &Target, id: &str) -> Option<String> {
+    match queue.inspect(id).await {
+        Ok(Some(job)) if !matches!(job.state, JobState::Completed | JobState::Cancelled) => {
+            job.gate
+        }
+        _ => None,
+    }
+}
+
+/// Said on stderr once a change ended job `id`, a member of `gate`.
+pub fn say_member(id: &str, gate: &str) {
+    let gate = inert(gate);
+    eprintln!(
+        "note: job {} was a member of {gate}: that counts it failed there, and what waits on \
+         it follows its failure policy (redq batches show {gate})",
+        inert(id)
+    );
 }

@@ -13,7 +13,7 @@ use crate::failure::Failure;
 use crate::output::{count, outln};
 use crate::text::inert;
 
-use super::changes::{report_with, Outcome};
+use super::changes::{member_of, report_with, say_member, Outcome};
 
 pub async fn run(
     queue: &Target,
@@ -32,8 +32,12 @@ pub async fn run(
     let mut outcomes = Vec::new();
     let (mut bound_deleted, mut set_aside) = (0, Vec::new());
     for id in ids {
+        let member = member_of(queue, &id).await;
         let outcome: Outcome = match queue.dead_letter_job(&id, reason).await {
             Ok(done) => {
+                if let Some(gate) = &member {
+                    say_member(&id, gate);
+                }
                 bound_deleted += done.bound_deleted;
                 set_aside.push(id.clone());
                 Ok(dead_lettered_from(done.from))

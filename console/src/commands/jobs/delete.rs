@@ -11,7 +11,7 @@ use crate::failure::Failure;
 use crate::text::inert;
 
 use super::super::known::require_known;
-use super::changes::{all_of, confirm_first, report, report_all, Outcome};
+use super::changes::{all_of, confirm_first, member_of, report, report_all, say_member, Outcome};
 
 pub async fn run(
     queue: &Target,
@@ -61,9 +61,15 @@ pub async fn run(
 /// Delete job `id` on the shard that holds it or what was kept of it,
 /// saying which it was.
 async fn delete_one(queue: &Target, id: &str, if_leased: IfLeased) -> Outcome {
+    let member = member_of(queue, id).await;
     match queue.delete_job_reported(id, if_leased).await? {
         Some(JobState::Completed) => Ok("deleted completed job"),
         Some(JobState::Cancelled) => Ok("deleted cancelled job"),
-        _ => Ok("deleted"),
+        _ => {
+            if let Some(gate) = member {
+                say_member(id, &gate);
+            }
+            Ok("deleted")
+        }
     }
 }
