@@ -243,6 +243,10 @@ fn of_io(details: &str) -> Option<ConnectionFault> {
         // ("Connection closed.", "Connection Closed", "Unresponsive
         // connection.").
         _ if details.to_lowercase().contains("connection closed") => ConnectionFault::Closed,
+        // The codec's words when the connection ended in the middle of a
+        // reply (a kill, or an output buffer limit, while a large reply
+        // was on its way).
+        _ if details.contains("bytes remaining on stream") => ConnectionFault::Closed,
         _ if details.starts_with("Unresponsive connection") => ConnectionFault::NoAnswer,
         _ => return None,
     };
@@ -281,6 +285,10 @@ mod tests {
         assert_eq!(of_client_error(&lookup), Some(ConnectionFault::NoRoute));
         let closed = Error::new(ErrorKind::IO, "Connection closed.");
         assert_eq!(of_client_error(&closed), Some(ConnectionFault::Closed));
+        // tokio-util's codec, as fred passes it on, when a connection ends
+        // in the middle of a reply.
+        let cut = Error::from(std::io::Error::other("bytes remaining on stream"));
+        assert_eq!(of_client_error(&cut), Some(ConnectionFault::Closed));
         let untrusted = Error::new(
             ErrorKind::IO,
             "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",

@@ -120,6 +120,7 @@ impl RedisQueue {
         scripts::Caller {
             client: self.client(),
             mode: &self.inner.script_calls,
+            client_resends: true,
         }
     }
 
@@ -148,6 +149,17 @@ impl RedisQueue {
         &self,
         op: Op,
         queue: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, QueueError> {
+        self.run_by(self.caller(), op, queue, args).await
+    }
+
+    /// [`RedisQueue::run`] through `caller`.
+    async fn run_by(
+        &self,
+        caller: scripts::Caller<'_>,
+        op: Op,
+        queue: &str,
         mut args: Vec<Value>,
     ) -> Result<Value, QueueError> {
         let keys = self.queue_keys(queue)?;
@@ -156,7 +168,7 @@ impl RedisQueue {
         argv.push(text(self.inner.keys.wake_channel()));
         argv.append(&mut args);
         self.attribute(op, &mut argv);
-        scripts::run(self.caller(), op, &keys, argv)
+        scripts::run(caller, op, &keys, argv)
             .await
             .map_err(|e| scripts::map_error(e, self.inner.timeout))
     }
@@ -432,7 +444,7 @@ impl RedisQueue {
             )
         };
         let reply = self
-            .run_variant(whole, ops, queue, false, args)
+            .run_variant(self.caller(), whole, ops, queue, false, args)
             .await
             .inspect_err(|e| *lost = lost_after(e))?;
         let items = reply::array(reply)?;
@@ -497,6 +509,30 @@ impl RedisQueue {
     /// the same one call per queue and 1000 jobs.
     pub async fn ack_batch_with(
         &self,
+        leases: &[Lease],
+        completions: &[Completion],
+    ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
+        self.ack_batch_by(self.caller(), leases, completions).await
+    }
+
+    /// [`RedisQueue::ack_batch_with`] for a caller that sends an ack again
+    /// itself (a `Worker`'s acker): fred does not, so an ack whose reply a
+    /// dropped connection lost fails back to the caller, and a second
+    /// send's [`Acked::AlreadyGone`] is known to be the first send's doing,
+    /// not an operator's delete (a resend by fred answered the same, and
+    /// the worker counted a finished job as lost to someone else).
+    pub(crate) async fn ack_batch_resent_by_caller(
+        &self,
+        leases: &[Lease],
+        completions: &[Completion],
+    ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
+        let caller = self.caller().resent_by_caller();
+        self.ack_batch_by(caller, leases, completions).await
+    }
+
+    async fn ack_batch_by(
+        &self,
+        caller: scripts::Caller<'_>,
         leases: &[Lease],
         completions: &[Completion],
     ) -> Result<Vec<Result<Acked, QueueError>>, QueueError> {
@@ -568,7 +604,8 @@ impl RedisQueue {
                 async move {
                     (
                         chunk,
-                        self.run_variant(whole, ops, queue, noted, args).await,
+                        self.run_variant(caller, whole, ops, queue, noted, args)
+                            .await,
                     )
                 }
             })
@@ -607,6 +644,7 @@ impl RedisQueue {
     /// queue (`scripts::variant_route`).
     async fn run_variant(
         &self,
+        caller: scripts::Caller<'_>,
         whole: &WholeQueues,
         (variant, op): (Op, Op),
         queue: &str,
@@ -614,12 +652,12 @@ impl RedisQueue {
         args: impl Fn() -> Vec<Value>,
     ) -> Result<Value, QueueError> {
         if whole_only || whole.contains(queue) {
-            return self.run(op, queue, args()).await;
+            return self.run_by(caller, op, queue, args()).await;
         }
-        match self.run(variant, queue, args()).await {
+        match self.run_by(caller, variant, queue, args()).await {
             Err(e) if scripts::variant_route::refused_by_variant(&e) => {
                 whole.insert(queue);
-                self.run(op, queue, args()).await
+                self.run_by(caller, op, queue, args()).await
             }
             reply => reply,
         }

@@ -215,6 +215,22 @@ impl CallMode {
 pub(crate) struct Caller<'a> {
     pub client: &'a Client,
     pub mode: &'a CallMode,
+    /// Whether fred may send a call again by itself after a dropped
+    /// connection, where the script allows it ([`resend_safe`]). A caller
+    /// that sends again itself says no: only it can tell that a second
+    /// run's answer (an ack's "already gone") is its own first run's doing.
+    pub client_resends: bool,
+}
+
+impl Caller<'_> {
+    /// This caller, its calls never sent again by fred: a dropped
+    /// connection fails each call back to it.
+    pub fn resent_by_caller(self) -> Self {
+        Caller {
+            client_resends: false,
+            ..self
+        }
+    }
 }
 
 /// A script of the catalogue, composed at its first use: a process that
@@ -606,7 +622,7 @@ async fn run_eval<A: Args + ?Sized>(
     let mut reloads = 0;
     loop {
         let seen = reload.seen();
-        match call(client, op, loaded, keys, args, By::Sha).await {
+        match call(caller, op, loaded, keys, args, By::Sha).await {
             // A `NOSCRIPT` call ran nothing, so it is safe to send again,
             // enqueues included. A `SCRIPT FLUSH` can land between the reload
             // and the retry (the reliability run flushes every second and
@@ -621,7 +637,7 @@ async fn run_eval<A: Args + ?Sized>(
             // call (EVAL), which no flush can outrun. Rare, so its size is
             // paid only here.
             Err(err) if err.details().starts_with("NOSCRIPT") => {
-                return call(client, op, loaded, keys, args, By::Body).await;
+                return call(caller, op, loaded, keys, args, By::Body).await;
             }
             result => return result,
         }
@@ -656,7 +672,7 @@ async fn run_function<A: Args + ?Sized>(
     let mut reloads = 0;
     loop {
         let seen = reload.seen();
-        match call(client, op, loaded, keys, args, By::Function).await {
+        match call(caller, op, loaded, keys, args, By::Function).await {
             Err(err) if function_missing(&err) && reloads < NOSCRIPT_RELOADS => {
                 reloads += 1;
                 let load = || async {
@@ -679,7 +695,7 @@ async fn run_function<A: Args + ?Sized>(
                 }
             }
             Err(err) if function_missing(&err) => {
-                return call(client, op, loaded, keys, args, By::Body).await;
+                return call(caller, op, loaded, keys, args, By::Body).await;
             }
             Err(err) if caller.mode.falls_back && fcall_refused(&err) => {
                 return fall_back().await;
@@ -722,13 +738,14 @@ enum By {
 /// its first run leased jobs would lease others, and the first run's would
 /// wait out their leases with nothing to say so: it fails back too, and a
 /// worker gives the first run's jobs back (`crate::lost_claim`). Their
-/// variants likewise.
+/// variants likewise. A caller may refuse fred's resend of the others too
+/// ([`Caller::resent_by_caller`]).
 fn resend_safe(op: Op) -> bool {
     !matches!(op.script(), "enqueue" | "claim")
 }
 
 async fn call<A: Args + ?Sized>(
-    client: &Client,
+    caller: Caller<'_>,
     op: Op,
     loaded: &Loaded,
     keys: &QueueKeys,
@@ -741,7 +758,8 @@ async fn call<A: Args + ?Sized>(
         (By::Body, Some(body)) => Some(body),
         _ => None,
     };
-    if resend_safe(op) {
+    let client = caller.client;
+    if caller.client_resends && resend_safe(op) {
         let mut argv = Vec::with_capacity(args.count());
         args.write(&mut argv);
         let keys: Vec<fred::types::Key> = keys.cloned().collect();

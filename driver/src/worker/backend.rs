@@ -153,7 +153,8 @@ impl Backend {
     /// own: `super::acker`), each outcome in input order. A batch that could
     /// not be sent gives each of its leases its error, of the same kind (a
     /// timeout stays a timeout: the acker sends again on a connection's
-    /// trouble). Each lease's [`Completion`] (result, run time) goes in the
+    /// trouble, and only the acker: fred does not, so that the acker knows
+    /// which sends went before). Each lease's [`Completion`] (result, run time) goes in the
     /// same call; a memory queue keeps no results.
     pub async fn ack_batch(
         &self,
@@ -167,7 +168,10 @@ impl Backend {
             Backend::Redis(redis) => redis,
             Backend::Sharded(sharded) => &sharded.shards()[shard],
         };
-        batch_outcomes(queue.ack_batch_with(leases, completions).await, n)
+        batch_outcomes(
+            queue.ack_batch_resent_by_caller(leases, completions).await,
+            n,
+        )
     }
 
     /// Record a failed attempt: back after `delay`, or dead when `dead`

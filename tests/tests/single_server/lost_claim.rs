@@ -231,7 +231,10 @@ async fn a_lost_read_of_a_claims_detached_payloads_gives_its_jobs_back() {
 /// answered but cut), as do acks, looks and give-backs; yet every job runs
 /// exactly once, on its first attempt, well before any lease could lapse.
 /// (Without the give-back, or with claims resent by the client, the jobs
-/// wait out their two-minute leases and the 90 s wait fails.)
+/// wait out their two-minute leases and the 90 s wait fails. With acks
+/// resent by the client, an ack whose first send applied answered "already
+/// gone" to its resend, and the worker counted 110 of the 120 jobs
+/// processed, about one run in two.)
 #[tokio::test]
 async fn a_worker_whose_connections_keep_failing_runs_every_job_once_on_its_first_attempt() {
     let server = RedisServer::start();
