@@ -31,6 +31,7 @@
 -- Reply: { code, attempts, dead (0/1), due_ms }
 -- code 1 applied: the failure is recorded; the job retries at due_ms or is dead
 -- code 2 already_recorded: this lease's failure was recorded by an earlier send; nothing changed
+--   (due_ms is the retry's due time that send set)
 -- code -1 lease_lost: the job is not held under this lease; nothing changed
 -- code -2 cancelled: an operator cancelled the job (cancel.lua); nothing changed
 queue_name(QUEUE)
@@ -46,7 +47,10 @@ local m = load_meta(id)
 if not m and finished_as(id) == 'cancelled' then return { -2, 0, 0, 0 } end
 if not m or m[M.queue] ~= QUEUE then return { -1, 0, 0, 0 } end
 if lease ~= 0 and m[M.resolved_lease] == lease then
-  return { 2, m[M.attempts], m[M.died_at] > 0 and 1 or 0, 0 }
+  -- The due time the earlier send set, so that a resend reports the
+  -- retry the first one scheduled, not one due at once.
+  local dead = m[M.died_at] > 0
+  return { 2, m[M.attempts], dead and 1 or 0, dead and 0 or m[M.not_before] }
 end
 if not lease_matches(m, lease) then return { -1, m[M.attempts], 0, 0 } end
 local now = now_ms()

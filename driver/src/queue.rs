@@ -672,20 +672,29 @@ impl RedisQueue {
         delay: Duration,
         error: &str,
     ) -> Result<Nacked, QueueError> {
-        self.fail_attempt(lease, delay, error, false, &NoteBatch::new())
+        self.fail_attempt(self.caller(), lease, delay, error, false, &NoteBatch::new())
             .await
     }
 
     /// The job must not be tried again: move it to the dead-letter set now.
     pub async fn dead_letter(&self, lease: &Lease, error: &str) -> Result<Nacked, QueueError> {
-        self.fail_attempt(lease, Duration::ZERO, error, true, &NoteBatch::new())
-            .await
+        self.fail_attempt(
+            self.caller(),
+            lease,
+            Duration::ZERO,
+            error,
+            true,
+            &NoteBatch::new(),
+        )
+        .await
     }
 
     /// A nack (`dead`: a dead-letter) carrying the job's last `notes` (see
-    /// [`crate::notes`]) in the same call.
+    /// [`crate::notes`]) in the same call, through `caller` (a `Worker`
+    /// sends it again itself).
     pub(crate) async fn fail_attempt(
         &self,
+        caller: scripts::Caller<'_>,
         lease: &Lease,
         delay: Duration,
         error: &str,
@@ -704,7 +713,7 @@ impl RedisQueue {
         if !notes.is_empty() {
             args.extend(notes.args());
         }
-        let items = reply::array(self.run(Op::Nack, &lease.queue, args).await?)?;
+        let items = reply::array(self.run_by(caller, Op::Nack, &lease.queue, args).await?)?;
         codes::nacked(&items, lease)
     }
 

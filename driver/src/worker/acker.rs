@@ -14,20 +14,19 @@
 //! An ack that meets a connection's trouble (Redis restarting, paused,
 //! unreachable, or a reply later than the command timeout) is sent again,
 //! with a growing pause, for as long as the job's lease lasts and the
-//! worker's shutdown grace has not ended: a finished job whose ack got
-//! through late is not run again, nor charged an attempt. Sending it again
-//! is harmless, as every ack is fenced by its lease: if an earlier send was
-//! applied after all, the next finds the job gone ([`AckReply::sent_before`]
-//! tells the job so).
+//! worker's shutdown grace has not ended (`super::resend`): a finished job
+//! whose ack got through late is not run again, nor charged an attempt. If
+//! an earlier send was applied after all, the next finds the job gone
+//! ([`AckReply::sent_before`] tells the job so).
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{Backend, Held};
-use crate::connection_fault::ConnectionFault;
+use super::resend::{may_have_been_applied, worth_sending_again, FIRST_PAUSE, LONGEST_PAUSE};
 use crate::kept::Completion;
 use crate::{Acked, Lease, QueueError};
 
@@ -56,10 +55,6 @@ pub(crate) struct AckRequest {
 
 /// Most acknowledgements sent in one batch.
 const BATCH: usize = 500;
-/// The pause before the first send again, doubled each time up to
-/// [`LONGEST_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(100);
-const LONGEST_PAUSE: Duration = Duration::from_secs(2);
 
 /// Acknowledge requests until every sender is gone; stop sending any again
 /// once `grace_over` (the end of the worker's shutdown grace).
@@ -203,29 +198,4 @@ async fn acknowledge(
             );
         }
     }
-}
-
-/// Whether `e`, met by an ack whose lease lasts until `lease_ends`, may be cured by sending it again:
-/// a connection's passing trouble, while the lease lasts and the grace has
-/// not ended.
-fn worth_sending_again(
-    e: &QueueError,
-    lease_ends: SystemTime,
-    grace_over: &CancellationToken,
-) -> bool {
-    e.connection_fault()
-        .is_some_and(ConnectionFault::is_transient)
-        && !grace_over.is_cancelled()
-        && SystemTime::now() < lease_ends
-}
-
-/// Whether a send that failed with `e` may have reached Redis: one that
-/// went unanswered (a timeout, a connection closed under it) may have been
-/// applied; one refused a connection, or with no route to Redis, was never
-/// sent.
-pub(crate) fn may_have_been_applied(e: &QueueError) -> bool {
-    matches!(
-        e.connection_fault(),
-        Some(ConnectionFault::NoAnswer | ConnectionFault::Closed)
-    )
 }

@@ -191,8 +191,11 @@ impl Backend {
             }
             _ => {
                 let delay = if dead { Duration::ZERO } else { delay };
-                self.shard(held.shard)
-                    .fail_attempt(&held.lease, delay, error, dead, notes)
+                // Sent again by the worker only (`super::resend`).
+                let queue = self.shard(held.shard);
+                let caller = queue.caller().resent_by_caller();
+                queue
+                    .fail_attempt(caller, &held.lease, delay, error, dead, notes)
                     .await
             }
         }

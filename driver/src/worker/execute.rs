@@ -115,6 +115,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
             delay,
             dead,
             deleted: false,
+            lease_ends: job.lease_expires_at,
         };
         return report_failure(shared, &job, &lease, failure, &notes).await;
     };
@@ -231,6 +232,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
                 delay,
                 dead,
                 deleted: operator_told(shared, &cx),
+                lease_ends: cx.lease_expires_at(),
             };
             report_failure(shared, &job, &lease, failure, &notes).await;
         }
@@ -241,6 +243,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
                 delay: Duration::ZERO,
                 dead: true,
                 deleted: operator_told(shared, &cx),
+                lease_ends: cx.lease_expires_at(),
             };
             report_failure(shared, &job, &lease, failure, &notes).await
         }
@@ -382,7 +385,7 @@ fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
     } else {
         "its lease lapsed"
     };
-    if sent_before || super::acker::may_have_been_applied(e) {
+    if sent_before || super::resend::may_have_been_applied(e) {
         tracing::error!(
             error = %e,
             "finished, but Redis did not answer its acknowledgement before {until}; it may or \
@@ -428,6 +431,7 @@ async fn dead_letter(shared: &Shared, job: &Job, lease: &Held, why: &str) {
         delay: Duration::ZERO,
         dead: true,
         deleted: false,
+        lease_ends: job.lease_expires_at,
     };
     report_failure(shared, job, lease, failure, &NoteBatch::new()).await;
 }
@@ -441,6 +445,8 @@ struct Failure<'a> {
     dead: bool,
     /// An operator's word fired its cancellation ([`operator_told`]).
     deleted: bool,
+    /// When its lease lapses: the report is not sent again after it.
+    lease_ends: SystemTime,
 }
 
 async fn report_failure(
@@ -455,10 +461,14 @@ async fn report_failure(
         delay,
         dead,
         deleted,
+        lease_ends,
     } = failure;
     shared.totals.failed.fetch_add(1, Ordering::Relaxed);
-    let result = Box::pin(shared.queue.fail(lease, delay, error, dead, notes)).await;
-    match result {
+    let sent = super::resend::until_answered(lease_ends, &shared.hard_stop, || {
+        Box::pin(shared.queue.fail(lease, delay, error, dead, notes))
+    })
+    .await;
+    match sent.outcome {
         Ok(Nacked::Retrying { attempts, due_at }) => {
             let in_ms = due_at
                 .duration_since(SystemTime::now())
@@ -487,6 +497,13 @@ async fn report_failure(
                 "failed, but an operator had deleted it while it ran: not retried"
             )
         }
+        // Sent again after an earlier send went unanswered, within the
+        // lease: that send had ended it.
+        Err(QueueError::LeaseLost { .. }) if sent.sent_before => tracing::info!(
+            error,
+            "failed; a report of it that went unanswered had been recorded (sent again, it \
+             found the lease ended)"
+        ),
         Err(QueueError::LeaseLost { .. }) => {
             tracing::warn!(error, "failed, but the lease was lost meanwhile")
         }

@@ -143,6 +143,7 @@ mod parking;
 mod presence;
 mod push;
 mod registry;
+mod resend;
 mod served;
 mod shard_claims;
 mod slots;

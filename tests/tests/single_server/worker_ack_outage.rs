@@ -3,7 +3,13 @@
 //! lasts (driver/src/worker/acker.rs): the job is not run again, nor
 //! charged an attempt, it counts as processed, and the log says what is
 //! known rather than "unexpected reply from redis".
+//!
+//! A failed job's report (its nack) is sent again the same way
+//! (driver/src/worker/resend.rs): its one failed attempt is recorded and
+//! it waits out its backoff, rather than its lease; and a second send that
+//! finds the lease ended by the first is not logged as a lost lease.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,7 +17,7 @@ use redq::worker::{
     CancellationToken, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
     WorkerProgress,
 };
-use redq::RedisQueue;
+use redq::{JobState, RedisQueue};
 use redq_tests::logs::LogCapture;
 use redq_tests::{unique_namespace, wait_until, RedisServer};
 use serde::{Deserialize, Serialize};
@@ -25,13 +31,19 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
 /// up on would come back only after it.
 const LEASE: Duration = Duration::from_secs(30);
 
-/// A job that finishes when the test lets it, noting each run's attempt.
+const FAILURE: &str = "told to fail";
+/// Far longer than any test: a recorded failure keeps its job scheduled.
+const RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// A job that finishes when the test lets it, noting each run's attempt:
+/// it fails, to be retried in an hour, when the test has said so.
 #[derive(Serialize, Deserialize)]
 struct Finishes;
 
 struct Runs {
     attempts: Mutex<Vec<u32>>,
     finish: Semaphore,
+    fails: AtomicBool,
 }
 
 impl Runs {
@@ -45,6 +57,7 @@ impl Default for Runs {
         Runs {
             attempts: Mutex::default(),
             finish: Semaphore::new(0),
+            fails: AtomicBool::new(false),
         }
     }
 }
@@ -56,6 +69,9 @@ impl TypedJob for Finishes {
         let runs = cx.service::<Arc<Runs>>().expect("runs");
         runs.attempts.lock().unwrap().push(cx.attempt());
         runs.finish.acquire().await.expect("open").forget();
+        if runs.fails.load(Ordering::SeqCst) {
+            return Err(JobError::retry_after(FAILURE, RETRY_AFTER));
+        }
         Ok(())
     }
 }
@@ -128,6 +144,95 @@ impl Running {
         assert!(!text.contains("ERROR"), "{text}");
         assert!(!text.contains("unexpected reply"), "{text}");
     }
+}
+
+impl Running {
+    /// Told to fail, it fails.
+    fn fail(&self) {
+        self.runs.fails.store(true, Ordering::SeqCst);
+        self.runs.finish.add_permits(1);
+    }
+
+    /// Its one failure recorded: scheduled for its retry in an hour, one
+    /// attempt counted, run once; the worker counts one failure and logs
+    /// no error and no lost lease.
+    async fn assert_failed_once(self, logs: &LogCapture) {
+        let retrying = async || {
+            let record = self.queue.inspect(&self.id).await.ok().flatten();
+            record.is_some_and(|r| r.state == JobState::Scheduled)
+        };
+        wait_until(DEADLINE, "the failure to be recorded", retrying).await;
+        // And the worker to have heard so: a send after the first may be
+        // on its way.
+        let reported = async || self.progress.in_flight() == 0;
+        wait_until(DEADLINE, "the worker to finish with the job", reported).await;
+        let record = self.queue.inspect(&self.id).await.unwrap().unwrap();
+        assert_eq!(record.attempts, 1, "{}", logs.text());
+        assert_eq!(record.last_error.as_deref(), Some(FAILURE));
+        let due_in = record
+            .due_at
+            .unwrap()
+            .duration_since(std::time::SystemTime::now());
+        assert!(
+            due_in.unwrap() > RETRY_AFTER - Duration::from_secs(60),
+            "retried after its own delay, not reclaimed: {record:?}"
+        );
+        assert_eq!(self.runs.attempts(), [1]);
+        self.stop.cancel();
+        let report = self.handle.await.unwrap().unwrap();
+        assert_eq!((report.processed, report.failed), (0, 1));
+        let text = logs.text();
+        assert!(!text.contains("ERROR"), "{text}");
+        assert!(!text.contains("lease was lost"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn a_failure_that_meets_a_redis_restart_is_sent_again_while_the_lease_lasts() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::WARN);
+    let mut server = RedisServer::builder().appendonly_always().start();
+    let running = started(&server, "nack-restart").await;
+    server.kill9();
+    running.fail();
+    wait_until(DEADLINE, "the failure's report to fail", async || {
+        logs.text().contains("recording the job's failure failed")
+    })
+    .await;
+    server.restart();
+    running.assert_failed_once(&logs).await;
+    let text = logs.text();
+    assert!(
+        text.contains("recording the job's failure failed; sending it again while its lease lasts"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_failure_redis_records_late_is_not_called_a_lost_lease() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let server = RedisServer::start();
+    let running = started(&server, "nack-paused").await;
+    // As for the late ack: the first send is applied once the pause ends,
+    // and the next finds the lease it ended.
+    server.cmd(&["CLIENT", "PAUSE", "5000", "ALL"]).await;
+    running.fail();
+    running.assert_failed_once(&logs).await;
+    let text = logs.text();
+    assert!(text.contains("redis command timed out after 2 s"), "{text}");
+    // The send that found the failure recorded tells the retry that one
+    // scheduled: in an hour, not at once.
+    let retry_in_ms = text
+        .split("failed; will retry")
+        .nth(1)
+        .and_then(|line| line.split("retry_in_ms=").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(|ms| ms.parse::<u64>().unwrap());
+    assert!(
+        retry_in_ms.is_some_and(|ms| ms > 3_500_000),
+        "{retry_in_ms:?} {text}"
+    );
 }
 
 #[tokio::test]
