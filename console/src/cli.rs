@@ -76,6 +76,13 @@ pub struct Connection {
     /// variable.
     #[arg(long, value_name = "PATH", global = true)]
     pub tls_ca_file: Option<std::path::PathBuf>,
+    /// Who this command's (or console's) operator actions are recorded as:
+    /// the BY of their events (pauses, requeues, deletes, cancels…), for
+    /// example a runbook bot's name or an incident ticket. Default: the
+    /// REDQ_ACTOR variable, else cli USER@HOST (console USER@HOST in the
+    /// console).
+    #[arg(long, value_name = "NAME", global = true)]
+    pub actor: Option<String>,
 }
 
 impl Connection {
@@ -88,6 +95,14 @@ impl Connection {
         self.tls_ca_file = self
             .tls_ca_file
             .or_else(|| var(redq::config::TLS_CA_FILE_VAR).map(std::path::PathBuf::from));
+        if let Some(actor) = self.actor.take().or_else(|| var("REDQ_ACTOR")) {
+            // Refused before anything is sent, as the driver would refuse
+            // it at connect.
+            redq::events::check_actor(&actor).map_err(|e| {
+                Failure::Usage(format!("the actor (--actor or REDQ_ACTOR) is refused: {e}"))
+            })?;
+            self.actor = Some(actor);
+        }
         if self.shards.is_none() {
             if let Some(text) = var("REDQ_SHARDS") {
                 let shards = parse_shards(&text)
@@ -111,6 +126,14 @@ impl Connection {
     /// How many shards.
     pub fn shards(&self) -> usize {
         self.shards.unwrap_or(1)
+    }
+
+    /// Who operator actions are recorded as: the actor given, else
+    /// `program <user>@<host>`.
+    pub fn actor(&self, program: &str) -> String {
+        self.actor
+            .clone()
+            .unwrap_or_else(|| redq::events::local_actor(program))
     }
 }
 

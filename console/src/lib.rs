@@ -143,7 +143,7 @@ pub async fn console(connection: &cli::Connection, global: &cli::Global) -> Resu
     commands::check_url(connection)?;
     let (builder, base, n) = (
         // Its operator actions are the console's on the event stream.
-        commands::builder(connection).actor(redq::events::local_actor("console")),
+        commands::builder(connection).actor(connection.actor("console")),
         connection.namespace().to_owned(),
         connection.shards(),
     );

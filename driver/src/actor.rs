@@ -55,19 +55,20 @@ fn truncate(mut text: String) -> String {
     text
 }
 
-/// An actor is text without control characters, at most
-/// [`MAX_ACTOR_BYTES`].
-pub(crate) fn check_actor(actor: Option<&str>) -> Result<(), QueueError> {
-    match actor {
-        Some(a) if a.len() > MAX_ACTOR_BYTES || a.chars().any(char::is_control) => {
-            Err(QueueError::invalid(
-                "actor",
-                a,
-                format!("at most {MAX_ACTOR_BYTES} bytes without control characters"),
-            ))
-        }
-        _ => Ok(()),
+/// Whether `actor` may be a handle's actor
+/// ([`RedisQueueBuilder::actor`](crate::RedisQueueBuilder::actor), which
+/// refuses any other at connect): text without control characters, at
+/// most [`MAX_ACTOR_BYTES`]. For a program that takes the name from its
+/// user, to refuse a bad one before it does anything.
+pub fn check_actor(actor: &str) -> Result<(), QueueError> {
+    if actor.len() > MAX_ACTOR_BYTES || actor.chars().any(char::is_control) {
+        return Err(QueueError::invalid(
+            "actor",
+            actor,
+            format!("at most {MAX_ACTOR_BYTES} bytes without control characters"),
+        ));
     }
+    Ok(())
 }
 
 /// The scripts that record who called them: the operator actions, and a
@@ -126,15 +127,14 @@ mod tests {
         let actor = local_actor("console");
         assert!(actor.starts_with("console "), "{actor}");
         assert!(actor.contains('@'), "{actor}");
-        assert!(check_actor(Some(&actor)).is_ok());
+        assert!(check_actor(&actor).is_ok());
         assert_eq!(truncate("é".repeat(100)).len(), 128);
     }
 
     #[test]
     fn an_actor_with_control_characters_or_too_long_is_refused() {
-        assert!(check_actor(Some("cli a\nb")).is_err());
-        assert!(check_actor(Some(&"x".repeat(129))).is_err());
-        assert!(check_actor(Some("cli ops@box")).is_ok());
-        assert!(check_actor(None).is_ok());
+        assert!(check_actor("cli a\nb").is_err());
+        assert!(check_actor(&"x".repeat(129)).is_err());
+        assert!(check_actor("cli ops@box").is_ok());
     }
 }

@@ -222,7 +222,9 @@ impl RedisQueueBuilder {
         check_namespace(&self.namespace)?;
         check_pool_size(self.pool_size)?;
         check_payload_limit(self.payload_limit)?;
-        crate::actor::check_actor(self.actor.as_deref())?;
+        if let Some(actor) = &self.actor {
+            crate::actor::check_actor(actor)?;
+        }
         let redacted = redact_url(&self.url);
         let mut config = parse_config(&self.url, &redacted)?;
         if let (Some(pem), Some(tls)) = (&self.tls_ca_pem, config.tls.as_mut()) {

@@ -15,8 +15,8 @@ use crate::failure::Failure;
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The driver's settings for the connection's URL (any namespace). Operator
-/// actions are recorded on the event stream as the CLI's (`cli
-/// <user>@<host>`); the console sets its own actor over this.
+/// actions are recorded on the event stream as `--actor`'s, else as the
+/// CLI's (`cli <user>@<host>`); the console sets its own default over this.
 ///
 /// The scripts are called by `EVALSHA`, not as Redis Functions (the
 /// driver's default): an operator's look at a Redis leaves nothing there
@@ -33,7 +33,7 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 pub fn builder(connection: &Connection) -> RedisQueueBuilder {
     let builder = RedisQueue::builder(connection.url())
         .command_timeout(COMMAND_TIMEOUT)
-        .actor(redq::events::local_actor("cli"))
+        .actor(connection.actor("cli"))
         .script_calls(redq::ScriptCalls::Eval)
         .preload_scripts(false);
     match tls_ca_file(connection) {
@@ -75,7 +75,7 @@ pub async fn connect(connection: &Connection) -> Result<Target, Failure> {
 pub async fn connect_as(connection: &Connection, program: &str) -> Result<Target, Failure> {
     check_url(connection)?;
     let target = Target::connect(
-        builder(connection).actor(redq::events::local_actor(program)),
+        builder(connection).actor(connection.actor(program)),
         connection.namespace(),
         connection.shards(),
     )

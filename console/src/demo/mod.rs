@@ -76,6 +76,7 @@ pub async fn run(
         namespace: connection.namespace.clone(),
         shards: None,
         tls_ca_file: connection.tls_ca_file.clone(),
+        actor: connection.actor.clone(),
     };
     let server = match into {
         Destination::Private => {

@@ -472,6 +472,71 @@ async fn an_action_names_the_account_when_no_user_variable_is_set() {
     assert!(!by.starts_with("cli unknown@"), "{by}");
 }
 
+/// `--actor` names who a command's actions are, as does `REDQ_ACTOR`
+/// (the flag wins); a name the driver would refuse is refused before
+/// anything is written, in a sentence that shows it escaped.
+#[tokio::test]
+async fn an_actor_given_is_recorded_and_a_bad_one_is_refused_before_anything_is_written() {
+    let server = RedisServer::start();
+    let ns = unique_namespace("actor-given");
+    let url = server.url();
+    let q = connect(&url, &ns).await;
+    q.add("emails", redq::NewJob::new(serde_json::json!(1)))
+        .await
+        .unwrap();
+    let run = |args: &[&str], actor_var: Option<&str>| {
+        let mut command = std::process::Command::new(BIN);
+        command
+            .args(args)
+            .env("REDIS_URL", &url)
+            .env("REDQ_NAMESPACE", &ns)
+            .env_remove("REDQ_ACTOR");
+        if let Some(actor) = actor_var {
+            command.env("REDQ_ACTOR", actor);
+        }
+        command.output().unwrap()
+    };
+    let by_of = async |kind: &str| {
+        let events = q.events(20).await.unwrap();
+        let of_kind: Vec<_> = events.into_iter().filter(|e| e.kind == kind).collect();
+        of_kind
+            .iter()
+            .map(|e| e.by.clone().unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+
+    assert_exit(
+        &run(&["--actor", "runbook-bot #4512", "pause", "emails"], None),
+        0,
+    );
+    assert_eq!(by_of("paused").await, ["runbook-bot #4512"]);
+    assert_exit(&run(&["resume", "emails"], Some("deploy-bot")), 0);
+    assert_eq!(by_of("resumed").await, ["deploy-bot"]);
+    let flag_wins = run(&["pause", "emails", "--actor", "alice"], Some("deploy-bot"));
+    assert_exit(&flag_wins, 0);
+    assert_eq!(by_of("paused").await, ["alice", "runbook-bot #4512"]);
+
+    for (flag, var) in [(Some("evil\u{1b}[2J"), None), (None, Some("evil\u{7}"))] {
+        let mut args = vec!["resume", "emails"];
+        if let Some(actor) = flag {
+            args.extend(["--actor", actor]);
+        }
+        let refused = run(&args, var);
+        assert_exit(&refused, 2);
+        let said = stderr(&refused);
+        assert!(
+            said.contains("the actor (--actor or REDQ_ACTOR) is refused")
+                && said.contains("at most 128 bytes without control characters"),
+            "{said}"
+        );
+        assert!(
+            !said.contains('\u{1b}') && !said.contains('\u{7}'),
+            "shown escaped: {said:?}"
+        );
+    }
+    assert_eq!(by_of("resumed").await, ["deploy-bot"], "nothing written");
+}
+
 /// `redq pause|resume QUEUE -o json`: exit 0 and the state it reports.
 fn set_paused(url: &str, ns: &str, queue: &str, paused: bool) {
     let verb = if paused { "pause" } else { "resume" };

@@ -37,7 +37,7 @@ use fred::interfaces::ClientLike;
 use fred::types::{ClusterHash, CustomCommand, Value};
 use futures::Stream;
 
-pub use crate::actor::{local_actor, MAX_ACTOR_BYTES};
+pub use crate::actor::{check_actor, local_actor, MAX_ACTOR_BYTES};
 pub use crate::event_kind::EventKind;
 pub use crate::event_stream::EventStream;
 pub use cursor::EventCursor;
