@@ -248,6 +248,9 @@ pub fn read_failed(e: &QueueError) -> ReadFailure {
         }
         (_, Some(ConnectionFault::NoAnswer)) => "Redis did not answer in time".to_owned(),
         (_, Some(ConnectionFault::NoRoute)) => "the network has no route to Redis".to_owned(),
+        (_, Some(ConnectionFault::Reconnecting)) => {
+            "the connection to Redis closed and is being made again".to_owned()
+        }
         _ => describe(e),
     };
     ReadFailure { sentence, fault }

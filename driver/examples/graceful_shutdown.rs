@@ -6,6 +6,8 @@
 //! released at once: waiting again, no attempt counted. A service takes its
 //! token from `shutdown_on_signals` alone (see the `worker` example).
 
+mod common;
+
 use std::time::Duration;
 
 use redq::worker::{shutdown_on_signals, JobCx, JobError, Registry, TypedJob, WorkOptions, Worker};
@@ -36,8 +38,12 @@ impl TypedJob for Export {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), redq::QueueError> {
-    tracing_subscriber::fmt().with_env_filter("info").init();
+async fn main() -> std::process::ExitCode {
+    common::exit(run().await)
+}
+
+async fn run() -> Result<(), redq::QueueError> {
+    common::init_logs();
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
     let queue = RedisQueue::builder(&url)
         .namespace("graceful-example")

@@ -5,8 +5,6 @@
 //! line that builds `queue` (a `RedisQueue` or a `ShardedQueue` takes the same
 //! place). User 7's mail fails twice and is retried after its backoff.
 
-// `common::redis_url` goes unused: this example needs no Redis.
-#[allow(dead_code)]
 mod common;
 
 use std::time::Duration;
@@ -15,8 +13,12 @@ use redq::worker::{CancellationToken, JobQueue, Registry, WorkOptions, Worker};
 use redq::MemoryQueue;
 
 #[tokio::main]
-async fn main() -> Result<(), redq::QueueError> {
-    tracing_subscriber::fmt().with_env_filter("info").init();
+async fn main() -> std::process::ExitCode {
+    common::exit(run().await)
+}
+
+async fn run() -> Result<(), redq::QueueError> {
+    common::init_logs();
     let queue = MemoryQueue::new();
     let jobs = JobQueue::new(queue.clone());
     for user_id in 1..=8 {

@@ -18,7 +18,11 @@ fn welcome(user_id: u64) -> common::WelcomeMail {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), redq::QueueError> {
+async fn main() -> std::process::ExitCode {
+    common::exit(run().await)
+}
+
+async fn run() -> Result<(), redq::QueueError> {
     let queue = RedisQueue::connect(&common::redis_url()).await?;
     let mails: Vec<_> = (1..=20).map(welcome).collect();
     // Many typed jobs in one round trip, each with its type's name,

@@ -14,8 +14,12 @@ use redq::worker::{shutdown_on_signals, Registry, WorkOptions, Worker};
 use redq::RedisQueue;
 
 #[tokio::main]
-async fn main() -> Result<(), redq::QueueError> {
-    tracing_subscriber::fmt().with_env_filter("info").init();
+async fn main() -> std::process::ExitCode {
+    common::exit(run().await)
+}
+
+async fn run() -> Result<(), redq::QueueError> {
+    common::init_logs();
     let queue = RedisQueue::connect(&common::redis_url()).await?;
     let mut registry = Registry::new();
     registry.add_job::<common::WelcomeMail>();

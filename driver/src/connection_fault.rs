@@ -20,6 +20,9 @@ pub enum ConnectionFault {
     NoAnswer,
     /// The host could not be found or reached (name lookup, no route).
     NoRoute,
+    /// The client had no connection to send the command on: the last one
+    /// had closed and it was connecting again. Nothing was sent.
+    Reconnecting,
     /// The server refused the user or password.
     LoginRefused,
     /// The URL's database number is beyond the server's `databases`
@@ -45,7 +48,8 @@ impl ConnectionFault {
             ConnectionFault::Refused
             | ConnectionFault::Closed
             | ConnectionFault::NoAnswer
-            | ConnectionFault::NoRoute => true,
+            | ConnectionFault::NoRoute
+            | ConnectionFault::Reconnecting => true,
             ConnectionFault::LoginRefused
             | ConnectionFault::NoSuchDatabase
             | ConnectionFault::NotRedis
@@ -75,6 +79,14 @@ pub(crate) fn of_client_error(err: &fred::error::Error) -> Option<ConnectionFaul
         // fred's own words when a connection ends under a command
         // ("Connection closed unexpectedly.", "Connection(s) closed.").
         ErrorKind::Canceled if details.starts_with("Connection") => Some(ConnectionFault::Closed),
+        // fred's words for a command it had no connection to write to
+        // (`router/commands.rs`), while it connects again: unsent. A
+        // command fred may not resend by itself fails with them.
+        ErrorKind::Unknown | ErrorKind::Routing
+            if details.starts_with("Failed to route command") =>
+        {
+            Some(ConnectionFault::Reconnecting)
+        }
         _ => of_server_reply(details),
     }
 }
@@ -289,6 +301,11 @@ mod tests {
         // in the middle of a reply.
         let cut = Error::from(std::io::Error::other("bytes remaining on stream"));
         assert_eq!(of_client_error(&cut), Some(ConnectionFault::Closed));
+        let unsent = Error::new(ErrorKind::Unknown, "Failed to route command.");
+        assert_eq!(
+            of_client_error(&unsent),
+            Some(ConnectionFault::Reconnecting)
+        );
         let untrusted = Error::new(
             ErrorKind::IO,
             "Custom { kind: InvalidData, error: InvalidCertificate(UnknownIssuer) }",
@@ -353,6 +370,7 @@ mod tests {
     fn only_what_waiting_can_cure_is_transient() {
         assert!(ConnectionFault::Refused.is_transient());
         assert!(ConnectionFault::NoAnswer.is_transient());
+        assert!(ConnectionFault::Reconnecting.is_transient());
         assert!(!ConnectionFault::LoginRefused.is_transient());
         assert!(!ConnectionFault::NoSuchDatabase.is_transient());
         assert!(!ConnectionFault::NotRedis.is_transient());

@@ -1,9 +1,32 @@
-//! The job type the examples share, and where they find Redis.
+//! The job type the examples share, where they find Redis, their logs and
+//! their exit.
+
+// Each example uses a part of this.
+#![allow(dead_code)]
 
 use std::time::Duration;
 
 use redq::worker::{JobCx, JobError, TypedJob};
 use serde::{Deserialize, Serialize};
+
+/// Log at `RUST_LOG`'s levels, else INFO and above.
+pub fn init_logs() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
+}
+
+/// The process's exit: an error said as its sentence on stderr, where a
+/// `main` returning `Result` would print the error's `Debug` text.
+pub fn exit(outcome: Result<(), redq::QueueError>) -> std::process::ExitCode {
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
 
 /// `REDIS_URL`, or a local Redis on the default port.
 pub fn redis_url() -> String {

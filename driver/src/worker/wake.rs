@@ -225,16 +225,17 @@ async fn listen(
         tokio::select! {
             _ = stop.cancelled() => break,
             // The shard subscription ended with the connection up again or
-            // still up (its slot moved, or the server restarted and the
-            // client reconnected without it): subscribe again, on the
+            // still up (its slot moved, or its connection dropped or the
+            // server restarted and the client reconnected without it):
+            // subscribe again, on the
             // slot's primary now, and have the worker look at the queue and
             // park afresh; hand-offs since are looked for and given back
             // (`super::unheard`).
             _ = shard_check.tick() => {
                 if shard && !still_shard_subscribed(queue, &own).await {
                     tracing::warn!(
-                        "the shard channel subscription was lost (the server restarted, or on a \
-                         cluster its slot moved); subscribing again"
+                        "the shard channel subscription was lost (its connection dropped, the \
+                         server restarted, or on a cluster its slot moved); subscribing again"
                     );
                     // Where the slot is now: without it the subscription
                     // goes back to the old node, which as the new primary's
