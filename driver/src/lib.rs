@@ -1,5 +1,70 @@
 //! redq: a Redis-backed job queue.
 //!
+//! # Quick start
+//!
+//! A job is a serde type with a stable name ([`TypedJob`](worker::TypedJob)).
+//! Producers push it; a [`Worker`](worker::Worker) claims it, runs it,
+//! acknowledges or retries it, keeps its lease alive and shuts down
+//! gracefully. Shared services such as a database pool are handed to the
+//! worker once and read by type in each handler.
+//!
+//! ```no_run
+//! use redq::worker::{
+//!     shutdown_on_signals, JobCx, JobError, Registry, Services, TypedJob, WorkOptions, Worker,
+//! };
+//! use redq::RedisQueue;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Resize { image_id: u64 }
+//!
+//! impl TypedJob for Resize {
+//!     const NAME: &'static str = "images::resize"; // stored with each job: keep it stable
+//!     const QUEUE: &'static str = "images";
+//!
+//!     async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+//!         let db = cx.service::<Pool>().ok_or_else(|| JobError::fail("no pool"))?;
+//!         db.mark_resized(self.image_id).await?; // an error retries with backoff
+//!         Ok(())
+//!     }
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), redq::QueueError> {
+//!     let queue = RedisQueue::connect("redis://127.0.0.1:6379").await?;
+//!     queue.push(&Resize { image_id: 7 }).await?;
+//!
+//!     let mut registry = Registry::new();
+//!     registry.add_job::<Resize>();
+//!     let pool = Pool::default(); // your database pool, HTTP client…
+//!     let worker = Worker::new(queue, registry, WorkOptions::new())?
+//!         .services(Services::new().with(pool));
+//!     worker.run(shutdown_on_signals()).await?; // until SIGTERM or Ctrl-C
+//!     Ok(())
+//! }
+//! # #[derive(Default)]
+//! # struct Pool;
+//! # impl Pool {
+//! #     async fn mark_resized(&self, _: u64) -> Result<(), std::io::Error> { Ok(()) }
+//! # }
+//! ```
+//!
+//! With no queues in its [`WorkOptions`](worker::WorkOptions), the worker
+//! serves the queues of the types it has registered. A service is found by
+//! its exact type: register an `Arc<Pool>` and the handler asks for
+//! `cx.service::<Arc<Pool>>()`; asking for `Pool` then finds nothing.
+//! [`JobError::fail`](worker::JobError::fail) dead-letters a job at once
+//! instead of retrying it. Two attempt numbers exist side by side:
+//! [`JobCx::attempt`](worker::JobCx::attempt) numbers the run, 1 on the
+//! first, while [`Job::attempts`] counts failed tries, 0 at the first
+//! claim, so a run sees `attempt()` equal to `attempts + 1`.
+//!
+//! Any JSON can be enqueued too, with options per job:
+//! `queue.add("reports", NewJob::new(json).priority(5).delay(d))`
+//! ([`NewJob`]). Priorities run higher first (0 by default, up to 255).
+//! BullMQ and River run the other way (1 is their highest), so a
+//! `priority(1)` carried over from them is nearly the lowest here.
+//!
 //! # The model
 //!
 //! Producers enqueue JSON jobs into named queues. A job is **waiting** when it
@@ -8,7 +73,7 @@
 //! **held** while its limit key has no room under its limits
 //! ([`flow`]), **leased** once a worker claimed it, and **dead** in the
 //! dead-letter set once it may not be tried again. Completed jobs are
-//! removed.
+//! removed, unless their queue keeps results ([`kept`]).
 //!
 //! Every transition is one Lua script (in `lua/`) run atomically inside
 //! Redis, reading Redis's own clock, so any number of producers, workers and
@@ -26,7 +91,13 @@
 //! exactly-once execution, or ordering between jobs without an ordering key
 //! beyond "higher priority first, then oldest first".
 //!
-//! # Quick start
+//! # Low-level API: claiming yourself
+//!
+//! [`RedisQueue`] also hands out leases directly, for a loop of your own.
+//! Such a loop gets none of what the [`Worker`](worker::Worker) does for
+//! you: heartbeats that extend a long job's lease, retries with its type's
+//! backoff, timeouts, a graceful shutdown that releases what did not finish
+//! in time, and giving back the jobs of a claim whose reply was lost.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -103,6 +174,26 @@
 //! script's header (`-- code 1 acknowledged: …`); the driver names them once
 //! and turns them into the outcome types and [`QueueError`] in one module,
 //! checked against those headers by a test.
+//!
+//! # Where to go next
+//!
+//! - [`worker`]: the runtime, [`TypedJob`](worker::TypedJob),
+//!   [`WorkOptions`](worker::WorkOptions), [`JobCx`](worker::JobCx),
+//!   [`shutdown_on_signals`](worker::shutdown_on_signals).
+//! - [`RedisQueue`]: connecting ([`RedisQueue::builder`]), pushing, and the
+//!   fenced calls of the low-level API; [`ShardedQueue`] and [`MemoryQueue`]
+//!   take its place.
+//! - [`NewJob`]: every job option (priority, delay, ordering key, limit key,
+//!   attempts, retry window).
+//! - [`kept`]: kept results of finished jobs, waiting for a job's result,
+//!   and cancelling.
+//! - [`schedule`]: recurring cron and `@every` schedules.
+//! - [`flow`]: concurrency and rate limits.
+//! - [`workflow`]: batches, dependencies and trees of jobs.
+//! - [`Operator`]: counts, listings, dead letters and pausing.
+//! - [`events`]: following a namespace's event streams.
+//! - `driver/examples/`: runnable producer, worker, graceful shutdown and
+//!   in-memory programs.
 #![warn(missing_docs)]
 
 mod actor;
