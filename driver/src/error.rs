@@ -78,10 +78,10 @@ pub enum QueueError {
     /// keep working so workers can drain the queue.
     #[error("redis is out of memory (maxmemory reached); nothing was written")]
     OutOfMemory,
-    /// A command did not complete within the configured timeout; it may or
-    /// may not have been applied.
+    /// A command did not complete within the configured timeout; a write
+    /// may or may not have been applied (a read changed nothing either way).
     #[error(
-        "redis command timed out after {}; it may or may not have been applied",
+        "redis command timed out after {}; if it was a write, it may or may not have been applied",
         crate::human::duration_text(*.0)
     )]
     Timeout(Duration),

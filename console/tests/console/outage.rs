@@ -220,7 +220,7 @@ fn a_failure_goes_once_redis_answers_again() {
     state.apply(Action::Received(refused()));
     state.apply(Action::Received(Update::Finished {
         message: "pause emails failed: redis command timed out after 5 s; \
-                  it may or may not have been applied"
+                  if it was a write, it may or may not have been applied"
             .into(),
         ok: false,
     }));

@@ -373,7 +373,7 @@ mod tests {
             assert_eq!(e.connection_fault(), Some(ConnectionFault::NoAnswer));
             assert_eq!(
                 e.to_string(),
-                "redis command timed out after 10 s; it may or may not have been applied"
+                "redis command timed out after 10 s; if it was a write, it may or may not have been applied"
             );
         }
     }

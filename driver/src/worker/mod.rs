@@ -205,6 +205,10 @@ pub struct WorkerReport {
     /// Jobs its claims leased whose replies never reached it, which it
     /// gave back ([`WorkerInfo::claims_lost`]).
     pub claims_lost: u64,
+    /// Jobs it was running at its shutdown that it gave back for another
+    /// worker, no attempt counted: interrupted at the grace period's end,
+    /// or stopped early by their handlers (each a `given_back` event).
+    pub released: u64,
 }
 
 /// Live counters of a running [`Worker`]; cheap to clone and to read.
@@ -563,6 +567,7 @@ impl Worker {
             failed: shared.totals.failed.load(Ordering::Relaxed),
             handoffs_lost: shared.totals.handoffs_lost.load(Ordering::Relaxed),
             claims_lost: shared.totals.claims_lost.load(Ordering::Relaxed),
+            released,
         };
         drop(shared);
         let _ = acker.await;

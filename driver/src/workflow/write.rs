@@ -631,8 +631,10 @@ fn seal_refused(refusal: SealRefusal, gate: &str, kind: GateKind) -> QueueError 
             "dependency",
             id.as_str(),
             format!(
-                "job {id} is not in this namespace (never created, or finished without a \
-                 kept record or tombstone)"
+                "job {id} is not in this namespace: never created, or it already finished in a \
+                 queue that keeps no finished jobs. To depend on a job that may finish first, \
+                 set a retention policy on its queue (RedisQueue::set_retention, redq retention \
+                 set), or add this job as its batch's callback"
             ),
         ),
         SealRefusal::GateClosed(state) => closed(gate, kind, &state),

@@ -112,7 +112,7 @@ async fn a_shutdown_shows_the_worker_stopping_at_once_and_is_logged() {
         .expect("the worker stops after its grace")
         .unwrap()
         .unwrap();
-    assert_eq!(report.processed, 1);
+    assert_eq!((report.processed, report.released), (1, 1));
     let mut waiting = 0;
     for id in &ids {
         if let Some(job) = queue.inspect(id).await.unwrap() {

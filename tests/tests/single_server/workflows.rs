@@ -250,8 +250,11 @@ async fn a_dependent_runs_once_after_its_dependencies_and_sees_their_results() {
     let orphan = NewJob::new(json!(1)).after(["01NOSUCHJOB0000000000000000"]);
     let err = queue.add("totals", orphan).await.unwrap_err();
     assert!(
-        err.to_string().contains("is not in this namespace"),
-        "{err}"
+        err.to_string().contains("is not in this namespace")
+            && err
+                .to_string()
+                .contains("set a retention policy on its queue"),
+        "names the way to depend on a job that may finish first: {err}"
     );
     assert_eq!(queue.counts("totals").await.unwrap().awaiting, 0);
 }
