@@ -64,19 +64,39 @@ enum Lost {
     Cancelled,
 }
 
-/// Counts a job in flight for as long as it lives.
-struct InFlight(Arc<Totals>);
+/// Counts a job as running until its handler returns, then as recording
+/// its outcome until it is done with: an operator reading "running" at a
+/// shutdown means handlers, not acks waiting on a Redis that is away.
+struct InFlight {
+    totals: Arc<Totals>,
+    handler_done: bool,
+}
 
 impl InFlight {
     fn new(totals: &Arc<Totals>) -> Self {
         totals.in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(totals.clone())
+        InFlight {
+            totals: totals.clone(),
+            handler_done: false,
+        }
+    }
+
+    /// The handler returned (or never ran): its outcome is being recorded.
+    fn handler_done(&mut self) {
+        if !std::mem::replace(&mut self.handler_done, true) {
+            self.totals.in_flight.fetch_sub(1, Ordering::Relaxed);
+            self.totals.recording.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let count = match self.handler_done {
+            true => &self.totals.recording,
+            false => &self.totals.in_flight,
+        };
+        count.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -84,7 +104,7 @@ impl Drop for InFlight {
 /// its lease room until its outcome is recorded (`super::slots`).
 pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, mut slot: Slot) {
     let Claimed { job, shard } = claimed;
-    let _in_flight = InFlight::new(&shared.totals);
+    let mut in_flight = InFlight::new(&shared.totals);
     // `redq.process`, continuing the producer's trace (crate::trace).
     let span = crate::trace::process_span(&job);
     // Unboxed: a task's future is copied whole when spawned, and the rare
@@ -92,12 +112,18 @@ pub(crate) async fn execute(shared: Arc<Shared>, claimed: Claimed, mut slot: Slo
     // boxed where they are awaited, so what each job carries is ~1.3 KB
     // (it was ~9.5 KB, and its copies showed in `perf` as the client's top
     // cost while it stayed inline).
-    run_one(&shared, job, shard, &mut slot)
+    run_one(&shared, job, shard, &mut slot, &mut in_flight)
         .instrument(span)
         .await;
 }
 
-async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
+async fn run_one(
+    shared: &Shared,
+    job: Job,
+    shard: usize,
+    slot: &mut Slot,
+    in_flight: &mut InFlight,
+) {
     let lease = Held {
         lease: job.lease(),
         shard,
@@ -107,6 +133,8 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
         .as_deref()
         .and_then(|name| shared.registry.get(name))
     else {
+        // No handler runs: what remains is recording the failure.
+        in_flight.handler_done();
         let why = shared.registry.unknown(job.name.as_deref());
         let (delay, dead) = shared.unknown_names.failure(&job);
         let notes = NoteBatch::new();
@@ -146,7 +174,10 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
     let started = std::time::Instant::now();
     let future = match runner.start(&job.payload, &cx) {
         Ok(future) => future,
-        Err(why) => return dead_letter(shared, &job, &lease, &why).await,
+        Err(why) => {
+            in_flight.handler_done();
+            return dead_letter(shared, &job, &lease, &why).await;
+        }
     };
     // The payload's size, never its bytes: a payload may hold anything a
     // producer put there (addresses, tokens), and logs travel further than
@@ -188,6 +219,7 @@ async fn run_one(shared: &Shared, job: Job, shard: usize, slot: &mut Slot) {
     // The handler is done: the next job may start while this one's outcome
     // is recorded (batched with others' for an ack).
     slot.handler_done();
+    in_flight.handler_done();
     match outcome {
         Outcome::Succeeded => {
             let done = completion(&cx, started.elapsed());
@@ -371,6 +403,7 @@ async fn acknowledge(
 /// whether it may have been applied, and until when the acker sent it
 /// again (`super::acker`).
 fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
+    shared.totals.unrecorded.fetch_add(1, Ordering::Relaxed);
     if !e
         .connection_fault()
         .is_some_and(ConnectionFault::is_transient)
@@ -396,6 +429,34 @@ fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
             error = %e,
             "finished, but its acknowledgement could not be sent before {until}; the job runs \
              again after its lease lapses"
+        )
+    }
+}
+
+/// Log a failure whose record failed for good, saying what is known, as
+/// [`ack_failed`] does for an ack.
+fn failure_unrecorded(shared: &Shared, error: &str, e: &QueueError, sent_before: bool) {
+    shared.totals.unrecorded.fetch_add(1, Ordering::Relaxed);
+    let unanswered = e
+        .connection_fault()
+        .is_some_and(ConnectionFault::is_transient)
+        && (sent_before || super::resend::may_have_been_applied(e));
+    if unanswered {
+        let until = match shared.hard_stop.is_cancelled() {
+            true => "the shutdown grace period ended",
+            false => "its lease lapsed",
+        };
+        tracing::error!(
+            error,
+            report_error = %e,
+            "failed, but Redis did not answer the failure's record before {until}; it may or may \
+             not have been recorded; if not, the job returns after its lease lapses"
+        )
+    } else {
+        tracing::error!(
+            error,
+            report_error = %e,
+            "failed, and recording the failure failed; it returns after its lease lapses"
         )
     }
 }
@@ -513,9 +574,7 @@ async fn report_failure(
                 "failed, but an operator had cancelled it: not retried"
             )
         }
-        Err(e) => {
-            tracing::error!(error, report_error = %e, "failed, and recording the failure failed; it returns after its lease lapses")
-        }
+        Err(e) => failure_unrecorded(shared, error, &e, sent.sent_before),
     }
 }
 

@@ -224,9 +224,15 @@ impl WorkerProgress {
     pub fn failed(&self) -> u64 {
         self.0.failed.load(Ordering::Relaxed)
     }
-    /// Jobs running now.
+    /// Jobs running now: their handlers have not returned.
     pub fn in_flight(&self) -> u64 {
         self.0.in_flight.load(Ordering::Relaxed)
+    }
+    /// Jobs whose handlers returned and whose outcome (ack, retry or
+    /// dead-letter) is being recorded now: sent, or sent again after a
+    /// connection's trouble.
+    pub fn recording(&self) -> u64 {
+        self.0.recording.load(Ordering::Relaxed)
     }
     /// Jobs handed to it whose messages never reached it, which it gave
     /// back so far ([`WorkerInfo::handoffs_lost`]).
@@ -521,14 +527,21 @@ impl Worker {
         let began = tokio::time::Instant::now();
         let in_flight = || shared.totals.in_flight.load(Ordering::Relaxed);
         let running_then = in_flight();
+        // Jobs whose handlers returned, their outcomes on the way: not
+        // running, so not "ended within the grace period" either way.
+        let recording = match shared.totals.recording.load(Ordering::Relaxed) {
+            0 => String::new(),
+            1 => " (1 more finished, its outcome being recorded)".to_owned(),
+            n => format!(" ({n} more finished, their outcomes being recorded)"),
+        };
         tracing::info!(
             cause = if shutdown.is_cancelled() {
                 "asked to stop"
             } else {
                 "an operator's stop"
             },
-            "shutting down: {running_then} jobs running, given up to {} to finish; the rest \
-             are then released for another worker",
+            "shutting down: {running_then} jobs running{recording}, given up to {} to finish; \
+             the rest are then released for another worker",
             crate::human::duration_text(options.grace),
         );
         // The registry record says so at once, as after an operator's stop.
@@ -557,9 +570,19 @@ impl Worker {
         let released = shared.totals.released.load(Ordering::Relaxed);
         let ended = running_then.saturating_sub(left_at_grace_end);
         let took = Duration::from_millis(began.elapsed().as_millis() as u64);
+        let unrecorded = match shared.totals.unrecorded.load(Ordering::Relaxed) {
+            0 => String::new(),
+            1 => "; a finished job's outcome was never confirmed by Redis (logged above: it \
+                  may run again after its lease lapses)"
+                .to_owned(),
+            n => format!(
+                "; {n} finished jobs' outcomes were never confirmed by Redis (logged above: \
+                 each may run again after its lease lapses)"
+            ),
+        };
         tracing::info!(
             "worker stopped after {}: {ended} of {running_then} running jobs ended within the \
-             grace period, {released} released for another worker",
+             grace period, {released} released for another worker{unrecorded}",
             crate::human::duration_text(took),
         );
         let report = WorkerReport {

@@ -115,7 +115,15 @@ struct Record {
 /// Live counters a worker publishes in its heartbeat.
 #[derive(Debug, Default)]
 pub(crate) struct Totals {
+    /// Jobs whose handlers run now (claimed and started, not yet returned).
     pub in_flight: AtomicU64,
+    /// Jobs whose handlers returned and whose outcome (ack, retry or
+    /// dead-letter) is being sent: not running, and not yet recorded.
+    pub recording: AtomicU64,
+    /// Finished jobs whose outcome Redis never confirmed (it failed, or the
+    /// shutdown grace ended first): each may run again after its lease
+    /// lapses. For the worker's last log line.
+    pub unrecorded: AtomicU64,
     pub processed: AtomicU64,
     pub failed: AtomicU64,
     /// Hand-offs whose messages never arrived, given back

@@ -164,7 +164,7 @@ impl Running {
         wait_until(DEADLINE, "the failure to be recorded", retrying).await;
         // And the worker to have heard so: a send after the first may be
         // on its way.
-        let reported = async || self.progress.in_flight() == 0;
+        let reported = async || self.progress.in_flight() + self.progress.recording() == 0;
         wait_until(DEADLINE, "the worker to finish with the job", reported).await;
         let record = self.queue.inspect(&self.id).await.unwrap().unwrap();
         assert_eq!(record.attempts, 1, "{}", logs.text());
@@ -278,4 +278,36 @@ async fn an_ack_redis_answers_late_is_counted_once_and_not_called_a_protocol_err
         text.contains("completed: an acknowledgement that went unanswered had been applied"),
         "{text}"
     );
+}
+
+/// A job whose handler returned while Redis is paused is not running: the
+/// worker counts it as recording its outcome, its shutdown line says so,
+/// and when the grace ends before Redis answers, the last line says its
+/// outcome was never confirmed, rather than that a running job did not end.
+#[tokio::test]
+async fn a_finished_job_whose_ack_waits_on_redis_is_not_counted_as_running() {
+    let logs = LogCapture::new();
+    let _guard = logs.set_default(tracing::Level::INFO);
+    let server = RedisServer::start();
+    let running = started(&server, "ack-recording").await;
+    server.cmd(&["CLIENT", "PAUSE", "6000", "ALL"]).await;
+    running.runs.finish.add_permits(1);
+    let progress = &running.progress;
+    wait_until(
+        DEADLINE,
+        "the handler to return, its ack waiting",
+        async || (progress.in_flight(), progress.recording()) == (0, 1),
+    )
+    .await;
+    running.stop.cancel();
+    let report = running.handle.await.unwrap().unwrap();
+    assert_eq!((report.processed, report.released), (0, 0));
+    let text = logs.text();
+    for line in [
+        "shutting down: 0 jobs running (1 more finished, its outcome being recorded), given up to 1 s",
+        "0 of 0 running jobs ended within the grace period, 0 released for another worker; a \
+         finished job's outcome was never confirmed by Redis",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
 }
