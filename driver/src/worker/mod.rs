@@ -359,8 +359,24 @@ impl Worker {
             concurrency = options.concurrency,
             "worker started"
         );
+        // The shutdown begins when it is asked for, not when the claim loop
+        // next looks: a claim or unpark that Redis does not answer holds the
+        // loop for up to the command timeout, while a platform counts its
+        // own deadline from its signal. The running jobs hear of it at once
+        // (`cx.cancelled()`), and the grace period counts from it.
         let background = CancellationToken::new();
         let control = shared.totals.control.clone();
+        let asked_at = {
+            let (asked, told) = (shutdown.clone(), shared.shutdown.clone());
+            let control = control.clone();
+            tokio::spawn(async move {
+                asked.cancelled().await;
+                told.cancel();
+                // The registry record says `stopping` at once too.
+                control.shutting_down();
+                tokio::time::Instant::now()
+            })
+        };
         let inbox = Arc::new(wake::Inbox::new(shared.running.clone(), control.clone()));
         // The claim loop ends on shutdown, or on an operator's quiet.
         let claiming = control.claiming(&shutdown);
@@ -524,7 +540,16 @@ impl Worker {
                 }
             }
         }
-        let began = tokio::time::Instant::now();
+        let began = match shutdown.is_cancelled() {
+            true => asked_at
+                .await
+                .unwrap_or_else(|_| tokio::time::Instant::now()),
+            false => {
+                // An operator's stop, or a quiet ended by one: from now.
+                asked_at.abort();
+                tokio::time::Instant::now()
+            }
+        };
         let in_flight = || shared.totals.in_flight.load(Ordering::Relaxed);
         let running_then = in_flight();
         // Jobs whose handlers returned, their outcomes on the way: not
@@ -547,7 +572,7 @@ impl Worker {
         // The registry record says so at once, as after an operator's stop.
         control.shutting_down();
         shared.shutdown.cancel();
-        let grace = tokio::time::sleep(options.grace);
+        let grace = tokio::time::sleep_until(began + options.grace);
         tokio::pin!(grace);
         let mut left_at_grace_end = 0;
         loop {
@@ -566,7 +591,21 @@ impl Worker {
             }
         }
         background.cancel();
-        while duties.join_next().await.is_some() {}
+        // The duties' last words (the record's removal) wait on Redis; past
+        // the grace they get a little more, then are left: the record
+        // expires by itself (`presence`), and a platform's kill is near.
+        let duties_end = async { while duties.join_next().await.is_some() {} };
+        if tokio::time::timeout(DUTIES_PATIENCE, duties_end)
+            .await
+            .is_err()
+        {
+            duties.abort_all();
+            tracing::warn!(
+                "the worker's background duties (its record's removal, its heartbeat) did not \
+                 end within {} of the grace period's end; left: its record expires by itself",
+                crate::human::duration_text(DUTIES_PATIENCE)
+            );
+        }
         let released = shared.totals.released.load(Ordering::Relaxed);
         let ended = running_then.saturating_sub(left_at_grace_end);
         let took = Duration::from_millis(began.elapsed().as_millis() as u64);
@@ -597,6 +636,10 @@ impl Worker {
         Ok(report)
     }
 }
+
+/// How long a stopping worker waits for its background duties to end
+/// after the grace period.
+const DUTIES_PATIENCE: Duration = Duration::from_secs(2);
 
 /// A token cancelled when the process is asked to stop: by SIGTERM (what
 /// Kubernetes, Docker and systemd send) or SIGINT (Ctrl-C) on Unix, by

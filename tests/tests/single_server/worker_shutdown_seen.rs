@@ -326,3 +326,100 @@ async fn waits_for_a_signal() {
     );
     println!("cancelled");
 }
+
+/// A job that runs until the test lets it finish, or until its worker's
+/// shutdown, and then gives itself back; it notes when it heard of the
+/// shutdown.
+#[derive(Serialize, Deserialize)]
+struct HearsShutdown;
+
+#[derive(Default)]
+struct Heard {
+    runs: Runs,
+    shutdown_heard_at: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl TypedJob for HearsShutdown {
+    const NAME: &'static str = "tests.hears_shutdown";
+
+    async fn run(&self, cx: &JobCx) -> Result<(), JobError> {
+        let heard = cx.service::<Arc<Heard>>().expect("heard");
+        heard.runs.started.fetch_add(1, Ordering::SeqCst);
+        tokio::select! {
+            permit = heard.runs.finish.acquire() => {
+                permit.expect("open").forget();
+                Ok(())
+            }
+            () = cx.cancelled() => {
+                *heard.shutdown_heard_at.lock().unwrap() = Some(std::time::Instant::now());
+                Err(JobError::stopped())
+            }
+        }
+    }
+}
+
+/// How long a call on a paused Redis waits here before giving up: what the
+/// claim loop would wait, had the shutdown to wait for it.
+const PAUSED_CALL_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// A shutdown asked for while the claim loop waits on a Redis that does not
+/// answer (a `CLIENT PAUSE`; an outage alike) begins at once: the running
+/// jobs hear of it, and the grace period counts from the request. It used to begin only once the loop's unpark or
+/// claim had waited out the command timeout, which a platform's kill
+/// deadline (Docker's 10 s, Kubernetes' 30 s) counts against.
+#[tokio::test]
+async fn a_shutdown_asked_for_while_redis_does_not_answer_begins_at_once() {
+    let server = RedisServer::start();
+    let queue = RedisQueue::builder(&server.url())
+        .namespace(unique_namespace("shutdown-paused"))
+        .command_timeout(PAUSED_CALL_TIMEOUT)
+        .connect()
+        .await
+        .expect("connecting to the test redis");
+    queue.push(&HearsShutdown).await.unwrap();
+    queue.push(&HearsShutdown).await.unwrap();
+    let heard = Arc::new(Heard::default());
+    let mut registry = Registry::new();
+    registry.add_job::<HearsShutdown>();
+    let options = WorkOptions::new()
+        .concurrency(2)
+        .grace(Duration::from_secs(1))
+        .schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options).unwrap();
+    let progress = worker.progress();
+    let worker = worker.services(Services::new().with(heard.clone()));
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn(worker.run(shutdown.clone()));
+    wait_until(DEADLINE, "both jobs to run", async || {
+        heard.runs.started.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    // Redis stops answering; one job finishes, so the loop goes back to
+    // Redis for more work (an unpark, a claim) and waits there.
+    server.cmd(&["CLIENT", "PAUSE", "10000", "ALL"]).await;
+    heard.runs.finish.add_permits(1);
+    wait_until(
+        DEADLINE,
+        "the finished job's ack to wait on Redis",
+        async || progress.recording() == 1,
+    )
+    .await;
+    let asked = std::time::Instant::now();
+    shutdown.cancel();
+    wait_until(
+        DEADLINE,
+        "the running job to hear of the shutdown",
+        async || heard.shutdown_heard_at.lock().unwrap().is_some(),
+    )
+    .await;
+    let heard_after = heard.shutdown_heard_at.lock().unwrap().unwrap() - asked;
+    assert!(
+        heard_after < PAUSED_CALL_TIMEOUT / 2,
+        "heard {heard_after:?} after the request: not at once"
+    );
+    tokio::time::timeout(Duration::from_secs(30), running)
+        .await
+        .expect("the worker stops")
+        .unwrap()
+        .unwrap();
+}
