@@ -141,7 +141,7 @@ mod lost_claims;
 mod options;
 mod parking;
 mod presence;
-mod push;
+pub(crate) mod push;
 mod registry;
 mod resend;
 mod served;

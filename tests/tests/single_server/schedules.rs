@@ -646,3 +646,69 @@ async fn a_cancelled_idle_scheduler_returns_promptly() {
         .unwrap();
     assert_eq!(report, SchedulerReport::default());
 }
+
+/// A typed job for [`a_schedule_of_a_typed_job_is_run_by_its_typed_worker`]:
+/// each run is noted with its payload.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Digest {
+    list: String,
+}
+
+impl redq::worker::TypedJob for Digest {
+    const NAME: &'static str = "tests::digest";
+    const QUEUE: &'static str = "digests";
+    const MAX_ATTEMPTS: u32 = 4;
+    const RETRY_WINDOW: Option<Duration> = Some(Duration::from_secs(3600));
+
+    fn priority(&self) -> u8 {
+        7
+    }
+
+    async fn run(&self, cx: &redq::worker::JobCx) -> Result<(), redq::worker::JobError> {
+        let runs = cx.service::<std::sync::Arc<std::sync::Mutex<Vec<String>>>>();
+        runs.expect("runs").lock().unwrap().push(self.list.clone());
+        Ok(())
+    }
+}
+
+/// `Schedule::of_job` takes a typed job's queue, name, payload, priority
+/// and attempt ceiling from its type, so a tick's job is one its typed
+/// worker decodes and runs, with nothing copied by hand.
+#[tokio::test]
+async fn a_schedule_of_a_typed_job_is_run_by_its_typed_worker() {
+    use redq::worker::{Registry, Services, WorkOptions, Worker};
+    let server = RedisServer::start();
+    let queue = redq_tests::fixtures::handle(&server, &unique_namespace("typed-sched")).await;
+    let job = Digest {
+        list: "weekly".into(),
+    };
+    let schedule = Schedule::of_job("digest", "0 0 3 * * *", &job).unwrap();
+    queue.upsert_schedule(schedule).await.unwrap();
+    queue.trigger_schedule("digest").await.unwrap();
+    let waiting = queue
+        .list_jobs("digests", JobState::Waiting, 0, 10)
+        .await
+        .unwrap()
+        .items;
+    let [tick] = &waiting[..] else {
+        panic!("one waiting job in the type's queue: {waiting:?}")
+    };
+    assert_eq!(tick.name.as_deref(), Some("tests::digest"));
+    assert_eq!((tick.priority, tick.max_attempts), (7, 4));
+    assert_eq!(tick.payload, json!({ "list": "weekly" }));
+
+    let runs = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut registry = Registry::new();
+    registry.add_job::<Digest>();
+    let options = WorkOptions::new().schedules(false);
+    let worker = Worker::new(queue.clone(), registry, options)
+        .unwrap()
+        .services(Services::new().with(runs.clone()));
+    let running = redq_tests::running::RunningWorker::spawn(worker);
+    wait_until(DEADLINE, "the tick's job to run", async || {
+        runs.lock().unwrap().len() == 1
+    })
+    .await;
+    assert_eq!(running.shutdown().await.processed, 1);
+    assert_eq!(*runs.lock().unwrap(), ["weekly"]);
+}

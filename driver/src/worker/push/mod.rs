@@ -10,7 +10,7 @@ use super::backend::{Backend, WorkerBackend};
 use super::context::{JobCx, Services};
 use super::typed::TypedJob;
 use crate::{Enqueued, NewJob, QueueError};
-pub(crate) use new_job::new_job;
+pub(crate) use new_job::{new_job, payload};
 
 /// A pushed job's fate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

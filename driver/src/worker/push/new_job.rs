@@ -92,7 +92,7 @@ pub(crate) fn new_jobs<T: TypedJob>(jobs: &[T]) -> Result<Vec<NewJob>, QueueErro
 }
 
 /// A typed job's payload: the struct itself, as JSON.
-fn payload<T: TypedJob>(job: &T) -> Result<serde_json::Value, QueueError> {
+pub(crate) fn payload<T: TypedJob>(job: &T) -> Result<serde_json::Value, QueueError> {
     serde_json::to_value(job).map_err(|e| {
         QueueError::invalid(
             "job",
