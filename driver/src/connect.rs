@@ -291,6 +291,7 @@ impl RedisQueueBuilder {
             }
         };
         warn_unless_noeviction(&pool, &redacted).await;
+        crate::connection_watch::watch(&pool, &redacted);
         let identity = self.identity.unwrap_or_else(WorkerIdentity::unique);
         Ok(RedisQueue {
             identity,

@@ -205,6 +205,7 @@ mod codes;
 pub mod config;
 mod connect;
 mod connection_fault;
+mod connection_watch;
 mod dead_forms;
 mod durable;
 mod enqueue_args;

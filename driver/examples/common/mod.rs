@@ -9,10 +9,12 @@ use std::time::Duration;
 use redq::worker::{JobCx, JobError, TypedJob};
 use serde::{Deserialize, Serialize};
 
-/// Log at `RUST_LOG`'s levels, else INFO and above.
+/// Log at `RUST_LOG`'s levels, else INFO and above, and only the errors of
+/// fred (the Redis client): its warnings about a lost connection are in its
+/// `Debug` text, and redq says the same in words.
 pub fn init_logs() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,fred=error"));
     tracing_subscriber::fmt().with_env_filter(filter).init();
 }
 

@@ -19,6 +19,7 @@ mod connect;
 mod connect_abandoned;
 mod connect_loads;
 mod connection_fault;
+mod connection_watch;
 mod counts_stats;
 mod dead_bounds;
 mod dead_letters;
