@@ -359,13 +359,13 @@ impl Worker {
             concurrency = options.concurrency,
             "worker started"
         );
+        let background = CancellationToken::new();
+        let control = shared.totals.control.clone();
         // The shutdown begins when it is asked for, not when the claim loop
         // next looks: a claim or unpark that Redis does not answer holds the
         // loop for up to the command timeout, while a platform counts its
         // own deadline from its signal. The running jobs hear of it at once
         // (`cx.cancelled()`), and the grace period counts from it.
-        let background = CancellationToken::new();
-        let control = shared.totals.control.clone();
         let asked_at = {
             let (asked, told) = (shutdown.clone(), shared.shutdown.clone());
             let control = control.clone();
