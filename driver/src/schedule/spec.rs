@@ -145,47 +145,6 @@ impl Schedule {
         Schedule::new(name, queue, super::every::expression(interval))
     }
 
-    /// A schedule whose every tick enqueues `job`, a typed job: its queue,
-    /// type name, payload, priority, attempt ceiling and retry window are
-    /// the type's ([`TypedJob`](crate::worker::TypedJob)), as
-    /// [`push`](crate::RedisQueue::push) would send them, so a typed
-    /// worker runs it and nothing is copied by hand. Its dedup, ordering
-    /// and limit keys are not carried (a schedule's jobs have none), nor its
-    /// reclaim backoff. Fails, with nothing written, when the job does not
-    /// serialize to JSON.
-    ///
-    /// ```
-    /// # use redq::worker::{JobCx, JobError, TypedJob};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Serialize, Deserialize)]
-    /// # struct PollFeeds { source: String }
-    /// # impl TypedJob for PollFeeds {
-    /// #     const NAME: &'static str = "feeds::poll";
-    /// #     const QUEUE: &'static str = "feeds";
-    /// #     async fn run(&self, _: &JobCx) -> Result<(), JobError> { Ok(()) }
-    /// # }
-    /// use redq::schedule::Schedule;
-    ///
-    /// let job = PollFeeds { source: "blogs".into() };
-    /// let poll = Schedule::of_job("poll-blogs", "@every 5m", &job)?;
-    /// # Ok::<(), redq::QueueError>(())
-    /// ```
-    pub fn of_job<T: crate::worker::TypedJob>(
-        name: impl Into<String>,
-        expression: impl Into<String>,
-        job: &T,
-    ) -> Result<Self, crate::QueueError> {
-        let mut schedule = Schedule::new(name, T::QUEUE, expression)
-            .payload(crate::worker::push::payload(job)?)
-            .job_name(T::NAME)
-            .priority(job.priority())
-            .max_attempts(T::MAX_ATTEMPTS);
-        if let Some(window) = T::RETRY_WINDOW {
-            schedule = schedule.retry_window(window);
-        }
-        Ok(schedule)
-    }
-
     /// The IANA time zone the expression's wall-clock times are in (default
     /// `UTC`). See [`crate::schedule`] for what happens at DST changes.
     #[must_use]
