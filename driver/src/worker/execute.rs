@@ -19,10 +19,11 @@ use super::error::JobError;
 use super::events::JobFailed;
 use super::presence::Totals;
 use super::registry::Registry;
+use super::resend::GivenUp;
 use super::slots::Slot;
 use crate::kept::Completion;
 use crate::queue::ShutdownRelease;
-use crate::{Acked, ConnectionFault, Job, Nacked, NoteBatch, QueueError};
+use crate::{Acked, Job, Nacked, NoteBatch, QueueError};
 
 /// What every job task of one worker shares.
 pub(crate) struct Shared {
@@ -404,32 +405,21 @@ async fn acknowledge(
 /// again (`super::acker`).
 fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
     shared.totals.unrecorded.fetch_add(1, Ordering::Relaxed);
-    if !e
-        .connection_fault()
-        .is_some_and(ConnectionFault::is_transient)
-    {
-        return tracing::error!(
+    match GivenUp::after(e, sent_before, &shared.hard_stop) {
+        GivenUp::Refused => tracing::error!(
             error = %e,
             "finished, but the acknowledgement failed; the job will run again after its lease lapses"
-        );
-    }
-    let until = if shared.hard_stop.is_cancelled() {
-        "the shutdown grace period ended"
-    } else {
-        "its lease lapsed"
-    };
-    if sent_before || super::resend::may_have_been_applied(e) {
-        tracing::error!(
+        ),
+        GivenUp::Unanswered { until } => tracing::error!(
             error = %e,
             "finished, but Redis did not answer its acknowledgement before {until}; it may or \
              may not have been applied; if not, the job runs again after its lease lapses"
-        )
-    } else {
-        tracing::error!(
+        ),
+        GivenUp::Unsent { until } => tracing::error!(
             error = %e,
             "finished, but its acknowledgement could not be sent before {until}; the job runs \
              again after its lease lapses"
-        )
+        ),
     }
 }
 
@@ -437,27 +427,18 @@ fn ack_failed(shared: &Shared, e: &QueueError, sent_before: bool) {
 /// [`ack_failed`] does for an ack.
 fn failure_unrecorded(shared: &Shared, error: &str, e: &QueueError, sent_before: bool) {
     shared.totals.unrecorded.fetch_add(1, Ordering::Relaxed);
-    let unanswered = e
-        .connection_fault()
-        .is_some_and(ConnectionFault::is_transient)
-        && (sent_before || super::resend::may_have_been_applied(e));
-    if unanswered {
-        let until = match shared.hard_stop.is_cancelled() {
-            true => "the shutdown grace period ended",
-            false => "its lease lapsed",
-        };
-        tracing::error!(
+    match GivenUp::after(e, sent_before, &shared.hard_stop) {
+        GivenUp::Unanswered { until } => tracing::error!(
             error,
             report_error = %e,
             "failed, but Redis did not answer the failure's record before {until}; it may or may \
              not have been recorded; if not, the job returns after its lease lapses"
-        )
-    } else {
-        tracing::error!(
+        ),
+        GivenUp::Refused | GivenUp::Unsent { .. } => tracing::error!(
             error,
             report_error = %e,
             "failed, and recording the failure failed; it returns after its lease lapses"
-        )
+        ),
     }
 }
 

@@ -48,6 +48,38 @@ pub(crate) fn may_have_been_applied(e: &QueueError) -> bool {
     )
 }
 
+/// What is known of a report (an ack, a failure) given up with `e`: the
+/// one reading both a failed ack's and a failed failure's log lines say.
+pub(crate) enum GivenUp {
+    /// Not a connection's trouble: Redis refused it, or it was malformed.
+    Refused,
+    /// A send went unanswered: it may or may not have been applied.
+    Unanswered { until: &'static str },
+    /// No send reached Redis (refused connections, no route).
+    Unsent { until: &'static str },
+}
+
+impl GivenUp {
+    /// `e` ended the last send; `sent_before` says an earlier one went
+    /// unanswered; `grace_over` tells which deadline stopped the sends.
+    pub fn after(e: &QueueError, sent_before: bool, grace_over: &CancellationToken) -> GivenUp {
+        if !e
+            .connection_fault()
+            .is_some_and(ConnectionFault::is_transient)
+        {
+            return GivenUp::Refused;
+        }
+        let until = match grace_over.is_cancelled() {
+            true => "the shutdown grace period ended",
+            false => "its lease lapsed",
+        };
+        match sent_before || may_have_been_applied(e) {
+            true => GivenUp::Unanswered { until },
+            false => GivenUp::Unsent { until },
+        }
+    }
+}
+
 /// What the last send of a report answered, and whether an earlier send
 /// may have been applied.
 pub(crate) struct Sent<T> {
@@ -55,8 +87,9 @@ pub(crate) struct Sent<T> {
     pub sent_before: bool,
 }
 
-/// Send one report (`send`) until it is answered, or no longer
-/// [`worth_sending_again`], pausing between sends as the acker does.
+/// Send a failure's report (`send`) until it is answered, or no longer
+/// [`worth_sending_again`], pausing between sends as the acker does (the
+/// acker keeps its own loop: it sends acks in batches).
 pub(crate) async fn until_answered<T, F, Fut>(
     lease_ends: SystemTime,
     grace_over: &CancellationToken,
